@@ -1,0 +1,49 @@
+# rdmabench. `make test` is what CI runs; `make demo` is the main job.
+SHELL := /bin/bash
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+export PATH := $(dir $(GO)):$(PATH)
+BUILD := build
+VM := scripts/vm-run.sh
+
+.PHONY: all deps build check unit vm-test test demo bench clean
+
+all: build
+
+deps:
+	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps.sh; \
+	else echo "make deps: not root; skipping scripts/install-deps.sh (run it as root once)"; fi
+
+build:
+	$(GO) build -o $(BUILD)/rdmabench ./cmd/rdmabench
+
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+# Test binaries run inside the SoftRoCE guest, where RDMABENCH_REQUIRE_RDMA=1
+# turns every "no RDMA device" skip into a failure.
+vm-test: build
+	$(GO) test -c -o $(BUILD)/verbs.test ./verbs
+	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/verbs-cgocheck2.test ./verbs
+	$(GO) test -c -o $(BUILD)/bench.test ./bench
+	$(VM) --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
+		--bin $(BUILD)/bench.test --file scripts/guest-test.sh --env RDMABENCH_REQUIRE_RDMA=1 \
+		-- sh /work/guest-test.sh
+
+test: deps check unit vm-test
+
+# The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
+demo: deps build
+	$(VM) --bin $(BUILD)/rdmabench --outdir $(BUILD)/demo -- sh -c \
+		'rdmabench devices && rdmabench loopback --op send,write,read --mode lat,bw --size 2,4K,64K --iters 2000 --json /out/demo.json'
+	@echo "JSON result: $(BUILD)/demo/demo.json"
+
+bench: deps build
+	scripts/bench-vs-perftest.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,308 @@
+package bench
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Operations and modes a test can measure.
+const (
+	OpSend     = "send"
+	OpWrite    = "write"
+	OpRead     = "read"
+	OpFetchAdd = "fetch_add"
+	OpCmpSwap  = "cmp_swap"
+
+	ModeLat = "lat"
+	ModeBW  = "bw"
+)
+
+// Ops lists the operations in their canonical order.
+var Ops = []string{OpSend, OpWrite, OpRead, OpFetchAdd, OpCmpSwap}
+
+// Modes lists the modes in their canonical order.
+var Modes = []string{ModeLat, ModeBW}
+
+// Limits on test parameters.
+const (
+	MaxSize      = 1 << 30 // bytes per message
+	MaxDepth     = 1 << 15 // tx/rx depth
+	MaxIters     = 1 << 40
+	MaxDuration  = 24 * time.Hour
+	AtomicSize   = 8
+	DefaultPort  = 18515 // TCP control port (perftest's)
+	MaxInline    = 1 << 16
+	defaultIters = 10000
+)
+
+// Spec is one test: what the client asks the server to run. The server
+// learns every parameter from it (options are given on the client only).
+type Spec struct {
+	Op       string        `json:"op"`
+	Mode     string        `json:"mode"`
+	Size     int           `json:"size_bytes"`
+	Iters    int64         `json:"iterations,omitempty"` // measured iterations; 0 with Duration
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Warmup   int64         `json:"warmup_iterations"`
+	TxDepth  int           `json:"tx_depth"`
+	CQMod    int           `json:"cq_mod"`
+	RxDepth  int           `json:"rx_depth"`
+	Inline   int           `json:"inline_bytes"`
+	MTU      int           `json:"mtu,omitempty"` // requested path MTU, bytes; 0 = the ports' active MTU
+}
+
+// Name is a short label, e.g. "send lat 2B".
+func (s Spec) Name() string { return fmt.Sprintf("%s %s %dB", s.Op, s.Mode, s.Size) }
+
+// Validate checks a spec, naming the bad value and the limit. The server
+// runs it on every spec it receives.
+func (s Spec) Validate() error {
+	if !contains(Ops, s.Op) {
+		return fmt.Errorf("op %q unknown; valid: %s", s.Op, strings.Join(Ops, ", "))
+	}
+	if !contains(Modes, s.Mode) {
+		return fmt.Errorf("mode %q unknown; valid: %s", s.Mode, strings.Join(Modes, ", "))
+	}
+	if s.Size < 1 || s.Size > MaxSize {
+		return fmt.Errorf("size %d bytes out of range 1..%d", s.Size, MaxSize)
+	}
+	if (s.Op == OpFetchAdd || s.Op == OpCmpSwap) && s.Size != AtomicSize {
+		return fmt.Errorf("size %d bytes invalid for %s: atomics are %d bytes", s.Size, s.Op, AtomicSize)
+	}
+	if s.Iters < 0 || s.Iters > MaxIters {
+		return fmt.Errorf("iterations %d out of range 1..%d", s.Iters, int64(MaxIters))
+	}
+	if s.Duration < 0 || s.Duration > MaxDuration {
+		return fmt.Errorf("duration %v out of range (0, %v]", s.Duration, MaxDuration)
+	}
+	if (s.Iters == 0) == (s.Duration == 0) {
+		return fmt.Errorf("exactly one of iterations (%d) and duration (%v) must be set", s.Iters, s.Duration)
+	}
+	if s.Warmup < 0 || s.Warmup > MaxIters {
+		return fmt.Errorf("warm-up %d iterations out of range 0..%d", s.Warmup, int64(MaxIters))
+	}
+	if s.TxDepth < 1 || s.TxDepth > MaxDepth {
+		return fmt.Errorf("tx depth %d out of range 1..%d", s.TxDepth, MaxDepth)
+	}
+	if s.RxDepth < 1 || s.RxDepth > MaxDepth {
+		return fmt.Errorf("rx depth %d out of range 1..%d", s.RxDepth, MaxDepth)
+	}
+	if s.CQMod < 1 || s.CQMod > s.TxDepth {
+		return fmt.Errorf("CQ moderation %d out of range 1..%d (the tx depth)", s.CQMod, s.TxDepth)
+	}
+	if s.Inline < 0 || s.Inline > MaxInline {
+		return fmt.Errorf("inline size %d bytes out of range 0..%d", s.Inline, MaxInline)
+	}
+	if s.MTU != 0 && (s.MTU < 256 || s.MTU > 4096 || bits.OnesCount(uint(s.MTU)) != 1) {
+		return fmt.Errorf("MTU %d invalid: use 256, 512, 1024, 2048 or 4096", s.MTU)
+	}
+	return nil
+}
+
+// TimedInterval says in words what one latency sample of the spec is.
+func (s Spec) TimedInterval() string {
+	if s.Mode == ModeBW {
+		return "bandwidth: first post to last completion; latency: post to completion of each signaled work request"
+	}
+	switch s.Op {
+	case OpSend:
+		return "half of a SEND/RECV ping-pong round trip (RTT/2), from post to the reply's receive completion"
+	case OpWrite:
+		return "half of an RDMA WRITE ping-pong round trip (RTT/2), from post until the reply's last byte lands in memory"
+	case OpRead:
+		return "one full RDMA READ round trip (RTT), from post to its completion"
+	default:
+		return "one full atomic round trip (RTT), from post to its completion"
+	}
+}
+
+// HalfRTT reports whether latency is reported as half the measured round trip.
+func (s Spec) HalfRTT() bool { return s.Mode == ModeLat && (s.Op == OpSend || s.Op == OpWrite) }
+
+// ParseSize parses a byte count with an optional K, M or G suffix (binary:
+// 4K = 4096).
+func ParseSize(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	mult := 1
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'k', 'K':
+			mult, t = 1<<10, t[:n-1]
+		case 'm', 'M':
+			mult, t = 1<<20, t[:n-1]
+		case 'g', 'G':
+			mult, t = 1<<30, t[:n-1]
+		}
+	}
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "i"), "B")
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || v < 1 {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, e.g. 64, 4K, 1M", s)
+	}
+	if v > MaxSize/int64(mult) {
+		return 0, fmt.Errorf("size %q exceeds the limit of %d bytes (1G)", s, MaxSize)
+	}
+	return int(v) * mult, nil
+}
+
+// ParseSizes parses a comma-separated list of sizes and power-of-two ranges:
+// "2,64,4K,1M" or "2-8M" (2, 4, 8, ... 8M). Duplicates are removed, order is
+// kept.
+func ParseSizes(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	add := func(v int) {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, fmt.Errorf("size list %q has an empty entry", s)
+		}
+		if lo, hi, ok := strings.Cut(part, "-"); ok {
+			a, err := ParseSize(lo)
+			if err != nil {
+				return nil, err
+			}
+			b, err := ParseSize(hi)
+			if err != nil {
+				return nil, err
+			}
+			if a > b {
+				return nil, fmt.Errorf("size range %q: %d is above %d", part, a, b)
+			}
+			if bits.OnesCount(uint(a)) != 1 {
+				return nil, fmt.Errorf("size range %q: start %d is not a power of two", part, a)
+			}
+			for v := a; v <= b; v *= 2 {
+				add(v)
+			}
+			continue
+		}
+		v, err := ParseSize(part)
+		if err != nil {
+			return nil, err
+		}
+		add(v)
+	}
+	return out, nil
+}
+
+// ParseList parses a comma-separated list whose entries must be in valid.
+// "all" stands for every valid entry.
+func ParseList(what, s string, valid []string) ([]string, error) {
+	if strings.TrimSpace(s) == "all" {
+		return append([]string(nil), valid...), nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if !contains(valid, p) {
+			return nil, fmt.Errorf("%s %q unknown; valid: %s", what, p, strings.Join(valid, ", "))
+		}
+		if !contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Plan is what the client's flags ask for: the cross product of modes, ops
+// and sizes. Zero fields take the defaults below.
+type Plan struct {
+	Ops      []string
+	Modes    []string
+	Sizes    []int         // nil: 2 B for latency, 64 KiB for bandwidth (perftest's defaults)
+	Iters    int64         // 0: 10000 for latency, 5000 for bandwidth (unless Duration)
+	Duration time.Duration // per test
+	Warmup   int64         // -1: the default (1% of iterations, at least 100 for latency; tx depth for bandwidth)
+	TxDepth  int           // bandwidth; 0: 128
+	CQMod    int           // 0: min(100, tx depth)
+	RxDepth  int           // 0: 512
+	Inline   int
+	MTU      int
+}
+
+// Specs expands the plan into tests, in mode, op, size order. Atomics run at
+// 8 bytes whatever the size list says. Every spec is validated.
+func (p Plan) Specs() ([]Spec, error) {
+	ops, modes := p.Ops, p.Modes
+	if len(ops) == 0 {
+		ops = []string{OpSend, OpWrite, OpRead}
+	}
+	if len(modes) == 0 {
+		modes = []string{ModeLat, ModeBW}
+	}
+	if p.Iters != 0 && p.Duration != 0 {
+		return nil, fmt.Errorf("give either iterations (%d) or a duration (%v), not both", p.Iters, p.Duration)
+	}
+	var out []Spec
+	for _, m := range modes {
+		for _, op := range ops {
+			sizes := p.Sizes
+			if sizes == nil {
+				sizes = []int{2}
+				if m == ModeBW {
+					sizes = []int{65536}
+				}
+			}
+			if op == OpFetchAdd || op == OpCmpSwap {
+				sizes = []int{AtomicSize}
+			}
+			for _, sz := range sizes {
+				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup,
+					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU}
+				if s.Duration == 0 && s.Iters == 0 {
+					s.Iters = defaultIters
+					if m == ModeBW {
+						s.Iters = 5000
+					}
+				}
+				if m == ModeBW {
+					s.TxDepth = p.TxDepth
+					if s.TxDepth == 0 {
+						s.TxDepth = 128
+					}
+					s.CQMod = p.CQMod
+					if s.CQMod == 0 {
+						s.CQMod = min(100, s.TxDepth)
+					}
+				}
+				if s.RxDepth == 0 {
+					s.RxDepth = 512
+				}
+				if s.Warmup < 0 {
+					s.Warmup = defaultWarmup(s)
+				}
+				if err := s.Validate(); err != nil {
+					return nil, fmt.Errorf("%s: %w", s.Name(), err)
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+func defaultWarmup(s Spec) int64 {
+	if s.Mode == ModeBW {
+		return int64(s.TxDepth)
+	}
+	w := s.Iters / 100
+	return max(w, 100)
+}

@@ -1,0 +1,158 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// DeviceReport describes one RDMA device for `rdmabench devices`.
+type DeviceReport struct {
+	Name         string       `json:"name"`     // e.g. "rxe0"
+	Driver       string       `json:"driver"`   // kernel driver, e.g. "rdma_rxe"; "" if unknown
+	Firmware     string       `json:"firmware"` // fw_ver
+	VendorID     uint32       `json:"vendor_id"`
+	VendorPartID uint32       `json:"vendor_part_id"`
+	SoftwareRDMA bool         `json:"software_rdma"` // rxe or siw
+	Ports        []PortReport `json:"ports"`
+}
+
+// PortReport describes one port of a device.
+type PortReport struct {
+	Port      int         `json:"port"`
+	State     string      `json:"state"`      // e.g. "PORT_ACTIVE"
+	LinkLayer string      `json:"link_layer"` // "Ethernet" or "InfiniBand"
+	ActiveMTU int         `json:"active_mtu"` // bytes
+	MaxMTU    int         `json:"max_mtu"`    // bytes
+	Speed     string      `json:"speed"`      // e.g. "2.5 Gbps"
+	Width     string      `json:"width"`      // e.g. "1X"
+	GIDs      []GIDReport `json:"gids"`
+}
+
+// GIDReport is one valid entry of a port's GID table.
+type GIDReport struct {
+	Index  int    `json:"index"`
+	Type   string `json:"type"`   // "IB", "RoCE v1" or "RoCE v2"
+	GID    string `json:"gid"`    // e.g. "::ffff:127.0.0.1"
+	Netdev string `json:"netdev"` // e.g. "lo"; "" for IB
+}
+
+// DescribeDevices opens every RDMA device and reports its attributes, ports
+// and GID tables. Errors from verbs are returned unchanged, so errors.Is(err,
+// verbs.ErrNoKernelSupport) and the like work.
+func DescribeDevices() ([]DeviceReport, error) {
+	names, err := verbs.DeviceNames()
+	if err != nil {
+		return nil, err
+	}
+	reps := make([]DeviceReport, 0, len(names))
+	for _, name := range names {
+		rep, err := describeDevice(name)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
+}
+
+func describeDevice(name string) (rep DeviceReport, err error) {
+	ctx, err := verbs.Open(name)
+	if err != nil {
+		return DeviceReport{}, err
+	}
+	defer func() { err = errors.Join(err, ctx.Close()) }()
+	da, err := ctx.QueryDevice()
+	if err != nil {
+		return DeviceReport{}, err
+	}
+	rep = DeviceReport{Name: name, Driver: ctx.Driver(), Firmware: da.FWVer, VendorID: da.VendorID,
+		VendorPartID: da.VendorPartID, SoftwareRDMA: ctx.IsSoftware(), Ports: []PortReport{}}
+	for port := 1; port <= da.PhysPortCnt; port++ {
+		pa, err := ctx.QueryPort(port)
+		if err != nil {
+			return DeviceReport{}, err
+		}
+		tbl, err := ctx.GIDTable(port)
+		if err != nil {
+			return DeviceReport{}, err
+		}
+		pr := PortReport{Port: port, State: pa.State, LinkLayer: pa.LinkLayer, ActiveMTU: pa.ActiveMTU,
+			MaxMTU: pa.MaxMTU, Speed: pa.Speed, Width: pa.Width, GIDs: make([]GIDReport, 0, len(tbl))}
+		for _, g := range tbl {
+			pr.GIDs = append(pr.GIDs, GIDReport{Index: g.Index, Type: g.Type.String(), GID: g.GID.String(), Netdev: g.Netdev})
+		}
+		rep.Ports = append(rep.Ports, pr)
+	}
+	return rep, nil
+}
+
+// WriteDevices writes reps for people: per device its driver, firmware,
+// vendor ids and whether it is software RDMA; per port its state, link
+// layer, MTU, speed and GID table.
+func WriteDevices(w io.Writer, reps []DeviceReport) error {
+	var b strings.Builder
+	if len(reps) == 0 {
+		b.WriteString("no RDMA devices\n")
+	}
+	for i, d := range reps {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(d.Name + "\n")
+		kv := func(indent, k, v string) { fmt.Fprintf(&b, "%s%-*s: %s\n", indent, 16-len(indent), k, v) }
+		kv("  ", "driver", orUnknown(d.Driver))
+		kv("  ", "firmware", orUnknown(d.Firmware))
+		kv("  ", "vendor", fmt.Sprintf("vendor_id 0x%04x, vendor_part_id %d", d.VendorID, d.VendorPartID))
+		sw := "no"
+		if d.SoftwareRDMA {
+			sw = "yes (" + softwareKind(d.Name, d.Driver) + "): " + softwareCaveat
+		}
+		kv("  ", "software RDMA", sw)
+		for _, p := range d.Ports {
+			fmt.Fprintf(&b, "  port %d\n", p.Port)
+			kv("    ", "state", p.State)
+			kv("    ", "link layer", p.LinkLayer)
+			kv("    ", "active MTU", fmt.Sprintf("%d (max %d)", p.ActiveMTU, p.MaxMTU))
+			kv("    ", "speed", strings.TrimSpace(p.Speed+" ("+p.Width+")"))
+			if len(p.GIDs) == 0 {
+				kv("    ", "GIDs", "none")
+				continue
+			}
+			b.WriteString("    GIDs:\n")
+			t := textTable{{head: "index", left: true}, {head: "type", left: true},
+				{head: "address", left: true}, {head: "netdev", left: true}}
+			rows := make([][]string, 0, len(p.GIDs))
+			for _, g := range p.GIDs {
+				rows = append(rows, []string{strconv.Itoa(g.Index), g.Type, g.GID, orDash(g.Netdev)})
+			}
+			var tb strings.Builder
+			t.write(&tb, rows)
+			for _, l := range strings.SplitAfter(tb.String(), "\n") {
+				if l != "" {
+					b.WriteString("     " + l)
+				}
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,283 @@
+package bench
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Device is an open device, port and GID as one side of a test uses them.
+type Device struct {
+	Ctx       *verbs.Context
+	Attr      verbs.DeviceAttr
+	Port      verbs.PortAttr
+	GID       verbs.GIDEntry
+	GIDReason string
+}
+
+// OpenDevice opens name (""= the first device), checks that port is active
+// and picks the GID: gidIndex >= 0 forces one, -1 picks the best GID for
+// the local control address (verbs.BestGID), -2 leaves it to pickGID.
+func OpenDevice(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+	ctx, err := verbs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{Ctx: ctx}
+	if err := d.init(port, gidIndex, local); err != nil {
+		ctx.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Device) init(port, gidIndex int, local netip.Addr) error {
+	var err error
+	if d.Attr, err = d.Ctx.QueryDevice(); err != nil {
+		return err
+	}
+	if d.Port, err = d.Ctx.QueryPort(port); err != nil {
+		return err
+	}
+	if !d.Port.Active {
+		return fmt.Errorf("%s port %d is %s (phys_state %d, %s), not PORT_ACTIVE", d.Ctx.Name(), port, d.Port.State, d.Port.PhysState, d.Port.LinkLayer)
+	}
+	if gidIndex < -1 { // the server picks per connection
+		return nil
+	}
+	return d.pickGID(port, gidIndex, local)
+}
+
+// pickGID sets d.GID: gidIndex >= 0 forces one, otherwise the best GID for
+// the local control address.
+func (d *Device) pickGID(port, gidIndex int, local netip.Addr) error {
+	var err error
+	if gidIndex >= 0 {
+		if d.GID, err = d.Ctx.GID(port, gidIndex); err != nil {
+			return err
+		}
+		d.GIDReason = "chosen with --gid-index"
+		return nil
+	}
+	tbl, err := d.Ctx.GIDTable(port)
+	if err != nil {
+		return err
+	}
+	g, reason, ok := verbs.BestGID(tbl, local)
+	if !ok {
+		if d.Port.LinkLayer == "Ethernet" {
+			return fmt.Errorf("%s port %d has no GIDs: a RoCE port needs an IP address on its netdev", d.Ctx.Name(), port)
+		}
+		return nil // IB without GRH
+	}
+	d.GID, d.GIDReason = g, "auto: "+reason
+	return nil
+}
+
+// Close closes the device.
+func (d *Device) Close() error { return d.Ctx.Close() }
+
+// endpoint is one side of one test: fresh PD, CQs, buffer, MR, QP and engine.
+type endpoint struct {
+	dev    *Device
+	spec   Spec
+	client bool
+	pd     *verbs.PD
+	scq    *verbs.CQ
+	rcq    *verbs.CQ
+	buf    *verbs.Buffer
+	mr     *verbs.MR
+	qp     *verbs.QP
+	eng    *verbs.Engine
+	area   int // offset of the target area in the buffer
+	psn    uint32
+	access verbs.Access
+}
+
+// sampleCap is the C sample buffer size per engine, entries (8 bytes each).
+const sampleCap = 1 << 16
+
+// remoteAccess is what the peer may do to this side's memory: only what the
+// test needs (least privilege).
+func remoteAccess(s Spec, client bool) verbs.Access {
+	switch s.Op {
+	case OpWrite:
+		if s.Mode == ModeLat || !client {
+			return verbs.AccessRemoteWrite
+		}
+	case OpRead:
+		if !client {
+			return verbs.AccessRemoteRead
+		}
+	case OpFetchAdd, OpCmpSwap:
+		if !client {
+			return verbs.AccessRemoteAtomic
+		}
+	}
+	return 0
+}
+
+func engineOp(op string) verbs.EngineOp {
+	switch op {
+	case OpWrite:
+		return verbs.EngineWrite
+	case OpRead:
+		return verbs.EngineRead
+	case OpFetchAdd:
+		return verbs.EngineFetchAdd
+	case OpCmpSwap:
+		return verbs.EngineCmpSwap
+	}
+	return verbs.EngineSend
+}
+
+// newEndpoint creates the resources of one side of spec. Call close on it.
+func newEndpoint(dev *Device, s Spec, client bool) (_ *endpoint, err error) {
+	e := &endpoint{dev: dev, spec: s, client: client, access: remoteAccess(s, client)}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	if s.TxDepth > dev.Attr.MaxQPWR || s.RxDepth > dev.Attr.MaxQPWR {
+		return nil, fmt.Errorf("tx depth %d / rx depth %d exceed %s's max_qp_wr %d", s.TxDepth, s.RxDepth, dev.Ctx.Name(), dev.Attr.MaxQPWR)
+	}
+	if (s.Op == OpFetchAdd || s.Op == OpCmpSwap) && dev.Attr.AtomicCap == 0 {
+		return nil, fmt.Errorf("%s: atomics %w (atomic_cap 0)", dev.Ctx.Name(), verbs.ErrNotSupported)
+	}
+	if uint64(s.Size) > uint64(dev.Port.MaxMsgSize) && dev.Port.MaxMsgSize != 0 {
+		return nil, fmt.Errorf("size %d bytes exceeds %s port %d max_msg_sz %d", s.Size, dev.Ctx.Name(), dev.Port.Port, dev.Port.MaxMsgSize)
+	}
+	if e.pd, err = dev.Ctx.AllocPD(); err != nil {
+		return nil, err
+	}
+	cqe := s.TxDepth + 16
+	if e.scq, err = dev.Ctx.CreateCQ(cqe, false); err != nil {
+		return nil, err
+	}
+	if e.rcq, err = dev.Ctx.CreateCQ(s.RxDepth+16, false); err != nil {
+		return nil, err
+	}
+	e.area = (s.Size + 4095) &^ 4095
+	if e.buf, err = verbs.AllocBuffer(2*e.area, false); err != nil {
+		return nil, err
+	}
+	if e.mr, err = e.pd.RegisterMR(e.buf, 0, e.buf.Len(), verbs.AccessLocalWrite|e.access); err != nil {
+		return nil, err
+	}
+	if e.qp, err = e.pd.CreateQP(verbs.QPConfig{Type: verbs.QPTypeRC, SendCQ: e.scq, RecvCQ: e.rcq,
+		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxInlineData: s.Inline}}); err != nil {
+		return nil, err
+	}
+	if e.qp.Caps().MaxInlineData < s.Inline {
+		return nil, fmt.Errorf("inline size %d bytes not granted by %s (got %d)", s.Inline, dev.Ctx.Name(), e.qp.Caps().MaxInlineData)
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	e.psn = binary.BigEndian.Uint32(b[:]) & 0xffffff
+	return e, nil
+}
+
+func (e *endpoint) maxRdAtomic() int {
+	return max(1, min(16, e.dev.Attr.MaxQPRdAtom))
+}
+
+// info is what the peer needs.
+func (e *endpoint) info() QPInfo {
+	return QPInfo{QPN: e.qp.QPN(), PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
+		GIDType: e.dev.GID.Type.String(), LinkLayer: e.dev.Port.LinkLayer, ActiveMTU: e.dev.Port.ActiveMTU,
+		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.Size)}
+}
+
+// connect moves the QP to RTS towards the peer and creates the engine. It
+// checks the peer's parameters before any traffic. It returns the path MTU.
+func (e *endpoint) connect(r QPInfo) (int, error) {
+	s := e.spec
+	if r.LinkLayer != e.dev.Port.LinkLayer {
+		return 0, fmt.Errorf("link layer mismatch: local %s, remote %s", e.dev.Port.LinkLayer, r.LinkLayer)
+	}
+	var dgid verbs.GID
+	if err := dgid.UnmarshalText([]byte(r.GID)); err != nil {
+		return 0, fmt.Errorf("peer QP info: %w", err)
+	}
+	useGRH := e.dev.Port.LinkLayer == "Ethernet" || !dgid.IsZero()
+	if useGRH {
+		_, l4 := e.dev.GID.GID.IPv4()
+		_, r4 := dgid.IPv4()
+		if r.GIDType != e.dev.GID.Type.String() || l4 != r4 {
+			return 0, fmt.Errorf("GID mismatch: local %s %s (index %d), remote %s %s (index %d): use GIDs of the same type and address family on both sides (--gid-index)",
+				e.dev.GID.Type, e.dev.GID.GID, e.dev.GID.Index, r.GIDType, r.GID, r.GIDIndex)
+		}
+	}
+	if r.Len < uint64(s.Size) || r.Addr+r.Len < r.Addr {
+		return 0, fmt.Errorf("peer's buffer (%d bytes at 0x%x) cannot hold %d-byte messages", r.Len, r.Addr, s.Size)
+	}
+	mtu := min(e.dev.Port.ActiveMTU, r.ActiveMTU)
+	if s.MTU != 0 {
+		mtu = min(mtu, s.MTU)
+	}
+	if err := e.qp.ToInit(e.dev.Port.Port, e.access); err != nil {
+		return 0, err
+	}
+	if err := e.qp.ToRTR(verbs.RTRAttr{Port: e.dev.Port.Port, PathMTU: mtu, DestQPN: r.QPN, RQPSN: r.PSN, DLID: r.LID,
+		UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index, MaxDestRdAtomic: e.maxRdAtomic()}); err != nil {
+		return 0, err
+	}
+	if err := e.qp.ToRTS(verbs.RTSAttr{SQPSN: e.psn, Timeout: 14, RetryCnt: 7, RNRRetry: 7,
+		MaxRdAtomic: max(1, min(r.MaxRdAtomic, e.dev.Attr.MaxQPInitRdAtom))}); err != nil {
+		return 0, err
+	}
+	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: engineOp(s.Op), Size: s.Size, RecvOffset: e.area,
+		RemoteAddr: r.Addr, RKey: r.RKey, Inline: s.Inline > 0 && s.Size <= s.Inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
+		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap})
+	if err != nil {
+		return 0, err
+	}
+	e.eng = eng
+	if s.Op == OpSend {
+		n := s.RxDepth
+		if s.Mode == ModeLat {
+			n = min(n, 16)
+		}
+		if err := eng.PostRecvs(n); err != nil {
+			return 0, err
+		}
+	}
+	return mtu, nil
+}
+
+// close releases everything in reverse order of creation.
+func (e *endpoint) close() error {
+	var errs []error
+	for _, c := range []interface{ Close() error }{e.eng, e.qp, e.mr, e.buf, e.rcq, e.scq, e.pd} {
+		if c == nil || isNilCloser(c) {
+			continue
+		}
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func isNilCloser(c interface{ Close() error }) bool {
+	switch v := c.(type) {
+	case *verbs.Engine:
+		return v == nil
+	case *verbs.QP:
+		return v == nil
+	case *verbs.MR:
+		return v == nil
+	case *verbs.Buffer:
+		return v == nil
+	case *verbs.CQ:
+		return v == nil
+	case *verbs.PD:
+		return v == nil
+	}
+	return false
+}

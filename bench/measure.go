@@ -1,0 +1,250 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// engineTimeout is the longest a C loop waits without progress.
+var engineTimeout = 10 * time.Second
+
+// RunOptions control how the client side measures and reports.
+type RunOptions struct {
+	CPU      int           // pin the engine thread to this CPU; -1: no pinning
+	Interval time.Duration // interval lines; 0: 1 s in duration mode, none otherwise
+	Out      io.Writer     // interval lines go here (nil: nowhere)
+	Unit     string        // bandwidth unit of interval lines: MiB, MB or Gb
+}
+
+// lockThread locks the goroutine to its OS thread and pins it when cpu >= 0.
+// The caller must call runtime.UnlockOSThread.
+func lockThread(cpu int) error {
+	runtime.LockOSThread()
+	if cpu < 0 {
+		return nil
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pin the engine thread to CPU %d: %w", cpu, err)
+	}
+	return nil
+}
+
+// intervals accumulates interval statistics during a measurement.
+type intervals struct {
+	every  time.Duration
+	start  int64 // engine clock, ns
+	next   int64
+	ops    int64
+	h      *hist.Histogram
+	size   int
+	out    io.Writer
+	div    float64 // 2 when latency is half the round trip
+	unit   string
+	list   []Interval
+	lastAt int64
+}
+
+func newIntervals(s Spec, o RunOptions, start int64) *intervals {
+	every := o.Interval
+	if every == 0 && s.Duration > 0 {
+		every = time.Second
+	}
+	iv := &intervals{every: every, start: start, size: s.Size, out: o.Out, lastAt: start, div: divisorOf(s), unit: o.Unit}
+	if every > 0 {
+		iv.next = start + int64(every)
+		iv.h = hist.New()
+	} else {
+		iv.next = math.MaxInt64
+	}
+	return iv
+}
+
+// add accounts samples and ops; at or past the boundary it closes an interval.
+func (iv *intervals) add(samples []uint64, ops int64, now int64) {
+	if iv.h == nil {
+		return
+	}
+	iv.h.RecordSlice(samples, 0)
+	iv.ops += ops
+	if now >= iv.next {
+		iv.flush(now)
+		for iv.next <= now {
+			iv.next += int64(iv.every)
+		}
+	}
+}
+
+func (iv *intervals) flush(now int64) {
+	if iv.h == nil || iv.ops == 0 {
+		return
+	}
+	p50, ok50 := iv.h.Percentile(50)
+	p99, ok99 := iv.h.Percentile(99)
+	it := Interval{StartNS: iv.lastAt - iv.start, EndNS: now - iv.start, Ops: iv.ops,
+		Bandwidth: NewBandwidth(iv.size, iv.ops, now-iv.lastAt),
+		P50:       NanosOf(hist.Value{NS: p50, OK: ok50}, iv.div), P99: NanosOf(hist.Value{NS: p99, OK: ok99}, iv.div)}
+	iv.list = append(iv.list, it)
+	if iv.out != nil {
+		WriteIntervalLine(iv.out, it, iv.unit)
+	}
+	iv.h.Reset()
+	iv.ops = 0
+	iv.lastAt = now
+}
+
+// measureLat runs the client side of a latency test on a connected endpoint.
+// It returns the result and the total iterations including warm-up.
+func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
+	if err := lockThread(o.CPU); err != nil {
+		return Result{}, 0, err
+	}
+	defer runtime.UnlockOSThread()
+	eng := e.eng
+	capN := int64(eng.Capacity())
+	total := int64(0)
+	for total < s.Warmup {
+		n := min(capN, s.Warmup-total)
+		eng.ResetSamples()
+		if err := eng.LatClient(int(n)); err != nil {
+			return Result{}, total, fmt.Errorf("warm-up: %w", err)
+		}
+		total += n
+	}
+	lat := hist.New() // full round trips; reported halved for SEND/WRITE
+	start := verbs.Now()
+	iv := newIntervals(s, o, start)
+	deadline := start + int64(s.Duration)
+	batch, measured := int64(64), int64(0)
+	for {
+		now := verbs.Now()
+		var n int64
+		if s.Iters > 0 {
+			n = min(capN, s.Iters-measured)
+		} else {
+			if now >= deadline {
+				break
+			}
+			// size batches to about 20 ms so the run ends close to its duration
+			if measured > 0 {
+				per := max((now-start)/measured, 1)
+				batch = clamp(min(int64(20*time.Millisecond), deadline-now)/per+1, 1, capN)
+			}
+			n = batch
+		}
+		if n <= 0 {
+			break
+		}
+		eng.ResetSamples()
+		if err := eng.LatClient(int(n)); err != nil {
+			return Result{}, total + measured, err
+		}
+		samples := eng.Samples()
+		lat.RecordSlice(samples, 0)
+		measured += n
+		iv.add(samples, n, verbs.Now())
+	}
+	end := verbs.Now()
+	iv.flush(end)
+	r := baseResult(s, e)
+	r.Iterations = measured
+	r.DurationNS = end - start
+	r.Bandwidth = NewBandwidth(s.Size, measured, end-start)
+	r.Intervals = iv.list
+	if err := r.SetLatency(lat, divisorOf(s)); err != nil {
+		return Result{}, total + measured, fmt.Errorf("encode histogram: %w", err)
+	}
+	return r, total + measured, nil
+}
+
+// divisorOf is 2 when the spec reports half the measured round trip.
+func divisorOf(s Spec) float64 {
+	if s.HalfRTT() {
+		return 2
+	}
+	return 1
+}
+
+func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
+
+// measureBW runs the client side of a bandwidth test.
+func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
+	if err := lockThread(o.CPU); err != nil {
+		return Result{}, 0, err
+	}
+	defer runtime.UnlockOSThread()
+	eng := e.eng
+	far := int64(math.MaxInt64)
+	if s.Warmup > 0 {
+		eng.SetTarget(uint64(s.Warmup))
+		for eng.Completed() < uint64(s.Warmup) {
+			eng.ResetSamples()
+			if _, err := eng.BWClient(far); err != nil {
+				return Result{}, int64(eng.Completed()), fmt.Errorf("warm-up: %w", err)
+			}
+		}
+		eng.ResetCounters()
+	}
+	lat := hist.New()
+	target := uint64(math.MaxUint64)
+	if s.Iters > 0 {
+		target = uint64(s.Iters)
+	}
+	eng.SetTarget(target)
+	start := verbs.Now()
+	iv := newIntervals(s, o, start)
+	deadline := far
+	if s.Duration > 0 {
+		deadline = start + int64(s.Duration)
+	}
+	finishing := false
+	lastDone := uint64(0)
+	for eng.Completed() < target {
+		until := min(iv.next, deadline)
+		if finishing {
+			until = far
+		}
+		eng.ResetSamples()
+		if _, err := eng.BWClient(until); err != nil {
+			return Result{}, s.Warmup + int64(eng.Completed()), err
+		}
+		samples := eng.Samples()
+		lat.RecordSlice(samples, 0)
+		now := verbs.Now()
+		done := eng.Completed()
+		iv.add(samples, int64(done-lastDone), now)
+		lastDone = done
+		if !finishing && now >= deadline {
+			// stop posting: one more signaled operation completes the unsignaled tail
+			target = eng.Posted() + 1
+			eng.SetTarget(target)
+			finishing = true
+		}
+	}
+	first, last := eng.Span()
+	iv.flush(last)
+	ops := int64(eng.Completed())
+	r := baseResult(s, e)
+	r.Iterations = ops
+	r.DurationNS = last - first
+	r.Bandwidth = NewBandwidth(s.Size, ops, last-first)
+	r.Intervals = iv.list
+	if err := r.SetLatency(lat, 1); err != nil {
+		return Result{}, s.Warmup + ops, fmt.Errorf("encode histogram: %w", err)
+	}
+	return r, s.Warmup + ops, nil
+}
+
+func baseResult(s Spec, e *endpoint) Result {
+	return Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: s.TimedInterval(),
+		TxDepth: s.TxDepth, CQMod: s.CQMod, RxDepth: s.RxDepth, Inline: e.qp.Caps().MaxInlineData}
+}

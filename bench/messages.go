@@ -1,0 +1,52 @@
+package bench
+
+// Payloads of the control protocol (JSON inside proto.go's frames).
+
+// Hello opens a session (client to server).
+type Hello struct {
+	Version int    `json:"version"`
+	Tool    string `json:"tool"`
+	Host    string `json:"host"`
+}
+
+// HelloAck answers Hello with the server's device.
+type HelloAck struct {
+	Version int    `json:"version"`
+	Host    string `json:"host"`
+	Device  string `json:"device"`
+}
+
+// QPInfo is what a peer needs to reach a QP and its target buffer.
+type QPInfo struct {
+	QPN         uint32 `json:"qpn"`
+	PSN         uint32 `json:"psn"`
+	LID         uint16 `json:"lid"`
+	GID         string `json:"gid"`
+	GIDIndex    int    `json:"gid_index"`
+	GIDType     string `json:"gid_type"`
+	LinkLayer   string `json:"link_layer"`
+	ActiveMTU   int    `json:"active_mtu"`
+	MaxRdAtomic int    `json:"max_rd_atomic"` // READ/atomic responder resources this side grants
+	RKey        uint32 `json:"rkey"`
+	Addr        uint64 `json:"addr"` // target area
+	Len         uint64 `json:"len"`  // target area length, bytes
+}
+
+// Phases of Ready messages.
+const (
+	PhaseStart = "start" // server: my side is connected and running
+	PhaseAlive = "alive" // client: heartbeat while the test runs
+	PhaseEnd   = "end"   // client: done; Total is the iteration count including warm-up
+)
+
+// Ready is the barrier and heartbeat message.
+type Ready struct {
+	Phase string `json:"phase"`
+	Total int64  `json:"total,omitempty"`
+}
+
+// ServerResult is what the server reports after a test.
+type ServerResult struct {
+	Iterations int64  `json:"iterations"` // iterations answered or messages received
+	Error      string `json:"error,omitempty"`
+}

@@ -1,0 +1,217 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/hist"
+)
+
+// reportDashes separates blocks of the human report, as in perftest.
+const reportDashes = "---------------------------------------------------------------------------------------"
+
+// WriteHeader writes the perftest-like block that describes the test
+// environment of doc: device, link, MTU, GID, inline size, clock and
+// connection type, with a banner for software RDMA.
+func WriteHeader(w io.Writer, doc *Document) error {
+	e := &doc.Env
+	var b strings.Builder
+	line := func(k, v string) { fmt.Fprintf(&b, " %-15s : %s\n", k, v) }
+	b.WriteString(reportDashes + "\n")
+	line("Device", e.Device)
+	if e.Port > 0 {
+		line("Port", strconv.Itoa(e.Port))
+	}
+	line("Link type", e.LinkLayer)
+	mtu := e.PathMTU
+	if mtu == 0 {
+		mtu = e.ActiveMTU
+	}
+	line("Mtu", fmt.Sprintf("%d[B]", mtu))
+	gid := strconv.Itoa(e.GIDIndex)
+	if e.GID != "" {
+		gid += " (" + strings.TrimSpace(e.GIDType+" "+e.GID)
+		if e.GIDReason != "" {
+			gid += ", " + e.GIDReason
+		}
+		gid += ")"
+	}
+	line("GID index", gid)
+	line("Max inline data", fmt.Sprintf("%d[B]", e.InlineSizeGranted))
+	clock := e.ClockSource
+	if e.ClockResolutionNS > 0 {
+		clock += fmt.Sprintf(" (resolution %d ns)", e.ClockResolutionNS)
+	}
+	line("Clock", clock)
+	line("Connection type", e.QPType)
+	if doc.Peer != "" {
+		line("Peer", doc.Peer)
+	}
+	if e.SoftwareRDMA {
+		note := e.SoftwareRDMANote
+		if note == "" {
+			note = SoftwareRDMANote(e.Device, e.Driver)
+		}
+		b.WriteString("*** " + note + " ***\n")
+	}
+	b.WriteString(reportDashes + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// FormatUS formats a latency in ns as µs with 2 decimals (perftest's
+// resolution), or "n/a" when it is absent. Nanos.US does the same for
+// fractional ns.
+func FormatUS(v hist.Value) string { return v.Format(1000, 2) }
+
+func fmtUS(ns float64) string { return strconv.FormatFloat(ns/1000, 'f', 2, 64) }
+
+// latencyNA reports the n/a rule under a table that printed n/a.
+const latencyNA = "n/a: too few samples back the percentile (p50 needs 2, p90 10, p99 100, p99.9 1000, p99.99 10000)"
+
+// WriteLatencyTable writes results as perftest's latency table, in µs, with
+// an op column first and p90 and p99.99 columns last. t_typical is the
+// median (p50), t_max the true maximum and the percentiles are those of the
+// HDR histogram. After the table, one line per op states what t_* time.
+func WriteLatencyTable(w io.Writer, results []Result) error {
+	t := textTable{
+		{head: "op", left: true}, {head: "#bytes"}, {head: "#iterations"},
+		{head: "t_min[usec]"}, {head: "t_max[usec]"}, {head: "t_typical[usec]"},
+		{head: "t_avg[usec]"}, {head: "t_stdev[usec]"},
+		{head: "99% percentile[usec]"}, {head: "99.9% percentile[usec]"},
+		{head: "p90[usec]"}, {head: "p99.99[usec]"},
+	}
+	var rows [][]string
+	na := false
+	for _, r := range results {
+		l := &r.Latency
+		plain := func(ns float64) string {
+			if l.Count == 0 {
+				return "n/a"
+			}
+			return fmtUS(ns)
+		}
+		row := []string{r.Op, strconv.Itoa(r.SizeBytes), strconv.FormatInt(r.Iterations, 10),
+			plain(l.Min), plain(l.Max), l.P50.US(), plain(l.Mean), plain(l.Stdev),
+			l.P99.US(), l.P99_9.US(), l.P90.US(), l.P99_99.US()}
+		for _, c := range row {
+			na = na || c == "n/a"
+		}
+		rows = append(rows, row)
+	}
+	var b strings.Builder
+	t.write(&b, rows)
+	seen := map[string]bool{}
+	for _, r := range results {
+		key := r.Op + "\x00" + r.TimedInterval
+		if seen[key] || r.TimedInterval == "" {
+			continue
+		}
+		seen[key] = true
+		fmt.Fprintf(&b, "%s: t_* are %s", r.Op, r.TimedInterval)
+		if r.RTT != nil {
+			b.WriteString("; rtt_ns in JSON has the full round trip")
+		}
+		b.WriteString("\n")
+	}
+	if na {
+		b.WriteString(latencyNA + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteBandwidthTable writes results as perftest's bandwidth table with an
+// op column first, the average bandwidth in unit (UnitMiB, UnitMB or UnitGb)
+// and, instead of perftest's BW peak, the completion latency (post to
+// completion of signaled work requests) p50 and p99 in µs.
+func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
+	_, label, err := Bandwidth{}.In(unit)
+	if err != nil {
+		return err
+	}
+	t := textTable{
+		{head: "op", left: true}, {head: "#bytes"}, {head: "#iterations"},
+		{head: "BW average[" + label + "]"}, {head: "MsgRate[Mpps]"},
+		{head: "comp_p50[usec]"}, {head: "comp_p99[usec]"},
+	}
+	var rows [][]string
+	na := false
+	for _, r := range results {
+		bw, _, _ := r.Bandwidth.In(unit)
+		row := []string{r.Op, strconv.Itoa(r.SizeBytes), strconv.FormatInt(r.Iterations, 10),
+			strconv.FormatFloat(bw, 'f', 2, 64), strconv.FormatFloat(r.Bandwidth.Mpps, 'f', 6, 64),
+			r.Latency.P50.US(), r.Latency.P99.US()}
+		na = na || !r.Latency.P50.OK || !r.Latency.P99.OK
+		rows = append(rows, row)
+	}
+	var b strings.Builder
+	t.write(&b, rows)
+	if na {
+		b.WriteString(latencyNA + "\n")
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// WriteIntervalLine writes one line for a duration-mode interval, such as
+// "[  1.00-  2.00 s]     1234.56 MiB/sec   0.123456 Mpps  p50     4.10 usec  p99     9.87 usec",
+// with the bandwidth in unit (UnitMiB, UnitMB or UnitGb).
+func WriteIntervalLine(w io.Writer, iv Interval, unit string) error {
+	bw, label, err := iv.Bandwidth.In(unit)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "[%6.2f-%6.2f s]  %10.2f %s  %9.6f Mpps  p50 %8s usec  p99 %8s usec\n",
+		float64(iv.StartNS)/1e9, float64(iv.EndNS)/1e9, bw, label, iv.Bandwidth.Mpps,
+		iv.P50.US(), iv.P99.US())
+	return err
+}
+
+// textColumn is one column of a text table.
+type textColumn struct {
+	head string
+	left bool // left-aligned (text); numbers are right-aligned
+}
+
+// textTable is a text table in perftest's style: a leading space and columns
+// separated by at least two spaces, wide enough for header and values.
+type textTable []textColumn
+
+func (t textTable) write(b *strings.Builder, rows [][]string) {
+	width := make([]int, len(t))
+	for i, c := range t {
+		width[i] = len(c.head)
+	}
+	for _, r := range rows {
+		for i, s := range r {
+			width[i] = max(width[i], len(s))
+		}
+	}
+	cells := func(r []string) {
+		var l strings.Builder
+		for i, s := range r {
+			sep := "  "
+			if i == 0 {
+				sep = " "
+			}
+			l.WriteString(sep)
+			if t[i].left {
+				fmt.Fprintf(&l, "%-*s", width[i], s)
+			} else {
+				fmt.Fprintf(&l, "%*s", width[i], s)
+			}
+		}
+		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+	}
+	head := make([]string, len(t))
+	for i, c := range t {
+		head[i] = c.head
+	}
+	cells(head)
+	for _, r := range rows {
+		cells(r)
+	}
+}

@@ -1,0 +1,382 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/rdmabench/rdmabench/hist"
+)
+
+// SchemaVersion is the version of the JSON result document (Document). It
+// changes when a field is removed or changes meaning; added fields keep it.
+const SchemaVersion = 1
+
+// Document is the JSON result of one rdmabench run, written whole at the end
+// of the run by WriteJSONFile.
+type Document struct {
+	SchemaVersion int       `json:"schema_version"` // SchemaVersion
+	Tool          string    `json:"tool"`           // "rdmabench"
+	ToolVersion   string    `json:"tool_version"`
+	CommandLine   []string  `json:"command_line"` // os.Args, unquoted
+	Start         time.Time `json:"start_time"`
+	End           time.Time `json:"end_time"`
+	Role          string    `json:"role"`           // "loopback" or "client"
+	Peer          string    `json:"peer,omitempty"` // server address, for client runs
+	Env           Env       `json:"environment"`
+	Results       []Result  `json:"results"`
+	Warnings      []string  `json:"warnings,omitempty"`
+}
+
+// Env describes where a run took place: host, device, port, GID, clock and
+// CPU. CollectEnv fills what it can query; the engine fills PathMTU, the GID
+// fields, InlineSizeGranted and EnginePinnedCPU.
+type Env struct {
+	Host            string `json:"host"`
+	Kernel          string `json:"kernel"`            // uname release and version
+	RDMACoreVersion string `json:"rdma_core_version"` // e.g. "44.0-2" (dpkg) or "44.0" (library file name); "" if unknown
+
+	Device           string `json:"device"`   // e.g. "rxe0"
+	Driver           string `json:"driver"`   // kernel driver, e.g. "rdma_rxe"
+	Firmware         string `json:"firmware"` // ibv_device_attr.fw_ver
+	VendorID         uint32 `json:"vendor_id"`
+	VendorPartID     uint32 `json:"vendor_part_id"`
+	SoftwareRDMA     bool   `json:"software_rdma"`                // rxe or siw
+	SoftwareRDMANote string `json:"software_rdma_note,omitempty"` // why such numbers are not hardware numbers
+
+	Port      int     `json:"port"`
+	LinkLayer string  `json:"link_layer"` // "Ethernet" or "InfiniBand"
+	ActiveMTU int     `json:"active_mtu"` // bytes
+	PathMTU   int     `json:"path_mtu"`   // bytes; the MTU the QPs use
+	LinkSpeed string  `json:"link_speed"` // e.g. "100.0 Gbps"
+	LinkGbps  float64 `json:"link_gbps"`  // nominal link rate, 10^9 bit/s
+
+	GIDIndex  int    `json:"gid_index"`
+	GIDType   string `json:"gid_type"`   // e.g. "RoCE v2"
+	GID       string `json:"gid"`        // e.g. "::ffff:127.0.0.1"
+	GIDReason string `json:"gid_reason"` // why this GID was chosen
+
+	InlineSizeGranted int    `json:"inline_size_granted"` // bytes, as granted by ibv_create_qp
+	QPType            string `json:"qp_type"`             // "RC"
+
+	ClockSource       string  `json:"clock_source"`        // "CLOCK_MONOTONIC_RAW"
+	ClockRateHz       float64 `json:"clock_rate_hz"`       // 1e9: timestamps are ns
+	ClockResolutionNS int64   `json:"clock_resolution_ns"` // clock_getres
+
+	CPUModel        string `json:"cpu_model"`
+	NumCPU          int    `json:"num_cpu"`
+	GoVersion       string `json:"go_version"`
+	EnginePinnedCPU int    `json:"engine_pinned_cpu"` // CPU the engine thread is pinned to; -1 when not pinned
+}
+
+// Result is one measured test: one op, one mode, one message size.
+type Result struct {
+	Op            string `json:"op"`                // "send", "write", "read", "fetch_add", "cmp_swap"
+	Mode          string `json:"mode"`              // "lat" or "bw"
+	SizeBytes     int    `json:"size_bytes"`        // message size, bytes
+	Iterations    int64  `json:"iterations"`        // measured iterations: samples in lat mode, operations in bw mode
+	Warmup        int64  `json:"warmup_iterations"` // iterations run before measuring
+	DurationNS    int64  `json:"duration_ns"`       // measured span, ns
+	TimedInterval string `json:"timed_interval"`    // what one latency sample times, in plain words
+
+	TxDepth int `json:"tx_depth"`
+	CQMod   int `json:"cq_mod"`
+	RxDepth int `json:"rx_depth"`
+	Inline  int `json:"inline_bytes"` // inline data size requested, bytes
+
+	// Latency is the distribution of the timed interval in ns: the sample
+	// latency in lat mode, the completion latency (post to completion of a
+	// signaled work request) in bw mode.
+	Latency Latency `json:"latency_ns"`
+	// RTT is the full round trip in ns when Latency holds half of it
+	// (SEND and WRITE latency); nil otherwise.
+	RTT       *Latency   `json:"rtt_ns,omitempty"`
+	Bandwidth Bandwidth  `json:"bandwidth"`
+	Intervals []Interval `json:"intervals,omitempty"` // per-interval figures in duration mode
+
+	// Histogram is the HdrHistogram of the recorded samples in compressed
+	// V2 base64 form (hist.Encode), in ns. The latency_ns values are these
+	// values divided by HistogramDivisor (2 when latency_ns is RTT/2).
+	Histogram        string  `json:"histogram"`
+	HistogramDivisor float64 `json:"histogram_divisor"`
+	Samples          int64   `json:"samples"` // values in Histogram
+}
+
+// SetLatency fills r.Latency from h divided by div (see NewLatency),
+// r.Histogram, r.HistogramDivisor and r.Samples from h, and, when div is not
+// 1, r.RTT from h undivided. h holds the recorded samples in ns.
+func (r *Result) SetLatency(h *hist.Histogram, div float64) error {
+	div = divisor(div)
+	enc, err := h.Encode()
+	if err != nil {
+		return err
+	}
+	r.Latency = NewLatency(h, div)
+	r.RTT = nil
+	if div != 1 {
+		rtt := NewLatency(h, 1)
+		r.RTT = &rtt
+	}
+	r.Histogram, r.HistogramDivisor, r.Samples = enc, div, h.Count()
+	return nil
+}
+
+// DecodeHistogram decodes r.Histogram. Its values are in ns, before division
+// by r.HistogramDivisor.
+func (r *Result) DecodeHistogram() (*hist.Histogram, error) {
+	if r.Histogram == "" {
+		return nil, errors.New("bench: result has no histogram")
+	}
+	return hist.Decode(r.Histogram)
+}
+
+// Nanos is a latency in ns, possibly fractional, that may be absent (n/a)
+// because too few samples back it (see hist.Histogram.Percentile). It
+// marshals to a JSON number, or null when absent. Its zero value is absent.
+type Nanos struct {
+	NS float64 // nanoseconds; meaningful only when OK
+	OK bool    // whether enough samples back the value
+}
+
+// NanosOf converts v to Nanos divided by div (div <= 0 counts as 1).
+func NanosOf(v hist.Value, div float64) Nanos {
+	if !v.OK {
+		return Nanos{}
+	}
+	return Nanos{NS: float64(v.NS) / divisor(div), OK: true}
+}
+
+// MarshalJSON encodes n as a number of ns, or null when !n.OK.
+func (n Nanos) MarshalJSON() ([]byte, error) {
+	if !n.OK {
+		return []byte("null"), nil
+	}
+	return appendNumber(nil, n.NS), nil
+}
+
+// UnmarshalJSON decodes a number of ns, or null as an absent value.
+func (n *Nanos) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Nanos{}
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("bench: latency %q is not a number of ns or null", b)
+	}
+	*n = Nanos{NS: f, OK: true}
+	return nil
+}
+
+// US formats n as µs with 2 decimals (perftest's resolution), or "n/a".
+func (n Nanos) US() string {
+	if !n.OK {
+		return "n/a"
+	}
+	return strconv.FormatFloat(n.NS/1000, 'f', 2, 64)
+}
+
+// String returns n in ns, such as "750.5ns", or "n/a".
+func (n Nanos) String() string {
+	if !n.OK {
+		return "n/a"
+	}
+	return string(appendNumber(nil, n.NS)) + "ns"
+}
+
+func appendNumber(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
+// Latency summarises a latency distribution in ns. Min and Max are exact;
+// Mean and Stdev carry the histogram's 0.1 % resolution. A percentile that
+// too few samples back is absent (JSON null, printed n/a): p50 needs 2
+// samples, p90 10, p99 100, p99.9 1,000 and p99.99 10,000.
+type Latency struct {
+	Count  int64   `json:"count"`
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	Stdev  float64 `json:"stdev"` // population standard deviation
+	P50    Nanos   `json:"p50"`
+	P90    Nanos   `json:"p90"`
+	P99    Nanos   `json:"p99"`
+	P99_9  Nanos   `json:"p99_9"`
+	P99_99 Nanos   `json:"p99_99"`
+	Max    float64 `json:"max"` // the true maximum, nothing discarded
+}
+
+// NewLatency summarises h with every value divided by div: div 2 reports
+// RTT/2 from recorded round trips (the percentiles of RTT/2 are those of RTT
+// halved). Fractional ns are kept. div <= 0 counts as 1.
+func NewLatency(h *hist.Histogram, div float64) Latency {
+	div = divisor(div)
+	s := h.Summary()
+	return Latency{
+		Count:  s.Count,
+		Min:    float64(s.Min) / div,
+		Mean:   finite(s.Mean) / div,
+		Stdev:  finite(s.StdDev) / div,
+		P50:    NanosOf(s.P50, div),
+		P90:    NanosOf(s.P90, div),
+		P99:    NanosOf(s.P99, div),
+		P99_9:  NanosOf(s.P999, div),
+		P99_99: NanosOf(s.P9999, div),
+		Max:    float64(s.Max) / div,
+	}
+}
+
+func divisor(div float64) float64 {
+	if !(div > 0) || math.IsInf(div, 0) {
+		return 1
+	}
+	return div
+}
+
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
+}
+
+// Bandwidth is a data and message rate.
+type Bandwidth struct {
+	MBPerSec   float64 `json:"mb_per_s"`   // 10^6 bytes/s
+	MiBPerSec  float64 `json:"mib_per_s"`  // 2^20 bytes/s
+	GbitPerSec float64 `json:"gbit_per_s"` // 10^9 bit/s
+	Mpps       float64 `json:"mpps"`       // 10^6 messages/s
+}
+
+// NewBandwidth returns the rate of msgs messages of bytesPerMsg bytes each
+// moved in ns nanoseconds, or zero for ns <= 0.
+func NewBandwidth(bytesPerMsg int, msgs int64, ns int64) Bandwidth {
+	if ns <= 0 || msgs <= 0 {
+		return Bandwidth{}
+	}
+	sec := float64(ns) / 1e9
+	bps := float64(bytesPerMsg) * float64(msgs) / sec
+	return Bandwidth{
+		MBPerSec:   bps / 1e6,
+		MiBPerSec:  bps / (1 << 20),
+		GbitPerSec: bps * 8 / 1e9,
+		Mpps:       float64(msgs) / sec / 1e6,
+	}
+}
+
+// Bandwidth units accepted by Bandwidth.In and WriteBandwidthTable.
+const (
+	UnitMiB = "MiB" // MiB/sec (2^20 bytes/s), perftest's default
+	UnitMB  = "MB"  // MB/sec (10^6 bytes/s)
+	UnitGb  = "Gb"  // Gb/sec (10^9 bit/s), perftest's --report_gbits
+)
+
+// In returns the data rate in unit (UnitMiB, UnitMB or UnitGb) and the
+// unit's label, such as "MiB/sec".
+func (b Bandwidth) In(unit string) (v float64, label string, err error) {
+	switch unit {
+	case UnitMiB:
+		return b.MiBPerSec, "MiB/sec", nil
+	case UnitMB:
+		return b.MBPerSec, "MB/sec", nil
+	case UnitGb:
+		return b.GbitPerSec, "Gb/sec", nil
+	}
+	return 0, "", fmt.Errorf("bench: bandwidth unit %q is not one of %s, %s, %s", unit, UnitMiB, UnitMB, UnitGb)
+}
+
+// Interval holds the figures of one reporting interval in duration mode.
+// Its percentiles are of the same timed interval as Result.Latency.
+type Interval struct {
+	StartNS   int64     `json:"start_ns"` // relative to the start of the test
+	EndNS     int64     `json:"end_ns"`   // relative to the start of the test
+	Ops       int64     `json:"ops"`      // operations completed in the interval
+	Bandwidth Bandwidth `json:"bandwidth"`
+	P50       Nanos     `json:"p50_ns"`
+	P99       Nanos     `json:"p99_ns"`
+}
+
+// WriteJSONFile writes doc as indented JSON to path, or to stdout when path
+// is "-". It writes path+".tmp" and renames it over path, so path never holds
+// a partial document. A zero SchemaVersion or empty Tool is written as
+// SchemaVersion and "rdmabench"; doc itself is not modified.
+func WriteJSONFile(path string, doc *Document) error {
+	d := *doc
+	if d.SchemaVersion == 0 {
+		d.SchemaVersion = SchemaVersion
+	}
+	if d.Tool == "" {
+		d.Tool = "rdmabench"
+	}
+	if d.CommandLine == nil {
+		d.CommandLine = []string{}
+	}
+	if d.Results == nil {
+		d.Results = []Result{}
+	}
+	b, err := json.MarshalIndent(&d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("bench: encode results: %w", err)
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		if _, err := os.Stdout.Write(b); err != nil {
+			return fmt.Errorf("bench: write results to stdout: %w", err)
+		}
+		return nil
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("bench: write results: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("bench: write results: %w", err)
+	}
+	return nil
+}
+
+// ReadJSONFile reads a document written by WriteJSONFile; path "-" reads
+// stdin. A document of another schema version is an error.
+func ReadJSONFile(path string) (*Document, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bench: read results: %w", err)
+	}
+	var doc Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("bench: read results %s: %w", path, err)
+	}
+	if doc.SchemaVersion != SchemaVersion {
+		if doc.SchemaVersion == 0 {
+			return nil, fmt.Errorf("bench: read results %s: no schema_version: not an rdmabench result", path)
+		}
+		return nil, fmt.Errorf("bench: read results %s: schema version %d, this rdmabench reads %d",
+			path, doc.SchemaVersion, SchemaVersion)
+	}
+	return &doc, nil
+}

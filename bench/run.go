@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"time"
+)
+
+// Version is rdmabench's version, written into every result.
+var Version = "0.1.0"
+
+// RunConfig is a whole client run: where, which tests, how to report.
+type RunConfig struct {
+	Client      ClientConfig
+	Specs       []Spec
+	ConnTimeout time.Duration // connecting to the server
+	Progress    io.Writer     // one line per test as it starts (nil: none)
+	CommandLine []string
+}
+
+// RunClient runs every spec against the server at addr and returns the
+// whole document. On an error the document holds the results so far and
+// the error is returned too.
+func RunClient(ctx context.Context, addr string, cfg RunConfig) (*Document, error) {
+	doc := &Document{SchemaVersion: SchemaVersion, Tool: "rdmabench", ToolVersion: Version,
+		CommandLine: cfg.CommandLine, Start: time.Now(), Role: "client", Peer: addr}
+	cl, err := Dial(ctx, addr, cfg.Client, cfg.ConnTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return doc, runAll(ctx, cl, doc, cfg)
+}
+
+func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error {
+	dev := cl.Device()
+	env, warns, err := CollectEnv(dev.Ctx, dev.Port.Port)
+	if err != nil {
+		return err
+	}
+	env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
+	env.QPType = "RC"
+	env.EnginePinnedCPU = cfg.Client.Run.CPU
+	doc.Warnings = append(doc.Warnings, warns...)
+	defer func() {
+		env.PathMTU, env.InlineSizeGranted = cl.PathMTU, cl.Inline
+		doc.Env = env
+		doc.End = time.Now()
+	}()
+	for i, s := range cfg.Specs {
+		if err := ctx.Err(); err != nil {
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted after %d of %d tests", i, len(cfg.Specs)))
+			return err
+		}
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "rdmabench: [%d/%d] %s\n", i+1, len(cfg.Specs), s.Name())
+		}
+		r, err := cl.Run(s, cfg.Client.Run)
+		if err != nil {
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s failed: %v", s.Name(), err))
+			return fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		doc.Results = append(doc.Results, r)
+	}
+	return nil
+}
+
+// RunLoopback runs both ends in this process on one device: a server on
+// 127.0.0.1 (an ephemeral port) and a client, over the same control
+// protocol and code as a two-host run.
+func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*Document, error) {
+	srv, err := NewServer(ServerConfig{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex, Log: serverLog})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, ln) }()
+	defer func() {
+		cancel()
+		<-served
+	}()
+	doc, err := RunClient(ctx, ln.Addr().String(), cfg)
+	if doc != nil {
+		doc.Role, doc.Peer = "loopback", ""
+	}
+	return doc, err
+}
+
+// ListenAndServe runs `rdmabench server` on addr until ctx ends.
+func ListenAndServe(ctx context.Context, addr string, cfg ServerConfig) error {
+	srv, err := NewServer(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if cfg.Log != nil {
+		cfg.Log.Printf("listening on %s (device %s port %d)", ln.Addr(), srv.dev.Ctx.Name(), cfg.Port)
+	}
+	err = srv.Serve(ctx, ln)
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}

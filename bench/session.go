@@ -1,0 +1,411 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Timeouts of the control connection.
+var (
+	ctrlTimeout      = 10 * time.Second // one control message
+	heartbeatEvery   = time.Second      // client heartbeat while a test runs
+	heartbeatTimeout = 15 * time.Second // server gives up on a silent client
+	sessionIdle      = 10 * time.Minute // server closes an idle session
+)
+
+// ServerConfig configures `rdmabench server`.
+type ServerConfig struct {
+	Device   string
+	Port     int // RDMA port
+	GIDIndex int // -1: auto per connection
+	Log      *log.Logger
+}
+
+// Server answers clients one at a time, for as long as it runs. A client
+// that fails or disappears ends only its own session.
+type Server struct {
+	cfg  ServerConfig
+	dev  *Device
+	busy sync.Mutex
+	log  *log.Logger
+}
+
+// NewServer opens the device and checks the port. Close it when done.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = log.New(io.Discard, "", 0)
+	}
+	dev, err := OpenDevice(cfg.Device, cfg.Port, -2, netip.Addr{})
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, dev: dev, log: cfg.Log}, nil
+}
+
+// Close closes the device.
+func (s *Server) Close() error { return s.dev.Close() }
+
+// Serve accepts control connections until ctx ends or the listener fails.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.session(c)
+		}()
+	}
+}
+
+func (s *Server) session(nc net.Conn) {
+	c := NewConn(nc, ctrlTimeout)
+	defer c.Close()
+	peer := c.RemoteAddr().String()
+	var h Hello
+	if err := c.Recv(MsgHello, &h); err != nil {
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	if h.Version != ProtoVersion {
+		err := fmt.Errorf("protocol version mismatch: client %d, server %d", h.Version, ProtoVersion)
+		c.SendError(err)
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	if !s.busy.TryLock() {
+		c.SendError(errors.New("server busy with another client; try again later"))
+		s.log.Printf("client %s: refused, busy", peer)
+		return
+	}
+	defer s.busy.Unlock()
+	host, _ := os.Hostname()
+	if err := c.Send(MsgHelloAck, HelloAck{Version: ProtoVersion, Host: host, Device: s.dev.Ctx.Name()}); err != nil {
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	dev, err := s.sessionDevice(c)
+	if err != nil {
+		c.SendError(err)
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	s.log.Printf("client %s (%s) connected; GID %d (%s)", peer, h.Host, dev.GID.Index, dev.GIDReason)
+	for {
+		t, payload, err := c.RecvAny(sessionIdle)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				s.log.Printf("client %s: disconnected", peer)
+			} else {
+				s.log.Printf("client %s: %v", peer, err)
+			}
+			return
+		}
+		switch t {
+		case MsgBye:
+			s.log.Printf("client %s: done", peer)
+			return
+		case MsgTest:
+			var spec Spec
+			if err := c.Decode(t, payload, &spec); err != nil {
+				c.SendError(err)
+				return
+			}
+			if err := spec.Validate(); err != nil {
+				s.log.Printf("client %s: bad test: %v", peer, err)
+				c.SendError(fmt.Errorf("bad test parameters: %w", err))
+				continue
+			}
+			if err := s.runTest(c, dev, spec); err != nil {
+				s.log.Printf("client %s: %s: %v", peer, spec.Name(), err)
+				var pe *ProtoError
+				if errors.As(err, &pe) || errors.Is(err, io.EOF) {
+					return // the connection is gone
+				}
+				c.SendError(err)
+				continue
+			}
+			s.log.Printf("client %s: %s done", peer, spec.Name())
+		default:
+			c.SendError(fmt.Errorf("unexpected %s message", t))
+			return
+		}
+	}
+}
+
+// sessionDevice picks the GID for this connection's local address.
+func (s *Server) sessionDevice(c *Conn) (*Device, error) {
+	d := *s.dev
+	local := addrOf(c.LocalAddr())
+	if err := d.pickGID(s.cfg.Port, s.cfg.GIDIndex, local); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+func addrOf(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
+			return ip.Unmap()
+		}
+	}
+	return netip.Addr{}
+}
+
+// runTest is the server side of one test.
+func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
+	ep, err := newEndpoint(dev, spec, false)
+	if err != nil {
+		return err
+	}
+	defer ep.close()
+	var remote QPInfo
+	if err := c.Recv(MsgQPInfo, &remote); err != nil {
+		return err
+	}
+	if _, err := ep.connect(remote); err != nil {
+		return err
+	}
+	if err := c.Send(MsgQPInfo, ep.info()); err != nil {
+		return err
+	}
+	active := spec.Op == OpSend || (spec.Op == OpWrite && spec.Mode == ModeLat)
+	done := make(chan error, 1)
+	if active {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if spec.Mode == ModeLat {
+				done <- ep.eng.LatServer()
+			} else {
+				done <- ep.eng.BWServer()
+			}
+		}()
+	}
+	stopLoop := func() {
+		if active {
+			ep.eng.Abort()
+			<-done
+		}
+	}
+	if err := c.Send(MsgReady, Ready{Phase: PhaseStart}); err != nil {
+		stopLoop()
+		return err
+	}
+	// Read the client's heartbeats until it says it is done.
+	msgs := make(chan error, 1)
+	var end Ready
+	go func() {
+		for {
+			var r Ready
+			if err := c.RecvTimeout(MsgReady, &r, heartbeatTimeout); err != nil {
+				msgs <- err
+				return
+			}
+			if r.Phase == PhaseEnd {
+				end = r
+				msgs <- nil
+				return
+			}
+		}
+	}()
+	var loopErr error
+	select {
+	case err := <-msgs:
+		if err != nil {
+			stopLoop()
+			return fmt.Errorf("client lost during the test: %w", err)
+		}
+	case loopErr = <-done:
+		active = false
+		// The loop failed (or timed out): tell the client, then wait for its end.
+		if loopErr != nil {
+			c.SendError(loopErr)
+			if err := <-msgs; err != nil {
+				return fmt.Errorf("%v; then: %w", loopErr, err)
+			}
+			return nil
+		}
+		if err := <-msgs; err != nil {
+			return err
+		}
+	}
+	if active {
+		ep.eng.SetStop(end.Total)
+		select {
+		case loopErr = <-done:
+		case <-time.After(engineTimeout + 5*time.Second):
+			ep.eng.Abort()
+			loopErr = fmt.Errorf("responder did not reach %d iterations: %w", end.Total, <-done)
+		}
+	}
+	res := ServerResult{Iterations: int64(ep.eng.Iterations())}
+	if loopErr != nil {
+		res.Error = loopErr.Error()
+	}
+	if err := c.Send(MsgResult, res); err != nil {
+		return err
+	}
+	return loopErr
+}
+
+// ClientConfig configures the client side of `rdmabench run` and `loopback`.
+type ClientConfig struct {
+	Device   string
+	Port     int
+	GIDIndex int // -1: auto
+	Run      RunOptions
+}
+
+// Client is a connected control session.
+type Client struct {
+	c    *Conn
+	dev  *Device
+	peer string
+	ack  HelloAck
+	// PathMTU is the path MTU of the last test, bytes: the minimum of both
+	// ports' active MTUs and --mtu.
+	PathMTU int
+	// Inline is the inline size the device granted in the last test, bytes.
+	Inline int
+}
+
+// Dial connects to a server, retrying until timeout, and opens the device.
+func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Duration) (*Client, error) {
+	deadline := time.Now().Add(timeout)
+	var nc net.Conn
+	var err error
+	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
+		d := net.Dialer{Timeout: time.Until(deadline)}
+		nc, err = d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			break
+		}
+		if time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("server %s not reachable after %v: %w", addr, timeout, err)
+		}
+		time.Sleep(delay)
+	}
+	c := NewConn(nc, ctrlTimeout)
+	dev, err := OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	cl := &Client{c: c, dev: dev, peer: addr}
+	if err := c.Send(MsgHello, Hello{Version: ProtoVersion, Tool: "rdmabench", Host: host}); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if err := c.Recv(MsgHelloAck, &cl.ack); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
+	}
+	return cl, nil
+}
+
+// Device is the client's device.
+func (cl *Client) Device() *Device { return cl.dev }
+
+// Close says goodbye and releases everything.
+func (cl *Client) Close() error {
+	cl.c.Send(MsgBye, nil)
+	err := cl.c.Close()
+	return errors.Join(err, cl.dev.Close())
+}
+
+// Run runs one test against the server.
+func (cl *Client) Run(spec Spec, o RunOptions) (Result, error) {
+	ep, err := newEndpoint(cl.dev, spec, true)
+	if err != nil {
+		return Result{}, err
+	}
+	defer ep.close()
+	if err := cl.c.Send(MsgTest, spec); err != nil {
+		return Result{}, err
+	}
+	if err := cl.c.Send(MsgQPInfo, ep.info()); err != nil {
+		return Result{}, err
+	}
+	var remote QPInfo
+	if err := cl.c.Recv(MsgQPInfo, &remote); err != nil {
+		return Result{}, err
+	}
+	mtu, err := ep.connect(remote)
+	cl.Inline = ep.qp.Caps().MaxInlineData
+	if err != nil {
+		cl.c.SendError(err)
+		return Result{}, err
+	}
+	var rd Ready
+	if err := cl.c.Recv(MsgReady, &rd); err != nil {
+		return Result{}, err
+	}
+	stop := make(chan struct{})
+	hbDone := make(chan struct{})
+	go func() { // heartbeat: the server tells a slow test from a dead client
+		defer close(hbDone)
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if cl.c.Send(MsgReady, Ready{Phase: PhaseAlive}) != nil {
+					return
+				}
+			}
+		}
+	}()
+	var res Result
+	var total int64
+	if spec.Mode == ModeLat {
+		res, total, err = measureLat(ep, spec, o)
+	} else {
+		res, total, err = measureBW(ep, spec, o)
+	}
+	close(stop)
+	<-hbDone
+	if err != nil {
+		cl.c.SendError(err)
+		return Result{}, err
+	}
+	if err := cl.c.Send(MsgReady, Ready{Phase: PhaseEnd, Total: total}); err != nil {
+		return Result{}, err
+	}
+	var sr ServerResult
+	if err := cl.c.RecvTimeout(MsgResult, &sr, engineTimeout+15*time.Second); err != nil {
+		return Result{}, err
+	}
+	if sr.Error != "" {
+		return Result{}, fmt.Errorf("server: %s", sr.Error)
+	}
+	cl.PathMTU = mtu
+	return res, nil
+}

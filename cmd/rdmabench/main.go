@@ -1,0 +1,284 @@
+// Command rdmabench measures RDMA SEND, WRITE and READ latency percentiles
+// and bandwidth over real queue pairs. Run 'rdmabench help' for usage.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitFail      = 1
+	exitUsage     = 2 // bad flags or values
+	exitEnv       = 3 // no RDMA, device, port, memlock
+	exitPeer      = 4 // control connection, handshake, peer errors
+	exitTransport = 5 // completion errors, timeouts in the data path
+)
+
+const usage = `rdmabench: RDMA verbs latency percentiles and bandwidth (SEND, WRITE, READ)
+
+Usage:
+  rdmabench devices [--json]              list devices, ports and GID tables
+  rdmabench server [flags]                answer clients (options come from the client)
+  rdmabench run HOST [flags]              run tests against 'rdmabench server' on HOST
+  rdmabench loopback [flags]              run both ends in this process on one device
+  rdmabench version
+
+Run 'rdmabench COMMAND --help' for the flags of a command.
+`
+
+// usageError marks bad command-line input (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, usage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "devices":
+		err = cmdDevices(args[1:], stdout)
+	case "server":
+		err = cmdServer(ctx, args[1:], stderr)
+	case "run":
+		err = cmdRun(ctx, args[1:], stdout, stderr, false)
+	case "loopback":
+		err = cmdRun(ctx, args[1:], stdout, stderr, true)
+	case "version":
+		fmt.Fprintf(stdout, "rdmabench %s\n", bench.Version)
+	default:
+		err = usageError{fmt.Errorf("unknown command %q", args[0])}
+	}
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "rdmabench: %v\n", err)
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var ue usageError
+	var nf *verbs.DeviceNotFoundError
+	var me *verbs.MemlockError
+	var wce *verbs.WCError
+	var re *bench.RemoteError
+	var pe *bench.ProtoError
+	var ne *net.OpError
+	switch {
+	case errors.As(err, &ue), errors.As(err, &nf):
+		return exitUsage
+	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
+		errors.As(err, &me), errors.Is(err, verbs.ErrNotSupported):
+		return exitEnv
+	case errors.As(err, &wce), errors.Is(err, verbs.ErrTimeout):
+		return exitTransport
+	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne):
+		return exitPeer
+	}
+	return exitFail
+}
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SortFlags = false
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+func cmdDevices(args []string, stdout io.Writer) error {
+	fs := newFlags("devices")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args, os.Stderr); err != nil {
+		return err
+	}
+	reps, err := bench.DescribeDevices()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(reps)
+	}
+	return bench.WriteDevices(stdout, reps)
+}
+
+// deviceFlags are the flags naming the local device, port and GID.
+type deviceFlags struct {
+	device   string
+	port     int
+	gidIndex int
+}
+
+func (d *deviceFlags) add(fs *flag.FlagSet) {
+	fs.StringVarP(&d.device, "ib-dev", "d", "", "RDMA device (default: the first one)")
+	fs.IntVarP(&d.port, "ib-port", "i", 1, "device port")
+	fs.IntVarP(&d.gidIndex, "gid-index", "x", -1, "GID index (default: auto, a RoCE v2 GID matching the control connection's address)")
+}
+
+func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlags("server")
+	var d deviceFlags
+	d.add(fs)
+	bind := fs.String("bind", "", "address to listen on (default: all addresses)")
+	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *port < 1 || *port > 65535 {
+		return usageError{fmt.Errorf("control port %d out of range 1..65535", *port)}
+	}
+	lg := log.New(stderr, "rdmabench server: ", log.LstdFlags)
+	return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
+		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg})
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopback bool) error {
+	name := "run"
+	if loopback {
+		name = "loopback"
+	}
+	fs := newFlags(name)
+	var d deviceFlags
+	d.add(fs)
+	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port of the server")
+	ops := fs.String("op", "send,write,read", "operations: send, write, read, fetch_add, cmp_swap, or all")
+	modes := fs.String("mode", "lat,bw", "modes: lat (ping-pong latency), bw (streaming bandwidth)")
+	sizes := fs.StringP("size", "s", "", "message sizes: list and power-of-two ranges, e.g. 2,64,4K,1M or 2-8M (default: 2 for lat, 64K for bw)")
+	iters := fs.Int64P("iters", "n", 0, "measured iterations per test (default: 10000 lat, 5000 bw)")
+	dur := fs.DurationP("duration", "D", 0, "measure each test for this long instead of a count, e.g. 10s")
+	warmup := fs.Int64("warmup", -1, "warm-up iterations before measuring (default: 1% of iterations, at least 100, for lat; tx depth for bw)")
+	tx := fs.IntP("tx-depth", "t", 0, "outstanding sends in bw mode (default 128)")
+	cqmod := fs.IntP("cq-mod", "Q", 0, "signal one completion every N sends in bw mode (default min(100, tx depth))")
+	rx := fs.IntP("rx-depth", "r", 0, "receives kept posted (default 512)")
+	inline := fs.IntP("inline-size", "I", 0, "inline data size, bytes (0: no inline)")
+	mtu := fs.IntP("mtu", "m", 0, "path MTU, bytes (default: the smaller active MTU of both ports)")
+	cpu := fs.Int("cpu", -1, "pin the engine thread to this CPU")
+	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
+	unit := fs.String("unit", "MiB", "bandwidth unit of the table: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
+	jsonPath := fs.String("json", "", "write the whole result document to this file (- for stdout)")
+	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to the server after this long")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	var addr string
+	if !loopback {
+		if fs.NArg() != 1 {
+			return usageError{fmt.Errorf("run needs the server's host name or address (got %d arguments)", fs.NArg())}
+		}
+		addr = net.JoinHostPort(fs.Arg(0), strconv.Itoa(*port))
+	} else if fs.NArg() != 0 {
+		return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
+	}
+	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
+		Inline: *inline, MTU: *mtu}
+	var err error
+	if plan.Ops, err = bench.ParseList("op", *ops, bench.Ops); err != nil {
+		return usageError{err}
+	}
+	if plan.Modes, err = bench.ParseList("mode", *modes, bench.Modes); err != nil {
+		return usageError{err}
+	}
+	if *sizes != "" {
+		if plan.Sizes, err = bench.ParseSizes(*sizes); err != nil {
+			return usageError{err}
+		}
+	}
+	if *unit != bench.UnitMiB && *unit != bench.UnitMB && *unit != bench.UnitGb {
+		return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+	}
+	specs, err := plan.Specs()
+	if err != nil {
+		return usageError{err}
+	}
+	if *cpu >= 0 {
+		if n := runtime.NumCPU(); *cpu >= n {
+			return usageError{fmt.Errorf("--cpu %d out of range 0..%d", *cpu, n-1)}
+		}
+	}
+	cfg := bench.RunConfig{
+		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex,
+			Run: bench.RunOptions{CPU: *cpu, Interval: *interval, Out: stdout, Unit: *unit}},
+		Specs: specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
+	}
+	var doc *bench.Document
+	if loopback {
+		doc, err = bench.RunLoopback(ctx, cfg, log.New(io.Discard, "", 0))
+	} else {
+		doc, err = bench.RunClient(ctx, addr, cfg)
+	}
+	if doc != nil {
+		if werr := report(doc, stdout, *unit, *jsonPath); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+func report(doc *bench.Document, w io.Writer, unit, jsonPath string) error {
+	if jsonPath != "-" {
+		bench.WriteHeader(w, doc)
+		var lat, bw []bench.Result
+		for _, r := range doc.Results {
+			if r.Mode == bench.ModeLat {
+				lat = append(lat, r)
+			} else {
+				bw = append(bw, r)
+			}
+		}
+		if len(lat) > 0 {
+			bench.WriteLatencyTable(w, lat)
+		}
+		if len(bw) > 0 {
+			bench.WriteBandwidthTable(w, bw, unit)
+		}
+		for _, s := range doc.Warnings {
+			fmt.Fprintf(w, "WARNING: %s\n", s)
+		}
+	}
+	if jsonPath != "" {
+		return bench.WriteJSONFile(jsonPath, doc)
+	}
+	return nil
+}

@@ -1,0 +1,489 @@
+package verbs
+
+/*
+#cgo LDFLAGS: -libverbs
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// sysfsIB is where the kernel lists RDMA devices (a variable for tests).
+var sysfsIB = "/sys/class/infiniband"
+
+// DeviceNames lists the RDMA devices libibverbs can open, sorted by name.
+// It returns ErrNoKernelSupport (kernel without RDMA), ErrNoProvider (the
+// kernel has devices but no userspace provider) or ErrNoDevices, each
+// wrapped with a hint.
+func DeviceNames() ([]string, error) {
+	var n C.int
+	list, err := C.ibv_get_device_list(&n)
+	if list == nil {
+		if errors.Is(err, syscall.ENOSYS) {
+			return nil, fmt.Errorf("%w; %s", ErrNoKernelSupport, SoftRoCEHint)
+		}
+		return nil, newError("ibv_get_device_list", err)
+	}
+	defer C.ibv_free_device_list(list)
+	names := make([]string, 0, int(n))
+	for i := 0; i < int(n); i++ {
+		names = append(names, C.GoString(C.ibv_get_device_name(C.rb_dev_at(list, C.int(i)))))
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		if k := kernelDevices(); len(k) > 0 {
+			return nil, fmt.Errorf("%w: the kernel has %s but libibverbs opens none; install the "+
+				"userspace providers (Debian: ibverbs-providers) or, for a static binary, link them in "+
+				"(RDMA_STATIC_PROVIDERS)", ErrNoProvider, strings.Join(k, ", "))
+		}
+		return nil, fmt.Errorf("%w (%s is empty); %s", ErrNoDevices, sysfsIB, SoftRoCEHint)
+	}
+	return names, nil
+}
+
+// kernelDevices lists the device names the kernel exposes in sysfs.
+func kernelDevices() []string {
+	ents, err := os.ReadDir(sysfsIB)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Context is an open RDMA device (struct ibv_context).
+type Context struct {
+	mu     sync.Mutex
+	ctx    *C.struct_ibv_context
+	name   string
+	nopen  int // objects created from this context and not yet closed
+	closed bool
+}
+
+// Open opens the named device; an empty name opens the first device (sorted
+// by name). An unknown name gives *DeviceNotFoundError listing the
+// available devices.
+func Open(name string) (*Context, error) {
+	names, err := DeviceNames()
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		name = names[0]
+	}
+	var n C.int
+	list, err := C.ibv_get_device_list(&n)
+	if list == nil {
+		return nil, newError("ibv_get_device_list", err)
+	}
+	defer C.ibv_free_device_list(list)
+	for i := 0; i < int(n); i++ {
+		dev := C.rb_dev_at(list, C.int(i))
+		if C.GoString(C.ibv_get_device_name(dev)) != name {
+			continue
+		}
+		ctx, err := C.ibv_open_device(dev)
+		if ctx == nil {
+			return nil, &Error{Op: "ibv_open_device", Detail: name + ", /dev/infiniband/" +
+				C.GoString(&dev.dev_name[0]), Err: err}
+		}
+		return &Context{ctx: ctx, name: name}, nil
+	}
+	for _, k := range kernelDevices() {
+		if k == name {
+			return nil, fmt.Errorf("%w: %s (install ibverbs-providers)", ErrNoProvider, name)
+		}
+	}
+	return nil, &DeviceNotFoundError{Name: name, Available: names}
+}
+
+// Name is the device name, e.g. "rxe0".
+func (c *Context) Name() string { return c.name }
+
+func (c *Context) acquire() (*C.struct_ibv_context, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	c.nopen++
+	return c.ctx, nil
+}
+
+func (c *Context) release() {
+	c.mu.Lock()
+	c.nopen--
+	c.mu.Unlock()
+}
+
+func (c *Context) raw() (*C.struct_ibv_context, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	return c.ctx, nil
+}
+
+// Close closes the device. It fails while PDs, CQs or other objects created
+// from it are open. Close is idempotent.
+func (c *Context) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	if c.nopen > 0 {
+		return fmt.Errorf("verbs: close %s: %d objects still open", c.name, c.nopen)
+	}
+	c.closed = true
+	if rc := C.ibv_close_device(c.ctx); rc != 0 {
+		return &Error{Op: "ibv_close_device", Err: syscall.Errno(-rc)}
+	}
+	return nil
+}
+
+// DeviceAttr holds the attributes of ibv_query_device that rdmabench uses.
+type DeviceAttr struct {
+	FWVer           string `json:"fw_ver"`
+	NodeGUID        uint64 `json:"node_guid"`
+	VendorID        uint32 `json:"vendor_id"`
+	VendorPartID    uint32 `json:"vendor_part_id"`
+	HWVer           uint32 `json:"hw_ver"`
+	MaxMRSize       uint64 `json:"max_mr_size"`
+	MaxQP           int    `json:"max_qp"`
+	MaxQPWR         int    `json:"max_qp_wr"`
+	MaxSGE          int    `json:"max_sge"`
+	MaxCQ           int    `json:"max_cq"`
+	MaxCQE          int    `json:"max_cqe"`
+	MaxMR           int    `json:"max_mr"`
+	MaxPD           int    `json:"max_pd"`
+	MaxQPRdAtom     int    `json:"max_qp_rd_atom"`
+	MaxQPInitRdAtom int    `json:"max_qp_init_rd_atom"`
+	AtomicCap       int    `json:"atomic_cap"` // 0 none, 1 HCA, 2 global
+	PhysPortCnt     int    `json:"phys_port_cnt"`
+}
+
+// QueryDevice calls ibv_query_device.
+func (c *Context) QueryDevice() (DeviceAttr, error) {
+	ctx, err := c.raw()
+	if err != nil {
+		return DeviceAttr{}, err
+	}
+	var a C.struct_ibv_device_attr
+	if rc := C.ibv_query_device(ctx, &a); rc != 0 {
+		return DeviceAttr{}, &Error{Op: "ibv_query_device", Detail: c.name, Err: syscall.Errno(rc)}
+	}
+	return DeviceAttr{
+		FWVer:           C.GoString(&a.fw_ver[0]),
+		NodeGUID:        bits.ReverseBytes64(uint64(a.node_guid)), // __be64 on little-endian hosts
+		VendorID:        uint32(a.vendor_id),
+		VendorPartID:    uint32(a.vendor_part_id),
+		HWVer:           uint32(a.hw_ver),
+		MaxMRSize:       uint64(a.max_mr_size),
+		MaxQP:           int(a.max_qp),
+		MaxQPWR:         int(a.max_qp_wr),
+		MaxSGE:          int(a.max_sge),
+		MaxCQ:           int(a.max_cq),
+		MaxCQE:          int(a.max_cqe),
+		MaxMR:           int(a.max_mr),
+		MaxPD:           int(a.max_pd),
+		MaxQPRdAtom:     int(a.max_qp_rd_atom),
+		MaxQPInitRdAtom: int(a.max_qp_init_rd_atom),
+		AtomicCap:       int(a.atomic_cap),
+		PhysPortCnt:     int(a.phys_port_cnt),
+	}, nil
+}
+
+// IsSoftware reports whether the device is a software RDMA provider (rxe,
+// siw): such devices have no parent hardware device in sysfs.
+func (c *Context) IsSoftware() bool {
+	if strings.HasPrefix(c.name, "rxe") || strings.HasPrefix(c.name, "siw") {
+		return true
+	}
+	if _, err := os.Stat(filepath.Join(sysfsIB, c.name, "parent")); err == nil {
+		if _, err := os.Stat(filepath.Join(sysfsIB, c.name, "device")); err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Driver names the kernel driver where sysfs tells it ("rdma_rxe" for rxe
+// devices), or "".
+func (c *Context) Driver() string {
+	if l, err := os.Readlink(filepath.Join(sysfsIB, c.name, "device", "driver")); err == nil {
+		return filepath.Base(l)
+	}
+	switch {
+	case strings.HasPrefix(c.name, "rxe"):
+		return "rdma_rxe"
+	case strings.HasPrefix(c.name, "siw"):
+		return "siw"
+	}
+	return ""
+}
+
+// PortAttr holds the attributes of ibv_query_port that rdmabench uses.
+type PortAttr struct {
+	Port       int     `json:"port"`
+	State      string  `json:"state"` // e.g. "PORT_ACTIVE"
+	Active     bool    `json:"active"`
+	PhysState  int     `json:"phys_state"`
+	LinkLayer  string  `json:"link_layer"` // "InfiniBand" or "Ethernet"
+	MaxMTU     int     `json:"max_mtu"`    // bytes
+	ActiveMTU  int     `json:"active_mtu"` // bytes
+	GIDTblLen  int     `json:"gid_tbl_len"`
+	LID        uint16  `json:"lid"`
+	Width      string  `json:"width"`     // e.g. "4X"
+	Speed      string  `json:"speed"`     // e.g. "25.0 Gbps"
+	LaneGbps   float64 `json:"lane_gbps"` // signalling rate of one lane, Gb/s
+	Lanes      int     `json:"lanes"`
+	MaxMsgSize uint32  `json:"max_msg_sz"`
+}
+
+// LinkGbps is the nominal link rate (lanes × lane rate), Gb/s.
+func (p PortAttr) LinkGbps() float64 { return p.LaneGbps * float64(p.Lanes) }
+
+// MTUBytes converts enum ibv_mtu to bytes (0 when unknown).
+func MTUBytes(m int) int {
+	if m >= 1 && m <= 5 {
+		return 128 << m
+	}
+	return 0
+}
+
+// MTUEnum converts a byte count (256..4096, a power of two) to enum ibv_mtu.
+func MTUEnum(bytes int) (int, error) {
+	for e := 1; e <= 5; e++ {
+		if 128<<e == bytes {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("MTU %d is not one of 256, 512, 1024, 2048, 4096", bytes)
+}
+
+var portStates = map[int]string{0: "PORT_NOP", 1: "PORT_DOWN", 2: "PORT_INIT", 3: "PORT_ARMED",
+	4: "PORT_ACTIVE", 5: "PORT_ACTIVE_DEFER"}
+
+func widthOf(w int) (string, int) {
+	switch w {
+	case 1:
+		return "1X", 1
+	case 2:
+		return "4X", 4
+	case 4:
+		return "8X", 8
+	case 8:
+		return "12X", 12
+	case 16:
+		return "2X", 2
+	}
+	return fmt.Sprintf("width(%d)", w), 0
+}
+
+func laneRate(s int) float64 {
+	switch s {
+	case 1:
+		return 2.5
+	case 2:
+		return 5
+	case 4, 8:
+		return 10
+	case 16:
+		return 14.0625
+	case 32:
+		return 25.78125
+	case 64:
+		return 50
+	case 128:
+		return 100
+	case 256:
+		return 200
+	}
+	return 0
+}
+
+// QueryPort calls ibv_query_port. A port outside 1..phys_port_cnt gives an
+// error that names the port and the device's port count.
+func (c *Context) QueryPort(port int) (PortAttr, error) {
+	ctx, err := c.raw()
+	if err != nil {
+		return PortAttr{}, err
+	}
+	var da C.struct_ibv_device_attr
+	if rc := C.ibv_query_device(ctx, &da); rc != 0 {
+		return PortAttr{}, &Error{Op: "ibv_query_device", Detail: c.name, Err: syscall.Errno(rc)}
+	}
+	if port < 1 || port > int(da.phys_port_cnt) {
+		return PortAttr{}, &Error{Op: "ibv_query_port",
+			Detail: fmt.Sprintf("port %d invalid: %s has %d port(s), numbered from 1", port, c.name, int(da.phys_port_cnt)),
+			Err:    syscall.EINVAL}
+	}
+	var a C.struct_ibv_port_attr
+	if rc := C.rb_query_port(ctx, C.uint8_t(port), &a); rc != 0 {
+		return PortAttr{}, &Error{Op: "ibv_query_port", Detail: fmt.Sprintf("%s port %d", c.name, port), Err: syscall.Errno(rc)}
+	}
+	w, lanes := widthOf(int(a.active_width))
+	lr := laneRate(int(a.active_speed))
+	ll := "InfiniBand"
+	if a.link_layer == C.IBV_LINK_LAYER_ETHERNET {
+		ll = "Ethernet"
+	}
+	st := portStates[int(a.state)]
+	return PortAttr{
+		Port: port, State: st, Active: a.state == C.IBV_PORT_ACTIVE, PhysState: int(a.phys_state),
+		LinkLayer: ll, MaxMTU: MTUBytes(int(a.max_mtu)), ActiveMTU: MTUBytes(int(a.active_mtu)),
+		GIDTblLen: int(a.gid_tbl_len), LID: uint16(a.lid), Width: w, Lanes: lanes, LaneGbps: lr,
+		Speed: fmt.Sprintf("%.1f Gbps", lr*float64(lanes)), MaxMsgSize: uint32(a.max_msg_sz),
+	}, nil
+}
+
+// GIDType is enum ibv_gid_type.
+type GIDType int
+
+// GID types.
+const (
+	GIDTypeIB GIDType = iota
+	GIDTypeRoCEv1
+	GIDTypeRoCEv2
+)
+
+func (t GIDType) String() string {
+	switch t {
+	case GIDTypeIB:
+		return "IB"
+	case GIDTypeRoCEv1:
+		return "RoCE v1"
+	case GIDTypeRoCEv2:
+		return "RoCE v2"
+	}
+	return fmt.Sprintf("GIDType(%d)", int(t))
+}
+
+// MarshalText gives the JSON form, e.g. "RoCE v2".
+func (t GIDType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// GID is a 16-byte global identifier (an IPv6 address in form).
+type GID [16]byte
+
+func (g GID) String() string { return netip.AddrFrom16(g).String() }
+
+// MarshalText gives the JSON form, e.g. "::ffff:127.0.0.1".
+func (g GID) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
+
+// UnmarshalText parses the form MarshalText writes.
+func (g *GID) UnmarshalText(b []byte) error {
+	a, err := netip.ParseAddr(string(b))
+	if err != nil {
+		return fmt.Errorf("bad GID %q: %w", b, err)
+	}
+	*g = a.As16()
+	return nil
+}
+
+// IsZero reports an unset GID.
+func (g GID) IsZero() bool { return g == GID{} }
+
+// IsLinkLocal reports an fe80::/10 GID (not routable).
+func (g GID) IsLinkLocal() bool { return netip.AddrFrom16(g).IsLinkLocalUnicast() }
+
+// IPv4 returns the IPv4 address of an IPv4-mapped GID.
+func (g GID) IPv4() (netip.Addr, bool) {
+	a := netip.AddrFrom16(g)
+	if a.Is4In6() {
+		return a.Unmap(), true
+	}
+	return netip.Addr{}, false
+}
+
+// GIDEntry is one valid entry of a port's GID table.
+type GIDEntry struct {
+	Index  int     `json:"index"`
+	GID    GID     `json:"gid"`
+	Type   GIDType `json:"type"`
+	Netdev string  `json:"netdev,omitempty"`
+}
+
+// GIDTable lists the valid entries of a port's GID table (empty slots are
+// skipped).
+func (c *Context) GIDTable(port int) ([]GIDEntry, error) {
+	pa, err := c.QueryPort(port)
+	if err != nil {
+		return nil, err
+	}
+	var out []GIDEntry
+	for i := 0; i < pa.GIDTblLen; i++ {
+		e, err := c.gidEntry(port, i)
+		if errors.Is(err, syscall.ENODATA) || errors.Is(err, syscall.EINVAL) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if e.GID.IsZero() {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// GID returns entry index of the port's GID table. An index out of range or
+// an empty slot is an error that names the index and the valid ones.
+func (c *Context) GID(port, index int) (GIDEntry, error) {
+	tbl, err := c.GIDTable(port)
+	if err != nil {
+		return GIDEntry{}, err
+	}
+	for _, e := range tbl {
+		if e.Index == index {
+			return e, nil
+		}
+	}
+	valid := make([]string, 0, len(tbl))
+	for _, e := range tbl {
+		valid = append(valid, fmt.Sprintf("%d (%s %s)", e.Index, e.Type, e.GID))
+	}
+	return GIDEntry{}, &Error{Op: "GID index",
+		Detail: fmt.Sprintf("index %d is not a valid GID on %s port %d; valid: %s", index, c.name, port, strings.Join(valid, ", ")),
+		Err:    syscall.EINVAL}
+}
+
+func (c *Context) gidEntry(port, index int) (GIDEntry, error) {
+	ctx, err := c.raw()
+	if err != nil {
+		return GIDEntry{}, err
+	}
+	var e C.struct_ibv_gid_entry
+	if rc := C.ibv_query_gid_ex(ctx, C.uint32_t(port), C.uint32_t(index), &e, 0); rc != 0 {
+		return GIDEntry{}, &Error{Op: "ibv_query_gid_ex", Detail: fmt.Sprintf("%s port %d index %d", c.name, port, index), Err: syscall.Errno(rc)}
+	}
+	var g GID
+	copy(g[:], C.GoBytes(unsafe.Pointer(&e.gid), 16))
+	out := GIDEntry{Index: index, GID: g, Type: GIDType(e.gid_type)}
+	if e.ndev_ifindex != 0 {
+		if ifc, err := net.InterfaceByIndex(int(e.ndev_ifindex)); err == nil {
+			out.Netdev = ifc.Name
+		}
+	}
+	return out, nil
+}

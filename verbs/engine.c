@@ -1,0 +1,353 @@
+// Hot loops of rdmabench. See engine.h. Timestamps: CLOCK_MONOTONIC_RAW, ns.
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include "engine.h"
+
+#define RB_STOPPED 100 // internal: the responder reached stop_at
+#define CHECK_EVERY 64 // polls between clock/abort checks
+
+int64_t rb_now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void rb_abort(rb_engine *e) { __atomic_store_n(&e->abort, 1, __ATOMIC_RELEASE); }
+
+void rb_set_stop(rb_engine *e, int64_t n) { __atomic_store_n(&e->stop_at, n, __ATOMIC_RELEASE); }
+
+static inline int aborted(rb_engine *e) { return __atomic_load_n(&e->abort, __ATOMIC_ACQUIRE); }
+
+static inline int stop_reached(rb_engine *e) {
+	int64_t s = __atomic_load_n(&e->stop_at, __ATOMIC_ACQUIRE);
+	return s >= 0 && e->iter >= (uint64_t)s;
+}
+
+static int wc_failed(rb_engine *e, const struct ibv_wc *wc) {
+	e->err_wc_wr_id = wc->wr_id;
+	e->err_wc_status = wc->status;
+	e->err_wc_opcode = wc->opcode;
+	e->err_wc_vendor_err = wc->vendor_err;
+	e->err_wc_qp_num = wc->qp_num;
+	return RB_ERR_WC;
+}
+
+// wait_one polls cq until one completion arrives. With responder=1 it also
+// returns RB_STOPPED once stop_at is reached.
+static int wait_one(rb_engine *e, struct ibv_cq *cq, struct ibv_wc *wc, int responder, const char *what) {
+	int64_t start = 0;
+	for (uint64_t spins = 0;; spins++) {
+		int n = ibv_poll_cq(cq, 1, wc);
+		if (n < 0) {
+			e->err_errno = n;
+			return RB_ERR_POLL;
+		}
+		if (n == 1)
+			return wc->status == IBV_WC_SUCCESS ? RB_OK : wc_failed(e, wc);
+		if (spins % CHECK_EVERY == 0) {
+			if (aborted(e))
+				return RB_ABORTED;
+			if (responder && stop_reached(e))
+				return RB_STOPPED;
+			int64_t now = rb_now_ns();
+			if (start == 0)
+				start = now;
+			else if (now - start > e->timeout_ns) {
+				e->wait_what = what;
+				return RB_TIMEOUT;
+			}
+		}
+	}
+}
+
+// wait_byte spins until *p == v (the last byte of an RDMA WRITE arrived).
+static int wait_byte(rb_engine *e, volatile uint8_t *p, uint8_t v, int responder, const char *what) {
+	int64_t start = 0;
+	for (uint64_t spins = 0;; spins++) {
+		if (*p == v) {
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			return RB_OK;
+		}
+		if (spins % CHECK_EVERY == 0) {
+			if (aborted(e))
+				return RB_ABORTED;
+			if (responder && stop_reached(e))
+				return RB_STOPPED;
+			int64_t now = rb_now_ns();
+			if (start == 0)
+				start = now;
+			else if (now - start > e->timeout_ns) {
+				e->wait_what = what;
+				return RB_TIMEOUT;
+			}
+		}
+	}
+}
+
+static int post_recv1(rb_engine *e) {
+	struct ibv_sge sge = { .addr = e->laddr + e->roff, .length = e->size, .lkey = e->lkey };
+	struct ibv_recv_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = e->recv_posted;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	int rc = ibv_post_recv(e->qp, &wr, &bad);
+	if (rc) {
+		e->err_errno = rc;
+		return RB_ERR_POST;
+	}
+	e->recv_posted++;
+	return RB_OK;
+}
+
+int rb_post_recvs(rb_engine *e, uint32_t n) {
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = post_recv1(e);
+		if (rc)
+			return rc;
+	}
+	return RB_OK;
+}
+
+// post_op posts the engine's operation once.
+static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
+	struct ibv_sge sge = { .addr = e->laddr, .length = e->size, .lkey = e->lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0);
+	switch (e->op) {
+	case RB_OP_SEND:
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags |= e->send_flags;
+		break;
+	case RB_OP_WRITE:
+	case RB_OP_WRITE_IMM:
+		wr.opcode = e->op == RB_OP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
+		if (e->op == RB_OP_WRITE_IMM)
+			wr.imm_data = htonl((uint32_t)wr_id);
+		wr.send_flags |= e->send_flags;
+		wr.wr.rdma.remote_addr = e->raddr;
+		wr.wr.rdma.rkey = e->rkey;
+		break;
+	case RB_OP_READ:
+		wr.opcode = IBV_WR_RDMA_READ;
+		sge.addr = e->laddr + e->roff;
+		wr.wr.rdma.remote_addr = e->raddr;
+		wr.wr.rdma.rkey = e->rkey;
+		break;
+	case RB_OP_FADD:
+	case RB_OP_CAS:
+		wr.opcode = e->op == RB_OP_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
+		sge.addr = e->laddr + e->roff;
+		sge.length = 8;
+		wr.wr.atomic.remote_addr = e->raddr;
+		wr.wr.atomic.rkey = e->rkey;
+		wr.wr.atomic.compare_add = e->op == RB_OP_FADD ? 1 : 0;
+		wr.wr.atomic.swap = 0;
+		break;
+	}
+	int rc = ibv_post_send(e->qp, &wr, &bad);
+	if (rc) {
+		e->err_errno = rc;
+		return RB_ERR_POST;
+	}
+	return RB_OK;
+}
+
+#define TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
+
+// rb_lat_client runs n ping-pong iterations (or n single READ/atomic round
+// trips) and appends one full round-trip time per iteration to samples, in
+// ns: from just before the post to the moment the reply is seen.
+int rb_lat_client(rb_engine *e, uint64_t n) {
+	struct ibv_wc wc;
+	if (e->nsamples + n > e->cap)
+		return RB_FULL;
+	for (uint64_t i = 0; i < n; i++) {
+		int64_t t0, t1;
+		switch (e->op) {
+		case RB_OP_SEND:
+		case RB_OP_WRITE_IMM:
+			t0 = rb_now_ns();
+			TRY(post_op(e, e->iter, 1));
+			TRY(wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)"));
+			t1 = rb_now_ns();
+			TRY(post_recv1(e));
+			TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
+			break;
+		case RB_OP_WRITE: {
+			uint8_t v = (uint8_t)(e->iter % 255 + 1);
+			volatile uint8_t *src = (volatile uint8_t *)(uintptr_t)(e->laddr + e->size - 1);
+			volatile uint8_t *dst = (volatile uint8_t *)(uintptr_t)(e->laddr + e->roff + e->size - 1);
+			*src = v;
+			__atomic_thread_fence(__ATOMIC_RELEASE);
+			t0 = rb_now_ns();
+			TRY(post_op(e, e->iter, 1));
+			TRY(wait_byte(e, dst, v, 0, "the peer's RDMA WRITE (last byte of the buffer)"));
+			t1 = rb_now_ns();
+			TRY(wait_one(e, e->scq, &wc, 0, "the RDMA WRITE completion"));
+			break;
+		}
+		default: // READ and atomics: one full round trip, the peer's CPU is idle
+			t0 = rb_now_ns();
+			TRY(post_op(e, e->iter, 1));
+			TRY(wait_one(e, e->scq, &wc, 0, "the completion"));
+			t1 = rb_now_ns();
+			break;
+		}
+		e->samples[e->nsamples++] = (uint64_t)(t1 - t0);
+		e->iter++;
+	}
+	return RB_OK;
+}
+
+// rb_lat_server answers ping-pong iterations until stop_at is reached,
+// abort, an error, or timeout_ns without a message.
+int rb_lat_server(rb_engine *e) {
+	struct ibv_wc wc;
+	for (;;) {
+		int rc;
+		switch (e->op) {
+		case RB_OP_SEND:
+		case RB_OP_WRITE_IMM:
+			rc = wait_one(e, e->rcq, &wc, 1, "the client's message (receive completion)");
+			if (rc == RB_STOPPED)
+				return RB_OK;
+			TRY(rc);
+			TRY(post_op(e, e->iter, 1));
+			e->iter++;
+			TRY(post_recv1(e));
+			TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
+			break;
+		case RB_OP_WRITE: {
+			uint8_t v = (uint8_t)(e->iter % 255 + 1);
+			volatile uint8_t *src = (volatile uint8_t *)(uintptr_t)(e->laddr + e->size - 1);
+			volatile uint8_t *dst = (volatile uint8_t *)(uintptr_t)(e->laddr + e->roff + e->size - 1);
+			rc = wait_byte(e, dst, v, 1, "the client's RDMA WRITE (last byte of the buffer)");
+			if (rc == RB_STOPPED)
+				return RB_OK;
+			TRY(rc);
+			*src = v;
+			__atomic_thread_fence(__ATOMIC_RELEASE);
+			TRY(post_op(e, e->iter, 1));
+			e->iter++;
+			TRY(wait_one(e, e->scq, &wc, 0, "the RDMA WRITE completion"));
+			break;
+		}
+		default: // READ/atomics: nothing to do but wait for the end
+			rc = wait_byte(e, (volatile uint8_t *)"", 1, 1, "the end of the test");
+			if (rc == RB_STOPPED)
+				return RB_OK;
+			return rc;
+		}
+	}
+}
+
+// rb_bw_client streams operations: it keeps up to tx_depth outstanding,
+// signals every cq_mod-th one (and the last), and stops posting after
+// target_posts. For each signaled completion it appends the time from that
+// work request's post to its completion (ns). It returns RB_OK when all
+// target_posts completed or until_ns passed, RB_FULL when samples is full.
+int rb_bw_client(rb_engine *e, int64_t until_ns) {
+	struct ibv_wc wcs[16];
+	int64_t idle_since = rb_now_ns();
+	for (uint64_t loops = 0;; loops++) {
+		while (e->posted - e->completed < e->tx_depth && e->posted < e->target_posts) {
+			uint64_t k = e->posted;
+			int sig = ((k + 1) % e->cq_mod == 0) || (k + 1 == e->target_posts);
+			int64_t t = 0;
+			if (sig || k == 0)
+				t = rb_now_ns();
+			if (sig)
+				e->post_ts[k % e->tx_depth] = (uint64_t)t;
+			if (k == 0)
+				e->t_first = t;
+			TRY(post_op(e, k, sig));
+			e->posted++;
+		}
+		int n = ibv_poll_cq(e->scq, 16, wcs);
+		if (n < 0) {
+			e->err_errno = n;
+			return RB_ERR_POLL;
+		}
+		if (n > 0) {
+			int64_t now = rb_now_ns();
+			for (int i = 0; i < n; i++) {
+				if (wcs[i].status != IBV_WC_SUCCESS)
+					return wc_failed(e, &wcs[i]);
+				uint64_t k = wcs[i].wr_id;
+				e->completed = k + 1;
+				if (e->nsamples < e->cap)
+					e->samples[e->nsamples++] = (uint64_t)(now - (int64_t)e->post_ts[k % e->tx_depth]);
+			}
+			e->t_last = now;
+			idle_since = now;
+			if (e->completed >= e->target_posts)
+				return RB_OK;
+			if (e->nsamples + 16 > e->cap)
+				return RB_FULL;
+			if (now >= until_ns)
+				return RB_OK;
+		} else if (loops % CHECK_EVERY == 0) {
+			if (aborted(e))
+				return RB_ABORTED;
+			int64_t now = rb_now_ns();
+			if (now >= until_ns)
+				return RB_OK;
+			if (now - idle_since > e->timeout_ns) {
+				e->wait_what = "a send completion (no progress)";
+				return RB_TIMEOUT;
+			}
+		}
+	}
+}
+
+// rb_bw_server receives streamed SENDs (or WRITE_WITH_IMMs), re-posting a
+// receive for each, until stop_at messages arrived, abort, or timeout_ns
+// without a message. The receive queue holds rx_depth receives.
+int rb_bw_server(rb_engine *e) {
+	struct ibv_wc wcs[16];
+	int64_t idle_since = rb_now_ns();
+	for (uint64_t loops = 0;; loops++) {
+		int n = ibv_poll_cq(e->rcq, 16, wcs);
+		if (n < 0) {
+			e->err_errno = n;
+			return RB_ERR_POLL;
+		}
+		if (n > 0) {
+			for (int i = 0; i < n; i++) {
+				if (wcs[i].status != IBV_WC_SUCCESS)
+					return wc_failed(e, &wcs[i]);
+				e->iter++;
+				TRY(post_recv1(e));
+			}
+			idle_since = 0;
+		}
+		if (stop_reached(e))
+			return RB_OK;
+		if (n == 0 && loops % CHECK_EVERY == 0) {
+			if (aborted(e))
+				return RB_ABORTED;
+			int64_t now = rb_now_ns();
+			if (idle_since == 0)
+				idle_since = now;
+			else if (now - idle_since > e->timeout_ns) {
+				e->wait_what = "the client's messages (no progress)";
+				return RB_TIMEOUT;
+			}
+		}
+	}
+}
+
+// rb_drain_send waits for n send completions.
+int rb_drain_send(rb_engine *e, uint64_t n) {
+	struct ibv_wc wc;
+	for (uint64_t i = 0; i < n; i++)
+		TRY(wait_one(e, e->scq, &wc, 0, "a send completion"));
+	return RB_OK;
+}

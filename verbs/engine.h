@@ -1,0 +1,71 @@
+// The measurement hot loops. Go calls each function once per batch of
+// iterations or per reporting interval; everything per operation (post, poll,
+// timestamp) happens here, in C.
+#ifndef RDMABENCH_ENGINE_H
+#define RDMABENCH_ENGINE_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+enum { RB_OP_SEND = 0, RB_OP_WRITE = 1, RB_OP_READ = 2, RB_OP_FADD = 3, RB_OP_CAS = 4, RB_OP_WRITE_IMM = 5 };
+
+enum {
+	RB_OK = 0,       // done: the requested iterations, or the interval ended
+	RB_ERR_WC = 1,   // a completion failed: see err_wc_*
+	RB_ERR_POST = 2, // ibv_post_send/recv failed: see err_errno
+	RB_ERR_POLL = 3, // ibv_poll_cq returned < 0
+	RB_TIMEOUT = 4,  // nothing happened for timeout_ns: see wait_what
+	RB_ABORTED = 5,  // rb_abort was called
+	RB_FULL = 6,     // the sample buffer is full; drain it and call again
+};
+
+// rb_engine is one QP's measurement state. It lives in C memory (calloc) and
+// holds no Go pointers. Fields marked (cfg) are set by Go before the first
+// call; the others are the loops' state and results.
+typedef struct rb_engine {
+	struct ibv_qp *qp;         // (cfg)
+	struct ibv_cq *scq, *rcq;  // (cfg)
+	uint64_t laddr;            // (cfg) local MR start: the source area
+	uint32_t lkey;             // (cfg)
+	uint64_t roff;             // (cfg) offset of the local target/receive area
+	uint64_t raddr;            // (cfg) remote target area (write, read, atomics)
+	uint32_t rkey;             // (cfg)
+	uint32_t size;             // (cfg) message size, bytes
+	int op;                    // (cfg) RB_OP_*
+	int send_flags;            // (cfg) extra send flags (IBV_SEND_INLINE)
+	uint32_t tx_depth;         // (cfg) outstanding sends in bandwidth mode
+	uint32_t cq_mod;           // (cfg) signal every cq_mod-th send in bandwidth mode
+	uint32_t rx_depth;         // (cfg) receives kept posted
+	int64_t timeout_ns;        // (cfg) longest wait for any one event
+
+	uint64_t *samples;         // (cfg) sample buffer, nanoseconds
+	uint64_t cap;              // (cfg) its capacity
+	uint64_t nsamples;         // samples written since the last reset
+	uint64_t *post_ts;         // (cfg) tx_depth slots: post time of signaled sends
+
+	int64_t stop_at;           // responder: stop after this many iterations (atomic; -1 = not yet known)
+	int abort;                 // set by rb_abort (atomic)
+
+	uint64_t iter;             // iterations done (ping-pong) / messages received (bw receiver)
+	uint64_t posted, completed, target_posts; // bandwidth sender
+	uint64_t recv_posted;      // receives posted so far
+	int64_t t_first, t_last;   // first post, last completion (CLOCK_MONOTONIC_RAW ns)
+
+	// error details
+	uint64_t err_wc_wr_id;
+	uint32_t err_wc_status, err_wc_opcode, err_wc_vendor_err, err_wc_qp_num;
+	int err_errno;
+	const char *wait_what;     // what a timeout was waiting for (static string)
+} rb_engine;
+
+int64_t rb_now_ns(void);
+void rb_abort(rb_engine *e);
+void rb_set_stop(rb_engine *e, int64_t n);
+int rb_post_recvs(rb_engine *e, uint32_t n);
+int rb_lat_client(rb_engine *e, uint64_t n);
+int rb_lat_server(rb_engine *e);
+int rb_bw_client(rb_engine *e, int64_t until_ns);
+int rb_bw_server(rb_engine *e);
+int rb_drain_send(rb_engine *e, uint64_t n);
+
+#endif

@@ -1,0 +1,241 @@
+package verbs
+
+/*
+#include <stdlib.h>
+#include "engine.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// EngineOp is the operation an Engine measures.
+type EngineOp int
+
+// Engine operations.
+const (
+	EngineSend     EngineOp = C.RB_OP_SEND
+	EngineWrite    EngineOp = C.RB_OP_WRITE
+	EngineRead     EngineOp = C.RB_OP_READ
+	EngineFetchAdd EngineOp = C.RB_OP_FADD
+	EngineCmpSwap  EngineOp = C.RB_OP_CAS
+	EngineWriteImm EngineOp = C.RB_OP_WRITE_IMM
+)
+
+func (o EngineOp) String() string {
+	switch o {
+	case EngineSend:
+		return "SEND"
+	case EngineWrite:
+		return "RDMA_WRITE"
+	case EngineRead:
+		return "RDMA_READ"
+	case EngineFetchAdd:
+		return "ATOMIC_FETCH_AND_ADD"
+	case EngineCmpSwap:
+		return "ATOMIC_CMP_AND_SWP"
+	case EngineWriteImm:
+		return "RDMA_WRITE_WITH_IMM"
+	}
+	return fmt.Sprintf("EngineOp(%d)", int(o))
+}
+
+// EngineConfig sets up an Engine over a connected QP and one local MR. The
+// MR holds two areas of Size bytes: the source at offset 0 and the
+// target/receive area at RecvOffset.
+type EngineConfig struct {
+	QP         *QP
+	MR         *MR
+	Op         EngineOp
+	Size       int    // message size, bytes
+	RecvOffset int    // bytes into MR: where receives land and the peer writes
+	RemoteAddr uint64 // peer's target area (write, read, atomics)
+	RKey       uint32
+	Inline     bool // post with IBV_SEND_INLINE
+	TxDepth    int  // outstanding sends in bandwidth mode (>= 1)
+	CQMod      int  // signal every CQMod-th send in bandwidth mode (1..TxDepth)
+	RxDepth    int  // receives kept posted (>= 1)
+	Timeout    time.Duration
+	Samples    int // sample buffer capacity, entries
+}
+
+// Engine runs the measurement loops of one QP in C. Its state and its sample
+// buffer live in C memory; Close frees them.
+type Engine struct {
+	e      *C.rb_engine
+	cfg    EngineConfig
+	closed bool
+}
+
+// NewEngine allocates the C state for cfg.
+func NewEngine(cfg EngineConfig) (*Engine, error) {
+	switch {
+	case cfg.QP == nil || cfg.MR == nil:
+		return nil, fmt.Errorf("verbs: engine needs a QP and an MR")
+	case cfg.Size < 1:
+		return nil, fmt.Errorf("verbs: engine message size %d must be at least 1 byte", cfg.Size)
+	case cfg.RecvOffset < 0 || uint64(cfg.RecvOffset+cfg.Size) > cfg.MR.Len() || uint64(cfg.Size) > cfg.MR.Len():
+		return nil, fmt.Errorf("verbs: engine areas (size %d, receive offset %d) exceed the %d-byte MR", cfg.Size, cfg.RecvOffset, cfg.MR.Len())
+	case cfg.TxDepth < 1, cfg.RxDepth < 1:
+		return nil, fmt.Errorf("verbs: engine tx depth %d and rx depth %d must be at least 1", cfg.TxDepth, cfg.RxDepth)
+	case cfg.CQMod < 1 || cfg.CQMod > cfg.TxDepth:
+		return nil, fmt.Errorf("verbs: CQ moderation %d must be between 1 and the tx depth %d", cfg.CQMod, cfg.TxDepth)
+	case cfg.Samples < 16:
+		return nil, fmt.Errorf("verbs: engine sample buffer %d must hold at least 16 samples", cfg.Samples)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	e := (*C.rb_engine)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_engine{}))))
+	if e == nil {
+		return nil, &Error{Op: "calloc", Err: syscall.ENOMEM}
+	}
+	e.samples = (*C.uint64_t)(C.calloc(C.size_t(cfg.Samples), 8))
+	e.post_ts = (*C.uint64_t)(C.calloc(C.size_t(cfg.TxDepth), 8))
+	if e.samples == nil || e.post_ts == nil {
+		C.free(unsafe.Pointer(e.samples))
+		C.free(unsafe.Pointer(e.post_ts))
+		C.free(unsafe.Pointer(e))
+		return nil, &Error{Op: "calloc", Detail: fmt.Sprintf("%d samples", cfg.Samples), Err: syscall.ENOMEM}
+	}
+	e.qp = cfg.QP.qp
+	e.scq = cfg.QP.send.cq
+	e.rcq = cfg.QP.recv.cq
+	e.laddr = C.uint64_t(cfg.MR.addr)
+	e.lkey = C.uint32_t(cfg.MR.lkey)
+	e.roff = C.uint64_t(cfg.RecvOffset)
+	e.raddr = C.uint64_t(cfg.RemoteAddr)
+	e.rkey = C.uint32_t(cfg.RKey)
+	e.size = C.uint32_t(cfg.Size)
+	e.op = C.int(cfg.Op)
+	if cfg.Inline {
+		e.send_flags = C.IBV_SEND_INLINE
+	}
+	e.tx_depth = C.uint32_t(cfg.TxDepth)
+	e.cq_mod = C.uint32_t(cfg.CQMod)
+	e.rx_depth = C.uint32_t(cfg.RxDepth)
+	e.timeout_ns = C.int64_t(cfg.Timeout.Nanoseconds())
+	e.cap = C.uint64_t(cfg.Samples)
+	e.stop_at = -1
+	return &Engine{e: e, cfg: cfg}, nil
+}
+
+// Now reads the engine's clock (CLOCK_MONOTONIC_RAW), ns.
+func Now() int64 { return int64(C.rb_now_ns()) }
+
+func (g *Engine) err(rc C.int, what string) error {
+	e := g.e
+	switch rc {
+	case C.RB_OK:
+		return nil
+	case C.RB_ERR_WC:
+		return &WCError{Status: WCStatus(e.err_wc_status), Opcode: g.cfg.Op.String(), VendorErr: uint32(e.err_wc_vendor_err),
+			WRID: uint64(e.err_wc_wr_id), QPN: uint32(e.err_wc_qp_num)}
+	case C.RB_ERR_POST:
+		return &Error{Op: "ibv_post_send/recv", Detail: fmt.Sprintf("%s %d bytes, %s", g.cfg.Op, g.cfg.Size, what), Err: syscall.Errno(e.err_errno)}
+	case C.RB_ERR_POLL:
+		return &Error{Op: "ibv_poll_cq", Detail: fmt.Sprintf("returned %d", int(e.err_errno))}
+	case C.RB_TIMEOUT:
+		return fmt.Errorf("%s: %w: no progress for %v while waiting for %s (iteration %d)", what, ErrTimeout, g.cfg.Timeout,
+			C.GoString(e.wait_what), uint64(e.iter))
+	case C.RB_ABORTED:
+		return fmt.Errorf("%s: %w", what, ErrAborted)
+	}
+	return fmt.Errorf("%s: engine returned %d", what, int(rc))
+}
+
+// PostRecvs posts n receives into the receive area.
+func (g *Engine) PostRecvs(n int) error {
+	return g.err(C.rb_post_recvs(g.e, C.uint32_t(n)), "post receives")
+}
+
+// ResetSamples empties the sample buffer.
+func (g *Engine) ResetSamples() { g.e.nsamples = 0 }
+
+// Samples is a view of the samples collected since the last ResetSamples,
+// ns, in C memory: valid until the next call on the engine.
+func (g *Engine) Samples() []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(g.e.samples)), int(g.e.nsamples))
+}
+
+// Capacity is the sample buffer's size, entries.
+func (g *Engine) Capacity() int { return int(g.e.cap) }
+
+// LatClient runs n latency iterations in one C call, appending one round
+// trip time (ns) per iteration to the sample buffer (n must fit in it).
+func (g *Engine) LatClient(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if int(g.e.nsamples)+n > int(g.e.cap) {
+		return fmt.Errorf("verbs: %d iterations do not fit the %d-sample buffer (%d used)", n, int(g.e.cap), int(g.e.nsamples))
+	}
+	return g.err(C.rb_lat_client(g.e, C.uint64_t(n)), "latency client")
+}
+
+// LatServer answers ping-pong iterations until SetStop's count is reached,
+// Abort, an error, or the timeout passes without a message.
+func (g *Engine) LatServer() error { return g.err(C.rb_lat_server(g.e), "latency responder") }
+
+// SetStop tells a responder loop to return once n iterations are done. It
+// is safe to call from another goroutine while the loop runs.
+func (g *Engine) SetStop(n int64) { C.rb_set_stop(g.e, C.int64_t(n)) }
+
+// Abort makes a running loop return ErrAborted. Safe from another goroutine.
+func (g *Engine) Abort() { C.rb_abort(g.e) }
+
+// Iterations is the number of ping-pong iterations done, or messages
+// received by a bandwidth receiver.
+func (g *Engine) Iterations() uint64 { return uint64(g.e.iter) }
+
+// SetTarget sets how many operations a bandwidth sender posts in total.
+func (g *Engine) SetTarget(n uint64) { g.e.target_posts = C.uint64_t(n) }
+
+// Posted and Completed count a bandwidth sender's operations.
+func (g *Engine) Posted() uint64 { return uint64(g.e.posted) }
+
+// Completed counts operations known complete (through signaled completions).
+func (g *Engine) Completed() uint64 { return uint64(g.e.completed) }
+
+// Span is the first post and the last completion time of a bandwidth
+// sender (engine clock, ns).
+func (g *Engine) Span() (first, last int64) { return int64(g.e.t_first), int64(g.e.t_last) }
+
+// BWClient streams until the target is complete, the engine clock passes
+// until (ns, see Now), or the sample buffer is full (full=true).
+func (g *Engine) BWClient(until int64) (full bool, err error) {
+	rc := C.rb_bw_client(g.e, C.int64_t(until))
+	if rc == C.RB_FULL {
+		return true, nil
+	}
+	return false, g.err(rc, "bandwidth sender")
+}
+
+// BWServer receives streamed messages until SetStop's count arrived.
+func (g *Engine) BWServer() error { return g.err(C.rb_bw_server(g.e), "bandwidth receiver") }
+
+// Close frees the C state. It does not close the QP or MR. Idempotent.
+func (g *Engine) Close() error {
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	C.free(unsafe.Pointer(g.e.samples))
+	C.free(unsafe.Pointer(g.e.post_ts))
+	C.free(unsafe.Pointer(g.e))
+	g.e = nil
+	return nil
+}
+
+// ResetCounters zeroes a bandwidth sender's counters and samples, to start
+// measuring after a warm-up. Call it only when every posted operation has
+// completed.
+func (g *Engine) ResetCounters() {
+	g.e.posted, g.e.completed, g.e.target_posts = 0, 0, 0
+	g.e.t_first, g.e.t_last = 0, 0
+	g.e.nsamples = 0
+}

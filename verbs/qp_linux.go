@@ -1,0 +1,309 @@
+package verbs
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"syscall"
+)
+
+// QPType is enum ibv_qp_type.
+type QPType int
+
+// QP types.
+const (
+	QPTypeRC QPType = C.IBV_QPT_RC
+	QPTypeUC QPType = C.IBV_QPT_UC
+	QPTypeUD QPType = C.IBV_QPT_UD
+)
+
+func (t QPType) String() string {
+	switch t {
+	case QPTypeRC:
+		return "RC"
+	case QPTypeUC:
+		return "UC"
+	case QPTypeUD:
+		return "UD"
+	}
+	return fmt.Sprintf("QPType(%d)", int(t))
+}
+
+// QPCaps are queue sizes: requested in QPConfig, granted in QP.Caps.
+type QPCaps struct {
+	MaxSendWR     int `json:"max_send_wr"`
+	MaxRecvWR     int `json:"max_recv_wr"`
+	MaxSendSGE    int `json:"max_send_sge"`
+	MaxRecvSGE    int `json:"max_recv_sge"`
+	MaxInlineData int `json:"max_inline_data"` // bytes
+}
+
+// QPConfig describes a QP to create.
+type QPConfig struct {
+	Type   QPType
+	SendCQ *CQ
+	RecvCQ *CQ
+	Caps   QPCaps
+	// SigAll signals every send work request (sq_sig_all).
+	SigAll bool
+}
+
+// QP is a queue pair (struct ibv_qp).
+type QP struct {
+	pd     *PD
+	qp     *C.struct_ibv_qp
+	typ    QPType
+	caps   QPCaps
+	send   *CQ
+	recv   *CQ
+	closed bool
+}
+
+// CreateQP calls ibv_create_qp. Limits above the device's give an error
+// naming the requested values and the device limits.
+func (p *PD) CreateQP(cfg QPConfig) (*QP, error) {
+	if cfg.SendCQ == nil || cfg.RecvCQ == nil {
+		return nil, fmt.Errorf("verbs: CreateQP needs a send and a receive CQ")
+	}
+	pd, err := p.acquire()
+	if err != nil {
+		return nil, err
+	}
+	caps := C.rb_qp_caps{max_send_wr: C.uint32_t(cfg.Caps.MaxSendWR), max_recv_wr: C.uint32_t(cfg.Caps.MaxRecvWR),
+		max_send_sge: C.uint32_t(max(cfg.Caps.MaxSendSGE, 1)), max_recv_sge: C.uint32_t(max(cfg.Caps.MaxRecvSGE, 1)),
+		max_inline_data: C.uint32_t(cfg.Caps.MaxInlineData)}
+	sig := 0
+	if cfg.SigAll {
+		sig = 1
+	}
+	qp, err := C.rb_create_qp(pd, cfg.SendCQ.cq, cfg.RecvCQ.cq, C.int(cfg.Type), C.int(sig), &caps)
+	if qp == nil {
+		p.release()
+		detail := fmt.Sprintf("%s, send_wr %d, recv_wr %d, inline %d", cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR, cfg.Caps.MaxInlineData)
+		if da, qerr := p.ctx.QueryDevice(); qerr == nil {
+			detail += fmt.Sprintf("; device limits: max_qp_wr %d, max_sge %d", da.MaxQPWR, da.MaxSGE)
+		}
+		return nil, &Error{Op: "ibv_create_qp", Detail: detail, Err: err}
+	}
+	return &QP{pd: p, qp: qp, typ: cfg.Type, send: cfg.SendCQ, recv: cfg.RecvCQ,
+		caps: QPCaps{MaxSendWR: int(caps.max_send_wr), MaxRecvWR: int(caps.max_recv_wr), MaxSendSGE: int(caps.max_send_sge),
+			MaxRecvSGE: int(caps.max_recv_sge), MaxInlineData: int(caps.max_inline_data)}}, nil
+}
+
+// QPN is the QP number.
+func (q *QP) QPN() uint32 { return uint32(q.qp.qp_num) }
+
+// Type is the transport type.
+func (q *QP) Type() QPType { return q.typ }
+
+// Caps are the sizes the device granted (max_inline_data included).
+func (q *QP) Caps() QPCaps { return q.caps }
+
+// SendCQ and RecvCQ are the CQs the QP was created with.
+func (q *QP) SendCQ() *CQ { return q.send }
+
+// RecvCQ is the receive CQ.
+func (q *QP) RecvCQ() *CQ { return q.recv }
+
+// ToInit moves the QP from RESET to INIT on port with the remote access the
+// peer may use (only what the test needs).
+func (q *QP) ToInit(port int, access Access) error {
+	if rc := C.rb_qp_to_init(q.qp, C.uint8_t(port), C.int(access), 0x11111111); rc != 0 {
+		return &Error{Op: "ibv_modify_qp INIT", Detail: fmt.Sprintf("port %d, access %s", port, access), Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
+// RTRAttr holds what moving to RTR needs: the remote QP's address.
+type RTRAttr struct {
+	Port            int
+	PathMTU         int // bytes: 256..4096
+	DestQPN         uint32
+	RQPSN           uint32
+	DLID            uint16
+	UseGRH          bool // required on RoCE
+	DGID            GID
+	SGIDIndex       int
+	HopLimit        int // 0 means 64
+	TrafficClass    int
+	SL              int
+	MaxDestRdAtomic int // responder resources for incoming READ/atomic
+	MinRNRTimer     int // 0 means 12 (0.64 ms)
+}
+
+// ToRTR moves the QP to RTR. On RoCE this resolves the peer's MAC and can
+// take about a second to fail for an unreachable GID.
+func (q *QP) ToRTR(a RTRAttr) error {
+	mtu, err := MTUEnum(a.PathMTU)
+	if err != nil {
+		return fmt.Errorf("verbs: ibv_modify_qp RTR: %w", err)
+	}
+	hop := a.HopLimit
+	if hop == 0 {
+		hop = 64
+	}
+	rnr := a.MinRNRTimer
+	if rnr == 0 {
+		rnr = 12
+	}
+	grh := 0
+	if a.UseGRH {
+		grh = 1
+	}
+	hi, lo := gidHalves(a.DGID)
+	if rc := C.rb_qp_to_rtr(q.qp, C.uint8_t(a.Port), C.int(mtu), C.uint32_t(a.DestQPN), C.uint32_t(a.RQPSN&0xffffff),
+		C.uint16_t(a.DLID), C.int(grh), C.uint64_t(hi), C.uint64_t(lo), C.uint8_t(a.SGIDIndex), C.uint8_t(hop),
+		C.uint8_t(a.TrafficClass), C.uint8_t(a.SL), C.uint8_t(a.MaxDestRdAtomic), C.uint8_t(rnr)); rc != 0 {
+		return &Error{Op: "ibv_modify_qp RTR", Detail: fmt.Sprintf("dest qpn 0x%x, dgid %s, sgid_index %d, path_mtu %d",
+			a.DestQPN, a.DGID, a.SGIDIndex, a.PathMTU), Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
+func gidHalves(g GID) (hi, lo uint64) {
+	for i := 0; i < 8; i++ {
+		hi = hi<<8 | uint64(g[i])
+		lo = lo<<8 | uint64(g[8+i])
+	}
+	return hi, lo
+}
+
+// RTSAttr holds what moving to RTS needs.
+type RTSAttr struct {
+	SQPSN       uint32
+	Timeout     int // 4.096 µs × 2^Timeout per retry; 0 means 14 (≈ 67 ms)
+	RetryCnt    int // 0 means 7
+	RNRRetry    int // 7 retries forever; 0 means 7
+	MaxRdAtomic int // outstanding READ/atomic as initiator
+}
+
+// ToRTS moves the QP to RTS.
+func (q *QP) ToRTS(a RTSAttr) error {
+	if a.Timeout == 0 {
+		a.Timeout = 14
+	}
+	if a.RetryCnt == 0 {
+		a.RetryCnt = 7
+	}
+	if a.RNRRetry == 0 {
+		a.RNRRetry = 7
+	}
+	if rc := C.rb_qp_to_rts(q.qp, C.uint32_t(a.SQPSN&0xffffff), C.uint8_t(a.Timeout), C.uint8_t(a.RetryCnt),
+		C.uint8_t(a.RNRRetry), C.uint8_t(a.MaxRdAtomic)); rc != 0 {
+		return &Error{Op: "ibv_modify_qp RTS", Detail: fmt.Sprintf("timeout %d, retry %d, max_rd_atomic %d", a.Timeout, a.RetryCnt, a.MaxRdAtomic),
+			Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
+// ToError moves the QP to ERR: outstanding work requests are flushed.
+func (q *QP) ToError() error {
+	if rc := C.rb_qp_to_err(q.qp); rc != 0 {
+		return &Error{Op: "ibv_modify_qp ERR", Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
+// Opcode is enum ibv_wr_opcode.
+type Opcode int
+
+// Work request opcodes, with C's values.
+const (
+	OpWrite        Opcode = C.IBV_WR_RDMA_WRITE
+	OpWriteWithImm Opcode = C.IBV_WR_RDMA_WRITE_WITH_IMM
+	OpSend         Opcode = C.IBV_WR_SEND
+	OpSendWithImm  Opcode = C.IBV_WR_SEND_WITH_IMM
+	OpRead         Opcode = C.IBV_WR_RDMA_READ
+	OpCmpSwap      Opcode = C.IBV_WR_ATOMIC_CMP_AND_SWP
+	OpFetchAdd     Opcode = C.IBV_WR_ATOMIC_FETCH_AND_ADD
+)
+
+func (o Opcode) String() string {
+	switch o {
+	case OpWrite:
+		return "RDMA_WRITE"
+	case OpWriteWithImm:
+		return "RDMA_WRITE_WITH_IMM"
+	case OpSend:
+		return "SEND"
+	case OpSendWithImm:
+		return "SEND_WITH_IMM"
+	case OpRead:
+		return "RDMA_READ"
+	case OpCmpSwap:
+		return "ATOMIC_CMP_AND_SWP"
+	case OpFetchAdd:
+		return "ATOMIC_FETCH_AND_ADD"
+	}
+	return fmt.Sprintf("Opcode(%d)", int(o))
+}
+
+// SendWR is one send-queue work request (control path and tests; the
+// benchmark posts from C).
+type SendWR struct {
+	WRID       uint64
+	Op         Opcode
+	MR         *MR
+	Offset     int // into MR, bytes
+	Len        int // bytes
+	RemoteAddr uint64
+	RKey       uint32
+	Imm        uint32 // host order
+	CompareAdd uint64
+	Swap       uint64
+	Signaled   bool
+	Inline     bool
+}
+
+// PostSend posts one send work request.
+func (q *QP) PostSend(wr SendWR) error {
+	if q.closed {
+		return ErrClosed
+	}
+	if wr.Offset < 0 || wr.Len < 0 || uint64(wr.Offset+wr.Len) > wr.MR.length {
+		return fmt.Errorf("verbs: post %s: %d bytes at offset %d outside the %d-byte MR", wr.Op, wr.Len, wr.Offset, wr.MR.length)
+	}
+	flags := 0
+	if wr.Signaled {
+		flags |= C.IBV_SEND_SIGNALED
+	}
+	if wr.Inline {
+		flags |= C.IBV_SEND_INLINE
+	}
+	if rc := C.rb_post_send(q.qp, C.int(wr.Op), C.uint64_t(wr.WRID), C.uint64_t(wr.MR.addr+uint64(wr.Offset)), C.uint32_t(wr.Len),
+		C.uint32_t(wr.MR.lkey), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.int(flags), C.uint32_t(wr.Imm),
+		C.uint64_t(wr.CompareAdd), C.uint64_t(wr.Swap)); rc != 0 {
+		return &Error{Op: "ibv_post_send", Detail: fmt.Sprintf("%s %d bytes", wr.Op, wr.Len), Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
+// PostRecv posts one receive of length bytes at offset into mr.
+func (q *QP) PostRecv(wrID uint64, mr *MR, offset, length int) error {
+	if q.closed {
+		return ErrClosed
+	}
+	if offset < 0 || length < 0 || uint64(offset+length) > mr.length {
+		return fmt.Errorf("verbs: post recv: %d bytes at offset %d outside the %d-byte MR", length, offset, mr.length)
+	}
+	if rc := C.rb_post_recv(q.qp, C.uint64_t(wrID), C.uint64_t(mr.addr+uint64(offset)), C.uint32_t(length), C.uint32_t(mr.lkey)); rc != 0 {
+		return &Error{Op: "ibv_post_recv", Detail: fmt.Sprintf("%d bytes", length), Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
+// Close destroys the QP. Idempotent.
+func (q *QP) Close() error {
+	if q.closed {
+		return nil
+	}
+	q.closed = true
+	defer q.pd.release()
+	if rc := C.ibv_destroy_qp(q.qp); rc != 0 {
+		return &Error{Op: "ibv_destroy_qp", Err: syscall.Errno(rc)}
+	}
+	return nil
+}

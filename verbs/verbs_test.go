@@ -1,0 +1,183 @@
+package verbs
+
+import (
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestErrorUnwrap(t *testing.T) {
+	err := error(&Error{Op: "ibv_reg_mr", Detail: "4096 bytes", Err: syscall.ENOMEM})
+	if !errors.Is(err, syscall.ENOMEM) {
+		t.Fatalf("errors.Is(%v, ENOMEM) = false", err)
+	}
+	if got, want := err.Error(), "ibv_reg_mr (4096 bytes): cannot allocate memory"; got != want {
+		t.Fatalf("Error() = %q, want %q", got, want)
+	}
+	if newError("x", nil) != nil {
+		t.Fatal("newError(nil) must be nil")
+	}
+}
+
+func TestWCError(t *testing.T) {
+	tests := []struct {
+		name   string
+		status WCStatus
+		want   string
+	}{
+		{"remote access", WCRemAccessErr, "IBV_WC_REM_ACCESS_ERR"},
+		{"retry exceeded", WCRetryExcErr, "IBV_WC_RETRY_EXC_ERR"},
+		{"rnr", WCRNRRetryExcErr, "IBV_WC_RNR_RETRY_EXC_ERR"},
+		{"general", WCGeneralErr, "IBV_WC_GENERAL_ERR"},
+		{"unknown", WCStatus(99), "IBV_WC_STATUS(99)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := error(&WCError{Status: tt.status, Opcode: "RDMA_WRITE", WRID: 7, QPN: 0x11})
+			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "qpn 0x11") {
+				t.Fatalf("Error() = %q, want it to name %s and the QPN", err, tt.want)
+			}
+			var wce *WCError
+			if !errors.As(err, &wce) || wce.Status != tt.status {
+				t.Fatalf("errors.As failed for %v", err)
+			}
+			if !errors.Is(err, &WCError{Status: tt.status}) || errors.Is(err, &WCError{Status: WCFatalErr}) {
+				t.Fatalf("errors.Is on status is wrong for %v", err)
+			}
+		})
+	}
+}
+
+func TestMTU(t *testing.T) {
+	for e, b := range map[int]int{1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096} {
+		if MTUBytes(e) != b {
+			t.Errorf("MTUBytes(%d) = %d, want %d", e, MTUBytes(e), b)
+		}
+		if got, err := MTUEnum(b); err != nil || got != e {
+			t.Errorf("MTUEnum(%d) = %d, %v", b, got, err)
+		}
+	}
+	if _, err := MTUEnum(1500); err == nil || !strings.Contains(err.Error(), "1500") {
+		t.Errorf("MTUEnum(1500) error = %v, want one naming 1500", err)
+	}
+}
+
+func TestGIDText(t *testing.T) {
+	var g GID
+	if err := g.UnmarshalText([]byte("::ffff:127.0.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(g)
+	if string(b) != `"::ffff:127.0.0.1"` {
+		t.Fatalf("json = %s", b)
+	}
+	if v4, ok := g.IPv4(); !ok || v4.String() != "127.0.0.1" {
+		t.Fatalf("IPv4() = %v, %v", v4, ok)
+	}
+	if err := g.UnmarshalText([]byte("zz")); err == nil {
+		t.Fatal("bad GID accepted")
+	}
+}
+
+func mustGID(s string) GID { return netip.MustParseAddr(s).As16() }
+
+func TestBestGID(t *testing.T) {
+	rxeLo := []GIDEntry{
+		{Index: 0, GID: mustGID("fe80::200:ff:fe00:0"), Type: GIDTypeRoCEv2, Netdev: "lo"},
+		{Index: 1, GID: mustGID("::ffff:127.0.0.1"), Type: GIDTypeRoCEv2, Netdev: "lo"},
+	}
+	mixed := []GIDEntry{
+		{Index: 0, GID: mustGID("fe80::1"), Type: GIDTypeRoCEv1},
+		{Index: 1, GID: mustGID("fe80::1"), Type: GIDTypeRoCEv2},
+		{Index: 2, GID: mustGID("::ffff:10.0.0.5"), Type: GIDTypeRoCEv1},
+		{Index: 3, GID: mustGID("::ffff:10.0.0.5"), Type: GIDTypeRoCEv2},
+		{Index: 4, GID: mustGID("::ffff:10.0.0.6"), Type: GIDTypeRoCEv2},
+		{Index: 5, GID: mustGID("2001:db8::5"), Type: GIDTypeRoCEv2},
+	}
+	tests := []struct {
+		name  string
+		table []GIDEntry
+		local string
+		want  int
+	}{
+		{"rxe on lo picks the IPv4-mapped GID", rxeLo, "127.0.0.1", 1},
+		{"rxe on lo without a local address", rxeLo, "", 1},
+		{"matching address wins", mixed, "10.0.0.6", 4},
+		{"v2 over v1 for the same address", mixed, "10.0.0.5", 3},
+		{"IPv6 control connection", mixed, "2001:db8::5", 5},
+		{"link-local only", rxeLo[:1], "127.0.0.1", 0},
+		{"IB", []GIDEntry{{Index: 0, GID: mustGID("fe80::2"), Type: GIDTypeIB}}, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var local netip.Addr
+			if tt.local != "" {
+				local = netip.MustParseAddr(tt.local)
+			}
+			got, reason, ok := BestGID(tt.table, local)
+			if !ok || got.Index != tt.want || reason == "" {
+				t.Fatalf("BestGID = index %d (%q), ok %v; want index %d", got.Index, reason, ok, tt.want)
+			}
+		})
+	}
+	if _, _, ok := BestGID(nil, netip.Addr{}); ok {
+		t.Fatal("BestGID(nil) ok")
+	}
+}
+
+func TestCheckMemlock(t *testing.T) {
+	tests := []struct {
+		name            string
+		limit, need     uint64
+		capable, wantOK bool
+	}{
+		{"under", 1 << 20, 4096, false, true},
+		{"equal", 8192, 8192, false, true},
+		{"over", 65536, 1 << 20, false, false},
+		{"over but CAP_IPC_LOCK", 65536, 1 << 20, true, true},
+		{"unlimited", ^uint64(0), 1 << 40, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkMemlock(tt.limit, tt.need, tt.capable)
+			if (err == nil) != tt.wantOK {
+				t.Fatalf("checkMemlock = %v, want ok=%v", err, tt.wantOK)
+			}
+			var me *MemlockError
+			if err != nil && (!errors.As(err, &me) || !strings.Contains(err.Error(), "65536 bytes") || !strings.Contains(err.Error(), "1048576 bytes")) {
+				t.Fatalf("error %q must name current and needed values", err)
+			}
+		})
+	}
+}
+
+func TestDeviceNotFoundError(t *testing.T) {
+	err := &DeviceNotFoundError{Name: "mlx9", Available: []string{"rxe0", "siw0"}}
+	if got := err.Error(); got != `device "mlx9" not found; available: rxe0, siw0` {
+		t.Fatalf("Error() = %q", got)
+	}
+}
+
+// TestDiscoveryErrorsAreTyped runs anywhere: without RDMA the error is one of
+// the documented sentinels and carries the SoftRoCE hint.
+func TestDiscoveryErrorsAreTyped(t *testing.T) {
+	names, err := DeviceNames()
+	if err == nil {
+		if len(names) == 0 {
+			t.Fatal("DeviceNames returned no names and no error")
+		}
+		return
+	}
+	if !errors.Is(err, ErrNoKernelSupport) && !errors.Is(err, ErrNoDevices) && !errors.Is(err, ErrNoProvider) {
+		t.Fatalf("untyped discovery error: %v", err)
+	}
+	if errors.Is(err, ErrNoKernelSupport) && !strings.Contains(err.Error(), "vm-run.sh") {
+		t.Fatalf("no SoftRoCE hint in %q", err)
+	}
+	if _, err2 := Open("rxe0"); err2 == nil {
+		t.Fatal("Open succeeded without devices")
+	}
+}
