@@ -47,11 +47,13 @@ type Spec struct {
 	Iters    int64         `json:"iterations,omitempty"` // measured iterations; 0 with Duration
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	Warmup   int64         `json:"warmup_iterations"`
-	TxDepth  int           `json:"tx_depth"`
-	CQMod    int           `json:"cq_mod"`
-	RxDepth  int           `json:"rx_depth"`
-	Inline   int           `json:"inline_bytes"`
-	MTU      int           `json:"mtu,omitempty"` // requested path MTU, bytes; 0 = the ports' active MTU
+	// WarmupTime, when set, warms up for this long instead of Warmup iterations.
+	WarmupTime time.Duration `json:"warmup_ns,omitempty"`
+	TxDepth    int           `json:"tx_depth"`
+	CQMod      int           `json:"cq_mod"`
+	RxDepth    int           `json:"rx_depth"`
+	Inline     int           `json:"inline_bytes"`
+	MTU        int           `json:"mtu,omitempty"` // requested path MTU, bytes; 0 = the ports' active MTU
 }
 
 // Name is a short label, e.g. "send lat 2B".
@@ -80,6 +82,9 @@ func (s Spec) Validate() error {
 	}
 	if (s.Iters == 0) == (s.Duration == 0) {
 		return fmt.Errorf("exactly one of iterations (%d) and duration (%v) must be set", s.Iters, s.Duration)
+	}
+	if s.WarmupTime < 0 || s.WarmupTime > MaxDuration {
+		return fmt.Errorf("warm-up time %v out of range [0, %v]", s.WarmupTime, MaxDuration)
 	}
 	if s.Warmup < 0 || s.Warmup > MaxIters {
 		return fmt.Errorf("warm-up %d iterations out of range 0..%d", s.Warmup, int64(MaxIters))
@@ -225,17 +230,18 @@ func contains(list []string, s string) bool {
 // Plan is what the client's flags ask for: the cross product of modes, ops
 // and sizes. Zero fields take the defaults below.
 type Plan struct {
-	Ops      []string
-	Modes    []string
-	Sizes    []int         // nil: 2 B for latency, 64 KiB for bandwidth (perftest's defaults)
-	Iters    int64         // 0: 10000 for latency, 5000 for bandwidth (unless Duration)
-	Duration time.Duration // per test
-	Warmup   int64         // -1: the default (1% of iterations, at least 100 for latency; tx depth for bandwidth)
-	TxDepth  int           // bandwidth; 0: 128
-	CQMod    int           // 0: min(100, tx depth)
-	RxDepth  int           // 0: 512
-	Inline   int
-	MTU      int
+	Ops        []string
+	Modes      []string
+	Sizes      []int         // nil: 2 B for latency, 64 KiB for bandwidth (perftest's defaults)
+	Iters      int64         // 0: 10000 for latency, 5000 for bandwidth (unless Duration)
+	Duration   time.Duration // per test
+	Warmup     int64         // -1: the default (1% of iterations, at least 100 for latency; tx depth for bandwidth)
+	WarmupTime time.Duration // warm up for this long instead (overrides Warmup)
+	TxDepth    int           // bandwidth; 0: 128
+	CQMod      int           // 0: min(100, tx depth)
+	RxDepth    int           // 0: 512
+	Inline     int
+	MTU        int
 }
 
 // Specs expands the plan into tests, in mode, op, size order. Atomics run at
@@ -265,7 +271,7 @@ func (p Plan) Specs() ([]Spec, error) {
 				sizes = []int{AtomicSize}
 			}
 			for _, sz := range sizes {
-				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup,
+				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup, WarmupTime: p.WarmupTime,
 					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU}
 				if s.Duration == 0 && s.Iters == 0 {
 					s.Iters = defaultIters
@@ -286,7 +292,9 @@ func (p Plan) Specs() ([]Spec, error) {
 				if s.RxDepth == 0 {
 					s.RxDepth = 512
 				}
-				if s.Warmup < 0 {
+				if s.WarmupTime > 0 {
+					s.Warmup = 0
+				} else if s.Warmup < 0 {
 					s.Warmup = defaultWarmup(s)
 				}
 				if err := s.Validate(); err != nil {

@@ -112,8 +112,12 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	eng := e.eng
 	capN := int64(eng.Capacity())
 	total := int64(0)
-	for total < s.Warmup {
-		n := min(capN, s.Warmup-total)
+	warmEnd := verbs.Now() + int64(s.WarmupTime)
+	for total < s.Warmup || (s.WarmupTime > 0 && verbs.Now() < warmEnd) {
+		n := min(capN, 64)
+		if s.WarmupTime == 0 {
+			n = min(capN, s.Warmup-total)
+		}
 		eng.ResetSamples()
 		if err := eng.LatClient(int(n)); err != nil {
 			return Result{}, total, fmt.Errorf("warm-up: %w", err)
@@ -156,6 +160,7 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	end := verbs.Now()
 	iv.flush(end)
 	r := baseResult(s, e)
+	r.Warmup = total
 	r.Iterations = measured
 	r.DurationNS = end - start
 	r.Bandwidth = NewBandwidth(s.Size, measured, end-start)
@@ -184,14 +189,24 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	defer runtime.UnlockOSThread()
 	eng := e.eng
 	far := int64(math.MaxInt64)
-	if s.Warmup > 0 {
-		eng.SetTarget(uint64(s.Warmup))
-		for eng.Completed() < uint64(s.Warmup) {
+	warmed := int64(0)
+	if s.Warmup > 0 || s.WarmupTime > 0 {
+		target, until := uint64(s.Warmup), far
+		if s.WarmupTime > 0 {
+			target, until = math.MaxUint64, verbs.Now()+int64(s.WarmupTime)
+		}
+		eng.SetTarget(target)
+		for eng.Completed() < target {
 			eng.ResetSamples()
-			if _, err := eng.BWClient(far); err != nil {
+			if _, err := eng.BWClient(until); err != nil {
 				return Result{}, int64(eng.Completed()), fmt.Errorf("warm-up: %w", err)
 			}
+			if until != far && verbs.Now() >= until {
+				target, until = eng.Posted()+1, far // complete the unsignaled tail
+				eng.SetTarget(target)
+			}
 		}
+		warmed = int64(eng.Completed())
 		eng.ResetCounters()
 	}
 	lat := hist.New()
@@ -215,7 +230,7 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 		}
 		eng.ResetSamples()
 		if _, err := eng.BWClient(until); err != nil {
-			return Result{}, s.Warmup + int64(eng.Completed()), err
+			return Result{}, warmed + int64(eng.Completed()), err
 		}
 		samples := eng.Samples()
 		lat.RecordSlice(samples, 0)
@@ -239,9 +254,10 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	r.Bandwidth = NewBandwidth(s.Size, ops, last-first)
 	r.Intervals = iv.list
 	if err := r.SetLatency(lat, 1); err != nil {
-		return Result{}, s.Warmup + ops, fmt.Errorf("encode histogram: %w", err)
+		return Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
 	}
-	return r, s.Warmup + ops, nil
+	r.Warmup = warmed
+	return r, warmed + ops, nil
 }
 
 func baseResult(s Spec, e *endpoint) Result {

@@ -31,6 +31,9 @@ type Document struct {
 	Env           Env       `json:"environment"`
 	Results       []Result  `json:"results"`
 	Warnings      []string  `json:"warnings,omitempty"`
+	// PeakRSSBytes is the process's peak resident set size at the end of
+	// the run (getrusage ru_maxrss), bytes.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 }
 
 // Env describes where a run took place: host, device, port, GID, clock and

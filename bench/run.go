@@ -8,6 +8,8 @@ import (
 	"log"
 	"net"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Version is rdmabench's version, written into every result.
@@ -50,6 +52,10 @@ func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error
 		env.PathMTU, env.InlineSizeGranted = cl.PathMTU, cl.Inline
 		doc.Env = env
 		doc.End = time.Now()
+		var ru unix.Rusage
+		if unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
+			doc.PeakRSSBytes = ru.Maxrss * 1024
+		}
 	}()
 	for i, s := range cfg.Specs {
 		if err := ctx.Err(); err != nil {

@@ -189,6 +189,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	iters := fs.Int64P("iters", "n", 0, "measured iterations per test (default: 10000 lat, 5000 bw)")
 	dur := fs.DurationP("duration", "D", 0, "measure each test for this long instead of a count, e.g. 10s")
 	warmup := fs.Int64("warmup", -1, "warm-up iterations before measuring (default: 1% of iterations, at least 100, for lat; tx depth for bw)")
+	warmupTime := fs.Duration("warmup-time", 0, "warm up for this long instead of a count, e.g. 500ms")
 	tx := fs.IntP("tx-depth", "t", 0, "outstanding sends in bw mode (default 128)")
 	cqmod := fs.IntP("cq-mod", "Q", 0, "signal one completion every N sends in bw mode (default min(100, tx depth))")
 	rx := fs.IntP("rx-depth", "r", 0, "receives kept posted (default 512)")
@@ -211,7 +212,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	} else if fs.NArg() != 0 {
 		return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
 	}
-	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
+	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
 		Inline: *inline, MTU: *mtu}
 	var err error
 	if plan.Ops, err = bench.ParseList("op", *ops, bench.Ops); err != nil {
