@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/internal/testutil"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -66,6 +68,9 @@ func TestDevicesDescribe(t *testing.T) {
 	reps, err := DescribeDevices()
 	if err != nil {
 		if errors.Is(err, verbs.ErrNoKernelSupport) || errors.Is(err, verbs.ErrNoDevices) || errors.Is(err, verbs.ErrNoProvider) {
+			if testutil.Required() {
+				t.Fatalf("%s=1 but no RDMA device: %v", testutil.RequireEnv, err)
+			}
 			t.Skipf("no RDMA device: %v", err)
 		}
 		t.Fatal(err)

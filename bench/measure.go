@@ -55,6 +55,9 @@ type intervals struct {
 }
 
 func newIntervals(s Spec, o RunOptions, start int64) *intervals {
+	if o.Unit == "" {
+		o.Unit = UnitMiB
+	}
 	every := o.Interval
 	if every == 0 && s.Duration > 0 {
 		every = time.Second

@@ -132,7 +132,7 @@ func TestResultJSONKeys(t *testing.T) {
 		want []string
 	}{
 		{"document", m, sorted("schema_version", "tool", "tool_version", "command_line", "start_time", "end_time",
-			"role", "environment", "results", "warnings")},
+			"role", "environment", "peak_rss_bytes", "results", "warnings")},
 		{"environment", m["environment"], sorted("host", "kernel", "rdma_core_version", "device", "driver", "firmware",
 			"vendor_id", "vendor_part_id", "software_rdma", "software_rdma_note", "port", "link_layer", "active_mtu",
 			"path_mtu", "link_speed", "link_gbps", "gid_index", "gid_type", "gid", "gid_reason", "inline_size_granted",

@@ -1,0 +1,267 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"log"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/testutil"
+)
+
+// requireDevice skips (or fails, in the SoftRoCE guest) without RDMA.
+func requireDevice(t *testing.T) {
+	t.Helper()
+	testutil.RequireRDMA(t)
+}
+
+func testLog(t *testing.T) *log.Logger {
+	return log.New(testWriter{t}, "server: ", 0)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// startServer serves on 127.0.0.1 until the test ends.
+func startServer(t *testing.T) string {
+	t.Helper()
+	srv, err := NewServer(ServerConfig{GIDIndex: -1, Port: 1, Log: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		srv.Close()
+	})
+	return ln.Addr().String()
+}
+
+// checkDoc writes doc as JSON, reads it back and checks every result.
+func checkDoc(t *testing.T, doc *Document, specs []Spec) *Document {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := WriteJSONFile(path, doc); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSONFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.SchemaVersion != SchemaVersion || back.Env.Device == "" || back.Env.ClockSource != "CLOCK_MONOTONIC_RAW" ||
+		back.End.Before(back.Start) || back.PeakRSSBytes <= 0 {
+		t.Errorf("document header incomplete: schema %d, device %q, clock %q, start %v, end %v, rss %d",
+			back.SchemaVersion, back.Env.Device, back.Env.ClockSource, back.Start, back.End, back.PeakRSSBytes)
+	}
+	if strings.HasPrefix(back.Env.Device, "rxe") {
+		if !back.Env.SoftwareRDMA || back.Env.GIDIndex != 1 || back.Env.GIDType != "RoCE v2" || back.Env.PathMTU != 4096 {
+			t.Errorf("rxe environment: software %v, GID %d %s, path MTU %d; want true, 1 RoCE v2, 4096",
+				back.Env.SoftwareRDMA, back.Env.GIDIndex, back.Env.GIDType, back.Env.PathMTU)
+		}
+	}
+	if len(back.Results) != len(specs) {
+		t.Fatalf("%d results, want %d", len(back.Results), len(specs))
+	}
+	for i, r := range back.Results {
+		s := specs[i]
+		name := s.Name()
+		if r.Op != s.Op || r.Mode != s.Mode || r.SizeBytes != s.Size {
+			t.Errorf("%s: result is %s %s %d", name, r.Op, r.Mode, r.SizeBytes)
+		}
+		if s.Iters > 0 && r.Iterations != s.Iters {
+			t.Errorf("%s: %d iterations, want %d", name, r.Iterations, s.Iters)
+		}
+		if s.Mode == ModeLat && r.Latency.Count != r.Iterations {
+			t.Errorf("%s: latency count %d != iterations %d", name, r.Latency.Count, r.Iterations)
+		}
+		l := r.Latency
+		prev := l.Min
+		for _, p := range []Nanos{l.P50, l.P90, l.P99, l.P99_9, l.P99_99, {NS: l.Max, OK: true}} {
+			if !p.OK {
+				continue // n/a: too few samples
+			}
+			if p.NS < prev {
+				t.Errorf("%s: percentiles out of order: min %v p50 %v p90 %v p99 %v p99.9 %v max %v", name, l.Min, l.P50, l.P90, l.P99, l.P99_9, l.Max)
+			}
+			prev = p.NS
+		}
+		if !l.P50.OK || (r.Samples >= 1000 && !l.P99_9.OK) || (r.Samples < 1000 && l.P99_9.OK) {
+			t.Errorf("%s: n/a rule broken: %d samples, p50 %v, p99.9 %v", name, r.Samples, l.P50, l.P99_9)
+		}
+		if r.Bandwidth.MBPerSec <= 0 || r.DurationNS <= 0 || r.TimedInterval == "" {
+			t.Errorf("%s: bandwidth %v, duration %d, interval %q", name, r.Bandwidth, r.DurationNS, r.TimedInterval)
+		}
+		h, err := r.DecodeHistogram()
+		if err != nil || h.Count() != r.Samples {
+			t.Errorf("%s: histogram decodes to %v samples (err %v), want %d", name, h.Count(), err, r.Samples)
+		}
+		if s.HalfRTT() != (r.RTT != nil) {
+			t.Errorf("%s: rtt_ns present=%v, want %v", name, r.RTT != nil, s.HalfRTT())
+		}
+		t.Logf("%s: p50 %.2f us, p99 %.2f us, max %.2f us, %.1f MB/s", name, l.P50.NS/1e3, l.P99.NS/1e3, l.Max/1e3, r.Bandwidth.MBPerSec)
+	}
+	return back
+}
+
+func plan(t *testing.T, p Plan) []Spec {
+	t.Helper()
+	specs, err := p.Specs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return specs
+}
+
+func runCfg(specs []Spec) RunConfig {
+	return RunConfig{Client: ClientConfig{Port: 1, GIDIndex: -1, Run: RunOptions{CPU: -1}}, Specs: specs,
+		ConnTimeout: 5 * time.Second, CommandLine: []string{"bench.test"}}
+}
+
+func TestRDMALoopbackLatency(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite, OpRead, OpFetchAdd, OpCmpSwap}, Modes: []string{ModeLat},
+		Sizes: []int{2, 4096}, Iters: 1000, Warmup: 50})
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, doc, specs)
+}
+
+func TestRDMALoopbackBandwidth(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite, OpRead}, Modes: []string{ModeBW}, Sizes: []int{4096, 65536},
+		Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, doc, specs)
+}
+
+func TestRDMADurationMode(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite}, Modes: []string{ModeLat, ModeBW}, Sizes: []int{64},
+		Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond, TxDepth: 16, CQMod: 4})
+	cfg := runCfg(specs)
+	var lines strings.Builder
+	cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 500*time.Millisecond
+	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := checkDoc(t, doc, specs)
+	for _, r := range back.Results {
+		if r.Iterations == 0 || len(r.Intervals) < 2 || r.Warmup == 0 {
+			t.Errorf("%s %s: %d iterations, %d intervals, warm-up %d", r.Op, r.Mode, r.Iterations, len(r.Intervals), r.Warmup)
+		}
+		if d := time.Duration(r.DurationNS); d < 1400*time.Millisecond || d > 3*time.Second {
+			t.Errorf("%s %s: measured %v, want about 1.5s", r.Op, r.Mode, d)
+		}
+	}
+	if strings.Count(lines.String(), "\n") < 8 {
+		t.Errorf("too few interval lines:\n%s", lines.String())
+	}
+	t.Logf("interval lines:\n%s", lines.String())
+}
+
+// TestRDMAServerClient: two clients one after the other against one server,
+// a bad test in between; the server keeps serving.
+func TestRDMAServerClient(t *testing.T) {
+	requireDevice(t)
+	addr := startServer(t)
+	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite, OpRead}, Modes: []string{ModeLat, ModeBW}, Sizes: []int{2},
+		Iters: 1000, Warmup: -1})
+	for i := 0; i < 2; i++ {
+		doc, err := RunClient(context.Background(), addr, runCfg(specs))
+		if err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		checkDoc(t, doc, specs)
+	}
+	// A bad test is refused with a reason, and the session goes on.
+	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	bad := specs[0]
+	bad.Size = MaxSize + 1
+	if err := cl.c.Send(MsgTest, bad); err != nil {
+		t.Fatal(err)
+	}
+	var re *RemoteError
+	if err := cl.c.Recv(MsgQPInfo, nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("bad spec answered with %v, want a RemoteError naming the range", err)
+	}
+	if _, err := cl.Run(specs[0], RunOptions{CPU: -1}); err != nil {
+		t.Fatalf("test after a refused one: %v", err)
+	}
+}
+
+// TestRDMAServerSurvivesLostClient drops the control connection in the
+// middle of a test; the server aborts that test and serves the next client.
+func TestRDMAServerSurvivesLostClient(t *testing.T) {
+	requireDevice(t)
+	old := engineTimeout
+	engineTimeout = 2 * time.Second
+	t.Cleanup(func() { engineTimeout = old })
+	addr := startServer(t)
+	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := plan(t, Plan{Ops: []string{OpSend}, Modes: []string{ModeLat}, Duration: 30 * time.Second})[0]
+	go func() {
+		time.Sleep(time.Second)
+		cl.c.c.Close() // the client "dies": its control connection goes away
+	}()
+	start := time.Now()
+	_, err = cl.Run(spec, RunOptions{CPU: -1})
+	if err == nil {
+		t.Fatal("test went on after the control connection closed")
+	}
+	t.Logf("lost client after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("noticing the lost peer took %v", time.Since(start))
+	}
+	cl.dev.Close()
+	specs := plan(t, Plan{Ops: []string{OpSend}, Modes: []string{ModeLat}, Iters: 500})
+	doc, err := RunClient(context.Background(), addr, runCfg(specs))
+	if err != nil {
+		t.Fatalf("next client: %v", err)
+	}
+	checkDoc(t, doc, specs)
+}
+
+// TestRDMABusyServer: a second client is refused while one is connected.
+func TestRDMABusyServer(t *testing.T) {
+	requireDevice(t)
+	addr := startServer(t)
+	first, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	_, err = Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Fatalf("second client: %v, want a busy refusal", err)
+	}
+}
