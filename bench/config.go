@@ -130,7 +130,7 @@ func (s Spec) HalfRTT() bool { return s.Mode == ModeLat && (s.Op == OpSend || s.
 // ParseSize parses a byte count with an optional K, M or G suffix (binary:
 // 4K = 4096).
 func ParseSize(s string) (int, error) {
-	t := strings.TrimSpace(s)
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "B"), "i")
 	mult := 1
 	if n := len(t); n > 0 {
 		switch t[n-1] {
@@ -142,7 +142,6 @@ func ParseSize(s string) (int, error) {
 			mult, t = 1<<30, t[:n-1]
 		}
 	}
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "i"), "B")
 	v, err := strconv.ParseInt(t, 10, 64)
 	if err != nil || v < 1 {
 		return 0, fmt.Errorf("size %q: want a positive number of bytes, e.g. 64, 4K, 1M", s)

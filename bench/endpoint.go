@@ -215,8 +215,8 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 				e.dev.GID.Type, e.dev.GID.GID, e.dev.GID.Index, r.GIDType, r.GID, r.GIDIndex)
 		}
 	}
-	if r.Len < uint64(s.Size) || r.Addr+r.Len < r.Addr {
-		return 0, fmt.Errorf("peer's buffer (%d bytes at 0x%x) cannot hold %d-byte messages", r.Len, r.Addr, s.Size)
+	if err := checkPeerBuffer(r, s.Size); err != nil {
+		return 0, err
 	}
 	mtu := min(e.dev.Port.ActiveMTU, r.ActiveMTU)
 	if s.MTU != 0 {
@@ -280,4 +280,13 @@ func isNilCloser(c interface{ Close() error }) bool {
 		return v == nil
 	}
 	return false
+}
+
+// checkPeerBuffer refuses a peer target area that cannot hold size bytes or
+// whose end overflows.
+func checkPeerBuffer(r QPInfo, size int) error {
+	if r.Len < uint64(size) || r.Addr+r.Len < r.Addr {
+		return fmt.Errorf("peer's buffer (%d bytes at 0x%x) cannot hold %d-byte messages", r.Len, r.Addr, size)
+	}
+	return nil
 }

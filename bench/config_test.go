@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseSizes(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []int
+		wantErr string
+	}{
+		{"single", "2", []int{2}, ""},
+		{"list with suffixes", "2,64,4K,1M", []int{2, 64, 4096, 1 << 20}, ""},
+		{"range", "2-16", []int{2, 4, 8, 16}, ""},
+		{"range to 8M", "1M-8M", []int{1 << 20, 2 << 20, 4 << 20, 8 << 20}, ""},
+		{"mixed and deduplicated", "4K,2-8,4096", []int{4096, 2, 4, 8}, ""},
+		{"KiB spelling", "4KiB", []int{4096}, ""},
+		{"zero", "0", nil, `size "0"`},
+		{"negative", "-5", nil, "size"},
+		{"garbage", "abc", nil, `size "abc"`},
+		{"too large", "2G", nil, "exceeds the limit"},
+		{"empty entry", "2,,4", nil, "empty entry"},
+		{"reversed range", "8-2", nil, "is above"},
+		{"range start not a power of two", "3-8", nil, "not a power of two"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseSizes(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseSizes(%q) error = %v, want one containing %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("ParseSizes(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseList(t *testing.T) {
+	got, err := ParseList("op", "write, SEND,write", Ops)
+	if err != nil || !reflect.DeepEqual(got, []string{"write", "send"}) {
+		t.Fatalf("ParseList = %v, %v", got, err)
+	}
+	if got, _ := ParseList("op", "all", Ops); !reflect.DeepEqual(got, Ops) {
+		t.Fatalf("all = %v", got)
+	}
+	if _, err := ParseList("op", "send,atomic", Ops); err == nil || !strings.Contains(err.Error(), `"atomic"`) || !strings.Contains(err.Error(), "valid: send") {
+		t.Fatalf("unknown op error = %v", err)
+	}
+}
+
+func TestPlanDefaults(t *testing.T) {
+	specs, err := Plan{Warmup: -1}.Specs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 6 {
+		t.Fatalf("%d default tests, want 6 (send, write, read × lat, bw)", len(specs))
+	}
+	for _, s := range specs {
+		switch s.Mode {
+		case ModeLat:
+			if s.Size != 2 || s.Iters != 10000 || s.TxDepth != 1 || s.Warmup != 100 {
+				t.Errorf("latency default %+v", s)
+			}
+		case ModeBW:
+			if s.Size != 65536 || s.Iters != 5000 || s.TxDepth != 128 || s.CQMod != 100 || s.Warmup != 128 {
+				t.Errorf("bandwidth default %+v", s)
+			}
+		}
+	}
+	at, err := Plan{Ops: []string{OpFetchAdd}, Modes: []string{ModeLat}, Sizes: []int{2, 4096}}.Specs()
+	if err != nil || len(at) != 1 || at[0].Size != AtomicSize {
+		t.Fatalf("atomics plan = %+v, %v; want one 8-byte test", at, err)
+	}
+	if _, err := (Plan{Iters: 10, Duration: time.Second}).Specs(); err == nil {
+		t.Fatal("iterations and duration together accepted")
+	}
+	if _, err := (Plan{Modes: []string{ModeBW}, TxDepth: 4, CQMod: 8}).Specs(); err == nil || !strings.Contains(err.Error(), "CQ moderation 8") {
+		t.Fatalf("cq-mod above tx depth: %v", err)
+	}
+}
+
+func TestSpecValidate(t *testing.T) {
+	ok := Spec{Op: OpSend, Mode: ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 16}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		mod     func(*Spec)
+		wantErr string
+	}{
+		{"unknown op", func(s *Spec) { s.Op = "flush" }, `op "flush" unknown`},
+		{"unknown mode", func(s *Spec) { s.Mode = "x" }, `mode "x" unknown`},
+		{"zero size", func(s *Spec) { s.Size = 0 }, "size 0 bytes out of range 1..1073741824"},
+		{"atomic size", func(s *Spec) { s.Op = OpFetchAdd }, "atomics are 8 bytes"},
+		{"no count", func(s *Spec) { s.Iters = 0 }, "exactly one of iterations"},
+		{"negative warm-up", func(s *Spec) { s.Warmup = -1 }, "warm-up -1"},
+		{"tx depth", func(s *Spec) { s.TxDepth = 0 }, "tx depth 0 out of range 1..32768"},
+		{"rx depth", func(s *Spec) { s.RxDepth = 1 << 20 }, "rx depth 1048576 out of range"},
+		{"mtu", func(s *Spec) { s.MTU = 1500 }, "MTU 1500 invalid"},
+		{"duration", func(s *Spec) { s.Iters, s.Duration = 0, 48*time.Hour }, "duration 48h0m0s out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := ok
+			tt.mod(&s)
+			if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestTimedInterval(t *testing.T) {
+	for _, tt := range []struct {
+		op, mode, want string
+		half           bool
+	}{
+		{OpSend, ModeLat, "RTT/2", true},
+		{OpWrite, ModeLat, "RTT/2", true},
+		{OpRead, ModeLat, "full RDMA READ round trip", false},
+		{OpFetchAdd, ModeLat, "full atomic round trip", false},
+		{OpWrite, ModeBW, "first post to last completion", false},
+	} {
+		s := Spec{Op: tt.op, Mode: tt.mode}
+		if !strings.Contains(s.TimedInterval(), tt.want) || s.HalfRTT() != tt.half {
+			t.Errorf("%s %s: %q half=%v", tt.op, tt.mode, s.TimedInterval(), s.HalfRTT())
+		}
+	}
+}
+
+// FuzzSpecDecode feeds arbitrary bytes through what the server does with a
+// test message: strict JSON decoding, then validation. It must never panic,
+// and whatever passes validation must be safe to allocate for.
+func FuzzSpecDecode(f *testing.F) {
+	for _, s := range []Spec{
+		{Op: OpSend, Mode: ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 16},
+		{Op: OpWrite, Mode: ModeBW, Size: 65536, Duration: time.Second, TxDepth: 128, CQMod: 100, RxDepth: 512},
+	} {
+		b, _ := json.Marshal(s)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"op":"read","size_bytes":-1}`))
+	f.Add([]byte(`{"op":"send","mode":"lat","size_bytes":99999999999999999999}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c Conn
+		var s Spec
+		if err := c.Decode(MsgTest, b, &s); err != nil {
+			return
+		}
+		if err := s.Validate(); err != nil {
+			return
+		}
+		if s.Size < 1 || s.Size > MaxSize || s.TxDepth < 1 || s.TxDepth > MaxDepth || s.RxDepth > MaxDepth || s.CQMod > s.TxDepth {
+			t.Fatalf("Validate accepted %+v", s)
+		}
+	})
+}
+
+// FuzzQPInfoDecode: peer QP information is decoded strictly and its GID
+// parsed without panics.
+func FuzzQPInfoDecode(f *testing.F) {
+	b, _ := json.Marshal(QPInfo{QPN: 0x11, PSN: 0x123456, GID: "::ffff:127.0.0.1", GIDIndex: 1, GIDType: "RoCE v2",
+		LinkLayer: "Ethernet", ActiveMTU: 4096, MaxRdAtomic: 16, RKey: 0x1234, Addr: 0x7f0000000000, Len: 4096})
+	f.Add(b)
+	f.Add([]byte(`{"gid":"zz","len":18446744073709551615,"addr":18446744073709551615}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c Conn
+		var q QPInfo
+		if err := c.Decode(MsgQPInfo, b, &q); err != nil {
+			return
+		}
+		if err := checkPeerBuffer(q, 4096); err == nil && (q.Len < 4096 || q.Addr+q.Len < q.Addr) {
+			t.Fatalf("accepted a peer buffer of %d bytes at 0x%x", q.Len, q.Addr)
+		}
+	})
+}
