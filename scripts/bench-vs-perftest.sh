@@ -21,10 +21,12 @@ Boots one qemu SoftRoCE guest (scripts/vm-run.sh) and runs there, side by side:
      rdmabench loopback --op write --mode bw --size 64K -D SECSs, both with
      tx depth 128 and CQ moderation 100 given explicitly
   3. rdmabench's peak RSS for a SEND latency run of --rss-small vs --rss-large iterations
-Each latency and bandwidth comparison runs in ABBA order (perftest, rdmabench,
-rdmabench, perftest) back to back, so linear drift cancels; the figures are the
-means of each tool's two runs (= median of 2). Then it prints the raw figures and
-the ratios with their targets, each marked PASS or MISS.
+Each latency and bandwidth comparison runs 4 times per tool, interleaved back to
+back in the order perftest rdmabench rdmabench perftest rdmabench perftest perftest
+rdmabench (ABBA BAAB: both tools have the same mean position, so linear drift
+cancels); every figure is the median of the tool's 4 runs, so one run disturbed
+by the host does not decide the result. Then it prints the raw figures and the
+ratios with their targets, each marked PASS or MISS.
 
 Options:
   --iters N           latency iterations per run (default 20000)
@@ -88,7 +90,8 @@ O=/out
 port=19100
 fail=0
 step=0
-steps=$((3 * 4 + 4 + 2))
+set -- $ORDER
+steps=$((4 * $# + 2))
 say() { echo "bench-guest: $*"; }
 status() { echo "$1 $2" >>$O/status; [ "$2" = 0 ] || { fail=1; say "FAILED: $1 (exit $2)"; }; }
 
@@ -129,17 +132,24 @@ rb() {
   status "$name" $?
 }
 
-# rss NAME TIMEOUT ITERS: rdmabench SEND latency run, polling VmHWM as a fallback
+# rss NAME TIMEOUT ITERS POLL: rdmabench SEND latency run; with POLL=1 also poll
+# VmHWM once a second as a fallback for a binary without peak_rss_bytes (polling
+# steals CPU from the two busy-polling engine threads, so it is off by default)
 rss() {
-  name=$1 t=$2 n=$3
+  name=$1 t=$2 n=$3 poll=$4
   step=$((step + 1)); port=$((port + 1))
-  say "[$step/$steps] $name: rdmabench loopback --op send --mode lat --size 2 --iters $n"
+  say "[$step/$steps] $name: rdmabench loopback --op send --mode lat --size 2 --iters $n$([ "$poll" = 1 ] && echo ' (polling VmHWM)')"
+  if [ "$poll" != 1 ]; then
+    timeout "$t" rdmabench loopback -d rxe0 -p $port --op send --mode lat --size 2 --iters "$n" \
+      --json $O/$name.json >$O/$name.txt 2>&1
+    status "$name" $?
+    return
+  fi
   rdmabench loopback -d rxe0 -p $port --op send --mode lat --size 2 --iters "$n" \
     --json $O/$name.json >$O/$name.txt 2>&1 &
   pid=$! hwm='' s=0
   while kill -0 $pid 2>/dev/null; do
-    h=$(awk '/^VmHWM:/ { print $2 }' /proc/$pid/status 2>/dev/null)
-    [ -n "$h" ] && hwm=$h
+    while read -r k v _; do [ "$k" = VmHWM: ] && hwm=$v; done 2>/dev/null </proc/$pid/status
     s=$((s + 1))
     if [ $s -gt "$t" ]; then say "timeout after ${t}s: $name"; kill $pid; fi
     sleep 1
@@ -158,24 +168,41 @@ date +%s >$O/t0
 # 1. latency, ABBA per operation; 500 us per iteration is a generous timeout
 tl=$((60 + N / 2000))
 for op in send write read; do
-  pt lat-$op-pt1 $tl ib_${op}_lat -s 2 -n "$N"
-  rb lat-$op-rb1 $tl --op $op --mode lat --size 2 --iters "$N"
-  rb lat-$op-rb2 $tl --op $op --mode lat --size 2 --iters "$N"
-  pt lat-$op-pt2 $tl ib_${op}_lat -s 2 -n "$N"
+  a=0 b=0
+  for who in $ORDER; do
+    if [ $who = pt ]; then
+      a=$((a + 1)); pt lat-$op-pt$a $tl ib_${op}_lat -s 2 -n "$N"
+    else
+      b=$((b + 1)); rb lat-$op-rb$b $tl --op $op --mode lat --size 2 --iters "$N"
+    fi
+  done
 done
 date +%s >$O/t1
 
-# 2. bandwidth, ABBA; same duration, tx depth and CQ moderation given to both
+# 2. bandwidth, same order; same duration, tx depth and CQ moderation given to both
+# (perftest's own default at 64 KiB is CQ moderation 1: it turns moderation off
+# above 8 KiB unless -Q is given)
 tb=$((BWDUR + 60))
-pt bw-pt1 $tb ib_write_bw -s 65536 -D "$BWDUR" -t 128 -Q 100
-rb bw-rb1 $tb --op write --mode bw --size 64K -D "${BWDUR}s" --tx-depth 128 --cq-mod 100
-rb bw-rb2 $tb --op write --mode bw --size 64K -D "${BWDUR}s" --tx-depth 128 --cq-mod 100
-pt bw-pt2 $tb ib_write_bw -s 65536 -D "$BWDUR" -t 128 -Q 100
+a=0 b=0
+for who in $ORDER; do
+  if [ $who = pt ]; then
+    a=$((a + 1)); pt bw-pt$a $tb ib_write_bw -s 65536 -D "$BWDUR" -t 128 -Q 100
+  else
+    b=$((b + 1)); rb bw-rb$b $tb --op write --mode bw --size 64K -D "${BWDUR}s" --tx-depth 128 --cq-mod 100
+  fi
+done
 date +%s >$O/t2
 
 # 3. peak RSS
-rss rss-small $((60 + RSS_SMALL / 2000)) "$RSS_SMALL"
-rss rss-large $((60 + RSS_LARGE / 2000)) "$RSS_LARGE"
+rss rss-small $((60 + RSS_SMALL / 2000)) "$RSS_SMALL" 0
+poll=0
+grep -q '"peak_rss_bytes"' $O/rss-small.json 2>/dev/null || poll=1
+if [ $poll = 1 ]; then
+  say "no peak_rss_bytes in rdmabench's JSON: falling back to polling VmHWM"
+  steps=$((steps + 1))
+  rss rss-small $((60 + RSS_SMALL / 2000)) "$RSS_SMALL" 1
+fi
+rss rss-large $((60 + RSS_LARGE / 2000)) "$RSS_LARGE" $poll
 date +%s >$O/t3
 
 say "done (failures: $fail)"
@@ -183,21 +210,27 @@ exit $fail
 GUEST
 
 # Generous guest timeout: boot + about 100 us per latency iteration + the rest.
-est=$((60 + 12 * (10 + iters / 10000) + 4 * (bwdur + 15) + (rss_small + rss_large) / 10000 + 40))
+order='pt rb rb pt rb pt pt rb'
+reps=4 # runs per tool in $order
+est=$((60 + 24 * (10 + iters / 10000) + 8 * (bwdur + 15) + (rss_small + rss_large) / 10000 + 40))
 vm_timeout=$((est * 2 + 120))
 ((vm_timeout >= 600)) || vm_timeout=600
 
 echo "Booting one SoftRoCE guest for ${iters}-iteration latency, ${bwdur} s bandwidth and" \
   "${rss_small} vs ${rss_large} iteration RSS runs (guest timeout ${vm_timeout} s)..." >&2
 t_start=$(date +%s)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+others=$(pgrep -c qemu-system-x86 2>/dev/null || true)
 set +e
 "$SCRIPT_DIR/vm-run.sh" --timeout "$vm_timeout" --bin "$bin" \
   --file "$work/bench-guest.sh:/work/bench-guest.sh" \
-  --env "N=$iters" --env "BWDUR=$bwdur" --env "RSS_SMALL=$rss_small" --env "RSS_LARGE=$rss_large" \
+  --env "N=$iters" --env "ORDER=$order" --env "BWDUR=$bwdur" --env "RSS_SMALL=$rss_small" --env "RSS_LARGE=$rss_large" \
   --outdir "$out" -- sh /work/bench-guest.sh 2>&1 | tee "$work/guest.log" | grep --line-buffered '^bench-guest:' >&2
 vmrc=${PIPESTATUS[0]}
 set -e
 t_end=$(date +%s)
+nproc_host=$(nproc 2>/dev/null || echo 0)
+load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 
 if [[ -n $keep ]]; then
   mkdir -p "$keep" || die "--keep $keep: cannot create it"
@@ -211,8 +244,10 @@ if [[ ! -s $out/status ]]; then
 fi
 
 # --- parsing on the host (awk only; no jq needed) ------------------------------
-bad=0
-problem() { err "error: $*"; bad=1; }
+# problem may run in a command substitution (a subshell): record it in a file
+problems=$work/problems
+: >"$problems"
+problem() { err "error: $*"; printf '%s\n' "$*" >>"$problems"; }
 isnum() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]; }
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
@@ -273,19 +308,30 @@ pt_hdr() {
 while read -r name rc; do
   [[ $rc == 0 ]] || problem "run $name failed (exit $rc); see its output with --keep"
 done <"$out/status"
-for need in lat-send-pt1 lat-send-rb1 lat-send-rb2 lat-send-pt2 lat-write-pt1 lat-write-rb1 \
-            lat-write-rb2 lat-write-pt2 lat-read-pt1 lat-read-rb1 lat-read-rb2 lat-read-pt2 \
-            bw-pt1 bw-rb1 bw-rb2 bw-pt2 rss-small rss-large; do
+needs=(rss-small rss-large)
+for ((r = 1; r <= reps; r++)); do
+  for t in pt rb; do
+    needs+=("lat-send-$t$r" "lat-write-$t$r" "lat-read-$t$r" "bw-$t$r")
+  done
+done
+for need in "${needs[@]}"; do
   grep -q "^$need " "$out/status" || problem "run $need never ran (guest stopped early?)"
 done
 ((vmrc == 0)) || problem "vm-run.sh exited $vmrc"
 
-mean2() { if isnum "$1" && isnum "$2"; then calc "($1 + $2) / 2"; fi; }
+# median V...: the median of the numeric arguments (none numeric: empty)
+median() {
+  local v
+  for v in "$@"; do isnum "$v" && printf '%s\n' "$v"; done | sort -g |
+    awk '{ a[NR] = $1 } END { if (NR) printf "%.6f", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+# runs KEY: the per-run values of R[KEY] (KEY with a "#" where the run number goes)
+runs() { local r; for ((r = 1; r <= reps; r++)); do printf '%s\n' "${R[${1/\#/$r}]:-}"; done; }
 us() { if isnum "$1"; then calc "$1 / 1000"; fi; } # ns -> us
 
 declare -A R=()
 for op in send write read; do
-  for r in 1 2; do
+  for ((r = 1; r <= reps; r++)); do
     R[$op.pt$r.typ]=$(pt_col "lat-$op-pt$r" 5)
     R[$op.pt$r.avg]=$(pt_col "lat-$op-pt$r" 6)
     R[$op.pt$r.p99]=$(pt_col "lat-$op-pt$r" 8)
@@ -298,16 +344,17 @@ for op in send write read; do
     [[ -z $it || $it == "$iters" ]] || problem "lat-$op-pt$r: $it iterations, wanted $iters"
   done
   for m in pt.typ pt.avg pt.p99 rb.p50 rb.mean rb.p99; do
-    R[$op.$m]=$(mean2 "${R[$op.${m%%.*}1.${m#*.}]}" "${R[$op.${m%%.*}2.${m#*.}]}")
+    mapfile -t vals < <(runs "$op.${m%%.*}#.${m#*.}")
+    R[$op.$m]=$(median "${vals[@]}")
   done
 done
 
 # perftest's "MB/sec": decide from MsgRate x size whether it is 2^20 or 10^6 bytes/s
 bw_unit_note=''
-for r in 1 2; do
+for ((r = 1; r <= reps; r++)); do
   avg=$(pt_col "bw-pt$r" 4) mpps=$(pt_col "bw-pt$r" 5) size=$(pt_col "bw-pt$r" 1)
   if isnum "$avg" && isnum "$mpps" && isnum "$size"; then
-    mib=$(calc "$mpps * $size / 1048576") mb=$(calc "$mpps * $size / 1000000")
+    mib=$(calc "$mpps * $size * 1000000 / 1048576") mb=$(calc "$mpps * $size")
     unit=$(awk -v a="$avg" -v i="$mib" -v m="$mb" 'BEGIN {
       di = (a - i) / a; if (di < 0) di = -di; dm = (a - m) / a; if (dm < 0) dm = -dm
       print (di < 0.02 && di < dm) ? "MiB" : (dm < 0.02 ? "MB" : "?") }')
@@ -329,8 +376,10 @@ for r in 1 2; do
       err "warning: bw-$who$r ran with tx depth '${tx}' and CQ moderation '${cq}', not 128/100"
   done
 done
-R[bw.pt]=$(mean2 "${R[bw.pt1]:-}" "${R[bw.pt2]:-}")
-R[bw.rb]=$(mean2 "${R[bw.rb1]:-}" "${R[bw.rb2]:-}")
+mapfile -t vals < <(runs 'bw.pt#')
+R[bw.pt]=$(median "${vals[@]}")
+mapfile -t vals < <(runs 'bw.rb#')
+R[bw.rb]=$(median "${vals[@]}")
 
 # peak RSS: the JSON's peak_rss_bytes, else VmHWM polled in the guest
 rss_src=peak_rss_bytes
@@ -356,37 +405,44 @@ num() { if isnum "$2"; then fmt "$1" "$2"; else printf 'n/a'; fi; }
 pow10() { awk -v n="$1" 'BEGIN { k = 0; m = n; while (m >= 10 && m % 10 == 0) { m /= 10; k++ }
   if (m == 1 && k > 1) print "10^" k; else print n }'; }
 
+list() { local x out=''; while IFS= read -r x; do out+=" $(num "$1" "$x")"; done; printf '%s' "$out"; }
+
 report() {
-  local ptv rbv
+  local ptv rbv op v
   ptv=$(sed -n 's/^Version: *//p' "$out/perftest-version.txt" 2>/dev/null | head -n 1)
   rbv=$(head -n 1 "$out/rdmabench-version.txt" 2>/dev/null)
   echo "rdmabench vs perftest, rxe0 (SoftRoCE on lo) in one qemu TCG guest, 2 vCPUs"
-  echo "perftest ${ptv:-?} | ${rbv:-rdmabench ?} | guest wall: lat $(( $(cat "$out/t1") - $(cat "$out/t0") )) s," \
-    "bw $(( $(cat "$out/t2") - $(cat "$out/t1") )) s, rss $(( $(cat "$out/t3") - $(cat "$out/t2") )) s" 2>/dev/null || true
-  echo "Order: every comparison ran perftest, rdmabench, rdmabench, perftest back to back"
-  echo "(ABBA, cancels linear drift); figures are each tool's mean of its 2 runs (= median of 2)."
+  local t0 t1 t2 t3
+  t0=$(cat "$out/t0" 2>/dev/null) t1=$(cat "$out/t1" 2>/dev/null)
+  t2=$(cat "$out/t2" 2>/dev/null) t3=$(cat "$out/t3" 2>/dev/null)
+  secs() { if isnum "$1" && isnum "$2"; then echo "$(($2 - $1)) s"; else echo '?'; fi; }
+  echo "perftest ${ptv:-?} | ${rbv:-rdmabench ?} | guest time: lat $(secs "$t0" "$t1")," \
+    "bw $(secs "$t1" "$t2"), rss $(secs "$t2" "$t3")"
+  echo "Order: each comparison ran $reps times per tool back to back, interleaved ABBA BAAB"
+  echo "(A = perftest; linear drift cancels); figures are the median of each tool's $reps runs."
   echo
-  printf '%-24s %9s %9s %9s | %9s %9s %9s | %s\n' "latency 2 B, ${iters} it [us]" \
-    t_typical t_avg p99 p50 mean p99 "runs: t_typical / p50"
-  printf '%-24s %29s | %29s |\n' '' 'perftest' 'rdmabench'
+  printf '%-22s %9s %9s %9s | %9s %9s %9s\n' "latency 2 B [usec]" t_typical t_avg p99 p50 mean p99
+  printf '%-22s %29s | %29s\n' "$iters iterations" 'perftest' 'rdmabench'
   for op in send write read; do
-    printf '%-24s %9s %9s %9s | %9s %9s %9s | %s %s / %s %s\n' \
+    printf '%-22s %9s %9s %9s | %9s %9s %9s\n' \
       "$op $([[ $op == read ]] && echo '(RTT)' || echo '(RTT/2)')" \
       "$(num %.2f "${R[$op.pt.typ]}")" "$(num %.2f "${R[$op.pt.avg]}")" "$(num %.2f "${R[$op.pt.p99]}")" \
-      "$(num %.2f "${R[$op.rb.p50]}")" "$(num %.2f "${R[$op.rb.mean]}")" "$(num %.2f "${R[$op.rb.p99]}")" \
-      "$(num %.2f "${R[$op.pt1.typ]}")" "$(num %.2f "${R[$op.pt2.typ]}")" \
-      "$(num %.2f "${R[$op.rb1.p50]}")" "$(num %.2f "${R[$op.rb2.p50]}")"
+      "$(num %.2f "${R[$op.rb.p50]}")" "$(num %.2f "${R[$op.rb.mean]}")" "$(num %.2f "${R[$op.rb.p99]}")"
   done
-  printf 'WRITE bw 64 KiB, %s s, tx 128, CQ mod 100: ib_write_bw avg %s MiB/s (%s, %s) | rdmabench %s MiB/s (%s, %s)\n' \
-    "$bwdur" "$(num %.2f "${R[bw.pt]}")" "$(num %.2f "${R[bw.pt1]:-}")" "$(num %.2f "${R[bw.pt2]:-}")" \
-    "$(num %.2f "${R[bw.rb]}")" "$(num %.2f "${R[bw.rb1]:-}")" "$(num %.2f "${R[bw.rb2]:-}")"
+  printf '%-22s %29s | %29s\n' "WRITE bw 64 KiB [MiB/s]" "ib_write_bw avg $(num %.2f "${R[bw.pt]}")" \
+    "rdmabench $(num %.2f "${R[bw.rb]}")"
+  echo "  (${bwdur} s per run, tx depth 128, CQ moderation 100 for both)"
+  echo "per run, in run order (perftest | rdmabench):"
+  for op in send write read; do
+    printf '  %-5s t_typical%s | p50%s\n' "$op" "$(runs "$op.pt#.typ" | list %.2f)" "$(runs "$op.rb#.p50" | list %.2f)"
+  done
+  printf '  bw    MiB/s%s | MiB/s%s\n' "$(runs 'bw.pt#' | list %.2f)" "$(runs 'bw.rb#' | list %.2f)"
   [[ -z $bw_unit_note ]] || echo "  ($bw_unit_note)"
   printf 'peak RSS, rdmabench SEND lat: %s it %s MiB (%s B), %s it %s MiB (%s B) [%s]\n' \
     "$(pow10 "$rss_small")" "$(num %.2f "$(calc "${R[rss.small]:-0} / 1048576")")" "${R[rss.small]:-n/a}" \
     "$(pow10 "$rss_large")" "$(num %.2f "$(calc "${R[rss.large]:-0} / 1048576")")" "${R[rss.large]:-n/a}" "$rss_src"
   echo
   printf '%-46s %10s  %-10s %s\n' ratio value target result
-  local op v
   for op in send write read; do
     v=''
     isnum "${R[$op.rb.p50]}" && isnum "${R[$op.pt.typ]}" && v=$(calc "${R[$op.rb.p50]} / ${R[$op.pt.typ]}")
@@ -402,13 +458,14 @@ report() {
   printf '%-46s %10s  %-10s %s\n' "peak RSS growth $(pow10 "$rss_small") -> $(pow10 "$rss_large") it (MiB)" \
     "$(num %.3f "$v")" '< 4 MiB' "$(isnum "$v" && pass_lt "$v" 4 || echo 'n/a')"
   echo
-  echo "host wall time: $((t_end - t_start)) s (one guest boot)"
+  echo "host wall time: $((t_end - t_start)) s (one guest boot); host load avg $load_start at start," \
+    "$load_end at end; $((nproc_host)) host CPUs; other qemu guests running at start: ${others:-?}"
 }
 
 report | tee "$work/summary.txt"
 [[ -z $keep ]] || { cp "$work/summary.txt" "$keep/summary.txt"; echo "raw outputs kept in $keep" >&2; }
-if ((bad)); then
-  err "some runs failed or numbers could not be parsed (see above)"
+if [[ -s $problems ]]; then
+  err "$(wc -l <"$problems") problem(s): some runs failed or numbers could not be parsed (see above)"
   exit 1
 fi
 exit 0

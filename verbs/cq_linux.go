@@ -79,7 +79,11 @@ func (w WC) Err() error {
 	if w.Status == WCSuccess {
 		return nil
 	}
-	return &WCError{Status: w.Status, Opcode: w.Opcode.String(), VendorErr: w.VendorErr, WRID: w.WRID, QPN: w.QPN}
+	op := "unknown"
+	if o, ok := postedOp(w.QPN, w.WRID); ok {
+		op = o.String()
+	}
+	return &WCError{Status: w.Status, Opcode: op, VendorErr: w.VendorErr, WRID: w.WRID, QPN: w.QPN}
 }
 
 // PollOne polls for one completion (control path; the hot loops poll in C).
@@ -110,6 +114,9 @@ func (q *CQ) Wait(timeout time.Duration) (WC, error) {
 			return WC{}, err
 		}
 		if ok {
+			if w.Status == WCSuccess && w.Opcode&WCOpRecv == 0 {
+				postedOp(w.QPN, w.WRID) // forget the tracked opcode
+			}
 			return w, w.Err()
 		}
 		if i%256 == 0 && time.Now().After(deadline) {

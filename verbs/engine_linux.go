@@ -179,7 +179,14 @@ func (g *Engine) LatClient(n int) error {
 
 // LatServer answers ping-pong iterations until SetStop's count is reached,
 // Abort, an error, or the timeout passes without a message.
-func (g *Engine) LatServer() error { return g.err(C.rb_lat_server(g.e), "latency responder") }
+// READ and atomics have no responder loop: the peer's CPU takes no part.
+func (g *Engine) LatServer() error {
+	switch g.cfg.Op {
+	case EngineSend, EngineWrite, EngineWriteImm:
+		return g.err(C.rb_lat_server(g.e), "latency responder")
+	}
+	return fmt.Errorf("verbs: %s has no responder loop: the peer's CPU takes no part", g.cfg.Op)
+}
 
 // SetStop tells a responder loop to return once n iterations are done. It
 // is safe to call from another goroutine while the loop runs.

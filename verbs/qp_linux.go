@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
 	"syscall"
 )
 
@@ -60,6 +61,8 @@ type QP struct {
 	send   *CQ
 	recv   *CQ
 	closed bool
+	opsMu  sync.Mutex
+	ops    map[uint64]Opcode // signaled control-path posts by wr_id
 }
 
 // CreateQP calls ibv_create_qp. Limits above the device's give an error
@@ -88,9 +91,42 @@ func (p *PD) CreateQP(cfg QPConfig) (*QP, error) {
 		}
 		return nil, &Error{Op: "ibv_create_qp", Detail: detail, Err: err}
 	}
-	return &QP{pd: p, qp: qp, typ: cfg.Type, send: cfg.SendCQ, recv: cfg.RecvCQ,
+	out := &QP{pd: p, qp: qp, typ: cfg.Type, send: cfg.SendCQ, recv: cfg.RecvCQ, ops: map[uint64]Opcode{},
 		caps: QPCaps{MaxSendWR: int(caps.max_send_wr), MaxRecvWR: int(caps.max_recv_wr), MaxSendSGE: int(caps.max_send_sge),
-			MaxRecvSGE: int(caps.max_recv_sge), MaxInlineData: int(caps.max_inline_data)}}, nil
+			MaxRecvSGE: int(caps.max_recv_sge), MaxInlineData: int(caps.max_inline_data)}}
+	qpRegistry.Store(out.QPN(), out)
+	return out, nil
+}
+
+// qpRegistry maps QP numbers to open QPs, so a failed completion polled from
+// a CQ can name the operation that was posted (an error completion's own
+// opcode field is undefined).
+var qpRegistry sync.Map
+
+// maxTrackedOps bounds the wr_id -> opcode memory of control-path posts.
+const maxTrackedOps = 4096
+
+func (q *QP) trackOp(wrID uint64, op Opcode) {
+	q.opsMu.Lock()
+	defer q.opsMu.Unlock()
+	if len(q.ops) >= maxTrackedOps {
+		clear(q.ops)
+	}
+	q.ops[wrID] = op
+}
+
+// postedOp returns and forgets the opcode posted with wrID on QP qpn.
+func postedOp(qpn uint32, wrID uint64) (Opcode, bool) {
+	v, ok := qpRegistry.Load(qpn)
+	if !ok {
+		return 0, false
+	}
+	q := v.(*QP)
+	q.opsMu.Lock()
+	defer q.opsMu.Unlock()
+	op, ok := q.ops[wrID]
+	delete(q.ops, wrID)
+	return op, ok
 }
 
 // QPN is the QP number.
@@ -273,6 +309,9 @@ func (q *QP) PostSend(wr SendWR) error {
 	if wr.Inline {
 		flags |= C.IBV_SEND_INLINE
 	}
+	if wr.Signaled {
+		q.trackOp(wr.WRID, wr.Op)
+	}
 	if rc := C.rb_post_send(q.qp, C.int(wr.Op), C.uint64_t(wr.WRID), C.uint64_t(wr.MR.addr+uint64(wr.Offset)), C.uint32_t(wr.Len),
 		C.uint32_t(wr.MR.lkey), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.int(flags), C.uint32_t(wr.Imm),
 		C.uint64_t(wr.CompareAdd), C.uint64_t(wr.Swap)); rc != 0 {
@@ -302,6 +341,7 @@ func (q *QP) Close() error {
 	}
 	q.closed = true
 	defer q.pd.release()
+	qpRegistry.CompareAndDelete(q.QPN(), q)
 	if rc := C.ibv_destroy_qp(q.qp); rc != 0 {
 		return &Error{Op: "ibv_destroy_qp", Err: syscall.Errno(rc)}
 	}

@@ -190,6 +190,9 @@ func TestRDMAWrongRKey(t *testing.T) {
 	if wce.Status != verbs.WCRemAccessErr || wce.WRID != 42 || wce.QPN != a.QP.QPN() {
 		t.Fatalf("WCError %+v, want IBV_WC_REM_ACCESS_ERR for wr_id 42 on qpn 0x%x", wce, a.QP.QPN())
 	}
+	if wce.Opcode != "RDMA_WRITE" {
+		t.Errorf("WCError opcode %q, want RDMA_WRITE (the posted operation)", wce.Opcode)
+	}
 	if !strings.Contains(err.Error(), "IBV_WC_REM_ACCESS_ERR") {
 		t.Fatalf("message %q does not name the status", err)
 	}
@@ -224,38 +227,48 @@ func TestRDMAMemlock(t *testing.T) {
 	}
 	defer buf.Close()
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var caps [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &caps[0]); err != nil {
-		t.Fatal(err)
-	}
-	saved := caps
-	caps[0].Effective &^= 1 << unix.CAP_IPC_LOCK
-	if err := unix.Capset(&hdr, &caps[0]); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Capset(&hdr, &saved[0])
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &old); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 64 << 10, Max: old.Max}); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Setrlimit(unix.RLIMIT_MEMLOCK, &old)
-
-	mr, err := pd.RegisterMR(buf, 0, buf.Len(), verbs.AccessLocalWrite)
-	if err == nil {
-		mr.Close()
-		t.Fatal("registering 1 MiB under a 64 KiB memlock limit succeeded")
-	}
+	// Changing credentials makes the kernel refuse uverbs writes from this
+	// thread for good (ib_safe_file_access), so do it on a thread of its own
+	// that dies with its goroutine: never unlock it.
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		errc <- registerWithoutIPCLock(pd, buf)
+	}()
+	err = <-errc
 	var me *verbs.MemlockError
 	if !errors.As(err, &me) || me.Current != 64<<10 || me.Needed < 1<<20 {
 		t.Fatalf("error %v, want *MemlockError with current 65536 and needed >= 1 MiB", err)
 	}
 	t.Logf("memlock: %v", err)
+}
+
+// registerWithoutIPCLock drops CAP_IPC_LOCK on the calling (locked) thread,
+// lowers RLIMIT_MEMLOCK to 64 KiB and registers buf.
+func registerWithoutIPCLock(pd *verbs.PD, buf *verbs.Buffer) error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var caps [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &caps[0]); err != nil {
+		return err
+	}
+	caps[0].Effective &^= 1 << unix.CAP_IPC_LOCK
+	if err := unix.Capset(&hdr, &caps[0]); err != nil {
+		return err
+	}
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &old); err != nil {
+		return err
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &unix.Rlimit{Cur: 64 << 10, Max: old.Max}); err != nil {
+		return err
+	}
+	defer unix.Setrlimit(unix.RLIMIT_MEMLOCK, &old)
+	mr, err := pd.RegisterMR(buf, 0, buf.Len(), verbs.AccessLocalWrite)
+	if err == nil {
+		mr.Close()
+		return errors.New("registering 1 MiB under a 64 KiB memlock limit succeeded")
+	}
+	return err
 }
 
 func TestRDMAEngineLatency(t *testing.T) {
@@ -291,11 +304,18 @@ func TestRDMAEngineLatency(t *testing.T) {
 			cli, srv := mk(a, b), mk(b, a)
 			srv.SetStop(iters)
 			done := make(chan error, 1)
-			go func() {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				done <- srv.LatServer()
-			}()
+			if tt.server {
+				go func() {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					done <- srv.LatServer()
+				}()
+			} else {
+				if err := srv.LatServer(); err == nil || !strings.Contains(err.Error(), "no responder loop") {
+					t.Fatalf("LatServer for %s = %v, want a refusal", tt.op, err)
+				}
+				done <- nil
+			}
 			if err := cli.LatClient(iters); err != nil {
 				srv.Abort()
 				<-done
