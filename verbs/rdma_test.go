@@ -414,7 +414,13 @@ func BenchmarkRDMAEngineSendLat(b *testing.B) {
 	cli, srv := mk(a), mk(s)
 	srv.SetStop(int64(b.N))
 	done := make(chan error, 1)
-	go func() { done <- srv.LatServer() }()
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		done <- srv.LatServer()
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for left := b.N; left > 0; {
