@@ -28,6 +28,33 @@ rdmabench devices | tee /tmp/devices.txt
 grep -q rxe0 /tmp/devices.txt && grep -q PORT_ACTIVE /tmp/devices.txt && grep -q '::ffff:127.0.0.1' /tmp/devices.txt \
 	|| fail "devices output"
 
+echo "=== clear errors"
+set +e
+rdmabench loopback -d nosuch0 >/tmp/err.txt 2>&1; rc=$?
+set -e
+cat /tmp/err.txt
+[ $rc = 2 ] && grep -q 'device "nosuch0" not found; available: rxe0' /tmp/err.txt || fail "unknown device: exit $rc"
+set +e
+rdmabench loopback -x 7 >/tmp/err.txt 2>&1; rc=$?
+set -e
+cat /tmp/err.txt
+[ $rc = 2 ] && grep -q 'index 7 is not a valid GID' /tmp/err.txt || fail "bad GID index: exit $rc"
+set +e
+rdmabench loopback -i 2 >/tmp/err.txt 2>&1; rc=$?
+set -e
+cat /tmp/err.txt
+[ $rc = 2 ] && grep -q 'port 2 invalid: rxe0 has 1 port' /tmp/err.txt || fail "port 2: exit $rc"
+# hide the rxe userspace provider: the kernel still has rxe0
+mkdir -p /tmp/hidden
+for f in /etc/libibverbs.d/rxe.driver /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so; do mv "$f" /tmp/hidden/; done
+set +e
+rdmabench devices >/tmp/err.txt 2>&1; rc=$?
+set -e
+mv /tmp/hidden/rxe.driver /etc/libibverbs.d/
+mv /tmp/hidden/librxe-rdmav*.so /usr/lib/x86_64-linux-gnu/libibverbs/
+cat /tmp/err.txt
+[ $rc = 3 ] && grep -q 'no userspace provider' /tmp/err.txt || fail "missing provider: exit $rc"
+
 echo "=== server survives a client killed mid-test"
 rdmabench server --bind 127.0.0.1 -p 18600 2>/tmp/server.log &
 spid=$!

@@ -133,7 +133,7 @@ guest_path() {
 
 # add_libs MANIFEST FILE: append the shared libraries (and loader) FILE needs.
 add_libs() {
-  local manifest=$1 f=$2 out line lib
+  local manifest=$1 f=$2 out line lib real g
   out=$(LC_ALL=C ldd "$f" 2>&1) || true
   case $out in
     *"not a dynamic executable"*|*"statically linked"*) return 0 ;;
@@ -147,6 +147,13 @@ add_libs() {
       *) continue ;;
     esac
     printf '%s\t%s\n' "$(guest_path "$lib")" "$lib" >>"$manifest"
+    case $lib in
+      # also under the versioned file name, which tells the rdma-core release
+      */libibverbs.so.*|*/librdmacm.so.*)
+        real=$(readlink -f "$lib")
+        g=$(guest_path "$lib")
+        printf '%s\t%s\n' "${g%/*}/${real##*/}" "$real" >>"$manifest" ;;
+    esac
   done <<<"$out"
 }
 

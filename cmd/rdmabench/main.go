@@ -95,9 +95,12 @@ func exitCode(err error) int {
 	var re *bench.RemoteError
 	var pe *bench.ProtoError
 	var ne *net.OpError
+	var ve *verbs.Error
 	switch {
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
+	case errors.As(err, &ve) && (ve.Op == "GID index" || ve.Op == "ibv_query_port") && errors.Is(err, syscall.EINVAL):
+		return exitUsage // a port or GID index the device does not have
 	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
 		errors.As(err, &me), errors.Is(err, verbs.ErrNotSupported):
 		return exitEnv
