@@ -10,6 +10,10 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
+// ErrPortNotActive: the port is not in the PORT_ACTIVE state (link down, or
+// on InfiniBand no subnet manager).
+var ErrPortNotActive = errors.New("port not active")
+
 // Device is an open device, port and GID as one side of a test uses them.
 type Device struct {
 	Ctx       *verbs.Context
@@ -44,7 +48,7 @@ func (d *Device) init(port, gidIndex int, local netip.Addr) error {
 		return err
 	}
 	if !d.Port.Active {
-		return fmt.Errorf("%s port %d is %s (phys_state %d, %s), not PORT_ACTIVE", d.Ctx.Name(), port, d.Port.State, d.Port.PhysState, d.Port.LinkLayer)
+		return fmt.Errorf("%w: %s port %d is %s (phys_state %d, %s)", ErrPortNotActive, d.Ctx.Name(), port, d.Port.State, d.Port.PhysState, d.Port.LinkLayer)
 	}
 	if gidIndex < -1 { // the server picks per connection
 		return nil

@@ -211,7 +211,7 @@ func TestRDMAServerClient(t *testing.T) {
 	if err := cl.c.Recv(MsgQPInfo, nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "out of range") {
 		t.Fatalf("bad spec answered with %v, want a RemoteError naming the range", err)
 	}
-	if _, err := cl.Run(specs[0], RunOptions{CPU: -1}); err != nil {
+	if _, err := cl.Run(context.Background(), specs[0], RunOptions{CPU: -1}); err != nil {
 		t.Fatalf("test after a refused one: %v", err)
 	}
 }
@@ -234,7 +234,7 @@ func TestRDMAServerSurvivesLostClient(t *testing.T) {
 		cl.c.c.Close() // the client "dies": its control connection goes away
 	}()
 	start := time.Now()
-	_, err = cl.Run(spec, RunOptions{CPU: -1})
+	_, err = cl.Run(context.Background(), spec, RunOptions{CPU: -1})
 	if err == nil {
 		t.Fatal("test went on after the control connection closed")
 	}

@@ -39,7 +39,11 @@ func WriteHeader(w io.Writer, doc *Document) error {
 		gid += ")"
 	}
 	line("GID index", gid)
-	line("Max inline data", fmt.Sprintf("%d[B]", e.InlineSizeGranted))
+	inline := 0
+	if len(doc.Results) > 0 {
+		inline = doc.Results[0].Inline
+	}
+	line("Max inline data", fmt.Sprintf("%d[B] (the device grants up to %d[B])", inline, e.InlineSizeGranted))
 	clock := e.ClockSource
 	if e.ClockResolutionNS > 0 {
 		clock += fmt.Sprintf(" (resolution %d ns)", e.ClockResolutionNS)

@@ -108,13 +108,14 @@ func TestReportHeader(t *testing.T) {
 
 	// Hardware: no banner; the active MTU stands in until the path MTU is known.
 	b.Reset()
+	doc.Results = []Result{{Op: OpSend, Mode: ModeLat, SizeBytes: 2, Inline: 64}}
 	doc.Env = Env{Device: "mlx5_0", LinkLayer: "InfiniBand", ActiveMTU: 4096, GIDIndex: 0, QPType: "RC",
 		InlineSizeGranted: 220, ClockSource: "CLOCK_MONOTONIC_RAW"}
 	if err := WriteHeader(&b, doc); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{" Mtu             : 4096[B]\n", " GID index       : 0\n", " Max inline data : 220[B]\n"} {
+	for _, want := range []string{" Mtu             : 4096[B]\n", " GID index       : 0\n", " Max inline data : 64[B] (the device grants up to 220[B])\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("header lacks %q:\n%s", want, out)
 		}

@@ -65,7 +65,7 @@ func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "rdmabench: [%d/%d] %s\n", i+1, len(cfg.Specs), s.Name())
 		}
-		r, err := cl.Run(s, cfg.Client.Run)
+		r, err := cl.Run(ctx, s, cfg.Client.Run)
 		if err != nil {
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s failed: %v", s.Name(), err))
 			return fmt.Errorf("%s: %w", s.Name(), err)

@@ -340,7 +340,8 @@ func (cl *Client) Close() error {
 }
 
 // Run runs one test against the server.
-func (cl *Client) Run(spec Spec, o RunOptions) (Result, error) {
+// Cancelling ctx aborts the test in progress.
+func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, error) {
 	ep, err := newEndpoint(cl.dev, spec, true)
 	if err != nil {
 		return Result{}, err
@@ -366,6 +367,7 @@ func (cl *Client) Run(spec Spec, o RunOptions) (Result, error) {
 	if err := cl.c.Recv(MsgReady, &rd); err != nil {
 		return Result{}, err
 	}
+	defer context.AfterFunc(ctx, ep.eng.Abort)()
 	stop := make(chan struct{})
 	hbDone := make(chan struct{})
 	go func() { // heartbeat: the server tells a slow test from a dead client

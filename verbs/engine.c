@@ -7,6 +7,7 @@
 
 #define RB_STOPPED 100 // internal: the responder reached stop_at
 #define CHECK_EVERY 64 // polls between clock/abort checks
+#define TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
 
 int64_t rb_now_ns(void) {
 	struct timespec ts;
@@ -34,6 +35,24 @@ static int wc_failed(rb_engine *e, const struct ibv_wc *wc) {
 	return RB_ERR_WC;
 }
 
+// wait_check runs every CHECK_EVERY spins of a wait: it returns non-zero
+// (RB_ABORTED, RB_STOPPED or RB_TIMEOUT) when the wait must end. *start is
+// the wait's first check time (0 before the first check).
+static int wait_check(rb_engine *e, int64_t *start, int responder, const char *what) {
+	if (aborted(e))
+		return RB_ABORTED;
+	if (responder && stop_reached(e))
+		return RB_STOPPED;
+	int64_t now = rb_now_ns();
+	if (*start == 0)
+		*start = now;
+	else if (now - *start > e->timeout_ns) {
+		e->wait_what = what;
+		return RB_TIMEOUT;
+	}
+	return RB_OK;
+}
+
 // wait_one polls cq until one completion arrives. With responder=1 it also
 // returns RB_STOPPED once stop_at is reached.
 static int wait_one(rb_engine *e, struct ibv_cq *cq, struct ibv_wc *wc, int responder, const char *what) {
@@ -46,19 +65,8 @@ static int wait_one(rb_engine *e, struct ibv_cq *cq, struct ibv_wc *wc, int resp
 		}
 		if (n == 1)
 			return wc->status == IBV_WC_SUCCESS ? RB_OK : wc_failed(e, wc);
-		if (spins % CHECK_EVERY == 0) {
-			if (aborted(e))
-				return RB_ABORTED;
-			if (responder && stop_reached(e))
-				return RB_STOPPED;
-			int64_t now = rb_now_ns();
-			if (start == 0)
-				start = now;
-			else if (now - start > e->timeout_ns) {
-				e->wait_what = what;
-				return RB_TIMEOUT;
-			}
-		}
+		if (spins % CHECK_EVERY == 0)
+			TRY(wait_check(e, &start, responder, what));
 	}
 }
 
@@ -70,19 +78,8 @@ static int wait_byte(rb_engine *e, volatile uint8_t *p, uint8_t v, int responder
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 			return RB_OK;
 		}
-		if (spins % CHECK_EVERY == 0) {
-			if (aborted(e))
-				return RB_ABORTED;
-			if (responder && stop_reached(e))
-				return RB_STOPPED;
-			int64_t now = rb_now_ns();
-			if (start == 0)
-				start = now;
-			else if (now - start > e->timeout_ns) {
-				e->wait_what = what;
-				return RB_TIMEOUT;
-			}
-		}
+		if (spins % CHECK_EVERY == 0)
+			TRY(wait_check(e, &start, responder, what));
 	}
 }
 
@@ -158,8 +155,6 @@ static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
 	}
 	return RB_OK;
 }
-
-#define TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
 
 // rb_lat_client runs n ping-pong iterations (or n single READ/atomic round
 // trips) and appends one full round-trip time per iteration to samples, in

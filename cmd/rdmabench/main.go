@@ -27,8 +27,8 @@ import (
 const (
 	exitOK        = 0
 	exitFail      = 1
-	exitUsage     = 2 // bad flags or values
-	exitEnv       = 3 // no RDMA, device, port, memlock
+	exitUsage     = 2 // bad flags or values, unknown device, port or GID index
+	exitEnv       = 3 // no RDMA in the kernel, no device or provider, port down, memlock, unsupported
 	exitPeer      = 4 // control connection, handshake, peer errors
 	exitTransport = 5 // completion errors, timeouts in the data path
 )
@@ -102,7 +102,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ve) && (ve.Op == "GID index" || ve.Op == "ibv_query_port") && errors.Is(err, syscall.EINVAL):
 		return exitUsage // a port or GID index the device does not have
 	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
-		errors.As(err, &me), errors.Is(err, verbs.ErrNotSupported):
+		errors.As(err, &me), errors.Is(err, verbs.ErrNotSupported), errors.Is(err, bench.ErrPortNotActive):
 		return exitEnv
 	case errors.As(err, &wce), errors.Is(err, verbs.ErrTimeout):
 		return exitTransport
@@ -185,7 +185,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	fs := newFlags(name)
 	var d deviceFlags
 	d.add(fs)
-	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port of the server")
+	port := new(int)
+	if !loopback {
+		port = fs.IntP("port", "p", bench.DefaultPort, "TCP control port of the server")
+	}
 	ops := fs.String("op", "send,write,read", "operations: send, write, read, fetch_add, cmp_swap, or all")
 	modes := fs.String("mode", "lat,bw", "modes: lat (ping-pong latency), bw (streaming bandwidth)")
 	sizes := fs.StringP("size", "s", "", "message sizes: list and power-of-two ranges, e.g. 2,64,4K,1M or 2-8M (default: 2 for lat, 64K for bw)")
@@ -241,9 +244,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 			return usageError{fmt.Errorf("--cpu %d out of range 0..%d", *cpu, n-1)}
 		}
 	}
+	intervalOut := stdout
+	if *jsonPath == "-" { // keep stdout pure JSON
+		intervalOut = stderr
+	}
 	cfg := bench.RunConfig{
 		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex,
-			Run: bench.RunOptions{CPU: *cpu, Interval: *interval, Out: stdout, Unit: *unit}},
+			Run: bench.RunOptions{CPU: *cpu, Interval: *interval, Out: intervalOut, Unit: *unit}},
 		Specs: specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
 	}
 	var doc *bench.Document
