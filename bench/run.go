@@ -67,6 +67,10 @@ func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error
 		}
 		r, err := cl.Run(ctx, s, cfg.Client.Run)
 		if err != nil {
+			if ctx.Err() != nil {
+				doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted during %s (test %d of %d)", s.Name(), i+1, len(cfg.Specs)))
+				return ctx.Err()
+			}
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s failed: %v", s.Name(), err))
 			return fmt.Errorf("%s: %w", s.Name(), err)
 		}
