@@ -106,11 +106,31 @@ wait_listen() {
   return 1
 }
 
-# pt NAME TIMEOUT TOOL ARGS...: one perftest server/client pair on a fresh port
+# pt_bad FILE: whether perftest's result row has inf/nan (its CPU-frequency
+# calibration failed: "Correlation coefficient r^2 ... < 0.9", seen under TCG)
+pt_bad() {
+  awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$1" | grep -qi 'inf\|nan'
+}
+
+# pt NAME TIMEOUT TOOL ARGS...: a perftest pair; retried up to twice if it printed inf/nan
 pt() {
+  step=$((step + 1))
+  say "[$step/$steps] $1: $3 $(shift 3; echo "$*")"
+  try=1
+  while :; do
+    pt_once "$@"
+    [ "$crc" = 0 ] && pt_bad $O/$1.txt || break
+    [ $try -ge 3 ] && { say "$1: perftest printed inf/nan $try times"; break; }
+    mv $O/$1.txt $O/$1.try$try.txt
+    say "$1: perftest printed inf/nan (its clock calibration failed); retrying"
+    try=$((try + 1))
+  done
+  status "$1" $crc
+}
+
+pt_once() {
   name=$1 t=$2 tool=$3; shift 3
-  step=$((step + 1)); port=$((port + 1))
-  say "[$step/$steps] $name: $tool $*"
+  port=$((port + 1))
   timeout "$t" "$tool" -d rxe0 -x 1 -p $port "$@" >$O/$name.server.txt 2>&1 &
   spid=$!
   wait_listen $port || say "note: $tool server not listening on port $port after 15 s"
@@ -120,7 +140,6 @@ pt() {
   wait $spid
   src=$?
   [ $crc = 0 ] && crc=$src
-  status "$name" $crc
 }
 
 # rb NAME TIMEOUT ARGS...: one rdmabench loopback run, JSON to /out/NAME.json
@@ -218,11 +237,16 @@ vm_timeout=$((est * 2 + 120))
 
 echo "Booting one SoftRoCE guest for ${iters}-iteration latency, ${bwdur} s bandwidth and" \
   "${rss_small} vs ${rss_large} iteration RSS runs (guest timeout ${vm_timeout} s)..." >&2
+# Run a snapshot of vm-run.sh: bash reads a script as it goes, so an edit to it
+# during this long run would derail it.
+mkdir -p "$work/scripts"
+cp "$SCRIPT_DIR/vm-run.sh" "$work/scripts/vm-run.sh"
+[[ ! -f $SCRIPT_DIR/install-deps.sh ]] || cp "$SCRIPT_DIR/install-deps.sh" "$work/scripts/"
 t_start=$(date +%s)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 others=$(pgrep -c qemu-system-x86 2>/dev/null || true)
 set +e
-"$SCRIPT_DIR/vm-run.sh" --timeout "$vm_timeout" --bin "$bin" \
+"$work/scripts/vm-run.sh" --timeout "$vm_timeout" --bin "$bin" \
   --file "$work/bench-guest.sh:/work/bench-guest.sh" \
   --env "N=$iters" --env "ORDER=$order" --env "BWDUR=$bwdur" --env "RSS_SMALL=$rss_small" --env "RSS_LARGE=$rss_large" \
   --outdir "$out" -- sh /work/bench-guest.sh 2>&1 | tee "$work/guest.log" | grep --line-buffered '^bench-guest:' >&2
@@ -298,7 +322,7 @@ pt_row() {
 pt_col() {
   local v
   v=$(pt_row "$1" | awk -v c="$2" '{ print $c }')
-  if isnum "$v"; then printf '%s' "$v"; else problem "$1.txt: no number in column $2 of the result row"; fi
+  if isnum "$v"; then printf '%s' "$v"; else problem "$1.txt: no number in column $2 of the result row (got '${v}')"; fi
 }
 # pt_hdr NAME LABEL: a value from perftest's header ("CQ Moderation   : 100")
 pt_hdr() {

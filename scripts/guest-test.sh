@@ -55,6 +55,18 @@ mv /tmp/hidden/librxe-rdmav*.so /usr/lib/x86_64-linux-gnu/libibverbs/
 cat /tmp/err.txt
 [ $rc = 3 ] && grep -q 'no userspace provider' /tmp/err.txt || fail "missing provider: exit $rc"
 
+echo "=== SIGINT aborts a running test and keeps the finished ones"
+rdmabench loopback --op write,send --mode lat -D 4s --json /tmp/int.json >/tmp/int.txt 2>&1 &
+ipid=$!
+sleep 7
+kill -INT $ipid
+set +e
+wait $ipid; rc=$?
+set -e
+tail -3 /tmp/int.txt
+[ $rc != 0 ] && grep -q 'interrupted during send lat' /tmp/int.txt && grep -q '"op": "write"' /tmp/int.json \
+	|| fail "SIGINT: exit $rc"
+
 echo "=== server survives a client killed mid-test"
 rdmabench server --bind 127.0.0.1 -p 18600 2>/tmp/server.log &
 spid=$!

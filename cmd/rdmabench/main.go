@@ -83,7 +83,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "rdmabench: %v\n", err)
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "rdmabench: interrupted")
+	} else {
+		fmt.Fprintf(stderr, "rdmabench: %v\n", err)
+	}
 	return exitCode(err)
 }
 
