@@ -36,7 +36,10 @@ Options:
   --keep DIR          keep the raw outputs (guest /out, guest log, summary) in DIR
   -h, --help          show this help
 
-Environment: RDMABENCH_BIN (default build/rdmabench; built with 'make build' if missing).
+Environment: RDMABENCH_BIN (default build/rdmabench; built with 'make build' if missing);
+BENCH_VM_APPEND: extra guest kernel arguments (vm-run.sh --append), e.g. 'tsc=reliable'
+to give the guest the TSC clocksource instead of HPET (see the note in the output);
+BENCH_FROM_DIR: skip the guest and re-parse a --keep directory (same options needed).
 Exit status: 0 if every run completed and every number parsed (a missed target is
 not a failure: emulated RDMA is noisy); 1 if a run failed or a number could not be
 parsed; 2 on bad usage; vm-run.sh's 124/125 if the guest timed out or failed.
@@ -83,7 +86,8 @@ mkdir -p "$out"
 # --- the guest side (busybox sh) -------------------------------------------------
 cat >"$work/bench-guest.sh" <<'GUEST'
 #!/bin/sh
-# Runs in the SoftRoCE guest. Env: N BWDUR RSS_SMALL RSS_LARGE. Raw outputs go to
+# Runs in the SoftRoCE guest. Env: N BWDUR RSS_SMALL RSS_LARGE, ORDER (run order of
+# perftest "pt" and rdmabench "rb"), RB_PORT (1: loopback takes -p). Raw outputs go to
 # /out; /out/status gets one "NAME RC" line per run. Progress lines start with
 # "bench-guest:".
 O=/out
@@ -142,36 +146,42 @@ pt_once() {
   [ $crc = 0 ] && crc=$src
 }
 
+# rbport: "-p PORT" if this rdmabench's loopback takes a control port (RB_PORT=1)
+rbport() { [ "$RB_PORT" = 1 ] && echo "-p $port"; }
+
 # rb NAME TIMEOUT ARGS...: one rdmabench loopback run, JSON to /out/NAME.json
 rb() {
   name=$1 t=$2; shift 2
   step=$((step + 1)); port=$((port + 1))
   say "[$step/$steps] $name: rdmabench loopback $*"
-  timeout "$t" rdmabench loopback -d rxe0 -p $port "$@" --json $O/$name.json >$O/$name.txt 2>&1
+  timeout "$t" rdmabench loopback -d rxe0 $(rbport) "$@" --json $O/$name.json >$O/$name.txt 2>&1
   status "$name" $?
 }
 
 # rss NAME TIMEOUT ITERS POLL: rdmabench SEND latency run; with POLL=1 also poll
-# VmHWM once a second as a fallback for a binary without peak_rss_bytes (polling
+# VmHWM every 0.2 s as a fallback for a binary without peak_rss_bytes (polling
 # steals CPU from the two busy-polling engine threads, so it is off by default)
 rss() {
   name=$1 t=$2 n=$3 poll=$4
   step=$((step + 1)); port=$((port + 1))
   say "[$step/$steps] $name: rdmabench loopback --op send --mode lat --size 2 --iters $n$([ "$poll" = 1 ] && echo ' (polling VmHWM)')"
   if [ "$poll" != 1 ]; then
-    timeout "$t" rdmabench loopback -d rxe0 -p $port --op send --mode lat --size 2 --iters "$n" \
+    timeout "$t" rdmabench loopback -d rxe0 $(rbport) --op send --mode lat --size 2 --iters "$n" \
       --json $O/$name.json >$O/$name.txt 2>&1
     status "$name" $?
     return
   fi
-  rdmabench loopback -d rxe0 -p $port --op send --mode lat --size 2 --iters "$n" \
+  rdmabench loopback -d rxe0 $(rbport) --op send --mode lat --size 2 --iters "$n" \
     --json $O/$name.json >$O/$name.txt 2>&1 &
   pid=$! hwm='' s=0
   while kill -0 $pid 2>/dev/null; do
-    while read -r k v _; do [ "$k" = VmHWM: ] && hwm=$v; done 2>/dev/null </proc/$pid/status
+    # skip readings of the forked shell before it has exec'd rdmabench
+    if [ "$(cat /proc/$pid/comm 2>/dev/null)" = rdmabench ]; then
+      while read -r k v _; do [ "$k" = VmHWM: ] && hwm=$v; done 2>/dev/null </proc/$pid/status
+    fi
     s=$((s + 1))
-    if [ $s -gt "$t" ]; then say "timeout after ${t}s: $name"; kill $pid; fi
-    sleep 1
+    if [ $s -gt $((t * 5)) ]; then say "timeout after ${t}s: $name"; kill $pid; fi
+    sleep 0.2
   done
   wait $pid
   rc=$?
@@ -182,9 +192,10 @@ rss() {
 : >$O/status
 ib_send_lat -V >$O/perftest-version.txt 2>&1
 rdmabench version >$O/rdmabench-version.txt 2>&1
+cat /sys/devices/system/clocksource/clocksource0/current_clocksource >$O/clocksource 2>/dev/null
 date +%s >$O/t0
 
-# 1. latency, ABBA per operation; 500 us per iteration is a generous timeout
+# 1. latency, in $ORDER per operation; 500 us per iteration is a generous timeout
 tl=$((60 + N / 2000))
 for op in send write read; do
   a=0 b=0
@@ -235,28 +246,38 @@ est=$((60 + 24 * (10 + iters / 10000) + 8 * (bwdur + 15) + (rss_small + rss_larg
 vm_timeout=$((est * 2 + 120))
 ((vm_timeout >= 600)) || vm_timeout=600
 
-echo "Booting one SoftRoCE guest for ${iters}-iteration latency, ${bwdur} s bandwidth and" \
-  "${rss_small} vs ${rss_large} iteration RSS runs (guest timeout ${vm_timeout} s)..." >&2
+# Older rdmabench builds had a loopback control port (-p); give each run its own.
+rb_port=0
+if "$bin" loopback --help 2>&1 | grep -q -- '--port'; then rb_port=1; fi
+
+[[ -n ${BENCH_FROM_DIR:-} ]] || echo "Booting one SoftRoCE guest for ${iters}-iteration latency, ${bwdur} s bandwidth and" \
+    "${rss_small} vs ${rss_large} iteration RSS runs (guest timeout ${vm_timeout} s)..." >&2
 # Run a snapshot of vm-run.sh: bash reads a script as it goes, so an edit to it
 # during this long run would derail it.
 mkdir -p "$work/scripts"
 cp "$SCRIPT_DIR/vm-run.sh" "$work/scripts/vm-run.sh"
 [[ ! -f $SCRIPT_DIR/install-deps.sh ]] || cp "$SCRIPT_DIR/install-deps.sh" "$work/scripts/"
 t_start=$(date +%s)
+nproc_host=$(nproc 2>/dev/null || echo 0)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 others=$(pgrep -c qemu-system-x86 2>/dev/null || true)
+if [[ -n ${BENCH_FROM_DIR:-} ]]; then # re-parse a --keep directory, no guest
+  cp -r "$BENCH_FROM_DIR/." "$out/"
+  cp "$out/guest.log" "$work/guest.log" 2>/dev/null || : >"$work/guest.log"
+  vmrc=0
+else
 set +e
-"$work/scripts/vm-run.sh" --timeout "$vm_timeout" --bin "$bin" \
+"$work/scripts/vm-run.sh" --timeout "$vm_timeout" --bin "$bin" ${BENCH_VM_APPEND:+--append "$BENCH_VM_APPEND"} \
   --file "$work/bench-guest.sh:/work/bench-guest.sh" \
-  --env "N=$iters" --env "ORDER=$order" --env "BWDUR=$bwdur" --env "RSS_SMALL=$rss_small" --env "RSS_LARGE=$rss_large" \
+  --env "RB_PORT=$rb_port" --env "N=$iters" --env "ORDER=$order" --env "BWDUR=$bwdur" --env "RSS_SMALL=$rss_small" --env "RSS_LARGE=$rss_large" \
   --outdir "$out" -- sh /work/bench-guest.sh 2>&1 | tee "$work/guest.log" | grep --line-buffered '^bench-guest:' >&2
 vmrc=${PIPESTATUS[0]}
 set -e
+fi
 t_end=$(date +%s)
-nproc_host=$(nproc 2>/dev/null || echo 0)
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 
-if [[ -n $keep ]]; then
+if [[ -n $keep && -z ${BENCH_FROM_DIR:-} ]]; then
   mkdir -p "$keep" || die "--keep $keep: cannot create it"
   cp -r "$out/." "$keep/"
   cp "$work/guest.log" "$keep/guest.log"
@@ -346,7 +367,7 @@ done
 # median V...: the median of the numeric arguments (none numeric: empty)
 median() {
   local v
-  for v in "$@"; do isnum "$v" && printf '%s\n' "$v"; done | sort -g |
+  for v in "$@"; do if isnum "$v"; then printf '%s\n' "$v"; fi; done | sort -g |
     awk '{ a[NR] = $1 } END { if (NR) printf "%.6f", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 # runs KEY: the per-run values of R[KEY] (KEY with a "#" where the run number goes)
@@ -418,7 +439,7 @@ for s in small large; do
   fi
   if ! isnum "$v" || [[ $v == 0 ]]; then
     kb=$(cat "$out/rss-$s.vmhwm_kb" 2>/dev/null || true)
-    if isnum "$kb" && [[ $kb != 0 ]]; then v=$((kb * 1024)); rss_src='VmHWM polled once a second (no peak_rss_bytes)'; else v=''; fi
+    if isnum "$kb" && [[ $kb != 0 ]]; then v=$((kb * 1024)); rss_src='VmHWM polled every 0.2 s, a lower bound (no peak_rss_bytes)'; else v=''; fi
   fi
   isnum "$v" || problem "rss-$s: no peak RSS (neither peak_rss_bytes nor VmHWM)"
   R[rss.$s]=$v
@@ -445,6 +466,10 @@ report() {
   secs() { if isnum "$1" && isnum "$2"; then echo "$(($2 - $1)) s"; else echo '?'; fi; }
   echo "perftest ${ptv:-?} | ${rbv:-rdmabench ?} | guest time: lat $(secs "$t0" "$t1")," \
     "bw $(secs "$t1" "$t2"), rss $(secs "$t2" "$t3")"
+  local cs
+  cs=$(cat "$out/clocksource" 2>/dev/null || true)
+  echo "guest clocksource: ${cs:-?}$([[ ${cs:-} == tsc* ]] || echo ' (not TSC: clock_gettime is a ~1 us syscall + timer read under TCG;'\
+' rdmabench times with clock_gettime, perftest with rdtsc)')"
   echo "Order: each comparison ran $reps times per tool back to back, interleaved ABBA BAAB"
   echo "(A = perftest; linear drift cancels); figures are the median of each tool's $reps runs."
   echo
@@ -490,7 +515,7 @@ report() {
 }
 
 report | tee "$work/summary.txt"
-[[ -z $keep ]] || { cp "$work/summary.txt" "$keep/summary.txt"; echo "raw outputs kept in $keep" >&2; }
+[[ -z $keep || -n ${BENCH_FROM_DIR:-} ]] || { cp "$work/summary.txt" "$keep/summary.txt"; echo "raw outputs kept in $keep" >&2; }
 if [[ -s $problems ]]; then
   err "$(wc -l <"$problems") problem(s): some runs failed or numbers could not be parsed (see above)"
   exit 1
