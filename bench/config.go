@@ -36,6 +36,7 @@ const (
 	DefaultPort  = 18515 // TCP control port (perftest's)
 	MaxInline    = 1 << 16
 	defaultIters = 10000
+	largeMessage = 8 << 10 // above this, bandwidth tests signal every send by default
 )
 
 // Spec is one test: what the client asks the server to run. The server
@@ -286,6 +287,9 @@ func (p Plan) Specs() ([]Spec, error) {
 					s.CQMod = p.CQMod
 					if s.CQMod == 0 {
 						s.CQMod = min(100, s.TxDepth)
+						if s.Size > largeMessage {
+							s.CQMod = 1 // as perftest: every large message is signaled
+						}
 					}
 				}
 				if s.RxDepth == 0 {

@@ -73,10 +73,14 @@ func TestPlanDefaults(t *testing.T) {
 				t.Errorf("latency default %+v", s)
 			}
 		case ModeBW:
-			if s.Size != 65536 || s.Iters != 5000 || s.TxDepth != 128 || s.CQMod != 100 || s.Warmup != 128 {
+			if s.Size != 65536 || s.Iters != 5000 || s.TxDepth != 128 || s.CQMod != 1 || s.Warmup != 128 {
 				t.Errorf("bandwidth default %+v", s)
 			}
 		}
+	}
+	small, err := Plan{Modes: []string{ModeBW}, Sizes: []int{4096}}.Specs()
+	if err != nil || small[0].CQMod != 100 {
+		t.Fatalf("4 KiB bandwidth CQ moderation = %+v, %v; want 100 (1 only above 8 KiB)", small, err)
 	}
 	at, err := Plan{Ops: []string{OpFetchAdd}, Modes: []string{ModeLat}, Sizes: []int{2, 4096}}.Specs()
 	if err != nil || len(at) != 1 || at[0].Size != AtomicSize {

@@ -46,6 +46,8 @@ func CollectEnv(ctx *verbs.Context, port int) (Env, []string, error) {
 	if err := unix.ClockGetres(unix.CLOCK_MONOTONIC_RAW, &ts); err == nil {
 		env.ClockResolutionNS = ts.Nano()
 	}
+	env.KernelClocksource = kernelClocksource()
+	env.ClockReadCostNS = verbs.ClockCost(10000)
 
 	da, err := ctx.QueryDevice()
 	if err != nil {
@@ -62,6 +64,10 @@ func CollectEnv(ctx *verbs.Context, port int) (Env, []string, error) {
 	if env.SoftwareRDMA {
 		env.SoftwareRDMANote = SoftwareRDMANote(env.Device, env.Driver)
 		warn = append(warn, env.SoftwareRDMANote)
+	}
+	if env.ClockReadCostNS > slowClockNS {
+		warn = append(warn, fmt.Sprintf("a clock read costs %.0f ns (kernel clocksource %q): every latency sample includes about one read; "+
+			"a TSC clocksource reads in tens of ns", env.ClockReadCostNS, env.KernelClocksource))
 	}
 	if !pa.Active {
 		warn = append(warn, fmt.Sprintf("%s port %d is %s, not PORT_ACTIVE: the test will fail or measure nothing useful",
@@ -208,4 +214,16 @@ func parseCPUModel(r io.Reader) string {
 		return fmt.Sprintf("CPU implementer %s part %s", impl, part)
 	}
 	return ""
+}
+
+// slowClockNS is the clock read cost above which results carry a warning.
+const slowClockNS = 200
+
+// kernelClocksource names the kernel's current clocksource (e.g. "tsc").
+func kernelClocksource() string {
+	b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

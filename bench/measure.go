@@ -238,15 +238,17 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 		samples := eng.Samples()
 		lat.RecordSlice(samples, 0)
 		now := verbs.Now()
-		done := eng.Completed()
-		iv.add(samples, int64(done-lastDone), now)
-		lastDone = done
 		if !finishing && now >= deadline {
-			// stop posting: one more signaled operation completes the unsignaled tail
+			// stop posting: one more signaled operation completes the unsignaled
+			// tail, which belongs to the last interval (not to one of its own)
 			target = eng.Posted() + 1
 			eng.SetTarget(target)
 			finishing = true
+			iv.next = math.MaxInt64
 		}
+		done := eng.Completed()
+		iv.add(samples, int64(done-lastDone), now)
+		lastDone = done
 	}
 	first, last := eng.Span()
 	iv.flush(last)

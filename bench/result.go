@@ -70,6 +70,8 @@ type Env struct {
 	ClockSource       string  `json:"clock_source"`        // "CLOCK_MONOTONIC_RAW"
 	ClockRateHz       float64 `json:"clock_rate_hz"`       // 1e9: timestamps are ns
 	ClockResolutionNS int64   `json:"clock_resolution_ns"` // clock_getres
+	ClockReadCostNS   float64 `json:"clock_read_cost_ns"`  // measured mean cost of one clock read in the engine
+	KernelClocksource string  `json:"kernel_clocksource"`  // e.g. "tsc", "hpet"
 
 	CPUModel        string `json:"cpu_model"`
 	NumCPU          int    `json:"num_cpu"`

@@ -403,7 +403,10 @@ rm -rf "$run"
 
 # --- boot and parse the console -------------------------------------------------------
 M="@@rdmabench-$token"
-append="console=ttyS0 panic=-1 quiet${append_extra:+ $append_extra}"
+# The guest kernel would pick the emulated HPET as its clocksource, where every
+# clock_gettime costs about 1 us; real hosts read the TSC through the vDSO (tens of
+# ns). tsc=reliable gives the guest the TSC, so timestamps cost what they do on hardware.
+append="console=ttyS0 panic=-1 quiet tsc=reliable${append_extra:+ $append_extra}"
 fifo=$tmp/console.fifo
 mkfifo "$fifo"
 timeout -k 5 "$timeout" qemu-system-x86_64 \

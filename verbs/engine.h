@@ -59,6 +59,7 @@ typedef struct rb_engine {
 } rb_engine;
 
 int64_t rb_now_ns(void);
+double rb_clock_cost_ns(int n);
 void rb_abort(rb_engine *e);
 void rb_set_stop(rb_engine *e, int64_t n);
 int rb_post_recvs(rb_engine *e, uint32_t n);

@@ -127,6 +127,10 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 // Now reads the engine's clock (CLOCK_MONOTONIC_RAW), ns.
 func Now() int64 { return int64(C.rb_now_ns()) }
 
+// ClockCost measures what one engine clock read costs, ns (mean of n reads).
+// Every latency sample includes about one read.
+func ClockCost(n int) float64 { return float64(C.rb_clock_cost_ns(C.int(n))) }
+
 func (g *Engine) err(rc C.int, what string) error {
 	e := g.e
 	switch rc {
