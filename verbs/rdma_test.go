@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"syscall"
@@ -435,5 +436,80 @@ func BenchmarkRDMAEngineSendLat(b *testing.B) {
 	b.StopTimer()
 	if err := <-done; err != nil {
 		b.Fatal(err)
+	}
+}
+
+func TestRDMACompletionChannel(t *testing.T) {
+	ctx := testutil.RequireRDMA(t)
+	cq, err := ctx.CreateCQ(16, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cq.Close()
+	if err := cq.ReqNotify(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cq.WaitEvent(200 * time.Millisecond); !errors.Is(err, verbs.ErrTimeout) {
+		t.Fatalf("WaitEvent on an idle CQ = %v, want ErrTimeout", err)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("WaitEvent timeout took %v, want about 200ms", d)
+	}
+	// A receive completion raises an event on a CQ with a channel.
+	a, b := testutil.NewPair(t, ctx, testutil.PairConfig{BufSize: 4096, Channel: true})
+	if err := b.RecvCQ.ReqNotify(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.QP.PostRecv(7, b.MR, 0, 64); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.QP.PostSend(verbs.SendWR{Op: verbs.OpSend, MR: a.MR, Len: 64, Signaled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RecvCQ.WaitEvent(5 * time.Second); err != nil {
+		t.Fatalf("no completion event: %v", err)
+	}
+	if wc, err := b.RecvCQ.Wait(time.Second); err != nil || wc.WRID != 7 || wc.ByteLen != 64 {
+		t.Fatalf("completion after the event: %+v, %v; want wr_id 7, 64 bytes", wc, err)
+	}
+}
+
+func TestRDMAHugePages(t *testing.T) {
+	ctx := testutil.RequireRDMA(t)
+	const nr = "/proc/sys/vm/nr_hugepages"
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to reserve huge pages")
+	}
+	old, err := os.ReadFile(nr)
+	if err != nil {
+		t.Skipf("no huge page support: %v", err)
+	}
+	if err := os.WriteFile(nr, []byte("4"), 0); err != nil {
+		t.Skipf("cannot reserve huge pages: %v", err)
+	}
+	defer os.WriteFile(nr, old, 0)
+	buf, err := verbs.AllocBuffer(verbs.HugePageSize, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	if buf.Len() != verbs.HugePageSize || buf.Addr()%verbs.HugePageSize != 0 {
+		t.Fatalf("huge buffer of %d bytes at 0x%x, want 2 MiB aligned", buf.Len(), buf.Addr())
+	}
+	pd, err := ctx.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pd.Close()
+	mr, err := pd.RegisterMR(buf, 0, buf.Len(), verbs.AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mr.Close(); err != nil {
+		t.Fatalf("second MR Close = %v", err)
 	}
 }

@@ -78,6 +78,7 @@ type PairConfig struct {
 	Access  verbs.Access // MR and QP remote access of both sides
 	Depth   int          // send and receive queue depth
 	Inline  int
+	Channel bool // receive CQs get a completion channel
 }
 
 // NewPair creates two RC QPs on ctx connected to each other. Everything is
@@ -128,7 +129,7 @@ func newSide(tb testing.TB, ctx *verbs.Context, cfg PairConfig) *Side {
 		tb.Fatal(err)
 	}
 	closeLater(s.SendCQ, "send cq")
-	if s.RecvCQ, err = ctx.CreateCQ(cfg.Depth*2, false); err != nil {
+	if s.RecvCQ, err = ctx.CreateCQ(cfg.Depth*2, cfg.Channel); err != nil {
 		tb.Fatal(err)
 	}
 	closeLater(s.RecvCQ, "recv cq")
