@@ -35,6 +35,7 @@ const (
 	AtomicSize   = 8
 	DefaultPort  = 18515 // TCP control port (perftest's)
 	MaxInline    = 1 << 16
+	MaxRate      = 1e8 // operations per second
 	defaultIters = 10000
 	largeMessage = 8 << 10 // above this, bandwidth tests signal every send by default
 )
@@ -55,7 +56,23 @@ type Spec struct {
 	RxDepth    int           `json:"rx_depth"`
 	Inline     int           `json:"inline_bytes"`
 	MTU        int           `json:"mtu,omitempty"` // requested path MTU, bytes; 0 = the ports' active MTU
+	// Transport is "rdma" (default, empty) or "tcp": the kernel TCP baseline.
+	Transport string `json:"transport,omitempty"`
+	// Rate, when set, runs latency tests open-loop at this many operations per
+	// second, on the Schedule ("constant" or "poisson"), and measures each
+	// operation from its intended send time (coordinated-omission correction).
+	Rate     float64 `json:"rate,omitempty"`
+	Schedule string  `json:"schedule,omitempty"`
 }
+
+// Transports and schedules.
+const (
+	TransportRDMA = "rdma"
+	TransportTCP  = "tcp"
+
+	ScheduleConstant = "constant"
+	SchedulePoisson  = "poisson"
+)
 
 // Name is a short label, e.g. "send lat 2B".
 func (s Spec) Name() string { return fmt.Sprintf("%s %s %dB", s.Op, s.Mode, s.Size) }
@@ -101,6 +118,21 @@ func (s Spec) Validate() error {
 	}
 	if s.Inline < 0 || s.Inline > MaxInline {
 		return fmt.Errorf("inline size %d bytes out of range 0..%d", s.Inline, MaxInline)
+	}
+	if s.Transport != "" && s.Transport != TransportRDMA && s.Transport != TransportTCP {
+		return fmt.Errorf("transport %q unknown; valid: rdma, tcp", s.Transport)
+	}
+	if s.Transport == TransportTCP && s.Op != OpSend {
+		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
+	}
+	if s.Rate < 0 || s.Rate > MaxRate {
+		return fmt.Errorf("rate %g ops/s out of range (0, %g]", s.Rate, float64(MaxRate))
+	}
+	if s.Rate > 0 && s.Mode != ModeLat {
+		return fmt.Errorf("rate applies to latency tests (open loop), not to mode %s", s.Mode)
+	}
+	if s.Schedule != "" && s.Schedule != ScheduleConstant && s.Schedule != SchedulePoisson {
+		return fmt.Errorf("schedule %q unknown; valid: constant, poisson", s.Schedule)
 	}
 	if s.MTU != 0 && (s.MTU < 256 || s.MTU > 4096 || bits.OnesCount(uint(s.MTU)) != 1) {
 		return fmt.Errorf("MTU %d invalid: use 256, 512, 1024, 2048 or 4096", s.MTU)

@@ -81,4 +81,7 @@ rdmabench run 127.0.0.1 -p 18600 --op send,write,read --mode lat --iters 500 --j
 kill -0 $spid || fail "server died"
 kill $spid; wait $spid 2>/dev/null || true
 grep -E 'client|lost' /tmp/server.log | tail -5
+passed=$(cat /tmp/verbs.log /tmp/bench.log | grep -c -- '--- PASS' || true)
+failed=$(cat /tmp/verbs.log /tmp/bench.log | grep -c -- '--- FAIL' || true)
 echo "GUEST-TEST OK"
+echo "guest: $passed passed, $failed failed"
