@@ -142,6 +142,10 @@ func (s Spec) Validate() error {
 
 // TimedInterval says in words what one latency sample of the spec is.
 func (s Spec) TimedInterval() string {
+	if s.Rate > 0 {
+		return fmt.Sprintf("open loop at %g ops/s (%s schedule): from each operation's intended send time to its reply "+
+			"(full round trip plus any wait behind the previous one; corrects coordinated omission)", s.Rate, s.schedule())
+	}
 	if s.Mode == ModeBW {
 		return "bandwidth: first post to last completion; latency: post to completion of each signaled work request"
 	}
@@ -158,7 +162,16 @@ func (s Spec) TimedInterval() string {
 }
 
 // HalfRTT reports whether latency is reported as half the measured round trip.
-func (s Spec) HalfRTT() bool { return s.Mode == ModeLat && (s.Op == OpSend || s.Op == OpWrite) }
+func (s Spec) HalfRTT() bool {
+	return s.Mode == ModeLat && s.Rate == 0 && (s.Op == OpSend || s.Op == OpWrite)
+}
+
+func (s Spec) schedule() string {
+	if s.Schedule == "" {
+		return ScheduleConstant
+	}
+	return s.Schedule
+}
 
 // ParseSize parses a byte count with an optional K, M or G suffix (binary:
 // 4K = 4096).
@@ -274,6 +287,9 @@ type Plan struct {
 	RxDepth    int           // 0: 512
 	Inline     int
 	MTU        int
+	Transport  string  // "" or "rdma", or "tcp" for the kernel TCP baseline
+	Rate       float64 // open-loop latency at this many ops/s on Schedule
+	Schedule   string  // "constant" (default) or "poisson"
 }
 
 // Specs expands the plan into tests, in mode, op, size order. Atomics run at
@@ -304,7 +320,10 @@ func (p Plan) Specs() ([]Spec, error) {
 			}
 			for _, sz := range sizes {
 				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup, WarmupTime: p.WarmupTime,
-					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU}
+					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU, Transport: p.Transport}
+				if m == ModeLat {
+					s.Rate, s.Schedule = p.Rate, p.Schedule
+				}
 				if s.Duration == 0 && s.Iters == 0 {
 					s.Iters = defaultIters
 					if m == ModeBW {

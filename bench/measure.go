@@ -128,6 +128,9 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 		total += n
 	}
 	lat := hist.New() // full round trips; reported halved for SEND/WRITE
+	if s.Rate > 0 {
+		eng.SetSchedule(s.Rate, s.Schedule == SchedulePoisson, uint64(verbs.Now()))
+	}
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
 	deadline := start + int64(s.Duration)
@@ -163,6 +166,13 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	end := verbs.Now()
 	iv.flush(end)
 	r := baseResult(s, e)
+	if s.Rate > 0 {
+		if fi := eng.FirstIntended(); fi > 0 {
+			start = fi
+		}
+		r.OpenLoop = &OpenLoop{Schedule: s.schedule(), RateTarget: s.Rate,
+			RateAchieved: float64(measured) / (float64(end-start) / 1e9)}
+	}
 	r.Warmup = total
 	r.Iterations = measured
 	r.DurationNS = end - start

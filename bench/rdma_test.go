@@ -182,6 +182,36 @@ func TestRDMADurationMode(t *testing.T) {
 	t.Logf("interval lines:\n%s", lines.String())
 }
 
+// TestRDMAOpenLoop: --rate sends on schedule and the achieved rate is within
+// 2 % of the request at a modest rate.
+func TestRDMAOpenLoop(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite}, Modes: []string{ModeLat}, Sizes: []int{2},
+		Duration: 2 * time.Second, Warmup: -1, Rate: 1000})
+	specs = append(specs, plan(t, Plan{Ops: []string{OpRead}, Modes: []string{ModeLat}, Sizes: []int{2},
+		Iters: 3000, Warmup: -1, Rate: 1000, Schedule: SchedulePoisson})...)
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := checkDoc(t, doc, specs)
+	for _, r := range back.Results {
+		ol := r.OpenLoop
+		if ol == nil || r.HistogramDivisor != 1 || !strings.Contains(r.TimedInterval, "intended send time") {
+			t.Fatalf("%s: open-loop result %+v, divisor %v, interval %q", r.Op, ol, r.HistogramDivisor, r.TimedInterval)
+		}
+		limit := 0.02
+		if ol.Schedule == SchedulePoisson {
+			limit = 0.06 // 3000 exponential gaps: the mean's own spread is about 1.8 %
+		}
+		if dev := ol.RateAchieved/ol.RateTarget - 1; dev > limit || dev < -limit {
+			t.Errorf("%s %s: achieved %.1f ops/s for %.0f requested (%+.2f%%)", r.Op, ol.Schedule, ol.RateAchieved, ol.RateTarget, dev*100)
+		}
+		t.Logf("%s %s: achieved %.1f ops/s for %.0f requested; p50 %.2f us, p99 %.2f us", r.Op, ol.Schedule,
+			ol.RateAchieved, ol.RateTarget, r.Latency.P50.NS/1e3, r.Latency.P99.NS/1e3)
+	}
+}
+
 // TestRDMAServerClient: two clients one after the other against one server,
 // a bad test in between; the server keeps serving.
 func TestRDMAServerClient(t *testing.T) {

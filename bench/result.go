@@ -77,6 +77,8 @@ type Env struct {
 	NumCPU          int    `json:"num_cpu"`
 	GoVersion       string `json:"go_version"`
 	EnginePinnedCPU int    `json:"engine_pinned_cpu"` // CPU the engine thread is pinned to; -1 when not pinned
+
+	Checks EnvChecks `json:"checks"` // CheckEnv: governor, TSC, SMT, NUMA, memlock
 }
 
 // Result is one measured test: one op, one mode, one message size.
@@ -107,6 +109,9 @@ type Result struct {
 	// Histogram is the HdrHistogram of the recorded samples in compressed
 	// V2 base64 form (hist.Encode), in ns. The latency_ns values are these
 	// values divided by HistogramDivisor (2 when latency_ns is RTT/2).
+	// OpenLoop is set for open-loop (--rate) latency tests.
+	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
+
 	Histogram        string  `json:"histogram"`
 	HistogramDivisor float64 `json:"histogram_divisor"`
 	Samples          int64   `json:"samples"` // values in Histogram
@@ -295,6 +300,14 @@ func (b Bandwidth) In(unit string) (v float64, label string, err error) {
 		return b.GbitPerSec, "Gb/sec", nil
 	}
 	return 0, "", fmt.Errorf("bench: bandwidth unit %q is not one of %s, %s, %s", unit, UnitMiB, UnitMB, UnitGb)
+}
+
+// OpenLoop describes an open-loop latency test: the requested schedule and
+// the rate achieved over the measured span.
+type OpenLoop struct {
+	Schedule     string  `json:"schedule"`      // "constant" or "poisson"
+	RateTarget   float64 `json:"rate_target"`   // requested, operations per second
+	RateAchieved float64 `json:"rate_achieved"` // measured operations / measured span
 }
 
 // Interval holds the figures of one reporting interval in duration mode.

@@ -137,7 +137,7 @@ func TestResultJSONKeys(t *testing.T) {
 			"vendor_id", "vendor_part_id", "software_rdma", "software_rdma_note", "port", "link_layer", "active_mtu",
 			"path_mtu", "link_speed", "link_gbps", "gid_index", "gid_type", "gid", "gid_reason", "inline_size_granted",
 			"qp_type", "clock_source", "clock_rate_hz", "clock_read_cost_ns", "clock_resolution_ns", "cpu_model", "num_cpu", "go_version",
-			"engine_pinned_cpu", "kernel_clocksource")},
+			"engine_pinned_cpu", "kernel_clocksource", "checks")},
 		{"result", m["results"].([]any)[0], sorted("op", "mode", "size_bytes", "iterations", "warmup_iterations",
 			"duration_ns", "timed_interval", "tx_depth", "cq_mod", "rx_depth", "inline_bytes", "latency_ns", "rtt_ns",
 			"bandwidth", "histogram", "histogram_divisor", "samples")},

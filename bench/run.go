@@ -47,6 +47,8 @@ func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error
 	env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
 	env.QPType = "RC"
 	env.EnginePinnedCPU = cfg.Client.Run.CPU
+	checks, cw := CheckEnv(env.Device, env.EnginePinnedCPU)
+	env.Checks, warns = checks, append(warns, cw...)
 	doc.Warnings = append(doc.Warnings, warns...)
 	defer func() {
 		env.PathMTU, env.InlineSizeGranted = cl.PathMTU, cl.Inline

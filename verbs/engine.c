@@ -1,5 +1,6 @@
 // Hot loops of rdmabench. See engine.h. Timestamps: CLOCK_MONOTONIC_RAW, ns.
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
@@ -7,6 +8,19 @@
 
 #define RB_STOPPED 100 // internal: the responder reached stop_at
 #define CHECK_EVERY 64 // polls between clock/abort checks
+// next_gap returns the gap to the next intended send, ns.
+static int64_t next_gap(rb_engine *e) {
+	if (!e->poisson)
+		return e->interval_ns;
+	uint64_t x = e->rng; // xorshift64*
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	e->rng = x;
+	double u = (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0; // [0, 1)
+	return (int64_t)(-log(1.0 - u) * (double)e->interval_ns);
+}
+
 #define TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
 
 int64_t rb_now_ns(void) {
@@ -166,13 +180,24 @@ static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
 
 // rb_lat_client runs n ping-pong iterations (or n single READ/atomic round
 // trips) and appends one full round-trip time per iteration to samples, in
-// ns: from just before the post to the moment the reply is seen.
+// ns: from just before the post to the moment the reply is seen. In open
+// loop (interval_ns > 0) each send waits for its intended time on the
+// schedule, and the sample runs from the intended time instead.
 int rb_lat_client(rb_engine *e, uint64_t n) {
 	struct ibv_wc wc;
 	if (e->nsamples + n > e->cap)
 		return RB_FULL;
 	for (uint64_t i = 0; i < n; i++) {
-		int64_t t0, t1;
+		int64_t t0, t1, intended = 0;
+		if (e->interval_ns > 0) { // open loop: wait for the intended send time
+			if (e->next_intended == 0)
+				e->next_intended = e->first_intended = rb_now_ns();
+			intended = e->next_intended;
+			e->next_intended += next_gap(e);
+			for (uint64_t spins = 0; rb_now_ns() < intended; spins++)
+				if (spins % CHECK_EVERY == CHECK_EVERY - 1 && aborted(e))
+					return RB_ABORTED;
+		}
 		switch (e->op) {
 		case RB_OP_SEND:
 		case RB_OP_WRITE_IMM:
@@ -203,7 +228,8 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			t1 = rb_now_ns();
 			break;
 		}
-		e->samples[e->nsamples++] = (uint64_t)(t1 - t0);
+		// open loop: from the intended send time (coordinated-omission correction)
+		e->samples[e->nsamples++] = (uint64_t)(t1 - (intended ? intended : t0));
 		e->iter++;
 	}
 	return RB_OK;

@@ -37,6 +37,11 @@ typedef struct rb_engine {
 	uint32_t cq_mod;           // (cfg) signal every cq_mod-th send in bandwidth mode
 	uint32_t rx_depth;         // (cfg) receives kept posted
 	int64_t timeout_ns;        // (cfg) longest wait for any one event
+	int64_t interval_ns;       // (cfg) open loop: mean gap between intended sends; 0 = closed loop
+	int poisson;               // (cfg) open loop: exponential gaps (a Poisson process)
+	uint64_t rng;              // (cfg) xorshift64* state for Poisson gaps, non-zero
+	int64_t next_intended;     // open loop: intended time of the next send; 0 = now
+	int64_t first_intended;    // open loop: intended time of the first send
 
 	uint64_t *samples;         // (cfg) sample buffer, nanoseconds
 	uint64_t cap;              // (cfg) its capacity

@@ -1,6 +1,7 @@
 package verbs
 
 /*
+#cgo LDFLAGS: -lm
 #include <stdlib.h>
 #include "engine.h"
 */
@@ -241,6 +242,26 @@ func (g *Engine) Close() error {
 	g.e = nil
 	return nil
 }
+
+// SetSchedule makes LatClient open-loop: sends at rate operations per second,
+// with constant gaps or, with poisson, exponential ones (seeded by seed). A
+// rate of 0 returns to closed loop. It restarts the schedule.
+func (g *Engine) SetSchedule(rate float64, poisson bool, seed uint64) {
+	g.e.interval_ns = 0
+	if rate > 0 {
+		g.e.interval_ns = C.int64_t(1e9 / rate)
+	}
+	g.e.poisson = 0
+	if poisson {
+		g.e.poisson = 1
+	}
+	g.e.rng = C.uint64_t(seed | 1)
+	g.e.next_intended, g.e.first_intended = 0, 0
+}
+
+// FirstIntended is the intended time of the first send since SetSchedule
+// (engine clock, ns), 0 in closed loop.
+func (g *Engine) FirstIntended() int64 { return int64(g.e.first_intended) }
 
 // ResetCounters zeroes a bandwidth sender's counters and samples, to start
 // measuring after a warm-up. Call it only when every posted operation has

@@ -205,6 +205,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	rx := fs.IntP("rx-depth", "r", 0, "receives kept posted (default 512)")
 	inline := fs.IntP("inline-size", "I", 0, "inline data size, bytes (0: no inline)")
 	mtu := fs.IntP("mtu", "m", 0, "path MTU, bytes (default: the smaller active MTU of both ports)")
+	rate := fs.Float64("rate", 0, "open-loop latency: send this many operations per second and time each from its intended send time, e.g. --rate 2000")
+	schedule := fs.String("schedule", bench.ScheduleConstant, "open-loop schedule: constant or poisson")
 	cpu := fs.Int("cpu", -1, "pin the engine thread to this CPU")
 	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
 	unit := fs.String("unit", "MiB", "bandwidth unit of the table: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
@@ -223,7 +225,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
 	}
 	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
-		Inline: *inline, MTU: *mtu}
+		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule}
 	var err error
 	if plan.Ops, err = bench.ParseList("op", *ops, bench.Ops); err != nil {
 		return usageError{err}
