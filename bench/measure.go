@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,6 +23,12 @@ type RunOptions struct {
 	Interval time.Duration // interval lines; 0: 1 s in duration mode, none otherwise
 	Out      io.Writer     // interval lines go here (nil: nowhere)
 	Unit     string        // bandwidth unit of interval lines: MiB, MB or Gb
+	// Progress, when set (a terminal), gets a live line: elapsed and remaining
+	// time, p50 and p99 so far, rewritten in place about 4 times a second.
+	Progress io.Writer
+	// HLog, when set, gets one interval histogram per second (or --interval)
+	// of every test, tagged with the test's name (HdrHistogram .hlog).
+	HLog *hist.LogWriter
 }
 
 // lockThread locks the goroutine to its OS thread and pins it when cpu >= 0.
@@ -39,19 +46,24 @@ func lockThread(cpu int) error {
 	return nil
 }
 
-// intervals accumulates interval statistics during a measurement.
+// intervals accumulates interval statistics during a measurement: lines
+// printed, Result.Intervals, and .hlog entries.
 type intervals struct {
-	every  time.Duration
-	start  int64 // engine clock, ns
-	next   int64
-	ops    int64
-	h      *hist.Histogram
-	size   int
-	out    io.Writer
-	div    float64 // 2 when latency is half the round trip
-	unit   string
-	list   []Interval
-	lastAt int64
+	every     time.Duration
+	start     int64 // engine clock, ns
+	wallStart time.Time
+	next      int64
+	ops       int64
+	h         *hist.Histogram // values as reported (halved for RTT/2)
+	shift     uint            // 1 when latency is half the round trip
+	size      int
+	out       io.Writer
+	hlog      *hist.LogWriter
+	tag       string
+	unit      string
+	list      []Interval
+	lastAt    int64
+	err       error // first .hlog write error
 }
 
 func newIntervals(s Spec, o RunOptions, start int64) *intervals {
@@ -59,10 +71,17 @@ func newIntervals(s Spec, o RunOptions, start int64) *intervals {
 		o.Unit = UnitMiB
 	}
 	every := o.Interval
-	if every == 0 && s.Duration > 0 {
+	if every == 0 && (s.Duration > 0 || o.HLog != nil) {
 		every = time.Second
 	}
-	iv := &intervals{every: every, start: start, size: s.Size, out: o.Out, lastAt: start, div: divisorOf(s), unit: o.Unit}
+	iv := &intervals{every: every, start: start, wallStart: time.Now(), size: s.Size, lastAt: start, unit: o.Unit,
+		hlog: o.HLog, tag: strings.ReplaceAll(s.Name(), " ", "-")}
+	if o.Interval > 0 || s.Duration > 0 {
+		iv.out = o.Out
+	}
+	if divisorOf(s) == 2 {
+		iv.shift = 1
+	}
 	if every > 0 {
 		iv.next = start + int64(every)
 		iv.h = hist.New()
@@ -77,7 +96,7 @@ func (iv *intervals) add(samples []uint64, ops int64, now int64) {
 	if iv.h == nil {
 		return
 	}
-	iv.h.RecordSlice(samples, 0)
+	iv.h.RecordSlice(samples, iv.shift)
 	iv.ops += ops
 	if now >= iv.next {
 		iv.flush(now)
@@ -95,14 +114,68 @@ func (iv *intervals) flush(now int64) {
 	p99, ok99 := iv.h.Percentile(99)
 	it := Interval{StartNS: iv.lastAt - iv.start, EndNS: now - iv.start, Ops: iv.ops,
 		Bandwidth: NewBandwidth(iv.size, iv.ops, now-iv.lastAt),
-		P50:       NanosOf(hist.Value{NS: p50, OK: ok50}, iv.div), P99: NanosOf(hist.Value{NS: p99, OK: ok99}, iv.div)}
+		P50:       NanosOf(hist.Value{NS: p50, OK: ok50}, 1), P99: NanosOf(hist.Value{NS: p99, OK: ok99}, 1)}
 	iv.list = append(iv.list, it)
 	if iv.out != nil {
 		WriteIntervalLine(iv.out, it, iv.unit)
 	}
+	if iv.hlog != nil && iv.err == nil {
+		iv.h.SetTag(iv.tag)
+		iv.err = iv.hlog.WriteInterval(iv.h, iv.wall(iv.lastAt), iv.wall(now))
+	}
 	iv.h.Reset()
 	iv.ops = 0
 	iv.lastAt = now
+}
+
+// wall converts an engine clock reading to wall-clock time.
+func (iv *intervals) wall(t int64) time.Time { return iv.wallStart.Add(time.Duration(t - iv.start)) }
+
+// progress rewrites one status line on a terminal while a test runs.
+type progress struct {
+	w      io.Writer
+	name   string
+	start  int64 // engine clock, ns
+	next   int64
+	total  int64         // iterations, or 0 in duration mode
+	dur    time.Duration // duration mode
+	div    float64
+	active bool
+}
+
+const progressEvery = 250 * time.Millisecond
+
+func newProgress(s Spec, o RunOptions, start int64) *progress {
+	return &progress{w: o.Progress, name: s.Name(), start: start, next: start, total: s.Iters, dur: s.Duration, div: divisorOf(s)}
+}
+
+// update prints the line when it is due: outside the timed region, between batches.
+func (p *progress) update(now, done int64, h *hist.Histogram) {
+	if p.w == nil || now < p.next {
+		return
+	}
+	p.next = now + int64(progressEvery)
+	elapsed := time.Duration(now - p.start)
+	left := "?"
+	switch {
+	case p.dur > 0:
+		left = (p.dur - elapsed).Round(100 * time.Millisecond).String()
+	case done > 0 && p.total > 0:
+		left = (elapsed * time.Duration(p.total-done) / time.Duration(done)).Round(100 * time.Millisecond).String()
+	}
+	p50, ok50 := h.Percentile(50)
+	p99, ok99 := h.Percentile(99)
+	fmt.Fprintf(p.w, "\r%s: %s elapsed, %s left, %d done, p50 %s us, p99 %s us\033[K", p.name,
+		elapsed.Round(100*time.Millisecond), left, done, NanosOf(hist.Value{NS: p50, OK: ok50}, p.div).US(),
+		NanosOf(hist.Value{NS: p99, OK: ok99}, p.div).US())
+	p.active = true
+}
+
+// clear removes the line.
+func (p *progress) clear() {
+	if p.active {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
 }
 
 // measureLat runs the client side of a latency test on a connected endpoint.
@@ -133,13 +206,15 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	}
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
+	prog := newProgress(s, o, start)
+	defer prog.clear()
 	deadline := start + int64(s.Duration)
 	batch, measured := int64(64), int64(0)
 	for {
 		now := verbs.Now()
 		var n int64
 		if s.Iters > 0 {
-			n = min(capN, s.Iters-measured)
+			n = min(capN, maxBatch, s.Iters-measured)
 		} else {
 			if now >= deadline {
 				break
@@ -161,10 +236,15 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 		samples := eng.Samples()
 		lat.RecordSlice(samples, 0)
 		measured += n
-		iv.add(samples, n, verbs.Now())
+		now = verbs.Now()
+		iv.add(samples, n, now)
+		prog.update(now, measured, lat)
 	}
 	end := verbs.Now()
 	iv.flush(end)
+	if iv.err != nil {
+		return Result{}, total + measured, fmt.Errorf("write .hlog: %w", iv.err)
+	}
 	r := baseResult(s, e)
 	if s.Rate > 0 {
 		if fi := eng.FirstIntended(); fi > 0 {
@@ -191,6 +271,10 @@ func divisorOf(s Spec) float64 {
 	}
 	return 1
 }
+
+// maxBatch bounds a latency batch, so interval and progress lines stay live
+// (the pause between batches is outside every sample).
+const maxBatch = 8192
 
 func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
 
@@ -230,6 +314,8 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	eng.SetTarget(target)
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
+	prog := newProgress(s, o, start)
+	defer prog.clear()
 	deadline := far
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)
@@ -258,10 +344,14 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 		}
 		done := eng.Completed()
 		iv.add(samples, int64(done-lastDone), now)
+		prog.update(now, int64(done), lat)
 		lastDone = done
 	}
 	first, last := eng.Span()
 	iv.flush(last)
+	if iv.err != nil {
+		return Result{}, warmed + int64(eng.Completed()), fmt.Errorf("write .hlog: %w", iv.err)
+	}
 	ops := int64(eng.Completed())
 	r := baseResult(s, e)
 	r.Iterations = ops

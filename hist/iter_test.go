@@ -1,6 +1,7 @@
 package hist_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/hist"
@@ -36,26 +37,20 @@ func TestDistribution(t *testing.T) {
 			t.Fatalf("points %d and %d decrease: %+v, %+v", i-1, i, a, b)
 		}
 	}
-	// Percentiles on the points agree with Percentile within the resolution.
-	want := map[float64]bool{50: false, 90: false, 99: false, 99.9: false}
+	// The points agree with Percentile within the resolution and one rank.
+	checked := 0
 	for _, p := range pts {
-		if _, ok := want[p.Percentile]; !ok {
-			continue
-		}
-		want[p.Percentile] = true
 		v, ok := h.Percentile(p.Percentile)
-		if !ok {
-			t.Errorf("p%v not backed", p.Percentile)
+		if !ok || p.Percentile == 0 {
 			continue
 		}
-		if d := float64(p.NS-v) / float64(v); d < -0.002 || d > 0.002 {
+		checked++
+		if d := math.Abs(float64(p.NS-v)) / float64(v); d > 0.003 {
 			t.Errorf("point p%v = %d ns, Percentile = %d ns", p.Percentile, p.NS, v)
 		}
 	}
-	for p, seen := range want {
-		if !seen {
-			t.Errorf("no point at p%v", p)
-		}
+	if checked < 20 {
+		t.Errorf("only %d points checked", checked)
 	}
 }
 

@@ -28,6 +28,11 @@ rdmabench devices | tee /tmp/devices.txt
 grep -q rxe0 /tmp/devices.txt && grep -q PORT_ACTIVE /tmp/devices.txt && grep -q '::ffff:127.0.0.1' /tmp/devices.txt \
 	|| fail "devices output"
 
+echo "=== HdrHistogram files"
+rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null
+grep -q 'Tag=send-lat-2B,' /tmp/r.hlog && grep -q '#\[Mean' /tmp/r-send-lat-2B.hgrm || fail ".hlog/.hgrm output"
+head -3 /tmp/r-send-lat-2B.hgrm
+
 echo "=== clear errors"
 set +e
 rdmabench loopback -d nosuch0 >/tmp/err.txt 2>&1; rc=$?

@@ -18,8 +18,10 @@ import (
 	"time"
 
 	flag "github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -211,6 +213,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
 	unit := fs.String("unit", "MiB", "bandwidth unit of the table: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
 	jsonPath := fs.String("json", "", "write the whole result document to this file (- for stdout)")
+	hlogPath := fs.String("hlog", "", "write HdrHistogram interval logs (one histogram per second, tagged per test) to this .hlog file")
+	hgrmPrefix := fs.String("hgrm", "", "write one HdrHistogram percentile file per test: PREFIX-<op>-<mode>-<size>B.hgrm (values in usec)")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to the server after this long")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -259,6 +263,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 			Run: bench.RunOptions{CPU: *cpu, Interval: *interval, Out: intervalOut, Unit: *unit}},
 		Specs: specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
 	}
+	if isTerminal(stderr) {
+		cfg.Client.Run.Progress = stderr
+	}
+	if *hlogPath != "" {
+		f, err := os.Create(*hlogPath)
+		if err != nil {
+			return usageError{err}
+		}
+		defer f.Close()
+		if cfg.Client.Run.HLog, err = hist.NewLogWriter(f, time.Now()); err != nil {
+			return err
+		}
+	}
 	var doc *bench.Document
 	if loopback {
 		doc, err = bench.RunLoopback(ctx, cfg, log.New(io.Discard, "", 0))
@@ -269,8 +286,52 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		if werr := report(doc, stdout, *unit, *jsonPath); werr != nil && err == nil {
 			err = werr
 		}
+		if *hgrmPrefix != "" {
+			if werr := writeHGRM(doc, *hgrmPrefix); werr != nil && err == nil {
+				err = werr
+			}
+		}
 	}
 	return err
+}
+
+// writeHGRM writes each result's histogram as an .hgrm percentile table in
+// microseconds of the reported latency (RTT/2 where the test reports it).
+func writeHGRM(doc *bench.Document, prefix string) error {
+	for _, r := range doc.Results {
+		h, err := r.DecodeHistogram()
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("%s-%s-%s-%dB.hgrm", prefix, r.Op, r.Mode, r.SizeBytes)
+		f, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		div := r.HistogramDivisor
+		if div <= 0 {
+			div = 1
+		}
+		err = h.WriteHGRM(f, 1000*div)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a terminal that can redraw a line
+// (progress lines go only there; TERM unset or "dumb" counts as no).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("TERM") == "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 func report(doc *bench.Document, w io.Writer, unit, jsonPath string) error {

@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/hist"
+)
+
+func TestProgressLine(t *testing.T) {
+	var b bytes.Buffer
+	s := Spec{Op: OpSend, Mode: ModeLat, Size: 2, Iters: 100}
+	p := newProgress(s, RunOptions{Progress: &b}, 0)
+	h := hist.New()
+	for i := int64(1); i <= 1000; i++ {
+		h.Record(i * 1000) // RTT 1..1000 us: reported halved
+	}
+	p.update(int64(time.Second), 50, h)
+	got := b.String()
+	for _, want := range []string{"\rsend lat 2B: 1s elapsed, 1s left, 50 done, p50 250.", "p99 495.", "\033[K"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("progress line %q lacks %q", got, want)
+		}
+	}
+	p.update(int64(time.Second)+1, 51, h) // not due yet
+	if b.String() != got {
+		t.Errorf("progress line rewritten before it was due: %q", b.String())
+	}
+	p.clear()
+	if !strings.HasSuffix(b.String(), "\r\033[K") {
+		t.Errorf("clear did not erase the line: %q", b.String())
+	}
+	var quiet bytes.Buffer
+	q := newProgress(s, RunOptions{}, 0)
+	q.update(int64(time.Second), 50, h)
+	q.clear()
+	if quiet.Len() != 0 {
+		t.Error("progress printed without a terminal")
+	}
+}
+
+func TestIntervalsHlogAndLines(t *testing.T) {
+	var lines, log bytes.Buffer
+	lw, err := hist.NewLogWriter(&log, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Spec{Op: OpWrite, Mode: ModeLat, Size: 64, Duration: 3 * time.Second}
+	iv := newIntervals(s, RunOptions{Out: &lines, HLog: lw, Unit: UnitMB}, 0)
+	samples := []uint64{2000, 4000, 6000} // RTTs: reported as 1, 2, 3 us
+	sec := int64(time.Second)
+	iv.add(samples, 3, sec/2)
+	iv.add(samples, 3, sec) // closes [0, 1s]
+	iv.add(samples, 3, 2*sec+sec/2) // closes [1s, 2.5s]: a batch ends past the boundary
+	iv.add(samples, 3, 2*sec+9*sec/10)
+	iv.flush(3 * sec)
+	if iv.err != nil {
+		t.Fatal(iv.err)
+	}
+	if len(iv.list) != 3 || iv.list[0].Ops != 6 || iv.list[2].EndNS != 3*sec {
+		t.Fatalf("intervals %+v", iv.list)
+	}
+	if p50 := iv.list[0].P50; !p50.OK || p50.NS < 1900 || p50.NS > 2100 {
+		t.Errorf("interval p50 %v, want about 2000 ns (half of the 4000 ns RTT)", p50)
+	}
+	if n := strings.Count(lines.String(), "\n"); n != 3 {
+		t.Errorf("%d interval lines, want 3:\n%s", n, lines.String())
+	}
+	if n := strings.Count(log.String(), "Tag=write-lat-64B,"); n != 3 {
+		t.Errorf("%d tagged .hlog intervals, want 3:\n%s", n, log.String())
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+
+	"github.com/rdmabench/rdmabench/bench"
+)
+
+const compareUsage = `Usage:
+  rdmabench compare A.json B.json [C.json ...] [--format table|markdown|gobench] [--metrics LIST] [--unit U]
+  rdmabench compare --baseline BASE.json NEW.json [--max-regress p99=10%,bw=5%] [--format table|markdown]
+
+Lines up the tests (op, mode, size) of rdmabench JSON results side by side, one
+column per file; each column after the first shows its ratio to the first.
+With --baseline, also checks NEW.json against BASE.json and exits 1 on a
+regression beyond --max-regress.
+
+Flags:
+`
+
+// cmdCompare implements 'rdmabench compare': side-by-side tables of result
+// files, the Go benchmark format for benchstat, and the regression gate.
+func cmdCompare(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("compare")
+	format := fs.String("format", "table", "output: table (aligned text), markdown (GitHub table), gobench (Go benchmark format, for benchstat)")
+	metrics := fs.String("metrics", "", "table rows per test, from p50,p90,p99,p99_9,p99_99,mean,max,bw,mpps (default: p50,p99,p99_9,max for lat tests; bw,p50,p99 for bw tests)")
+	unit := fs.String("unit", "MiB", "bandwidth unit: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
+	baseline := fs.String("baseline", "", "gate: compare the one file given against this baseline file; exit 1 on a regression")
+	maxRegress := fs.String("max-regress", "p99=10%,bw=5%", "gate limits, METRIC=PERCENT%,...: latency metrics regress when higher, bw and mpps when lower")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), compareUsage)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	switch *format {
+	case "table", "markdown", "gobench":
+	default:
+		return usageError{fmt.Errorf("format %q unknown; valid: table, markdown, gobench", *format)}
+	}
+	if *unit != bench.UnitMiB && *unit != bench.UnitMB && *unit != bench.UnitGb {
+		return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+	}
+	mets, err := bench.ParseMetrics(*metrics)
+	if err != nil {
+		return usageError{err}
+	}
+	if *format == "gobench" && (fs.Changed("metrics") || fs.Changed("unit")) {
+		return usageError{errors.New("--metrics and --unit apply to the table and markdown formats; gobench writes every metric")}
+	}
+	gate := fs.Changed("baseline")
+	if !gate && fs.Changed("max-regress") {
+		return usageError{errors.New("--max-regress needs --baseline")}
+	}
+	var limits map[string]float64
+	paths := fs.Args()
+	if gate {
+		if *baseline == "" {
+			return usageError{errors.New("--baseline needs a file name")}
+		}
+		if *format == "gobench" {
+			return usageError{errors.New("--baseline works with the table and markdown formats, not gobench")}
+		}
+		if len(paths) != 1 {
+			return usageError{fmt.Errorf("with --baseline, give exactly one new result file (got %d)", len(paths))}
+		}
+		if limits, err = bench.ParseMaxRegress(*maxRegress); err != nil {
+			return usageError{err}
+		}
+		paths = append([]string{*baseline}, paths...)
+	} else if len(paths) == 0 {
+		return usageError{errors.New("compare needs one or more result files (rdmabench run/loopback --json FILE)")}
+	}
+	stdin := 0
+	for _, p := range paths {
+		if p == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return usageError{errors.New("only one file can be - (stdin)")}
+	}
+	docs := make([]*bench.Document, len(paths))
+	for i, p := range paths {
+		if docs[i], err = bench.ReadJSONFile(p); err != nil {
+			return err
+		}
+	}
+
+	if *format == "gobench" {
+		return bench.WriteGobench(stdout, docs)
+	}
+	c := bench.Compare(docs, runNames(paths))
+	if *format == "markdown" {
+		err = c.WriteMarkdown(stdout, mets, *unit)
+	} else {
+		err = c.WriteTable(stdout, mets, *unit)
+	}
+	if err != nil || !gate {
+		return err
+	}
+
+	g := bench.Gate(docs[0], docs[1], limits)
+	bullet := ""
+	if *format == "markdown" {
+		bullet = "- "
+	}
+	fmt.Fprintln(stdout)
+	for _, n := range g.Notes {
+		fmt.Fprintf(stdout, "%snote: %s\n", bullet, n)
+	}
+	for _, r := range g.Regressions {
+		fmt.Fprintf(stdout, "%sREGRESSION %s\n", bullet, r.Format(*unit))
+	}
+	if err := g.Err(); err != nil {
+		return err
+	}
+	if g.Tests == 0 {
+		return fmt.Errorf("no test is in both %s and %s: nothing to gate", paths[0], paths[1])
+	}
+	if g.Checked == 0 {
+		return fmt.Errorf("none of the metrics in --max-regress %q could be checked (see the notes)", *maxRegress)
+	}
+	fmt.Fprintf(stdout, "%sno regressions (%d tests, %d metrics checked)\n", bullet, g.Tests, g.Checked)
+	return nil
+}
+
+// runNames labels result files by base name ("stdin" for -), or by the path
+// as given where base names collide, with "#N" added for a repeated path.
+func runNames(paths []string) []string {
+	base := func(p string) string {
+		if p == "-" {
+			return "stdin"
+		}
+		return filepath.Base(p)
+	}
+	count := map[string]int{}
+	for _, p := range paths {
+		count[base(p)]++
+	}
+	names := make([]string, len(paths))
+	seen := map[string]int{}
+	for i, p := range paths {
+		n := base(p)
+		if count[n] > 1 {
+			n = p
+		}
+		seen[n]++
+		if seen[n] > 1 {
+			n += "#" + strconv.Itoa(seen[n])
+		}
+		names[i] = n
+	}
+	return names
+}
