@@ -514,7 +514,11 @@ func WriteGobench(w io.Writer, docs []*Document) error {
 	var b strings.Builder
 	b.WriteString("goos: linux\ngoarch: " + gobenchArch + "\npkg: rdmabench\n")
 	b.WriteString("Unit MB/s better=higher\nUnit msgs/s better=higher\n")
-	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	num := func(f float64) string {
+		// 9 significant digits (ns values stay exact), never an exponent.
+		r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 9, 64), 64)
+		return strconv.FormatFloat(r, 'f', -1, 64)
+	}
 	for _, d := range docs {
 		dev := d.Env.Device
 		if dev == "" {

@@ -63,6 +63,44 @@ type Spec struct {
 	// operation from its intended send time (coordinated-omission correction).
 	Rate     float64 `json:"rate,omitempty"`
 	Schedule string  `json:"schedule,omitempty"`
+	// Load, when set on a latency test, streams bandwidth traffic on other
+	// QPs while the latency probe QP is measured (latency under load).
+	Load *Load `json:"load,omitempty"`
+}
+
+// Load is the background traffic of a latency-under-load test: QPs queue
+// pairs each streaming Op (write or read) messages of Size bytes.
+type Load struct {
+	QPs     int    `json:"qps"`
+	Op      string `json:"op"`
+	Size    int    `json:"size_bytes"`
+	TxDepth int    `json:"tx_depth"`
+	CQMod   int    `json:"cq_mod"`
+}
+
+// MaxLoadQPs bounds the load QPs of one test.
+const MaxLoadQPs = 64
+
+func (l *Load) validate() error {
+	switch {
+	case l.QPs < 1 || l.QPs > MaxLoadQPs:
+		return fmt.Errorf("load QPs %d out of range 1..%d", l.QPs, MaxLoadQPs)
+	case l.Op != OpWrite && l.Op != OpRead:
+		return fmt.Errorf("load op %q invalid: write or read (the server's CPU stays idle)", l.Op)
+	case l.Size < 1 || l.Size > MaxSize:
+		return fmt.Errorf("load size %d bytes out of range 1..%d", l.Size, MaxSize)
+	case l.TxDepth < 1 || l.TxDepth > MaxDepth:
+		return fmt.Errorf("load tx depth %d out of range 1..%d", l.TxDepth, MaxDepth)
+	case l.CQMod < 1 || l.CQMod > l.TxDepth:
+		return fmt.Errorf("load CQ moderation %d out of range 1..%d (the load tx depth)", l.CQMod, l.TxDepth)
+	}
+	return nil
+}
+
+// loadSpec is the bandwidth spec of each load QP.
+func (s Spec) loadSpec() Spec {
+	return Spec{Op: s.Load.Op, Mode: ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
+		RxDepth: 1, MTU: s.MTU}
 }
 
 // Transports and schedules.
@@ -133,6 +171,14 @@ func (s Spec) Validate() error {
 	}
 	if s.Schedule != "" && s.Schedule != ScheduleConstant && s.Schedule != SchedulePoisson {
 		return fmt.Errorf("schedule %q unknown; valid: constant, poisson", s.Schedule)
+	}
+	if s.Load != nil {
+		if s.Mode != ModeLat || s.Transport == TransportTCP {
+			return fmt.Errorf("load applies to RDMA latency tests, not to %s %s", s.Transport, s.Mode)
+		}
+		if err := s.Load.validate(); err != nil {
+			return err
+		}
 	}
 	if s.MTU != 0 && (s.MTU < 256 || s.MTU > 4096 || bits.OnesCount(uint(s.MTU)) != 1) {
 		return fmt.Errorf("MTU %d invalid: use 256, 512, 1024, 2048 or 4096", s.MTU)
@@ -290,6 +336,7 @@ type Plan struct {
 	Transport  string  // "" or "rdma", or "tcp" for the kernel TCP baseline
 	Rate       float64 // open-loop latency at this many ops/s on Schedule
 	Schedule   string  // "constant" (default) or "poisson"
+	Load       *Load   // latency tests: background bandwidth QPs
 }
 
 // Specs expands the plan into tests, in mode, op, size order. Atomics run at
@@ -322,7 +369,7 @@ func (p Plan) Specs() ([]Spec, error) {
 				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup, WarmupTime: p.WarmupTime,
 					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU, Transport: p.Transport}
 				if m == ModeLat {
-					s.Rate, s.Schedule = p.Rate, p.Schedule
+					s.Rate, s.Schedule, s.Load = p.Rate, p.Schedule, p.Load
 				}
 				if s.Duration == 0 && s.Iters == 0 {
 					s.Iters = defaultIters

@@ -52,7 +52,7 @@ func TestIntervalsHlogAndLines(t *testing.T) {
 	samples := []uint64{2000, 4000, 6000} // RTTs: reported as 1, 2, 3 us
 	sec := int64(time.Second)
 	iv.add(samples, 3, sec/2)
-	iv.add(samples, 3, sec) // closes [0, 1s]
+	iv.add(samples, 3, sec)         // closes [0, 1s]
 	iv.add(samples, 3, 2*sec+sec/2) // closes [1s, 2.5s]: a batch ends past the boundary
 	iv.add(samples, 3, 2*sec+9*sec/10)
 	iv.flush(3 * sec)

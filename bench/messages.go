@@ -30,6 +30,8 @@ type QPInfo struct {
 	RKey        uint32 `json:"rkey"`
 	Addr        uint64 `json:"addr"` // target area
 	Len         uint64 `json:"len"`  // target area length, bytes
+	// Load holds the load QPs of a latency-under-load test, in order.
+	Load []QPInfo `json:"load,omitempty"`
 }
 
 // Phases of Ready messages.

@@ -212,6 +212,24 @@ func TestRDMAOpenLoop(t *testing.T) {
 	}
 }
 
+// TestRDMALatencyUnderLoad: the probe is measured while two QPs stream.
+func TestRDMALatencyUnderLoad(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite}, Modes: []string{ModeLat}, Sizes: []int{2}, Iters: 1000, Warmup: -1,
+		Load: &Load{QPs: 2, Op: OpWrite, Size: 65536, TxDepth: 16, CQMod: 1}})
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range checkDoc(t, doc, specs).Results {
+		if r.Load == nil || r.Load.QPs != 2 || r.Load.Ops == 0 || r.Load.Bandwidth.MiBPerSec <= 0 {
+			t.Fatalf("%s: load %+v", r.Op, r.Load)
+		}
+		t.Logf("%s under load: p50 %.2f us, p99 %.2f us; load %d ops, %.1f MiB/s", r.Op, r.Latency.P50.NS/1e3,
+			r.Latency.P99.NS/1e3, r.Load.Ops, r.Load.Bandwidth.MiBPerSec)
+	}
+}
+
 // TestRDMAServerClient: two clients one after the other against one server,
 // a bad test in between; the server keeps serving.
 func TestRDMAServerClient(t *testing.T) {

@@ -109,6 +109,8 @@ type Result struct {
 	// Histogram is the HdrHistogram of the recorded samples in compressed
 	// V2 base64 form (hist.Encode), in ns. The latency_ns values are these
 	// values divided by HistogramDivisor (2 when latency_ns is RTT/2).
+	// Load is set for latency-under-load tests: the background traffic.
+	Load *LoadResult `json:"load,omitempty"`
 	// OpenLoop is set for open-loop (--rate) latency tests.
 	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
 
@@ -300,6 +302,15 @@ func (b Bandwidth) In(unit string) (v float64, label string, err error) {
 		return b.GbitPerSec, "Gb/sec", nil
 	}
 	return 0, "", fmt.Errorf("bench: bandwidth unit %q is not one of %s, %s, %s", unit, UnitMiB, UnitMB, UnitGb)
+}
+
+// LoadResult is the background traffic that ran during a latency test.
+type LoadResult struct {
+	QPs       int       `json:"qps"`
+	Op        string    `json:"op"`
+	SizeBytes int       `json:"size_bytes"`
+	Ops       int64     `json:"ops"`       // completed on all load QPs
+	Bandwidth Bandwidth `json:"bandwidth"` // aggregate, over the load's whole span
 }
 
 // OpenLoop describes an open-loop latency test: the requested schedule and

@@ -178,19 +178,20 @@ func addrOf(a net.Addr) netip.Addr {
 
 // runTest is the server side of one test.
 func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
-	ep, err := newEndpoint(dev, spec, false)
+	eps, err := newTestEndpoints(dev, spec, false)
 	if err != nil {
 		return err
 	}
-	defer ep.close()
+	defer eps.close()
+	ep := eps.probe
 	var remote QPInfo
 	if err := c.Recv(MsgQPInfo, &remote); err != nil {
 		return err
 	}
-	if _, err := ep.connect(remote); err != nil {
+	if _, err := eps.connect(remote); err != nil {
 		return err
 	}
-	if err := c.Send(MsgQPInfo, ep.info()); err != nil {
+	if err := c.Send(MsgQPInfo, eps.info()); err != nil {
 		return err
 	}
 	active := spec.Op == OpSend || (spec.Op == OpWrite && spec.Mode == ModeLat)
@@ -342,22 +343,23 @@ func (cl *Client) Close() error {
 // Run runs one test against the server.
 // Cancelling ctx aborts the test in progress.
 func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, error) {
-	ep, err := newEndpoint(cl.dev, spec, true)
+	eps, err := newTestEndpoints(cl.dev, spec, true)
 	if err != nil {
 		return Result{}, err
 	}
-	defer ep.close()
+	defer eps.close()
+	ep := eps.probe
 	if err := cl.c.Send(MsgTest, spec); err != nil {
 		return Result{}, err
 	}
-	if err := cl.c.Send(MsgQPInfo, ep.info()); err != nil {
+	if err := cl.c.Send(MsgQPInfo, eps.info()); err != nil {
 		return Result{}, err
 	}
 	var remote QPInfo
 	if err := cl.c.Recv(MsgQPInfo, &remote); err != nil {
 		return Result{}, err
 	}
-	mtu, err := ep.connect(remote)
+	mtu, err := eps.connect(remote)
 	cl.Inline = ep.qp.Caps().MaxInlineData
 	if err != nil {
 		cl.c.SendError(err)
@@ -387,10 +389,18 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 	}()
 	var res Result
 	var total int64
+	var load *loadRun
+	if len(eps.loads) > 0 {
+		load = startLoad(eps.loads)
+	}
 	if spec.Mode == ModeLat {
 		res, total, err = measureLat(ep, spec, o)
 	} else {
 		res, total, err = measureBW(ep, spec, o)
+	}
+	if load != nil {
+		lr, lerr := load.finish(spec.Load)
+		res.Load, err = lr, errors.Join(err, lerr)
 	}
 	close(stop)
 	<-hbDone

@@ -350,7 +350,7 @@ token=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 # never contains a whole marker.
 cat >"$run/init" <<EOF
 #!/bin/sh
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root TERM=dumb # the console is a log, not a screen
 M="@@rdmabench-$token"
 OUTDIR=$((${#outdir} > 0 ? 1 : 0))
 mount -t devtmpfs devtmpfs /dev

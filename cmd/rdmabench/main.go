@@ -209,6 +209,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	mtu := fs.IntP("mtu", "m", 0, "path MTU, bytes (default: the smaller active MTU of both ports)")
 	rate := fs.Float64("rate", 0, "open-loop latency: send this many operations per second and time each from its intended send time, e.g. --rate 2000")
 	schedule := fs.String("schedule", bench.ScheduleConstant, "open-loop schedule: constant or poisson")
+	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
+	loadOp := fs.String("load-op", bench.OpWrite, "operation of the load streams: write or read")
+	loadSize := fs.String("load-size", "64K", "message size of the load streams")
 	cpu := fs.Int("cpu", -1, "pin the engine thread to this CPU")
 	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
 	unit := fs.String("unit", "MiB", "bandwidth unit of the table: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
@@ -244,6 +247,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	}
 	if *unit != bench.UnitMiB && *unit != bench.UnitMB && *unit != bench.UnitGb {
 		return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+	}
+	if *loadQPs > 0 {
+		ls, err := bench.ParseSize(*loadSize)
+		if err != nil {
+			return usageError{fmt.Errorf("--load-size: %w", err)}
+		}
+		plan.Load = &bench.Load{QPs: *loadQPs, Op: *loadOp, Size: ls, TxDepth: 128, CQMod: 100}
+		if plan.TxDepth > 0 {
+			plan.Load.TxDepth = plan.TxDepth
+		}
+		plan.Load.CQMod = min(plan.Load.CQMod, plan.Load.TxDepth)
+		if ls > 8<<10 {
+			plan.Load.CQMod = 1
+		}
 	}
 	specs, err := plan.Specs()
 	if err != nil {

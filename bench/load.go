@@ -1,0 +1,138 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// testEndpoints are one side's QPs of a test: the measured one and, for
+// latency under load, the load QPs.
+type testEndpoints struct {
+	probe *endpoint
+	loads []*endpoint
+}
+
+func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err error) {
+	t := &testEndpoints{}
+	defer func() {
+		if err != nil {
+			t.close()
+		}
+	}()
+	if t.probe, err = newEndpoint(dev, s, client); err != nil {
+		return nil, err
+	}
+	if s.Load != nil {
+		for i := 0; i < s.Load.QPs; i++ {
+			ep, err := newEndpoint(dev, s.loadSpec(), client)
+			if err != nil {
+				return nil, fmt.Errorf("load QP %d: %w", i, err)
+			}
+			t.loads = append(t.loads, ep)
+		}
+	}
+	return t, nil
+}
+
+func (t *testEndpoints) info() QPInfo {
+	in := t.probe.info()
+	for _, ep := range t.loads {
+		in.Load = append(in.Load, ep.info())
+	}
+	return in
+}
+
+// connect connects every QP to its peer; it returns the probe's path MTU.
+func (t *testEndpoints) connect(r QPInfo) (int, error) {
+	if len(r.Load) != len(t.loads) {
+		return 0, fmt.Errorf("peer has %d load QPs, this side %d", len(r.Load), len(t.loads))
+	}
+	for i, ep := range t.loads {
+		if _, err := ep.connect(r.Load[i]); err != nil {
+			return 0, fmt.Errorf("load QP %d: %w", i, err)
+		}
+	}
+	return t.probe.connect(r)
+}
+
+func (t *testEndpoints) close() error {
+	var errs []error
+	for _, ep := range t.loads {
+		errs = append(errs, ep.close())
+	}
+	if t.probe != nil {
+		errs = append(errs, t.probe.close())
+	}
+	return errors.Join(errs...)
+}
+
+// loadRun streams on the load QPs, one locked OS thread each, until stop.
+type loadRun struct {
+	eps  []*endpoint
+	stop atomic.Bool
+	wg   sync.WaitGroup
+	errs []error
+}
+
+// loadSlice is how long one C call of a load stream runs before it checks
+// the stop flag.
+const loadSlice = 50 * time.Millisecond
+
+func startLoad(eps []*endpoint) *loadRun {
+	l := &loadRun{eps: eps, errs: make([]error, len(eps))}
+	for i, ep := range eps {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.errs[i] = stream(ep.eng, &l.stop)
+		}()
+	}
+	return l
+}
+
+// stream posts until stop, then completes the unsignaled tail.
+func stream(eng *verbs.Engine, stop *atomic.Bool) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	eng.SetTarget(math.MaxUint64)
+	for !stop.Load() {
+		eng.ResetSamples()
+		if _, err := eng.BWClient(verbs.Now() + int64(loadSlice)); err != nil {
+			return err
+		}
+	}
+	target := eng.Posted() + 1
+	eng.SetTarget(target)
+	for eng.Completed() < target {
+		eng.ResetSamples()
+		if _, err := eng.BWClient(math.MaxInt64); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish stops the streams and sums what they did.
+func (l *loadRun) finish(load *Load) (*LoadResult, error) {
+	l.stop.Store(true)
+	l.wg.Wait()
+	if err := errors.Join(l.errs...); err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	res := &LoadResult{QPs: len(l.eps), Op: load.Op, SizeBytes: load.Size}
+	var first, last int64 = math.MaxInt64, 0
+	for _, ep := range l.eps {
+		res.Ops += int64(ep.eng.Completed())
+		f, t := ep.eng.Span()
+		first, last = min(first, f), max(last, t)
+	}
+	res.Bandwidth = NewBandwidth(load.Size, res.Ops, last-first)
+	return res, nil
+}

@@ -1,0 +1,894 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Plot kinds, the values of Plot's kind argument.
+const (
+	PlotAuto        = "auto"         // PlotKinds decides
+	PlotPercentile  = "percentile"   // latency against percentile, HdrHistogram style
+	PlotCDF         = "cdf"          // cumulative fraction against latency
+	PlotSizeLatency = "size-latency" // a latency percentile against message size
+	PlotSizeBW      = "size-bw"      // bandwidth against message size
+)
+
+// PlotKindNames lists the plot kinds in the order Plot writes them.
+var PlotKindNames = []string{PlotAuto, PlotPercentile, PlotCDF, PlotSizeLatency, PlotSizeBW}
+
+// PlotMetrics lists the latency statistics a size-latency plot can show
+// (Selection.Metric), named as in the JSON latency_ns object.
+var PlotMetrics = []string{"min", "mean", "p50", "p90", "p99", "p99_9", "p99_99", "max"}
+
+// ErrNothingToPlot is wrapped by the errors returned when the selection
+// matches no result, or no matching result holds a value to plot.
+var ErrNothingToPlot = errors.New("nothing to plot")
+
+// Selection picks the results to plot. Empty fields select everything,
+// except as each plot function documents.
+type Selection struct {
+	Ops   []string // e.g. "send"
+	Modes []string // "lat", "bw"
+	Sizes []int    // message sizes, bytes
+	// Metric is the latency statistic of size-latency plots (one of
+	// PlotMetrics); "" plots p50 and p99.
+	Metric string
+}
+
+// PlotFormat returns the image format for path from its extension, "svg" or
+// "png" (in any letter case), or an error naming the extension.
+func PlotFormat(path string) (string, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".svg", ".png":
+		return ext[1:], nil
+	case "":
+		return "", fmt.Errorf("plot output %q has no extension: use .svg or .png", path)
+	}
+	return "", fmt.Errorf("plot output %q: format %q unknown; use .svg or .png", path, filepath.Ext(path))
+}
+
+// PlotLabels returns the legend label of each result file in paths: its base
+// name without the extension ("runs/a.json" is "a"), or, when two files would
+// share a label, the path without the extension. "-" is "stdin".
+func PlotLabels(paths []string) []string {
+	short := func(p string) string {
+		if p == "-" {
+			return "stdin"
+		}
+		return strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+	}
+	out := make([]string, len(paths))
+	n := map[string]int{}
+	for i, p := range paths {
+		out[i] = short(p)
+		n[out[i]]++
+	}
+	for i, p := range paths {
+		if n[out[i]] > 1 && p != "-" {
+			out[i] = strings.TrimSuffix(p, filepath.Ext(p))
+		}
+	}
+	return out
+}
+
+// PlotKinds returns the plot kinds that --kind auto draws for docs under sel:
+// PlotPercentile when there are several documents or the selected results
+// have one message size; for a size sweep (several sizes), PlotSizeLatency
+// when it holds latency-mode results or sel names modes, and PlotSizeBW when
+// it holds bandwidth-mode results. It returns nil when sel matches nothing.
+func PlotKinds(docs []*Document, sel Selection) []string {
+	tests := selectTests(docs, nil, sel)
+	if len(tests) == 0 {
+		return nil
+	}
+	sizes := distinct(tests, func(t plotTest) int { return t.r.SizeBytes })
+	modes := distinct(tests, func(t plotTest) string { return t.r.Mode })
+	var kinds []string
+	if len(docs) > 1 || len(sizes) == 1 {
+		kinds = append(kinds, PlotPercentile)
+	}
+	if len(sizes) > 1 {
+		if slices.Contains(modes, ModeLat) || len(sel.Modes) > 0 {
+			kinds = append(kinds, PlotSizeLatency)
+		}
+		if slices.Contains(modes, ModeBW) {
+			kinds = append(kinds, PlotSizeBW)
+		}
+	}
+	return kinds
+}
+
+// Plot draws the plots of kind (one of PlotKindNames) of the results in docs,
+// whose legend labels are labels, selected by sel, to path, an .svg or .png
+// file. With PlotAuto it draws the kinds PlotKinds returns; when there are
+// several, each goes to path with "-KIND" inserted before the extension
+// (x.svg becomes x-percentile.svg, x-size-latency.svg, ...). It returns the
+// files written.
+func Plot(docs []*Document, labels []string, kind string, sel Selection, path string) ([]string, error) {
+	if _, err := PlotFormat(path); err != nil {
+		return nil, err
+	}
+	kinds := []string{kind}
+	if kind == PlotAuto {
+		if kinds = PlotKinds(docs, sel); len(kinds) == 0 {
+			_, err := selectOrErr(docs, labels, sel)
+			return nil, err
+		}
+	}
+	var written []string
+	for _, k := range kinds {
+		out := path
+		if len(kinds) > 1 {
+			ext := filepath.Ext(path)
+			out = strings.TrimSuffix(path, ext) + "-" + k + ext
+		}
+		var err error
+		switch k {
+		case PlotPercentile:
+			err = PlotPercentiles(docs, labels, sel, out)
+		case PlotCDF:
+			err = PlotCDFs(docs, labels, sel, out)
+		case PlotSizeLatency:
+			err = PlotSizeLatencies(docs, labels, sel, out)
+		case PlotSizeBW:
+			err = PlotSizeBandwidth(docs, labels, sel, out)
+		default:
+			return written, fmt.Errorf("plot kind %q unknown; valid: %s", k, strings.Join(PlotKindNames, ", "))
+		}
+		if err != nil {
+			return written, err
+		}
+		written = append(written, out)
+	}
+	return written, nil
+}
+
+// PlotPercentiles draws the latency percentile distribution of each selected
+// test, as HdrHistogram's plotter does: latency in µs against the percentile
+// on a log scale of 1/(1-q), which spreads out the tail (0 %, 90 %, 99 %,
+// 99.9 % ... are equally spaced). There is one line per document and test, so
+// the runs of one test overlay. The last point of a line is the maximum,
+// drawn at percentile 1-1/N for N samples. With no modes in sel, only
+// latency-mode results are drawn if there are any; with no sizes, only the
+// smallest size. Latencies are those of latency_ns (histogram / divisor).
+func PlotPercentiles(docs []*Document, labels []string, sel Selection, path string) error {
+	tests, err := histTests(docs, labels, sel)
+	if err != nil {
+		return err
+	}
+	f := newFigure()
+	maxN := 100.0
+	var ys []float64
+	for i, t := range tests {
+		h, err := t.r.DecodeHistogram()
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", t.name(), err)
+		}
+		n := float64(h.Count())
+		maxN = max(maxN, n)
+		div := divisor(t.r.HistogramDivisor)
+		var xys plotter.XYs
+		for _, p := range h.Distribution() {
+			x := n
+			if p.Percentile < 100 {
+				x = min(1/(1-p.Percentile/100), n)
+			}
+			xys = append(xys, plotter.XY{X: max(x, 1), Y: float64(p.NS) / div / 1000})
+			ys = append(ys, float64(p.NS)/div/1000)
+		}
+		f.addLine(xys, t.name(), tests.testIndex(i), t.run, -1, false)
+	}
+	p := f.p
+	p.Title.Text = latencyTitle(tests, "percentile distribution")
+	p.X.Label.Text = "percentile (log scale of 1/(1-percentile))"
+	p.Y.Label.Text = "latency (µs)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Min = 1
+	p.X.Max = math.Pow(10, math.Ceil(math.Log10(maxN)-1e-9))
+	p.X.Tick.Marker = percentileTicks{}
+	f.valueAxis(&p.Y, ys, true)
+	return f.save(path)
+}
+
+// PlotCDFs draws the cumulative distribution of the latency of each selected
+// test: the fraction of samples at or below a latency, against the latency
+// in µs on a log scale. There is one line per document and test. The
+// selection defaults are those of PlotPercentiles.
+func PlotCDFs(docs []*Document, labels []string, sel Selection, path string) error {
+	tests, err := histTests(docs, labels, sel)
+	if err != nil {
+		return err
+	}
+	f := newFigure()
+	var xs []float64
+	for i, t := range tests {
+		h, err := t.r.DecodeHistogram()
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", t.name(), err)
+		}
+		div := divisor(t.r.HistogramDivisor)
+		n := float64(h.Count())
+		us := func(ns int64) float64 { return max(float64(ns), 1) / div / 1000 }
+		xys := plotter.XYs{{X: us(h.Min()), Y: 0}}
+		var cum int64
+		for _, b := range h.Buckets() {
+			cum += b.Count
+			xys = append(xys, plotter.XY{X: us(b.High), Y: float64(cum) / n})
+		}
+		xs = append(xs, xys[0].X, xys[len(xys)-1].X)
+		f.addLine(xys, t.name(), tests.testIndex(i), t.run, -1, false)
+	}
+	p := f.p
+	p.Title.Text = latencyTitle(tests, "cumulative distribution")
+	p.X.Label.Text = "latency (µs, log scale)"
+	p.Y.Label.Text = "cumulative fraction of samples"
+	f.valueAxis(&p.X, xs, true)
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = plot.ConstantTicks(fractionTicks())
+	return f.save(path)
+}
+
+// PlotSizeLatencies draws a latency statistic against the message size (log2
+// scale): sel.Metric, or p50 and p99 when it is "", in µs, one line per
+// document, op and mode. Tests whose statistic is n/a (too few samples) are
+// left out of their line. With no modes in sel, only latency-mode results are
+// drawn if there are any.
+func PlotSizeLatencies(docs []*Document, labels []string, sel Selection, path string) error {
+	metrics := []string{"p50", "p99"}
+	if sel.Metric != "" {
+		if !slices.Contains(PlotMetrics, sel.Metric) {
+			return fmt.Errorf("plot metric %q unknown; valid: %s", sel.Metric, strings.Join(PlotMetrics, ", "))
+		}
+		metrics = []string{sel.Metric}
+	}
+	tests, err := selectOrErr(docs, labels, sel)
+	if err != nil {
+		return err
+	}
+	tests = preferMode(tests, sel, ModeLat)
+	f := newFigure()
+	var ys []float64
+	var sizes []float64
+	for mi, m := range metrics {
+		for _, s := range tests.series() {
+			var xys plotter.XYs
+			for _, t := range s.tests {
+				if v, ok := latencyMetric(t.r.Latency, m); ok {
+					xys = append(xys, plotter.XY{X: float64(t.r.SizeBytes), Y: v / 1000})
+					ys = append(ys, v/1000)
+				}
+				sizes = append(sizes, float64(t.r.SizeBytes))
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			dash := s.run
+			if len(metrics) > 1 {
+				dash = mi
+			}
+			f.addLine(xys, s.name()+" "+m, s.color, s.run, dash, true)
+		}
+	}
+	if len(ys) == 0 {
+		return fmt.Errorf("plot: %w: every selected test has too few samples for %s (n/a)",
+			ErrNothingToPlot, strings.Join(metrics, " or "))
+	}
+	p := f.p
+	p.Title.Text = latencyTitle(tests, strings.Join(metrics, " and ")+" against message size")
+	p.X.Label.Text = "message size (bytes, log2 scale)"
+	p.Y.Label.Text = strings.Join(metrics, ", ") + " latency (µs)"
+	f.sizeAxis(sizes)
+	f.valueAxis(&p.Y, ys, false)
+	return f.save(path)
+}
+
+// PlotSizeBandwidth draws the bandwidth in MiB/s (2^20 bytes/s) against the
+// message size (log2 scale), one line per document, op and mode. With no
+// modes in sel, only bandwidth-mode results are drawn if there are any.
+func PlotSizeBandwidth(docs []*Document, labels []string, sel Selection, path string) error {
+	tests, err := selectOrErr(docs, labels, sel)
+	if err != nil {
+		return err
+	}
+	tests = preferMode(tests, sel, ModeBW)
+	f := newFigure()
+	var ys, sizes []float64
+	for _, s := range tests.series() {
+		var xys plotter.XYs
+		for _, t := range s.tests {
+			v := t.r.Bandwidth.MiBPerSec
+			sizes = append(sizes, float64(t.r.SizeBytes))
+			if v > 0 && !math.IsInf(v, 0) {
+				xys = append(xys, plotter.XY{X: float64(t.r.SizeBytes), Y: v})
+				ys = append(ys, v)
+			}
+		}
+		if len(xys) > 0 {
+			f.addLine(xys, s.name(), s.color, s.run, s.run, true)
+		}
+	}
+	if len(ys) == 0 {
+		return fmt.Errorf("plot: %w: no selected test has a bandwidth", ErrNothingToPlot)
+	}
+	p := f.p
+	modes := distinct(tests, func(t plotTest) string { return t.r.Mode })
+	p.Title.Text = titleWithSoftware(tests, fmt.Sprintf("%s bandwidth against message size (%s mode)",
+		opList(tests), strings.Join(modes, ", ")))
+	p.X.Label.Text = "message size (bytes, log2 scale)"
+	p.Y.Label.Text = "bandwidth (MiB/s, 2^20 bytes/s)"
+	f.sizeAxis(sizes)
+	f.valueAxis(&p.Y, ys, false)
+	return f.save(path)
+}
+
+// --- selection -------------------------------------------------------------------
+
+// plotTest is one result of one document.
+type plotTest struct {
+	run   int    // index of the document
+	label string // the document's label
+	doc   *Document
+	r     *Result
+}
+
+func (t plotTest) name() string {
+	return fmt.Sprintf("%s %s %s %dB", t.label, t.r.Op, t.r.Mode, t.r.SizeBytes)
+}
+
+type plotTests []plotTest
+
+// testIndex returns the index of tests[i]'s op, mode and size among the
+// distinct ones of ts, in order of appearance: runs of one test share it.
+func (ts plotTests) testIndex(i int) int {
+	key := func(t plotTest) string { return fmt.Sprintf("%s/%s/%d", t.r.Op, t.r.Mode, t.r.SizeBytes) }
+	return slices.Index(distinct(ts, key), key(ts[i]))
+}
+
+// plotSeries is the results of one document, op and mode, by size.
+type plotSeries struct {
+	run      int
+	label    string
+	op, mode string
+	color    int // index of op and mode among all series
+	tests    []plotTest
+}
+
+func (s plotSeries) name() string {
+	return fmt.Sprintf("%s %s %s", s.label, s.op, s.mode)
+}
+
+// series groups ts by document, op and mode, each sorted by size.
+func (ts plotTests) series() []plotSeries {
+	opMode := func(t plotTest) string { return t.r.Op + " " + t.r.Mode }
+	keys := distinct(ts, opMode)
+	var out []plotSeries
+	for run := range ts.maxRun() + 1 {
+		for ki, k := range keys {
+			var s plotSeries
+			for _, t := range ts {
+				if t.run == run && opMode(t) == k {
+					s.tests = append(s.tests, t)
+				}
+			}
+			if len(s.tests) == 0 {
+				continue
+			}
+			slices.SortStableFunc(s.tests, func(a, b plotTest) int { return a.r.SizeBytes - b.r.SizeBytes })
+			t := s.tests[0]
+			s.run, s.label, s.op, s.mode, s.color = run, t.label, t.r.Op, t.r.Mode, ki
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (ts plotTests) maxRun() int {
+	m := 0
+	for _, t := range ts {
+		m = max(m, t.run)
+	}
+	return m
+}
+
+// selectTests returns the results of docs matching sel's ops, modes and
+// sizes, in document then result order.
+func selectTests(docs []*Document, labels []string, sel Selection) plotTests {
+	var out plotTests
+	for i, d := range docs {
+		if d == nil {
+			continue
+		}
+		label := strconv.Itoa(i + 1)
+		if i < len(labels) {
+			label = labels[i]
+		}
+		for j := range d.Results {
+			r := &d.Results[j]
+			if (len(sel.Ops) == 0 || slices.Contains(sel.Ops, r.Op)) &&
+				(len(sel.Modes) == 0 || slices.Contains(sel.Modes, r.Mode)) &&
+				(len(sel.Sizes) == 0 || slices.Contains(sel.Sizes, r.SizeBytes)) {
+				out = append(out, plotTest{run: i, label: label, doc: d, r: r})
+			}
+		}
+	}
+	return out
+}
+
+// selectOrErr is selectTests, with an error naming what the documents hold
+// when nothing matches.
+func selectOrErr(docs []*Document, labels []string, sel Selection) (plotTests, error) {
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("plot: %w: no result files", ErrNothingToPlot)
+	}
+	tests := selectTests(docs, labels, sel)
+	if len(tests) > 0 {
+		return tests, nil
+	}
+	all := selectTests(docs, labels, Selection{})
+	if len(all) == 0 {
+		return nil, fmt.Errorf("plot: %w: the result files hold no results", ErrNothingToPlot)
+	}
+	var want []string
+	if len(sel.Ops) > 0 {
+		want = append(want, "op "+strings.Join(sel.Ops, ","))
+	}
+	if len(sel.Modes) > 0 {
+		want = append(want, "mode "+strings.Join(sel.Modes, ","))
+	}
+	if len(sel.Sizes) > 0 {
+		want = append(want, "size "+joinInts(sel.Sizes))
+	}
+	ops := distinct(all, func(t plotTest) string { return t.r.Op })
+	modes := distinct(all, func(t plotTest) string { return t.r.Mode })
+	sizes := distinct(all, func(t plotTest) int { return t.r.SizeBytes })
+	slices.Sort(sizes)
+	return nil, fmt.Errorf("plot: %w: no result has %s; the files hold op %s, mode %s, size %s",
+		ErrNothingToPlot, strings.Join(want, " and "), strings.Join(ops, ","), strings.Join(modes, ","), joinInts(sizes))
+}
+
+// histTests selects the tests of a percentile or CDF plot: with no modes in
+// sel, the latency-mode ones if any; with no sizes, the smallest size. Tests
+// without a histogram or samples are left out.
+func histTests(docs []*Document, labels []string, sel Selection) (plotTests, error) {
+	tests, err := selectOrErr(docs, labels, sel)
+	if err != nil {
+		return nil, err
+	}
+	tests = preferMode(tests, sel, ModeLat)
+	if len(sel.Sizes) == 0 {
+		sizes := distinct(tests, func(t plotTest) int { return t.r.SizeBytes })
+		smallest := slices.Min(sizes)
+		tests = slices.DeleteFunc(tests, func(t plotTest) bool { return t.r.SizeBytes != smallest })
+	}
+	kept := slices.DeleteFunc(slices.Clone(tests), func(t plotTest) bool { return t.r.Histogram == "" || t.r.Samples == 0 })
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("plot: %w: no selected test has a latency histogram (%s)", ErrNothingToPlot, tests[0].name())
+	}
+	return kept, nil
+}
+
+// preferMode keeps the tests of mode when sel names no mode and some test
+// has it.
+func preferMode(tests plotTests, sel Selection, mode string) plotTests {
+	if len(sel.Modes) > 0 || !slices.ContainsFunc(tests, func(t plotTest) bool { return t.r.Mode == mode }) {
+		return tests
+	}
+	return slices.DeleteFunc(tests, func(t plotTest) bool { return t.r.Mode != mode })
+}
+
+func distinct[T comparable](ts plotTests, key func(plotTest) T) []T {
+	var out []T
+	for _, t := range ts {
+		if k := key(t); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// latencyMetric returns statistic m of l in ns, and whether it is present.
+func latencyMetric(l Latency, m string) (float64, bool) {
+	var n Nanos
+	switch m {
+	case "min":
+		return l.Min, l.Count > 0
+	case "mean":
+		return l.Mean, l.Count > 0
+	case "max":
+		return l.Max, l.Count > 0
+	case "p50":
+		n = l.P50
+	case "p90":
+		n = l.P90
+	case "p99":
+		n = l.P99
+	case "p99_9":
+		n = l.P99_9
+	case "p99_99":
+		n = l.P99_99
+	}
+	return n.NS, n.OK && n.NS > 0
+}
+
+// --- titles ------------------------------------------------------------------------
+
+// timedWhat says what the latency of an op in a mode measures, given the
+// histogram divisor.
+func timedWhat(mode string, div float64) string {
+	switch {
+	case mode == ModeBW:
+		return "completion latency in bw mode (post to completion)"
+	case divisor(div) == 2:
+		return "half round trip (RTT/2)"
+	case divisor(div) == 1:
+		return "full round trip (RTT)"
+	}
+	return fmt.Sprintf("round trip / %g", div)
+}
+
+// latencyTitle says what the latencies of tests are, op by op, then what the
+// plot shows.
+func latencyTitle(tests plotTests, what string) string {
+	type group struct {
+		what string
+		ops  []string
+	}
+	var groups []group
+	for _, t := range tests {
+		w := timedWhat(t.r.Mode, t.r.HistogramDivisor)
+		op := strings.ToUpper(t.r.Op)
+		i := slices.IndexFunc(groups, func(g group) bool { return g.what == w })
+		if i < 0 {
+			groups = append(groups, group{what: w})
+			i = len(groups) - 1
+		}
+		if !slices.Contains(groups[i].ops, op) {
+			groups[i].ops = append(groups[i].ops, op)
+		}
+	}
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = strings.Join(g.ops, ", ") + " latency: " + g.what
+	}
+	line := strings.Join(parts, "; ")
+	if len(line) > 90 {
+		line = strings.Join(parts, ";\n")
+	}
+	sub := what
+	if sizes := distinct(tests, func(t plotTest) int { return t.r.SizeBytes }); len(sizes) == 1 && !strings.Contains(what, "size") {
+		sub += fmt.Sprintf(", %d-byte messages", sizes[0])
+	}
+	return titleWithSoftware(tests, line+"\n"+sub)
+}
+
+func opList(tests plotTests) string {
+	ops := distinct(tests, func(t plotTest) string { return strings.ToUpper(t.r.Op) })
+	return strings.Join(ops, ", ")
+}
+
+// titleWithSoftware appends "(software RDMA)" to title when a document of
+// tests ran on software RDMA (rxe, siw), naming them unless all did.
+func titleWithSoftware(tests plotTests, title string) string {
+	var sw, all []string
+	for _, t := range tests {
+		if !slices.Contains(all, t.label) {
+			all = append(all, t.label)
+			if t.doc.Env.SoftwareRDMA {
+				sw = append(sw, t.label)
+			}
+		}
+	}
+	switch {
+	case len(sw) == 0:
+		return title
+	case len(sw) == len(all):
+		return title + " (software RDMA)"
+	}
+	return title + " (software RDMA: " + strings.Join(sw, ", ") + ")"
+}
+
+// --- drawing -----------------------------------------------------------------------
+
+const (
+	plotWidth  = 10 * vg.Inch
+	plotHeight = 6 * vg.Inch
+	plotMargin = 10 // points around the figure
+)
+
+// Tableau 10: distinguishable, and readable on white.
+var plotColors = []color.Color{
+	rgb(0x1f77b4), rgb(0xff7f0e), rgb(0x2ca02c), rgb(0xd62728), rgb(0x9467bd),
+	rgb(0x8c564b), rgb(0xe377c2), rgb(0x7f7f7f), rgb(0xbcbd22), rgb(0x17becf),
+}
+
+var plotDashes = [][]vg.Length{
+	nil,
+	{vg.Points(7), vg.Points(3)},
+	{vg.Points(2), vg.Points(2)},
+	{vg.Points(7), vg.Points(2), vg.Points(2), vg.Points(2)},
+	{vg.Points(12), vg.Points(4)},
+}
+
+var plotGlyphs = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{},
+	draw.CrossGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{},
+}
+
+func rgb(v uint32) color.Color {
+	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
+}
+
+// figure is a plot with its legend drawn to the right of it.
+type figure struct {
+	p   *plot.Plot
+	leg plot.Legend
+}
+
+func newFigure() *figure {
+	p := plot.New()
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.Title.Padding = vg.Points(8)
+	p.X.Label.TextStyle.Font.Size = vg.Points(12)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(12)
+	p.X.Tick.Label.Font.Size = vg.Points(11)
+	p.Y.Tick.Label.Font.Size = vg.Points(11)
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 0xdd}
+	grid.Horizontal.Color = color.Gray{Y: 0xdd}
+	grid.Vertical.Width = vg.Points(0.5)
+	grid.Horizontal.Width = vg.Points(0.5)
+	p.Add(grid)
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	leg.TextStyle.Font.Size = vg.Points(11)
+	leg.ThumbnailWidth = vg.Points(34)
+	leg.Padding = vg.Points(2)
+	return &figure{p: p, leg: leg}
+}
+
+// addLine adds a line through xys named name, colored by color, dashed by
+// dash (-1: by run), with glyphs of run at the points if glyphs is set.
+func (f *figure) addLine(xys plotter.XYs, name string, colorIdx, run, dash int, glyphs bool) {
+	if dash < 0 {
+		dash = run
+	}
+	c := plotColors[colorIdx%len(plotColors)]
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		// Only NaN or infinite values fail, which the callers never pass.
+		panic(fmt.Sprintf("bench: plot %s: %v", name, err))
+	}
+	l.Color = c
+	l.Width = vg.Points(1.6)
+	l.Dashes = plotDashes[dash%len(plotDashes)]
+	thumbs := []plot.Thumbnailer{l}
+	f.p.Add(l)
+	if glyphs || len(xys) == 1 {
+		s, err := plotter.NewScatter(xys)
+		if err != nil {
+			panic(fmt.Sprintf("bench: plot %s: %v", name, err))
+		}
+		s.Color = c
+		s.Shape = plotGlyphs[run%len(plotGlyphs)]
+		s.Radius = vg.Points(3)
+		f.p.Add(s)
+		thumbs = append(thumbs, s)
+	}
+	f.leg.Add(name, thumbs...)
+}
+
+// valueAxis sets a from the data values vs: a log scale when they span more
+// than a factor of 50 (or logOK and they are positive with that span), else
+// linear from 0.
+func (f *figure) valueAxis(a *plot.Axis, vs []float64, fromZeroOK bool) {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vs {
+		if v > 0 {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	if hi == 0 {
+		return
+	}
+	if hi/lo > 50 {
+		a.Scale = plot.LogScale{}
+		a.Tick.Marker = logTicks{}
+		a.Min, a.Max = niceFloor(lo), niceCeil(hi)
+		if !strings.Contains(a.Label.Text, "log") {
+			a.Label.Text = strings.TrimSuffix(a.Label.Text, ")") + ", log scale)"
+		}
+		return
+	}
+	if fromZeroOK || hi/lo > 3 {
+		a.Min = 0
+	}
+}
+
+// sizeAxis makes the x axis a log2 scale of message sizes.
+func (f *figure) sizeAxis(sizes []float64) {
+	lo, hi := slices.Min(sizes), slices.Max(sizes)
+	a := &f.p.X
+	a.Scale = plot.LogScale{}
+	e0, e1 := math.Floor(math.Log2(lo)), math.Ceil(math.Log2(hi))
+	if e0 == e1 {
+		e0, e1 = e0-1, e1+1
+	}
+	a.Min, a.Max = math.Exp2(e0), math.Exp2(e1)
+	step := int(math.Ceil((e1 - e0 + 1) / 12))
+	var ticks []plot.Tick
+	for e := int(e0); e <= int(e1); e++ {
+		t := plot.Tick{Value: math.Exp2(float64(e))}
+		if (e-int(e0))%step == 0 {
+			t.Label = sizeLabel(int64(t.Value))
+		}
+		ticks = append(ticks, t)
+	}
+	a.Tick.Marker = plot.ConstantTicks(ticks)
+}
+
+func sizeLabel(b int64) string {
+	for _, u := range []struct {
+		n   int64
+		suf string
+	}{{1 << 30, "G"}, {1 << 20, "M"}, {1 << 10, "K"}} {
+		if b >= u.n && b%u.n == 0 {
+			return strconv.FormatInt(b/u.n, 10) + u.suf
+		}
+	}
+	return strconv.FormatInt(b, 10)
+}
+
+// save draws f to path, in the format of its extension, with the legend in a
+// column right of the plot; the figure grows taller when the legend needs it.
+func (f *figure) save(path string) error {
+	format, err := PlotFormat(path)
+	if err != nil {
+		return err
+	}
+	legRect := f.leg.Rectangle(draw.Canvas{})
+	legW, legH := legRect.Size().X+vg.Points(12), legRect.Size().Y
+	w, h := plotWidth, max(plotHeight, legH+2*vg.Inch)
+	var c interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	switch format {
+	case "svg":
+		c = vgsvg.New(w, h)
+	default:
+		c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	}
+	dc := draw.Crop(draw.New(c), plotMargin, -plotMargin, plotMargin, -plotMargin)
+	plotArea := draw.Crop(dc, 0, -legW, 0, 0)
+	data := f.p.DataCanvas(plotArea)
+	f.p.Draw(plotArea)
+	legArea := dc
+	legArea.Min.X = plotArea.Max.X + vg.Points(12)
+	legArea.Max.Y = data.Max.Y
+	f.leg.Draw(legArea)
+
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	_, err = c.WriteTo(file)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("plot: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// percentileTicks labels a log axis of 1/(1-q) with percentiles: 1 is 0 %,
+// 10 is 90 %, 100 is 99 %, and so on; 2 (50 %) gets a minor tick.
+type percentileTicks struct{}
+
+func (percentileTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := 0; math.Pow10(e) <= hi*(1+1e-9); e++ {
+		d := math.Pow10(e)
+		label := "0%"
+		if e > 0 {
+			label = strconv.FormatFloat(100-100/d, 'f', max(e-2, 0), 64) + "%"
+		}
+		ticks = append(ticks, plot.Tick{Value: d, Label: label})
+		for m := 2; m < 10 && float64(m)*d < hi; m++ {
+			ticks = append(ticks, plot.Tick{Value: float64(m) * d})
+		}
+	}
+	return ticks
+}
+
+// logTicks labels a log axis at powers of ten, and at 2 and 5 times them
+// when it spans two decades or less, with minor ticks between.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	e0, e1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	dense := e1-e0 <= 2
+	var ticks []plot.Tick
+	for e := e0; e <= e1; e++ {
+		d := math.Pow(10, e)
+		for m := 1; m < 10; m++ {
+			v := float64(m) * d
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || dense && (m == 2 || m == 5) {
+				t.Label = strconv.FormatFloat(roundSig(v), 'f', -1, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+func fractionTicks() []plot.Tick {
+	var ticks []plot.Tick
+	for i := 0; i <= 20; i++ {
+		t := plot.Tick{Value: float64(i) / 20}
+		if i%2 == 0 {
+			t.Label = strconv.FormatFloat(t.Value, 'f', -1, 64)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// roundSig rounds v to 6 significant digits, hiding float noise in 10^e.
+func roundSig(v float64) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	return f
+}
+
+// niceFloor returns the largest 1, 2 or 5 times a power of ten at or below v.
+func niceFloor(v float64) float64 {
+	d := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{5, 2, 1} {
+		if m*d <= v*(1+1e-9) {
+			return roundSig(m * d)
+		}
+	}
+	return d
+}
+
+// niceCeil returns the smallest 1, 2 or 5 times a power of ten at or above v.
+func niceCeil(v float64) float64 {
+	d := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*d >= v*(1-1e-9) {
+			return roundSig(m * d)
+		}
+	}
+	return 10 * d
+}

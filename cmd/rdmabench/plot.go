@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/bench"
+)
+
+const plotUsage = `Usage: rdmabench plot A.json [B.json ...] -o FILE.svg|FILE.png [flags]
+
+Draws the results of one or more 'rdmabench --json' files:
+  percentile    latency against percentile (HdrHistogram style; runs overlay)
+  cdf           cumulative fraction against latency
+  size-latency  p50 and p99 (or --metric) latency against message size
+  size-bw       bandwidth against message size
+--kind auto draws percentile for several files or one message size, and the
+size plots for a size sweep; when several kinds apply, -o x.svg writes
+x-percentile.svg, x-size-latency.svg, ... Percentile and cdf plots default to
+lat mode and the smallest size. Latency is as in latency_ns (RTT/2 for SEND
+and WRITE, RTT for READ).
+
+Flags:
+`
+
+// cmdPlot is 'rdmabench plot'.
+func cmdPlot(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plot")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, plotUsage)
+		fs.PrintDefaults()
+	}
+	out := fs.StringP("output", "o", "", "image to write: FILE.svg or FILE.png (required)")
+	kind := fs.String("kind", bench.PlotAuto, "plot: auto, percentile, cdf, size-latency, size-bw")
+	ops := fs.String("op", "", "only these ops, e.g. send,read (default: all)")
+	modes := fs.String("mode", "", "only these modes: lat, bw (default: per plot, see above)")
+	sizes := fs.StringP("size", "s", "", "only these message sizes, e.g. 2,64,4K or 2-64K")
+	metric := fs.String("metric", "", "size-latency statistic: "+strings.Join(bench.PlotMetrics, ", ")+" (default: p50 and p99)")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usageError{errors.New("plot needs at least one result file (rdmabench ... --json FILE)")}
+	}
+	if *out == "" {
+		return usageError{errors.New("plot needs -o FILE.svg or -o FILE.png")}
+	}
+	if _, err := bench.PlotFormat(*out); err != nil {
+		return usageError{err}
+	}
+	if !slices.Contains(bench.PlotKindNames, *kind) {
+		return usageError{fmt.Errorf("--kind %q unknown; valid: %s", *kind, strings.Join(bench.PlotKindNames, ", "))}
+	}
+	var sel bench.Selection
+	if *metric != "" {
+		if !slices.Contains(bench.PlotMetrics, *metric) {
+			return usageError{fmt.Errorf("--metric %q unknown; valid: %s", *metric, strings.Join(bench.PlotMetrics, ", "))}
+		}
+		sel.Metric = *metric
+	}
+	var err error
+	if *ops != "" {
+		if sel.Ops, err = bench.ParseList("op", *ops, bench.Ops); err != nil {
+			return usageError{err}
+		}
+	}
+	if *modes != "" {
+		if sel.Modes, err = bench.ParseList("mode", *modes, bench.Modes); err != nil {
+			return usageError{err}
+		}
+	}
+	if *sizes != "" {
+		if sel.Sizes, err = bench.ParseSizes(*sizes); err != nil {
+			return usageError{err}
+		}
+	}
+	paths := fs.Args()
+	if n := countStdin(paths); n > 1 {
+		return usageError{errors.New("plot can read stdin (-) only once")}
+	}
+	docs := make([]*bench.Document, len(paths))
+	for i, p := range paths {
+		if docs[i], err = bench.ReadJSONFile(p); err != nil {
+			return err
+		}
+	}
+	written, err := bench.Plot(docs, bench.PlotLabels(paths), *kind, sel, *out)
+	for _, w := range written {
+		fmt.Fprintf(stdout, "wrote %s\n", w)
+	}
+	if errors.Is(err, bench.ErrNothingToPlot) {
+		return usageError{err}
+	}
+	return err
+}
+
+func countStdin(paths []string) int {
+	n := 0
+	for _, p := range paths {
+		if p == "-" {
+			n++
+		}
+	}
+	return n
+}
