@@ -42,6 +42,7 @@ Usage:
   rdmabench server [flags]                answer clients (options come from the client)
   rdmabench run HOST [flags]              run tests against 'rdmabench server' on HOST
   rdmabench loopback [flags]              run both ends in this process on one device
+  rdmabench compare A.json B.json ...     compare result files; --baseline gates regressions
   rdmabench version
 
 Run 'rdmabench COMMAND --help' for the flags of a command.
@@ -77,6 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(ctx, args[1:], stdout, stderr, false)
 	case "loopback":
 		err = cmdRun(ctx, args[1:], stdout, stderr, true)
+	case "compare":
+		err = cmdCompare(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "rdmabench %s\n", bench.Version)
 	default:
