@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/bench"
+)
+
+const fixtureA = "../../bench/testdata/compare/a.json"
+
+// withP99Regression writes a copy of fixtureA whose first latency test's p99
+// is 20 % worse.
+func withP99Regression(t *testing.T) (string, string) {
+	t.Helper()
+	doc, err := bench.ReadJSONFile(fixtureA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	for i := range doc.Results {
+		r := &doc.Results[i]
+		if r.Mode == bench.ModeLat && r.Latency.P99.OK {
+			r.Latency.P99.NS *= 1.2
+			name = r.Op + " " + r.Mode
+			break
+		}
+	}
+	path := filepath.Join(t.TempDir(), "new.json")
+	if err := bench.WriteJSONFile(path, doc); err != nil {
+		t.Fatal(err)
+	}
+	return path, name
+}
+
+func TestCompareGateExitCodes(t *testing.T) {
+	regressed, name := withP99Regression(t)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  string
+	}{
+		{"same file passes", []string{"compare", "--baseline", fixtureA, fixtureA, "--max-regress", "p99=10%,bw=5%"}, 0, "no regressions"},
+		{"20% p99 regression fails", []string{"compare", "--baseline", fixtureA, regressed, "--max-regress", "p99=10%"}, 1, "REGRESSION " + name},
+		{"within a 25% limit passes", []string{"compare", "--baseline", fixtureA, regressed, "--max-regress", "p99=25%"}, 0, "no regressions"},
+		{"bad limit is a usage error", []string{"compare", "--baseline", fixtureA, regressed, "--max-regress", "p99=ten"}, 2, "p99=ten"},
+		{"markdown table", []string{"compare", fixtureA, regressed, "--format", "markdown"}, 0, "| test |"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(tt.args, &out, &errOut)
+			all := out.String() + errOut.String()
+			if code != tt.wantCode || !strings.Contains(all, tt.wantOut) {
+				t.Fatalf("exit %d (want %d), output lacks %q:\n%s", code, tt.wantCode, tt.wantOut, all)
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"loopback", "--size", "0"},
+		{"loopback", "--op", "flush"},
+		{"loopback", "--iters", "10", "--duration", "1s"},
+		{"loopback", "--unit", "furlongs"},
+		{"run"},
+		{"nosuchcommand"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(args, &out, &errOut); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d (%s)", args, code, exitUsage, errOut.String())
+		}
+	}
+}
