@@ -2,34 +2,18 @@ package bench
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
+	"github.com/rdmabench/rdmabench/internal/golden"
+
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/hist"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites the file with -update.
-func golden(t *testing.T, name string, got []byte) {
+// golden compares got with testdata/name (see internal/golden).
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test -update to accept it):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	golden.Check(t, name, got)
 }
 
 // reportResults are fixed results: a SEND latency with 1e6 samples (all
@@ -66,7 +50,7 @@ func TestReportLatencyTable(t *testing.T) {
 	if err := WriteLatencyTable(&b, reportResults()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "latency_table.golden", b.Bytes())
+	checkGolden(t, "latency_table.golden", b.Bytes())
 	out := b.String()
 	for _, want := range []string{"1234.57", "t_max[usec]", "99.9% percentile[usec]", "p99.99[usec]", "n/a"} {
 		if !strings.Contains(out, want) {
@@ -92,7 +76,7 @@ func TestReportBandwidthTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden(t, "bandwidth_table.golden", b.Bytes())
+	checkGolden(t, "bandwidth_table.golden", b.Bytes())
 	if err := WriteBandwidthTable(&b, results, "KB"); err == nil {
 		t.Error(`unit "KB" accepted`)
 	}
@@ -104,7 +88,7 @@ func TestReportHeader(t *testing.T) {
 	if err := WriteHeader(&b, doc); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "header.golden", b.Bytes())
+	checkGolden(t, "header.golden", b.Bytes())
 
 	// Hardware: no banner; the active MTU stands in until the path MTU is known.
 	b.Reset()

@@ -2,10 +2,9 @@ package hist_test
 
 import (
 	"bytes"
-	"flag"
+	"github.com/rdmabench/rdmabench/internal/golden"
+
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,28 +14,10 @@ import (
 	"github.com/rdmabench/rdmabench/hist"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites the file with -update.
-func golden(t *testing.T, name string, got []byte) {
+// golden compares got with testdata/name (see internal/golden).
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Fatalf("unexpected %s (run go test -update if the change is intended):\n- want:\n%s\n-  got:\n%s", name, want, got)
-	}
+	golden.Check(t, name, got)
 }
 
 func TestWriteHGRM(t *testing.T) {
@@ -59,7 +40,7 @@ func TestWriteHGRM(t *testing.T) {
 	if !strings.HasPrefix(out, " Value\tPercentile\tTotalCount\t1/(1-Percentile)\n\n") {
 		t.Errorf("unexpected hgrm header: %.60q", out)
 	}
-	golden(t, "latencies_us.hgrm", buf.Bytes())
+	checkGolden(t, "latencies_us.hgrm", buf.Bytes())
 }
 
 func TestWriteHGRMBadRatio(t *testing.T) {
@@ -99,7 +80,7 @@ func TestLogRoundTrip(t *testing.T) {
 		}
 		h.Reset()
 	}
-	golden(t, "intervals.hlog", buf.Bytes())
+	checkGolden(t, "intervals.hlog", buf.Bytes())
 
 	header := buf.String()
 	for _, line := range []string{

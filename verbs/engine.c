@@ -178,6 +178,15 @@ static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
 	return RB_OK;
 }
 
+// write_slot gives the WRITE ping-pong's marker for this iteration (never 0,
+// different from the last one) and the last byte of the source and target
+// areas: the sender sets *src, the receiver spins until *dst changes to it.
+static uint8_t write_slot(rb_engine *e, volatile uint8_t **src, volatile uint8_t **dst) {
+	*src = (volatile uint8_t *)(uintptr_t)(e->laddr + e->size - 1);
+	*dst = (volatile uint8_t *)(uintptr_t)(e->laddr + e->roff + e->size - 1);
+	return (uint8_t)(e->iter % 255 + 1);
+}
+
 // rb_lat_client runs n ping-pong iterations (or n single READ/atomic round
 // trips) and appends one full round-trip time per iteration to samples, in
 // ns: from just before the post to the moment the reply is seen. In open
@@ -209,9 +218,8 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
 			break;
 		case RB_OP_WRITE: {
-			uint8_t v = (uint8_t)(e->iter % 255 + 1);
-			volatile uint8_t *src = (volatile uint8_t *)(uintptr_t)(e->laddr + e->size - 1);
-			volatile uint8_t *dst = (volatile uint8_t *)(uintptr_t)(e->laddr + e->roff + e->size - 1);
+			volatile uint8_t *src, *dst;
+			uint8_t v = write_slot(e, &src, &dst);
 			*src = v;
 			__atomic_thread_fence(__ATOMIC_RELEASE);
 			t0 = rb_now_ns();
@@ -254,9 +262,8 @@ int rb_lat_server(rb_engine *e) {
 			TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
 			break;
 		case RB_OP_WRITE: {
-			uint8_t v = (uint8_t)(e->iter % 255 + 1);
-			volatile uint8_t *src = (volatile uint8_t *)(uintptr_t)(e->laddr + e->size - 1);
-			volatile uint8_t *dst = (volatile uint8_t *)(uintptr_t)(e->laddr + e->roff + e->size - 1);
+			volatile uint8_t *src, *dst;
+			uint8_t v = write_slot(e, &src, &dst);
 			rc = wait_byte(e, dst, v, 1, "the client's RDMA WRITE (last byte of the buffer)");
 			if (rc == RB_STOPPED)
 				return RB_OK;

@@ -30,17 +30,17 @@ const (
 func (o EngineOp) String() string {
 	switch o {
 	case EngineSend:
-		return "SEND"
+		return OpSend.String()
 	case EngineWrite:
-		return "RDMA_WRITE"
+		return OpWrite.String()
 	case EngineRead:
-		return "RDMA_READ"
+		return OpRead.String()
 	case EngineFetchAdd:
-		return "ATOMIC_FETCH_AND_ADD"
+		return OpFetchAdd.String()
 	case EngineCmpSwap:
-		return "ATOMIC_CMP_AND_SWP"
+		return OpCmpSwap.String()
 	case EngineWriteImm:
-		return "RDMA_WRITE_WITH_IMM"
+		return OpWriteWithImm.String()
 	}
 	return fmt.Sprintf("EngineOp(%d)", int(o))
 }
