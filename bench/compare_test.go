@@ -42,7 +42,7 @@ func TestCompareTable(t *testing.T) {
 	if err := c.WriteTable(&b, nil, UnitMiB); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "compare_table.golden", b.Bytes())
+	checkGolden(t, "compare_table.golden", b.Bytes())
 	out := b.String()
 	for _, want := range []string{"send lat 2B", "p99.9[usec]", "BW[MiB/sec]", "comp_p50[usec]", " -\n", "n/a", "x)"} {
 		if !strings.Contains(out, want) {
@@ -64,7 +64,7 @@ func TestCompareMarkdown(t *testing.T) {
 	if err := c.WriteMarkdown(&b, []string{MetricP50, MetricP99, MetricBW, MetricMpps}, UnitGb); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "compare_markdown.golden", b.Bytes())
+	checkGolden(t, "compare_markdown.golden", b.Bytes())
 	// Every table line has the same number of cells.
 	for i, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		if !strings.HasPrefix(l, "|") {
@@ -153,7 +153,7 @@ func TestCompareGobench(t *testing.T) {
 	if err := WriteGobench(&b, docs); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "compare_gobench.golden", b.Bytes())
+	checkGolden(t, "compare_gobench.golden", b.Bytes())
 	out := b.String()
 
 	// The syntax of golang.org/x/perf/benchfmt: configuration lines

@@ -32,7 +32,7 @@ func TestDevicesWrite(t *testing.T) {
 	if err := WriteDevices(&b, rxeOnLo()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "devices.golden", b.Bytes())
+	checkGolden(t, "devices.golden", b.Bytes())
 
 	b.Reset()
 	if err := WriteDevices(&b, nil); err != nil || b.String() != "no RDMA devices\n" {
