@@ -177,21 +177,13 @@ func PlotPercentiles(docs []*Document, labels []string, sel Selection, path stri
 	maxN := 100.0
 	var ys []float64
 	for i, t := range tests {
-		h, err := t.r.DecodeHistogram()
+		xys, n, err := percentilePoints(t.r)
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", t.name(), err)
 		}
-		n := float64(h.Count())
-		maxN = max(maxN, n)
-		div := divisor(t.r.HistogramDivisor)
-		var xys plotter.XYs
-		for _, p := range h.Distribution() {
-			x := n
-			if p.Percentile < 100 {
-				x = min(1/(1-p.Percentile/100), n)
-			}
-			xys = append(xys, plotter.XY{X: max(x, 1), Y: float64(p.NS) / div / 1000})
-			ys = append(ys, float64(p.NS)/div/1000)
+		maxN = max(maxN, float64(n))
+		for _, p := range xys {
+			ys = append(ys, p.Y)
 		}
 		f.addLine(xys, t.name(), tests.testIndex(i), t.run, -1, false)
 	}
@@ -199,11 +191,10 @@ func PlotPercentiles(docs []*Document, labels []string, sel Selection, path stri
 	p.Title.Text = latencyTitle(tests, "percentile distribution")
 	p.X.Label.Text = "percentile (log scale of 1/(1-percentile))"
 	p.Y.Label.Text = "latency (µs)"
-	p.X.Scale = plot.LogScale{}
-	p.X.Min = 1
-	p.X.Max = math.Pow(10, math.Ceil(math.Log10(maxN)-1e-9))
+	f.xt = math.Log10
+	p.X.Min, p.X.Max = 0, math.Ceil(math.Log10(maxN)-1e-9)
 	p.X.Tick.Marker = percentileTicks{}
-	f.valueAxis(&p.Y, ys, true)
+	f.valueAxis(&p.Y, &f.yt, ys, true, false)
 	return f.save(path)
 }
 
@@ -219,18 +210,9 @@ func PlotCDFs(docs []*Document, labels []string, sel Selection, path string) err
 	f := newFigure()
 	var xs []float64
 	for i, t := range tests {
-		h, err := t.r.DecodeHistogram()
+		xys, err := cdfPoints(t.r)
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", t.name(), err)
-		}
-		div := divisor(t.r.HistogramDivisor)
-		n := float64(h.Count())
-		us := func(ns int64) float64 { return max(float64(ns), 1) / div / 1000 }
-		xys := plotter.XYs{{X: us(h.Min()), Y: 0}}
-		var cum int64
-		for _, b := range h.Buckets() {
-			cum += b.Count
-			xys = append(xys, plotter.XY{X: us(b.High), Y: float64(cum) / n})
 		}
 		xs = append(xs, xys[0].X, xys[len(xys)-1].X)
 		f.addLine(xys, t.name(), tests.testIndex(i), t.run, -1, false)
@@ -239,12 +221,56 @@ func PlotCDFs(docs []*Document, labels []string, sel Selection, path string) err
 	p.Title.Text = latencyTitle(tests, "cumulative distribution")
 	p.X.Label.Text = "latency (µs, log scale)"
 	p.Y.Label.Text = "cumulative fraction of samples"
-	f.valueAxis(&p.X, xs, true)
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = logTicks{}
+	f.valueAxis(&p.X, &f.xt, xs, true, true)
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Y.Tick.Marker = plot.ConstantTicks(fractionTicks())
 	return f.save(path)
+}
+
+// percentilePoints returns the percentile distribution of r's histogram as
+// points (1/(1-q), latency in µs), the maximum at 1/(1-q) = N, and N, the
+// number of samples. Repeated points are dropped, so a test of one sample
+// is one point. Latencies are divided by r.HistogramDivisor; 0 ns counts
+// as 1 ns so that log scales can show it.
+func percentilePoints(r *Result) (plotter.XYs, int64, error) {
+	h, err := r.DecodeHistogram()
+	if err != nil {
+		return nil, 0, err
+	}
+	div := divisor(r.HistogramDivisor)
+	n := float64(h.Count())
+	var xys plotter.XYs
+	for _, p := range h.Distribution() {
+		x := n
+		if p.Percentile < 100 {
+			x = min(1/(1-p.Percentile/100), n)
+		}
+		pt := plotter.XY{X: max(x, 1), Y: float64(max(p.NS, 1)) / div / 1000}
+		if len(xys) == 0 || xys[len(xys)-1] != pt {
+			xys = append(xys, pt)
+		}
+	}
+	return xys, h.Count(), nil
+}
+
+// cdfPoints returns the cumulative distribution of r's histogram as points
+// (latency in µs, fraction of samples at or below it), starting at (min, 0).
+// Latencies are divided by r.HistogramDivisor; 0 ns counts as 1 ns.
+func cdfPoints(r *Result) (plotter.XYs, error) {
+	h, err := r.DecodeHistogram()
+	if err != nil {
+		return nil, err
+	}
+	div := divisor(r.HistogramDivisor)
+	n := float64(h.Count())
+	us := func(ns int64) float64 { return float64(max(ns, 1)) / div / 1000 }
+	xys := plotter.XYs{{X: us(h.Min()), Y: 0}}
+	var cum int64
+	for _, b := range h.Buckets() {
+		cum += b.Count
+		xys = append(xys, plotter.XY{X: us(b.High), Y: float64(cum) / n})
+	}
+	return xys, nil
 }
 
 // PlotSizeLatencies draws a latency statistic against the message size (log2
@@ -285,7 +311,7 @@ func PlotSizeLatencies(docs []*Document, labels []string, sel Selection, path st
 			if len(metrics) > 1 {
 				dash = mi
 			}
-			f.addLine(xys, s.name()+" "+m, s.color, s.run, dash, true)
+			f.addLine(xys, s.name()+" "+metricName(m), s.color, s.run, dash, true)
 		}
 	}
 	if len(ys) == 0 {
@@ -293,11 +319,15 @@ func PlotSizeLatencies(docs []*Document, labels []string, sel Selection, path st
 			ErrNothingToPlot, strings.Join(metrics, " or "))
 	}
 	p := f.p
-	p.Title.Text = latencyTitle(tests, strings.Join(metrics, " and ")+" against message size")
+	names := make([]string, len(metrics))
+	for i, m := range metrics {
+		names[i] = metricName(m)
+	}
+	p.Title.Text = latencyTitle(tests, strings.Join(names, " and ")+" against message size")
 	p.X.Label.Text = "message size (bytes, log2 scale)"
-	p.Y.Label.Text = strings.Join(metrics, ", ") + " latency (µs)"
+	p.Y.Label.Text = strings.Join(names, ", ") + " latency (µs)"
 	f.sizeAxis(sizes)
-	f.valueAxis(&p.Y, ys, false)
+	f.valueAxis(&p.Y, &f.yt, ys, false, false)
 	return f.save(path)
 }
 
@@ -331,12 +361,12 @@ func PlotSizeBandwidth(docs []*Document, labels []string, sel Selection, path st
 	}
 	p := f.p
 	modes := distinct(tests, func(t plotTest) string { return t.r.Mode })
-	p.Title.Text = titleWithSoftware(tests, fmt.Sprintf("%s bandwidth against message size (%s mode)",
+	p.Title.Text = titleWithSoftware(tests, fmt.Sprintf("%s bandwidth in %s mode against message size",
 		opList(tests), strings.Join(modes, ", ")))
 	p.X.Label.Text = "message size (bytes, log2 scale)"
 	p.Y.Label.Text = "bandwidth (MiB/s, 2^20 bytes/s)"
 	f.sizeAxis(sizes)
-	f.valueAxis(&p.Y, ys, false)
+	f.valueAxis(&p.Y, &f.yt, ys, false, false)
 	return f.save(path)
 }
 
@@ -513,6 +543,12 @@ func joinInts(v []int) string {
 	return strings.Join(s, ",")
 }
 
+// metricName returns the display name of a PlotMetrics entry: "p99.9" for
+// "p99_9".
+func metricName(m string) string {
+	return strings.ReplaceAll(m, "_", ".")
+}
+
 // latencyMetric returns statistic m of l in ns, and whether it is present.
 func latencyMetric(l Latency, m string) (float64, bool) {
 	var n Nanos
@@ -645,10 +681,22 @@ func rgb(v uint32) color.Color {
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
 }
 
-// figure is a plot with its legend drawn to the right of it.
+// figure is a plot with its legend drawn to the right of it. Log axes are
+// drawn as linear axes of the logarithms of the data (xt, yt), with ticks
+// labelled in data units: gonum's LogScale misplaces the axis labels' glyph
+// boxes, which squeezes the data area.
 type figure struct {
-	p   *plot.Plot
-	leg plot.Legend
+	p      *plot.Plot
+	leg    plot.Legend
+	lines  []figLine
+	xt, yt func(float64) float64 // data to axis coordinates; nil: identity
+}
+
+type figLine struct {
+	xys              plotter.XYs
+	name             string
+	color, run, dash int
+	glyphs           bool
 }
 
 func newFigure() *figure {
@@ -659,6 +707,7 @@ func newFigure() *figure {
 	p.Y.Label.TextStyle.Font.Size = vg.Points(12)
 	p.X.Tick.Label.Font.Size = vg.Points(11)
 	p.Y.Tick.Label.Font.Size = vg.Points(11)
+	p.X.Tick.Marker, p.Y.Tick.Marker = linearTicks{}, linearTicks{}
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 0xdd}
 	grid.Horizontal.Color = color.Gray{Y: 0xdd}
@@ -673,41 +722,61 @@ func newFigure() *figure {
 	return &figure{p: p, leg: leg}
 }
 
-// addLine adds a line through xys named name, colored by color, dashed by
-// dash (-1: by run), with glyphs of run at the points if glyphs is set.
+// addLine adds a line through xys (data units) named name, colored by
+// colorIdx, dashed by dash (-1: by run), with the glyph of run at the points
+// if glyphs is set or all points have one x (such as a one-sample test).
 func (f *figure) addLine(xys plotter.XYs, name string, colorIdx, run, dash int, glyphs bool) {
 	if dash < 0 {
 		dash = run
 	}
-	c := plotColors[colorIdx%len(plotColors)]
-	l, err := plotter.NewLine(xys)
-	if err != nil {
-		// Only NaN or infinite values fail, which the callers never pass.
-		panic(fmt.Sprintf("bench: plot %s: %v", name, err))
-	}
-	l.Color = c
-	l.Width = vg.Points(1.6)
-	l.Dashes = plotDashes[dash%len(plotDashes)]
-	thumbs := []plot.Thumbnailer{l}
-	f.p.Add(l)
-	if glyphs || len(xys) == 1 {
-		s, err := plotter.NewScatter(xys)
-		if err != nil {
-			panic(fmt.Sprintf("bench: plot %s: %v", name, err))
-		}
-		s.Color = c
-		s.Shape = plotGlyphs[run%len(plotGlyphs)]
-		s.Radius = vg.Points(3)
-		f.p.Add(s)
-		thumbs = append(thumbs, s)
-	}
-	f.leg.Add(name, thumbs...)
+	point := !slices.ContainsFunc(xys, func(p plotter.XY) bool { return p.X != xys[0].X })
+	f.lines = append(f.lines, figLine{xys: xys, name: name, color: colorIdx, run: run, dash: dash, glyphs: glyphs || point})
 }
 
-// valueAxis sets a from the data values vs: a log scale when they span more
-// than a factor of 50 (or logOK and they are positive with that span), else
-// linear from 0.
-func (f *figure) valueAxis(a *plot.Axis, vs []float64, fromZeroOK bool) {
+// draw adds the lines to the plot and the legend, in axis coordinates.
+func (f *figure) draw() error {
+	tr := func(t func(float64) float64, v float64) float64 {
+		if t == nil {
+			return v
+		}
+		return t(v)
+	}
+	for _, fl := range f.lines {
+		xys := make(plotter.XYs, len(fl.xys))
+		for i, p := range fl.xys {
+			xys[i] = plotter.XY{X: tr(f.xt, p.X), Y: tr(f.yt, p.Y)}
+		}
+		c := plotColors[fl.color%len(plotColors)]
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", fl.name, err)
+		}
+		l.Color = c
+		l.Width = vg.Points(1.6)
+		l.Dashes = plotDashes[fl.dash%len(plotDashes)]
+		thumbs := []plot.Thumbnailer{l}
+		f.p.Add(l)
+		if fl.glyphs {
+			s, err := plotter.NewScatter(xys)
+			if err != nil {
+				return fmt.Errorf("plot %s: %w", fl.name, err)
+			}
+			s.Color = c
+			s.Shape = plotGlyphs[fl.run%len(plotGlyphs)]
+			s.Radius = vg.Points(3)
+			f.p.Add(s)
+			thumbs = append(thumbs, s)
+		}
+		f.leg.Add(fl.name, thumbs...)
+	}
+	return nil
+}
+
+// valueAxis sets axis a, whose transform is *t, for the data values vs: a
+// log10 scale when log is set or the positive values span more than a factor
+// of 50, else linear, from 0 if fromZero or the values span more than a
+// factor of 3.
+func (f *figure) valueAxis(a *plot.Axis, t *func(float64) float64, vs []float64, fromZero, log bool) {
 	lo, hi := math.Inf(1), 0.0
 	for _, v := range vs {
 		if v > 0 {
@@ -717,38 +786,48 @@ func (f *figure) valueAxis(a *plot.Axis, vs []float64, fromZeroOK bool) {
 	if hi == 0 {
 		return
 	}
-	if hi/lo > 50 {
-		a.Scale = plot.LogScale{}
+	if log || hi/lo > 50 {
+		*t = math.Log10
 		a.Tick.Marker = logTicks{}
-		a.Min, a.Max = niceFloor(lo), niceCeil(hi)
+		a.Min, a.Max = math.Log10(niceFloor(lo)), math.Log10(niceCeil(hi))
 		if !strings.Contains(a.Label.Text, "log") {
 			a.Label.Text = strings.TrimSuffix(a.Label.Text, ")") + ", log scale)"
 		}
 		return
 	}
-	if fromZeroOK || hi/lo > 3 {
+	if fromZero || hi/lo > 3 {
 		a.Min = 0
 	}
 }
 
-// sizeAxis makes the x axis a log2 scale of message sizes.
+// sizeAxis makes the x axis a log2 scale of message sizes. It labels the
+// sizes when there are at most 10 of them, else every power of two or every
+// few, with a tick at every power of two.
 func (f *figure) sizeAxis(sizes []float64) {
 	lo, hi := slices.Min(sizes), slices.Max(sizes)
+	f.xt = math.Log2
 	a := &f.p.X
-	a.Scale = plot.LogScale{}
 	e0, e1 := math.Floor(math.Log2(lo)), math.Ceil(math.Log2(hi))
 	if e0 == e1 {
 		e0, e1 = e0-1, e1+1
 	}
-	a.Min, a.Max = math.Exp2(e0), math.Exp2(e1)
+	a.Min, a.Max = e0, e1
+	var labelled []float64
+	slices.Sort(sizes)
+	if sizes = slices.Compact(sizes); len(sizes) <= 10 {
+		labelled = sizes
+	}
 	step := int(math.Ceil((e1 - e0 + 1) / 12))
 	var ticks []plot.Tick
 	for e := int(e0); e <= int(e1); e++ {
-		t := plot.Tick{Value: math.Exp2(float64(e))}
-		if (e-int(e0))%step == 0 {
-			t.Label = sizeLabel(int64(t.Value))
+		t := plot.Tick{Value: float64(e)}
+		if labelled == nil && (e-int(e0))%step == 0 {
+			t.Label = sizeLabel(int64(math.Exp2(float64(e))))
 		}
 		ticks = append(ticks, t)
+	}
+	for _, v := range labelled {
+		ticks = append(ticks, plot.Tick{Value: math.Log2(v), Label: sizeLabel(int64(v))})
 	}
 	a.Tick.Marker = plot.ConstantTicks(ticks)
 }
@@ -770,6 +849,9 @@ func sizeLabel(b int64) string {
 func (f *figure) save(path string) error {
 	format, err := PlotFormat(path)
 	if err != nil {
+		return err
+	}
+	if err := f.draw(); err != nil {
 		return err
 	}
 	legRect := f.leg.Rectangle(draw.Canvas{})
@@ -808,47 +890,78 @@ func (f *figure) save(path string) error {
 	return nil
 }
 
-// percentileTicks labels a log axis of 1/(1-q) with percentiles: 1 is 0 %,
-// 10 is 90 %, 100 is 99 %, and so on; 2 (50 %) gets a minor tick.
+// percentileTicks labels an axis of log10(1/(1-q)) with percentiles: 0 is
+// 0 %, 1 is 90 %, 2 is 99 %, and so on, with minor ticks between.
 type percentileTicks struct{}
 
 func (percentileTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
-	for e := 0; math.Pow10(e) <= hi*(1+1e-9); e++ {
-		d := math.Pow10(e)
+	for e := 0; float64(e) <= hi+1e-9; e++ {
 		label := "0%"
 		if e > 0 {
-			label = strconv.FormatFloat(100-100/d, 'f', max(e-2, 0), 64) + "%"
+			label = strconv.FormatFloat(100-100/math.Pow10(e), 'f', max(e-2, 0), 64) + "%"
 		}
-		ticks = append(ticks, plot.Tick{Value: d, Label: label})
-		for m := 2; m < 10 && float64(m)*d < hi; m++ {
-			ticks = append(ticks, plot.Tick{Value: float64(m) * d})
+		ticks = append(ticks, plot.Tick{Value: float64(e), Label: label})
+		for m := 2; m < 10; m++ {
+			if v := float64(e) + math.Log10(float64(m)); v < hi {
+				ticks = append(ticks, plot.Tick{Value: v})
+			}
 		}
 	}
 	return ticks
 }
 
-// logTicks labels a log axis at powers of ten, and at 2 and 5 times them
-// when it spans two decades or less, with minor ticks between.
+// logTicks labels an axis of log10(v) with v at powers of ten, and at 2 and
+// 5 times them when fewer than three powers of ten are in range, with minor
+// ticks between.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	e0, e1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	dense := e1-e0 <= 2
+	e0, e1 := math.Floor(lo+1e-9), math.Ceil(hi-1e-9)
+	dense := math.Floor(hi+1e-9)-math.Ceil(lo-1e-9) < 2
 	var ticks []plot.Tick
 	for e := e0; e <= e1; e++ {
-		d := math.Pow(10, e)
 		for m := 1; m < 10; m++ {
-			v := float64(m) * d
-			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+			x := e + math.Log10(float64(m))
+			if x < lo-1e-9 || x > hi+1e-9 {
 				continue
 			}
-			t := plot.Tick{Value: v}
+			t := plot.Tick{Value: x}
 			if m == 1 || dense && (m == 2 || m == 5) {
-				t.Label = strconv.FormatFloat(roundSig(v), 'f', -1, 64)
+				t.Label = strconv.FormatFloat(roundSig(float64(m)*math.Pow(10, e)), 'f', -1, 64)
 			}
 			ticks = append(ticks, t)
 		}
+	}
+	return ticks
+}
+
+// linearTicks labels a linear axis every 1, 2 or 5 times a power of ten, 4
+// to 10 labels in all, with minor ticks between.
+type linearTicks struct{}
+
+func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(roundSig(lo), 'f', -1, 64)}}
+	}
+	step := niceCeil((hi - lo) / 8)
+	mant := math.Round(step / math.Pow(10, math.Floor(math.Log10(step))))
+	minor := step / 5
+	if mant == 2 {
+		minor = step / 4
+	}
+	prec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	var ticks []plot.Tick
+	for i := math.Ceil(lo/minor - 1e-9); i*minor <= hi+minor*1e-9; i++ {
+		v := i * minor
+		if math.Abs(v) < minor*1e-6 {
+			v = 0 // not -0
+		}
+		t := plot.Tick{Value: v}
+		if r := math.Mod(math.Abs(v)/step+1e-9, 1); r < 2e-9 {
+			t.Label = strconv.FormatFloat(v, 'f', prec, 64)
+		}
+		ticks = append(ticks, t)
 	}
 	return ticks
 }

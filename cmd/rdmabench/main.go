@@ -43,6 +43,7 @@ Usage:
   rdmabench run HOST [flags]              run tests against 'rdmabench server' on HOST
   rdmabench loopback [flags]              run both ends in this process on one device
   rdmabench compare A.json B.json ...     compare result files; --baseline gates regressions
+  rdmabench plot A.json [B.json ...] -o F.svg|F.png   latency distributions, CDFs, size sweeps
   rdmabench version
 
 Run 'rdmabench COMMAND --help' for the flags of a command.
@@ -80,6 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(ctx, args[1:], stdout, stderr, true)
 	case "compare":
 		err = cmdCompare(args[1:], stdout, stderr)
+	case "plot":
+		err = cmdPlot(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "rdmabench %s\n", bench.Version)
 	default:
