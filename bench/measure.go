@@ -46,6 +46,25 @@ func lockThread(cpu int) error {
 	return nil
 }
 
+// threadCPU returns the calling thread's user and system CPU time, ns.
+func threadCPU() (user, sys int64) {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0, 0
+	}
+	return ru.Utime.Nano(), ru.Stime.Nano()
+}
+
+// cpuSpan measures one thread's CPU time between start and stop.
+type cpuSpan struct{ user, sys int64 }
+
+func startCPU() cpuSpan { u, s := threadCPU(); return cpuSpan{u, s} }
+
+func (c cpuSpan) stop() (user, sys int64) {
+	u, s := threadCPU()
+	return u - c.user, s - c.sys
+}
+
 // intervals accumulates interval statistics during a measurement: lines
 // printed, Result.Intervals, and .hlog entries.
 type intervals struct {
@@ -200,6 +219,7 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 		}
 		total += n
 	}
+	cpu := startCPU()
 	lat := hist.New() // full round trips; reported halved for SEND/WRITE
 	if s.Rate > 0 {
 		eng.SetSchedule(s.Rate, s.Schedule == SchedulePoisson, uint64(verbs.Now()))
@@ -256,12 +276,26 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	r.Warmup = total
 	r.Iterations = measured
 	r.DurationNS = end - start
+	r.CPU = clientCPU(cpu, measured)
 	r.Bandwidth = NewBandwidth(s.Size, measured, end-start)
 	r.Intervals = iv.list
 	if err := r.SetLatency(lat, divisorOf(s)); err != nil {
 		return Result{}, total + measured, fmt.Errorf("encode histogram: %w", err)
 	}
 	return r, total + measured, nil
+}
+
+// clientCPU fills the client's half of CPUUsage for msgs messages.
+func clientCPU(c cpuSpan, msgs int64) *CPUUsage {
+	u, s := c.stop()
+	return &CPUUsage{ClientUserNS: u, ClientSysNS: s, ClientUSPerMsg: perMsgUS(u+s, msgs)}
+}
+
+func perMsgUS(ns, msgs int64) float64 {
+	if msgs <= 0 {
+		return 0
+	}
+	return float64(ns) / 1e3 / float64(msgs)
 }
 
 // divisorOf is 2 when the spec reports half the measured round trip.
@@ -306,6 +340,7 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 		warmed = int64(eng.Completed())
 		eng.ResetCounters()
 	}
+	cpu := startCPU()
 	lat := hist.New()
 	target := uint64(math.MaxUint64)
 	if s.Iters > 0 {
@@ -356,6 +391,7 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	r := baseResult(s, e)
 	r.Iterations = ops
 	r.DurationNS = last - first
+	r.CPU = clientCPU(cpu, ops)
 	r.Bandwidth = NewBandwidth(s.Size, ops, last-first)
 	r.Intervals = iv.list
 	if err := r.SetLatency(lat, 1); err != nil {

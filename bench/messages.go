@@ -51,4 +51,7 @@ type Ready struct {
 type ServerResult struct {
 	Iterations int64  `json:"iterations"` // iterations answered or messages received
 	Error      string `json:"error,omitempty"`
+	// CPU time of the server's engine thread during the test, ns.
+	CPUUserNS int64 `json:"cpu_user_ns,omitempty"`
+	CPUSysNS  int64 `json:"cpu_sys_ns,omitempty"`
 }

@@ -140,6 +140,7 @@ func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
 		{head: "op", left: true}, {head: "#bytes"}, {head: "#iterations"},
 		{head: "BW average[" + label + "]"}, {head: "MsgRate[Mpps]"},
 		{head: "comp_p50[usec]"}, {head: "comp_p99[usec]"},
+		{head: "CPU[usec/msg] cli/srv"}, {head: "link[%]"},
 	}
 	var rows [][]string
 	na := false
@@ -147,7 +148,7 @@ func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
 		bw, _, _ := r.Bandwidth.In(unit)
 		row := []string{r.Op, strconv.Itoa(r.SizeBytes), strconv.FormatInt(r.Iterations, 10),
 			strconv.FormatFloat(bw, 'f', 2, 64), strconv.FormatFloat(r.Bandwidth.Mpps, 'f', 6, 64),
-			r.Latency.P50.US(), r.Latency.P99.US()}
+			r.Latency.P50.US(), r.Latency.P99.US(), cpuPerMsg(r.CPU), linkPercent(r.LinkUtilization)}
 		na = na || !r.Latency.P50.OK || !r.Latency.P99.OK
 		rows = append(rows, row)
 	}
@@ -158,6 +159,22 @@ func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// cpuPerMsg formats client/server CPU microseconds per message.
+func cpuPerMsg(c *CPUUsage) string {
+	if c == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(c.ClientUSPerMsg, 'f', 2, 64) + "/" + strconv.FormatFloat(c.ServerUSPerMsg, 'f', 2, 64)
+}
+
+// linkPercent formats a link utilisation (0..1) as a percentage.
+func linkPercent(u float64) string {
+	if u <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(100*u, 'f', 1, 64)
 }
 
 // WriteIntervalLine writes one line for a duration-mode interval, such as

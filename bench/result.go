@@ -109,6 +109,11 @@ type Result struct {
 	// Histogram is the HdrHistogram of the recorded samples in compressed
 	// V2 base64 form (hist.Encode), in ns. The latency_ns values are these
 	// values divided by HistogramDivisor (2 when latency_ns is RTT/2).
+	// CPU is the CPU time each side's engine thread spent on the test.
+	CPU *CPUUsage `json:"cpu,omitempty"`
+	// LinkUtilization is the bandwidth over the port's nominal rate (active
+	// speed × width), 0..1; 0 when the rate is unknown.
+	LinkUtilization float64 `json:"link_utilization"`
 	// Load is set for latency-under-load tests: the background traffic.
 	Load *LoadResult `json:"load,omitempty"`
 	// OpenLoop is set for open-loop (--rate) latency tests.
@@ -302,6 +307,20 @@ func (b Bandwidth) In(unit string) (v float64, label string, err error) {
 		return b.GbitPerSec, "Gb/sec", nil
 	}
 	return 0, "", fmt.Errorf("bench: bandwidth unit %q is not one of %s, %s, %s", unit, UnitMiB, UnitMB, UnitGb)
+}
+
+// CPUUsage is the user and system CPU time of the client's and the server's
+// engine threads during the measured part of a test (getrusage
+// RUSAGE_THREAD), ns, and per message. Software RDMA does its protocol work
+// in the poster's system calls, so it shows up as system time. The server's
+// figures are 0 when its CPU takes no part (READ, WRITE bandwidth, atomics).
+type CPUUsage struct {
+	ClientUserNS   int64   `json:"client_user_ns"`
+	ClientSysNS    int64   `json:"client_sys_ns"`
+	ServerUserNS   int64   `json:"server_user_ns"`
+	ServerSysNS    int64   `json:"server_sys_ns"`
+	ClientUSPerMsg float64 `json:"client_us_per_msg"`
+	ServerUSPerMsg float64 `json:"server_us_per_msg"`
 }
 
 // LoadResult is the background traffic that ran during a latency test.

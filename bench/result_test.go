@@ -140,7 +140,7 @@ func TestResultJSONKeys(t *testing.T) {
 			"engine_pinned_cpu", "kernel_clocksource", "checks")},
 		{"result", m["results"].([]any)[0], sorted("op", "mode", "size_bytes", "iterations", "warmup_iterations",
 			"duration_ns", "timed_interval", "tx_depth", "cq_mod", "rx_depth", "inline_bytes", "latency_ns", "rtt_ns",
-			"bandwidth", "histogram", "histogram_divisor", "samples")},
+			"bandwidth", "histogram", "histogram_divisor", "samples", "link_utilization")},
 		{"latency_ns", m["results"].([]any)[0].(map[string]any)["latency_ns"], sorted("count", "min", "mean", "stdev",
 			"p50", "p90", "p99", "p99_9", "p99_99", "max")},
 		{"bandwidth", m["results"].([]any)[0].(map[string]any)["bandwidth"], sorted("mb_per_s", "mib_per_s",

@@ -196,15 +196,20 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 	}
 	active := spec.Op == OpSend || (spec.Op == OpWrite && spec.Mode == ModeLat)
 	done := make(chan error, 1)
+	var cpuUser, cpuSys int64 // the responder thread's, written before done
 	if active {
 		go func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			cpu := startCPU()
+			var err error
 			if spec.Mode == ModeLat {
-				done <- ep.eng.LatServer()
+				err = ep.eng.LatServer()
 			} else {
-				done <- ep.eng.BWServer()
+				err = ep.eng.BWServer()
 			}
+			cpuUser, cpuSys = cpu.stop()
+			done <- err
 		}()
 	}
 	stopLoop := func() {
@@ -264,7 +269,7 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 			loopErr = fmt.Errorf("responder did not reach %d iterations: %w", end.Total, <-done)
 		}
 	}
-	res := ServerResult{Iterations: int64(ep.eng.Iterations())}
+	res := ServerResult{Iterations: int64(ep.eng.Iterations()), CPUUserNS: cpuUser, CPUSysNS: cpuSys}
 	if loopErr != nil {
 		res.Error = loopErr.Error()
 	}
@@ -417,6 +422,13 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 	}
 	if sr.Error != "" {
 		return Result{}, fmt.Errorf("server: %s", sr.Error)
+	}
+	if res.CPU != nil {
+		res.CPU.ServerUserNS, res.CPU.ServerSysNS = sr.CPUUserNS, sr.CPUSysNS
+		res.CPU.ServerUSPerMsg = perMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)
+	}
+	if g := cl.dev.Port.LinkGbps(); g > 0 {
+		res.LinkUtilization = res.Bandwidth.GbitPerSec / g
 	}
 	cl.PathMTU = mtu
 	return res, nil
