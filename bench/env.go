@@ -26,28 +26,9 @@ import (
 // active. Errors come from verbs unchanged; facts that cannot be found (host
 // name, rdma-core version, CPU model) are left empty instead.
 func CollectEnv(ctx *verbs.Context, port int) (Env, []string, error) {
-	env := Env{
-		Device:          ctx.Name(),
-		Driver:          ctx.Driver(),
-		SoftwareRDMA:    ctx.IsSoftware(),
-		Port:            port,
-		QPType:          "RC",
-		ClockSource:     "CLOCK_MONOTONIC_RAW",
-		ClockRateHz:     1e9,
-		NumCPU:          runtime.NumCPU(),
-		GoVersion:       runtime.Version(),
-		EnginePinnedCPU: -1,
-	}
-	env.Host, _ = os.Hostname()
-	env.Kernel = kernel()
+	env, warn := hostEnv()
+	env.Device, env.Driver, env.SoftwareRDMA, env.Port, env.QPType = ctx.Name(), ctx.Driver(), ctx.IsSoftware(), port, "RC"
 	env.RDMACoreVersion = rdmaCoreVersion()
-	env.CPUModel = cpuModel()
-	var ts unix.Timespec
-	if err := unix.ClockGetres(unix.CLOCK_MONOTONIC_RAW, &ts); err == nil {
-		env.ClockResolutionNS = ts.Nano()
-	}
-	env.KernelClocksource = kernelClocksource()
-	env.ClockReadCostNS = verbs.ClockCost(10000)
 
 	da, err := ctx.QueryDevice()
 	if err != nil {
@@ -60,14 +41,9 @@ func CollectEnv(ctx *verbs.Context, port int) (Env, []string, error) {
 	}
 	env.LinkLayer, env.ActiveMTU, env.LinkSpeed, env.LinkGbps = pa.LinkLayer, pa.ActiveMTU, pa.Speed, pa.LinkGbps()
 
-	var warn []string
 	if env.SoftwareRDMA {
 		env.SoftwareRDMANote = SoftwareRDMANote(env.Device, env.Driver)
 		warn = append(warn, env.SoftwareRDMANote)
-	}
-	if env.ClockReadCostNS > slowClockNS {
-		warn = append(warn, fmt.Sprintf("a clock read costs %.0f ns (kernel clocksource %q): every latency sample includes about one read; "+
-			"a TSC clocksource reads in tens of ns", env.ClockReadCostNS, env.KernelClocksource))
 	}
 	if !pa.Active {
 		warn = append(warn, fmt.Sprintf("%s port %d is %s, not PORT_ACTIVE: the test will fail or measure nothing useful",
@@ -214,6 +190,28 @@ func parseCPUModel(r io.Reader) string {
 		return fmt.Sprintf("CPU implementer %s part %s", impl, part)
 	}
 	return ""
+}
+
+// hostEnv fills what every transport reports about the host and its clock,
+// with a warning when a clock read is slow.
+func hostEnv() (Env, []string) {
+	env := Env{ClockSource: "CLOCK_MONOTONIC_RAW", ClockRateHz: 1e9, NumCPU: runtime.NumCPU(),
+		GoVersion: runtime.Version(), EnginePinnedCPU: -1}
+	env.Host, _ = os.Hostname()
+	env.Kernel = kernel()
+	env.CPUModel = cpuModel()
+	var ts unix.Timespec
+	if err := unix.ClockGetres(unix.CLOCK_MONOTONIC_RAW, &ts); err == nil {
+		env.ClockResolutionNS = ts.Nano()
+	}
+	env.KernelClocksource = kernelClocksource()
+	env.ClockReadCostNS = verbs.ClockCost(10000)
+	var warn []string
+	if env.ClockReadCostNS > slowClockNS {
+		warn = append(warn, fmt.Sprintf("a clock read costs %.0f ns (kernel clocksource %q): every latency sample includes about one read; "+
+			"a TSC clocksource reads in tens of ns", env.ClockReadCostNS, env.KernelClocksource))
+	}
+	return env, warn
 }
 
 // slowClockNS is the clock read cost above which results carry a warning.

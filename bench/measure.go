@@ -197,14 +197,29 @@ func (p *progress) clear() {
 	}
 }
 
-// measureLat runs the client side of a latency test on a connected endpoint.
-// It returns the result and the total iterations including warm-up.
-func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
+// latEngine is a ping-pong engine whose loop runs in C: the RDMA engine or
+// the TCP socket engine.
+type latEngine interface {
+	Capacity() int
+	ResetSamples()
+	LatClient(n int) error
+	Samples() []uint64
+}
+
+// scheduler is a latEngine that can run open loop (--rate).
+type scheduler interface {
+	SetSchedule(rate float64, poisson bool, seed uint64)
+	FirstIntended() int64
+}
+
+// measureLat runs the client side of a latency test on a connected engine.
+// base carries the result fields the transport knows (queue sizes, ...). It
+// returns the result and the total iterations including warm-up.
+func measureLat(eng latEngine, base Result, s Spec, o RunOptions) (Result, int64, error) {
 	if err := lockThread(o.CPU); err != nil {
 		return Result{}, 0, err
 	}
 	defer runtime.UnlockOSThread()
-	eng := e.eng
 	capN := int64(eng.Capacity())
 	total := int64(0)
 	warmEnd := verbs.Now() + int64(s.WarmupTime)
@@ -221,8 +236,12 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	}
 	cpu := startCPU()
 	lat := hist.New() // full round trips; reported halved for SEND/WRITE
+	sched, _ := eng.(scheduler)
 	if s.Rate > 0 {
-		eng.SetSchedule(s.Rate, s.Schedule == SchedulePoisson, uint64(verbs.Now()))
+		if sched == nil {
+			return Result{}, total, fmt.Errorf("this transport cannot run open loop (--rate)")
+		}
+		sched.SetSchedule(s.Rate, s.Schedule == SchedulePoisson, uint64(verbs.Now()))
 	}
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
@@ -265,9 +284,9 @@ func measureLat(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	if iv.err != nil {
 		return Result{}, total + measured, fmt.Errorf("write .hlog: %w", iv.err)
 	}
-	r := baseResult(s, e)
+	r := base
 	if s.Rate > 0 {
-		if fi := eng.FirstIntended(); fi > 0 {
+		if fi := sched.FirstIntended(); fi > 0 {
 			start = fi
 		}
 		r.OpenLoop = &OpenLoop{Schedule: s.schedule(), RateTarget: s.Rate,

@@ -32,6 +32,9 @@ type QPInfo struct {
 	Len         uint64 `json:"len"`  // target area length, bytes
 	// Load holds the load QPs of a latency-under-load test, in order.
 	Load []QPInfo `json:"load,omitempty"`
+	// TCPPort is the server's data port of a TCP test (Spec.Transport "tcp"),
+	// on its control connection's local address; the RDMA fields are zero.
+	TCPPort int `json:"tcp_port,omitempty"`
 }
 
 // Phases of Ready messages.

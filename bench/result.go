@@ -122,6 +122,9 @@ type Result struct {
 	Histogram        string  `json:"histogram"`
 	HistogramDivisor float64 `json:"histogram_divisor"`
 	Samples          int64   `json:"samples"` // values in Histogram
+
+	// Transport is "tcp" for the kernel-TCP baseline; empty for RDMA.
+	Transport string `json:"transport,omitempty"`
 }
 
 // SetLatency fills r.Latency from h divided by div (see NewLatency),

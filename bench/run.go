@@ -39,14 +39,19 @@ func RunClient(ctx context.Context, addr string, cfg RunConfig) (*Document, erro
 }
 
 func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error {
-	dev := cl.Device()
-	env, warns, err := CollectEnv(dev.Ctx, dev.Port.Port)
-	if err != nil {
-		return err
+	var env Env
+	var warns []string
+	if dev := cl.Device(); dev == nil {
+		env, warns = tcpEnv(cl.c.LocalAddr(), cfg.Client.Run.CPU)
+	} else {
+		var err error
+		if env, warns, err = CollectEnv(dev.Ctx, dev.Port.Port); err != nil {
+			return err
+		}
+		env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
+		env.QPType = "RC"
+		env.EnginePinnedCPU = cfg.Client.Run.CPU
 	}
-	env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
-	env.QPType = "RC"
-	env.EnginePinnedCPU = cfg.Client.Run.CPU
 	checks, cw := CheckEnv(env.Device, env.EnginePinnedCPU)
 	env.Checks, warns = checks, append(warns, cw...)
 	doc.Warnings = append(doc.Warnings, warns...)
@@ -120,7 +125,7 @@ func ListenAndServe(ctx context.Context, addr string, cfg ServerConfig) error {
 		return err
 	}
 	if cfg.Log != nil {
-		cfg.Log.Printf("listening on %s (device %s port %d)", ln.Addr(), srv.dev.Ctx.Name(), cfg.Port)
+		cfg.Log.Printf("listening on %s (device %q port %d)", ln.Addr(), srv.deviceName(), cfg.Port)
 	}
 	err = srv.Serve(ctx, ln)
 	if errors.Is(err, net.ErrClosed) {

@@ -46,13 +46,22 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	dev, err := OpenDevice(cfg.Device, cfg.Port, -2, netip.Addr{})
 	if err != nil {
-		return nil, err
+		if !noRDMADevice(err) {
+			return nil, err
+		}
+		cfg.Log.Printf("%v: serving TCP tests only", err)
+		dev = nil
 	}
 	return &Server{cfg: cfg, dev: dev, log: cfg.Log}, nil
 }
 
 // Close closes the device.
-func (s *Server) Close() error { return s.dev.Close() }
+func (s *Server) Close() error {
+	if s.dev == nil {
+		return nil
+	}
+	return s.dev.Close()
+}
 
 // Serve accepts control connections until ctx ends or the listener fails.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
@@ -104,7 +113,7 @@ func (s *Server) session(nc net.Conn) {
 	}
 	defer s.busy.Unlock()
 	host, _ := os.Hostname()
-	if err := c.Send(MsgHelloAck, HelloAck{Version: ProtoVersion, Host: host, Device: s.dev.Ctx.Name()}); err != nil {
+	if err := c.Send(MsgHelloAck, HelloAck{Version: ProtoVersion, Host: host, Device: s.deviceName()}); err != nil {
 		s.log.Printf("client %s: %v", peer, err)
 		return
 	}
@@ -114,7 +123,11 @@ func (s *Server) session(nc net.Conn) {
 		s.log.Printf("client %s: %v", peer, err)
 		return
 	}
-	s.log.Printf("client %s (%s) connected; GID %d (%s)", peer, h.Host, dev.GID.Index, dev.GIDReason)
+	if dev != nil {
+		s.log.Printf("client %s (%s) connected; GID %d (%s)", peer, h.Host, dev.GID.Index, dev.GIDReason)
+	} else {
+		s.log.Printf("client %s (%s) connected; TCP tests only", peer, h.Host)
+	}
 	for {
 		t, payload, err := c.RecvAny(sessionIdle)
 		if err != nil {
@@ -159,6 +172,9 @@ func (s *Server) session(nc net.Conn) {
 
 // sessionDevice picks the GID for this connection's local address.
 func (s *Server) sessionDevice(c *Conn) (*Device, error) {
+	if s.dev == nil {
+		return nil, nil
+	}
 	d := *s.dev
 	local := addrOf(c.LocalAddr())
 	if err := d.pickGID(s.cfg.Port, s.cfg.GIDIndex, local); err != nil {
@@ -178,6 +194,12 @@ func addrOf(a net.Addr) netip.Addr {
 
 // runTest is the server side of one test.
 func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
+	if spec.Transport == TransportTCP {
+		return s.runTCPTest(c, spec)
+	}
+	if dev == nil {
+		return refuseRDMA(c)
+	}
 	eps, err := newTestEndpoints(dev, spec, false)
 	if err != nil {
 		return err
@@ -222,23 +244,8 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 		stopLoop()
 		return err
 	}
-	// Read the client's heartbeats until it says it is done.
-	msgs := make(chan error, 1)
 	var end Ready
-	go func() {
-		for {
-			var r Ready
-			if err := c.RecvTimeout(MsgReady, &r, heartbeatTimeout); err != nil {
-				msgs <- err
-				return
-			}
-			if r.Phase == PhaseEnd {
-				end = r
-				msgs <- nil
-				return
-			}
-		}
-	}()
+	msgs := awaitEnd(c, &end)
 	var loopErr error
 	select {
 	case err := <-msgs:
@@ -279,12 +286,82 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 	return loopErr
 }
 
+// heartbeat sends Ready{alive} every heartbeatEvery until the returned stop
+// is called: the server tells a slow test from a dead client.
+func (cl *Client) heartbeat() (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				if cl.c.Send(MsgReady, Ready{Phase: PhaseAlive}) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// finishTest ends a test on the control connection: it reports a measuring
+// error to the server, or sends the end with the total iteration count and
+// returns the server's result.
+func (cl *Client) finishTest(total int64, err error) (ServerResult, error) {
+	if err != nil {
+		cl.c.SendError(err)
+		return ServerResult{}, err
+	}
+	if err := cl.c.Send(MsgReady, Ready{Phase: PhaseEnd, Total: total}); err != nil {
+		return ServerResult{}, err
+	}
+	var sr ServerResult
+	if err := cl.c.RecvTimeout(MsgResult, &sr, engineTimeout+15*time.Second); err != nil {
+		return ServerResult{}, err
+	}
+	if sr.Error != "" {
+		return ServerResult{}, fmt.Errorf("server: %s", sr.Error)
+	}
+	return sr, nil
+}
+
+// awaitEnd reads the client's heartbeats until its end message. The channel
+// then gets nil (and *end is filled), or the error that ended the wait: a
+// lost connection, or no heartbeat within heartbeatTimeout.
+func awaitEnd(c *Conn, end *Ready) <-chan error {
+	msgs := make(chan error, 1)
+	go func() {
+		for {
+			var r Ready
+			if err := c.RecvTimeout(MsgReady, &r, heartbeatTimeout); err != nil {
+				msgs <- err
+				return
+			}
+			if r.Phase == PhaseEnd {
+				*end = r
+				msgs <- nil
+				return
+			}
+		}
+	}()
+	return msgs
+}
+
 // ClientConfig configures the client side of `rdmabench run` and `loopback`.
 type ClientConfig struct {
 	Device   string
 	Port     int
 	GIDIndex int // -1: auto
 	Run      RunOptions
+	// Transport "tcp": the run has TCP tests only and opens no RDMA device.
+	Transport string
 }
 
 // Client is a connected control session.
@@ -317,10 +394,12 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Durat
 		time.Sleep(delay)
 	}
 	c := NewConn(nc, ctrlTimeout)
-	dev, err := OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
-	if err != nil {
-		c.Close()
-		return nil, err
+	var dev *Device
+	if cfg.Transport != TransportTCP {
+		if dev, err = OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, addrOf(nc.LocalAddr())); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	host, _ := os.Hostname()
 	cl := &Client{c: c, dev: dev, peer: addr}
@@ -342,12 +421,21 @@ func (cl *Client) Device() *Device { return cl.dev }
 func (cl *Client) Close() error {
 	cl.c.Send(MsgBye, nil)
 	err := cl.c.Close()
-	return errors.Join(err, cl.dev.Close())
+	if cl.dev != nil {
+		err = errors.Join(err, cl.dev.Close())
+	}
+	return err
 }
 
 // Run runs one test against the server.
 // Cancelling ctx aborts the test in progress.
 func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, error) {
+	if spec.Transport == TransportTCP {
+		return cl.runTCP(ctx, spec, o)
+	}
+	if cl.dev == nil {
+		return Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
+	}
 	eps, err := newTestEndpoints(cl.dev, spec, true)
 	if err != nil {
 		return Result{}, err
@@ -375,23 +463,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 		return Result{}, err
 	}
 	defer context.AfterFunc(ctx, ep.eng.Abort)()
-	stop := make(chan struct{})
-	hbDone := make(chan struct{})
-	go func() { // heartbeat: the server tells a slow test from a dead client
-		defer close(hbDone)
-		t := time.NewTicker(heartbeatEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if cl.c.Send(MsgReady, Ready{Phase: PhaseAlive}) != nil {
-					return
-				}
-			}
-		}
-	}()
+	stopHeartbeat := cl.heartbeat()
 	var res Result
 	var total int64
 	var load *loadRun
@@ -399,7 +471,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 		load = startLoad(eps.loads)
 	}
 	if spec.Mode == ModeLat {
-		res, total, err = measureLat(ep, spec, o)
+		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)
 	} else {
 		res, total, err = measureBW(ep, spec, o)
 	}
@@ -407,21 +479,10 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 		lr, lerr := load.finish(spec.Load)
 		res.Load, err = lr, errors.Join(err, lerr)
 	}
-	close(stop)
-	<-hbDone
+	stopHeartbeat()
+	sr, err := cl.finishTest(total, err)
 	if err != nil {
-		cl.c.SendError(err)
 		return Result{}, err
-	}
-	if err := cl.c.Send(MsgReady, Ready{Phase: PhaseEnd, Total: total}); err != nil {
-		return Result{}, err
-	}
-	var sr ServerResult
-	if err := cl.c.RecvTimeout(MsgResult, &sr, engineTimeout+15*time.Second); err != nil {
-		return Result{}, err
-	}
-	if sr.Error != "" {
-		return Result{}, fmt.Errorf("server: %s", sr.Error)
 	}
 	if res.CPU != nil {
 		res.CPU.ServerUserNS, res.CPU.ServerSysNS = sr.CPUUserNS, sr.CPUSysNS

@@ -19,7 +19,7 @@ verbs.test -test.run x -test.bench RDMA -test.benchtime 2000x 2>&1 | grep -E 'Be
 
 echo "=== bench tests (rxe0)"
 # (the golden-file tests need testdata/ and run on the host)
-bench.test -test.v -test.count=1 -test.run 'RDMA|Describe' 2>&1 | tee /tmp/bench.log | grep -E '^(--- |PASS|FAIL|ok)' || true
+bench.test -test.v -test.count=1 -test.run 'RDMA|Describe|TCP' 2>&1 | tee /tmp/bench.log | grep -E '^(--- |PASS|FAIL|ok)' || true
 grep -q '^PASS' /tmp/bench.log || { tail -60 /tmp/bench.log; fail "bench tests"; }
 grep -q -- '--- SKIP' /tmp/bench.log && fail "bench tests skipped inside the guest"
 
@@ -27,6 +27,10 @@ echo "=== rdmabench devices"
 rdmabench devices | tee /tmp/devices.txt
 grep -q rxe0 /tmp/devices.txt && grep -q PORT_ACTIVE /tmp/devices.txt && grep -q '::ffff:127.0.0.1' /tmp/devices.txt \
 	|| fail "devices output"
+
+echo "=== TCP baseline in the guest"
+rdmabench loopback --transport tcp --mode lat,bw --size 2,64K -n 2000 --json /tmp/tcp.json | grep -E '^ send|Connection type'
+grep -q '"transport": "tcp"' /tmp/tcp.json || fail "TCP baseline JSON"
 
 echo "=== HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null

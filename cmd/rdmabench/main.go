@@ -116,7 +116,7 @@ func exitCode(err error) int {
 	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
 		errors.As(err, &me), errors.Is(err, verbs.ErrNotSupported), errors.Is(err, bench.ErrPortNotActive):
 		return exitEnv
-	case errors.As(err, &wce), errors.Is(err, verbs.ErrTimeout):
+	case errors.As(err, &wce), errors.Is(err, verbs.ErrTimeout), errors.Is(err, verbs.ErrPeerClosed):
 		return exitTransport
 	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne):
 		return exitPeer
@@ -215,6 +215,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	mtu := fs.IntP("mtu", "m", 0, "path MTU, bytes (default: the smaller active MTU of both ports)")
 	rate := fs.Float64("rate", 0, "open-loop latency: send this many operations per second and time each from its intended send time, e.g. --rate 2000")
 	schedule := fs.String("schedule", bench.ScheduleConstant, "open-loop schedule: constant or poisson")
+	transport := fs.String("transport", bench.TransportRDMA, "data path: rdma, or tcp (kernel TCP baseline: send lat and bw; needs no RDMA device)")
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
 	loadOp := fs.String("load-op", bench.OpWrite, "operation of the load streams: write or read")
 	loadSize := fs.String("load-size", "64K", "message size of the load streams")
@@ -238,8 +239,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
 	}
 	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
-		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule}
+		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, Transport: *transport}
 	var err error
+	if *transport == bench.TransportTCP && !fs.Changed("op") {
+		*ops = bench.OpSend // the one op with a TCP equivalent
+	}
 	if plan.Ops, err = bench.ParseList("op", *ops, bench.Ops); err != nil {
 		return usageError{err}
 	}
@@ -282,7 +286,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		intervalOut = stderr
 	}
 	cfg := bench.RunConfig{
-		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex,
+		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *transport,
 			Run: bench.RunOptions{CPU: *cpu, Interval: *interval, Out: intervalOut, Unit: *unit}},
 		Specs: specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
 	}

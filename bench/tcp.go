@@ -1,0 +1,455 @@
+package bench
+
+// The kernel-TCP baseline (Spec.Transport "tcp"): SEND ping-pong latency and
+// streaming bandwidth over one kernel TCP connection per test, measured by
+// the C loops of verbs.SockEngine and reported in the same Result as RDMA
+// tests.
+//
+// The control flow is the RDMA one: Test, QPInfo (client, all zero), QPInfo
+// (server: TCPPort, a data listener on the control connection's local
+// address), the client connects, Ready{start}, the client measures with
+// heartbeats and shuts down its sending side, Ready{end,total}, Result. The
+// server checks that it answered (or received) exactly total messages.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// tcpAcceptTimeout is how long the server waits for the client's data
+// connection.
+var tcpAcceptTimeout = 10 * time.Second
+
+// tcpWarmRound is the length a time-based bandwidth warm-up round aims at.
+const tcpWarmRound = 10 * time.Millisecond
+
+// errTCPOnly refuses an RDMA test on a server without an RDMA device.
+var errTCPOnly = errors.New("this server has no RDMA device: it runs TCP tests only (--transport tcp)")
+
+// noRDMADevice reports whether err means that this host has no usable RDMA
+// device at all (as opposed to a bad device name, port or GID).
+func noRDMADevice(err error) bool {
+	return errors.Is(err, verbs.ErrNoKernelSupport) || errors.Is(err, verbs.ErrNoDevices) || errors.Is(err, verbs.ErrNoProvider)
+}
+
+// deviceName is the server's RDMA device, or "" when it runs TCP tests only.
+func (s *Server) deviceName() string {
+	if s.dev == nil {
+		return ""
+	}
+	return s.dev.Ctx.Name()
+}
+
+// refuseRDMA is the server's answer to an RDMA test when it has no device.
+// It reads the client's QPInfo first so that the session stays in step.
+func refuseRDMA(c *Conn) error {
+	var remote QPInfo
+	if err := c.Recv(MsgQPInfo, &remote); err != nil {
+		return err
+	}
+	return errTCPOnly
+}
+
+// checkTCPSpec refuses what the TCP baseline does not measure.
+func checkTCPSpec(s Spec) error {
+	if s.Op != OpSend {
+		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
+	}
+	if s.Rate > 0 || s.Load != nil {
+		return errors.New("open-loop rate and latency under load are RDMA-only: not supported with --transport tcp")
+	}
+	return nil
+}
+
+// tcpTimedInterval says in words what one latency sample of a TCP test is.
+func tcpTimedInterval(s Spec) string {
+	if s.Mode == ModeBW {
+		return "bandwidth: first write to the receiver's acknowledgement of the last byte; " +
+			"latency: send(2) time of each message, until the kernel accepted its last byte"
+	}
+	return "half of a TCP ping-pong round trip (RTT/2), from write to the reply's last byte read"
+}
+
+// newSockEngine sets TCP_NODELAY (each message goes out when written, in both
+// modes) and creates the engine over c.
+func newSockEngine(c *net.TCPConn, s Spec) (*verbs.SockEngine, error) {
+	if err := c.SetNoDelay(true); err != nil {
+		return nil, fmt.Errorf("TCP_NODELAY: %w", err)
+	}
+	return verbs.NewSockEngine(c, verbs.SockConfig{Size: s.Size, Samples: sampleCap, Timeout: engineTimeout})
+}
+
+// cleanEnd reports whether a responder loop ended because the client shut
+// down its side between iterations: the normal end of a ping-pong test.
+func cleanEnd(err error) bool {
+	var pc *verbs.PeerClosedError
+	return errors.As(err, &pc) && pc.Boundary
+}
+
+// runTCPTest is the server side of one TCP test; the session has read its
+// Test message.
+func (s *Server) runTCPTest(c *Conn, spec Spec) error {
+	var remote QPInfo
+	if err := c.Recv(MsgQPInfo, &remote); err != nil {
+		return err
+	}
+	if err := checkTCPSpec(spec); err != nil {
+		return err
+	}
+	local, _ := c.LocalAddr().(*net.TCPAddr)
+	laddr := &net.TCPAddr{}
+	if local != nil {
+		laddr.IP, laddr.Zone = local.IP, local.Zone
+	}
+	ln, err := net.ListenTCP("tcp", laddr)
+	if err != nil {
+		return fmt.Errorf("TCP data listener: %w", err)
+	}
+	defer ln.Close()
+	if err := c.Send(MsgQPInfo, QPInfo{TCPPort: ln.Addr().(*net.TCPAddr).Port}); err != nil {
+		return err
+	}
+	dc, err := acceptPeer(ln, addrOf(c.RemoteAddr()), tcpAcceptTimeout)
+	ln.Close()
+	if err != nil {
+		return err
+	}
+	defer dc.Close()
+	eng, err := newSockEngine(dc, spec)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if spec.Mode == ModeLat {
+			done <- eng.LatServer()
+		} else {
+			done <- eng.BWServer()
+		}
+	}()
+	if err := c.Send(MsgReady, Ready{Phase: PhaseStart}); err != nil {
+		eng.Abort()
+		<-done
+		return err
+	}
+	var end Ready
+	msgs := awaitEnd(c, &end)
+	var loopErr error
+	running := true
+	select {
+	case err := <-msgs:
+		if err != nil {
+			eng.Abort()
+			<-done
+			return fmt.Errorf("client lost during the test: %w", err)
+		}
+	case loopErr = <-done:
+		running = false
+		if loopErr != nil && !cleanEnd(loopErr) {
+			// Close the data connection so the client stops at once, tell it
+			// why, then wait for its end.
+			eng.Close()
+			dc.Close()
+			c.SendError(loopErr)
+			if err := <-msgs; err != nil {
+				return fmt.Errorf("%v; then: %w", loopErr, err)
+			}
+			return nil
+		}
+		if err := <-msgs; err != nil {
+			return err
+		}
+	}
+	if running {
+		eng.SetStop(end.Total) // the client's shutdown usually ended the loop already
+		select {
+		case loopErr = <-done:
+		case <-time.After(engineTimeout + 5*time.Second):
+			eng.Abort()
+			loopErr = fmt.Errorf("TCP server loop did not end after %d messages: %w", end.Total, <-done)
+		}
+	}
+	if cleanEnd(loopErr) {
+		loopErr = nil
+	}
+	n := int64(eng.Iterations())
+	if loopErr == nil && n != end.Total {
+		loopErr = fmt.Errorf("the client reports %d messages including warm-up, the server counted %d", end.Total, n)
+	}
+	res := ServerResult{Iterations: n}
+	if loopErr != nil {
+		res.Error = loopErr.Error()
+	}
+	if err := c.Send(MsgResult, res); err != nil {
+		return err
+	}
+	return loopErr
+}
+
+// acceptPeer accepts the data connection of the client at peer (any address
+// when peer is not valid), closing connections from elsewhere, for up to d.
+func acceptPeer(ln *net.TCPListener, peer netip.Addr, d time.Duration) (*net.TCPConn, error) {
+	if err := ln.SetDeadline(time.Now().Add(d)); err != nil {
+		return nil, err
+	}
+	for {
+		c, err := ln.AcceptTCP()
+		if err != nil {
+			return nil, fmt.Errorf("TCP data connection: the client did not connect to %s within %v: %w", ln.Addr(), d, err)
+		}
+		if !peer.IsValid() || addrOf(c.RemoteAddr()) == peer {
+			return c, nil
+		}
+		c.Close()
+	}
+}
+
+// runTCP is the client side of one TCP test.
+// Cancelling ctx aborts the test in progress.
+func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (Result, error) {
+	if err := checkTCPSpec(spec); err != nil {
+		return Result{}, err
+	}
+	if err := cl.c.Send(MsgTest, spec); err != nil {
+		return Result{}, err
+	}
+	if err := cl.c.Send(MsgQPInfo, QPInfo{}); err != nil {
+		return Result{}, err
+	}
+	var remote QPInfo
+	if err := cl.c.Recv(MsgQPInfo, &remote); err != nil {
+		return Result{}, err
+	}
+	if remote.TCPPort < 1 || remote.TCPPort > 65535 {
+		err := fmt.Errorf("the server sent no TCP data port (port %d): it does not run TCP tests", remote.TCPPort)
+		cl.c.SendError(err)
+		return Result{}, err
+	}
+	ra, _ := cl.c.RemoteAddr().(*net.TCPAddr)
+	if ra == nil {
+		return Result{}, fmt.Errorf("control connection is not TCP (%v)", cl.c.RemoteAddr())
+	}
+	dst := &net.TCPAddr{IP: ra.IP, Zone: ra.Zone, Port: remote.TCPPort}
+	d := net.Dialer{Timeout: ctrlTimeout}
+	nc, err := d.DialContext(ctx, "tcp", dst.String())
+	if err != nil {
+		err = fmt.Errorf("TCP data connection: %w", err)
+		cl.c.SendError(err)
+		return Result{}, err
+	}
+	dc := nc.(*net.TCPConn)
+	defer dc.Close()
+	eng, err := newSockEngine(dc, spec)
+	if err != nil {
+		cl.c.SendError(err)
+		return Result{}, err
+	}
+	defer eng.Close()
+	var rd Ready
+	if err := cl.c.Recv(MsgReady, &rd); err != nil {
+		return Result{}, err
+	}
+	defer context.AfterFunc(ctx, eng.Abort)()
+	stopHeartbeat := cl.heartbeat()
+	var res Result
+	var total int64
+	if spec.Mode == ModeLat {
+		res, total, err = measureLat(eng, tcpResult(spec), spec, o)
+	} else {
+		res, total, err = measureTCPBW(eng, spec, o)
+	}
+	dc.CloseWrite() // the end of the stream: the server's loop returns
+	stopHeartbeat()
+	if _, err := cl.finishTest(total, err); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// tcpResult is a TCP result's fixed part. The RDMA queue parameters (tx
+// depth, CQ moderation, rx depth, inline) do not apply and stay zero.
+func tcpResult(s Spec) Result {
+	return Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: tcpTimedInterval(s),
+		Transport: TransportTCP}
+}
+
+// tcpPhase streams one counted phase of msgs messages and waits for the
+// receiver's acknowledgement of its last byte.
+func tcpPhase(eng *verbs.SockEngine, msgs uint64) error {
+	if err := eng.BWPhase(msgs); err != nil {
+		return err
+	}
+	for eng.Written() < msgs {
+		eng.ResetSamples()
+		if _, err := eng.BWClient(math.MaxInt64); err != nil {
+			return err
+		}
+	}
+	return eng.BWFinish()
+}
+
+// measureTCPBW runs the client side of a TCP streaming test. The warm-up is
+// sent in counted phases, each acknowledged by the receiver, so that no
+// warm-up byte is in flight when the measured phase starts; the measured
+// phase (counted in iterations mode, open-ended in duration mode) lasts from
+// its first write to the acknowledgement of its last byte.
+func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (Result, int64, error) {
+	if err := lockThread(o.CPU); err != nil {
+		return Result{}, 0, err
+	}
+	defer runtime.UnlockOSThread()
+	warmed := int64(0)
+	if s.WarmupTime > 0 {
+		until := verbs.Now() + int64(s.WarmupTime)
+		n := int64(16)
+		for now := verbs.Now(); now < until; now = verbs.Now() {
+			if err := tcpPhase(eng, uint64(n)); err != nil {
+				return Result{}, warmed, fmt.Errorf("warm-up: %w", err)
+			}
+			warmed += n
+			per := max((verbs.Now()-now)/n, 1)
+			n = clamp(min(int64(tcpWarmRound), until-now)/per+1, 1, 1<<20)
+		}
+	} else if s.Warmup > 0 {
+		if err := tcpPhase(eng, uint64(s.Warmup)); err != nil {
+			return Result{}, warmed, fmt.Errorf("warm-up: %w", err)
+		}
+		warmed = s.Warmup
+	}
+	target := uint64(verbs.SockOpenEnded)
+	if s.Iters > 0 {
+		target = uint64(s.Iters)
+	}
+	lat := hist.New()
+	if err := eng.BWPhase(target); err != nil {
+		return Result{}, warmed, err
+	}
+	start := verbs.Now()
+	iv := newIntervals(s, o, start)
+	prog := newProgress(s, o, start)
+	defer prog.clear()
+	deadline := int64(math.MaxInt64)
+	if s.Duration > 0 {
+		deadline = start + int64(s.Duration)
+	}
+	lastDone := uint64(0)
+	for eng.Written() < target {
+		eng.ResetSamples()
+		if _, err := eng.BWClient(min(iv.next, deadline)); err != nil {
+			return Result{}, warmed + int64(eng.Written()), err
+		}
+		samples := eng.Samples()
+		lat.RecordSlice(samples, 0)
+		now := verbs.Now()
+		stop := now >= deadline
+		if stop {
+			iv.next = math.MaxInt64 // the drain to the acknowledgement belongs to the last interval
+		}
+		done := eng.Written()
+		iv.add(samples, int64(done-lastDone), now)
+		prog.update(now, int64(done), lat)
+		lastDone = done
+		if stop {
+			break
+		}
+	}
+	if err := eng.BWFinish(); err != nil {
+		return Result{}, warmed + int64(eng.Written()), err
+	}
+	first, last := eng.Span()
+	ops := int64(eng.Written())
+	iv.flush(last)
+	if iv.err != nil {
+		return Result{}, warmed + ops, fmt.Errorf("write .hlog: %w", iv.err)
+	}
+	r := tcpResult(s)
+	r.Iterations = ops
+	r.Warmup = warmed
+	r.DurationNS = last - first
+	r.Bandwidth = NewBandwidth(s.Size, ops, last-first)
+	r.Intervals = iv.list
+	if err := r.SetLatency(lat, 1); err != nil {
+		return Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
+	}
+	return r, warmed + ops, nil
+}
+
+// tcpEnv describes the host of a TCP-only run: what CollectEnv fills
+// without a device, with the network interface of the control connection's
+// local address as the device and "TCP" as the connection type.
+func tcpEnv(local net.Addr, cpu int) (Env, []string) {
+	env, warn := hostEnv()
+	env.QPType, env.EnginePinnedCPU, env.Device = "TCP", cpu, "tcp"
+	if ifc := interfaceOf(addrOf(local)); ifc != nil {
+		env.Device, env.ActiveMTU = ifc.Name, ifc.MTU
+		env.LinkLayer = linkLayerOf(ifc.Name)
+		if b, err := os.ReadFile("/sys/class/net/" + ifc.Name + "/speed"); err == nil {
+			if mbps, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && mbps > 0 {
+				env.LinkGbps = float64(mbps) / 1000
+				env.LinkSpeed = strconv.FormatFloat(env.LinkGbps, 'f', 1, 64) + " Gbps"
+			}
+		}
+		if ifc.Flags&net.FlagLoopback != 0 {
+			warn = append(warn, "TCP over the loopback interface "+ifc.Name+": no network device is involved")
+		}
+	}
+	return env, warn
+}
+
+// interfaceOf returns the network interface that holds ip, or nil.
+func interfaceOf(ip netip.Addr) *net.Interface {
+	if !ip.IsValid() {
+		return nil
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	for i := range ifs {
+		addrs, err := ifs[i].Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				if x, ok := netip.AddrFromSlice(n.IP); ok && x.Unmap() == ip {
+					return &ifs[i]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// linkLayerOf names the link layer of a network interface from its ARPHRD
+// type in sysfs: "Ethernet", "InfiniBand" (IPoIB) or "Loopback".
+func linkLayerOf(name string) string {
+	b, err := os.ReadFile("/sys/class/net/" + name + "/type")
+	if err != nil {
+		return ""
+	}
+	switch strings.TrimSpace(string(b)) {
+	case "1":
+		return "Ethernet"
+	case "32":
+		return "InfiniBand"
+	case "772":
+		return "Loopback"
+	}
+	return ""
+}

@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// The TCP baseline's tests need no RDMA device: they run on every host.
+
+func tcpSpecs(t *testing.T, p Plan) []Spec {
+	t.Helper()
+	p.Transport = TransportTCP
+	p.Ops = []string{OpSend}
+	return plan(t, p)
+}
+
+func tcpRunCfg(specs []Spec) RunConfig {
+	cfg := runCfg(specs)
+	cfg.Client.Transport = TransportTCP
+	return cfg
+}
+
+// checkTCPDoc is checkDoc plus what a TCP run adds.
+func checkTCPDoc(t *testing.T, doc *Document, specs []Spec) *Document {
+	t.Helper()
+	back := checkDoc(t, doc, specs)
+	if back.Env.QPType != "TCP" || back.Env.GID != "" {
+		t.Errorf("TCP environment: connection type %q, GID %q", back.Env.QPType, back.Env.GID)
+	}
+	for i, r := range back.Results {
+		if r.Transport != TransportTCP || r.TimedInterval != tcpTimedInterval(specs[i]) {
+			t.Errorf("%s: transport %q, timed interval %q", specs[i].Name(), r.Transport, r.TimedInterval)
+		}
+		if r.Mode == ModeLat && (r.RTT == nil || r.HistogramDivisor != 2 || r.RTT.Min != 2*r.Latency.Min) {
+			t.Errorf("%s: latency is not RTT/2: divisor %v, rtt %+v", specs[i].Name(), r.HistogramDivisor, r.RTT)
+		}
+		if r.Warmup != specs[i].Warmup && specs[i].WarmupTime == 0 {
+			t.Errorf("%s: warm-up %d, want %d", specs[i].Name(), r.Warmup, specs[i].Warmup)
+		}
+	}
+	return back
+}
+
+// TestTCPServerClient: latency and bandwidth in iterations mode against a
+// server, two clients one after the other.
+func TestTCPServerClient(t *testing.T) {
+	addr := startServer(t)
+	specs := append(tcpSpecs(t, Plan{Modes: []string{ModeLat}, Sizes: []int{2, 4096, 1 << 20}, Iters: 2000, Warmup: -1}),
+		tcpSpecs(t, Plan{Modes: []string{ModeBW}, Sizes: []int{64, 65536}, Iters: 3000, Warmup: -1})...)
+	for i := 0; i < 2; i++ {
+		doc, err := RunClient(context.Background(), addr, tcpRunCfg(specs))
+		if err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		checkTCPDoc(t, doc, specs)
+	}
+}
+
+// TestTCPDurationMode: loopback, duration mode with a timed warm-up and
+// interval lines.
+func TestTCPDurationMode(t *testing.T) {
+	specs := tcpSpecs(t, Plan{Modes: []string{ModeLat, ModeBW}, Sizes: []int{64}, Duration: 1500 * time.Millisecond,
+		WarmupTime: 100 * time.Millisecond})
+	cfg := tcpRunCfg(specs)
+	var lines strings.Builder
+	cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 500*time.Millisecond
+	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := checkTCPDoc(t, doc, specs)
+	for _, r := range back.Results {
+		if r.Iterations == 0 || len(r.Intervals) < 2 || r.Warmup == 0 {
+			t.Errorf("%s %s: %d iterations, %d intervals, warm-up %d", r.Op, r.Mode, r.Iterations, len(r.Intervals), r.Warmup)
+		}
+		var ops int64
+		for _, iv := range r.Intervals {
+			ops += iv.Ops
+		}
+		if ops != r.Iterations {
+			t.Errorf("%s %s: intervals hold %d operations, want %d", r.Op, r.Mode, ops, r.Iterations)
+		}
+		if d := time.Duration(r.DurationNS); d < 1400*time.Millisecond || d > 3*time.Second {
+			t.Errorf("%s %s: measured %v, want about 1.5s", r.Op, r.Mode, d)
+		}
+	}
+	if strings.Count(lines.String(), "\n") < 4 {
+		t.Errorf("too few interval lines:\n%s", lines.String())
+	}
+	t.Logf("interval lines:\n%s", lines.String())
+}
+
+// TestTCPRefusals: what the TCP baseline does not run is refused with a
+// reason, and the session goes on.
+func TestTCPRefusals(t *testing.T) {
+	addr := startServer(t)
+	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1, Transport: TransportTCP}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	spec := tcpSpecs(t, Plan{Modes: []string{ModeLat}, Iters: 200})[0]
+	open := spec
+	open.Rate = 1000
+	if _, err := cl.Run(context.Background(), open, RunOptions{CPU: -1}); err == nil || !strings.Contains(err.Error(), "RDMA-only") {
+		t.Errorf("open-loop TCP test: %v, want a refusal", err)
+	}
+	if _, err := verbs.DeviceNames(); noRDMADevice(err) {
+		// This server runs TCP tests only: an RDMA test is refused with the reason.
+		rdma := plan(t, Plan{Ops: []string{OpSend}, Modes: []string{ModeLat}, Iters: 200})[0]
+		if err := cl.c.Send(MsgTest, rdma); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.c.Send(MsgQPInfo, QPInfo{}); err != nil {
+			t.Fatal(err)
+		}
+		var re *RemoteError
+		if err := cl.c.Recv(MsgQPInfo, nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "TCP tests only") {
+			t.Errorf("RDMA test on a TCP-only server: %v, want a refusal", err)
+		}
+	}
+	if r, err := cl.Run(context.Background(), spec, RunOptions{CPU: -1}); err != nil || r.Iterations != 200 {
+		t.Fatalf("test after the refusals: %d iterations, %v", r.Iterations, err)
+	}
+}
+
+// TestTCPServerSurvivesLostClient drops the control connection in the middle
+// of a test; the server aborts the test and serves the next client.
+func TestTCPServerSurvivesLostClient(t *testing.T) {
+	addr := startServer(t)
+	cl, err := Dial(context.Background(), addr, ClientConfig{Transport: TransportTCP}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := tcpSpecs(t, Plan{Modes: []string{ModeLat}, Duration: 30 * time.Second})[0]
+	time.AfterFunc(500*time.Millisecond, func() { cl.c.c.Close() })
+	start := time.Now()
+	if _, err = cl.Run(context.Background(), spec, RunOptions{CPU: -1}); err == nil {
+		t.Fatal("test went on after the control connection closed")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("noticing the lost control connection took %v", d)
+	}
+	t.Logf("lost client after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	specs := tcpSpecs(t, Plan{Modes: []string{ModeLat}, Iters: 500})
+	doc, err := RunClient(context.Background(), addr, tcpRunCfg(specs))
+	if err != nil {
+		t.Fatalf("next client: %v", err)
+	}
+	checkTCPDoc(t, doc, specs)
+}
+
+// TestTCPCancel: cancelling the context aborts a running TCP test quickly.
+func TestTCPCancel(t *testing.T) {
+	addr := startServer(t)
+	specs := tcpSpecs(t, Plan{Modes: []string{ModeBW}, Duration: 30 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := RunClient(ctx, addr, tcpRunCfg(specs))
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Fatalf("cancelled run: %v after %v", err, time.Since(start))
+	}
+}

@@ -1,0 +1,281 @@
+package verbs
+
+/*
+#include <stdlib.h>
+#include "sock_engine.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// ErrPeerClosed: the peer closed a TCP connection (EOF) that a socket loop
+// still needed. The error is a *PeerClosedError.
+var ErrPeerClosed = errors.New("connection closed by the peer (EOF)")
+
+// PeerClosedError is an EOF in a socket loop. Got and Want are the bytes
+// of the unit in progress (a message, a phase header, a phase); Boundary
+// reports an EOF where the stream may end: a ping-pong responder between
+// iterations.
+type PeerClosedError struct {
+	Loop       string // e.g. "latency responder"
+	Waiting    string // what the loop was waiting for
+	Iterations uint64 // iterations done, or whole messages received
+	Got, Want  uint64
+	Boundary   bool
+}
+
+func (e *PeerClosedError) Error() string {
+	if e.Boundary {
+		return fmt.Sprintf("%s: %v after %d iterations", e.Loop, ErrPeerClosed, e.Iterations)
+	}
+	return fmt.Sprintf("%s: %v while waiting for %s (%d of %d bytes; %d messages done)",
+		e.Loop, ErrPeerClosed, e.Waiting, e.Got, e.Want, e.Iterations)
+}
+
+// Is makes errors.Is(err, ErrPeerClosed) true.
+func (e *PeerClosedError) Is(target error) bool { return target == ErrPeerClosed }
+
+// SockOpenEnded is the message count of a bandwidth phase that lasts until
+// SockEngine.BWFinish.
+const SockOpenEnded = math.MaxUint64
+
+// SockConfig sets up a SockEngine.
+type SockConfig struct {
+	Size    int           // message size, bytes (1..1 GiB)
+	Samples int           // sample buffer capacity, entries (>= 16)
+	Timeout time.Duration // longest wait without a byte moving; 0: 10 s
+}
+
+// SockEngine runs the kernel-TCP baseline's measurement loops in C, over one
+// connected TCP socket: the socket counterpart of Engine. Its state, its
+// message buffers and its sample buffer live in C memory; Close frees them.
+//
+// The engine works on a private duplicate of the connection's descriptor,
+// which it makes blocking; the blocking mode is shared with the
+// *net.TCPConn, so use that only to close it (or CloseWrite) once the engine
+// exists. Like Engine, a SockEngine is driven by one goroutine at a time,
+// which should be locked to its OS thread; SetStop and Abort are safe from
+// any goroutine.
+type SockEngine struct {
+	e      *C.rb_sock
+	cfg    SockConfig
+	mu     sync.Mutex // orders SetStop and Abort (any goroutine) before Close
+	closed bool
+}
+
+// maxSockSize is the largest message a SockEngine sends, bytes.
+const maxSockSize = 1 << 30
+
+// sockTick is how often a blocked send or receive checks Abort, SetStop and
+// the timeout.
+const sockTick = 100 * time.Millisecond
+
+// NewSockEngine creates an engine over conn, which must be connected.
+func NewSockEngine(conn *net.TCPConn, cfg SockConfig) (_ *SockEngine, err error) {
+	switch {
+	case conn == nil:
+		return nil, errors.New("verbs: socket engine needs a connection")
+	case cfg.Size < 1 || cfg.Size > maxSockSize:
+		return nil, fmt.Errorf("verbs: socket engine message size %d out of range 1..%d", cfg.Size, maxSockSize)
+	case cfg.Samples < 16:
+		return nil, fmt.Errorf("verbs: socket engine sample buffer %d must hold at least 16 samples", cfg.Samples)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	tick := min(sockTick, cfg.Timeout/2)
+	tick = max(tick, time.Millisecond)
+	e := (*C.rb_sock)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_sock{}))))
+	if e == nil {
+		return nil, &Error{Op: "calloc", Err: syscall.ENOMEM}
+	}
+	e.fd = -1
+	g := &SockEngine{e: e, cfg: cfg}
+	defer func() {
+		if err != nil {
+			g.Close()
+		}
+	}()
+	e.buf = (*C.uint8_t)(C.calloc(C.size_t(cfg.Size), 1))
+	e.rbuf = (*C.uint8_t)(C.malloc(C.RBS_RECV_CHUNK))
+	e.samples = (*C.uint64_t)(C.calloc(C.size_t(cfg.Samples), 8))
+	if e.buf == nil || e.rbuf == nil || e.samples == nil {
+		return nil, &Error{Op: "calloc", Detail: fmt.Sprintf("%d-byte message, %d samples", cfg.Size, cfg.Samples), Err: syscall.ENOMEM}
+	}
+	e.size = C.uint32_t(cfg.Size)
+	e.timeout_ns = C.int64_t(cfg.Timeout.Nanoseconds())
+	e.tick_ns = C.int64_t(tick.Nanoseconds())
+	e.cap = C.uint64_t(cfg.Samples)
+	e.stop_at = -1
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("verbs: socket engine: %w", err)
+	}
+	var crc C.int
+	if err := rc.Control(func(fd uintptr) { crc = C.rbs_setup(e, C.int(fd)) }); err != nil {
+		return nil, fmt.Errorf("verbs: socket engine: %w", err)
+	}
+	if err := g.err(crc, "socket engine setup", false, 0); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// err turns a loop's return code into an error. done is the loop's progress
+// for messages: iterations, or messages written or received.
+func (g *SockEngine) err(rc C.int, what string, boundary bool, done uint64) error {
+	e := g.e
+	switch rc {
+	case C.RBS_OK:
+		return nil
+	case C.RBS_ERR_SYS:
+		return &Error{Op: C.GoString(e.err_op), Detail: fmt.Sprintf("%s, %d-byte messages, %s", what, g.cfg.Size, C.GoString(e.wait_what)),
+			Err: syscall.Errno(e.err_errno)}
+	case C.RBS_TIMEOUT:
+		return fmt.Errorf("%s: %w: no progress for %v while waiting for %s (%d messages done)", what, ErrTimeout, g.cfg.Timeout,
+			C.GoString(e.wait_what), done)
+	case C.RBS_ABORTED:
+		return fmt.Errorf("%s: %w", what, ErrAborted)
+	case C.RBS_EOF:
+		return &PeerClosedError{Loop: what, Waiting: C.GoString(e.wait_what), Iterations: done,
+			Got: uint64(e.err_got), Want: uint64(e.err_want), Boundary: boundary && e.err_got == 0}
+	case C.RBS_PROTO:
+		return fmt.Errorf("%s: the peer's byte stream is not an rdmabench TCP stream: bad %s", what, C.GoString(e.wait_what))
+	}
+	return fmt.Errorf("%s: socket engine returned %d", what, int(rc))
+}
+
+// Size is the message size, bytes.
+func (g *SockEngine) Size() int { return g.cfg.Size }
+
+// ResetSamples empties the sample buffer.
+func (g *SockEngine) ResetSamples() { g.e.nsamples = 0 }
+
+// Samples is a view of the samples collected since the last ResetSamples,
+// ns, in C memory: valid until the next call on the engine.
+func (g *SockEngine) Samples() []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(g.e.samples)), int(g.e.nsamples))
+}
+
+// Capacity is the sample buffer's size, entries.
+func (g *SockEngine) Capacity() int { return int(g.e.cap) }
+
+// LatClient runs n ping-pong iterations in one C call: it sends Size bytes,
+// reads Size bytes back, and appends the round trip (ns) to the sample
+// buffer, which n must fit in.
+func (g *SockEngine) LatClient(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if int(g.e.nsamples)+n > int(g.e.cap) {
+		return fmt.Errorf("verbs: %d iterations do not fit the %d-sample buffer (%d used)", n, int(g.e.cap), int(g.e.nsamples))
+	}
+	return g.err(C.rbs_lat_client(g.e, C.uint64_t(n)), "TCP latency client", false, g.Iterations())
+}
+
+// LatServer echoes Size-byte messages until SetStop's count is reached,
+// Abort, an error, or the timeout passes without a byte. The peer's close
+// is a *PeerClosedError; Boundary is set when it came between iterations.
+func (g *SockEngine) LatServer() error {
+	return g.err(C.rbs_lat_server(g.e), "TCP latency responder", true, g.Iterations())
+}
+
+// SetStop tells LatServer to return once n iterations are done. It is safe
+// to call from another goroutine while the loop runs, and after Close (a
+// no-op); a loop blocked in a receive notices it within 100 ms.
+func (g *SockEngine) SetStop(n int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		C.rbs_set_stop(g.e, C.int64_t(n))
+	}
+}
+
+// Abort makes a running loop, or the next one, return ErrAborted within
+// 100 ms. Safe from another goroutine, and after Close (a no-op).
+func (g *SockEngine) Abort() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		C.rbs_abort(g.e)
+	}
+}
+
+// Iterations is the number of ping-pong iterations done, or of whole
+// messages received by a bandwidth receiver.
+func (g *SockEngine) Iterations() uint64 { return uint64(g.e.iter) }
+
+// Received is the payload a bandwidth receiver got, bytes.
+func (g *SockEngine) Received() uint64 { return uint64(g.e.bytes) }
+
+// BWPhase starts a bandwidth phase of msgs messages, or SockOpenEnded: it
+// sends the phase header and resets Written and Span.
+func (g *SockEngine) BWPhase(msgs uint64) error {
+	if msgs == 0 {
+		return errors.New("verbs: a bandwidth phase needs at least one message")
+	}
+	return g.err(C.rbs_bw_phase(g.e, C.uint64_t(msgs)), "TCP bandwidth sender", false, g.Written())
+}
+
+// BWClient sends Size-byte messages until the phase's messages are written,
+// the engine clock passes until (ns, see Now), or the sample buffer is full
+// (full=true). Each message appends the time its send calls took (ns).
+func (g *SockEngine) BWClient(until int64) (full bool, err error) {
+	rc := C.rbs_bw_client(g.e, C.int64_t(until))
+	if rc == C.RBS_FULL {
+		return true, nil
+	}
+	return false, g.err(rc, "TCP bandwidth sender", false, g.Written())
+}
+
+// Written is the number of messages written in the current phase.
+func (g *SockEngine) Written() uint64 { return uint64(g.e.written) }
+
+// BWFinish ends the phase and waits for the receiver's acknowledgement of
+// its last byte. A counted phase must be complete (Written equals its
+// count); an open-ended one is ended by shutting down the sending side, so
+// it is the stream's last.
+func (g *SockEngine) BWFinish() error {
+	if t := uint64(g.e.target); t != SockOpenEnded && uint64(g.e.written) != t {
+		return fmt.Errorf("verbs: bandwidth phase of %d messages finished after %d", t, uint64(g.e.written))
+	}
+	return g.err(C.rbs_bw_finish(g.e), "TCP bandwidth sender", false, g.Written())
+}
+
+// Span is the phase's first send and the arrival of the receiver's
+// acknowledgement (engine clock, ns), once BWFinish returned.
+func (g *SockEngine) Span() (first, last int64) { return int64(g.e.t_first), int64(g.e.t_last) }
+
+// BWServer receives bandwidth phases, acknowledging each one's last byte,
+// until an open-ended phase ends or the sender closes between phases; an
+// EOF inside a phase is a *PeerClosedError.
+func (g *SockEngine) BWServer() error {
+	return g.err(C.rbs_bw_server(g.e), "TCP bandwidth receiver", false, g.Iterations())
+}
+
+// Close closes the engine's descriptor (not the connection: close that too)
+// and frees the C state. Idempotent; call it when no loop runs.
+func (g *SockEngine) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	C.rbs_close(g.e)
+	C.free(unsafe.Pointer(g.e.buf))
+	C.free(unsafe.Pointer(g.e.rbuf))
+	C.free(unsafe.Pointer(g.e.samples))
+	C.free(unsafe.Pointer(g.e))
+	g.e = nil
+	return nil
+}
