@@ -19,7 +19,7 @@ verbs.test -test.run x -test.bench RDMA -test.benchtime 2000x 2>&1 | grep -E 'Be
 
 echo "=== bench tests (rxe0)"
 # (the golden-file tests need testdata/ and run on the host)
-bench.test -test.v -test.count=1 -test.run 'RDMA|Describe|TCP' 2>&1 | tee /tmp/bench.log | grep -E '^(--- |PASS|FAIL|ok)' || true
+bench.test -test.v -test.count=1 -test.run 'RDMA|Describe|TCP' 2>-test.run 'RDMA|Describe|TCP|MR' 2>&11 | tee /tmp/bench.log | grep -E '^(--- |PASS|FAIL|ok)' || true
 grep -q '^PASS' /tmp/bench.log || { tail -60 /tmp/bench.log; fail "bench tests"; }
 grep -q -- '--- SKIP' /tmp/bench.log && fail "bench tests skipped inside the guest"
 
@@ -31,6 +31,14 @@ grep -q rxe0 /tmp/devices.txt && grep -q PORT_ACTIVE /tmp/devices.txt && grep -q
 echo "=== TCP baseline in the guest"
 rdmabench loopback --transport tcp --mode lat,bw --size 2,64K -n 2000 --json /tmp/tcp.json | grep -E '^ send|Connection type'
 grep -q '"transport": "tcp"' /tmp/tcp.json || fail "TCP baseline JSON"
+
+echo "=== memory registration benchmark"
+rdmabench mr --sizes 4K,1M --iters 50 --op-iters 500 --json /tmp/mr.json | tail -8
+grep -q '"pooled_over_per_op"' /tmp/mr.json || fail "rdmabench mr JSON"
+set +e
+rdmabench mr --odp --sizes 4K --iters 5 --op-iters 10 >/tmp/err.txt 2>&1; rc=$?
+set -e
+[ $rc = 3 ] && grep -q 'ODP not supported by rxe0' /tmp/err.txt || { cat /tmp/err.txt; fail "ODP on rxe0: exit $rc"; }
 
 echo "=== HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null

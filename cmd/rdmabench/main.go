@@ -42,6 +42,7 @@ Usage:
   rdmabench server [flags]                answer clients (options come from the client)
   rdmabench run HOST [flags]              run tests against 'rdmabench server' on HOST
   rdmabench loopback [flags]              run both ends in this process on one device
+  rdmabench mr [flags]                    memory registration cost: reg/dereg latency per size, pooled vs per-op WRITE
   rdmabench compare A.json B.json ...     compare result files; --baseline gates regressions
   rdmabench plot A.json [B.json ...] -o F.svg|F.png   latency distributions, CDFs, size sweeps
   rdmabench version
@@ -83,6 +84,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdCompare(args[1:], stdout, stderr)
 	case "plot":
 		err = cmdPlot(args[1:], stdout, stderr)
+	case "mr":
+		err = cmdMR(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "rdmabench %s\n", bench.Version)
 	default:

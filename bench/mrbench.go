@@ -1,0 +1,644 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// DefaultMRSizes are the registration sizes of `rdmabench mr` without
+// --sizes: 4K, 64K, 1M, 16M and 256M (1G only on request).
+var DefaultMRSizes = []int{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20}
+
+// Defaults of MRConfig.
+const (
+	DefaultMRIters       = 1000
+	DefaultMRTimePerSize = 10 * time.Second
+	DefaultMROpSize      = 4 << 10
+	DefaultMROpIters     = 10000
+	// mrHeadroom is the memory left free when deciding whether a buffer fits
+	// in MemAvailable.
+	mrHeadroom = 128 << 20
+	// mrOpBatch is the number of WRITEs per C call; the context is checked
+	// between calls.
+	mrOpBatch = 1000
+)
+
+// ErrNoHugePages: --hugepages was given but the kernel has no huge pages
+// reserved.
+var ErrNoHugePages = errors.New("no huge pages are reserved")
+
+// MRConfig is one `rdmabench mr` run: the registration cost table over
+// Sizes, then RDMA WRITEs of OpSize with pooled against per-operation
+// registration. Zero values take the defaults above.
+type MRConfig struct {
+	Device      string
+	Port        int
+	GIDIndex    int // -1: auto
+	Sizes       []int
+	Iters       int           // measured ibv_reg_mr/ibv_dereg_mr pairs per size
+	TimePerSize time.Duration // a size stops early after this long (at least 2 pairs); < 0: no limit
+	OpSize      int           // bytes per WRITE
+	OpIters     int           // measured WRITEs per mode
+	ODP         bool          // register with IBV_ACCESS_ON_DEMAND
+	HugePages   bool          // buffers from 2 MiB huge pages (MAP_HUGETLB)
+	Progress    io.Writer     // one line per step (nil: none)
+	CommandLine []string
+}
+
+func (c *MRConfig) defaults() error {
+	if len(c.Sizes) == 0 {
+		c.Sizes = DefaultMRSizes
+	}
+	if c.Iters == 0 {
+		c.Iters = DefaultMRIters
+	}
+	if c.TimePerSize == 0 {
+		c.TimePerSize = DefaultMRTimePerSize
+	}
+	if c.OpSize == 0 {
+		c.OpSize = DefaultMROpSize
+	}
+	if c.OpIters == 0 {
+		c.OpIters = DefaultMROpIters
+	}
+	if c.Port == 0 {
+		c.Port = 1
+	}
+	switch {
+	case c.Iters < 1 || c.Iters > 1e6:
+		return fmt.Errorf("iterations %d out of range 1..1000000", c.Iters)
+	case c.OpIters < 1 || c.OpIters > 1e7:
+		return fmt.Errorf("op iterations %d out of range 1..10000000", c.OpIters)
+	case c.OpSize < 1 || c.OpSize > MaxSize:
+		return fmt.Errorf("op size %d bytes out of range 1..%d", c.OpSize, MaxSize)
+	}
+	for _, s := range c.Sizes {
+		if s < 1 || s > MaxSize {
+			return fmt.Errorf("size %d bytes out of range 1..%d", s, MaxSize)
+		}
+	}
+	return nil
+}
+
+// MRDocument is the JSON document of `rdmabench mr`: the fields of Document
+// (results stays empty) plus the "mr" section.
+type MRDocument struct {
+	Document
+	MR MRReport `json:"mr"`
+}
+
+// MRReport is the "mr" section of an MRDocument.
+type MRReport struct {
+	Access        string          `json:"access"`           // access flags of every registration, e.g. "LOCAL_WRITE"
+	ODP           bool            `json:"odp"`              // registrations use IBV_ACCESS_ON_DEMAND
+	HugePages     bool            `json:"hugepages"`        // buffers come from huge pages
+	ODPCaps       verbs.ODPCaps   `json:"odp_caps"`         // the device's, from ibv_query_device_ex
+	Iterations    int             `json:"iterations"`       // requested reg/dereg pairs per size
+	TimePerSizeNS int64           `json:"time_per_size_ns"` // a size stops early after this long
+	Registration  []MRRegResult   `json:"registration"`
+	Skipped       []MRSkippedSize `json:"skipped,omitempty"`
+	Ops           *MROps          `json:"ops,omitempty"`
+}
+
+// MRRegResult is the registration cost of one buffer size.
+type MRRegResult struct {
+	SizeBytes  int     `json:"size_bytes"`
+	Iterations int     `json:"iterations"` // pairs measured; fewer than requested when the time ran out
+	Reg        Latency `json:"reg_ns"`     // ibv_reg_mr
+	Dereg      Latency `json:"dereg_ns"`   // ibv_dereg_mr
+	// RegGBPerSec is size / reg p50 in 10^9 bytes/s: how fast memory can be
+	// registered; 0 when p50 is n/a.
+	RegGBPerSec float64 `json:"reg_gb_per_s"`
+}
+
+// MRSkippedSize is a size left out, with the limit that excluded it.
+type MRSkippedSize struct {
+	SizeBytes int    `json:"size_bytes"`
+	Reason    string `json:"reason"`
+}
+
+// MROps compares RDMA WRITEs with a pooled MR against per-operation
+// registration.
+type MROps struct {
+	Op         string     `json:"op"` // "write"
+	SizeBytes  int        `json:"size_bytes"`
+	Iterations int        `json:"iterations"`        // measured per mode
+	Warmup     int        `json:"warmup_iterations"` // per mode, before measuring
+	Pooled     MROpResult `json:"pooled"`
+	PerOp      MROpResult `json:"per_op"`
+	// Ratio is pooled ops/s over per-op ops/s: the throughput an MR cache
+	// gains over registering per operation.
+	Ratio float64 `json:"pooled_over_per_op"`
+}
+
+// MROpResult is one registration mode of MROps.
+type MROpResult struct {
+	Mode          string    `json:"mode"` // "pooled" or "per-op"
+	TimedInterval string    `json:"timed_interval"`
+	Latency       Latency   `json:"latency_ns"`
+	DurationNS    int64     `json:"duration_ns"` // start of the first to the end of the last operation
+	OpsPerSec     float64   `json:"ops_per_s"`
+	Bandwidth     Bandwidth `json:"bandwidth"`
+}
+
+const (
+	timedPooled = "from before ibv_post_send to the polled completion (one MR registered once)"
+	timedPerOp  = "from before ibv_reg_mr to after ibv_dereg_mr (register, post, completion, deregister)"
+)
+
+// meminfo holds the /proc/meminfo values that bound buffer sizes, bytes.
+type meminfo struct {
+	MemAvailable   int64 // -1: unknown
+	HugePagesTotal int64 // pages
+	HugePagesFree  int64 // pages
+	HugePageSize   int64 // bytes; 0: unknown
+}
+
+// parseMeminfo reads /proc/meminfo text.
+func parseMeminfo(r io.Reader) meminfo {
+	m := meminfo{MemAvailable: -1}
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		if len(f) > 1 && f[1] == "kB" {
+			n *= 1024
+		}
+		switch k {
+		case "MemAvailable":
+			m.MemAvailable = n
+		case "HugePages_Total":
+			m.HugePagesTotal = n
+		case "HugePages_Free":
+			m.HugePagesFree = n
+		case "Hugepagesize":
+			m.HugePageSize = n
+		}
+	}
+	return m
+}
+
+func readMeminfo() meminfo {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return meminfo{MemAvailable: -1}
+	}
+	defer f.Close()
+	return parseMeminfo(f)
+}
+
+// noHugePages explains a missing huge page reservation, or returns nil.
+func (m meminfo) noHugePages() error {
+	if m.HugePagesTotal > 0 {
+		return nil
+	}
+	return fmt.Errorf("--hugepages: %w (HugePages_Total is 0 in /proc/meminfo): reserve some with "+
+		"'sysctl vm.nr_hugepages=N' (N pages of %s), or run without --hugepages", ErrNoHugePages, fmtMiB(max(m.HugePageSize, verbs.HugePageSize)))
+}
+
+// mrSkipReason returns why a buffer of size bytes cannot be registered
+// here, naming the limit, or "" when it can: the device's max_mr_size,
+// RLIMIT_MEMLOCK (memlock is verbs.CheckMemlock's verdict), free huge pages
+// with huge, else MemAvailable less mrHeadroom.
+func mrSkipReason(size int, maxMR uint64, memlock error, m meminfo, huge bool) string {
+	label := sizeLabel(int64(size))
+	if maxMR > 0 && uint64(size) > maxMR {
+		return fmt.Sprintf("%s skipped: above the device's max_mr_size of %d bytes", label, maxMR)
+	}
+	if memlock != nil {
+		return fmt.Sprintf("%s skipped: %v", label, memlock)
+	}
+	if huge {
+		page := max(m.HugePageSize, verbs.HugePageSize)
+		need := (int64(size) + page - 1) / page
+		if need > m.HugePagesFree {
+			return fmt.Sprintf("%s skipped: needs %d huge pages of %s, %d free (HugePages_Free; raise vm.nr_hugepages)",
+				label, need, fmtMiB(page), m.HugePagesFree)
+		}
+		return ""
+	}
+	if m.MemAvailable >= 0 && int64(size)+mrHeadroom > m.MemAvailable {
+		return fmt.Sprintf("%s skipped: needs %s of memory plus %s to spare, MemAvailable is %s",
+			label, fmtMiB(int64(size)), fmtMiB(mrHeadroom), fmtMiB(m.MemAvailable))
+	}
+	return ""
+}
+
+// fmtMiB formats bytes as MiB with up to one decimal, e.g. "1536 MiB".
+func fmtMiB(b int64) string {
+	return strconv.FormatFloat(float64(b)/(1<<20), 'f', -1, 64) + " MiB"
+}
+
+// mrAccess is the access of every registration of the run.
+func mrAccess(odp bool) verbs.Access {
+	if odp {
+		return verbs.AccessLocalWrite | verbs.AccessOnDemand
+	}
+	return verbs.AccessLocalWrite
+}
+
+// mrRun holds the resources of a run, closed in reverse order.
+type mrRun struct {
+	cfg     MRConfig
+	dev     *Device
+	pd      *verbs.PD
+	closers []interface{ Close() error }
+}
+
+func (r *mrRun) keep(c interface{ Close() error }) { r.closers = append(r.closers, c) }
+
+func (r *mrRun) close() error {
+	var errs []error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		errs = append(errs, r.closers[i].Close())
+	}
+	r.closers = nil
+	return errors.Join(errs...)
+}
+
+func (r *mrRun) progress(format string, a ...any) {
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, "rdmabench: mr: "+format+"\n", a...)
+	}
+}
+
+// RunMR runs `rdmabench mr` on one device: ibv_reg_mr/ibv_dereg_mr latency
+// per buffer size, then one-at-a-time RDMA WRITEs from a pooled MR and with
+// per-operation registration, to a passive QP on the same device. Sizes the
+// memory, RLIMIT_MEMLOCK or the device cannot take are skipped with a note
+// in MR.Skipped. With ODP on a device without it, RunMR fails with
+// *verbs.NotSupportedError ("ODP not supported by rxe0"). On an error after
+// measuring began, the document holds what was measured.
+func RunMR(ctx context.Context, cfg MRConfig) (_ *MRDocument, err error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	mem := readMeminfo()
+	if cfg.HugePages {
+		if err := mem.noHugePages(); err != nil {
+			return nil, err
+		}
+	}
+	dev, err := OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		return nil, err
+	}
+	r := &mrRun{cfg: cfg, dev: dev}
+	r.keep(dev)
+	defer func() {
+		if cerr := r.close(); err == nil {
+			err = cerr
+		}
+	}()
+	caps, err := dev.Ctx.ODPCaps()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ODP {
+		if err := dev.Ctx.CheckODP(verbs.ODPWrite); err != nil {
+			return nil, err
+		}
+	}
+	env, warns, err := CollectEnv(dev.Ctx, cfg.Port)
+	if err != nil {
+		return nil, err
+	}
+	env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
+	env.PathMTU = dev.Port.ActiveMTU
+	checks, cw := CheckEnv(env.Device, -1)
+	env.Checks = checks
+	doc := &MRDocument{
+		Document: Document{SchemaVersion: SchemaVersion, Tool: "rdmabench", ToolVersion: Version, CommandLine: cfg.CommandLine,
+			Start: time.Now(), Role: "mr", Env: env, Results: []Result{}, Warnings: append(warns, cw...)},
+		MR: MRReport{Access: mrAccess(cfg.ODP).String(), ODP: cfg.ODP, HugePages: cfg.HugePages, ODPCaps: caps,
+			Iterations: cfg.Iters, TimePerSizeNS: max(cfg.TimePerSize.Nanoseconds(), -1), Registration: []MRRegResult{}},
+	}
+	defer func() {
+		doc.End = time.Now()
+		var ru unix.Rusage
+		if unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
+			doc.PeakRSSBytes = ru.Maxrss * 1024
+		}
+	}()
+	if r.pd, err = dev.Ctx.AllocPD(); err != nil {
+		return doc, err
+	}
+	r.keep(r.pd)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := r.registration(ctx, doc); err != nil {
+		return doc, err
+	}
+	if err := ctx.Err(); err != nil {
+		return doc, err
+	}
+	ops, err := r.ops(ctx)
+	if ops != nil {
+		doc.MR.Ops = ops
+	}
+	return doc, err
+}
+
+// registration fills doc.MR.Registration and doc.MR.Skipped.
+func (r *mrRun) registration(ctx context.Context, doc *MRDocument) error {
+	cfg := r.cfg
+	access := mrAccess(cfg.ODP)
+	for _, size := range cfg.Sizes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		reason := mrSkipReason(size, r.dev.Attr.MaxMRSize, verbs.CheckMemlock(uint64(size)), readMeminfo(), cfg.HugePages)
+		var buf *verbs.Buffer
+		if reason == "" {
+			var err error
+			if buf, err = verbs.AllocBuffer(size, cfg.HugePages); err != nil {
+				reason = fmt.Sprintf("%s skipped: cannot allocate the buffer: %v", sizeLabel(int64(size)), err)
+			}
+		}
+		if reason != "" {
+			r.progress("%s", reason)
+			doc.MR.Skipped = append(doc.MR.Skipped, MRSkippedSize{SizeBytes: size, Reason: reason})
+			continue
+		}
+		r.progress("ibv_reg_mr/ibv_dereg_mr of %s: %d iterations (%s)", sizeLabel(int64(size)), cfg.Iters, timeLimit(cfg.TimePerSize.Nanoseconds()))
+		res, err := regOneSize(r.pd, buf, size, access, cfg.Iters, cfg.TimePerSize)
+		if cerr := buf.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("register %s: %w", sizeLabel(int64(size)), err)
+		}
+		doc.MR.Registration = append(doc.MR.Registration, res)
+	}
+	return nil
+}
+
+// regOneSize times one size after one warm-up pair (the first registration
+// of a fresh buffer pays one-off costs).
+func regOneSize(pd *verbs.PD, buf *verbs.Buffer, size int, access verbs.Access, iters int, budget time.Duration) (MRRegResult, error) {
+	if _, _, err := pd.RegBench(buf, size, access, 1, 0); err != nil {
+		return MRRegResult{}, err
+	}
+	reg, dereg, err := pd.RegBench(buf, size, access, iters, max(budget, 0))
+	if err != nil {
+		return MRRegResult{}, err
+	}
+	return newMRRegResult(size, reg, dereg), nil
+}
+
+func newMRRegResult(size int, reg, dereg []uint64) MRRegResult {
+	hr, hd := hist.New(), hist.New()
+	hr.RecordSlice(reg, 0)
+	hd.RecordSlice(dereg, 0)
+	res := MRRegResult{SizeBytes: size, Iterations: len(reg), Reg: NewLatency(hr, 1), Dereg: NewLatency(hd, 1)}
+	if res.Reg.P50.OK && res.Reg.P50.NS > 0 {
+		res.RegGBPerSec = float64(size) / res.Reg.P50.NS // bytes per ns = 10^9 bytes/s
+	}
+	return res
+}
+
+// ops builds a connected pair of RC QPs on the device (the peer passive,
+// its buffer REMOTE_WRITE) and measures both registration modes.
+func (r *mrRun) ops(ctx context.Context) (*MROps, error) {
+	cfg, d := r.cfg, r.dev
+	if cfg.HugePages {
+		if err := readMeminfo().noHugePages(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.OpSize > int(d.Port.MaxMsgSize) && d.Port.MaxMsgSize != 0 {
+		return nil, fmt.Errorf("op size %d bytes exceeds %s port %d max_msg_sz %d", cfg.OpSize, d.Ctx.Name(), d.Port.Port, d.Port.MaxMsgSize)
+	}
+	if err := verbs.CheckMemlock(2 * uint64(cfg.OpSize)); err != nil {
+		return nil, fmt.Errorf("op buffers of %d bytes: %w", cfg.OpSize, err)
+	}
+	r.progress("RDMA WRITE of %s, pooled MR and per-operation registration: %d operations each", sizeLabel(int64(cfg.OpSize)), cfg.OpIters)
+	var qps [2]*verbs.QP
+	for i := range qps {
+		cq, err := d.Ctx.CreateCQ(16, false)
+		if err != nil {
+			return nil, err
+		}
+		r.keep(cq)
+		if qps[i], err = r.pd.CreateQP(verbs.QPConfig{Type: verbs.QPTypeRC, SendCQ: cq, RecvCQ: cq,
+			Caps: verbs.QPCaps{MaxSendWR: 4, MaxRecvWR: 1}}); err != nil {
+			return nil, err
+		}
+		r.keep(qps[i])
+	}
+	src, err := verbs.AllocBuffer(cfg.OpSize, cfg.HugePages)
+	if err != nil {
+		return nil, err
+	}
+	r.keep(src)
+	dst, err := verbs.AllocBuffer(cfg.OpSize, false)
+	if err != nil {
+		return nil, err
+	}
+	r.keep(dst)
+	dmr, err := r.pd.RegisterMR(dst, 0, cfg.OpSize, verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
+	if err != nil {
+		return nil, err
+	}
+	r.keep(dmr)
+	if err := r.connect(qps[0], qps[1], 0); err != nil {
+		return nil, err
+	}
+	if err := r.connect(qps[1], qps[0], verbs.AccessRemoteWrite); err != nil {
+		return nil, err
+	}
+	warm := min(max(cfg.OpIters/100, 10), 1000)
+	out := &MROps{Op: OpWrite, SizeBytes: cfg.OpSize, Iterations: cfg.OpIters, Warmup: warm}
+	for _, perOp := range []bool{false, true} {
+		l, err := verbs.NewMROpLoop(verbs.MROpConfig{QP: qps[0], Buf: src, PerOp: perOp, Access: mrAccess(cfg.ODP), Size: cfg.OpSize,
+			RemoteAddr: dmr.Addr(), RKey: dmr.RKey(), Timeout: engineTimeout, Samples: max(cfg.OpIters, warm)})
+		if err != nil {
+			return nil, err
+		}
+		res, err := runMROps(ctx, l, cfg.OpSize, warm, cfg.OpIters)
+		if cerr := l.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s RDMA WRITE: %w", l.Mode(), err)
+		}
+		if perOp {
+			out.PerOp = res
+		} else {
+			out.Pooled = res
+		}
+	}
+	if out.PerOp.OpsPerSec > 0 {
+		out.Ratio = out.Pooled.OpsPerSec / out.PerOp.OpsPerSec
+	}
+	return out, nil
+}
+
+// connect moves qp to RTS towards the QP peer on the same device and port.
+func (r *mrRun) connect(qp, peer *verbs.QP, access verbs.Access) error {
+	d := r.dev
+	if err := qp.ToInit(d.Port.Port, access); err != nil {
+		return err
+	}
+	if err := qp.ToRTR(verbs.RTRAttr{Port: d.Port.Port, PathMTU: d.Port.ActiveMTU, DestQPN: peer.QPN(), RQPSN: 0x100,
+		DLID: d.Port.LID, UseGRH: d.Port.LinkLayer == "Ethernet" || !d.GID.GID.IsZero(), DGID: d.GID.GID,
+		SGIDIndex: d.GID.Index, MaxDestRdAtomic: 1}); err != nil {
+		return err
+	}
+	return qp.ToRTS(verbs.RTSAttr{SQPSN: 0x100, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRdAtomic: 1})
+}
+
+// runMROps runs warm unmeasured operations of size bytes, then n measured
+// ones in batches, checking ctx between batches.
+func runMROps(ctx context.Context, l *verbs.MROpLoop, size, warm, n int) (MROpResult, error) {
+	res := MROpResult{Mode: l.Mode(), TimedInterval: timedPooled}
+	if l.Mode() == "per-op" {
+		res.TimedInterval = timedPerOp
+	}
+	if err := l.Run(warm); err != nil {
+		return res, err
+	}
+	l.Reset()
+	for done := 0; done < n; {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		k := min(mrOpBatch, n-done)
+		if err := l.Run(k); err != nil {
+			return res, err
+		}
+		done += k
+	}
+	h := hist.New()
+	h.RecordSlice(l.Samples(), 0)
+	first, last := l.Span()
+	res.Latency = NewLatency(h, 1)
+	res.DurationNS = last - first
+	if res.DurationNS > 0 {
+		res.OpsPerSec = float64(n) / (float64(res.DurationNS) / 1e9)
+	}
+	res.Bandwidth = NewBandwidth(size, int64(n), res.DurationNS)
+	return res, nil
+}
+
+// timeLimit describes the time budget per size.
+func timeLimit(ns int64) string {
+	if ns < 0 {
+		return "no time limit"
+	}
+	return "at most " + time.Duration(ns).String() + " per size"
+}
+
+// WriteMRReport writes the human report of an `rdmabench mr` run: the
+// environment header, the registration table (one row per size, then a note
+// per skipped size), the WRITE table of pooled against per-op registration
+// with their throughput ratio, and the warnings.
+func WriteMRReport(w io.Writer, doc *MRDocument) error {
+	if err := WriteHeader(w, &doc.Document); err != nil {
+		return err
+	}
+	var b strings.Builder
+	m := &doc.MR
+	na := false
+	us := func(n Nanos) string {
+		na = na || !n.OK
+		return n.US()
+	}
+	mem := "buffer"
+	if m.HugePages {
+		mem = "huge-page buffer"
+	}
+	fmt.Fprintf(&b, "MR registration: ibv_reg_mr + ibv_dereg_mr of one %s, access %s, %d iterations per size (%s)\n",
+		mem, m.Access, m.Iterations, timeLimit(m.TimePerSizeNS))
+	reg := textTable{{head: "size"}, {head: "#iters"}, {head: "reg_p50[usec]"}, {head: "reg_p99[usec]"}, {head: "reg_max[usec]"},
+		{head: "dereg_p50[usec]"}, {head: "dereg_p99[usec]"}, {head: "dereg_max[usec]"}, {head: "reg_rate[GB/s]"}}
+	var rows [][]string
+	for _, r := range m.Registration {
+		rate := "n/a"
+		if r.RegGBPerSec > 0 {
+			rate = strconv.FormatFloat(r.RegGBPerSec, 'f', 2, 64)
+		}
+		rows = append(rows, []string{sizeLabel(int64(r.SizeBytes)), strconv.Itoa(r.Iterations),
+			us(r.Reg.P50), us(r.Reg.P99), fmtUS(r.Reg.Max), us(r.Dereg.P50), us(r.Dereg.P99), fmtUS(r.Dereg.Max), rate})
+	}
+	reg.write(&b, rows)
+	b.WriteString("reg_rate is size / reg_p50 (10^9 bytes/s)\n")
+	for _, s := range m.Skipped {
+		b.WriteString("note: " + s.Reason + "\n")
+	}
+	if o := m.Ops; o != nil {
+		fmt.Fprintf(&b, "\nRDMA WRITE of %s to a passive QP on the same device, one at a time: %d per mode after %d warm-up\n",
+			sizeLabel(int64(o.SizeBytes)), o.Iterations, o.Warmup)
+		t := textTable{{head: "registration", left: true}, {head: "#iters"}, {head: "lat_p50[usec]"}, {head: "lat_p99[usec]"},
+			{head: "ops/s"}, {head: "MB/s"}}
+		rows = rows[:0]
+		for _, r := range []MROpResult{o.Pooled, o.PerOp} {
+			rows = append(rows, []string{r.Mode, strconv.Itoa(o.Iterations), us(r.Latency.P50), us(r.Latency.P99),
+				strconv.FormatFloat(r.OpsPerSec, 'f', 0, 64), strconv.FormatFloat(r.Bandwidth.MBPerSec, 'f', 2, 64)})
+		}
+		t.write(&b, rows)
+		fmt.Fprintf(&b, "pooled/per-op throughput ratio: %.2fx\n", o.Ratio)
+		for _, r := range []MROpResult{o.Pooled, o.PerOp} {
+			fmt.Fprintf(&b, "%s: lat_* time %s\n", r.Mode, r.TimedInterval)
+		}
+	}
+	if na {
+		b.WriteString(latencyNA + "\n")
+	}
+	for _, s := range doc.Warnings {
+		fmt.Fprintf(&b, "WARNING: %s\n", s)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteMRJSONFile writes doc as indented JSON to path, or to stdout when
+// path is "-", through a temporary file renamed over path.
+func WriteMRJSONFile(path string, doc *MRDocument) error {
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("bench: encode results: %w", err)
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		if _, err := os.Stdout.Write(b); err != nil {
+			return fmt.Errorf("bench: write results to stdout: %w", err)
+		}
+		return nil
+	}
+	tmp := path + ".tmp"
+	err = os.WriteFile(tmp, b, 0o644)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("bench: write results: %w", err)
+	}
+	return nil
+}

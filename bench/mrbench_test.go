@@ -1,0 +1,277 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/internal/testutil"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+func TestMRSizes(t *testing.T) {
+	sizes, err := ParseSizes("4K-1G")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) != 19 || sizes[0] != 4<<10 || sizes[18] != 1<<30 {
+		t.Fatalf("4K-1G = %v, want 19 powers of two from 4K to 1G", sizes)
+	}
+	var cfg MRConfig
+	if err := cfg.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Sizes) != 5 || cfg.Sizes[4] != 256<<20 || cfg.Iters != DefaultMRIters || cfg.OpSize != 4096 || cfg.OpIters != DefaultMROpIters {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+	for _, bad := range []MRConfig{{Iters: -1}, {OpIters: 2e7}, {OpSize: 2 << 30}, {Sizes: []int{0}}} {
+		if err := bad.defaults(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+const meminfoText = `MemTotal:        2014252 kB
+MemFree:         1700000 kB
+MemAvailable:    1048576 kB
+HugePages_Total:       4
+HugePages_Free:        3
+HugePages_Rsvd:        0
+Hugepagesize:       2048 kB
+`
+
+func TestMRParseMeminfo(t *testing.T) {
+	m := parseMeminfo(strings.NewReader(meminfoText))
+	want := meminfo{MemAvailable: 1 << 30, HugePagesTotal: 4, HugePagesFree: 3, HugePageSize: 2 << 20}
+	if m != want {
+		t.Fatalf("parseMeminfo = %+v, want %+v", m, want)
+	}
+	if m := parseMeminfo(strings.NewReader("garbage\n")); m.MemAvailable != -1 {
+		t.Fatalf("unknown MemAvailable = %d, want -1", m.MemAvailable)
+	}
+	if err := m.noHugePages(); err != nil {
+		t.Errorf("4 huge pages reserved, but: %v", err)
+	}
+	err := meminfo{HugePageSize: 2 << 20}.noHugePages()
+	if !errors.Is(err, ErrNoHugePages) || !strings.Contains(err.Error(), "vm.nr_hugepages") || !strings.Contains(err.Error(), "HugePages_Total is 0") {
+		t.Errorf("no huge pages: %v", err)
+	}
+}
+
+func TestMRSkipReason(t *testing.T) {
+	m := parseMeminfo(strings.NewReader(meminfoText))
+	memlock := &verbs.MemlockError{Current: 8 << 20, Needed: 16 << 20}
+	for _, tt := range []struct {
+		name    string
+		size    int
+		maxMR   uint64
+		memlock error
+		huge    bool
+		want    []string // substrings; none: not skipped
+	}{
+		{"fits", 512 << 20, 0, nil, false, nil},
+		{"memory", 1 << 30, 0, nil, false, []string{"1G skipped", "MemAvailable is 1024 MiB", "128 MiB to spare"}},
+		{"memlock", 16 << 20, 0, memlock, false, []string{"16M skipped", "RLIMIT_MEMLOCK is 8388608 bytes"}},
+		{"max_mr_size", 16 << 20, 8 << 20, nil, false, []string{"16M skipped", "max_mr_size of 8388608 bytes"}},
+		{"huge fits", 6 << 20, 0, nil, true, nil},
+		{"huge pages", 16 << 20, 0, nil, true, []string{"16M skipped", "needs 8 huge pages of 2 MiB, 3 free"}},
+		{"huge ignores MemAvailable", 4 << 10, 0, nil, true, nil},
+	} {
+		got := mrSkipReason(tt.size, tt.maxMR, tt.memlock, m, tt.huge)
+		if len(tt.want) == 0 && got != "" {
+			t.Errorf("%s: skipped: %s", tt.name, got)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", tt.name, got, w)
+			}
+		}
+	}
+}
+
+// mrFixture is a document as RunMR returns it, with made-up figures.
+func mrFixture() *MRDocument {
+	reg := newMRRegResult(4096, []uint64{30000, 31000, 32000, 29000}, []uint64{8000, 9000, 8500, 9500})
+	big := newMRRegResult(256<<20, []uint64{4000000, 5000000}, []uint64{700000, 800000})
+	ops := &MROps{Op: OpWrite, SizeBytes: 4096, Iterations: 200, Warmup: 10,
+		Pooled: MROpResult{Mode: "pooled", TimedInterval: timedPooled, Latency: Latency{Count: 200, P50: Nanos{65000, true}, P99: Nanos{90000, true}},
+			DurationNS: 14e6, OpsPerSec: 14285.7, Bandwidth: NewBandwidth(4096, 200, 14e6)},
+		PerOp: MROpResult{Mode: "per-op", TimedInterval: timedPerOp, Latency: Latency{Count: 200, P50: Nanos{120000, true}, P99: Nanos{150000, true}},
+			DurationNS: 25e6, OpsPerSec: 8000, Bandwidth: NewBandwidth(4096, 200, 25e6)},
+		Ratio: 14285.7 / 8000}
+	return &MRDocument{
+		Document: Document{SchemaVersion: SchemaVersion, Tool: "rdmabench", Role: "mr", Results: []Result{},
+			Env: Env{Device: "rxe0", Port: 1, LinkLayer: "Ethernet", ActiveMTU: 4096, QPType: "RC", ClockSource: "CLOCK_MONOTONIC_RAW"}},
+		MR: MRReport{Access: "LOCAL_WRITE", Iterations: 1000, TimePerSizeNS: 10e9, Registration: []MRRegResult{reg, big},
+			Skipped: []MRSkippedSize{{1 << 30, "1G skipped: needs 1024 MiB of memory plus 128 MiB to spare, MemAvailable is 900 MiB"}},
+			Ops:     ops},
+	}
+}
+
+func TestMRRegResult(t *testing.T) {
+	r := newMRRegResult(4096, []uint64{1000, 2000, 3000}, []uint64{500, 500, 500})
+	if r.Iterations != 3 || !r.Reg.P50.OK || r.Reg.Max != 3000 || r.Dereg.Min != 500 {
+		t.Fatalf("result %+v", r)
+	}
+	if want := 4096 / r.Reg.P50.NS; r.RegGBPerSec != want {
+		t.Fatalf("rate %v GB/s, want size / p50 = %v", r.RegGBPerSec, want)
+	}
+	if one := newMRRegResult(4096, []uint64{1000}, []uint64{500}); one.Reg.P50.OK || one.RegGBPerSec != 0 {
+		t.Fatalf("one sample: p50 %v, rate %v; want n/a and 0", one.Reg.P50, one.RegGBPerSec)
+	}
+}
+
+func TestMRReport(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMRReport(&b, mrFixture()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	t.Log("\n" + out)
+	lines := strings.Split(out, "\n")
+	find := func(prefix string) string {
+		for _, l := range lines {
+			if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+				return l
+			}
+		}
+		t.Fatalf("no line starting with %q in:\n%s", prefix, out)
+		return ""
+	}
+	head := find("size")
+	row := find("4K")
+	if len(head) != len(row) {
+		t.Errorf("registration table not aligned:\n%s\n%s", head, row)
+	}
+	for _, f := range []string{"size", "#iters", "reg_p50[usec]", "reg_p99[usec]", "reg_max[usec]", "dereg_p50[usec]",
+		"dereg_p99[usec]", "dereg_max[usec]", "reg_rate[GB/s]"} {
+		if !strings.Contains(head, f) {
+			t.Errorf("header lacks %s: %s", f, head)
+		}
+	}
+	// 4 samples: p50 backed (30 us at the histogram's resolution), p99 n/a;
+	// 4096 B / 30 us = 0.14 GB/s.
+	if f := strings.Fields(row); len(f) != 9 || f[1] != "4" || f[2] != "30.02" || f[3] != "n/a" || f[4] != "32.00" || f[8] != "0.14" {
+		t.Errorf("4K row: %q", f)
+	}
+	if f := strings.Fields(find("256M")); f[8] != "67.08" { // 268435456 B / 4 ms
+		t.Errorf("256M row: %q", f)
+	}
+	for _, want := range []string{
+		"access LOCAL_WRITE, 1000 iterations per size (at most 10s per size)",
+		"note: 1G skipped: needs 1024 MiB",
+		"RDMA WRITE of 4K to a passive QP on the same device, one at a time: 200 per mode after 10 warm-up",
+		"pooled/per-op throughput ratio: 1.79x",
+		"per-op: lat_* time from before ibv_reg_mr to after ibv_dereg_mr",
+		"n/a: too few samples",
+		"Device          : rxe0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if f := strings.Fields(find("per-op")); len(f) != 6 || f[2] != "120.00" || f[4] != "8000" || f[5] != "32.77" {
+		t.Errorf("per-op row: %q", f)
+	}
+}
+
+func TestMRJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mr.json")
+	if err := WriteMRJSONFile(path, mrFixture()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		SchemaVersion int             `json:"schema_version"`
+		Tool          string          `json:"tool"`
+		Results       []any           `json:"results"`
+		Env           map[string]any  `json:"environment"`
+		MR            json.RawMessage `json:"mr"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.SchemaVersion != SchemaVersion || m.Tool != "rdmabench" || m.Results == nil || m.Env["device"] != "rxe0" {
+		t.Fatalf("document fields: %+v", m)
+	}
+	var mr MRReport
+	if err := json.Unmarshal(m.MR, &mr); err != nil {
+		t.Fatal(err)
+	}
+	if len(mr.Registration) != 2 || !mr.Registration[0].Reg.P50.OK || mr.Registration[0].Reg.P99.OK ||
+		mr.Ops == nil || mr.Ops.PerOp.Mode != "per-op" || mr.Ops.Ratio < 1.78 || len(mr.Skipped) != 1 {
+		t.Fatalf("mr section: %s", m.MR)
+	}
+	for _, key := range []string{`"reg_ns"`, `"dereg_ns"`, `"reg_gb_per_s"`, `"pooled_over_per_op"`, `"ops_per_s"`, `"odp_caps"`, `"p99": null`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+}
+
+func TestRDMAMRRun(t *testing.T) {
+	testutil.RequireRDMA(t)
+	var progress bytes.Buffer
+	doc, err := RunMR(context.Background(), MRConfig{GIDIndex: -1, Sizes: []int{4 << 10, 1 << 20}, Iters: 50, OpIters: 200,
+		Progress: &progress, CommandLine: []string{"bench.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(progress.String())
+	var out bytes.Buffer
+	if err := WriteMRReport(&out, doc); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out.String())
+	m := doc.MR
+	if len(m.Registration) != 2 || len(m.Skipped) != 0 {
+		t.Fatalf("%d sizes measured, %d skipped: %+v", len(m.Registration), len(m.Skipped), m.Skipped)
+	}
+	for _, r := range m.Registration {
+		if r.Iterations != 50 || r.Reg.Count != 50 || !r.Reg.P50.OK || r.Reg.Min <= 0 || r.Dereg.Min <= 0 || r.RegGBPerSec <= 0 {
+			t.Errorf("%d bytes: %+v", r.SizeBytes, r)
+		}
+	}
+	o := m.Ops
+	if o == nil || o.Pooled.Latency.Count != 200 || o.PerOp.Latency.Count != 200 || o.Pooled.OpsPerSec <= 0 {
+		t.Fatalf("ops: %+v", o)
+	}
+	if o.PerOp.Latency.P50.NS <= o.Pooled.Latency.P50.NS || o.Ratio <= 1 {
+		t.Errorf("per-op p50 %v, pooled p50 %v, ratio %.2f: registration per operation should cost something",
+			o.PerOp.Latency.P50, o.Pooled.Latency.P50, o.Ratio)
+	}
+	if doc.Env.Device == "" || doc.End.Before(doc.Start) || doc.Role != "mr" {
+		t.Errorf("document header: device %q, start %v, end %v, role %q", doc.Env.Device, doc.Start, doc.End, doc.Role)
+	}
+}
+
+func TestRDMAMRODP(t *testing.T) {
+	ctx := testutil.RequireRDMA(t)
+	caps, err := ctx.ODPCaps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := RunMR(context.Background(), MRConfig{Device: ctx.Name(), GIDIndex: -1, Sizes: []int{4 << 10}, Iters: 20, OpIters: 50, ODP: true})
+	if caps.Supported && caps.RC&verbs.ODPWrite != 0 {
+		if err != nil || doc.MR.Access != "LOCAL_WRITE|ON_DEMAND" {
+			t.Fatalf("%s has ODP, but: %v", ctx.Name(), err)
+		}
+		return
+	}
+	if want := "ODP not supported by " + ctx.Name(); caps.Supported {
+		want = "ODP RC WRITE not supported by " + ctx.Name()
+		if err == nil || err.Error() != want {
+			t.Fatalf("RunMR --odp: %v, want %q", err, want)
+		}
+	} else if err == nil || err.Error() != want || !errors.Is(err, verbs.ErrNotSupported) {
+		t.Fatalf("RunMR --odp: %v, want exactly %q", err, want)
+	}
+}

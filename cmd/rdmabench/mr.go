@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+const mrUsage = `Usage: rdmabench mr [-d DEV] [-i PORT] [-x GID] [--sizes LIST] [--iters N] [--op-size SIZE]
+                    [--op-iters N] [--odp] [--hugepages] [--json FILE]
+
+Measures what memory registration costs on one device, in this process:
+  1. ibv_reg_mr and ibv_dereg_mr latency (p50, p99, max) for each buffer size,
+     and the registration rate (size / reg p50);
+  2. RDMA WRITEs of --op-size to a passive QP on the same device, one at a
+     time, from one pre-registered MR (pooled) against registering and
+     deregistering the source around every WRITE (per-op), with their
+     throughput ratio: what an MR cache gains.
+Sizes that RLIMIT_MEMLOCK, MemAvailable, free huge pages or the device's
+max_mr_size do not allow are skipped with a note naming the limit.
+
+Flags:
+`
+
+// cmdMR is 'rdmabench mr'.
+func cmdMR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("mr")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), mrUsage)
+		fs.PrintDefaults()
+	}
+	var d deviceFlags
+	d.add(fs)
+	sizes := fs.String("sizes", "4K,64K,1M,16M,256M", "registration sizes: list and power-of-two ranges, e.g. 4K,1M or 4K-1G")
+	iters := fs.IntP("iters", "n", bench.DefaultMRIters, "measured ibv_reg_mr/ibv_dereg_mr pairs per size")
+	perSize := fs.Duration("time-per-size", bench.DefaultMRTimePerSize, "stop a size's pairs after this long (at least 2 pairs; 0: no limit)")
+	opSize := fs.String("op-size", "4K", "RDMA WRITE size of the pooled against per-op comparison")
+	opIters := fs.Int("op-iters", bench.DefaultMROpIters, "measured RDMA WRITEs per registration mode")
+	odp := fs.Bool("odp", false, "register with IBV_ACCESS_ON_DEMAND (On-Demand Paging; fails where the device has none)")
+	huge := fs.Bool("hugepages", false, "allocate buffers from 2 MiB huge pages (reserve them with sysctl vm.nr_hugepages=N)")
+	jsonPath := fs.String("json", "", "write the result document to this file (- for stdout)")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageError{fmt.Errorf("mr takes no arguments (got %q)", fs.Args())}
+	}
+	cfg := bench.MRConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Iters: *iters, TimePerSize: *perSize,
+		OpIters: *opIters, ODP: *odp, HugePages: *huge, Progress: stderr, CommandLine: os.Args}
+	if *perSize == 0 {
+		cfg.TimePerSize = -1 // no limit
+	}
+	var err error
+	if cfg.Sizes, err = bench.ParseSizes(*sizes); err != nil {
+		return usageError{fmt.Errorf("--sizes: %w", err)}
+	}
+	if cfg.OpSize, err = bench.ParseSize(*opSize); err != nil {
+		return usageError{fmt.Errorf("--op-size: %w", err)}
+	}
+	switch {
+	case *iters < 1 || *iters > 1000000:
+		return usageError{fmt.Errorf("--iters %d out of range 1..1000000", *iters)}
+	case *opIters < 1 || *opIters > 10000000:
+		return usageError{fmt.Errorf("--op-iters %d out of range 1..10000000", *opIters)}
+	case *perSize < 0:
+		return usageError{fmt.Errorf("--time-per-size %v is negative", *perSize)}
+	case d.port < 1:
+		return usageError{fmt.Errorf("--ib-port %d must be at least 1", d.port)}
+	}
+	doc, err := bench.RunMR(ctx, cfg)
+	if errors.Is(err, bench.ErrNoHugePages) {
+		err = envError{err}
+	}
+	if doc != nil {
+		if err != nil {
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("incomplete: %v", err))
+		}
+		if *jsonPath != "-" {
+			if werr := bench.WriteMRReport(stdout, doc); werr != nil && err == nil {
+				err = werr
+			}
+		}
+		if *jsonPath != "" {
+			if werr := bench.WriteMRJSONFile(*jsonPath, doc); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
+	return err
+}
+
+// envError marks a missing host resource (here: huge pages) so that it
+// exits with exitEnv, like an unsupported device feature.
+type envError struct{ err error }
+
+func (e envError) Error() string { return e.err.Error() }
+func (e envError) Unwrap() error { return e.err }
+
+// Is makes errors.Is(err, verbs.ErrNotSupported) true, which exitCode maps
+// to exitEnv.
+func (e envError) Is(target error) bool { return target == verbs.ErrNotSupported }

@@ -1,0 +1,139 @@
+// Memory-registration benchmark loops. See mrbench.h. Timestamps:
+// CLOCK_MONOTONIC_RAW, ns, as in engine.c.
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include "mrbench.h"
+
+#define MR_CHECK_EVERY 64 // polls between clock/abort checks
+
+static inline int64_t mr_now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int rb_mr_reg_bench(struct ibv_pd *pd, uint64_t addr, uint64_t len, int access, uint64_t n,
+		uint64_t *samples_reg, uint64_t *samples_dereg, int64_t until_ns, rb_mr_reg_status *st) {
+	st->done = 0;
+	st->err_errno = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		int64_t t0 = mr_now_ns();
+		struct ibv_mr *mr = ibv_reg_mr(pd, (void *)(uintptr_t)addr, len, access);
+		int e = errno; // before anything else can touch it
+		int64_t t1 = mr_now_ns();
+		if (mr == NULL) {
+			st->err_errno = e ? e : EINVAL;
+			return RB_MR_ERR_REG;
+		}
+		int rc = ibv_dereg_mr(mr);
+		int64_t t2 = mr_now_ns();
+		if (rc) {
+			st->err_errno = rc;
+			return RB_MR_ERR_DEREG;
+		}
+		samples_reg[i] = (uint64_t)(t1 - t0);
+		samples_dereg[i] = (uint64_t)(t2 - t1);
+		st->done = i + 1;
+		if (until_ns > 0 && t2 >= until_ns && i + 1 >= 2)
+			break;
+	}
+	return RB_MR_OK;
+}
+
+void rb_mr_op_abort(rb_mr_op *o) { __atomic_store_n(&o->abort, 1, __ATOMIC_RELEASE); }
+
+static inline int mr_aborted(rb_mr_op *o) { return __atomic_load_n(&o->abort, __ATOMIC_ACQUIRE); }
+
+// post_write posts one signaled RDMA WRITE of the source with lkey.
+static int post_write(rb_mr_op *o, uint32_t lkey) {
+	struct ibv_sge sge = { .addr = o->laddr, .length = o->size, .lkey = lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = o->iter;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = o->raddr;
+	wr.wr.rdma.rkey = o->rkey;
+	int rc = ibv_post_send(o->qp, &wr, &bad);
+	if (rc) {
+		o->err_errno = rc;
+		return RB_MR_ERR_POST;
+	}
+	return RB_MR_OK;
+}
+
+// wait_write polls the send CQ until the WRITE's completion arrives, with a
+// no-progress deadline of timeout_ns.
+static int wait_write(rb_mr_op *o) {
+	struct ibv_wc wc;
+	int64_t start = 0;
+	for (uint64_t spins = 0;; spins++) {
+		int n = ibv_poll_cq(o->scq, 1, &wc);
+		if (n < 0) {
+			o->err_errno = n;
+			return RB_MR_ERR_POLL;
+		}
+		if (n == 1) {
+			if (wc.status == IBV_WC_SUCCESS)
+				return RB_MR_OK;
+			o->err_wc_wr_id = wc.wr_id;
+			o->err_wc_status = wc.status;
+			o->err_wc_vendor_err = wc.vendor_err;
+			o->err_wc_qp_num = wc.qp_num;
+			return RB_MR_ERR_WC;
+		}
+		if (spins % MR_CHECK_EVERY == MR_CHECK_EVERY - 1) { // a clock read costs: not on every spin
+			if (mr_aborted(o))
+				return RB_MR_ABORTED;
+			int64_t now = mr_now_ns();
+			if (start == 0)
+				start = now;
+			else if (now - start > o->timeout_ns) {
+				o->wait_what = "the RDMA WRITE completion";
+				return RB_MR_TIMEOUT;
+			}
+		}
+	}
+}
+
+int rb_mr_op_run(rb_mr_op *o, uint64_t n) {
+	if (o->nsamples + n > o->cap)
+		return RB_MR_FULL;
+	for (uint64_t i = 0; i < n; i++) {
+		int64_t t0 = mr_now_ns();
+		if (o->per_op) {
+			struct ibv_mr *mr = ibv_reg_mr(o->pd, (void *)(uintptr_t)o->laddr, o->size, o->access);
+			if (mr == NULL) {
+				o->err_errno = errno ? errno : EINVAL;
+				return RB_MR_ERR_REG;
+			}
+			int rc = post_write(o, mr->lkey);
+			if (rc == RB_MR_OK)
+				rc = wait_write(o);
+			// Deregister even after an error (the first error is reported).
+			int drc = ibv_dereg_mr(mr);
+			if (rc)
+				return rc;
+			if (drc) {
+				o->err_errno = drc;
+				return RB_MR_ERR_DEREG;
+			}
+		} else {
+			int rc = post_write(o, o->lkey);
+			if (rc == RB_MR_OK)
+				rc = wait_write(o);
+			if (rc)
+				return rc;
+		}
+		int64_t t1 = mr_now_ns();
+		if (o->t_first == 0)
+			o->t_first = t0;
+		o->t_last = t1;
+		o->samples[o->nsamples++] = (uint64_t)(t1 - t0);
+		o->iter++;
+	}
+	return RB_MR_OK;
+}
