@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -619,26 +618,4 @@ func WriteMRReport(w io.Writer, doc *MRDocument) error {
 
 // WriteMRJSONFile writes doc as indented JSON to path, or to stdout when
 // path is "-", through a temporary file renamed over path.
-func WriteMRJSONFile(path string, doc *MRDocument) error {
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("bench: encode results: %w", err)
-	}
-	b = append(b, '\n')
-	if path == "-" {
-		if _, err := os.Stdout.Write(b); err != nil {
-			return fmt.Errorf("bench: write results to stdout: %w", err)
-		}
-		return nil
-	}
-	tmp := path + ".tmp"
-	err = os.WriteFile(tmp, b, 0o644)
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("bench: write results: %w", err)
-	}
-	return nil
-}
+func WriteMRJSONFile(path string, doc *MRDocument) error { return writeJSON(path, doc) }

@@ -372,7 +372,14 @@ func WriteJSONFile(path string, doc *Document) error {
 	if d.Results == nil {
 		d.Results = []Result{}
 	}
-	b, err := json.MarshalIndent(&d, "", "  ")
+	return writeJSON(path, &d)
+}
+
+// writeJSON writes v as indented JSON to path, or to stdout when path is
+// "-": through path+".tmp", synced and renamed over path, so path never
+// holds a partial document.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("bench: encode results: %w", err)
 	}

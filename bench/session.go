@@ -257,11 +257,7 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 		active = false
 		// The loop failed (or timed out): tell the client, then wait for its end.
 		if loopErr != nil {
-			c.SendError(loopErr)
-			if err := <-msgs; err != nil {
-				return fmt.Errorf("%v; then: %w", loopErr, err)
-			}
-			return nil
+			return reportLoopError(c, loopErr, msgs)
 		}
 		if err := <-msgs; err != nil {
 			return err
@@ -330,6 +326,16 @@ func (cl *Client) finishTest(total int64, err error) (ServerResult, error) {
 		return ServerResult{}, fmt.Errorf("server: %s", sr.Error)
 	}
 	return sr, nil
+}
+
+// reportLoopError tells the client why the server's loop failed, then waits
+// for the client's end of the test (msgs, from awaitEnd).
+func reportLoopError(c *Conn, loopErr error, msgs <-chan error) error {
+	c.SendError(loopErr)
+	if err := <-msgs; err != nil {
+		return fmt.Errorf("%v; then: %w", loopErr, err)
+	}
+	return nil
 }
 
 // awaitEnd reads the client's heartbeats until its end message. The channel

@@ -165,11 +165,7 @@ func (s *Server) runTCPTest(c *Conn, spec Spec) error {
 			// why, then wait for its end.
 			eng.Close()
 			dc.Close()
-			c.SendError(loopErr)
-			if err := <-msgs; err != nil {
-				return fmt.Errorf("%v; then: %w", loopErr, err)
-			}
-			return nil
+			return reportLoopError(c, loopErr, msgs)
 		}
 		if err := <-msgs; err != nil {
 			return err
