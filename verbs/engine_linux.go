@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -69,6 +70,7 @@ type EngineConfig struct {
 type Engine struct {
 	e      *C.rb_engine
 	cfg    EngineConfig
+	mu     sync.Mutex // orders SetStop and Abort from other goroutines with Close
 	closed bool
 }
 
@@ -195,10 +197,23 @@ func (g *Engine) LatServer() error {
 
 // SetStop tells a responder loop to return once n iterations are done. It
 // is safe to call from another goroutine while the loop runs.
-func (g *Engine) SetStop(n int64) { C.rb_set_stop(g.e, C.int64_t(n)) }
+func (g *Engine) SetStop(n int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		C.rb_set_stop(g.e, C.int64_t(n))
+	}
+}
 
-// Abort makes a running loop return ErrAborted. Safe from another goroutine.
-func (g *Engine) Abort() { C.rb_abort(g.e) }
+// Abort makes a running loop return ErrAborted. Safe from another goroutine,
+// also after Close (then it does nothing).
+func (g *Engine) Abort() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		C.rb_abort(g.e)
+	}
+}
 
 // Iterations is the number of ping-pong iterations done, or messages
 // received by a bandwidth receiver.
@@ -232,6 +247,8 @@ func (g *Engine) BWServer() error { return g.err(C.rb_bw_server(g.e), "bandwidth
 
 // Close frees the C state. It does not close the QP or MR. Idempotent.
 func (g *Engine) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.closed {
 		return nil
 	}
