@@ -36,6 +36,7 @@ const (
 	DefaultPort  = 18515 // TCP control port (perftest's)
 	MaxInline    = 1 << 16
 	MaxRate      = 1e8 // operations per second
+	MaxPostList  = 64  // work requests chained per post (verbs.MaxPostList)
 	defaultIters = 10000
 	largeMessage = 8 << 10 // above this, bandwidth tests signal every send by default
 )
@@ -63,6 +64,12 @@ type Spec struct {
 	// operation from its intended send time (coordinated-omission correction).
 	Rate     float64 `json:"rate,omitempty"`
 	Schedule string  `json:"schedule,omitempty"`
+	// PostList chains this many work requests per post in bandwidth tests
+	// (0 or 1: one at a time).
+	PostList int `json:"post_list,omitempty"`
+	// Event waits for completions on completion channels (interrupts)
+	// instead of busy polling.
+	Event bool `json:"event,omitempty"`
 	// Load, when set on a latency test, streams bandwidth traffic on other
 	// QPs while the latency probe QP is measured (latency under load).
 	Load *Load `json:"load,omitempty"`
@@ -171,6 +178,15 @@ func (s Spec) Validate() error {
 	}
 	if s.Schedule != "" && s.Schedule != ScheduleConstant && s.Schedule != SchedulePoisson {
 		return fmt.Errorf("schedule %q unknown; valid: constant, poisson", s.Schedule)
+	}
+	if s.PostList < 0 || s.PostList > MaxPostList || (s.PostList > 1 && s.PostList > s.TxDepth) {
+		return fmt.Errorf("post list %d out of range 0..%d (and at most the tx depth %d)", s.PostList, MaxPostList, s.TxDepth)
+	}
+	if s.Event && s.Op == OpWrite && s.Mode == ModeLat {
+		return fmt.Errorf("event mode needs a completion per message, and WRITE latency detects arrival by polling memory (perftest offers no -e for WRITE either): use send or read")
+	}
+	if s.Event && s.Transport == TransportTCP {
+		return fmt.Errorf("event mode applies to RDMA completion queues, not to the TCP baseline")
 	}
 	if s.Load != nil {
 		if s.Mode != ModeLat || s.Transport == TransportTCP {
@@ -337,6 +353,8 @@ type Plan struct {
 	Rate       float64 // open-loop latency at this many ops/s on Schedule
 	Schedule   string  // "constant" (default) or "poisson"
 	Load       *Load   // latency tests: background bandwidth QPs
+	PostList   int     // bandwidth: work requests per post
+	Event      bool    // wait on completion channels instead of busy polling
 }
 
 // Specs expands the plan into tests, in mode, op, size order. Atomics run at
@@ -367,7 +385,8 @@ func (p Plan) Specs() ([]Spec, error) {
 			}
 			for _, sz := range sizes {
 				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup, WarmupTime: p.WarmupTime,
-					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU, Transport: p.Transport}
+					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU, Transport: p.Transport,
+					Event: p.Event}
 				if m == ModeLat {
 					s.Rate, s.Schedule, s.Load = p.Rate, p.Schedule, p.Load
 				}
@@ -382,6 +401,7 @@ func (p Plan) Specs() ([]Spec, error) {
 					if s.TxDepth == 0 {
 						s.TxDepth = 128
 					}
+					s.PostList = p.PostList
 					s.CQMod = p.CQMod
 					if s.CQMod == 0 {
 						s.CQMod = min(100, s.TxDepth)

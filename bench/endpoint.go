@@ -160,10 +160,10 @@ func newEndpoint(dev *Device, s Spec, client bool) (_ *endpoint, err error) {
 		return nil, err
 	}
 	cqe := s.TxDepth + 16
-	if e.scq, err = dev.Ctx.CreateCQ(cqe, false); err != nil {
+	if e.scq, err = dev.Ctx.CreateCQ(cqe, s.Event); err != nil {
 		return nil, err
 	}
-	if e.rcq, err = dev.Ctx.CreateCQ(s.RxDepth+16, false); err != nil {
+	if e.rcq, err = dev.Ctx.CreateCQ(s.RxDepth+16, s.Event); err != nil {
 		return nil, err
 	}
 	e.area = (s.Size + 4095) &^ 4095
@@ -239,7 +239,7 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 	}
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: engineOp(s.Op), Size: s.Size, RecvOffset: e.area,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: s.Inline > 0 && s.Size <= s.Inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
-		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap})
+		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event})
 	if err != nil {
 		return 0, err
 	}

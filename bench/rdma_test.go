@@ -230,6 +230,29 @@ func TestRDMALatencyUnderLoad(t *testing.T) {
 	}
 }
 
+// TestRDMAEventAndPostList: completion-channel waits (interrupts) in latency
+// and bandwidth tests, and chained posts in bandwidth tests.
+func TestRDMAEventAndPostList(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{OpSend, OpRead}, Modes: []string{ModeLat, ModeBW}, Sizes: []int{4096},
+		Iters: 1000, Warmup: -1, TxDepth: 32, CQMod: 4, Event: true})
+	specs = append(specs, plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096},
+		Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 8})...)
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range checkDoc(t, doc, specs).Results {
+		if r.Event != specs[i].Event || r.PostList != specs[i].PostList {
+			t.Errorf("%s %s: event %v post list %d, want %v %d", r.Op, r.Mode, r.Event, r.PostList, specs[i].Event, specs[i].PostList)
+		}
+	}
+	bad := Spec{Op: OpWrite, Mode: ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, Event: true}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "polling memory") {
+		t.Fatalf("event-mode WRITE latency accepted: %v", err)
+	}
+}
+
 // TestRDMAServerClient: two clients one after the other against one server,
 // a bad test in between; the server keeps serving.
 func TestRDMAServerClient(t *testing.T) {

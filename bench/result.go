@@ -109,6 +109,11 @@ type Result struct {
 	// Histogram is the HdrHistogram of the recorded samples in compressed
 	// V2 base64 form (hist.Encode), in ns. The latency_ns values are these
 	// values divided by HistogramDivisor (2 when latency_ns is RTT/2).
+	// PostList is the number of work requests chained per post (bw mode).
+	PostList int `json:"post_list,omitempty"`
+	// Event is set when completions were awaited on completion channels
+	// (interrupts) instead of busy polling.
+	Event bool `json:"event,omitempty"`
 	// CPU is the CPU time each side's engine thread spent on the test.
 	CPU *CPUUsage `json:"cpu,omitempty"`
 	// LinkUtilization is the bandwidth over the port's nominal rate (active

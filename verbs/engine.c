@@ -1,6 +1,7 @@
 // Hot loops of rdmabench. See engine.h. Timestamps: CLOCK_MONOTONIC_RAW, ns.
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
@@ -75,19 +76,42 @@ static int wait_check(rb_engine *e, int64_t *start, int responder, const char *w
 	return RB_OK;
 }
 
-// wait_one polls cq until one completion arrives. With responder=1 it also
-// returns RB_STOPPED once stop_at is reached.
+// poll_batch polls up to max completions. In event mode, when none is
+// ready, it arms the CQ, polls again (a completion may have come before the
+// arming) and then sleeps on the CQ's channel for at most 100 ms.
+static int poll_batch(rb_engine *e, struct ibv_cq *cq, int max, struct ibv_wc *wcs) {
+	int n = ibv_poll_cq(cq, max, wcs);
+	if (n != 0 || !e->event)
+		return n;
+	if (ibv_req_notify_cq(cq, 0))
+		return -EIO;
+	if ((n = ibv_poll_cq(cq, max, wcs)) != 0)
+		return n;
+	struct ibv_comp_channel *ch = cq == e->scq ? e->sch : e->rch;
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	if (poll(&p, 1, 100) > 0) {
+		struct ibv_cq *ev_cq;
+		void *ev_ctx;
+		if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == 0)
+			ibv_ack_cq_events(ev_cq, 1);
+	}
+	return ibv_poll_cq(cq, max, wcs);
+}
+
+// wait_one waits until one completion arrives on cq: busy polling, or in
+// event mode sleeping on the CQ's channel. With responder=1 it also returns
+// RB_STOPPED once stop_at is reached.
 static int wait_one(rb_engine *e, struct ibv_cq *cq, struct ibv_wc *wc, int responder, const char *what) {
 	int64_t start = 0;
 	for (uint64_t spins = 0;; spins++) {
-		int n = ibv_poll_cq(cq, 1, wc);
+		int n = poll_batch(e, cq, 1, wc);
 		if (n < 0) {
 			e->err_errno = n;
 			return RB_ERR_POLL;
 		}
 		if (n == 1)
 			return wc->status == IBV_WC_SUCCESS ? RB_OK : wc_failed(e, wc);
-		if (spins % CHECK_EVERY == CHECK_EVERY - 1) // never on the first spins: a clock read costs
+		if (e->event || spins % CHECK_EVERY == CHECK_EVERY - 1) // never on the first spins: a clock read costs
 			TRY(wait_check(e, &start, responder, what));
 	}
 }
@@ -130,52 +154,67 @@ int rb_post_recvs(rb_engine *e, uint32_t n) {
 	return RB_OK;
 }
 
-// post_op posts the engine's operation once.
-static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
-	struct ibv_sge sge = { .addr = e->laddr, .length = e->size, .lkey = e->lkey };
-	struct ibv_send_wr wr, *bad = NULL;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0);
+// build_wr fills one work request of the engine's operation (sge is its
+// scatter/gather entry).
+static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id, int signaled) {
+	*sge = (struct ibv_sge){ .addr = e->laddr, .length = e->size, .lkey = e->lkey };
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = wr_id;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->send_flags = (signaled ? IBV_SEND_SIGNALED : 0);
 	switch (e->op) {
 	case RB_OP_SEND:
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags |= e->send_flags;
+		wr->opcode = IBV_WR_SEND;
+		wr->send_flags |= e->send_flags;
 		break;
 	case RB_OP_WRITE:
 	case RB_OP_WRITE_IMM:
-		wr.opcode = e->op == RB_OP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr->opcode = e->op == RB_OP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
 		if (e->op == RB_OP_WRITE_IMM)
-			wr.imm_data = htonl((uint32_t)wr_id);
-		wr.send_flags |= e->send_flags;
-		wr.wr.rdma.remote_addr = e->raddr;
-		wr.wr.rdma.rkey = e->rkey;
+			wr->imm_data = htonl((uint32_t)wr_id);
+		wr->send_flags |= e->send_flags;
+		wr->wr.rdma.remote_addr = e->raddr;
+		wr->wr.rdma.rkey = e->rkey;
 		break;
 	case RB_OP_READ:
-		wr.opcode = IBV_WR_RDMA_READ;
-		sge.addr = e->laddr + e->roff;
-		wr.wr.rdma.remote_addr = e->raddr;
-		wr.wr.rdma.rkey = e->rkey;
+		wr->opcode = IBV_WR_RDMA_READ;
+		sge->addr = e->laddr + e->roff;
+		wr->wr.rdma.remote_addr = e->raddr;
+		wr->wr.rdma.rkey = e->rkey;
 		break;
 	case RB_OP_FADD:
 	case RB_OP_CAS:
-		wr.opcode = e->op == RB_OP_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
-		sge.addr = e->laddr + e->roff;
-		sge.length = 8;
-		wr.wr.atomic.remote_addr = e->raddr;
-		wr.wr.atomic.rkey = e->rkey;
-		wr.wr.atomic.compare_add = e->op == RB_OP_FADD ? 1 : 0;
-		wr.wr.atomic.swap = 0;
+		wr->opcode = e->op == RB_OP_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
+		sge->addr = e->laddr + e->roff;
+		sge->length = 8;
+		wr->wr.atomic.remote_addr = e->raddr;
+		wr->wr.atomic.rkey = e->rkey;
+		wr->wr.atomic.compare_add = e->op == RB_OP_FADD ? 1 : 0;
+		wr->wr.atomic.swap = 0;
 		break;
 	}
-	int rc = ibv_post_send(e->qp, &wr, &bad);
+}
+
+// post_chain posts n linked work requests with one ibv_post_send.
+static int post_chain(rb_engine *e, struct ibv_send_wr *wrs, int n) {
+	for (int i = 0; i < n; i++)
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+	struct ibv_send_wr *bad = NULL;
+	int rc = ibv_post_send(e->qp, wrs, &bad);
 	if (rc) {
 		e->err_errno = rc;
 		return RB_ERR_POST;
 	}
 	return RB_OK;
+}
+
+// post_op posts the engine's operation once.
+static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	build_wr(e, &wr, &sge, wr_id, signaled);
+	return post_chain(e, &wr, 1);
 }
 
 // write_slot gives the WRITE ping-pong's marker for this iteration (never 0,
@@ -291,19 +330,26 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 	int64_t idle_since = rb_now_ns();
 	for (uint64_t loops = 0;; loops++) {
 		while (e->posted - e->completed < e->tx_depth && e->posted < e->target_posts) {
-			uint64_t k = e->posted;
-			int sig = ((k + 1) % e->cq_mod == 0) || (k + 1 == e->target_posts);
-			int64_t t = 0;
-			if (sig || k == 0)
-				t = rb_now_ns();
-			if (sig)
-				e->post_ts[k % e->tx_depth] = (uint64_t)t;
-			if (k == 0)
+			struct ibv_send_wr wrs[RB_MAX_POST_LIST];
+			struct ibv_sge sges[RB_MAX_POST_LIST];
+			uint64_t room = e->tx_depth - (e->posted - e->completed), left = e->target_posts - e->posted;
+			int n = (int)(e->post_list < room ? e->post_list : room);
+			if ((uint64_t)n > left)
+				n = (int)left;
+			int64_t t = rb_now_ns(); // one timestamp per post call
+			for (int i = 0; i < n; i++) {
+				uint64_t k = e->posted + i;
+				int sig = ((k + 1) % e->cq_mod == 0) || (k + 1 == e->target_posts);
+				if (sig)
+					e->post_ts[k % e->tx_depth] = (uint64_t)t;
+				build_wr(e, &wrs[i], &sges[i], k, sig);
+			}
+			if (e->posted == 0)
 				e->t_first = t;
-			TRY(post_op(e, k, sig));
-			e->posted++;
+			TRY(post_chain(e, wrs, n));
+			e->posted += n;
 		}
-		int n = ibv_poll_cq(e->scq, 16, wcs);
+		int n = poll_batch(e, e->scq, 16, wcs);
 		if (n < 0) {
 			e->err_errno = n;
 			return RB_ERR_POLL;
@@ -326,7 +372,7 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 				return RB_FULL;
 			if (now >= until_ns)
 				return RB_OK;
-		} else if (loops % CHECK_EVERY == 0) {
+		} else if (e->event || loops % CHECK_EVERY == 0) {
 			if (aborted(e))
 				return RB_ABORTED;
 			int64_t now = rb_now_ns();
@@ -347,7 +393,7 @@ int rb_bw_server(rb_engine *e) {
 	struct ibv_wc wcs[16];
 	int64_t idle_since = rb_now_ns();
 	for (uint64_t loops = 0;; loops++) {
-		int n = ibv_poll_cq(e->rcq, 16, wcs);
+		int n = poll_batch(e, e->rcq, 16, wcs);
 		if (n < 0) {
 			e->err_errno = n;
 			return RB_ERR_POLL;
@@ -363,7 +409,7 @@ int rb_bw_server(rb_engine *e) {
 		}
 		if (stop_reached(e))
 			return RB_OK;
-		if (n == 0 && loops % CHECK_EVERY == 0) {
+		if (n == 0 && (e->event || loops % CHECK_EVERY == 0)) {
 			if (aborted(e))
 				return RB_ABORTED;
 			int64_t now = rb_now_ns();

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#define RB_MAX_POST_LIST 64
+
 enum { RB_OP_SEND = 0, RB_OP_WRITE = 1, RB_OP_READ = 2, RB_OP_FADD = 3, RB_OP_CAS = 4, RB_OP_WRITE_IMM = 5 };
 
 enum {
@@ -37,6 +39,9 @@ typedef struct rb_engine {
 	uint32_t cq_mod;           // (cfg) signal every cq_mod-th send in bandwidth mode
 	uint32_t rx_depth;         // (cfg) receives kept posted
 	int64_t timeout_ns;        // (cfg) longest wait for any one event
+	uint32_t post_list;        // (cfg) bandwidth: work requests chained per ibv_post_send (1..RB_MAX_POST_LIST)
+	int event;                 // (cfg) wait for completions on the CQs' channels instead of busy polling
+	struct ibv_comp_channel *sch, *rch; // (cfg) the channels of scq and rcq (event mode)
 	int64_t interval_ns;       // (cfg) open loop: mean gap between intended sends; 0 = closed loop
 	int poisson;               // (cfg) open loop: exponential gaps (a Poisson process)
 	uint64_t rng;              // (cfg) xorshift64* state for Poisson gaps, non-zero

@@ -63,7 +63,16 @@ type EngineConfig struct {
 	RxDepth    int  // receives kept posted (>= 1)
 	Timeout    time.Duration
 	Samples    int // sample buffer capacity, entries
+	// PostList chains this many work requests per ibv_post_send in
+	// bandwidth mode (0 or 1: one at a time; at most MaxPostList).
+	PostList int
+	// Event waits for completions on the CQs' completion channels (both CQs
+	// must have one) instead of busy polling.
+	Event bool
 }
+
+// MaxPostList bounds EngineConfig.PostList.
+const MaxPostList = C.RB_MAX_POST_LIST
 
 // Engine runs the measurement loops of one QP in C. Its state and its sample
 // buffer live in C memory; Close frees them.
@@ -87,6 +96,10 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		return nil, fmt.Errorf("verbs: engine tx depth %d and rx depth %d must be at least 1", cfg.TxDepth, cfg.RxDepth)
 	case cfg.CQMod < 1 || cfg.CQMod > cfg.TxDepth:
 		return nil, fmt.Errorf("verbs: CQ moderation %d must be between 1 and the tx depth %d", cfg.CQMod, cfg.TxDepth)
+	case cfg.PostList < 0 || cfg.PostList > MaxPostList:
+		return nil, fmt.Errorf("verbs: post list %d out of range 1..%d", cfg.PostList, MaxPostList)
+	case cfg.Event && (cfg.QP.send.ch == nil || cfg.QP.recv.ch == nil):
+		return nil, fmt.Errorf("verbs: event mode needs CQs created with a completion channel")
 	case cfg.Samples < 16:
 		return nil, fmt.Errorf("verbs: engine sample buffer %d must hold at least 16 samples", cfg.Samples)
 	}
@@ -122,6 +135,10 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e.cq_mod = C.uint32_t(cfg.CQMod)
 	e.rx_depth = C.uint32_t(cfg.RxDepth)
 	e.timeout_ns = C.int64_t(cfg.Timeout.Nanoseconds())
+	e.post_list = C.uint32_t(max(cfg.PostList, 1))
+	if cfg.Event {
+		e.event, e.sch, e.rch = 1, cfg.QP.send.ch, cfg.QP.recv.ch
+	}
 	e.cap = C.uint64_t(cfg.Samples)
 	e.stop_at = -1
 	return &Engine{e: e, cfg: cfg}, nil

@@ -215,6 +215,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	cqmod := fs.IntP("cq-mod", "Q", 0, "signal one completion every N sends in bw mode (default min(100, tx depth))")
 	rx := fs.IntP("rx-depth", "r", 0, "receives kept posted (default 512)")
 	inline := fs.IntP("inline-size", "I", 0, "inline data size, bytes (0: no inline)")
+	postList := fs.IntP("post-list", "l", 0, "bw: chain this many work requests per ibv_post_send (perftest -l)")
+	event := fs.BoolP("event", "e", false, "sleep on completion channels (interrupts) instead of busy polling (perftest -e)")
 	mtu := fs.IntP("mtu", "m", 0, "path MTU, bytes (default: the smaller active MTU of both ports)")
 	rate := fs.Float64("rate", 0, "open-loop latency: send this many operations per second and time each from its intended send time, e.g. --rate 2000")
 	schedule := fs.String("schedule", bench.ScheduleConstant, "open-loop schedule: constant or poisson")
@@ -242,7 +244,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
 	}
 	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
-		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, Transport: *transport}
+		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, PostList: *postList, Event: *event, Transport: *transport}
 	var err error
 	if *transport == bench.TransportTCP && !fs.Changed("op") {
 		*ops = bench.OpSend // the one op with a TCP equivalent
