@@ -306,6 +306,21 @@ func ParseSizes(s string) ([]int, error) {
 	return out, nil
 }
 
+// ParseCPUs parses a CPU list such as "2", "0,2" or "0-3,6" and checks
+// each CPU against the count online (n).
+func ParseCPUs(s string, n int) ([]int, error) {
+	cpus, ok := parseCPUList(s)
+	if !ok || len(cpus) == 0 {
+		return nil, fmt.Errorf("CPU list %q: want CPU numbers such as 2, 0,2 or 0-3", s)
+	}
+	for _, c := range cpus {
+		if c < 0 || c >= n {
+			return nil, fmt.Errorf("CPU %d out of range 0..%d", c, n-1)
+		}
+	}
+	return cpus, nil
+}
+
 // ParseList parses a comma-separated list whose entries must be in valid.
 // "all" stands for every valid entry.
 func ParseList(what, s string, valid []string) ([]string, error) {

@@ -190,3 +190,29 @@ func FuzzQPInfoDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestParseCPUs(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []int
+		wantErr string
+	}{
+		{"0", []int{0}, ""},
+		{"0,1", []int{0, 1}, ""},
+		{"0-3", []int{0, 1, 2, 3}, ""},
+		{"4", nil, "CPU 4 out of range 0..3"},
+		{"x", nil, `CPU list "x"`},
+	}
+	for _, tt := range tests {
+		got, err := ParseCPUs(tt.in, 4)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseCPUs(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseCPUs(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}

@@ -85,22 +85,30 @@ type loadRun struct {
 // the stop flag.
 const loadSlice = 50 * time.Millisecond
 
-func startLoad(eps []*endpoint) *loadRun {
+// startLoad starts one stream per endpoint, pinned round robin to cpus
+// (nil: not pinned).
+func startLoad(eps []*endpoint, cpus []int) *loadRun {
 	l := &loadRun{eps: eps, errs: make([]error, len(eps))}
 	for i, ep := range eps {
+		cpu := -1
+		if len(cpus) > 0 {
+			cpu = cpus[i%len(cpus)]
+		}
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			l.errs[i] = stream(ep.eng, &l.stop)
+			l.errs[i] = stream(ep.eng, &l.stop, cpu)
 		}()
 	}
 	return l
 }
 
 // stream posts until stop, then completes the unsignaled tail.
-func stream(eng *verbs.Engine, stop *atomic.Bool) error {
-	runtime.LockOSThread()
+func stream(eng *verbs.Engine, stop *atomic.Bool, cpu int) error {
 	defer runtime.UnlockOSThread()
+	if err := lockThread(cpu); err != nil {
+		return err
+	}
 	eng.SetTarget(math.MaxUint64)
 	for !stop.Load() {
 		eng.ResetSamples()

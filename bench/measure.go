@@ -19,7 +19,9 @@ var engineTimeout = 10 * time.Second
 
 // RunOptions control how the client side measures and reports.
 type RunOptions struct {
-	CPU      int           // pin the engine thread to this CPU; -1: no pinning
+	CPU int // pin the engine thread to this CPU; -1: no pinning
+	// LoadCPUs pins the load QPs' threads, round robin (nil: not pinned).
+	LoadCPUs []int
 	Interval time.Duration // interval lines; 0: 1 s in duration mode, none otherwise
 	Out      io.Writer     // interval lines go here (nil: nowhere)
 	Unit     string        // bandwidth unit of interval lines: MiB, MB or Gb

@@ -22,6 +22,7 @@ type RunConfig struct {
 	ConnTimeout time.Duration // connecting to the server
 	Progress    io.Writer     // one line per test as it starts (nil: none)
 	CommandLine []string
+	ServerCPUs  []int // loopback: pin the in-process server's responder thread to ServerCPUs[0]; nil: no pinning
 }
 
 // RunClient runs every spec against the server at addr and returns the
@@ -90,7 +91,8 @@ func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error
 // 127.0.0.1 (an ephemeral port) and a client, over the same control
 // protocol and code as a two-host run.
 func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*Document, error) {
-	srv, err := NewServer(ServerConfig{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex, Log: serverLog})
+	srv, err := NewServer(ServerConfig{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex,
+		Log: serverLog, CPUs: cfg.ServerCPUs})
 	if err != nil {
 		return nil, err
 	}

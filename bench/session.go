@@ -28,6 +28,7 @@ type ServerConfig struct {
 	Port     int // RDMA port
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
+	CPUs     []int // pin the responder thread to CPUs[0]; nil: no pinning
 }
 
 // Server answers clients one at a time, for as long as it runs. A client
@@ -221,8 +222,11 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 	var cpuUser, cpuSys int64 // the responder thread's, written before done
 	if active {
 		go func() {
-			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			if err := lockThread(firstCPU(s.cfg.CPUs)); err != nil {
+				done <- err
+				return
+			}
 			cpu := startCPU()
 			var err error
 			if spec.Mode == ModeLat {
@@ -360,6 +364,14 @@ func awaitEnd(c *Conn, end *Ready) <-chan error {
 	return msgs
 }
 
+// firstCPU is cpus[0], or -1 (no pinning) for an empty list.
+func firstCPU(cpus []int) int {
+	if len(cpus) == 0 {
+		return -1
+	}
+	return cpus[0]
+}
+
 // ClientConfig configures the client side of `rdmabench run` and `loopback`.
 type ClientConfig struct {
 	Device   string
@@ -474,7 +486,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 	var total int64
 	var load *loadRun
 	if len(eps.loads) > 0 {
-		load = startLoad(eps.loads)
+		load = startLoad(eps.loads, o.LoadCPUs)
 	}
 	if spec.Mode == ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)

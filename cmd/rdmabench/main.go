@@ -181,15 +181,23 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	d.add(fs)
 	bind := fs.String("bind", "", "address to listen on (default: all addresses)")
 	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port")
+	cpuList := fs.String("cpu", "", "pin the responder thread to this CPU")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
+	}
+	var cpus []int
+	if *cpuList != "" {
+		var err error
+		if cpus, err = bench.ParseCPUs(*cpuList, runtime.NumCPU()); err != nil {
+			return usageError{fmt.Errorf("--cpu: %w", err)}
+		}
 	}
 	if *port < 1 || *port > 65535 {
 		return usageError{fmt.Errorf("control port %d out of range 1..65535", *port)}
 	}
 	lg := log.New(stderr, "rdmabench server: ", log.LstdFlags)
 	return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
-		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg})
+		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus})
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopback bool) error {
@@ -224,7 +232,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
 	loadOp := fs.String("load-op", bench.OpWrite, "operation of the load streams: write or read")
 	loadSize := fs.String("load-size", "64K", "message size of the load streams")
-	cpu := fs.Int("cpu", -1, "pin the engine thread to this CPU")
+	cpuList := fs.String("cpu", "", "pin threads: the first CPU takes the client's engine thread; in loopback the second takes the server's responder; the rest (or all) take load QP threads, e.g. --cpu 0 or --cpu 0,1,2-3")
 	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
 	unit := fs.String("unit", "MiB", "bandwidth unit of the table: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
 	jsonPath := fs.String("json", "", "write the whole result document to this file (- for stdout)")
@@ -281,9 +289,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	if err != nil {
 		return usageError{err}
 	}
-	if *cpu >= 0 {
-		if n := runtime.NumCPU(); *cpu >= n {
-			return usageError{fmt.Errorf("--cpu %d out of range 0..%d", *cpu, n-1)}
+	cpu := -1
+	var loadCPUs, serverCPUs []int
+	if *cpuList != "" {
+		cpus, err := bench.ParseCPUs(*cpuList, runtime.NumCPU())
+		if err != nil {
+			return usageError{fmt.Errorf("--cpu: %w", err)}
+		}
+		cpu, loadCPUs = cpus[0], cpus
+		if loopback && len(cpus) > 1 {
+			serverCPUs = cpus[1:2]
+		}
+		if len(cpus) > 2 {
+			loadCPUs = cpus[2:]
 		}
 	}
 	intervalOut := stdout
@@ -292,8 +310,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	}
 	cfg := bench.RunConfig{
 		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *transport,
-			Run: bench.RunOptions{CPU: *cpu, Interval: *interval, Out: intervalOut, Unit: *unit}},
-		Specs: specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
+			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Interval: *interval, Out: intervalOut, Unit: *unit}},
+		ServerCPUs: serverCPUs,
+		Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
 	}
 	if isTerminal(stderr) {
 		cfg.Client.Run.Progress = stderr

@@ -67,6 +67,8 @@ func TestUsageErrors(t *testing.T) {
 		{"loopback", "--op", "flush"},
 		{"loopback", "--iters", "10", "--duration", "1s"},
 		{"loopback", "--unit", "furlongs"},
+		{"loopback", "--cpu", "999"},
+		{"server", "--cpu", "x"},
 		{"run"},
 		{"nosuchcommand"},
 	} {
