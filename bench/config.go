@@ -73,7 +73,41 @@ type Spec struct {
 	// Load, when set on a latency test, streams bandwidth traffic on other
 	// QPs while the latency probe QP is measured (latency under load).
 	Load *Load `json:"load,omitempty"`
+	// QPType is the transport of the measured QP: "rc" (default, empty),
+	// "uc" (send and write) or "ud" (send only, at most the path MTU).
+	QPType string `json:"qp_type,omitempty"`
 }
+
+// QP types a test can use.
+const (
+	QPTypeRC = "rc"
+	QPTypeUC = "uc"
+	QPTypeUD = "ud"
+)
+
+// QPTypes lists the QP types in their canonical order.
+var QPTypes = []string{QPTypeRC, QPTypeUC, QPTypeUD}
+
+// qpType is the spec's QP type, "rc" when unset.
+func (s Spec) qpType() string {
+	if s.QPType == "" {
+		return QPTypeRC
+	}
+	return s.QPType
+}
+
+// QPTypeLabel is the spec's QP type as results show it: "RC", "UC" or "UD"
+// ("" for the TCP baseline).
+func (s Spec) QPTypeLabel() string {
+	if s.Transport == TransportTCP {
+		return ""
+	}
+	return strings.ToUpper(s.qpType())
+}
+
+// Unreliable reports whether the spec runs on a QP type without
+// acknowledgements (UC or UD): a lost message is not retransmitted.
+func (s Spec) Unreliable() bool { t := s.qpType(); return t == QPTypeUC || t == QPTypeUD }
 
 // Load is the background traffic of a latency-under-load test: QPs queue
 // pairs each streaming Op (write or read) messages of Size bytes.
@@ -194,6 +228,25 @@ func (s Spec) Validate() error {
 		}
 		if err := s.Load.validate(); err != nil {
 			return err
+		}
+	}
+	if !contains(QPTypes, s.qpType()) {
+		return fmt.Errorf("QP type %q unknown; valid: %s", s.QPType, strings.Join(QPTypes, ", "))
+	}
+	if s.QPType != "" && s.QPType != QPTypeRC && s.Transport == TransportTCP {
+		return fmt.Errorf("QP type %s applies to RDMA tests, not to the TCP baseline", s.QPType)
+	}
+	switch s.qpType() {
+	case QPTypeUC:
+		if s.Op != OpSend && s.Op != OpWrite {
+			return fmt.Errorf("op %s is not supported on UC QPs: UC carries send and write only (READ and atomics need RC)", s.Op)
+		}
+	case QPTypeUD:
+		if s.Op != OpSend {
+			return fmt.Errorf("op %s is not supported on UD QPs: UD carries send only (at most the path MTU per message)", s.Op)
+		}
+		if s.MTU != 0 && s.Size > s.MTU {
+			return fmt.Errorf("size %d bytes exceeds the path MTU %d bytes: a UD message is one packet (use a size of at most %d, or --qp-type rc/uc)", s.Size, s.MTU, s.MTU)
 		}
 	}
 	if s.MTU != 0 && (s.MTU < 256 || s.MTU > 4096 || bits.OnesCount(uint(s.MTU)) != 1) {
@@ -370,6 +423,7 @@ type Plan struct {
 	Load       *Load   // latency tests: background bandwidth QPs
 	PostList   int     // bandwidth: work requests per post
 	Event      bool    // wait on completion channels instead of busy polling
+	QPType     string  // "" or "rc", "uc", "ud"
 }
 
 // Specs expands the plan into tests, in mode, op, size order. Atomics run at
@@ -377,7 +431,14 @@ type Plan struct {
 func (p Plan) Specs() ([]Spec, error) {
 	ops, modes := p.Ops, p.Modes
 	if len(ops) == 0 {
-		ops = []string{OpSend, OpWrite, OpRead}
+		switch p.QPType {
+		case QPTypeUC:
+			ops = []string{OpSend, OpWrite}
+		case QPTypeUD:
+			ops = []string{OpSend}
+		default:
+			ops = []string{OpSend, OpWrite, OpRead}
+		}
 	}
 	if len(modes) == 0 {
 		modes = []string{ModeLat, ModeBW}
@@ -401,7 +462,7 @@ func (p Plan) Specs() ([]Spec, error) {
 			for _, sz := range sizes {
 				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup, WarmupTime: p.WarmupTime,
 					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU, Transport: p.Transport,
-					Event: p.Event}
+					Event: p.Event, QPType: p.QPType}
 				if m == ModeLat {
 					s.Rate, s.Schedule, s.Load = p.Rate, p.Schedule, p.Load
 				}

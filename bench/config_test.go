@@ -216,3 +216,50 @@ func TestParseCPUs(t *testing.T) {
 		}
 	}
 }
+
+func TestSpecQPType(t *testing.T) {
+	base := Spec{Op: OpSend, Mode: ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16}
+	for _, c := range []struct {
+		qp, op string
+		size   int
+		mtu    int
+		tcp    bool
+		want   string // "" = valid
+	}{
+		{"", OpRead, 2, 0, false, ""},
+		{QPTypeRC, OpCmpSwap, 8, 0, false, ""},
+		{QPTypeUC, OpSend, 2, 0, false, ""},
+		{QPTypeUC, OpWrite, 1 << 20, 0, false, ""},
+		{QPTypeUC, OpRead, 2, 0, false, "op read is not supported on UC QPs"},
+		{QPTypeUC, OpFetchAdd, 8, 0, false, "op fetch_add is not supported on UC QPs"},
+		{QPTypeUD, OpSend, 4096, 0, false, ""},
+		{QPTypeUD, OpWrite, 2, 0, false, "op write is not supported on UD QPs"},
+		{QPTypeUD, OpRead, 2, 0, false, "op read is not supported on UD QPs"},
+		{QPTypeUD, OpSend, 2048, 1024, false, "size 2048 bytes exceeds the path MTU 1024 bytes"},
+		{"xrc", OpSend, 2, 0, false, `QP type "xrc" unknown`},
+		{QPTypeUD, OpSend, 2, 0, true, "not to the TCP baseline"},
+	} {
+		s := base
+		s.QPType, s.Op, s.Size, s.MTU = c.qp, c.op, c.size, c.mtu
+		if c.tcp {
+			s.Transport = TransportTCP
+		}
+		err := s.Validate()
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s %s %dB mtu %d: err %v, want %q", c.qp, c.op, c.size, c.mtu, err, c.want)
+		}
+	}
+	specs, err := Plan{QPType: QPTypeUD}.Specs()
+	if err != nil || len(specs) != 2 || specs[0].Op != OpSend || specs[1].Op != OpSend || specs[0].QPType != QPTypeUD {
+		t.Errorf("UD default plan: %v %+v, want send lat and send bw", err, specs)
+	}
+	if l := (Spec{QPType: QPTypeUC}).QPTypeLabel(); l != "UC" {
+		t.Errorf("label %q", l)
+	}
+	if l := (Spec{}).QPTypeLabel(); l != "RC" {
+		t.Errorf("default label %q", l)
+	}
+	if got := envQPType([]Spec{{}, {QPType: QPTypeUD}, {Transport: TransportTCP}}); got != "RC,UD" {
+		t.Errorf("envQPType = %q", got)
+	}
+}

@@ -96,6 +96,8 @@ type endpoint struct {
 	buf    *verbs.Buffer
 	mr     *verbs.MR
 	qp     *verbs.QP
+	ah     *verbs.AH // UD: the address handle of the peer
+	qkey   uint32    // UD: this QP's Q_Key
 	eng    *verbs.Engine
 	area   int // offset of the target area in the buffer
 	psn    uint32
@@ -156,6 +158,19 @@ func newEndpoint(dev *Device, s Spec, client bool) (_ *endpoint, err error) {
 	if uint64(s.Size) > uint64(dev.Port.MaxMsgSize) && dev.Port.MaxMsgSize != 0 {
 		return nil, fmt.Errorf("size %d bytes exceeds %s port %d max_msg_sz %d", s.Size, dev.Ctx.Name(), dev.Port.Port, dev.Port.MaxMsgSize)
 	}
+	qpType, err := verbsQPType(s)
+	if err != nil {
+		return nil, err
+	}
+	if qpType == verbs.QPTypeUD {
+		mtu := dev.Port.ActiveMTU
+		if s.MTU != 0 {
+			mtu = min(mtu, s.MTU)
+		}
+		if err := checkUDSize(s.Size, mtu); err != nil {
+			return nil, err
+		}
+	}
 	if e.pd, err = dev.Ctx.AllocPD(); err != nil {
 		return nil, err
 	}
@@ -166,14 +181,18 @@ func newEndpoint(dev *Device, s Spec, client bool) (_ *endpoint, err error) {
 	if e.rcq, err = dev.Ctx.CreateCQ(s.RxDepth+16, s.Event); err != nil {
 		return nil, err
 	}
-	e.area = (s.Size + 4095) &^ 4095
+	recvLen := s.Size
+	if qpType == verbs.QPTypeUD {
+		recvLen += verbs.GRHSize // receives start with the GRH
+	}
+	e.area = (recvLen + 4095) &^ 4095
 	if e.buf, err = verbs.AllocBuffer(2*e.area, false); err != nil {
 		return nil, err
 	}
 	if e.mr, err = e.pd.RegisterMR(e.buf, 0, e.buf.Len(), verbs.AccessLocalWrite|e.access); err != nil {
 		return nil, err
 	}
-	if e.qp, err = e.pd.CreateQP(verbs.QPConfig{Type: verbs.QPTypeRC, SendCQ: e.scq, RecvCQ: e.rcq,
+	if e.qp, err = e.pd.CreateQP(verbs.QPConfig{Type: qpType, SendCQ: e.scq, RecvCQ: e.rcq,
 		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxInlineData: s.Inline}}); err != nil {
 		return nil, err
 	}
@@ -185,7 +204,37 @@ func newEndpoint(dev *Device, s Spec, client bool) (_ *endpoint, err error) {
 		return nil, err
 	}
 	e.psn = binary.BigEndian.Uint32(b[:]) & 0xffffff
+	if qpType == verbs.QPTypeUD {
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		// the high bit marks a controlled Q_Key, which a send cannot use
+		e.qkey = max(binary.BigEndian.Uint32(b[:])&0x7fffffff, 1)
+	}
 	return e, nil
+}
+
+// verbsQPType maps the spec's QP type to the verbs one.
+func verbsQPType(s Spec) (verbs.QPType, error) {
+	switch s.qpType() {
+	case QPTypeRC:
+		return verbs.QPTypeRC, nil
+	case QPTypeUC:
+		return verbs.QPTypeUC, nil
+	case QPTypeUD:
+		return verbs.QPTypeUD, nil
+	}
+	return 0, fmt.Errorf("QP type %q unknown; valid: rc, uc, ud", s.QPType)
+}
+
+// checkUDSize refuses UD messages larger than the path MTU: a UD message is
+// a single packet.
+func checkUDSize(size, mtu int) error {
+	if size > mtu {
+		return fmt.Errorf("size %d bytes exceeds the path MTU %d bytes: a UD message is one packet (use a size of at most %d bytes, or --qp-type rc or uc)",
+			size, mtu, mtu)
+	}
+	return nil
 }
 
 func (e *endpoint) maxRdAtomic() int {
@@ -196,7 +245,7 @@ func (e *endpoint) maxRdAtomic() int {
 func (e *endpoint) info() QPInfo {
 	return QPInfo{QPN: e.qp.QPN(), PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
 		GIDType: e.dev.GID.Type.String(), LinkLayer: e.dev.Port.LinkLayer, ActiveMTU: e.dev.Port.ActiveMTU,
-		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.Size)}
+		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.Size), QKey: e.qkey}
 }
 
 // connect moves the QP to RTS towards the peer and creates the engine. It
@@ -226,9 +275,22 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 	if s.MTU != 0 {
 		mtu = min(mtu, s.MTU)
 	}
-	if err := e.qp.ToInit(e.dev.Port.Port, e.access); err != nil {
+	ud := e.qp.Type() == verbs.QPTypeUD
+	var dest verbs.UDDest
+	if ud {
+		if err := checkUDSize(s.Size, mtu); err != nil {
+			return 0, err
+		}
+		if r.QKey == 0 {
+			return 0, fmt.Errorf("peer QP info: a UD peer must send its Q_Key")
+		}
+		if err := e.qp.ToInitQKey(e.dev.Port.Port, 0, e.qkey); err != nil {
+			return 0, err
+		}
+	} else if err := e.qp.ToInit(e.dev.Port.Port, e.access); err != nil {
 		return 0, err
 	}
+	// ToRTR and ToRTS give UC and UD only the attributes their type takes
 	if err := e.qp.ToRTR(verbs.RTRAttr{Port: e.dev.Port.Port, PathMTU: mtu, DestQPN: r.QPN, RQPSN: r.PSN, DLID: r.LID,
 		UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index, MaxDestRdAtomic: e.maxRdAtomic()}); err != nil {
 		return 0, err
@@ -237,9 +299,17 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 		MaxRdAtomic: max(1, min(r.MaxRdAtomic, e.dev.Attr.MaxQPInitRdAtom))}); err != nil {
 		return 0, err
 	}
+	if ud {
+		ah, err := e.pd.CreateAH(verbs.AHAttr{Port: e.dev.Port.Port, DLID: r.LID, UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index})
+		if err != nil {
+			return 0, err
+		}
+		e.ah = ah
+		dest = verbs.UDDest{AH: ah, QPN: r.QPN, QKey: r.QKey}
+	}
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: engineOp(s.Op), Size: s.Size, RecvOffset: e.area,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: s.Inline > 0 && s.Size <= s.Inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
-		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event})
+		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest})
 	if err != nil {
 		return 0, err
 	}
@@ -259,7 +329,7 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 // close releases everything in reverse order of creation.
 func (e *endpoint) close() error {
 	var errs []error
-	for _, c := range []interface{ Close() error }{e.eng, e.qp, e.mr, e.buf, e.rcq, e.scq, e.pd} {
+	for _, c := range []interface{ Close() error }{e.eng, e.qp, e.ah, e.mr, e.buf, e.rcq, e.scq, e.pd} {
 		if c == nil || isNilCloser(c) {
 			continue
 		}
@@ -273,6 +343,8 @@ func isNilCloser(c interface{ Close() error }) bool {
 	case *verbs.Engine:
 		return v == nil
 	case *verbs.QP:
+		return v == nil
+	case *verbs.AH:
 		return v == nil
 	case *verbs.MR:
 		return v == nil

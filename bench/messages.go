@@ -30,6 +30,8 @@ type QPInfo struct {
 	RKey        uint32 `json:"rkey"`
 	Addr        uint64 `json:"addr"` // target area
 	Len         uint64 `json:"len"`  // target area length, bytes
+	// QKey is the Q_Key of a UD QP: the peer sends with it.
+	QKey uint32 `json:"qkey,omitempty"`
 	// Load holds the load QPs of a latency-under-load test, in order.
 	Load []QPInfo `json:"load,omitempty"`
 	// TCPPort is the server's data port of a TCP test (Spec.Transport "tcp"),

@@ -336,3 +336,87 @@ func TestRDMABusyServer(t *testing.T) {
 		t.Fatalf("second client: %v, want a busy refusal", err)
 	}
 }
+
+// runQPType runs specs in loopback and checks every result's QP type.
+func runQPType(t *testing.T, specs []Spec) *Document {
+	t.Helper()
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := checkDoc(t, doc, specs)
+	want := specs[0].QPTypeLabel()
+	if back.Env.QPType != want {
+		t.Errorf("environment QP type %q, want %q", back.Env.QPType, want)
+	}
+	for _, r := range back.Results {
+		if r.QPType != want {
+			t.Errorf("%s %s %dB: result QP type %q, want %q", r.Op, r.Mode, r.SizeBytes, r.QPType, want)
+		}
+		if r.LostMessages != 0 {
+			t.Logf("%s %s %dB: %d messages lost", r.Op, r.Mode, r.SizeBytes, r.LostMessages)
+		}
+	}
+	return back
+}
+
+func TestRDMAUCLoopback(t *testing.T) {
+	requireDevice(t)
+	lat := plan(t, Plan{QPType: QPTypeUC, Ops: []string{OpSend, OpWrite}, Modes: []string{ModeLat}, Sizes: []int{2, 4096, 65536},
+		Iters: 1000, Warmup: 50})
+	bw := plan(t, Plan{QPType: QPTypeUC, Ops: []string{OpSend, OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096, 65536},
+		Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
+	runQPType(t, append(lat, bw...))
+}
+
+func TestRDMAUDLoopback(t *testing.T) {
+	requireDevice(t)
+	lat := plan(t, Plan{QPType: QPTypeUD, Modes: []string{ModeLat}, Sizes: []int{2, 4096}, Iters: 1000, Warmup: 50})
+	bw := plan(t, Plan{QPType: QPTypeUD, Modes: []string{ModeBW}, Sizes: []int{2, 4096}, Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
+	for _, s := range append(lat, bw...) {
+		if s.Op != OpSend {
+			t.Fatalf("UD plan has op %s", s.Op)
+		}
+	}
+	runQPType(t, append(lat, bw...))
+}
+
+// TestRDMAUDAboveMTU: rxe on lo has a 4096-byte MTU; a 4097-byte UD message
+// must fail before any traffic, naming the size and the MTU.
+func TestRDMAUDAboveMTU(t *testing.T) {
+	requireDevice(t)
+	for _, mode := range Modes {
+		specs := plan(t, Plan{QPType: QPTypeUD, Modes: []string{mode}, Sizes: []int{4097}, Iters: 100, Warmup: 10})
+		_, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+		if err == nil || !strings.Contains(err.Error(), "size 4097 bytes exceeds the path MTU 4096 bytes") {
+			t.Fatalf("UD %s 4097 B: err %v, want the path MTU error", mode, err)
+		}
+		t.Logf("UD %s 4097 B: %v", mode, err)
+	}
+	// with --mtu 1024 the spec alone is refused
+	_, err := Plan{QPType: QPTypeUD, Modes: []string{ModeLat}, Sizes: []int{2048}, MTU: 1024}.Specs()
+	if err == nil || !strings.Contains(err.Error(), "size 2048 bytes exceeds the path MTU 1024 bytes") {
+		t.Fatalf("UD 2048 B at --mtu 1024: err %v", err)
+	}
+}
+
+// TestRDMAUCReadRefused: READ (and atomics) need RC; the server refuses such
+// a spec too, not only the client's plan.
+func TestRDMAUCReadRefused(t *testing.T) {
+	requireDevice(t)
+	for _, qt := range []string{QPTypeUC, QPTypeUD} {
+		for _, op := range []string{OpRead, OpFetchAdd} {
+			_, err := Plan{QPType: qt, Ops: []string{op}, Modes: []string{ModeLat}}.Specs()
+			if err == nil || !strings.Contains(err.Error(), "op "+op+" is not supported on "+strings.ToUpper(qt)+" QPs") {
+				t.Errorf("%s %s: err %v, want a clear refusal", qt, op, err)
+			}
+		}
+	}
+	// a spec that skipped the client's validation reaches the server
+	spec := Spec{Op: OpRead, Mode: ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, QPType: QPTypeUC}
+	_, err := RunLoopback(context.Background(), runCfg([]Spec{spec}), testLog(t))
+	if err == nil || !strings.Contains(err.Error(), "not supported on UC QPs") {
+		t.Fatalf("UC read: err %v, want the refusal", err)
+	}
+	t.Logf("UC read: %v", err)
+}

@@ -114,6 +114,12 @@ type Result struct {
 	// Event is set when completions were awaited on completion channels
 	// (interrupts) instead of busy polling.
 	Event bool `json:"event,omitempty"`
+	// QPType is the transport of the measured QP: "RC", "UC" or "UD"
+	// (empty for TCP and for results written before it existed).
+	QPType string `json:"qp_type,omitempty"`
+	// LostMessages counts SENDs of an unreliable (UC/UD) bandwidth test
+	// that the server never received (warm-up included): no retransmission.
+	LostMessages int64 `json:"lost_messages,omitempty"`
 	// CPU is the CPU time each side's engine thread spent on the test.
 	CPU *CPUUsage `json:"cpu,omitempty"`
 	// LinkUtilization is the bandwidth over the port's nominal rate (active

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -50,7 +51,7 @@ func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error
 			return err
 		}
 		env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
-		env.QPType = "RC"
+		env.QPType = envQPType(cfg.Specs)
 		env.EnginePinnedCPU = cfg.Client.Run.CPU
 	}
 	checks, cw := CheckEnv(env.Device, env.EnginePinnedCPU)
@@ -113,6 +114,21 @@ func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*Do
 		doc.Role, doc.Peer = "loopback", ""
 	}
 	return doc, err
+}
+
+// envQPType is Env.QPType of a run: the QP type of its RDMA tests, or
+// several joined with "," when they differ ("RC" when there are none).
+func envQPType(specs []Spec) string {
+	var types []string
+	for _, s := range specs {
+		if l := s.QPTypeLabel(); l != "" && !contains(types, l) {
+			types = append(types, l)
+		}
+	}
+	if len(types) == 0 {
+		return "RC"
+	}
+	return strings.Join(types, ",")
 }
 
 // ListenAndServe runs `rdmabench server` on addr until ctx ends.

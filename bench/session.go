@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Timeouts of the control connection.
@@ -267,6 +269,13 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 			return err
 		}
 	}
+	if active && spec.Unreliable() && spec.Op == OpSend && spec.Mode == ModeBW {
+		// UC/UD drop messages a full receive queue cannot take: take what
+		// arrived until the stream goes quiet, and report the count
+		ep.eng.SetStop(end.Total)
+		loopErr = awaitQuiet(ep.eng, done)
+		active = false
+	}
 	if active {
 		ep.eng.SetStop(end.Total)
 		select {
@@ -284,6 +293,35 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 		return err
 	}
 	return loopErr
+}
+
+// unreliableQuiet is how long an unreliable bandwidth receiver waits for
+// more messages after the client's end before it counts the rest as lost.
+var unreliableQuiet = 500 * time.Millisecond
+
+// awaitQuiet waits for the bandwidth receiver loop (done) to reach its stop
+// count, or stops it once no message arrived for unreliableQuiet.
+func awaitQuiet(eng *verbs.Engine, done <-chan error) error {
+	last := eng.Iterations()
+	t := time.NewTicker(unreliableQuiet / 5)
+	defer t.Stop()
+	quietSince := time.Now()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+			if n := eng.Iterations(); n != last {
+				last, quietSince = n, time.Now()
+			} else if time.Since(quietSince) >= unreliableQuiet {
+				eng.Abort()
+				if err := <-done; err != nil && !errors.Is(err, verbs.ErrAborted) {
+					return err
+				}
+				return nil
+			}
+		}
+	}
 }
 
 // heartbeat sends Ready{alive} every heartbeatEvery until the returned stop
@@ -508,6 +546,9 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 	}
 	if g := cl.dev.Port.LinkGbps(); g > 0 {
 		res.LinkUtilization = res.Bandwidth.GbitPerSec / g
+	}
+	if spec.Unreliable() && spec.Op == OpSend && spec.Mode == ModeBW && sr.Iterations < total {
+		res.LostMessages = total - sr.Iterations
 	}
 	cl.PathMTU = mtu
 	return res, nil

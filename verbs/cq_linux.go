@@ -70,6 +70,7 @@ type WC struct {
 	VendorErr uint32
 	ByteLen   uint32
 	QPN       uint32
+	SrcQP     uint32 // UD receives: the sender's QP number
 	Imm       uint32 // host order; valid when HasImm
 	HasImm    bool
 }
@@ -100,7 +101,7 @@ func (q *CQ) PollOne() (WC, bool, error) {
 		return WC{}, false, nil
 	}
 	return WC{WRID: uint64(w.wr_id), Status: WCStatus(w.status), Opcode: WCOpcode(w.opcode),
-		VendorErr: uint32(w.vendor_err), ByteLen: uint32(w.byte_len), QPN: uint32(w.qp_num),
+		VendorErr: uint32(w.vendor_err), ByteLen: uint32(w.byte_len), QPN: uint32(w.qp_num), SrcQP: uint32(w.src_qp),
 		Imm: uint32(w.imm_data), HasImm: w.wc_flags&C.IBV_WC_WITH_IMM != 0}, true, nil
 }
 

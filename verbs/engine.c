@@ -130,7 +130,8 @@ static int wait_byte(rb_engine *e, volatile uint8_t *p, uint8_t v, int responder
 }
 
 static int post_recv1(rb_engine *e) {
-	struct ibv_sge sge = { .addr = e->laddr + e->roff, .length = e->size, .lkey = e->lkey };
+	// UD: the GRH (40 bytes) lands first, the payload after it
+	struct ibv_sge sge = { .addr = e->laddr + e->roff, .length = e->size + e->recv_extra, .lkey = e->lkey };
 	struct ibv_recv_wr wr, *bad = NULL;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = e->recv_posted;
@@ -167,6 +168,11 @@ static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, 
 	case RB_OP_SEND:
 		wr->opcode = IBV_WR_SEND;
 		wr->send_flags |= e->send_flags;
+		if (e->ah) {
+			wr->wr.ud.ah = e->ah;
+			wr->wr.ud.remote_qpn = e->remote_qpn;
+			wr->wr.ud.remote_qkey = e->qkey;
+		}
 		break;
 	case RB_OP_WRITE:
 	case RB_OP_WRITE_IMM:

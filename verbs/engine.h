@@ -47,6 +47,9 @@ typedef struct rb_engine {
 	uint64_t rng;              // (cfg) xorshift64* state for Poisson gaps, non-zero
 	int64_t next_intended;     // open loop: intended time of the next send; 0 = now
 	int64_t first_intended;    // open loop: intended time of the first send
+	struct ibv_ah *ah;         // (cfg) UD: the peer's address handle (NULL on connected QPs)
+	uint32_t remote_qpn, qkey; // (cfg) UD: the peer's QP number and Q_Key
+	uint32_t recv_extra;       // (cfg) UD: bytes before the payload in a receive (the 40-byte GRH)
 
 	uint64_t *samples;         // (cfg) sample buffer, nanoseconds
 	uint64_t cap;              // (cfg) its capacity

@@ -69,6 +69,9 @@ type EngineConfig struct {
 	// Event waits for completions on the CQs' completion channels (both CQs
 	// must have one) instead of busy polling.
 	Event bool
+	// UD is where SENDs go on a UD QP (required there, and SEND only). Its
+	// receives are Size+GRHSize bytes at RecvOffset, the payload after the GRH.
+	UD UDDest
 }
 
 // MaxPostList bounds EngineConfig.PostList.
@@ -100,6 +103,10 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		return nil, fmt.Errorf("verbs: post list %d out of range 1..%d", cfg.PostList, MaxPostList)
 	case cfg.Event && (cfg.QP.send.ch == nil || cfg.QP.recv.ch == nil):
 		return nil, fmt.Errorf("verbs: event mode needs CQs created with a completion channel")
+	case cfg.QP.typ == QPTypeUD && (cfg.Op != EngineSend || cfg.UD.AH == nil):
+		return nil, fmt.Errorf("verbs: a UD engine runs SEND with an address handle (op %s)", cfg.Op)
+	case cfg.QP.typ == QPTypeUD && uint64(cfg.RecvOffset+cfg.Size+GRHSize) > cfg.MR.Len():
+		return nil, fmt.Errorf("verbs: UD receive area (size %d + %d-byte GRH at offset %d) exceeds the %d-byte MR", cfg.Size, GRHSize, cfg.RecvOffset, cfg.MR.Len())
 	case cfg.Samples < 16:
 		return nil, fmt.Errorf("verbs: engine sample buffer %d must hold at least 16 samples", cfg.Samples)
 	}
@@ -138,6 +145,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e.post_list = C.uint32_t(max(cfg.PostList, 1))
 	if cfg.Event {
 		e.event, e.sch, e.rch = 1, cfg.QP.send.ch, cfg.QP.recv.ch
+	}
+	if cfg.QP.typ == QPTypeUD {
+		e.ah, e.remote_qpn, e.qkey, e.recv_extra = cfg.UD.AH.ah, C.uint32_t(cfg.UD.QPN), C.uint32_t(cfg.UD.QKey), GRHSize
 	}
 	e.cap = C.uint64_t(cfg.Samples)
 	e.stop_at = -1

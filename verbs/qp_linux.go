@@ -145,10 +145,16 @@ func (q *QP) SendCQ() *CQ { return q.send }
 func (q *QP) RecvCQ() *CQ { return q.recv }
 
 // ToInit moves the QP from RESET to INIT on port with the remote access the
-// peer may use (only what the test needs).
+// peer may use (only what the test needs). A UD QP gets DefaultQKey.
 func (q *QP) ToInit(port int, access Access) error {
-	if rc := C.rb_qp_to_init(q.qp, C.uint8_t(port), C.int(access), 0x11111111); rc != 0 {
-		return &Error{Op: "ibv_modify_qp INIT", Detail: fmt.Sprintf("port %d, access %s", port, access), Err: syscall.Errno(rc)}
+	return q.ToInitQKey(port, access, DefaultQKey)
+}
+
+// ToInitQKey is ToInit with the Q_Key of a UD QP (access is ignored for UD,
+// qkey for RC and UC).
+func (q *QP) ToInitQKey(port int, access Access, qkey uint32) error {
+	if rc := C.rb_qp_to_init(q.qp, C.uint8_t(port), C.int(access), C.uint32_t(qkey)); rc != 0 {
+		return &Error{Op: "ibv_modify_qp INIT", Detail: fmt.Sprintf("%s, port %d, access %s", q.typ, port, access), Err: syscall.Errno(rc)}
 	}
 	return nil
 }
@@ -171,8 +177,16 @@ type RTRAttr struct {
 }
 
 // ToRTR moves the QP to RTR. On RoCE this resolves the peer's MAC and can
-// take about a second to fail for an unreachable GID.
+// take about a second to fail for an unreachable GID. A UC QP uses the
+// address, path MTU, QPN and PSN only (no MaxDestRdAtomic, MinRNRTimer); a UD
+// QP only changes state (its sends carry an address handle) and ignores a.
 func (q *QP) ToRTR(a RTRAttr) error {
+	if q.typ == QPTypeUD {
+		if rc := C.rb_ud_to_rtr(q.qp); rc != 0 {
+			return &Error{Op: "ibv_modify_qp RTR", Detail: "UD", Err: syscall.Errno(rc)}
+		}
+		return nil
+	}
 	mtu, err := MTUEnum(a.PathMTU)
 	if err != nil {
 		return fmt.Errorf("verbs: ibv_modify_qp RTR: %w", err)
@@ -193,8 +207,8 @@ func (q *QP) ToRTR(a RTRAttr) error {
 	if rc := C.rb_qp_to_rtr(q.qp, C.uint8_t(a.Port), C.int(mtu), C.uint32_t(a.DestQPN), C.uint32_t(a.RQPSN&0xffffff),
 		C.uint16_t(a.DLID), C.int(grh), C.uint64_t(hi), C.uint64_t(lo), C.uint8_t(a.SGIDIndex), C.uint8_t(hop),
 		C.uint8_t(a.TrafficClass), C.uint8_t(a.SL), C.uint8_t(a.MaxDestRdAtomic), C.uint8_t(rnr)); rc != 0 {
-		return &Error{Op: "ibv_modify_qp RTR", Detail: fmt.Sprintf("dest qpn 0x%x, dgid %s, sgid_index %d, path_mtu %d",
-			a.DestQPN, a.DGID, a.SGIDIndex, a.PathMTU), Err: syscall.Errno(rc)}
+		return &Error{Op: "ibv_modify_qp RTR", Detail: fmt.Sprintf("%s, dest qpn 0x%x, dgid %s, sgid_index %d, path_mtu %d",
+			q.typ, a.DestQPN, a.DGID, a.SGIDIndex, a.PathMTU), Err: syscall.Errno(rc)}
 	}
 	return nil
 }
@@ -216,8 +230,14 @@ type RTSAttr struct {
 	MaxRdAtomic int // outstanding READ/atomic as initiator
 }
 
-// ToRTS moves the QP to RTS.
+// ToRTS moves the QP to RTS. UC and UD QPs use SQPSN only.
 func (q *QP) ToRTS(a RTSAttr) error {
+	if q.typ == QPTypeUD {
+		if rc := C.rb_ud_to_rts(q.qp, C.uint32_t(a.SQPSN&0xffffff)); rc != 0 {
+			return &Error{Op: "ibv_modify_qp RTS", Detail: "UD", Err: syscall.Errno(rc)}
+		}
+		return nil
+	}
 	if a.Timeout == 0 {
 		a.Timeout = 14
 	}
@@ -229,7 +249,7 @@ func (q *QP) ToRTS(a RTSAttr) error {
 	}
 	if rc := C.rb_qp_to_rts(q.qp, C.uint32_t(a.SQPSN&0xffffff), C.uint8_t(a.Timeout), C.uint8_t(a.RetryCnt),
 		C.uint8_t(a.RNRRetry), C.uint8_t(a.MaxRdAtomic)); rc != 0 {
-		return &Error{Op: "ibv_modify_qp RTS", Detail: fmt.Sprintf("timeout %d, retry %d, max_rd_atomic %d", a.Timeout, a.RetryCnt, a.MaxRdAtomic),
+		return &Error{Op: "ibv_modify_qp RTS", Detail: fmt.Sprintf("%s, timeout %d, retry %d, max_rd_atomic %d", q.typ, a.Timeout, a.RetryCnt, a.MaxRdAtomic),
 			Err: syscall.Errno(rc)}
 	}
 	return nil
@@ -294,10 +314,17 @@ type SendWR struct {
 	Inline     bool
 }
 
-// PostSend posts one send work request.
+// PostSend posts one send work request on an RC or UC QP (UD: PostSendUD;
+// a UD work request without an address handle crashes some providers).
 func (q *QP) PostSend(wr SendWR) error {
 	if q.closed {
 		return ErrClosed
+	}
+	switch {
+	case q.typ == QPTypeUD:
+		return fmt.Errorf("verbs: post %s on a UD QP: use PostSendUD (UD sends need an address handle)", wr.Op)
+	case q.typ == QPTypeUC && wr.Op != OpSend && wr.Op != OpSendWithImm && wr.Op != OpWrite && wr.Op != OpWriteWithImm:
+		return fmt.Errorf("verbs: %s is not supported on a UC QP (SEND and RDMA WRITE only)", wr.Op)
 	}
 	if wr.Offset < 0 || wr.Len < 0 || uint64(wr.Offset+wr.Len) > wr.MR.length {
 		return fmt.Errorf("verbs: post %s: %d bytes at offset %d outside the %d-byte MR", wr.Op, wr.Len, wr.Offset, wr.MR.length)

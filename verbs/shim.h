@@ -113,8 +113,9 @@ static inline int rb_qp_to_rtr(struct ibv_qp *qp, uint8_t port, int path_mtu, ui
 		a.ah_attr.grh.hop_limit = hop_limit;
 		a.ah_attr.grh.traffic_class = tclass;
 	}
-	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-		IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	if (qp->qp_type == IBV_QPT_RC) // UC has no responder resources and no RNR NAKs
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	return ibv_modify_qp(qp, &a, mask);
 }
 
@@ -128,9 +129,70 @@ static inline int rb_qp_to_rts(struct ibv_qp *qp, uint32_t sq_psn, uint8_t timeo
 	a.retry_cnt = retry_cnt;
 	a.rnr_retry = rnr_retry;
 	a.max_rd_atomic = max_rd_atomic;
-	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-		IBV_QP_MAX_QP_RD_ATOMIC;
+	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (qp->qp_type == IBV_QPT_RC) // UC has no acks: no timeout, retries or READ/atomics
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	return ibv_modify_qp(qp, &a, mask);
+}
+
+// rb_ud_to_rtr moves a UD QP to RTR: only the state (the address is per
+// work request, in an address handle).
+static inline int rb_ud_to_rtr(struct ibv_qp *qp) {
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+// rb_ud_to_rts moves a UD QP to RTS: the state and the send PSN.
+static inline int rb_ud_to_rts(struct ibv_qp *qp, uint32_t sq_psn) {
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+// rb_create_ah creates an address handle from scalars (GID halves as in
+// rb_qp_to_rtr).
+static inline struct ibv_ah *rb_create_ah(struct ibv_pd *pd, uint8_t port, uint16_t dlid, int use_grh,
+		uint64_t gid_hi, uint64_t gid_lo, uint8_t sgid_index, uint8_t hop_limit, uint8_t tclass, uint8_t sl) {
+	struct ibv_ah_attr a;
+	memset(&a, 0, sizeof(a));
+	a.dlid = dlid;
+	a.sl = sl;
+	a.port_num = port;
+	if (use_grh) {
+		a.is_global = 1;
+		for (int i = 0; i < 8; i++) {
+			a.grh.dgid.raw[i] = (uint8_t)(gid_hi >> (56 - 8 * i));
+			a.grh.dgid.raw[8 + i] = (uint8_t)(gid_lo >> (56 - 8 * i));
+		}
+		a.grh.sgid_index = sgid_index;
+		a.grh.hop_limit = hop_limit;
+		a.grh.traffic_class = tclass;
+	}
+	return ibv_create_ah(pd, &a);
+}
+
+// rb_post_send_ud posts one UD SEND (imm is host order; with_imm selects
+// SEND_WITH_IMM).
+static inline int rb_post_send_ud(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t qkey,
+		uint64_t wr_id, uint64_t laddr, uint32_t len, uint32_t lkey, int flags, int with_imm, uint32_t imm) {
+	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = len > 0 ? 1 : 0;
+	wr.opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+	wr.send_flags = flags;
+	if (with_imm)
+		wr.imm_data = htonl(imm);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = remote_qpn;
+	wr.wr.ud.remote_qkey = qkey;
+	return ibv_post_send(qp, &wr, &bad);
 }
 
 static inline int rb_qp_to_err(struct ibv_qp *qp) {

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -229,6 +230,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	rate := fs.Float64("rate", 0, "open-loop latency: send this many operations per second and time each from its intended send time, e.g. --rate 2000")
 	schedule := fs.String("schedule", bench.ScheduleConstant, "open-loop schedule: constant or poisson")
 	transport := fs.String("transport", bench.TransportRDMA, "data path: rdma, or tcp (kernel TCP baseline: send lat and bw; needs no RDMA device)")
+	qpType := fs.String("qp-type", "rc", "queue pair type: rc, uc (send, write) or ud (send only, size up to the path MTU)")
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
 	loadOp := fs.String("load-op", bench.OpWrite, "operation of the load streams: write or read")
 	loadSize := fs.String("load-size", "64K", "message size of the load streams")
@@ -252,14 +254,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
 	}
 	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
-		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, PostList: *postList, Event: *event, Transport: *transport}
+		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, PostList: *postList, Event: *event,
+		QPType: strings.ToLower(*qpType), Transport: *transport}
 	var err error
 	if *transport == bench.TransportTCP && !fs.Changed("op") {
 		*ops = bench.OpSend // the one op with a TCP equivalent
 	}
-	if plan.Ops, err = bench.ParseList("op", *ops, bench.Ops); err != nil {
-		return usageError{err}
-	}
+	if fs.Changed("op") || plan.QPType == "" || plan.QPType == "rc" || *transport == bench.TransportTCP {
+		if plan.Ops, err = bench.ParseList("op", *ops, bench.Ops); err != nil {
+			return usageError{err}
+		}
+	} // else: the plan picks the ops the QP type supports (uc: send, write; ud: send)
 	if plan.Modes, err = bench.ParseList("mode", *modes, bench.Modes); err != nil {
 		return usageError{err}
 	}

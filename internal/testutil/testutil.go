@@ -70,6 +70,8 @@ type Side struct {
 	Buf    *verbs.Buffer
 	MR     *verbs.MR
 	QP     *verbs.QP
+	// Peer is where this side's UD sends go (UD pairs only).
+	Peer verbs.UDDest
 }
 
 // PairConfig describes a test connection.
@@ -78,15 +80,20 @@ type PairConfig struct {
 	Access  verbs.Access // MR and QP remote access of both sides
 	Depth   int          // send and receive queue depth
 	Inline  int
-	Channel bool // receive CQs get a completion channel
+	Channel bool         // receive CQs get a completion channel
+	Type    verbs.QPType // RC (the zero value is RC), UC or UD
 }
 
-// NewPair creates two RC QPs on ctx connected to each other. Everything is
-// closed in reverse order when the test ends.
+// NewPair creates two QPs of cfg.Type (default RC) on ctx connected to each
+// other; UD sides get an address handle to each other in Side.Peer.
+// Everything is closed in reverse order when the test ends.
 func NewPair(tb testing.TB, ctx *verbs.Context, cfg PairConfig) (a, b *Side) {
 	tb.Helper()
 	if cfg.Depth == 0 {
 		cfg.Depth = 16
+	}
+	if cfg.Type == 0 {
+		cfg.Type = verbs.QPTypeRC
 	}
 	gid := GIDIndex(tb, ctx)
 	port, err := ctx.QueryPort(Port)
@@ -98,6 +105,18 @@ func NewPair(tb testing.TB, ctx *verbs.Context, cfg PairConfig) (a, b *Side) {
 		local, remote := p[0], p[1]
 		if err := local.QP.ToInit(Port, cfg.Access); err != nil {
 			tb.Fatal(err)
+		}
+		if cfg.Type == verbs.QPTypeUD {
+			ah, err := local.PD.CreateAH(verbs.AHAttr{Port: Port, UseGRH: true, DGID: gid.GID, SGIDIndex: gid.Index})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() {
+				if err := ah.Close(); err != nil {
+					tb.Errorf("close ah: %v", err)
+				}
+			})
+			local.Peer = verbs.UDDest{AH: ah, QPN: remote.QP.QPN(), QKey: verbs.DefaultQKey}
 		}
 		if err := local.QP.ToRTR(verbs.RTRAttr{Port: Port, PathMTU: port.ActiveMTU, DestQPN: remote.QP.QPN(), RQPSN: 0x100,
 			UseGRH: true, DGID: gid.GID, SGIDIndex: gid.Index, MaxDestRdAtomic: 1}); err != nil {
@@ -141,7 +160,7 @@ func newSide(tb testing.TB, ctx *verbs.Context, cfg PairConfig) *Side {
 		tb.Fatal(err)
 	}
 	closeLater(s.MR, "mr")
-	if s.QP, err = s.PD.CreateQP(verbs.QPConfig{Type: verbs.QPTypeRC, SendCQ: s.SendCQ, RecvCQ: s.RecvCQ,
+	if s.QP, err = s.PD.CreateQP(verbs.QPConfig{Type: cfg.Type, SendCQ: s.SendCQ, RecvCQ: s.RecvCQ,
 		Caps: verbs.QPCaps{MaxSendWR: cfg.Depth, MaxRecvWR: cfg.Depth, MaxInlineData: cfg.Inline}}); err != nil {
 		tb.Fatal(err)
 	}
