@@ -76,7 +76,23 @@ type Spec struct {
 	// QPType is the transport of the measured QP: "rc" (default, empty),
 	// "uc" (send and write) or "ud" (send only, at most the path MTU).
 	QPType string `json:"qp_type,omitempty"`
+	// QPs is the number of measured QPs of a bandwidth test (0 or 1: one),
+	// each with its own CQs and engine; Threads client threads (0 or 1: one)
+	// drive them, QP i on thread i mod Threads. In iterations mode Iters is
+	// the total over all QPs: each QP runs Iters/QPs, the first Iters%QPs
+	// one more.
+	QPs     int `json:"qps,omitempty"`
+	Threads int `json:"threads,omitempty"`
 }
+
+// MaxQPs bounds the measured QPs of one test.
+const MaxQPs = 64
+
+// NumQPs is the number of measured QPs (at least 1).
+func (s Spec) NumQPs() int { return max(s.QPs, 1) }
+
+// NumThreads is the number of client threads driving the QPs (at least 1).
+func (s Spec) NumThreads() int { return max(s.Threads, 1) }
 
 // QP types a test can use.
 const (
@@ -247,6 +263,24 @@ func (s Spec) Validate() error {
 		}
 		if s.MTU != 0 && s.Size > s.MTU {
 			return fmt.Errorf("size %d bytes exceeds the path MTU %d bytes: a UD message is one packet (use a size of at most %d, or --qp-type rc/uc)", s.Size, s.MTU, s.MTU)
+		}
+	}
+	if s.QPs < 0 || s.QPs > MaxQPs {
+		return fmt.Errorf("QPs %d out of range 1..%d (--qps)", s.QPs, MaxQPs)
+	}
+	if s.Threads < 0 || s.Threads > s.NumQPs() {
+		return fmt.Errorf("threads %d out of range 1..%d (--threads: at most --qps)", s.Threads, s.NumQPs())
+	}
+	if s.NumQPs() > 1 {
+		switch {
+		case s.Mode == ModeLat:
+			return fmt.Errorf("--qps %d applies to bandwidth tests: latency runs on one QP (use --mode bw, or --load-qps for latency under load)", s.QPs)
+		case s.Transport == TransportTCP:
+			return fmt.Errorf("--qps %d applies to RDMA tests, not to the TCP baseline", s.QPs)
+		case s.Event:
+			return fmt.Errorf("--event with --qps %d is not supported: a thread drives its QPs round robin by polling", s.QPs)
+		case s.Iters > 0 && s.Iters < int64(s.NumQPs()):
+			return fmt.Errorf("iterations %d fewer than --qps %d: iterations are the total over all QPs", s.Iters, s.QPs)
 		}
 	}
 	if s.MTU != 0 && (s.MTU < 256 || s.MTU > 4096 || bits.OnesCount(uint(s.MTU)) != 1) {
@@ -424,6 +458,8 @@ type Plan struct {
 	PostList   int     // bandwidth: work requests per post
 	Event      bool    // wait on completion channels instead of busy polling
 	QPType     string  // "" or "rc", "uc", "ud"
+	QPs        int     // bandwidth: measured QPs (0: 1)
+	Threads    int     // bandwidth: client threads driving them (0: 1)
 }
 
 // Specs expands the plan into tests, in mode, op, size order. Atomics run at
@@ -446,6 +482,7 @@ func (p Plan) Specs() ([]Spec, error) {
 	if p.Iters != 0 && p.Duration != 0 {
 		return nil, fmt.Errorf("give either iterations (%d) or a duration (%v), not both", p.Iters, p.Duration)
 	}
+	explicitModes := len(p.Modes) > 0
 	var out []Spec
 	for _, m := range modes {
 		for _, op := range ops {
@@ -465,6 +502,9 @@ func (p Plan) Specs() ([]Spec, error) {
 					Event: p.Event, QPType: p.QPType}
 				if m == ModeLat {
 					s.Rate, s.Schedule, s.Load = p.Rate, p.Schedule, p.Load
+					if explicitModes { // refused by Validate when above 1
+						s.QPs, s.Threads = p.QPs, p.Threads
+					}
 				}
 				if s.Duration == 0 && s.Iters == 0 {
 					s.Iters = defaultIters
@@ -478,6 +518,7 @@ func (p Plan) Specs() ([]Spec, error) {
 						s.TxDepth = 128
 					}
 					s.PostList = p.PostList
+					s.QPs, s.Threads = p.QPs, p.Threads
 					s.CQMod = p.CQMod
 					if s.CQMod == 0 {
 						s.CQMod = min(100, s.TxDepth)

@@ -16,7 +16,13 @@ import (
 // latency under load, the load QPs.
 type testEndpoints struct {
 	probe *endpoint
+	extra []*endpoint // the measured QPs after probe (Spec.QPs > 1)
 	loads []*endpoint
+}
+
+// measured is every measured QP: probe first, then extra.
+func (t *testEndpoints) measured() []*endpoint {
+	return append([]*endpoint{t.probe}, t.extra...)
 }
 
 func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err error) {
@@ -28,6 +34,13 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 	}()
 	if t.probe, err = newEndpoint(dev, s, client); err != nil {
 		return nil, err
+	}
+	for i := 1; i < s.NumQPs(); i++ {
+		ep, err := newEndpoint(dev, s, client)
+		if err != nil {
+			return nil, fmt.Errorf("QP %d: %w", i, err)
+		}
+		t.extra = append(t.extra, ep)
 	}
 	if s.Load != nil {
 		for i := 0; i < s.Load.QPs; i++ {
@@ -46,6 +59,9 @@ func (t *testEndpoints) info() QPInfo {
 	for _, ep := range t.loads {
 		in.Load = append(in.Load, ep.info())
 	}
+	for _, ep := range t.extra {
+		in.QPs = append(in.QPs, ep.info())
+	}
 	return in
 }
 
@@ -53,6 +69,14 @@ func (t *testEndpoints) info() QPInfo {
 func (t *testEndpoints) connect(r QPInfo) (int, error) {
 	if len(r.Load) != len(t.loads) {
 		return 0, fmt.Errorf("peer has %d load QPs, this side %d", len(r.Load), len(t.loads))
+	}
+	if len(r.QPs) != len(t.extra) {
+		return 0, fmt.Errorf("peer has %d measured QPs, this side %d (does the server support --qps?)", len(r.QPs)+1, len(t.extra)+1)
+	}
+	for i, ep := range t.extra {
+		if _, err := ep.connect(r.QPs[i]); err != nil {
+			return 0, fmt.Errorf("QP %d: %w", i+1, err)
+		}
 	}
 	for i, ep := range t.loads {
 		if _, err := ep.connect(r.Load[i]); err != nil {
@@ -65,6 +89,9 @@ func (t *testEndpoints) connect(r QPInfo) (int, error) {
 func (t *testEndpoints) close() error {
 	var errs []error
 	for _, ep := range t.loads {
+		errs = append(errs, ep.close())
+	}
+	for _, ep := range t.extra {
 		errs = append(errs, ep.close())
 	}
 	if t.probe != nil {

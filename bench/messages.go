@@ -34,6 +34,9 @@ type QPInfo struct {
 	QKey uint32 `json:"qkey,omitempty"`
 	// Load holds the load QPs of a latency-under-load test, in order.
 	Load []QPInfo `json:"load,omitempty"`
+	// QPs holds the measured QPs after the first (this one) of a multi-QP
+	// bandwidth test (Spec.QPs), in order.
+	QPs []QPInfo `json:"qps,omitempty"`
 	// TCPPort is the server's data port of a TCP test (Spec.Transport "tcp"),
 	// on its control connection's local address; the RDMA fields are zero.
 	TCPPort int `json:"tcp_port,omitempty"`
@@ -50,6 +53,8 @@ const (
 type Ready struct {
 	Phase string `json:"phase"`
 	Total int64  `json:"total,omitempty"`
+	// Totals is Total per measured QP of a multi-QP test, in QP order.
+	Totals []int64 `json:"totals,omitempty"`
 }
 
 // ServerResult is what the server reports after a test.

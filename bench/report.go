@@ -146,7 +146,11 @@ func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
 	na := false
 	for _, r := range results {
 		bw, _, _ := r.Bandwidth.In(unit)
-		row := []string{r.Op, strconv.Itoa(r.SizeBytes), strconv.FormatInt(r.Iterations, 10),
+		op := r.Op
+		if r.QPs > 1 {
+			op += fmt.Sprintf(" x%d", r.QPs) // aggregate over QPs
+		}
+		row := []string{op, strconv.Itoa(r.SizeBytes), strconv.FormatInt(r.Iterations, 10),
 			strconv.FormatFloat(bw, 'f', 2, 64), strconv.FormatFloat(r.Bandwidth.Mpps, 'f', 6, 64),
 			r.Latency.P50.US(), r.Latency.P99.US(), cpuPerMsg(r.CPU), linkPercent(r.LinkUtilization)}
 		na = na || !r.Latency.P50.OK || !r.Latency.P99.OK

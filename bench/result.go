@@ -136,6 +136,14 @@ type Result struct {
 
 	// Transport is "tcp" for the kernel-TCP baseline; empty for RDMA.
 	Transport string `json:"transport,omitempty"`
+
+	// QPs and Threads are set for multi-QP bandwidth tests (--qps, --threads):
+	// the figures above are the aggregate over all QPs (bandwidth: total
+	// bytes over the earliest first post to the latest last completion;
+	// latency: every QP's completions merged), PerQP has each QP's own.
+	QPs     int        `json:"qps,omitempty"`
+	Threads int        `json:"threads,omitempty"`
+	PerQP   []QPResult `json:"per_qp,omitempty"`
 }
 
 // SetLatency fills r.Latency from h divided by div (see NewLatency),

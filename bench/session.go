@@ -208,7 +208,6 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 		return err
 	}
 	defer eps.close()
-	ep := eps.probe
 	var remote QPInfo
 	if err := c.Recv(MsgQPInfo, &remote); err != nil {
 		return err
@@ -220,72 +219,105 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 		return err
 	}
 	active := spec.Op == OpSend || (spec.Op == OpWrite && spec.Mode == ModeLat)
-	done := make(chan error, 1)
-	var cpuUser, cpuSys int64 // the responder thread's, written before done
+	qps := eps.measured()
+	// one responder loop per measured QP, each on its own locked thread;
+	// a loop's error also goes to firstErr
+	dones := make([]chan error, len(qps))
+	firstErr := make(chan error, 1)
+	cpuUser, cpuSys := make([]int64, len(qps)), make([]int64, len(qps)) // written before dones
 	if active {
-		go func() {
-			defer runtime.UnlockOSThread()
-			if err := lockThread(firstCPU(s.cfg.CPUs)); err != nil {
-				done <- err
-				return
-			}
-			cpu := startCPU()
-			var err error
-			if spec.Mode == ModeLat {
-				err = ep.eng.LatServer()
-			} else {
-				err = ep.eng.BWServer()
-			}
-			cpuUser, cpuSys = cpu.stop()
-			done <- err
-		}()
+		for i, ep := range qps {
+			dones[i] = make(chan error, 1)
+			go func() {
+				err := func() error {
+					defer runtime.UnlockOSThread()
+					if err := lockThread(serverCPU(s.cfg.CPUs, i)); err != nil {
+						return err
+					}
+					cpu := startCPU()
+					defer func() { cpuUser[i], cpuSys[i] = cpu.stop() }()
+					if spec.Mode == ModeLat {
+						return ep.eng.LatServer()
+					}
+					return ep.eng.BWServer()
+				}()
+				if err != nil && len(qps) > 1 {
+					err = fmt.Errorf("QP %d: %w", i, err)
+				}
+				if err != nil {
+					select {
+					case firstErr <- err:
+					default:
+					}
+				}
+				dones[i] <- err
+			}()
+		}
 	}
-	stopLoop := func() {
+	stopLoops := func() {
 		if active {
-			ep.eng.Abort()
-			<-done
+			for i, ep := range qps {
+				ep.eng.Abort()
+				<-dones[i]
+			}
 		}
 	}
 	if err := c.Send(MsgReady, Ready{Phase: PhaseStart}); err != nil {
-		stopLoop()
+		stopLoops()
 		return err
 	}
 	var end Ready
 	msgs := awaitEnd(c, &end)
-	var loopErr error
 	select {
 	case err := <-msgs:
 		if err != nil {
-			stopLoop()
+			stopLoops()
 			return fmt.Errorf("client lost during the test: %w", err)
 		}
-	case loopErr = <-done:
-		active = false
-		// The loop failed (or timed out): tell the client, then wait for its end.
-		if loopErr != nil {
-			return reportLoopError(c, loopErr, msgs)
-		}
-		if err := <-msgs; err != nil {
-			return err
-		}
+	case loopErr := <-firstErr:
+		// A loop failed (or timed out): tell the client, then wait for its end.
+		stopLoops()
+		return reportLoopError(c, loopErr, msgs)
 	}
-	if active && spec.Unreliable() && spec.Op == OpSend && spec.Mode == ModeBW {
-		// UC/UD drop messages a full receive queue cannot take: take what
-		// arrived until the stream goes quiet, and report the count
-		ep.eng.SetStop(end.Total)
-		loopErr = awaitQuiet(ep.eng, done)
-		active = false
+	totals := end.Totals
+	if len(totals) == 0 && len(qps) == 1 {
+		totals = []int64{end.Total}
 	}
+	if active && len(totals) != len(qps) {
+		stopLoops()
+		return fmt.Errorf("client's end gives %d per-QP totals for %d QPs", len(totals), len(qps))
+	}
+	loopErrs := make([]error, len(qps))
 	if active {
-		ep.eng.SetStop(end.Total)
-		select {
-		case loopErr = <-done:
-		case <-time.After(engineTimeout + 5*time.Second):
-			ep.eng.Abort()
-			loopErr = fmt.Errorf("responder did not reach %d iterations: %w", end.Total, <-done)
+		var wg sync.WaitGroup
+		for i, ep := range qps {
+			ep.eng.SetStop(totals[i])
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if spec.Unreliable() && spec.Op == OpSend && spec.Mode == ModeBW {
+					// UC/UD drop messages a full receive queue cannot take: take what
+					// arrived until the stream goes quiet, and report the count
+					loopErrs[i] = awaitQuiet(ep.eng, dones[i])
+					return
+				}
+				select {
+				case loopErrs[i] = <-dones[i]:
+				case <-time.After(engineTimeout + 5*time.Second):
+					ep.eng.Abort()
+					loopErrs[i] = fmt.Errorf("responder did not reach %d iterations: %w", totals[i], <-dones[i])
+				}
+			}()
 		}
+		wg.Wait()
 	}
-	res := ServerResult{Iterations: int64(ep.eng.Iterations()), CPUUserNS: cpuUser, CPUSysNS: cpuSys}
+	loopErr := errors.Join(loopErrs...)
+	res := ServerResult{}
+	for i, ep := range qps {
+		res.Iterations += int64(ep.eng.Iterations())
+		res.CPUUserNS += cpuUser[i]
+		res.CPUSysNS += cpuSys[i]
+	}
 	if loopErr != nil {
 		res.Error = loopErr.Error()
 	}
@@ -352,12 +384,12 @@ func (cl *Client) heartbeat() (stop func()) {
 // finishTest ends a test on the control connection: it reports a measuring
 // error to the server, or sends the end with the total iteration count and
 // returns the server's result.
-func (cl *Client) finishTest(total int64, err error) (ServerResult, error) {
+func (cl *Client) finishTest(total int64, err error, totals ...int64) (ServerResult, error) {
 	if err != nil {
 		cl.c.SendError(err)
 		return ServerResult{}, err
 	}
-	if err := cl.c.Send(MsgReady, Ready{Phase: PhaseEnd, Total: total}); err != nil {
+	if err := cl.c.Send(MsgReady, Ready{Phase: PhaseEnd, Total: total, Totals: totals}); err != nil {
 		return ServerResult{}, err
 	}
 	var sr ServerResult
@@ -402,12 +434,13 @@ func awaitEnd(c *Conn, end *Ready) <-chan error {
 	return msgs
 }
 
-// firstCPU is cpus[0], or -1 (no pinning) for an empty list.
-func firstCPU(cpus []int) int {
+// serverCPU is the CPU of the server's responder loop of QP i: cpus round
+// robin, or -1 (no pinning) for an empty list.
+func serverCPU(cpus []int, i int) int {
 	if len(cpus) == 0 {
 		return -1
 	}
-	return cpus[0]
+	return cpus[i%len(cpus)]
 }
 
 // ClientConfig configures the client side of `rdmabench run` and `loopback`.
@@ -518,16 +551,26 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 	if err := cl.c.Recv(MsgReady, &rd); err != nil {
 		return Result{}, err
 	}
-	defer context.AfterFunc(ctx, ep.eng.Abort)()
+	defer context.AfterFunc(ctx, func() {
+		for _, e := range eps.measured() {
+			e.eng.Abort()
+		}
+	})()
 	stopHeartbeat := cl.heartbeat()
 	var res Result
 	var total int64
+	var totals []int64 // per QP, multi-QP tests
 	var load *loadRun
 	if len(eps.loads) > 0 {
 		load = startLoad(eps.loads, o.LoadCPUs)
 	}
 	if spec.Mode == ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)
+	} else if len(eps.extra) > 0 {
+		res, totals, err = measureBWMulti(eps.measured(), spec, o)
+		for _, t := range totals {
+			total += t
+		}
 	} else {
 		res, total, err = measureBW(ep, spec, o)
 	}
@@ -536,7 +579,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 		res.Load, err = lr, errors.Join(err, lerr)
 	}
 	stopHeartbeat()
-	sr, err := cl.finishTest(total, err)
+	sr, err := cl.finishTest(total, err, totals...)
 	if err != nil {
 		return Result{}, err
 	}

@@ -436,3 +436,48 @@ int rb_drain_send(rb_engine *e, uint64_t n) {
 		TRY(wait_one(e, e->scq, &wc, 0, "a send completion"));
 	return RB_OK;
 }
+
+// rb_bw_client_multi drives n bandwidth senders round robin on the calling
+// thread: one post-and-poll step of rb_bw_client on each engine that has not
+// completed its target, in turn. It returns RB_OK when every target
+// completed or until_ns passed, RB_FULL when one engine's sample buffer is
+// nearly full, or that engine's error; *which is the engine concerned.
+int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which) {
+	int64_t idle_since = rb_now_ns();
+	uint64_t last_done = 0;
+	*which = 0;
+	for (;;) {
+		int active = 0;
+		uint64_t done = 0;
+		for (int i = 0; i < n; i++) {
+			rb_engine *e = es[i];
+			if (e->completed < e->target_posts) {
+				active++;
+				int rc = rb_bw_client(e, 0); // until passed: one step
+				if (rc != RB_OK) {
+					*which = i;
+					return rc;
+				}
+			}
+			done += e->completed;
+		}
+		if (!active)
+			return RB_OK;
+		int64_t now = rb_now_ns();
+		if (now >= until_ns)
+			return RB_OK;
+		if (done != last_done) {
+			last_done = done;
+			idle_since = now;
+		} else if (now - idle_since > es[0]->timeout_ns) {
+			for (int i = 0; i < n; i++) {
+				if (es[i]->completed < es[i]->target_posts) {
+					es[i]->wait_what = "a send completion (no progress on any QP of the thread)";
+					*which = i;
+					return RB_TIMEOUT;
+				}
+			}
+			return RB_OK;
+		}
+	}
+}

@@ -79,6 +79,7 @@ int rb_post_recvs(rb_engine *e, uint32_t n);
 int rb_lat_client(rb_engine *e, uint64_t n);
 int rb_lat_server(rb_engine *e);
 int rb_bw_client(rb_engine *e, int64_t until_ns);
+int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which);
 int rb_bw_server(rb_engine *e);
 int rb_drain_send(rb_engine *e, uint64_t n);
 

@@ -315,3 +315,24 @@ func (g *Engine) ResetCounters() {
 	g.e.t_first, g.e.t_last = 0, 0
 	g.e.nsamples = 0
 }
+
+// BWClientMulti drives several bandwidth senders round robin on the calling
+// thread, in one C call, until every target is complete, the engine clock
+// passes until, or one sample buffer is nearly full (full=true: drain every
+// engine's samples and call again). The engines' CQs must be distinct. Event
+// mode is not supported (a wait on one CQ would stall the others).
+func BWClientMulti(engs []*Engine, until int64) (full bool, err error) {
+	if len(engs) == 1 {
+		return engs[0].BWClient(until)
+	}
+	ptrs := make([]*C.rb_engine, len(engs))
+	for i, g := range engs {
+		ptrs[i] = g.e
+	}
+	var which C.int
+	rc := C.rb_bw_client_multi(&ptrs[0], C.int(len(ptrs)), C.int64_t(until), &which)
+	if rc == C.RB_FULL {
+		return true, nil
+	}
+	return false, engs[int(which)].err(rc, "bandwidth sender")
+}

@@ -231,6 +231,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	schedule := fs.String("schedule", bench.ScheduleConstant, "open-loop schedule: constant or poisson")
 	transport := fs.String("transport", bench.TransportRDMA, "data path: rdma, or tcp (kernel TCP baseline: send lat and bw; needs no RDMA device)")
 	qpType := fs.String("qp-type", "rc", "queue pair type: rc, uc (send, write) or ud (send only, size up to the path MTU)")
+	qps := fs.IntP("qps", "q", 0, "bw: measure on this many QPs at once (1..64), each with its own CQs and engine; iterations are the total over all QPs")
+	threads := fs.Int("threads", 0, "bw: drive the --qps QPs from this many client threads (1..QPs), QP i on thread i mod N")
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
 	loadOp := fs.String("load-op", bench.OpWrite, "operation of the load streams: write or read")
 	loadSize := fs.String("load-size", "64K", "message size of the load streams")
@@ -255,7 +257,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	}
 	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
 		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, PostList: *postList, Event: *event,
-		QPType: strings.ToLower(*qpType), Transport: *transport}
+		QPType: strings.ToLower(*qpType), Transport: *transport, QPs: *qps, Threads: *threads}
 	var err error
 	if *transport == bench.TransportTCP && !fs.Changed("op") {
 		*ops = bench.OpSend // the one op with a TCP equivalent

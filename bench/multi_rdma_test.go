@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// checkPerQP checks a multi-QP result: n per-QP entries, distinct QPNs,
+// threads in range, ops summing to the aggregate, each QP busy.
+func checkPerQP(t *testing.T, r Result, n, m int) {
+	t.Helper()
+	name := r.Op + " " + r.Mode
+	if r.QPs != n || r.Threads != m || len(r.PerQP) != n {
+		t.Fatalf("%s: qps %d threads %d, %d per_qp entries; want %d, %d, %d", name, r.QPs, r.Threads, len(r.PerQP), n, m, n)
+	}
+	var sum, samples int64
+	seen := map[uint32]bool{}
+	for i, q := range r.PerQP {
+		sum += q.Ops
+		samples += q.Latency.Count
+		if seen[q.QPN] || q.Thread != i%m || q.Ops <= 0 || q.Bandwidth.MBPerSec <= 0 {
+			t.Errorf("%s: QP %d: qpn %d (dup %v), thread %d, %d ops, %v", name, i, q.QPN, seen[q.QPN], q.Thread, q.Ops, q.Bandwidth)
+		}
+		seen[q.QPN] = true
+	}
+	if sum != r.Iterations {
+		t.Errorf("%s: per-QP ops sum to %d, aggregate %d", name, sum, r.Iterations)
+	}
+	if samples != r.Samples || samples != r.Latency.Count {
+		t.Errorf("%s: per-QP latency counts sum to %d, merged histogram %d, latency count %d", name, samples, r.Samples, r.Latency.Count)
+	}
+}
+
+func TestRDMAQPsThreadsBandwidth(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{OpWrite, OpSend, OpRead}, Modes: []string{ModeBW}, Sizes: []int{4096},
+		Iters: 4003, TxDepth: 32, Warmup: -1, QPs: 8, Threads: 2})
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := checkDoc(t, doc, specs)
+	for _, r := range back.Results {
+		checkPerQP(t, r, 8, 2)
+		// 4003 over 8 QPs: 501 on the first three, 500 on the rest
+		for i, q := range r.PerQP {
+			if want := qpIters(4003, 8, i); q.Ops != want {
+				t.Errorf("%s: QP %d did %d ops, want %d", r.Op, i, q.Ops, want)
+			}
+		}
+		t.Logf("%s x8/2 threads: %.1f MB/s aggregate", r.Op, r.Bandwidth.MBPerSec)
+	}
+}
+
+func TestRDMAQPs64Threads4(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{64},
+		Iters: 64 * 50, TxDepth: 8, CQMod: 4, Warmup: -1, QPs: 64, Threads: 4})
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := checkDoc(t, doc, specs)
+	checkPerQP(t, back.Results[0], 64, 4)
+}
+
+func TestRDMAQPsThreadsDuration(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096},
+		Duration: time.Second, WarmupTime: 100 * time.Millisecond, TxDepth: 16, QPs: 4, Threads: 2})
+	cfg := runCfg(specs)
+	cfg.Client.Run.Interval = 250 * time.Millisecond
+	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := checkDoc(t, doc, specs)
+	for _, r := range back.Results {
+		checkPerQP(t, r, 4, 2)
+		if d := time.Duration(r.DurationNS); d < 900*time.Millisecond || d > 3*time.Second || len(r.Intervals) < 2 || r.Warmup == 0 {
+			t.Errorf("%s: measured %v, %d intervals, warm-up %d; want about 1s, >= 2, > 0", r.Op, d, len(r.Intervals), r.Warmup)
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestQPItersSplit(t *testing.T) {
+	var sum int64
+	for i := 0; i < 8; i++ {
+		sum += qpIters(4003, 8, i)
+	}
+	if sum != 4003 || qpIters(4003, 8, 2) != 501 || qpIters(4003, 8, 3) != 500 {
+		t.Errorf("split of 4003 over 8: sum %d, QP 2 %d, QP 3 %d", sum, qpIters(4003, 8, 2), qpIters(4003, 8, 3))
+	}
+}
+
+func TestQPsThreadsValidate(t *testing.T) {
+	ok := Spec{Op: OpWrite, Mode: ModeBW, Size: 64, Iters: 100, TxDepth: 8, CQMod: 1, RxDepth: 8, QPs: 8, Threads: 2}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mod  func(*Spec)
+		want string
+	}{
+		{func(s *Spec) { s.QPs = 65 }, "--qps"},
+		{func(s *Spec) { s.Threads = 9 }, "--threads"},
+		{func(s *Spec) { s.QPs, s.Threads = 0, 2 }, "--threads"},
+		{func(s *Spec) { s.Mode, s.TxDepth, s.CQMod = ModeLat, 1, 1 }, "--qps 8 applies to bandwidth"},
+		{func(s *Spec) { s.Iters = 7 }, "fewer than --qps"},
+		{func(s *Spec) { s.Event = true }, "--event"},
+	} {
+		s := ok
+		c.mod(&s)
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one naming %q", s, err, c.want)
+		}
+	}
+	// default modes: --qps applies to bandwidth only; explicit lat is refused
+	specs, err := Plan{QPs: 4, Threads: 2}.Specs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		if (s.Mode == ModeBW) != (s.QPs == 4) {
+			t.Errorf("%s: qps %d", s.Name(), s.QPs)
+		}
+	}
+	if _, err := (Plan{Modes: []string{ModeLat}, QPs: 4}).Specs(); err == nil || !strings.Contains(err.Error(), "--qps") {
+		t.Errorf("lat with --qps 4: %v", err)
+	}
+}
