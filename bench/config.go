@@ -64,6 +64,9 @@ type Spec struct {
 	// operation from its intended send time (coordinated-omission correction).
 	Rate     float64 `json:"rate,omitempty"`
 	Schedule string  `json:"schedule,omitempty"`
+	// SL is the service level and TClass the GRH traffic class of the QPs.
+	SL     int `json:"sl,omitempty"`
+	TClass int `json:"tclass,omitempty"`
 	// PostList chains this many work requests per post in bandwidth tests
 	// (0 or 1: one at a time).
 	PostList int `json:"post_list,omitempty"`
@@ -157,7 +160,7 @@ func (l *Load) validate() error {
 // loadSpec is the bandwidth spec of each load QP.
 func (s Spec) loadSpec() Spec {
 	return Spec{Op: s.Load.Op, Mode: ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
-		RxDepth: 1, MTU: s.MTU}
+		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass}
 }
 
 // Transports and schedules.
@@ -228,6 +231,12 @@ func (s Spec) Validate() error {
 	}
 	if s.Schedule != "" && s.Schedule != ScheduleConstant && s.Schedule != SchedulePoisson {
 		return fmt.Errorf("schedule %q unknown; valid: constant, poisson", s.Schedule)
+	}
+	if s.SL < 0 || s.SL > 15 {
+		return fmt.Errorf("service level %d out of range 0..15", s.SL)
+	}
+	if s.TClass < 0 || s.TClass > 255 {
+		return fmt.Errorf("traffic class %d out of range 0..255", s.TClass)
 	}
 	if s.PostList < 0 || s.PostList > MaxPostList || (s.PostList > 1 && s.PostList > s.TxDepth) {
 		return fmt.Errorf("post list %d out of range 0..%d (and at most the tx depth %d)", s.PostList, MaxPostList, s.TxDepth)
@@ -456,6 +465,8 @@ type Plan struct {
 	Schedule   string  // "constant" (default) or "poisson"
 	Load       *Load   // latency tests: background bandwidth QPs
 	PostList   int     // bandwidth: work requests per post
+	SL         int     // service level, 0..15
+	TClass     int     // GRH traffic class, 0..255
 	Event      bool    // wait on completion channels instead of busy polling
 	QPType     string  // "" or "rc", "uc", "ud"
 	QPs        int     // bandwidth: measured QPs (0: 1)
@@ -499,7 +510,7 @@ func (p Plan) Specs() ([]Spec, error) {
 			for _, sz := range sizes {
 				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup, WarmupTime: p.WarmupTime,
 					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU, Transport: p.Transport,
-					Event: p.Event, QPType: p.QPType}
+					Event: p.Event, QPType: p.QPType, SL: p.SL, TClass: p.TClass}
 				if m == ModeLat {
 					s.Rate, s.Schedule, s.Load = p.Rate, p.Schedule, p.Load
 					if explicitModes { // refused by Validate when above 1

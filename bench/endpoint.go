@@ -292,7 +292,8 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 	}
 	// ToRTR and ToRTS give UC and UD only the attributes their type takes
 	if err := e.qp.ToRTR(verbs.RTRAttr{Port: e.dev.Port.Port, PathMTU: mtu, DestQPN: r.QPN, RQPSN: r.PSN, DLID: r.LID,
-		UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index, MaxDestRdAtomic: e.maxRdAtomic()}); err != nil {
+		UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index, MaxDestRdAtomic: e.maxRdAtomic(),
+		SL: s.SL, TrafficClass: s.TClass}); err != nil {
 		return 0, err
 	}
 	if err := e.qp.ToRTS(verbs.RTSAttr{SQPSN: e.psn, Timeout: 14, RetryCnt: 7, RNRRetry: 7,
@@ -300,7 +301,8 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 		return 0, err
 	}
 	if ud {
-		ah, err := e.pd.CreateAH(verbs.AHAttr{Port: e.dev.Port.Port, DLID: r.LID, UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index})
+		ah, err := e.pd.CreateAH(verbs.AHAttr{Port: e.dev.Port.Port, DLID: r.LID, UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index,
+			SL: s.SL, TrafficClass: s.TClass})
 		if err != nil {
 			return 0, err
 		}

@@ -278,12 +278,28 @@ func TestRDMAServerClient(t *testing.T) {
 	if err := cl.c.Send(MsgTest, bad); err != nil {
 		t.Fatal(err)
 	}
+	if err := cl.c.Send(MsgQPInfo, QPInfo{}); err != nil { // as Client.Run does
+		t.Fatal(err)
+	}
 	var re *RemoteError
 	if err := cl.c.Recv(MsgQPInfo, nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "out of range") {
 		t.Fatalf("bad spec answered with %v, want a RemoteError naming the range", err)
 	}
 	if _, err := cl.Run(context.Background(), specs[0], RunOptions{CPU: -1}); err != nil {
 		t.Fatalf("test after a refused one: %v", err)
+	}
+	// A test the server cannot set up (a service level the port refuses is
+	// not reachable on rxe, so use an inline size above the device's) is
+	// refused, and the session stays in step for the next one.
+	big := specs[0]
+	big.Inline = MaxInline
+	if _, err := cl.Run(context.Background(), big, RunOptions{CPU: -1}); err == nil {
+		t.Fatal("a 64 KiB inline size was accepted")
+	}
+	withSL := specs[0]
+	withSL.SL, withSL.TClass = 3, 32
+	if _, err := cl.Run(context.Background(), withSL, RunOptions{CPU: -1}); err != nil {
+		t.Fatalf("test with SL 3, traffic class 32 after a failed one: %v", err)
 	}
 }
 

@@ -153,6 +153,9 @@ func (s *Server) session(nc net.Conn) {
 			}
 			if err := spec.Validate(); err != nil {
 				s.log.Printf("client %s: bad test: %v", peer, err)
+				if _, _, err := c.RecvAny(ctrlTimeout); err != nil { // the client's QP info: stay in step
+					return
+				}
 				c.SendError(fmt.Errorf("bad test parameters: %w", err))
 				continue
 			}
@@ -203,15 +206,17 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 	if dev == nil {
 		return refuseRDMA(c)
 	}
+	// The client sends its QP info right after the test: read it first, so a
+	// failure below leaves the session in step for the next test.
+	var remote QPInfo
+	if err := c.Recv(MsgQPInfo, &remote); err != nil {
+		return err
+	}
 	eps, err := newTestEndpoints(dev, spec, false)
 	if err != nil {
 		return err
 	}
 	defer eps.close()
-	var remote QPInfo
-	if err := c.Recv(MsgQPInfo, &remote); err != nil {
-		return err
-	}
 	if _, err := eps.connect(remote); err != nil {
 		return err
 	}

@@ -230,6 +230,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	rate := fs.Float64("rate", 0, "open-loop latency: send this many operations per second and time each from its intended send time, e.g. --rate 2000")
 	schedule := fs.String("schedule", bench.ScheduleConstant, "open-loop schedule: constant or poisson")
 	transport := fs.String("transport", bench.TransportRDMA, "data path: rdma, or tcp (kernel TCP baseline: send lat and bw; needs no RDMA device)")
+	sl := fs.IntP("sl", "S", 0, "service level of the QPs, 0..15")
+	tclass := fs.Int("tclass", 0, "GRH traffic class of the QPs, 0..255 (RoCE: DSCP << 2 | ECN)")
 	qpType := fs.String("qp-type", "rc", "queue pair type: rc, uc (send, write) or ud (send only, size up to the path MTU)")
 	qps := fs.IntP("qps", "q", 0, "bw: measure on this many QPs at once (1..64), each with its own CQs and engine; iterations are the total over all QPs")
 	threads := fs.Int("threads", 0, "bw: drive the --qps QPs from this many client threads (1..QPs), QP i on thread i mod N")
@@ -256,7 +258,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
 	}
 	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
-		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, PostList: *postList, Event: *event,
+		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, PostList: *postList, Event: *event, SL: *sl, TClass: *tclass,
 		QPType: strings.ToLower(*qpType), Transport: *transport, QPs: *qps, Threads: *threads}
 	var err error
 	if *transport == bench.TransportTCP && !fs.Changed("op") {
