@@ -346,11 +346,21 @@ func TestRDMABusyServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.Close()
-	_, err = Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
+	start := time.Now()
+	_, err = Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, time.Second)
 	if err == nil || !strings.Contains(err.Error(), "busy") {
 		t.Fatalf("second client: %v, want a busy refusal", err)
 	}
+	if d := time.Since(start); d < 500*time.Millisecond || d > 5*time.Second {
+		t.Errorf("a busy server was retried for %v, want about the 1s connect timeout", d)
+	}
+	// Once the first client leaves, a waiting client gets in.
+	time.AfterFunc(300*time.Millisecond, func() { first.Close() })
+	second, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
+	if err != nil {
+		t.Fatalf("client after the first one left: %v", err)
+	}
+	second.Close()
 }
 
 // runQPType runs specs in loopback and checks every result's QP type.

@@ -110,7 +110,7 @@ func (s *Server) session(nc net.Conn) {
 		return
 	}
 	if !s.busy.TryLock() {
-		c.SendError(errors.New("server busy with another client; try again later"))
+		c.SendError(&RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
 		s.log.Printf("client %s: refused, busy", peer)
 		return
 	}
@@ -474,6 +474,22 @@ type Client struct {
 // Dial connects to a server, retrying until timeout, and opens the device.
 func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Duration) (*Client, error) {
 	deadline := time.Now().Add(timeout)
+	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
+		cl, err := dial(ctx, addr, cfg, deadline)
+		var re *RemoteError
+		if !errors.As(err, &re) || re.Code != codeBusy || time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
+			return cl, err
+		}
+		time.Sleep(delay) // the server is finishing another session: try again
+	}
+}
+
+// codeBusy is the RemoteError code of a server serving another client.
+const codeBusy = "busy"
+
+// dial connects once (retrying refused connections until deadline) and
+// shakes hands.
+func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time) (*Client, error) {
 	var nc net.Conn
 	var err error
 	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
@@ -483,7 +499,7 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Durat
 			break
 		}
 		if time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
-			return nil, fmt.Errorf("server %s not reachable after %v: %w", addr, timeout, err)
+			return nil, fmt.Errorf("server %s not reachable: %w", addr, err)
 		}
 		time.Sleep(delay)
 	}
