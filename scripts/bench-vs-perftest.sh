@@ -20,7 +20,9 @@ Boots one qemu SoftRoCE guest (scripts/vm-run.sh) and runs there, side by side:
   2. 64 KiB WRITE bandwidth for SECS seconds: ib_write_bw -s 65536 -D SECS vs
      rdmabench loopback --op write --mode bw --size 64K -D SECSs, both with
      tx depth 128 and CQ moderation 100 given explicitly
-  3. rdmabench's peak RSS for a SEND latency run of --rss-small vs --rss-large iterations
+  3. the same over 4 QPs: ib_write_bw -q 4 vs rdmabench --qps 4 --threads 1
+     (perftest drives its QPs from one thread)
+  4. rdmabench's peak RSS for a SEND latency run of --rss-small vs --rss-large iterations
 Each latency and bandwidth comparison runs 4 times per tool, interleaved back to
 back in the order perftest rdmabench rdmabench perftest rdmabench perftest perftest
 rdmabench (ABBA BAAB: both tools have the same mean position, so linear drift
@@ -95,7 +97,7 @@ port=19100
 fail=0
 step=0
 set -- $ORDER
-steps=$((4 * $# + 2))
+steps=$((5 * $# + 2))
 say() { echo "bench-guest: $*"; }
 status() { echo "$1 $2" >>$O/status; [ "$2" = 0 ] || { fail=1; say "FAILED: $1 (exit $2)"; }; }
 
@@ -219,6 +221,15 @@ for who in $ORDER; do
     a=$((a + 1)); pt bw-pt$a $tb ib_write_bw -s 65536 -D "$BWDUR" -t 128 -Q 100
   else
     b=$((b + 1)); rb bw-rb$b $tb --op write --mode bw --size 64K -D "${BWDUR}s" --tx-depth 128 --cq-mod 100
+  fi
+done
+# 2b. bandwidth over 4 QPs, same settings; one thread drives all of them in both tools
+a=0 b=0
+for who in $ORDER; do
+  if [ $who = pt ]; then
+    a=$((a + 1)); pt bwq-pt$a $tb ib_write_bw -s 65536 -D "$BWDUR" -t 128 -Q 100 -q 4
+  else
+    b=$((b + 1)); rb bwq-rb$b $tb --op write --mode bw --size 64K -D "${BWDUR}s" --tx-depth 128 --cq-mod 100 --qps 4 --threads 1
   fi
 done
 date +%s >$O/t2
@@ -424,6 +435,23 @@ for ((r = 1; r <= reps; r++)); do
       err "warning: bw-$who$r ran with tx depth '${tx}' and CQ moderation '${cq}', not 128/100"
   done
 done
+# 4 QPs: the same unit as the single-QP runs (checked above)
+for ((r = 1; r <= reps; r++)); do
+  avg=$(pt_col "bwq-pt$r" 4)
+  if isnum "$avg"; then
+    case $bw_unit_note in
+      *MB/s*) R[bwq.pt$r]=$(calc "$avg * 1000000 / 1048576") ;;
+      *) R[bwq.pt$r]=$avg ;;
+    esac
+  else
+    problem "bwq-pt$r: no BW average from ib_write_bw -q 4"
+  fi
+  R[bwq.rb$r]=$(jget "bwq-rb$r" results.0.bandwidth.mib_per_s)
+done
+mapfile -t vals < <(runs 'bwq.pt#')
+R[bwq.pt]=$(median "${vals[@]}")
+mapfile -t vals < <(runs 'bwq.rb#')
+R[bwq.rb]=$(median "${vals[@]}")
 mapfile -t vals < <(runs 'bw.pt#')
 R[bw.pt]=$(median "${vals[@]}")
 mapfile -t vals < <(runs 'bw.rb#')
@@ -483,12 +511,15 @@ report() {
   done
   printf '%-22s %29s | %29s\n' "WRITE bw 64 KiB [MiB/s]" "ib_write_bw avg $(num %.2f "${R[bw.pt]}")" \
     "rdmabench $(num %.2f "${R[bw.rb]}")"
+  printf '%-22s %29s | %29s\n' "  ... over 4 QPs" "ib_write_bw -q 4 $(num %.2f "${R[bwq.pt]}")" \
+    "--qps 4 $(num %.2f "${R[bwq.rb]}")"
   echo "  (${bwdur} s per run, tx depth 128, CQ moderation 100 for both)"
   echo "per run, in run order (perftest | rdmabench):"
   for op in send write read; do
     printf '  %-5s t_typical%s | p50%s\n' "$op" "$(runs "$op.pt#.typ" | list %.2f)" "$(runs "$op.rb#.p50" | list %.2f)"
   done
   printf '  bw    MiB/s%s | MiB/s%s\n' "$(runs 'bw.pt#' | list %.2f)" "$(runs 'bw.rb#' | list %.2f)"
+  printf '  bw x4 MiB/s%s | MiB/s%s\n' "$(runs 'bwq.pt#' | list %.2f)" "$(runs 'bwq.rb#' | list %.2f)"
   [[ -z $bw_unit_note ]] || echo "  ($bw_unit_note)"
   printf 'peak RSS, rdmabench SEND lat: %s it %s MiB (%s B), %s it %s MiB (%s B) [%s]\n' \
     "$(pow10 "$rss_small")" "$(num %.2f "$(calc "${R[rss.small]:-0} / 1048576")")" "${R[rss.small]:-n/a}" \
@@ -504,6 +535,10 @@ report() {
   v=''
   isnum "${R[bw.rb]}" && isnum "${R[bw.pt]}" && v=$(calc "${R[bw.rb]} / ${R[bw.pt]}")
   printf '%-46s %10s  %-10s %s\n' "bw: rdmabench / ib_write_bw average (MiB/s)" "$(num %.3f "$v")" '>= 0.95' \
+    "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
+  v=''
+  isnum "${R[bwq.rb]}" && isnum "${R[bwq.pt]}" && v=$(calc "${R[bwq.rb]} / ${R[bwq.pt]}")
+  printf '%-46s %10s  %-10s %s\n' "bw 4 QPs: rdmabench / ib_write_bw -q 4" "$(num %.3f "$v")" '>= 0.95' \
     "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
   v=''
   isnum "${R[rss.small]}" && isnum "${R[rss.large]}" && v=$(calc "(${R[rss.large]} - ${R[rss.small]}) / 1048576")
