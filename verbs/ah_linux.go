@@ -43,17 +43,9 @@ func (p *PD) CreateAH(a AHAttr) (*AH, error) {
 	if err != nil {
 		return nil, err
 	}
-	hop := a.HopLimit
-	if hop == 0 {
-		hop = 64
-	}
-	grh := 0
-	if a.UseGRH {
-		grh = 1
-	}
-	hi, lo := gidHalves(a.DGID)
-	ah, err := C.rb_create_ah(pd, C.uint8_t(a.Port), C.uint16_t(a.DLID), C.int(grh), C.uint64_t(hi), C.uint64_t(lo),
-		C.uint8_t(a.SGIDIndex), C.uint8_t(hop), C.uint8_t(a.TrafficClass), C.uint8_t(a.SL))
+	g := grhOf(a.UseGRH, a.DGID, a.HopLimit)
+	ah, err := C.rb_create_ah(pd, C.uint8_t(a.Port), C.uint16_t(a.DLID), g.use, g.hi, g.lo,
+		C.uint8_t(a.SGIDIndex), g.hop, C.uint8_t(a.TrafficClass), C.uint8_t(a.SL))
 	if ah == nil {
 		p.release()
 		return nil, &Error{Op: "ibv_create_ah", Detail: fmt.Sprintf("port %d, dlid %d, dgid %s, sgid_index %d", a.Port, a.DLID, a.DGID, a.SGIDIndex),

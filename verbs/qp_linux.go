@@ -191,26 +191,40 @@ func (q *QP) ToRTR(a RTRAttr) error {
 	if err != nil {
 		return fmt.Errorf("verbs: ibv_modify_qp RTR: %w", err)
 	}
-	hop := a.HopLimit
-	if hop == 0 {
-		hop = 64
-	}
 	rnr := a.MinRNRTimer
 	if rnr == 0 {
 		rnr = 12
 	}
-	grh := 0
-	if a.UseGRH {
-		grh = 1
-	}
-	hi, lo := gidHalves(a.DGID)
+	g := grhOf(a.UseGRH, a.DGID, a.HopLimit)
 	if rc := C.rb_qp_to_rtr(q.qp, C.uint8_t(a.Port), C.int(mtu), C.uint32_t(a.DestQPN), C.uint32_t(a.RQPSN&0xffffff),
-		C.uint16_t(a.DLID), C.int(grh), C.uint64_t(hi), C.uint64_t(lo), C.uint8_t(a.SGIDIndex), C.uint8_t(hop),
+		C.uint16_t(a.DLID), g.use, g.hi, g.lo, C.uint8_t(a.SGIDIndex), g.hop,
 		C.uint8_t(a.TrafficClass), C.uint8_t(a.SL), C.uint8_t(a.MaxDestRdAtomic), C.uint8_t(rnr)); rc != 0 {
 		return &Error{Op: "ibv_modify_qp RTR", Detail: fmt.Sprintf("%s, dest qpn 0x%x, dgid %s, sgid_index %d, path_mtu %d",
 			q.typ, a.DestQPN, a.DGID, a.SGIDIndex, a.PathMTU), Err: syscall.Errno(rc)}
 	}
 	return nil
+}
+
+// grh is an address vector's global route header as the C shims take it.
+type grh struct {
+	use    C.int
+	hi, lo C.uint64_t // the destination GID, big-endian halves
+	hop    C.uint8_t
+}
+
+// grhOf converts a GRH; a hop limit of 0 means 64.
+func grhOf(use bool, dgid GID, hopLimit int) grh {
+	var g grh
+	if use {
+		g.use = 1
+	}
+	hi, lo := gidHalves(dgid)
+	g.hi, g.lo = C.uint64_t(hi), C.uint64_t(lo)
+	g.hop = C.uint8_t(hopLimit)
+	if hopLimit == 0 {
+		g.hop = 64
+	}
+	return g
 }
 
 func gidHalves(g GID) (hi, lo uint64) {
