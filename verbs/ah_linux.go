@@ -92,16 +92,9 @@ func (q *QP) PostSendUD(wr SendWR, dest UDDest) error {
 	if wr.Op != OpSend && wr.Op != OpSendWithImm {
 		return fmt.Errorf("verbs: UD supports SEND only, not %s", wr.Op)
 	}
-	if wr.Offset < 0 || wr.Len < 0 || uint64(wr.Offset+wr.Len) > wr.MR.length {
-		return fmt.Errorf("verbs: post %s: %d bytes at offset %d outside the %d-byte MR", wr.Op, wr.Len, wr.Offset, wr.MR.length)
-	}
-	flags := 0
-	if wr.Signaled {
-		flags |= C.IBV_SEND_SIGNALED
-		q.trackOp(wr.WRID, wr.Op)
-	}
-	if wr.Inline {
-		flags |= C.IBV_SEND_INLINE
+	flags, err := q.prepare(wr)
+	if err != nil {
+		return err
 	}
 	imm := 0
 	if wr.Op == OpSendWithImm {

@@ -340,18 +340,9 @@ func (q *QP) PostSend(wr SendWR) error {
 	case q.typ == QPTypeUC && wr.Op != OpSend && wr.Op != OpSendWithImm && wr.Op != OpWrite && wr.Op != OpWriteWithImm:
 		return fmt.Errorf("verbs: %s is not supported on a UC QP (SEND and RDMA WRITE only)", wr.Op)
 	}
-	if wr.Offset < 0 || wr.Len < 0 || uint64(wr.Offset+wr.Len) > wr.MR.length {
-		return fmt.Errorf("verbs: post %s: %d bytes at offset %d outside the %d-byte MR", wr.Op, wr.Len, wr.Offset, wr.MR.length)
-	}
-	flags := 0
-	if wr.Signaled {
-		flags |= C.IBV_SEND_SIGNALED
-	}
-	if wr.Inline {
-		flags |= C.IBV_SEND_INLINE
-	}
-	if wr.Signaled {
-		q.trackOp(wr.WRID, wr.Op)
+	flags, err := q.prepare(wr)
+	if err != nil {
+		return err
 	}
 	if rc := C.rb_post_send(q.qp, C.int(wr.Op), C.uint64_t(wr.WRID), C.uint64_t(wr.MR.addr+uint64(wr.Offset)), C.uint32_t(wr.Len),
 		C.uint32_t(wr.MR.lkey), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.int(flags), C.uint32_t(wr.Imm),
@@ -359,6 +350,23 @@ func (q *QP) PostSend(wr SendWR) error {
 		return &Error{Op: "ibv_post_send", Detail: fmt.Sprintf("%s %d bytes", wr.Op, wr.Len), Err: syscall.Errno(rc)}
 	}
 	return nil
+}
+
+// prepare checks wr's buffer against its MR, remembers the opcode of a
+// signaled request (for error completions) and returns the send flags.
+func (q *QP) prepare(wr SendWR) (C.int, error) {
+	if wr.Offset < 0 || wr.Len < 0 || uint64(wr.Offset+wr.Len) > wr.MR.length {
+		return 0, fmt.Errorf("verbs: post %s: %d bytes at offset %d outside the %d-byte MR", wr.Op, wr.Len, wr.Offset, wr.MR.length)
+	}
+	flags := 0
+	if wr.Signaled {
+		flags |= C.IBV_SEND_SIGNALED
+		q.trackOp(wr.WRID, wr.Op)
+	}
+	if wr.Inline {
+		flags |= C.IBV_SEND_INLINE
+	}
+	return C.int(flags), nil
 }
 
 // PostRecv posts one receive of length bytes at offset into mr.
