@@ -101,7 +101,7 @@ func (q *QP) PostSendUD(wr SendWR, dest UDDest) error {
 		imm = 1
 	}
 	if rc := C.rb_post_send_ud(q.qp, dest.AH.ah, C.uint32_t(dest.QPN), C.uint32_t(dest.QKey), C.uint64_t(wr.WRID),
-		C.uint64_t(wr.MR.addr+uint64(wr.Offset)), C.uint32_t(wr.Len), C.uint32_t(wr.MR.lkey), C.int(flags), C.int(imm),
+		C.uint64_t(wr.MR.addr+uint64(wr.Offset)), C.uint32_t(wr.Len), C.uint32_t(wr.MR.lkey), flags, C.int(imm),
 		C.uint32_t(wr.Imm)); rc != 0 {
 		return &Error{Op: "ibv_post_send", Detail: fmt.Sprintf("UD %s %d bytes to qpn 0x%x", wr.Op, wr.Len, dest.QPN), Err: syscall.Errno(rc)}
 	}

@@ -345,7 +345,7 @@ func (q *QP) PostSend(wr SendWR) error {
 		return err
 	}
 	if rc := C.rb_post_send(q.qp, C.int(wr.Op), C.uint64_t(wr.WRID), C.uint64_t(wr.MR.addr+uint64(wr.Offset)), C.uint32_t(wr.Len),
-		C.uint32_t(wr.MR.lkey), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), C.int(flags), C.uint32_t(wr.Imm),
+		C.uint32_t(wr.MR.lkey), C.uint64_t(wr.RemoteAddr), C.uint32_t(wr.RKey), flags, C.uint32_t(wr.Imm),
 		C.uint64_t(wr.CompareAdd), C.uint64_t(wr.Swap)); rc != 0 {
 		return &Error{Op: "ibv_post_send", Detail: fmt.Sprintf("%s %d bytes", wr.Op, wr.Len), Err: syscall.Errno(rc)}
 	}
