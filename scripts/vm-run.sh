@@ -10,6 +10,8 @@ readonly SCRIPT_DIR
 CACHE=${RDMABENCH_CACHE:-/var/cache/rdmabench}
 # Bump when the layout of the cached base archive changes.
 readonly BASE_FORMAT=1
+# rxe1's address on dummy0 in the guest, for rdma_cm (which rejects loopback).
+readonly CM_ADDR=192.0.2.1
 
 usage() {
   cat <<EOF
@@ -19,7 +21,8 @@ Usage: $PROG [--bin FILE]... [--file SRC[:DEST]]... [--env K=V]... [--outdir HOS
 
 Boots Debian's kernel (from \${RDMABENCH_CACHE:-/var/cache/rdmabench}, see install-deps.sh)
 in qemu (-accel tcg -cpu max), loads rdma_rxe, runs 'rdma link add rxe0 type rxe
-netdev lo', then runs CMD in /work with 'ulimit -l unlimited'. CMD's stdout and stderr
+netdev lo' (and rxe1 on a dummy0 with $CM_ADDR/24 for rdma_cm, which cannot
+use loopback addresses), then runs CMD in /work with 'ulimit -l unlimited'. CMD's stdout and stderr
 stream to this script's stdout; the exit status is CMD's.
 
 Options:
@@ -223,7 +226,7 @@ mods=()
 {
   modprobe -d "$kdir" -S "$KVER" --show-depends crc32_generic 2>/dev/null \
     || err "note: no crc32_generic module in $KVER (fine if crc32 is built in)"
-  for m in ib_uverbs rdma_ucm rdma_rxe; do
+  for m in ib_uverbs rdma_ucm rdma_rxe dummy; do
     modprobe -d "$kdir" -S "$KVER" --show-depends "$m" \
       || die "kernel $KVER has no $m module (rdma_rxe needs CONFIG_RDMA_RXE=m)"
   done
@@ -377,6 +380,16 @@ until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
   sleep 0.1
 done
 [ -e /dev/infiniband/uverbs0 ] || fail "no /dev/infiniband/uverbs0"
+# rdma_cm cannot resolve loopback addresses: rxe1 on dummy0 carries a
+# non-loopback address for it (TEST-NET-1; MTU 9000 gives an IB MTU of 4096).
+ip link add dummy0 type dummy 2>/dev/null || ip link show dummy0 >/dev/null 2>&1 || fail "ip link add dummy0"
+ip link set dummy0 mtu 9000 up && ip addr add $CM_ADDR/24 dev dummy0 || fail "dummy0 address"
+rdma link add rxe1 type rxe netdev dummy0 || fail "rdma link add rxe1 type rxe netdev dummy0"
+i=0
+until grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state 2>/dev/null && [ -e /dev/infiniband/uverbs1 ]; do
+  i=\$((i + 1)); [ \$i -gt 50 ] && fail "rxe1 port 1 not ACTIVE"
+  sleep 0.1
+done
 echo "\${M}-begin"
 sh /etc/rdmabench/cmd.sh </dev/null
 rc=\$?

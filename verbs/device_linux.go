@@ -76,6 +76,7 @@ type Context struct {
 	name   string
 	nopen  int // objects created from this context and not yet closed
 	closed bool
+	cm     bool // librdmacm's context (OpenCM): librdmacm closes it
 }
 
 // Open opens the named device; an empty name opens the first device (sorted
@@ -155,6 +156,9 @@ func (c *Context) Close() error {
 		return fmt.Errorf("verbs: close %s: %d objects still open", c.name, c.nopen)
 	}
 	c.closed = true
+	if c.cm {
+		return nil
+	}
 	if rc := C.ibv_close_device(c.ctx); rc != 0 {
 		return &Error{Op: "ibv_close_device", Err: syscall.Errno(-rc)}
 	}

@@ -2,6 +2,7 @@ package verbs
 
 /*
 #include "shim.h"
+#include <rdma/rdma_cma.h>
 */
 import "C"
 
@@ -63,6 +64,7 @@ type QP struct {
 	closed bool
 	opsMu  sync.Mutex
 	ops    map[uint64]Opcode // signaled control-path posts by wr_id
+	cm     *CMID             // the rdma_cm id that created the QP, or nil
 }
 
 // CreateQP calls ibv_create_qp. Limits above the device's give an error
@@ -391,6 +393,10 @@ func (q *QP) Close() error {
 	q.closed = true
 	defer q.pd.release()
 	qpRegistry.CompareAndDelete(q.QPN(), q)
+	if q.cm != nil {
+		C.rdma_destroy_qp(q.cm.id)
+		return nil
+	}
 	if rc := C.ibv_destroy_qp(q.qp); rc != 0 {
 		return &Error{Op: "ibv_destroy_qp", Err: syscall.Errno(rc)}
 	}
