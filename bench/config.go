@@ -86,6 +86,11 @@ type Spec struct {
 	// one more.
 	QPs     int `json:"qps,omitempty"`
 	Threads int `json:"threads,omitempty"`
+	// MRMode is how the data path registers its memory: "pool" (default,
+	// empty), "per-op" or "odp"; see MRModes.
+	MRMode string `json:"mr_mode,omitempty"`
+	// HugePages maps the data path buffers from 2 MiB huge pages.
+	HugePages bool `json:"hugepages,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.
@@ -295,7 +300,7 @@ func (s Spec) Validate() error {
 	if s.MTU != 0 && (s.MTU < 256 || s.MTU > 4096 || bits.OnesCount(uint(s.MTU)) != 1) {
 		return fmt.Errorf("MTU %d invalid: use 256, 512, 1024, 2048 or 4096", s.MTU)
 	}
-	return nil
+	return s.validateMR()
 }
 
 // TimedInterval says in words what one latency sample of the spec is.
@@ -303,6 +308,9 @@ func (s Spec) TimedInterval() string {
 	if s.Rate > 0 {
 		return fmt.Sprintf("open loop at %g ops/s (%s schedule): from each operation's intended send time to its reply "+
 			"(full round trip plus any wait behind the previous one; corrects coordinated omission)", s.Rate, s.schedule())
+	}
+	if s.mrMode() == MRModePerOp {
+		return s.perOpInterval()
 	}
 	if s.Mode == ModeBW {
 		return "bandwidth: first post to last completion; latency: post to completion of each signaled work request"
@@ -471,6 +479,8 @@ type Plan struct {
 	QPType     string  // "" or "rc", "uc", "ud"
 	QPs        int     // bandwidth: measured QPs (0: 1)
 	Threads    int     // bandwidth: client threads driving them (0: 1)
+	MRMode     string  // "" or "pool", "per-op", "odp"
+	HugePages  bool    // data path buffers from huge pages
 }
 
 // Specs expands the plan into tests, in mode, op, size order. Atomics run at
@@ -510,7 +520,7 @@ func (p Plan) Specs() ([]Spec, error) {
 			for _, sz := range sizes {
 				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup, WarmupTime: p.WarmupTime,
 					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU, Transport: p.Transport,
-					Event: p.Event, QPType: p.QPType, SL: p.SL, TClass: p.TClass}
+					Event: p.Event, QPType: p.QPType, SL: p.SL, TClass: p.TClass, MRMode: p.MRMode, HugePages: p.HugePages}
 				if m == ModeLat {
 					s.Rate, s.Schedule, s.Load = p.Rate, p.Schedule, p.Load
 					if explicitModes { // refused by Validate when above 1

@@ -85,16 +85,17 @@ func (d *Device) pickGID(port, gidIndex int, local netip.Addr) error {
 // Close closes the device.
 func (d *Device) Close() error { return d.Ctx.Close() }
 
-// endpoint is one side of one test: fresh PD, CQs, buffer, MR, QP and engine.
+// endpoint is one side of one test: fresh CQs, QP and engine, and a buffer
+// of the test's pool (testMemory), in the pool's PD.
 type endpoint struct {
 	dev    *Device
 	spec   Spec
 	client bool
-	pd     *verbs.PD
+	pd     *verbs.PD // the pool's (not owned)
 	scq    *verbs.CQ
 	rcq    *verbs.CQ
-	buf    *verbs.Buffer
-	mr     *verbs.MR
+	mr     *verbs.PoolBuf // registered memory: source at 0, target/receive area at area
+	opBuf  *verbs.Buffer  // per-op client: unregistered memory each operation registers
 	qp     *verbs.QP
 	ah     *verbs.AH // UD: the address handle of the peer
 	qkey   uint32    // UD: this QP's Q_Key
@@ -141,8 +142,9 @@ func engineOp(op string) verbs.EngineOp {
 	return verbs.EngineSend
 }
 
-// newEndpoint creates the resources of one side of spec. Call close on it.
-func newEndpoint(dev *Device, s Spec, client bool) (_ *endpoint, err error) {
+// newEndpoint creates the resources of one side of spec, with its buffer
+// from pool. Call close on it.
+func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoint, err error) {
 	e := &endpoint{dev: dev, spec: s, client: client, access: remoteAccess(s, client)}
 	defer func() {
 		if err != nil {
@@ -171,9 +173,7 @@ func newEndpoint(dev *Device, s Spec, client bool) (_ *endpoint, err error) {
 			return nil, err
 		}
 	}
-	if e.pd, err = dev.Ctx.AllocPD(); err != nil {
-		return nil, err
-	}
+	e.pd = pool.PD()
 	cqe := s.TxDepth + 16
 	if e.scq, err = dev.Ctx.CreateCQ(cqe, s.Event); err != nil {
 		return nil, err
@@ -181,16 +181,14 @@ func newEndpoint(dev *Device, s Spec, client bool) (_ *endpoint, err error) {
 	if e.rcq, err = dev.Ctx.CreateCQ(s.RxDepth+16, s.Event); err != nil {
 		return nil, err
 	}
-	recvLen := s.Size
-	if qpType == verbs.QPTypeUD {
-		recvLen += verbs.GRHSize // receives start with the GRH
-	}
-	e.area = (recvLen + 4095) &^ 4095
-	if e.buf, err = verbs.AllocBuffer(2*e.area, false); err != nil {
+	e.area = endpointArea(s)
+	if e.mr, err = pool.Get(); err != nil { // registered once per test, for every QP of it
 		return nil, err
 	}
-	if e.mr, err = e.pd.RegisterMR(e.buf, 0, e.buf.Len(), verbs.AccessLocalWrite|e.access); err != nil {
-		return nil, err
+	if client && s.mrMode() == MRModePerOp {
+		if e.opBuf, err = verbs.AllocBuffer(2*e.area, s.HugePages); err != nil {
+			return nil, err
+		}
 	}
 	if e.qp, err = e.pd.CreateQP(verbs.QPConfig{Type: qpType, SendCQ: e.scq, RecvCQ: e.rcq,
 		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxInlineData: s.Inline}}); err != nil {
@@ -311,7 +309,7 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 	}
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: engineOp(s.Op), Size: s.Size, RecvOffset: e.area,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: s.Inline > 0 && s.Size <= s.Inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
-		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest})
+		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {
 		return 0, err
 	}
@@ -328,14 +326,27 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 	return mtu, nil
 }
 
-// close releases everything in reverse order of creation.
+// perOp is the engine's per-operation registration (per-op clients), or nil.
+func (e *endpoint) perOp() *verbs.PerOp {
+	if e.opBuf == nil {
+		return nil
+	}
+	return &verbs.PerOp{PD: e.pd, Buf: e.opBuf}
+}
+
+// close releases everything in reverse order of creation and returns the
+// buffer to the pool (the test's testMemory closes the pool and PD).
 func (e *endpoint) close() error {
 	var errs []error
-	for _, c := range []interface{ Close() error }{e.eng, e.qp, e.ah, e.mr, e.buf, e.rcq, e.scq, e.pd} {
+	for _, c := range []interface{ Close() error }{e.eng, e.qp, e.ah, e.opBuf, e.rcq, e.scq} {
 		if c == nil || isNilCloser(c) {
 			continue
 		}
 		errs = append(errs, c.Close())
+	}
+	if e.mr != nil {
+		errs = append(errs, e.mr.Put())
+		e.mr = nil
 	}
 	return errors.Join(errs...)
 }

@@ -18,6 +18,7 @@ type testEndpoints struct {
 	probe *endpoint
 	extra []*endpoint // the measured QPs after probe (Spec.QPs > 1)
 	loads []*endpoint
+	mem   *testMemory // the pools every QP above takes its buffer from
 }
 
 // measured is every measured QP: probe first, then extra.
@@ -32,11 +33,14 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 			t.close()
 		}
 	}()
-	if t.probe, err = newEndpoint(dev, s, client); err != nil {
+	if t.mem, err = newTestMemory(dev, s, client); err != nil {
+		return nil, err
+	}
+	if t.probe, err = newEndpoint(dev, s, client, t.mem.measured); err != nil {
 		return nil, err
 	}
 	for i := 1; i < s.NumQPs(); i++ {
-		ep, err := newEndpoint(dev, s, client)
+		ep, err := newEndpoint(dev, s, client, t.mem.measured)
 		if err != nil {
 			return nil, fmt.Errorf("QP %d: %w", i, err)
 		}
@@ -44,7 +48,7 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 	}
 	if s.Load != nil {
 		for i := 0; i < s.Load.QPs; i++ {
-			ep, err := newEndpoint(dev, s.loadSpec(), client)
+			ep, err := newEndpoint(dev, s.loadSpec(), client, t.mem.load)
 			if err != nil {
 				return nil, fmt.Errorf("load QP %d: %w", i, err)
 			}
@@ -96,6 +100,9 @@ func (t *testEndpoints) close() error {
 	}
 	if t.probe != nil {
 		errs = append(errs, t.probe.close())
+	}
+	if t.mem != nil {
+		errs = append(errs, t.mem.close())
 	}
 	return errors.Join(errs...)
 }

@@ -425,5 +425,5 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 func baseResult(s Spec, e *endpoint) Result {
 	return Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: s.TimedInterval(),
 		TxDepth: s.TxDepth, CQMod: s.CQMod, RxDepth: s.RxDepth, Inline: s.Inline, PostList: s.PostList, Event: s.Event,
-		QPType: s.QPTypeLabel()}
+		QPType: s.QPTypeLabel(), MRMode: s.MRModeLabel(), HugePages: s.HugePages}
 }

@@ -50,6 +50,9 @@ func WriteHeader(w io.Writer, doc *Document) error {
 	}
 	line("Clock", clock)
 	line("Connection type", e.QPType)
+	if m := mrModeLine(doc.Results); m != "" {
+		line("MR mode", m)
+	}
 	if doc.Peer != "" {
 		line("Peer", doc.Peer)
 	}
@@ -64,6 +67,37 @@ func WriteHeader(w io.Writer, doc *Document) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// mrModeLine describes the registration modes of results for the header,
+// e.g. "pool (registered once per test), huge pages"; "" when no result
+// has one (TCP, older documents).
+func mrModeLine(results []Result) string {
+	var modes []string
+	huge := false
+	for _, r := range results {
+		if r.MRMode != "" && !contains(modes, r.MRMode) {
+			modes = append(modes, r.MRMode)
+		}
+		huge = huge || r.HugePages
+	}
+	for i, m := range modes {
+		switch m {
+		case MRModePool:
+			modes[i] = m + " (registered once per test)"
+		case MRModePerOp:
+			modes[i] = m + " (the client registers each operation's local buffer around it; the server's stay pooled)"
+		case MRModeODP:
+			modes[i] = m + " (On-Demand Paging pools)"
+		}
+	}
+	if len(modes) > 0 && huge {
+		modes = append(modes, "huge pages")
+	}
+	return strings.Join(modes, ", ")
+}
+
+// perOpBWNote is printed under a bandwidth table with per-op results.
+const perOpBWNote = "per-op: bandwidth and comp_* include the client's ibv_reg_mr before each post and ibv_dereg_mr once each work request is complete"
 
 // FormatUS formats a latency in ns as µs with 2 decimals (perftest's
 // resolution), or "n/a" when it is absent. Nanos.US does the same for
@@ -143,7 +177,7 @@ func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
 		{head: "CPU[usec/msg] cli/srv"}, {head: "link[%]"},
 	}
 	var rows [][]string
-	na := false
+	na, perOp := false, false
 	for _, r := range results {
 		bw, _, _ := r.Bandwidth.In(unit)
 		op := r.Op
@@ -154,10 +188,14 @@ func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
 			strconv.FormatFloat(bw, 'f', 2, 64), strconv.FormatFloat(r.Bandwidth.Mpps, 'f', 6, 64),
 			r.Latency.P50.US(), r.Latency.P99.US(), cpuPerMsg(r.CPU), linkPercent(r.LinkUtilization)}
 		na = na || !r.Latency.P50.OK || !r.Latency.P99.OK
+		perOp = perOp || r.MRMode == MRModePerOp
 		rows = append(rows, row)
 	}
 	var b strings.Builder
 	t.write(&b, rows)
+	if perOp {
+		b.WriteString(perOpBWNote + "\n")
+	}
 	if na {
 		b.WriteString(latencyNA + "\n")
 	}

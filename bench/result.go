@@ -144,6 +144,14 @@ type Result struct {
 	QPs     int        `json:"qps,omitempty"`
 	Threads int        `json:"threads,omitempty"`
 	PerQP   []QPResult `json:"per_qp,omitempty"`
+
+	// MRMode is how the data path registered its memory (RDMA tests):
+	// "pool" (a fresh pool per test, registered once), "per-op" (the
+	// client registered each operation's local buffer around it) or "odp"
+	// (On-Demand Paging pools). Empty for TCP and older results.
+	MRMode string `json:"mr_mode,omitempty"`
+	// HugePages is set when the data path buffers came from huge pages.
+	HugePages bool `json:"hugepages,omitempty"`
 }
 
 // SetLatency fills r.Latency from h divided by div (see NewLatency),

@@ -40,6 +40,18 @@ rdmabench mr --odp --sizes 4K --iters 5 --op-iters 10 >/tmp/err.txt 2>&1; rc=$?
 set -e
 [ $rc = 3 ] && grep -q 'ODP not supported by rxe0' /tmp/err.txt || { cat /tmp/err.txt; fail "ODP on rxe0: exit $rc"; }
 
+echo "=== data path memory registration (--mr-mode)"
+rdmabench loopback --op write --mode bw --size 4K -n 2000 --mr-mode per-op --json /tmp/perop.json | grep -E '^ write|MR mode'
+grep -q '"mr_mode": "per-op"' /tmp/perop.json || fail "--mr-mode per-op JSON"
+set +e
+rdmabench loopback --op write --mode lat -n 100 --mr-mode odp >/tmp/err.txt 2>&1; rc=$?
+set -e
+[ $rc = 3 ] && grep -q 'ODP not supported by rxe0' /tmp/err.txt || { cat /tmp/err.txt; fail "--mr-mode odp on rxe0: exit $rc"; }
+set +e
+rdmabench loopback --op write --mode lat -n 100 --hugepages >/tmp/err.txt 2>&1; rc=$?
+set -e
+[ $rc = 3 ] && grep -q 'no huge pages are reserved' /tmp/err.txt || { cat /tmp/err.txt; fail "--hugepages without huge pages: exit $rc"; }
+
 echo "=== HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null
 grep -q 'Tag=send-lat-2B,' /tmp/r.hlog && grep -q '#\[Mean' /tmp/r-send-lat-2B.hgrm || fail ".hlog/.hgrm output"

@@ -10,6 +10,11 @@
 // C from scalar arguments. A slice returned by [Buffer.Bytes] is valid until
 // the buffer is closed.
 //
+// A [Pool] registers a few large slabs once and hands out fixed-size
+// buffers ([PoolBuf]: address, length, lkey, rkey) without registering per
+// Get. An [Engine] can instead register each operation's local buffer
+// around its post ([PerOp]), inside its C loop.
+//
 // # Errors
 //
 // Failed verbs return *[Error] naming the verb and carrying the errno, so

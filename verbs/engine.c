@@ -6,6 +6,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include "engine.h"
+#include "reg.h"
 
 #define RB_STOPPED 100 // internal: the responder reached stop_at
 #define CHECK_EVERY 64 // polls between clock/abort checks
@@ -155,10 +156,54 @@ int rb_post_recvs(rb_engine *e, uint32_t n) {
 	return RB_OK;
 }
 
+// local_base is where work requests find their local buffers: the
+// pre-registered memory, or with per-op registration the per-op memory.
+static inline uint64_t local_base(rb_engine *e) { return e->per_op ? e->op_base : e->laddr; }
+
+// op_reg registers the local buffer of work request k (per-op mode), sets
+// the SGE's lkey and keeps the MR in k's slot until op_dereg.
+static int op_reg(rb_engine *e, struct ibv_sge *sge, uint64_t k) {
+	struct ibv_mr *mr = rb_reg_errno(e->pd, sge->addr, sge->length, e->op_access, &e->err_errno);
+	if (mr == NULL)
+		return RB_ERR_REG;
+	sge->lkey = mr->lkey;
+	e->op_mrs[k % e->tx_depth] = mr;
+	return RB_OK;
+}
+
+// op_dereg deregisters the MR of work request k (per-op mode), if any.
+static int op_dereg(rb_engine *e, uint64_t k) {
+	struct ibv_mr **slot = &e->op_mrs[k % e->tx_depth];
+	if (*slot == NULL)
+		return RB_OK;
+	int rc = ibv_dereg_mr(*slot);
+	*slot = NULL;
+	if (rc) {
+		e->err_errno = rc;
+		return RB_ERR_DEREG;
+	}
+	return RB_OK;
+}
+
+// rb_op_release deregisters every per-op MR still held (after an error);
+// it returns the first failure.
+int rb_op_release(rb_engine *e) {
+	int first = RB_OK;
+	if (!e->per_op || e->op_mrs == NULL)
+		return RB_OK;
+	for (uint32_t i = 0; i < e->tx_depth; i++) {
+		int rc = op_dereg(e, i);
+		if (first == RB_OK)
+			first = rc;
+	}
+	return first;
+}
+
 // build_wr fills one work request of the engine's operation (sge is its
 // scatter/gather entry).
 static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id, int signaled) {
-	*sge = (struct ibv_sge){ .addr = e->laddr, .length = e->size, .lkey = e->lkey };
+	uint64_t base = local_base(e);
+	*sge = (struct ibv_sge){ .addr = base, .length = e->size, .lkey = e->lkey };
 	memset(wr, 0, sizeof(*wr));
 	wr->wr_id = wr_id;
 	wr->sg_list = sge;
@@ -185,14 +230,14 @@ static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, 
 		break;
 	case RB_OP_READ:
 		wr->opcode = IBV_WR_RDMA_READ;
-		sge->addr = e->laddr + e->roff;
+		sge->addr = base + e->roff;
 		wr->wr.rdma.remote_addr = e->raddr;
 		wr->wr.rdma.rkey = e->rkey;
 		break;
 	case RB_OP_FADD:
 	case RB_OP_CAS:
 		wr->opcode = e->op == RB_OP_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
-		sge->addr = e->laddr + e->roff;
+		sge->addr = base + e->roff;
 		sge->length = 8;
 		wr->wr.atomic.remote_addr = e->raddr;
 		wr->wr.atomic.rkey = e->rkey;
@@ -216,10 +261,19 @@ static int post_chain(rb_engine *e, struct ibv_send_wr *wrs, int n) {
 }
 
 // post_op posts the engine's operation once.
+// With per-op registration it first registers the local buffer (slot
+// wr_id); the caller deregisters it after the completion (op_dereg).
 static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
 	build_wr(e, &wr, &sge, wr_id, signaled);
+	if (e->per_op) {
+		TRY(op_reg(e, &sge, wr_id));
+		int rc = post_chain(e, &wr, 1);
+		if (rc)
+			op_dereg(e, wr_id); // the post error is the one reported
+		return rc;
+	}
 	return post_chain(e, &wr, 1);
 }
 
@@ -227,9 +281,51 @@ static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
 // different from the last one) and the last byte of the source and target
 // areas: the sender sets *src, the receiver spins until *dst changes to it.
 static uint8_t write_slot(rb_engine *e, volatile uint8_t **src, volatile uint8_t **dst) {
-	*src = (volatile uint8_t *)(uintptr_t)(e->laddr + e->size - 1);
+	*src = (volatile uint8_t *)(uintptr_t)(local_base(e) + e->size - 1);
 	*dst = (volatile uint8_t *)(uintptr_t)(e->laddr + e->roff + e->size - 1);
 	return (uint8_t)(e->iter % 255 + 1);
+}
+
+// lat_per_op is one latency iteration with per-operation registration: t0
+// is taken before ibv_reg_mr of the local buffer, t1 after its
+// ibv_dereg_mr, which follows both the reply (SEND, WRITE) and the work
+// request's own completion. A SEND's receive is re-posted after t1.
+static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
+	struct ibv_wc wc;
+	uint64_t k = e->iter;
+	int rc;
+	volatile uint8_t *src = NULL, *dst = NULL;
+	uint8_t v = 0;
+	if (e->op == RB_OP_WRITE) {
+		v = write_slot(e, &src, &dst);
+		*src = v;
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+	}
+	*t0 = rb_now_ns();
+	TRY(post_op(e, k, 1));
+	switch (e->op) {
+	case RB_OP_SEND:
+	case RB_OP_WRITE_IMM:
+		rc = wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)");
+		break;
+	case RB_OP_WRITE:
+		rc = wait_byte(e, dst, v, 0, "the peer's RDMA WRITE (last byte of the buffer)");
+		break;
+	default:
+		rc = RB_OK; // READ and atomics: the completion is the reply
+		break;
+	}
+	if (rc == RB_OK)
+		rc = wait_one(e, e->scq, &wc, 0, "the completion");
+	if (rc) {
+		op_dereg(e, k); // the first error is the one reported
+		return rc;
+	}
+	TRY(op_dereg(e, k));
+	*t1 = rb_now_ns();
+	if (e->op == RB_OP_SEND || e->op == RB_OP_WRITE_IMM)
+		TRY(post_recv1(e));
+	return RB_OK;
 }
 
 // rb_lat_client runs n ping-pong iterations (or n single READ/atomic round
@@ -252,7 +348,9 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 				if (spins % CHECK_EVERY == CHECK_EVERY - 1 && aborted(e))
 					return RB_ABORTED;
 		}
-		switch (e->op) {
+		if (e->per_op) {
+			TRY(lat_per_op(e, &t0, &t1));
+		} else switch (e->op) {
 		case RB_OP_SEND:
 		case RB_OP_WRITE_IMM:
 			t0 = rb_now_ns();
@@ -342,17 +440,31 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 			int n = (int)(e->post_list < room ? e->post_list : room);
 			if ((uint64_t)n > left)
 				n = (int)left;
-			int64_t t = rb_now_ns(); // one timestamp per post call
+			int64_t t = rb_now_ns(); // one timestamp per post call (before any per-op registration)
 			for (int i = 0; i < n; i++) {
 				uint64_t k = e->posted + i;
 				int sig = ((k + 1) % e->cq_mod == 0) || (k + 1 == e->target_posts);
 				if (sig)
 					e->post_ts[k % e->tx_depth] = (uint64_t)t;
 				build_wr(e, &wrs[i], &sges[i], k, sig);
+				if (e->per_op) {
+					int rc = op_reg(e, &sges[i], k);
+					if (rc) {
+						for (int j = 0; j < i; j++)
+							op_dereg(e, e->posted + j);
+						return rc;
+					}
+				}
 			}
 			if (e->posted == 0)
 				e->t_first = t;
-			TRY(post_chain(e, wrs, n));
+			int prc = post_chain(e, wrs, n);
+			if (prc) {
+				if (e->per_op)
+					for (int j = 0; j < n; j++)
+						op_dereg(e, e->posted + j);
+				return prc;
+			}
 			e->posted += n;
 		}
 		int n = poll_batch(e, e->scq, 16, wcs);
@@ -366,6 +478,11 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 				if (wcs[i].status != IBV_WC_SUCCESS)
 					return wc_failed(e, &wcs[i]);
 				uint64_t k = wcs[i].wr_id;
+				// per-op: this completion also completes the unsignaled
+				// work requests before it (a send queue completes in order)
+				if (e->per_op)
+					for (uint64_t j = e->completed; j <= k; j++)
+						TRY(op_dereg(e, j));
 				e->completed = k + 1;
 				if (e->nsamples < e->cap)
 					e->samples[e->nsamples++] = (uint64_t)(now - (int64_t)e->post_ts[k % e->tx_depth]);

@@ -19,6 +19,8 @@ enum {
 	RB_TIMEOUT = 4,  // nothing happened for timeout_ns: see wait_what
 	RB_ABORTED = 5,  // rb_abort was called
 	RB_FULL = 6,     // the sample buffer is full; drain it and call again
+	RB_ERR_REG = 7,  // per-op: ibv_reg_mr failed: see err_errno
+	RB_ERR_DEREG = 8, // per-op: ibv_dereg_mr failed: see err_errno
 };
 
 // rb_engine is one QP's measurement state. It lives in C memory (calloc) and
@@ -51,6 +53,18 @@ typedef struct rb_engine {
 	uint32_t remote_qpn, qkey; // (cfg) UD: the peer's QP number and Q_Key
 	uint32_t recv_extra;       // (cfg) UD: bytes before the payload in a receive (the 40-byte GRH)
 
+	// Per-operation registration (per_op = 1): each work request's local
+	// buffer (the source, or the sink of a READ/atomic) lies in op_base's
+	// unregistered memory, laid out like laddr's (source at 0, sink at
+	// roff). It is registered with ibv_reg_mr right before the post and
+	// deregistered once the work request is known complete; receives and
+	// the target of the peer's WRITEs stay in laddr's pre-registered memory.
+	int per_op;                // (cfg)
+	struct ibv_pd *pd;         // (cfg) PD of the per-op registrations (the QP's)
+	uint64_t op_base;          // (cfg) start of the per-op memory
+	int op_access;             // (cfg) access of the per-op registrations
+	struct ibv_mr **op_mrs;    // (cfg) tx_depth slots: the MR of work request k in slot k % tx_depth, NULL when none
+
 	uint64_t *samples;         // (cfg) sample buffer, nanoseconds
 	uint64_t cap;              // (cfg) its capacity
 	uint64_t nsamples;         // samples written since the last reset
@@ -82,5 +96,6 @@ int rb_bw_client(rb_engine *e, int64_t until_ns);
 int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which);
 int rb_bw_server(rb_engine *e);
 int rb_drain_send(rb_engine *e, uint64_t n);
+int rb_op_release(rb_engine *e);
 
 #endif

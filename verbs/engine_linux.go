@@ -46,12 +46,23 @@ func (o EngineOp) String() string {
 	return fmt.Sprintf("EngineOp(%d)", int(o))
 }
 
-// EngineConfig sets up an Engine over a connected QP and one local MR. The
-// MR holds two areas of Size bytes: the source at offset 0 and the
-// target/receive area at RecvOffset.
+// Memory is registered memory an Engine works on: an *MR, or a *PoolBuf
+// (a buffer of a Pool, inside its slab's MR).
+type Memory interface {
+	Addr() uint64 // virtual address of the first byte
+	Len() uint64  // bytes
+	LKey() uint32 // local key valid for [Addr, Addr+Len)
+}
+
+// EngineConfig sets up an Engine over a connected QP and one local
+// registered memory area. The memory holds two areas of Size bytes: the
+// source at offset 0 and the target/receive area at RecvOffset.
 type EngineConfig struct {
-	QP         *QP
-	MR         *MR
+	QP *QP
+	// MR is the local registered memory (an *MR or a pool's *PoolBuf). The
+	// engine keeps its address and lkey: it must stay registered until the
+	// engine is closed.
+	MR         Memory
 	Op         EngineOp
 	Size       int    // message size, bytes
 	RecvOffset int    // bytes into MR: where receives land and the peer writes
@@ -72,7 +83,28 @@ type EngineConfig struct {
 	// UD is where SENDs go on a UD QP (required there, and SEND only). Its
 	// receives are Size+GRHSize bytes at RecvOffset, the payload after the GRH.
 	UD UDDest
+	// PerOp, when set, registers the local buffer of every work request
+	// right before its post and deregisters it once the work request is
+	// known complete, inside the C loops of LatClient and BWClient
+	// (per-operation registration). Receives and the target of the peer's
+	// WRITEs stay in MR.
+	PerOp *PerOp
 }
+
+// PerOp is the memory of per-operation registration (EngineConfig.PerOp).
+type PerOp struct {
+	// PD is the QP's protection domain, where each operation's MR goes.
+	PD *PD
+	// Buf is unregistered memory laid out like EngineConfig.MR: the source
+	// of SEND/WRITE at offset 0, the sink of READ/atomics at RecvOffset. The
+	// caller owns it and closes it after the engine.
+	Buf *Buffer
+}
+
+// perOpAccess is what an operation's registration grants: LOCAL_WRITE (the
+// sink of a READ or an atomic needs it; the source gets it as in
+// `rdmabench mr`, so both measure the same call).
+const perOpAccess = AccessLocalWrite
 
 // MaxPostList bounds EngineConfig.PostList.
 const MaxPostList = C.RB_MAX_POST_LIST
@@ -89,7 +121,7 @@ type Engine struct {
 // NewEngine allocates the C state for cfg.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
 	switch {
-	case cfg.QP == nil || cfg.MR == nil:
+	case cfg.QP == nil || cfg.MR == nil || isNilMemory(cfg.MR):
 		return nil, fmt.Errorf("verbs: engine needs a QP and an MR")
 	case cfg.Size < 1:
 		return nil, fmt.Errorf("verbs: engine message size %d must be at least 1 byte", cfg.Size)
@@ -110,6 +142,9 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	case cfg.Samples < 16:
 		return nil, fmt.Errorf("verbs: engine sample buffer %d must hold at least 16 samples", cfg.Samples)
 	}
+	if err := cfg.checkPerOp(); err != nil {
+		return nil, err
+	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -119,17 +154,21 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e.samples = (*C.uint64_t)(C.calloc(C.size_t(cfg.Samples), 8))
 	e.post_ts = (*C.uint64_t)(C.calloc(C.size_t(cfg.TxDepth), 8))
-	if e.samples == nil || e.post_ts == nil {
+	if cfg.PerOp != nil {
+		e.op_mrs = (**C.struct_ibv_mr)(C.calloc(C.size_t(cfg.TxDepth), C.size_t(unsafe.Sizeof(uintptr(0)))))
+	}
+	if e.samples == nil || e.post_ts == nil || (cfg.PerOp != nil && e.op_mrs == nil) {
 		C.free(unsafe.Pointer(e.samples))
 		C.free(unsafe.Pointer(e.post_ts))
+		C.free(unsafe.Pointer(e.op_mrs))
 		C.free(unsafe.Pointer(e))
 		return nil, &Error{Op: "calloc", Detail: fmt.Sprintf("%d samples", cfg.Samples), Err: syscall.ENOMEM}
 	}
 	e.qp = cfg.QP.qp
 	e.scq = cfg.QP.send.cq
 	e.rcq = cfg.QP.recv.cq
-	e.laddr = C.uint64_t(cfg.MR.addr)
-	e.lkey = C.uint32_t(cfg.MR.lkey)
+	e.laddr = C.uint64_t(cfg.MR.Addr())
+	e.lkey = C.uint32_t(cfg.MR.LKey())
 	e.roff = C.uint64_t(cfg.RecvOffset)
 	e.raddr = C.uint64_t(cfg.RemoteAddr)
 	e.rkey = C.uint32_t(cfg.RKey)
@@ -149,9 +188,53 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.QP.typ == QPTypeUD {
 		e.ah, e.remote_qpn, e.qkey, e.recv_extra = cfg.UD.AH.ah, C.uint32_t(cfg.UD.QPN), C.uint32_t(cfg.UD.QKey), GRHSize
 	}
+	if p := cfg.PerOp; p != nil {
+		e.per_op, e.op_base, e.op_access = 1, C.uint64_t(p.Buf.Addr()), C.int(perOpAccess)
+		pd, err := p.PD.acquire()
+		if err != nil {
+			C.free(unsafe.Pointer(e.samples))
+			C.free(unsafe.Pointer(e.post_ts))
+			C.free(unsafe.Pointer(e.op_mrs))
+			C.free(unsafe.Pointer(e))
+			return nil, err
+		}
+		e.pd = pd
+	}
 	e.cap = C.uint64_t(cfg.Samples)
 	e.stop_at = -1
 	return &Engine{e: e, cfg: cfg}, nil
+}
+
+func isNilMemory(m Memory) bool {
+	switch v := m.(type) {
+	case *MR:
+		return v == nil
+	case *PoolBuf:
+		return v == nil
+	}
+	return false
+}
+
+// checkPerOp checks the per-operation registration settings: a PD and a
+// per-op buffer as large as the engine's areas, no inline sends (they are
+// copied by the CPU and need no registration), and the memlock limit for
+// tx depth registrations of one message.
+func (cfg *EngineConfig) checkPerOp() error {
+	p := cfg.PerOp
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.PD == nil || p.Buf == nil || p.Buf.closed:
+		return fmt.Errorf("verbs: per-op registration needs the QP's PD and an open buffer")
+	case p.PD != cfg.QP.pd:
+		return fmt.Errorf("verbs: per-op registration PD is not the QP's")
+	case uint64(cfg.RecvOffset+cfg.Size) > uint64(p.Buf.Len()):
+		return fmt.Errorf("verbs: per-op buffer of %d bytes cannot hold the areas (size %d, offset %d)", p.Buf.Len(), cfg.Size, cfg.RecvOffset)
+	case cfg.Inline:
+		return fmt.Errorf("verbs: per-op registration with inline sends: an inline message is copied by the CPU and needs no registration")
+	}
+	return CheckMemlock(uint64(cfg.TxDepth) * uint64(cfg.Size))
 }
 
 // Now reads the engine's clock (CLOCK_MONOTONIC_RAW), ns.
@@ -173,6 +256,14 @@ func (g *Engine) err(rc C.int, what string) error {
 		return &Error{Op: "ibv_post_send/recv", Detail: fmt.Sprintf("%s %d bytes, %s", g.cfg.Op, g.cfg.Size, what), Err: syscall.Errno(e.err_errno)}
 	case C.RB_ERR_POLL:
 		return &Error{Op: "ibv_poll_cq", Detail: fmt.Sprintf("returned %d", int(e.err_errno))}
+	case C.RB_ERR_REG:
+		re := &Error{Op: "ibv_reg_mr", Detail: fmt.Sprintf("per-op registration of %s %d bytes, %s", g.cfg.Op, g.cfg.Size, what), Err: syscall.Errno(e.err_errno)}
+		if re.Err == syscall.ENOMEM {
+			re.Detail += "; ENOMEM usually means RLIMIT_MEMLOCK is too low (ulimit -l)"
+		}
+		return re
+	case C.RB_ERR_DEREG:
+		return &Error{Op: "ibv_dereg_mr", Detail: fmt.Sprintf("per-op registration of %s %d bytes, %s", g.cfg.Op, g.cfg.Size, what), Err: syscall.Errno(e.err_errno)}
 	case C.RB_TIMEOUT:
 		return fmt.Errorf("%s: %w: no progress for %v while waiting for %s (iteration %d)", what, ErrTimeout, g.cfg.Timeout,
 			C.GoString(e.wait_what), uint64(e.iter))
@@ -272,7 +363,8 @@ func (g *Engine) BWClient(until int64) (full bool, err error) {
 // BWServer receives streamed messages until SetStop's count arrived.
 func (g *Engine) BWServer() error { return g.err(C.rb_bw_server(g.e), "bandwidth receiver") }
 
-// Close frees the C state. It does not close the QP or MR. Idempotent.
+// Close frees the C state and deregisters any per-op MR a failed loop left.
+// It does not close the QP, the MR or the per-op buffer. Idempotent.
 func (g *Engine) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -280,11 +372,19 @@ func (g *Engine) Close() error {
 		return nil
 	}
 	g.closed = true
+	var err error
+	if g.cfg.PerOp != nil {
+		if rc := C.rb_op_release(g.e); rc != C.RB_OK {
+			err = &Error{Op: "ibv_dereg_mr", Detail: "per-op registration left by a failed loop", Err: syscall.Errno(g.e.err_errno)}
+		}
+		g.cfg.PerOp.PD.release()
+	}
 	C.free(unsafe.Pointer(g.e.samples))
 	C.free(unsafe.Pointer(g.e.post_ts))
+	C.free(unsafe.Pointer(g.e.op_mrs))
 	C.free(unsafe.Pointer(g.e))
 	g.e = nil
-	return nil
+	return err
 }
 
 // SetSchedule makes LatClient open-loop: sends at rate operations per second,

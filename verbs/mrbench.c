@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "mrbench.h"
+#include "reg.h"
 
 #define MR_CHECK_EVERY 64 // polls between clock/abort checks
 
@@ -19,11 +20,11 @@ int rb_mr_reg_bench(struct ibv_pd *pd, uint64_t addr, uint64_t len, int access, 
 	st->err_errno = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		int64_t t0 = mr_now_ns();
-		struct ibv_mr *mr = ibv_reg_mr(pd, (void *)(uintptr_t)addr, len, access);
-		int e = errno; // before anything else can touch it
+		int e = 0;
+		struct ibv_mr *mr = rb_reg_errno(pd, addr, len, access, &e);
 		int64_t t1 = mr_now_ns();
 		if (mr == NULL) {
-			st->err_errno = e ? e : EINVAL;
+			st->err_errno = e;
 			return RB_MR_ERR_REG;
 		}
 		int rc = ibv_dereg_mr(mr);
@@ -105,11 +106,9 @@ int rb_mr_op_run(rb_mr_op *o, uint64_t n) {
 	for (uint64_t i = 0; i < n; i++) {
 		int64_t t0 = mr_now_ns();
 		if (o->per_op) {
-			struct ibv_mr *mr = ibv_reg_mr(o->pd, (void *)(uintptr_t)o->laddr, o->size, o->access);
-			if (mr == NULL) {
-				o->err_errno = errno ? errno : EINVAL;
+			struct ibv_mr *mr = rb_reg_errno(o->pd, o->laddr, o->size, o->access, &o->err_errno);
+			if (mr == NULL)
 				return RB_MR_ERR_REG;
-			}
 			int rc = post_write(o, mr->lkey);
 			if (rc == RB_MR_OK)
 				rc = wait_write(o);

@@ -235,6 +235,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	qpType := fs.String("qp-type", "rc", "queue pair type: rc, uc (send, write) or ud (send only, size up to the path MTU)")
 	qps := fs.IntP("qps", "q", 0, "bw: measure on this many QPs at once (1..64), each with its own CQs and engine; iterations are the total over all QPs")
 	threads := fs.Int("threads", 0, "bw: drive the --qps QPs from this many client threads (1..QPs), QP i on thread i mod N")
+	mrMode := fs.String("mr-mode", bench.MRModePool, "memory registration of the data path: pool (a fresh pool per test, registered once), "+
+		"per-op (the client registers each operation's local buffer before its post and deregisters it at its completion) or odp (On-Demand Paging pools)")
+	hugePages := fs.Bool("hugepages", false, "map the data path buffers from 2 MiB huge pages (reserve them with sysctl vm.nr_hugepages=N)")
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
 	loadOp := fs.String("load-op", bench.OpWrite, "operation of the load streams: write or read")
 	loadSize := fs.String("load-size", "64K", "message size of the load streams")
@@ -259,7 +262,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	}
 	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
 		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, PostList: *postList, Event: *event, SL: *sl, TClass: *tclass,
-		QPType: strings.ToLower(*qpType), Transport: *transport, QPs: *qps, Threads: *threads}
+		QPType: strings.ToLower(*qpType), Transport: *transport, QPs: *qps, Threads: *threads,
+		MRMode: strings.ToLower(*mrMode), HugePages: *hugePages}
 	var err error
 	if *transport == bench.TransportTCP && !fs.Changed("op") {
 		*ops = bench.OpSend // the one op with a TCP equivalent
@@ -341,6 +345,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		doc, err = bench.RunLoopback(ctx, cfg, log.New(io.Discard, "", 0))
 	} else {
 		doc, err = bench.RunClient(ctx, addr, cfg)
+	}
+	if errors.Is(err, bench.ErrNoHugePages) {
+		err = envError{err} // exit 3, as for rdmabench mr
 	}
 	if doc != nil {
 		if werr := report(doc, stdout, *unit, *jsonPath); werr != nil && err == nil {

@@ -1,0 +1,184 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Memory registration modes of the data path (Spec.MRMode, --mr-mode).
+const (
+	// MRModePool: each test registers a fresh pool once (verbs.Pool, one
+	// MR per slab) and every QP of the test takes its buffer from it.
+	MRModePool = "pool"
+	// MRModePerOp: the client registers the local buffer of every
+	// operation right before its post and deregisters it at its completion,
+	// inside the C loop; the peer's target and the server stay pooled.
+	MRModePerOp = "per-op"
+	// MRModeODP: the pools are On-Demand Paging MRs (IBV_ACCESS_ON_DEMAND),
+	// on both sides; refused before any traffic where the device has no ODP.
+	MRModeODP = "odp"
+)
+
+// MRModes lists the memory registration modes, the default first.
+var MRModes = []string{MRModePool, MRModePerOp, MRModeODP}
+
+// mrMode is the spec's registration mode, "pool" when unset.
+func (s Spec) mrMode() string {
+	if s.MRMode == "" {
+		return MRModePool
+	}
+	return s.MRMode
+}
+
+// MRModeLabel is the registration mode as results show it ("" for the TCP
+// baseline, which registers nothing).
+func (s Spec) MRModeLabel() string {
+	if s.Transport == TransportTCP {
+		return ""
+	}
+	return s.mrMode()
+}
+
+// validateMR checks MRMode and HugePages against the rest of the spec.
+func (s Spec) validateMR() error {
+	if !contains(MRModes, s.mrMode()) {
+		return fmt.Errorf("MR mode %q unknown; valid: %s", s.MRMode, strings.Join(MRModes, ", "))
+	}
+	if s.Transport == TransportTCP {
+		if s.mrMode() != MRModePool {
+			return fmt.Errorf("--mr-mode %s applies to RDMA tests, not to the TCP baseline", s.MRMode)
+		}
+		if s.HugePages {
+			return fmt.Errorf("--hugepages applies to RDMA buffers, not to the TCP baseline")
+		}
+	}
+	if s.mrMode() == MRModePerOp && s.Inline > 0 && s.Size <= s.Inline && (s.Op == OpSend || s.Op == OpWrite) {
+		return fmt.Errorf("--mr-mode per-op with --inline-size %d: %d-byte messages are posted inline, copied by the CPU "+
+			"without any registration; use --inline-size 0 (or a size above %d)", s.Inline, s.Size, s.Inline)
+	}
+	return nil
+}
+
+// perOpInterval is TimedInterval with per-operation registration.
+func (s Spec) perOpInterval() string {
+	const reg = "per-operation registration: the client registers each operation's local buffer (ibv_reg_mr) before its post " +
+		"and deregisters it (ibv_dereg_mr) once it is known complete; the server's buffers stay pooled"
+	if s.Mode == ModeBW {
+		return "bandwidth with " + reg + "; bandwidth: first registration to last completion; " +
+			"latency: from before the registration to the completion of each signaled work request"
+	}
+	switch s.Op {
+	case OpSend:
+		return "half of a SEND/RECV ping-pong round trip (RTT/2) with " + reg + "; one sample runs from before the " +
+			"registration, over the reply's receive completion and the send completion, to after the deregistration"
+	case OpWrite:
+		return "half of an RDMA WRITE ping-pong round trip (RTT/2) with " + reg + "; one sample runs from before the " +
+			"registration, over the reply's last byte and the WRITE completion, to after the deregistration"
+	case OpRead:
+		return "one full RDMA READ round trip (RTT) with " + reg + ": from before the registration of the local sink " +
+			"to after its deregistration"
+	default:
+		return "one full atomic round trip (RTT) with " + reg + ": from before the registration of the 8-byte result " +
+			"buffer to after its deregistration"
+	}
+}
+
+// endpointArea is the size of each of an endpoint's two buffer areas
+// (source, and target/receive), bytes: the message (with the GRH for UD
+// receives) rounded up to 4 KiB. An endpoint's buffer holds two.
+func endpointArea(s Spec) int {
+	n := s.Size
+	if s.qpType() == QPTypeUD {
+		n += verbs.GRHSize // receives start with the GRH
+	}
+	return (n + 4095) &^ 4095
+}
+
+// odpOps are the RC operations whose memory must be ODP in odp mode
+// (verbs.Context.CheckODP); UC and UD are checked for registration only.
+func odpOps(s Spec) verbs.ODPOps {
+	if s.qpType() != QPTypeRC {
+		return 0
+	}
+	switch s.Op {
+	case OpSend:
+		return verbs.ODPSend | verbs.ODPRecv
+	case OpWrite:
+		return verbs.ODPWrite
+	case OpRead:
+		return verbs.ODPRead
+	}
+	return verbs.ODPAtomic
+}
+
+// poolConfig is the pool of count endpoints of spec s on one side:
+// LOCAL_WRITE plus only the remote access the test needs (remoteAccess),
+// ON_DEMAND in odp mode.
+func poolConfig(s Spec, client bool, count int, odp, huge bool) verbs.PoolConfig {
+	c := verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: count,
+		Access: verbs.AccessLocalWrite | remoteAccess(s, client), HugePages: huge}
+	if odp {
+		c.Access |= verbs.AccessOnDemand
+		c.ODPOps = odpOps(s)
+	}
+	return c
+}
+
+// testMemory is the registered memory of one side of one test: a PD and
+// fresh pools, registered once before any QP exists and released after
+// the last QP is gone. The measured QPs (probe and --qps) share one pool;
+// the --load-qps QPs, with their own size and access, another.
+type testMemory struct {
+	pd       *verbs.PD
+	measured *verbs.Pool
+	load     *verbs.Pool // nil without load QPs
+}
+
+// newTestMemory registers the pools of spec s. With --hugepages it first
+// checks that huge pages are reserved (ErrNoHugePages); in odp mode the
+// device's ODP support (*verbs.NotSupportedError, "ODP not supported by
+// rxe0"), before any QP exists.
+func newTestMemory(dev *Device, s Spec, client bool) (_ *testMemory, err error) {
+	if s.HugePages {
+		if err := readMeminfo().noHugePages(); err != nil {
+			return nil, err
+		}
+	}
+	m := &testMemory{}
+	defer func() {
+		if err != nil {
+			m.close()
+		}
+	}()
+	if m.pd, err = dev.Ctx.AllocPD(); err != nil {
+		return nil, err
+	}
+	odp := s.mrMode() == MRModeODP
+	if m.measured, err = m.pd.NewPool(poolConfig(s, client, s.NumQPs(), odp, s.HugePages)); err != nil {
+		return nil, fmt.Errorf("--mr-mode %s: %w", s.mrMode(), err)
+	}
+	if s.Load != nil {
+		if m.load, err = m.pd.NewPool(poolConfig(s.loadSpec(), client, s.Load.QPs, odp, s.HugePages)); err != nil {
+			return nil, fmt.Errorf("--mr-mode %s: load QPs: %w", s.mrMode(), err)
+		}
+	}
+	return m, nil
+}
+
+// close releases the pools, then the PD: call it after every endpoint
+// returned its buffer and closed its QP.
+func (m *testMemory) close() error {
+	var errs []error
+	for _, p := range []*verbs.Pool{m.load, m.measured} {
+		if p != nil {
+			errs = append(errs, p.Close())
+		}
+	}
+	if m.pd != nil {
+		errs = append(errs, m.pd.Close())
+	}
+	return errors.Join(errs...)
+}
