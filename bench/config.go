@@ -91,6 +91,9 @@ type Spec struct {
 	MRMode string `json:"mr_mode,omitempty"`
 	// HugePages maps the data path buffers from 2 MiB huge pages.
 	HugePages bool `json:"hugepages,omitempty"`
+	// RDMACM creates and connects the QPs with librdmacm (rdma_cm) instead of
+	// exchanging QP numbers on the control connection (RC only).
+	RDMACM bool `json:"rdma_cm,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.
@@ -300,6 +303,18 @@ func (s Spec) Validate() error {
 	if s.MTU != 0 && (s.MTU < 256 || s.MTU > 4096 || bits.OnesCount(uint(s.MTU)) != 1) {
 		return fmt.Errorf("MTU %d invalid: use 256, 512, 1024, 2048 or 4096", s.MTU)
 	}
+	if s.RDMACM {
+		switch {
+		case s.Transport == TransportTCP:
+			return fmt.Errorf("--rdma-cm applies to RDMA tests, not to the TCP baseline")
+		case s.qpType() != QPTypeRC:
+			return fmt.Errorf("--rdma-cm connects RC QPs only, not --qp-type %s", s.QPType)
+		case s.MTU != 0:
+			return fmt.Errorf("--mtu %d with --rdma-cm: rdma_cm sets the path MTU from both ports (lower the netdev MTU instead)", s.MTU)
+		case s.SL != 0:
+			return fmt.Errorf("--sl %d with --rdma-cm: rdma_cm derives the service level from the route (use --tclass for the ToS)", s.SL)
+		}
+	}
 	return s.validateMR()
 }
 
@@ -481,6 +496,7 @@ type Plan struct {
 	Threads    int     // bandwidth: client threads driving them (0: 1)
 	MRMode     string  // "" or "pool", "per-op", "odp"
 	HugePages  bool    // data path buffers from huge pages
+	RDMACM     bool    // connect the QPs with rdma_cm
 }
 
 // Specs expands the plan into tests, in mode, op, size order. Atomics run at
@@ -520,7 +536,7 @@ func (p Plan) Specs() ([]Spec, error) {
 			for _, sz := range sizes {
 				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup, WarmupTime: p.WarmupTime,
 					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU, Transport: p.Transport,
-					Event: p.Event, QPType: p.QPType, SL: p.SL, TClass: p.TClass, MRMode: p.MRMode, HugePages: p.HugePages}
+					Event: p.Event, QPType: p.QPType, SL: p.SL, TClass: p.TClass, MRMode: p.MRMode, HugePages: p.HugePages, RDMACM: p.RDMACM}
 				if m == ModeLat {
 					s.Rate, s.Schedule, s.Load = p.Rate, p.Schedule, p.Load
 					if explicitModes { // refused by Validate when above 1

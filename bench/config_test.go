@@ -263,3 +263,29 @@ func TestSpecQPType(t *testing.T) {
 		t.Errorf("envQPType = %q", got)
 	}
 }
+
+func TestSpecValidateRDMACM(t *testing.T) {
+	base := Spec{Op: OpWrite, Mode: ModeBW, Size: 4096, Iters: 100, TxDepth: 128, CQMod: 100, RxDepth: 512, RDMACM: true}
+	if err := base.Validate(); err != nil {
+		t.Fatalf("rdma_cm RC spec: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Spec)
+		want string
+	}{
+		{"tcp", func(s *Spec) { s.Transport = TransportTCP; s.Op = OpSend }, "not to the TCP baseline"},
+		{"uc", func(s *Spec) { s.QPType = QPTypeUC }, "RC QPs only, not --qp-type uc"},
+		{"ud", func(s *Spec) { s.QPType = QPTypeUD; s.Op = OpSend }, "RC QPs only, not --qp-type ud"},
+		{"mtu", func(s *Spec) { s.MTU = 1024 }, "--mtu 1024 with --rdma-cm"},
+		{"sl", func(s *Spec) { s.SL = 3 }, "--sl 3 with --rdma-cm"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			tc.mod(&s)
+			if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -27,7 +28,17 @@ type Device struct {
 // and picks the GID: gidIndex >= 0 forces one, -1 picks the best GID for
 // the local control address (verbs.BestGID), -2 leaves it to pickGID.
 func OpenDevice(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
-	ctx, err := verbs.Open(name)
+	return openDevice(verbs.Open, name, port, gidIndex, local)
+}
+
+// OpenDeviceCM is OpenDevice on librdmacm's context of the device
+// (verbs.OpenCM), which rdma_cm QPs need and other tests can use too.
+func OpenDeviceCM(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+	return openDevice(verbs.OpenCM, name, port, gidIndex, local)
+}
+
+func openDevice(open func(string) (*verbs.Context, error), name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+	ctx, err := open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +114,11 @@ type endpoint struct {
 	area   int // offset of the target area in the buffer
 	psn    uint32
 	access verbs.Access
+	cmid   *verbs.CMID // rdma_cm: the id the QP belongs to
+	// setupStart is when this QP's creation began and setup how long it took
+	// to reach RTS from there (connection setup time).
+	setupStart time.Time
+	setup      time.Duration
 }
 
 // sampleCap is the C sample buffer size per engine, entries (8 bytes each).
@@ -190,12 +206,11 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoin
 			return nil, err
 		}
 	}
-	if e.qp, err = e.pd.CreateQP(verbs.QPConfig{Type: qpType, SendCQ: e.scq, RecvCQ: e.rcq,
-		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxInlineData: s.Inline}}); err != nil {
-		return nil, err
-	}
-	if e.qp.Caps().MaxInlineData < s.Inline {
-		return nil, fmt.Errorf("inline size %d bytes not granted by %s (got %d)", s.Inline, dev.Ctx.Name(), e.qp.Caps().MaxInlineData)
+	if !s.RDMACM { // rdma_cm creates the QP on its id (createQP) when it connects
+		e.setupStart = time.Now()
+		if err := e.createQP(nil); err != nil {
+			return nil, err
+		}
 	}
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -210,6 +225,30 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoin
 		e.qkey = max(binary.BigEndian.Uint32(b[:])&0x7fffffff, 1)
 	}
 	return e, nil
+}
+
+// createQP creates the QP: with ibv_create_qp, or with rdma_create_qp on id.
+// It fails when the device grants less inline data than requested.
+func (e *endpoint) createQP(id *verbs.CMID) error {
+	s := e.spec
+	qpType, err := verbsQPType(s)
+	if err != nil {
+		return err
+	}
+	cfg := verbs.QPConfig{Type: qpType, SendCQ: e.scq, RecvCQ: e.rcq,
+		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxInlineData: s.Inline}}
+	if id == nil {
+		e.qp, err = e.pd.CreateQP(cfg)
+	} else {
+		e.qp, err = id.CreateQP(e.pd, cfg)
+	}
+	if err != nil {
+		return err
+	}
+	if e.qp.Caps().MaxInlineData < s.Inline {
+		return fmt.Errorf("inline size %d bytes not granted by %s (got %d)", s.Inline, e.dev.Ctx.Name(), e.qp.Caps().MaxInlineData)
+	}
+	return nil
 }
 
 // verbsQPType maps the spec's QP type to the verbs one.
@@ -239,9 +278,14 @@ func (e *endpoint) maxRdAtomic() int {
 	return max(1, min(16, e.dev.Attr.MaxQPRdAtom))
 }
 
-// info is what the peer needs.
+// info is what the peer needs. With rdma_cm, which connects the QPs, it
+// carries only the target buffer (QPN and PSN are 0).
 func (e *endpoint) info() QPInfo {
-	return QPInfo{QPN: e.qp.QPN(), PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
+	var qpn uint32
+	if e.qp != nil && e.cmid == nil {
+		qpn = e.qp.QPN()
+	}
+	return QPInfo{QPN: qpn, PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
 		GIDType: e.dev.GID.Type.String(), LinkLayer: e.dev.Port.LinkLayer, ActiveMTU: e.dev.Port.ActiveMTU,
 		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.Size), QKey: e.qkey}
 }
@@ -307,11 +351,19 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 		e.ah = ah
 		dest = verbs.UDDest{AH: ah, QPN: r.QPN, QKey: r.QKey}
 	}
+	e.setup = time.Since(e.setupStart)
+	return mtu, e.startEngine(r, dest)
+}
+
+// startEngine creates the engine of a connected QP towards the peer's
+// target buffer r and, for SEND tests, posts the first receives.
+func (e *endpoint) startEngine(r QPInfo, dest verbs.UDDest) error {
+	s := e.spec
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: engineOp(s.Op), Size: s.Size, RecvOffset: e.area,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: s.Inline > 0 && s.Size <= s.Inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
 		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	e.eng = eng
 	if s.Op == OpSend {
@@ -320,10 +372,10 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 			n = min(n, 16)
 		}
 		if err := eng.PostRecvs(n); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return mtu, nil
+	return nil
 }
 
 // perOp is the engine's per-operation registration (per-op clients), or nil.
@@ -338,7 +390,7 @@ func (e *endpoint) perOp() *verbs.PerOp {
 // buffer to the pool (the test's testMemory closes the pool and PD).
 func (e *endpoint) close() error {
 	var errs []error
-	for _, c := range []interface{ Close() error }{e.eng, e.qp, e.ah, e.opBuf, e.rcq, e.scq} {
+	for _, c := range []interface{ Close() error }{e.eng, e.qp, e.cmid, e.ah, e.opBuf, e.rcq, e.scq} {
 		if c == nil || isNilCloser(c) {
 			continue
 		}
@@ -356,6 +408,8 @@ func isNilCloser(c interface{ Close() error }) bool {
 	case *verbs.Engine:
 		return v == nil
 	case *verbs.QP:
+		return v == nil
+	case *verbs.CMID:
 		return v == nil
 	case *verbs.AH:
 		return v == nil

@@ -19,6 +19,10 @@ type testEndpoints struct {
 	extra []*endpoint // the measured QPs after probe (Spec.QPs > 1)
 	loads []*endpoint
 	mem   *testMemory // the pools every QP above takes its buffer from
+	// rdma_cm tests: the client's event channel, or the server's listener
+	// (closed after the endpoints and their ids)
+	cmch *verbs.EventChannel
+	lis  *cmListener
 }
 
 // measured is every measured QP: probe first, then extra.
@@ -103,6 +107,12 @@ func (t *testEndpoints) close() error {
 	}
 	if t.mem != nil {
 		errs = append(errs, t.mem.close())
+	}
+	if t.lis != nil {
+		errs = append(errs, t.lis.close())
+	}
+	if t.cmch != nil {
+		errs = append(errs, t.cmch.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -40,6 +40,10 @@ type QPInfo struct {
 	// TCPPort is the server's data port of a TCP test (Spec.Transport "tcp"),
 	// on its control connection's local address; the RDMA fields are zero.
 	TCPPort int `json:"tcp_port,omitempty"`
+	// CMAddr and CMPort are where the server listens for the rdma_cm
+	// connections of an rdma_cm test (Spec.RDMACM); QPN and PSN are then 0.
+	CMAddr string `json:"cm_addr,omitempty"`
+	CMPort int    `json:"cm_port,omitempty"`
 }
 
 // Phases of Ready messages.

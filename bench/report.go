@@ -203,6 +203,47 @@ func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
 	return err
 }
 
+// WriteConnectionTable writes how each RDMA test's QPs were connected and
+// their setup times in ms (per QP: p50 and max; see ConnSetup), after a
+// line that says what the setup time covers. Results without a connection
+// (TCP, older documents) are left out; with none, it writes nothing.
+func WriteConnectionTable(w io.Writer, results []Result) error {
+	t := textTable{
+		{head: "op", left: true}, {head: "mode", left: true}, {head: "#bytes"}, {head: "connection", left: true},
+		{head: "#qps"}, {head: "setup_p50[msec]"}, {head: "setup_max[msec]"}, {head: "device", left: true}, {head: "rdma_cm address", left: true},
+	}
+	var rows [][]string
+	na := false
+	for _, r := range results {
+		c := r.Connection
+		if c == nil {
+			continue
+		}
+		addr := c.Address
+		if addr == "" {
+			addr = "-"
+		}
+		rows = append(rows, []string{r.Op, r.Mode, strconv.Itoa(r.SizeBytes), c.Method, strconv.Itoa(c.QPs),
+			c.P50NS.Format(1e6, 2), strconv.FormatFloat(float64(c.MaxNS)/1e6, 'f', 2, 64), c.Device, addr})
+		na = na || !c.P50NS.OK
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(connSetupNote + "\n")
+	t.write(&b, rows)
+	if na {
+		b.WriteString("n/a: a setup p50 needs at least 2 QPs\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// connSetupNote says what a connection setup time covers.
+const connSetupNote = "connection setup per QP, on the client: rdma_cm from rdma_create_id through address and route resolution, " +
+	"rdma_create_qp and rdma_connect to ESTABLISHED; exchange from ibv_create_qp through the QP-number exchange to RTS"
+
 // cpuPerMsg formats client/server CPU microseconds per message.
 func cpuPerMsg(c *CPUUsage) string {
 	if c == nil {

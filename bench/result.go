@@ -141,6 +141,10 @@ type Result struct {
 	// the figures above are the aggregate over all QPs (bandwidth: total
 	// bytes over the earliest first post to the latest last completion;
 	// latency: every QP's completions merged), PerQP has each QP's own.
+	// Connection is how the test's QPs were connected (rdma_cm or the
+	// exchange on the control connection) and each one's setup time.
+	Connection *ConnSetup `json:"connection,omitempty"`
+
 	QPs     int        `json:"qps,omitempty"`
 	Threads int        `json:"threads,omitempty"`
 	PerQP   []QPResult `json:"per_qp,omitempty"`

@@ -59,6 +59,9 @@ func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error
 	doc.Warnings = append(doc.Warnings, warns...)
 	defer func() {
 		env.PathMTU, env.InlineSizeGranted = cl.PathMTU, cl.Inline
+		if c := cl.conn; c != nil && c.Method == ConnRDMACM && c.GID != "" {
+			env.GIDIndex, env.GIDType, env.GID, env.GIDReason = c.GIDIndex, c.GIDType, c.GID, c.GIDReason
+		}
 		doc.Env = env
 		doc.End = time.Now()
 		var ru unix.Rusage

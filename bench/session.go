@@ -40,6 +40,9 @@ type Server struct {
 	dev  *Device
 	busy sync.Mutex
 	log  *log.Logger
+	// cmDevs are librdmacm's contexts of the devices rdma_cm tests ran on,
+	// by name (used under busy: one session at a time).
+	cmDevs map[string]*Device
 }
 
 // NewServer opens the device and checks the port. Close it when done.
@@ -58,12 +61,32 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	return &Server{cfg: cfg, dev: dev, log: cfg.Log}, nil
 }
 
-// Close closes the device.
+// Close closes the devices.
 func (s *Server) Close() error {
-	if s.dev == nil {
-		return nil
+	var errs []error
+	for _, d := range s.cmDevs {
+		errs = append(errs, d.Close())
 	}
-	return s.dev.Close()
+	if s.dev != nil {
+		errs = append(errs, s.dev.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// cmDevice is librdmacm's context of the named device, opened on first use.
+func (s *Server) cmDevice(name string) (*Device, error) {
+	if d := s.cmDevs[name]; d != nil {
+		return d, nil
+	}
+	d, err := OpenDeviceCM(name, s.cfg.Port, -2, netip.Addr{})
+	if err != nil {
+		return nil, err
+	}
+	if s.cmDevs == nil {
+		s.cmDevs = map[string]*Device{}
+	}
+	s.cmDevs[name] = d
+	return d, nil
 }
 
 // Serve accepts control connections until ctx ends or the listener fails.
@@ -153,8 +176,10 @@ func (s *Server) session(nc net.Conn) {
 			}
 			if err := spec.Validate(); err != nil {
 				s.log.Printf("client %s: bad test: %v", peer, err)
-				if _, _, err := c.RecvAny(ctrlTimeout); err != nil { // the client's QP info: stay in step
-					return
+				if !spec.RDMACM { // the client's QP info follows: stay in step
+					if _, _, err := c.RecvAny(ctrlTimeout); err != nil {
+						return
+					}
 				}
 				c.SendError(fmt.Errorf("bad test parameters: %w", err))
 				continue
@@ -206,6 +231,14 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 	if dev == nil {
 		return refuseRDMA(c)
 	}
+	if spec.RDMACM {
+		eps, err := s.connectCM(c, spec)
+		if err != nil {
+			return err
+		}
+		defer eps.close()
+		return s.serve(c, spec, eps)
+	}
 	// The client sends its QP info right after the test: read it first, so a
 	// failure below leaves the session in step for the next test.
 	var remote QPInfo
@@ -223,6 +256,97 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 	if err := c.Send(MsgQPInfo, eps.info()); err != nil {
 		return err
 	}
+	return s.serve(c, spec, eps)
+}
+
+// connectCM is the server side of an rdma_cm connection: it listens on
+// cmAddress, tells the client where, accepts the test's QPs and starts
+// their engines once the client sent its buffers.
+func (s *Server) connectCM(c *Conn, spec Spec) (_ *testEndpoints, err error) {
+	addr, devName, why, err := cmAddress(s.cfg.Device, s.cfg.Port, addrOf(c.LocalAddr()))
+	if err != nil {
+		return nil, err
+	}
+	lis, err := bindCM(addr)
+	if err != nil {
+		return nil, fmt.Errorf("rdma_cm listener on %s (%s): %w", addr, why, err)
+	}
+	if devName = lis.id.DeviceName(); s.cfg.Device != "" && devName != s.cfg.Device {
+		lis.close()
+		return nil, fmt.Errorf("rdma_cm address %s belongs to %s, not to the server's --device %s", addr, devName, s.cfg.Device)
+	}
+	dev, err := s.cmDevice(devName)
+	if err != nil {
+		lis.close()
+		return nil, err
+	}
+	eps, err := newTestEndpoints(dev, spec, false)
+	if err != nil {
+		lis.close()
+		return nil, err
+	}
+	eps.lis = lis
+	defer func() {
+		if err != nil {
+			eps.close()
+		}
+	}()
+	all := eps.all()
+	if err := lis.listen(dev, len(all)); err != nil {
+		return nil, err
+	}
+	info := eps.info()
+	info.CMAddr, info.CMPort = lis.addr.Addr().String(), int(lis.addr.Port())
+	if err := c.Send(MsgQPInfo, info); err != nil {
+		return nil, err
+	}
+	s.log.Printf("rdma_cm: listening on %s (%s), device %s, %d QPs", lis.addr, why, devName, len(all))
+	abort := make(chan struct{})
+	accepted := make(chan error, 1)
+	go func() {
+		accepted <- lis.acceptAll(dev, all, time.Now().Add(cmTimeout*time.Duration(2+len(all))), abort)
+	}()
+	// the client's buffers come once its QPs are connected, or its error
+	var remote QPInfo
+	got := make(chan error, 1)
+	go func() { got <- c.RecvTimeout(MsgQPInfo, &remote, cmTimeout*time.Duration(3+len(all))) }()
+	select {
+	case err := <-accepted:
+		if err != nil { // the client's connect fails too: take its message
+			<-got
+			return nil, err
+		}
+		if err := <-got; err != nil {
+			return nil, err
+		}
+	case err := <-got:
+		if err != nil {
+			close(abort)
+			<-accepted
+			return nil, err
+		}
+		if err := <-accepted; err != nil {
+			return nil, err
+		}
+	}
+	peers := remote.peers()
+	if len(remote.QPs) != len(eps.extra) || len(remote.Load) != len(eps.loads) {
+		return nil, fmt.Errorf("client sent buffers for %d+%d QPs, the test has %d+%d", len(remote.QPs)+1, len(remote.Load), len(eps.extra)+1, len(eps.loads))
+	}
+	for i, ep := range all {
+		if err := checkPeerBuffer(peers[i], ep.spec.Size); err != nil {
+			return nil, err
+		}
+		if err := ep.startEngine(peers[i], verbs.UDDest{}); err != nil {
+			return nil, err
+		}
+	}
+	return eps, nil
+}
+
+// serve runs the server side of a test whose QPs are connected: the
+// responder loops, the barriers and the result.
+func (s *Server) serve(c *Conn, spec Spec, eps *testEndpoints) error {
 	active := spec.Op == OpSend || (spec.Op == OpWrite && spec.Mode == ModeLat)
 	qps := eps.measured()
 	// one responder loop per measured QP, each on its own locked thread;
@@ -456,6 +580,9 @@ type ClientConfig struct {
 	Run      RunOptions
 	// Transport "tcp": the run has TCP tests only and opens no RDMA device.
 	Transport string
+	// RDMACM opens the device through librdmacm, as rdma_cm tests need; with
+	// no Device, the device is the one rdma_cm reaches the server through.
+	RDMACM bool
 }
 
 // Client is a connected control session.
@@ -469,6 +596,8 @@ type Client struct {
 	PathMTU int
 	// Inline is the inline size the device granted in the last test, bytes.
 	Inline int
+	// conn is the connection setup of the last RDMA test.
+	conn *ConnSetup
 }
 
 // Dial connects to a server, retrying until timeout, and opens the device.
@@ -506,7 +635,19 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 	c := NewConn(nc, ctrlTimeout)
 	var dev *Device
 	if cfg.Transport != TransportTCP {
-		if dev, err = OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, addrOf(nc.LocalAddr())); err != nil {
+		open, name := OpenDevice, cfg.Device
+		if cfg.RDMACM {
+			open = OpenDeviceCM
+			if server := addrOf(nc.RemoteAddr()); name == "" {
+				name, err = clientCMDevice(server, cfg.Port)
+			} else if server.IsLoopback() { // fail before the first test, as the server would
+				_, _, _, err = cmAddress(name, cfg.Port, server)
+			}
+		}
+		if err == nil {
+			dev, err = open(name, cfg.Port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
+		}
+		if err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -546,28 +687,19 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 	if cl.dev == nil {
 		return Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
 	}
-	eps, err := newTestEndpoints(cl.dev, spec, true)
+	connect := cl.connectExchange
+	if spec.RDMACM {
+		connect = cl.connectCM
+	}
+	eps, mtu, conn, err := connect(spec)
+	if eps != nil {
+		defer eps.close()
+	}
 	if err != nil {
 		return Result{}, err
 	}
-	defer eps.close()
 	ep := eps.probe
-	if err := cl.c.Send(MsgTest, spec); err != nil {
-		return Result{}, err
-	}
-	if err := cl.c.Send(MsgQPInfo, eps.info()); err != nil {
-		return Result{}, err
-	}
-	var remote QPInfo
-	if err := cl.c.Recv(MsgQPInfo, &remote); err != nil {
-		return Result{}, err
-	}
-	mtu, err := eps.connect(remote)
 	cl.Inline = ep.qp.Caps().MaxInlineData
-	if err != nil {
-		cl.c.SendError(err)
-		return Result{}, err
-	}
 	var rd Ready
 	if err := cl.c.Recv(MsgReady, &rd); err != nil {
 		return Result{}, err
@@ -615,5 +747,96 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 		res.LostMessages = total - sr.Iterations
 	}
 	cl.PathMTU = mtu
+	res.Connection = conn
+	cl.conn = conn
 	return res, nil
+}
+
+// connectExchange creates the test's QPs and connects them by exchanging
+// QP numbers and PSNs with the server on the control connection. It
+// returns the endpoints (also on error, to be closed), the path MTU and
+// the connection setup.
+func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *ConnSetup, error) {
+	eps, err := newTestEndpoints(cl.dev, spec, true)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if err := cl.c.Send(MsgTest, spec); err != nil {
+		return eps, 0, nil, err
+	}
+	if err := cl.c.Send(MsgQPInfo, eps.info()); err != nil {
+		return eps, 0, nil, err
+	}
+	var remote QPInfo
+	if err := cl.c.Recv(MsgQPInfo, &remote); err != nil {
+		return eps, 0, nil, err
+	}
+	mtu, err := eps.connect(remote)
+	if err != nil {
+		cl.c.SendError(err)
+		return eps, 0, nil, err
+	}
+	conn := newConnSetup(ConnExchange, eps.all())
+	conn.Device = cl.dev.Ctx.Name()
+	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = cl.dev.GID.Index, cl.dev.GID.GID.String(), cl.dev.GID.Type.String(), cl.dev.GIDReason
+	return eps, mtu, conn, nil
+}
+
+// connectCM is the client side of an rdma_cm connection: the server says
+// where it listens, the client connects each QP there, then sends its
+// buffers.
+func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *ConnSetup, error) {
+	if !cl.dev.Ctx.CM() {
+		return nil, 0, nil, errors.New("--rdma-cm test on a client opened without rdma_cm (ClientConfig.RDMACM)")
+	}
+	if err := cl.c.Send(MsgTest, spec); err != nil {
+		return nil, 0, nil, err
+	}
+	var remote QPInfo
+	if err := cl.c.Recv(MsgQPInfo, &remote); err != nil {
+		return nil, 0, nil, err
+	}
+	fail := func(eps *testEndpoints, err error) (*testEndpoints, int, *ConnSetup, error) {
+		cl.c.SendError(err)
+		return eps, 0, nil, err
+	}
+	ip, err := netip.ParseAddr(remote.CMAddr)
+	if err != nil || remote.CMPort < 1 || remote.CMPort > 65535 {
+		return fail(nil, fmt.Errorf("server's rdma_cm address %q port %d invalid", remote.CMAddr, remote.CMPort))
+	}
+	dst := netip.AddrPortFrom(ip, uint16(remote.CMPort))
+	eps, err := newTestEndpoints(cl.dev, spec, true)
+	if err != nil {
+		return fail(nil, err)
+	}
+	if len(remote.QPs) != len(eps.extra) || len(remote.Load) != len(eps.loads) {
+		return fail(eps, fmt.Errorf("server offers %d+%d QPs, the test has %d+%d", len(remote.QPs)+1, len(remote.Load), len(eps.extra)+1, len(eps.loads)))
+	}
+	if eps.cmch, err = verbs.NewEventChannel(); err != nil {
+		return fail(eps, err)
+	}
+	all, peers := eps.all(), remote.peers()
+	mtu, err := cmConnectAll(eps.cmch, all, dst)
+	if err != nil {
+		return fail(eps, err)
+	}
+	if err := cl.c.Send(MsgQPInfo, eps.info()); err != nil {
+		return eps, 0, nil, err
+	}
+	for i, ep := range all {
+		if err := checkPeerBuffer(peers[i], ep.spec.Size); err != nil {
+			return fail(eps, err)
+		}
+		if err := ep.startEngine(peers[i], verbs.UDDest{}); err != nil {
+			return fail(eps, err)
+		}
+	}
+	conn := newConnSetup(ConnRDMACM, all)
+	conn.Address, conn.Device = dst.String(), cl.dev.Ctx.Name()
+	if path, err := eps.probe.qp.Path(); err == nil {
+		if g, err := cl.dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
+			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), cmGIDReason(dst)
+		}
+	}
+	return eps, mtu, conn, nil
 }

@@ -52,6 +52,17 @@ rdmabench loopback --op write --mode lat -n 100 --hugepages >/tmp/err.txt 2>&1; 
 set -e
 [ $rc = 3 ] && grep -q 'no huge pages are reserved' /tmp/err.txt || { cat /tmp/err.txt; fail "--hugepages without huge pages: exit $rc"; }
 
+echo "=== rdma_cm (rxe1 on dummy0: rdma_cm cannot use loopback addresses)"
+rdmabench loopback --rdma-cm --qps 8 --threads 2 --op write --mode bw -n 4000 --json /tmp/cm.json | tee /tmp/cm.txt
+grep -q '"method": "rdma_cm"' /tmp/cm.json && grep -q '"setup_p50_ns": [0-9]' /tmp/cm.json && grep -q 'chosen by rdma_cm for 192.0.2.1' /tmp/cm.json \
+	&& grep -q 'setup_max\[msec\]' /tmp/cm.txt && grep -q '"inline_size_granted"' /tmp/cm.json && grep -q '"link_utilization": 0\.[0-9]' /tmp/cm.json \
+	&& grep -q '"cpu"' /tmp/cm.json || fail "--rdma-cm --qps 8 --threads 2 output"
+set +e
+rdmabench loopback --rdma-cm -d rxe0 --op write --mode bw -n 100 >/tmp/err.txt 2>&1; rc=$?
+set -e
+[ $rc != 0 ] && grep -q 'cannot resolve the loopback address 127.0.0.1, and rxe0 has no other IP address' /tmp/err.txt \
+	|| { cat /tmp/err.txt; fail "--rdma-cm on the loopback-only rxe0: exit $rc"; }
+
 echo "=== HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null
 grep -q 'Tag=send-lat-2B,' /tmp/r.hlog && grep -q '#\[Mean' /tmp/r-send-lat-2B.hgrm || fail ".hlog/.hgrm output"
@@ -62,7 +73,7 @@ set +e
 rdmabench loopback -d nosuch0 >/tmp/err.txt 2>&1; rc=$?
 set -e
 cat /tmp/err.txt
-[ $rc = 2 ] && grep -q 'device "nosuch0" not found; available: rxe0' /tmp/err.txt || fail "unknown device: exit $rc"
+[ $rc = 2 ] && grep -q 'device "nosuch0" not found; available: rxe0, rxe1' /tmp/err.txt || fail "unknown device: exit $rc"
 set +e
 rdmabench loopback -x 7 >/tmp/err.txt 2>&1; rc=$?
 set -e

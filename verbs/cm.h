@@ -63,6 +63,10 @@ static inline int rb_cm_resolve_addr(struct rdma_cm_id *id, const uint8_t src[16
 	return rdma_resolve_addr(id, has_src ? (struct sockaddr *)&s : NULL, (struct sockaddr *)&d, timeout_ms) ? errno : 0;
 }
 
+static inline int rb_cm_set_tos(struct rdma_cm_id *id, uint8_t tos) {
+	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) ? errno : 0;
+}
+
 static inline uint16_t rb_cm_src_port(struct rdma_cm_id *id) { return ntohs(rdma_get_src_port(id)); }
 
 // rb_cm_verbs is the device context the id is bound to (NULL before the

@@ -60,6 +60,9 @@ func OpenCM(name string) (*Context, error) {
 	return nil, &DeviceNotFoundError{Name: name, Available: names}
 }
 
+// CM reports whether the context is librdmacm's (OpenCM).
+func (c *Context) CM() bool { return c.cm }
+
 // CMEventType is enum rdma_cm_event_type.
 type CMEventType int
 
@@ -289,6 +292,15 @@ func (id *CMID) Bind(ap netip.AddrPort) error {
 	ip, v4 := ipBytes(ap.Addr())
 	if rc := C.rb_cm_bind(id.id, &ip[0], v4, C.uint16_t(ap.Port())); rc != 0 {
 		return &Error{Op: "rdma_bind_addr", Detail: ap.String(), Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
+// SetTOS sets the IP type of service (the GRH traffic class on RoCE) of the
+// id's connection; call it before Resolve.
+func (id *CMID) SetTOS(tos int) error {
+	if rc := C.rb_cm_set_tos(id.id, C.uint8_t(tos)); rc != 0 {
+		return &Error{Op: "rdma_set_option TOS", Detail: fmt.Sprint(tos), Err: syscall.Errno(rc)}
 	}
 	return nil
 }

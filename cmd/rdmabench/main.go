@@ -237,6 +237,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	threads := fs.Int("threads", 0, "bw: drive the --qps QPs from this many client threads (1..QPs), QP i on thread i mod N")
 	mrMode := fs.String("mr-mode", bench.MRModePool, "memory registration of the data path: pool (a fresh pool per test, registered once), "+
 		"per-op (the client registers each operation's local buffer before its post and deregisters it at its completion) or odp (On-Demand Paging pools)")
+	rdmaCM := fs.BoolP("rdma-cm", "R", false, "create and connect the QPs with librdmacm (rdma_cm), as iWARP needs, instead of exchanging QP numbers on the control connection (perftest -R); RC only")
 	hugePages := fs.Bool("hugepages", false, "map the data path buffers from 2 MiB huge pages (reserve them with sysctl vm.nr_hugepages=N)")
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
 	loadOp := fs.String("load-op", bench.OpWrite, "operation of the load streams: write or read")
@@ -263,7 +264,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
 		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, PostList: *postList, Event: *event, SL: *sl, TClass: *tclass,
 		QPType: strings.ToLower(*qpType), Transport: *transport, QPs: *qps, Threads: *threads,
-		MRMode: strings.ToLower(*mrMode), HugePages: *hugePages}
+		MRMode: strings.ToLower(*mrMode), HugePages: *hugePages, RDMACM: *rdmaCM}
 	var err error
 	if *transport == bench.TransportTCP && !fs.Changed("op") {
 		*ops = bench.OpSend // the one op with a TCP equivalent
@@ -322,7 +323,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		intervalOut = stderr
 	}
 	cfg := bench.RunConfig{
-		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *transport,
+		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *transport, RDMACM: *rdmaCM,
 			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Interval: *interval, Out: intervalOut, Unit: *unit}},
 		ServerCPUs: serverCPUs,
 		Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
@@ -418,6 +419,7 @@ func report(doc *bench.Document, w io.Writer, unit, jsonPath string) error {
 		if len(bw) > 0 {
 			bench.WriteBandwidthTable(w, bw, unit)
 		}
+		bench.WriteConnectionTable(w, doc.Results)
 		for _, s := range doc.Warnings {
 			fmt.Fprintf(w, "WARNING: %s\n", s)
 		}

@@ -1,0 +1,404 @@
+package bench
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// rdma_cm connection of a test's QPs (Spec.RDMACM). The control connection
+// still carries the test, the buffers (rkey, address) and the barriers; the
+// QPs themselves are created and connected by librdmacm:
+//
+//	client                                  server
+//	Test                           ->
+//	                               <-       QPInfo{CMAddr, CMPort, buffers}
+//	rdma_connect per QP (private   ->       rdma_accept per QP
+//	data: index and count)
+//	QPInfo{buffers}                ->
+//	                               <-       Ready{start}
+
+// Connection setup methods (ConnSetup.Method).
+const (
+	ConnExchange = "exchange" // QP numbers and PSNs over the control connection
+	ConnRDMACM   = "rdma_cm"
+)
+
+// ConnSetup is how a test's QPs were connected and how long each took: from
+// the start of its creation (rdma_create_id with rdma_cm, ibv_create_qp
+// otherwise) until it was in RTS on the client. With the exchange the time
+// includes the one round trip of QP information on the control connection.
+type ConnSetup struct {
+	Method string `json:"method"` // "rdma_cm" or "exchange"
+	// Address is the server's rdma_cm address and port.
+	Address string `json:"address,omitempty"`
+	// Device is the device the client's QPs were created on.
+	Device string `json:"device,omitempty"`
+	// GIDIndex, GID and GIDReason are the source GID the QPs use and why.
+	GIDIndex  int    `json:"gid_index"`
+	GID       string `json:"gid,omitempty"`
+	GIDType   string `json:"gid_type,omitempty"`
+	GIDReason string `json:"gid_reason,omitempty"`
+	QPs       int    `json:"qps"`
+	// SetupNS holds the per-QP setup times, ns, in QP order (measured QPs,
+	// then load QPs); P50NS (null with fewer than 2 QPs) and MaxNS sum them up.
+	SetupNS []int64    `json:"setup_ns"`
+	P50NS   hist.Value `json:"setup_p50_ns"`
+	MaxNS   int64      `json:"setup_max_ns"`
+}
+
+// newConnSetup summarises the endpoints' setup times.
+func newConnSetup(method string, eps []*endpoint) *ConnSetup {
+	c := &ConnSetup{Method: method, QPs: len(eps)}
+	h := hist.New()
+	for _, ep := range eps {
+		ns := ep.setup.Nanoseconds()
+		c.SetupNS = append(c.SetupNS, ns)
+		h.Record(ns)
+	}
+	if p, ok := h.Percentile(50); ok {
+		c.P50NS = hist.Value{NS: p, OK: true}
+	}
+	if len(eps) > 0 {
+		c.MaxNS = slices.Max(c.SetupNS)
+	}
+	return c
+}
+
+// all lists every QP of the test in connection order: measured, then load.
+func (t *testEndpoints) all() []*endpoint {
+	return append(t.measured(), t.loads...)
+}
+
+// peers lists the peer's QP information in the order of testEndpoints.all.
+func (r QPInfo) peers() []QPInfo {
+	out := []QPInfo{r}
+	out = append(out, r.QPs...)
+	return append(out, r.Load...)
+}
+
+// cmPrivate is the private data of an rdma_cm connect request: which QP of
+// the test it connects.
+type cmPrivate struct {
+	Index, Count uint32
+}
+
+// cmMagic starts rdmabench's connect requests ("RBC" and format 1).
+var cmMagic = [4]byte{'R', 'B', 'C', 1}
+
+// cmPrivateLen is the length of marshalled cmPrivate, bytes.
+const cmPrivateLen = 12
+
+func (p cmPrivate) marshal() []byte {
+	b := make([]byte, cmPrivateLen)
+	copy(b, cmMagic[:])
+	binary.BigEndian.PutUint32(b[4:], p.Index)
+	binary.BigEndian.PutUint32(b[8:], p.Count)
+	return b
+}
+
+// parseCMPrivate decodes the private data of a connect request. The
+// transport may pad it with zeros (RC requests carry 56 bytes).
+func parseCMPrivate(b []byte) (cmPrivate, error) {
+	if len(b) < cmPrivateLen {
+		return cmPrivate{}, fmt.Errorf("rdma_cm private data: %d bytes, want at least %d", len(b), cmPrivateLen)
+	}
+	if [4]byte(b[:4]) != cmMagic {
+		return cmPrivate{}, fmt.Errorf("rdma_cm private data: magic % x, want % x (not an rdmabench client)", b[:4], cmMagic[:])
+	}
+	p := cmPrivate{Index: binary.BigEndian.Uint32(b[4:]), Count: binary.BigEndian.Uint32(b[8:])}
+	if p.Count == 0 || p.Count > maxCMQPs || p.Index >= p.Count {
+		return cmPrivate{}, fmt.Errorf("rdma_cm private data: QP %d of %d out of range (at most %d QPs)", p.Index, p.Count, maxCMQPs)
+	}
+	return p, nil
+}
+
+// maxCMQPs bounds the QPs of one test: measured plus load QPs.
+const maxCMQPs = MaxQPs + MaxLoadQPs
+
+// cmAddress is where the server listens for rdma_cm connections: the local
+// address of the control connection, unless that is a loopback address
+// (rdma_cm resolves no loopback addresses); then the first IP address in the
+// GID table of the device (or of any device) that is neither loopback nor
+// link-local. It returns the address, the device it belongs to ("" when the
+// control address is used) and why it was chosen.
+func cmAddress(device string, port int, local netip.Addr) (netip.Addr, string, string, error) {
+	if local.IsValid() && !local.IsLoopback() && !local.IsUnspecified() {
+		return local, "", "the control connection's local address", nil
+	}
+	names := []string{device}
+	if device == "" {
+		var err error
+		if names, err = verbs.DeviceNames(); err != nil {
+			return netip.Addr{}, "", "", err
+		}
+	}
+	for _, name := range names {
+		ctx, err := verbs.OpenCM(name)
+		if err != nil {
+			return netip.Addr{}, "", "", err
+		}
+		tbl, err := ctx.GIDTable(port)
+		ctx.Close()
+		if err != nil {
+			return netip.Addr{}, "", "", err
+		}
+		if a, ok := gidAddress(tbl); ok {
+			return a, name, fmt.Sprintf("rdma_cm cannot use the loopback address %s: %s is %s's first other address", local, a, name), nil
+		}
+	}
+	which := "no RDMA device has another IP address in its GID table"
+	if device != "" {
+		which = device + " has no other IP address in its GID table"
+	}
+	return netip.Addr{}, "", "", fmt.Errorf("--rdma-cm: rdma_cm cannot resolve the loopback address %s, and %s: add one to the device's netdev, or use a control address that is not loopback",
+		local, which)
+}
+
+// gidAddress is the first IPv4 (then IPv6) address of a GID table that is
+// neither loopback nor link-local.
+func gidAddress(tbl []verbs.GIDEntry) (netip.Addr, bool) {
+	var v6 netip.Addr
+	for _, g := range tbl {
+		a := netip.AddrFrom16(g.GID).Unmap()
+		if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsUnspecified() {
+			continue
+		}
+		if a.Is4() {
+			return a, true
+		}
+		if !v6.IsValid() {
+			v6 = a
+		}
+	}
+	return v6, v6.IsValid()
+}
+
+// clientCMDevice is the device a client's rdma_cm QPs use to reach a server
+// at control address server: the device rdma_cm resolves it to, or for a
+// loopback server the device whose address the server listens on
+// (cmAddress).
+func clientCMDevice(server netip.Addr, port int) (string, error) {
+	if server.IsLoopback() {
+		_, dev, _, err := cmAddress("", port, server)
+		return dev, err
+	}
+	return cmDevice(server, cmTimeout)
+}
+
+// cmDevice resolves which local device reaches dst through rdma_cm.
+func cmDevice(dst netip.Addr, timeout time.Duration) (string, error) {
+	ch, err := verbs.NewEventChannel()
+	if err != nil {
+		return "", err
+	}
+	defer ch.Close()
+	id, err := ch.CreateID()
+	if err != nil {
+		return "", err
+	}
+	defer id.Close()
+	if err := id.Resolve(netip.Addr{}, netip.AddrPortFrom(dst, 1), timeout); err != nil {
+		return "", err
+	}
+	return id.DeviceName(), nil
+}
+
+// cmTimeout bounds each rdma_cm step: address and route resolution, and
+// each connection.
+var cmTimeout = 5 * time.Second
+
+// cmConnect creates the endpoint's QP on a new id of ch and connects it to
+// dst as QP index of count, within cmTimeout per step. It returns the path
+// MTU rdma_cm chose.
+func (e *endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, count int) (int, error) {
+	e.setupStart = time.Now()
+	id, err := ch.CreateID()
+	if err != nil {
+		return 0, err
+	}
+	e.cmid = id
+	if e.spec.TClass != 0 {
+		if err := id.SetTOS(e.spec.TClass); err != nil {
+			return 0, err
+		}
+	}
+	if err := id.Resolve(netip.Addr{}, dst, cmTimeout); err != nil {
+		return 0, err
+	}
+	if !id.UsesContext(e.dev.Ctx) {
+		return 0, fmt.Errorf("rdma_cm reaches %s through %s, but the test runs on %s (--device)", dst.Addr(), id.DeviceName(), e.dev.Ctx.Name())
+	}
+	if err := e.createQP(id); err != nil {
+		return 0, err
+	}
+	rd := e.maxRdAtomic()
+	p := verbs.ConnParam{PrivateData: cmPrivate{Index: uint32(index), Count: uint32(count)}.marshal(),
+		ResponderResources: rd, InitiatorDepth: rd}
+	if err := id.Connect(p, time.Now().Add(cmTimeout)); err != nil {
+		return 0, err
+	}
+	return e.cmEstablished()
+}
+
+// cmEstablished narrows the connected QP's remote access to what the test
+// needs and returns its path MTU.
+func (e *endpoint) cmEstablished() (int, error) {
+	if err := e.qp.SetAccess(e.access); err != nil {
+		return 0, err
+	}
+	e.setup = time.Since(e.setupStart)
+	path, err := e.qp.Path()
+	if err != nil {
+		return 0, err
+	}
+	return path.MTU, nil
+}
+
+// cmConnectAll connects every QP of eps to the server's rdma_cm address dst,
+// one after the other. It returns the probe's path MTU.
+func cmConnectAll(ch *verbs.EventChannel, eps []*endpoint, dst netip.AddrPort) (int, error) {
+	mtu := 0
+	for i, ep := range eps {
+		m, err := ep.cmConnect(ch, dst, i, len(eps))
+		if err != nil {
+			return 0, fmt.Errorf("rdma_cm QP %d of %d to %s: %w", i, len(eps), dst, err)
+		}
+		if i == 0 {
+			mtu = m
+		}
+	}
+	return mtu, nil
+}
+
+// cmListener is the server's rdma_cm listening id for one test.
+type cmListener struct {
+	ch   *verbs.EventChannel
+	id   *verbs.CMID
+	addr netip.AddrPort
+}
+
+// bindCM binds a listener's id to addr (an ephemeral port); its device
+// is then known (DeviceName).
+func bindCM(addr netip.Addr) (_ *cmListener, err error) {
+	l := &cmListener{}
+	defer func() {
+		if err != nil {
+			l.close()
+		}
+	}()
+	if l.ch, err = verbs.NewEventChannel(); err != nil {
+		return nil, err
+	}
+	if l.id, err = l.ch.CreateID(); err != nil {
+		return nil, err
+	}
+	if err := l.id.Bind(netip.AddrPortFrom(addr, 0)); err != nil {
+		return nil, err
+	}
+	l.addr = netip.AddrPortFrom(addr, uint16(l.id.LocalPort()))
+	return l, nil
+}
+
+// listen starts listening with a backlog of n, on dev's context.
+func (l *cmListener) listen(dev *Device, n int) error {
+	if !l.id.UsesContext(dev.Ctx) {
+		return fmt.Errorf("rdma_cm address %s belongs to %s, not to %s", l.addr.Addr(), l.id.DeviceName(), dev.Ctx.Name())
+	}
+	if err := l.id.Listen(n); err != nil {
+		return err
+	}
+	l.addr = netip.AddrPortFrom(l.addr.Addr(), uint16(l.id.LocalPort()))
+	return nil
+}
+
+// close destroys the listener; call it after the endpoints' ids are closed.
+func (l *cmListener) close() error {
+	var errs []error
+	if l.id != nil {
+		errs = append(errs, l.id.Close())
+	}
+	if l.ch != nil {
+		errs = append(errs, l.ch.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// acceptAll accepts one connection per endpoint (the client says which in
+// its private data) until every one is established, deadline passes or
+// abort is closed. A request that does not fit is rejected, and ends the
+// test.
+func (l *cmListener) acceptAll(dev *Device, eps []*endpoint, deadline time.Time, abort <-chan struct{}) error {
+	established := 0
+	for established < len(eps) {
+		ev, err := l.ch.Next(deadline, abort)
+		if err != nil {
+			return fmt.Errorf("rdma_cm: %d of %d QPs connected: %w", established, len(eps), err)
+		}
+		switch ev.Type {
+		case verbs.CMEventConnectRequest:
+			if err := l.accept(dev, eps, ev); err != nil {
+				ev.ID.Reject()
+				ev.ID.Close()
+				return err
+			}
+		case verbs.CMEventEstablished:
+			ep := endpointOf(eps, ev.ID)
+			if ep == nil {
+				return fmt.Errorf("rdma_cm: ESTABLISHED for an unknown connection")
+			}
+			if _, err := ep.cmEstablished(); err != nil {
+				return err
+			}
+			established++
+		default:
+			return fmt.Errorf("rdma_cm: %d of %d QPs connected: %s (status %d)", established, len(eps), ev.Type, ev.Status)
+		}
+	}
+	return nil
+}
+
+// accept creates the requested endpoint's QP on the request's id and accepts.
+func (l *cmListener) accept(dev *Device, eps []*endpoint, ev verbs.CMEvent) error {
+	p, err := parseCMPrivate(ev.PrivateData)
+	if err != nil {
+		return err
+	}
+	if int(p.Count) != len(eps) {
+		return fmt.Errorf("rdma_cm: the client connects %d QPs, the test has %d", p.Count, len(eps))
+	}
+	ep := eps[p.Index]
+	if ep.cmid != nil {
+		return fmt.Errorf("rdma_cm: QP %d requested twice", p.Index)
+	}
+	if !ev.ID.UsesContext(dev.Ctx) {
+		return fmt.Errorf("rdma_cm: request for QP %d arrived on %s, the test runs on %s", p.Index, ev.ID.DeviceName(), dev.Ctx.Name())
+	}
+	ep.setupStart = time.Now()
+	if err := ep.createQP(ev.ID); err != nil {
+		return err
+	}
+	ep.cmid = ev.ID
+	rd := ep.maxRdAtomic()
+	return ev.ID.Accept(verbs.ConnParam{ResponderResources: min(rd, max(ev.InitiatorDepth, 1)), InitiatorDepth: min(rd, max(ev.ResponderResources, 1))})
+}
+
+func endpointOf(eps []*endpoint, id *verbs.CMID) *endpoint {
+	for _, ep := range eps {
+		if ep.cmid == id && id != nil {
+			return ep
+		}
+	}
+	return nil
+}
+
+// cmGIDReason says why rdma_cm's GID is the one the QPs use.
+func cmGIDReason(dst netip.AddrPort) string {
+	return "chosen by rdma_cm for " + dst.Addr().String()
+}
