@@ -40,11 +40,12 @@ func checkConn(t *testing.T, r Result, method string, qps int) {
 }
 
 // TestRDMACMLoopback runs tests whose QPs rdma_cm creates and connects:
-// 8 QPs on 2 threads, every latency op, and latency under load (load QPs
+// 8 QPs on 2 threads, 64 QPs on 4, every latency op, and latency under load (load QPs
 // connect through rdma_cm too).
 func TestRDMACMLoopback(t *testing.T) {
 	addr, cmctx := testutil.CMAddress(t)
 	specs := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{65536}, Iters: 4000, QPs: 8, Threads: 2, RDMACM: true})
+	specs = append(specs, plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096}, Iters: 6400, QPs: 64, Threads: 4, RDMACM: true})...)
 	specs = append(specs, plan(t, Plan{Ops: []string{OpSend, OpWrite, OpRead, OpFetchAdd}, Modes: []string{ModeLat},
 		Sizes: []int{8}, Iters: 500, Warmup: 20, RDMACM: true})...)
 	loaded := plan(t, Plan{Ops: []string{OpSend}, Modes: []string{ModeLat}, Sizes: []int{2}, Iters: 500, RDMACM: true,

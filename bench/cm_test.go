@@ -136,3 +136,24 @@ func TestConnSetupSummary(t *testing.T) {
 		t.Errorf("no connections: wrote %q", b.String())
 	}
 }
+
+func TestRemoteAccessLeastPrivilege(t *testing.T) {
+	for _, tc := range []struct {
+		op, mode      string
+		client, iwarp bool
+		want          verbs.Access
+	}{
+		{OpWrite, ModeBW, true, false, 0},
+		{OpWrite, ModeBW, false, false, verbs.AccessRemoteWrite},
+		{OpWrite, ModeLat, true, false, verbs.AccessRemoteWrite},
+		{OpRead, ModeBW, false, false, verbs.AccessRemoteRead},
+		{OpRead, ModeBW, true, false, 0},
+		{OpRead, ModeBW, true, true, verbs.AccessRemoteWrite}, // iWARP READ sink
+		{OpSend, ModeLat, true, true, 0},
+		{OpFetchAdd, ModeLat, false, false, verbs.AccessRemoteAtomic},
+	} {
+		if got := remoteAccess(Spec{Op: tc.op, Mode: tc.mode}, tc.client, tc.iwarp); got != tc.want {
+			t.Errorf("%s %s client=%v iwarp=%v: %s, want %s", tc.op, tc.mode, tc.client, tc.iwarp, got, tc.want)
+		}
+	}
+}

@@ -126,7 +126,9 @@ const sampleCap = 1 << 16
 
 // remoteAccess is what the peer may do to this side's memory: only what the
 // test needs (least privilege).
-func remoteAccess(s Spec, client bool) verbs.Access {
+// On iWARP the sink of a READ must be remotely writable too: iWARP carries
+// READ responses as writes into it.
+func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
 	switch s.Op {
 	case OpWrite:
 		if s.Mode == ModeLat || !client {
@@ -135,6 +137,9 @@ func remoteAccess(s Spec, client bool) verbs.Access {
 	case OpRead:
 		if !client {
 			return verbs.AccessRemoteRead
+		}
+		if iwarp {
+			return verbs.AccessRemoteWrite
 		}
 	case OpFetchAdd, OpCmpSwap:
 		if !client {
@@ -161,7 +166,7 @@ func engineOp(op string) verbs.EngineOp {
 // newEndpoint creates the resources of one side of spec, with its buffer
 // from pool. Call close on it.
 func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoint, err error) {
-	e := &endpoint{dev: dev, spec: s, client: client, access: remoteAccess(s, client)}
+	e := &endpoint{dev: dev, spec: s, client: client, access: remoteAccess(s, client, dev.Ctx.IsIWARP())}
 	defer func() {
 		if err != nil {
 			e.close()
@@ -169,6 +174,9 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoin
 	}()
 	if s.TxDepth > dev.Attr.MaxQPWR || s.RxDepth > dev.Attr.MaxQPWR {
 		return nil, fmt.Errorf("tx depth %d / rx depth %d exceed %s's max_qp_wr %d", s.TxDepth, s.RxDepth, dev.Ctx.Name(), dev.Attr.MaxQPWR)
+	}
+	if dev.Ctx.IsIWARP() && !s.RDMACM {
+		return nil, fmt.Errorf("%s is an iWARP device: its QPs connect only through rdma_cm (use --rdma-cm)", dev.Ctx.Name())
 	}
 	if (s.Op == OpFetchAdd || s.Op == OpCmpSwap) && dev.Attr.AtomicCap == 0 {
 		return nil, fmt.Errorf("%s: atomics %w (atomic_cap 0)", dev.Ctx.Name(), verbs.ErrNotSupported)

@@ -117,9 +117,9 @@ func odpOps(s Spec) verbs.ODPOps {
 // poolConfig is the pool of count endpoints of spec s on one side:
 // LOCAL_WRITE plus only the remote access the test needs (remoteAccess),
 // ON_DEMAND in odp mode.
-func poolConfig(s Spec, client bool, count int, odp, huge bool) verbs.PoolConfig {
+func poolConfig(s Spec, client, iwarp bool, count int, odp, huge bool) verbs.PoolConfig {
 	c := verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: count,
-		Access: verbs.AccessLocalWrite | remoteAccess(s, client), HugePages: huge}
+		Access: verbs.AccessLocalWrite | remoteAccess(s, client, iwarp), HugePages: huge}
 	if odp {
 		c.Access |= verbs.AccessOnDemand
 		c.ODPOps = odpOps(s)
@@ -157,11 +157,11 @@ func newTestMemory(dev *Device, s Spec, client bool) (_ *testMemory, err error) 
 		return nil, err
 	}
 	odp := s.mrMode() == MRModeODP
-	if m.measured, err = m.pd.NewPool(poolConfig(s, client, s.NumQPs(), odp, s.HugePages)); err != nil {
+	if m.measured, err = m.pd.NewPool(poolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {
 		return nil, fmt.Errorf("--mr-mode %s: %w", s.mrMode(), err)
 	}
 	if s.Load != nil {
-		if m.load, err = m.pd.NewPool(poolConfig(s.loadSpec(), client, s.Load.QPs, odp, s.HugePages)); err != nil {
+		if m.load, err = m.pd.NewPool(poolConfig(s.loadSpec(), client, dev.Ctx.IsIWARP(), s.Load.QPs, odp, s.HugePages)); err != nil {
 			return nil, fmt.Errorf("--mr-mode %s: load QPs: %w", s.mrMode(), err)
 		}
 	}

@@ -84,7 +84,7 @@ func TestMRModePoolConfig(t *testing.T) {
 		{"ud send", Spec{Op: OpSend, Mode: ModeLat, Size: 4096, QPType: QPTypeUD}, false, true, verbs.AccessLocalWrite | verbs.AccessOnDemand, 0, 16384},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := poolConfig(tt.s, tt.client, 3, tt.odp, true)
+			c := poolConfig(tt.s, tt.client, false, 3, tt.odp, true)
 			if c.Access != tt.access || c.ODPOps != tt.ops || c.BufSize != tt.buf || c.Count != 3 || !c.HugePages {
 				t.Fatalf("pool config %+v; want access %s, ODP ops %s, %d-byte buffers", c, tt.access, tt.ops, tt.buf)
 			}

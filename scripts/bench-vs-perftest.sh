@@ -20,8 +20,9 @@ Boots one qemu SoftRoCE guest (scripts/vm-run.sh) and runs there, side by side:
   2. 64 KiB WRITE bandwidth for SECS seconds: ib_write_bw -s 65536 -D SECS vs
      rdmabench loopback --op write --mode bw --size 64K -D SECSs, both with
      tx depth 128 and CQ moderation 100 given explicitly
-  3. the same over 4 QPs: ib_write_bw -q 4 vs rdmabench --qps 4 --threads 1
-     (perftest drives its QPs from one thread)
+  3. the same over 4 QPs: ib_write_bw -q 4 vs rdmabench --qps 4 --threads 1 (perftest
+     drives its QPs from one thread), and on 1 QP connected by rdma_cm on rxe1
+     (192.0.2.1 on dummy0): ib_write_bw -R vs rdmabench --rdma-cm
   4. rdmabench's peak RSS for a SEND latency run of --rss-small vs --rss-large iterations
 Each latency and bandwidth comparison runs 4 times per tool, interleaved back to
 back in the order perftest rdmabench rdmabench perftest rdmabench perftest perftest
@@ -97,7 +98,7 @@ port=19100
 fail=0
 step=0
 set -- $ORDER
-steps=$((5 * $# + 2))
+steps=$((6 * $# + 2))
 say() { echo "bench-guest: $*"; }
 status() { echo "$1 $2" >>$O/status; [ "$2" = 0 ] || { fail=1; say "FAILED: $1 (exit $2)"; }; }
 
@@ -137,16 +138,24 @@ pt() {
 pt_once() {
   name=$1 t=$2 tool=$3; shift 3
   port=$((port + 1))
-  timeout "$t" "$tool" -d rxe0 -x 1 -p $port "$@" >$O/$name.server.txt 2>&1 &
+  timeout "$t" "$tool" $PT_DEV -p $port "$@" >$O/$name.server.txt 2>&1 &
   spid=$!
-  wait_listen $port || say "note: $tool server not listening on port $port after 15 s"
-  timeout "$t" "$tool" -d rxe0 -x 1 -p $port "$@" 127.0.0.1 >$O/$name.txt 2>&1
+  if [ "$PT_HOST" = 127.0.0.1 ]; then
+    wait_listen $port || say "note: $tool server not listening on port $port after 15 s"
+  else
+    sleep 2 # rdma_cm listens in the RDMA port space, not in /proc/net/tcp
+  fi
+  timeout "$t" "$tool" $PT_DEV -p $port "$@" $PT_HOST >$O/$name.txt 2>&1
   crc=$?
   [ $crc = 0 ] || kill $spid 2>/dev/null
   wait $spid
   src=$?
   [ $crc = 0 ] && crc=$src
 }
+
+# perftest's device and server address: rxe0 on lo (GID 1) by default; the
+# rdma_cm runs (-R) use rxe1 on dummy0, as rdma_cm resolves no loopback address
+PT_DEV='-d rxe0 -x 1' PT_HOST=127.0.0.1 RB_DEV=rxe0
 
 # rbport: "-p PORT" if this rdmabench's loopback takes a control port (RB_PORT=1)
 rbport() { [ "$RB_PORT" = 1 ] && echo "-p $port"; }
@@ -156,7 +165,7 @@ rb() {
   name=$1 t=$2; shift 2
   step=$((step + 1)); port=$((port + 1))
   say "[$step/$steps] $name: rdmabench loopback $*"
-  timeout "$t" rdmabench loopback -d rxe0 $(rbport) "$@" --json $O/$name.json >$O/$name.txt 2>&1
+  timeout "$t" rdmabench loopback -d $RB_DEV $(rbport) "$@" --json $O/$name.json >$O/$name.txt 2>&1
   status "$name" $?
 }
 
@@ -232,6 +241,17 @@ for who in $ORDER; do
     b=$((b + 1)); rb bwq-rb$b $tb --op write --mode bw --size 64K -D "${BWDUR}s" --tx-depth 128 --cq-mod 100 --qps 4 --threads 1
   fi
 done
+# 2c. the same 1-QP bandwidth with QPs created and connected by rdma_cm (-R / --rdma-cm)
+PT_DEV='-d rxe1' PT_HOST=192.0.2.1 RB_DEV=rxe1
+a=0 b=0
+for who in $ORDER; do
+  if [ $who = pt ]; then
+    a=$((a + 1)); pt bwcm-pt$a $tb ib_write_bw -R -s 65536 -D "$BWDUR" -t 128 -Q 100
+  else
+    b=$((b + 1)); rb bwcm-rb$b $tb --rdma-cm --op write --mode bw --size 64K -D "${BWDUR}s" --tx-depth 128 --cq-mod 100
+  fi
+done
+PT_DEV='-d rxe0 -x 1' PT_HOST=127.0.0.1 RB_DEV=rxe0
 date +%s >$O/t2
 
 # 3. peak RSS
@@ -253,7 +273,7 @@ GUEST
 # Generous guest timeout: boot + about 100 us per latency iteration + the rest.
 order='pt rb rb pt rb pt pt rb'
 reps=4 # runs per tool in $order
-est=$((60 + 24 * (10 + iters / 10000) + 8 * (bwdur + 15) + (rss_small + rss_large) / 10000 + 40))
+est=$((60 + 24 * (10 + iters / 10000) + 16 * (bwdur + 15) + (rss_small + rss_large) / 10000 + 40))
 vm_timeout=$((est * 2 + 120))
 ((vm_timeout >= 600)) || vm_timeout=600
 
@@ -435,23 +455,25 @@ for ((r = 1; r <= reps; r++)); do
       err "warning: bw-$who$r ran with tx depth '${tx}' and CQ moderation '${cq}', not 128/100"
   done
 done
-# 4 QPs: the same unit as the single-QP runs (checked above)
-for ((r = 1; r <= reps; r++)); do
-  avg=$(pt_col "bwq-pt$r" 4)
-  if isnum "$avg"; then
-    case $bw_unit_note in
-      *MB/s*) R[bwq.pt$r]=$(calc "$avg * 1000000 / 1048576") ;;
-      *) R[bwq.pt$r]=$avg ;;
-    esac
-  else
-    problem "bwq-pt$r: no BW average from ib_write_bw -q 4"
-  fi
-  R[bwq.rb$r]=$(jget "bwq-rb$r" results.0.bandwidth.mib_per_s)
+# 4 QPs and rdma_cm: the same unit as the single-QP runs (checked above)
+for k in bwq bwcm; do
+  for ((r = 1; r <= reps; r++)); do
+    avg=$(pt_col "$k-pt$r" 4)
+    if isnum "$avg"; then
+      case $bw_unit_note in
+        *MB/s*) R[$k.pt$r]=$(calc "$avg * 1000000 / 1048576") ;;
+        *) R[$k.pt$r]=$avg ;;
+      esac
+    else
+      problem "$k-pt$r: no BW average from ib_write_bw ($([[ $k == bwq ]] && echo '-q 4' || echo '-R'))"
+    fi
+    R[$k.rb$r]=$(jget "$k-rb$r" results.0.bandwidth.mib_per_s)
+  done
+  mapfile -t vals < <(runs "$k.pt#")
+  R[$k.pt]=$(median "${vals[@]}")
+  mapfile -t vals < <(runs "$k.rb#")
+  R[$k.rb]=$(median "${vals[@]}")
 done
-mapfile -t vals < <(runs 'bwq.pt#')
-R[bwq.pt]=$(median "${vals[@]}")
-mapfile -t vals < <(runs 'bwq.rb#')
-R[bwq.rb]=$(median "${vals[@]}")
 mapfile -t vals < <(runs 'bw.pt#')
 R[bw.pt]=$(median "${vals[@]}")
 mapfile -t vals < <(runs 'bw.rb#')
@@ -513,6 +535,8 @@ report() {
     "rdmabench $(num %.2f "${R[bw.rb]}")"
   printf '%-22s %29s | %29s\n' "  ... over 4 QPs" "ib_write_bw -q 4 $(num %.2f "${R[bwq.pt]}")" \
     "--qps 4 $(num %.2f "${R[bwq.rb]}")"
+  printf '%-22s %29s | %29s\n' "  ... with rdma_cm" "ib_write_bw -R $(num %.2f "${R[bwcm.pt]}")" \
+    "--rdma-cm $(num %.2f "${R[bwcm.rb]}")"
   echo "  (${bwdur} s per run, tx depth 128, CQ moderation 100 for both)"
   echo "per run, in run order (perftest | rdmabench):"
   for op in send write read; do
@@ -520,6 +544,7 @@ report() {
   done
   printf '  bw    MiB/s%s | MiB/s%s\n' "$(runs 'bw.pt#' | list %.2f)" "$(runs 'bw.rb#' | list %.2f)"
   printf '  bw x4 MiB/s%s | MiB/s%s\n' "$(runs 'bwq.pt#' | list %.2f)" "$(runs 'bwq.rb#' | list %.2f)"
+  printf '  bw cm MiB/s%s | MiB/s%s\n' "$(runs 'bwcm.pt#' | list %.2f)" "$(runs 'bwcm.rb#' | list %.2f)"
   [[ -z $bw_unit_note ]] || echo "  ($bw_unit_note)"
   printf 'peak RSS, rdmabench SEND lat: %s it %s MiB (%s B), %s it %s MiB (%s B) [%s]\n' \
     "$(pow10 "$rss_small")" "$(num %.2f "$(calc "${R[rss.small]:-0} / 1048576")")" "${R[rss.small]:-n/a}" \
@@ -539,6 +564,10 @@ report() {
   v=''
   isnum "${R[bwq.rb]}" && isnum "${R[bwq.pt]}" && v=$(calc "${R[bwq.rb]} / ${R[bwq.pt]}")
   printf '%-46s %10s  %-10s %s\n' "bw 4 QPs: rdmabench / ib_write_bw -q 4" "$(num %.3f "$v")" '>= 0.95' \
+    "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
+  v=''
+  isnum "${R[bwcm.rb]}" && isnum "${R[bwcm.pt]}" && v=$(calc "${R[bwcm.rb]} / ${R[bwcm.pt]}")
+  printf '%-46s %10s  %-10s %s\n' "bw rdma_cm: --rdma-cm / ib_write_bw -R" "$(num %.3f "$v")" '>= 0.95' \
     "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
   v=''
   isnum "${R[rss.small]}" && isnum "${R[rss.large]}" && v=$(calc "(${R[rss.large]} - ${R[rss.small]}) / 1048576")

@@ -115,11 +115,18 @@ func (e *EventError) Error() string {
 	s := fmt.Sprintf("%s: got %s, want %s", e.Op, e.Got, e.Want)
 	switch {
 	case e.Got == CMEventRejected:
-		s += fmt.Sprintf(" (reject reason %d)", e.Status)
+		s += fmt.Sprintf(" (reject reason %d%s)", e.Status, rejectReasons[e.Status])
 	case e.Status < 0:
 		s += fmt.Sprintf(" (status %d: %v)", e.Status, syscall.Errno(-e.Status))
 	}
 	return s
+}
+
+// rejectReasons explains the IB CM reject reasons a REJECTED event most
+// often carries (IBTA table 112).
+var rejectReasons = map[int]string{
+	8:  ": invalid service ID, no listener on that port",
+	28: ": consumer reject, the peer refused the request",
 }
 
 // Unwrap gives the event's errno, when it has one.

@@ -217,6 +217,13 @@ func (c *Context) QueryDevice() (DeviceAttr, error) {
 	}, nil
 }
 
+// IsIWARP reports whether the device speaks iWARP (IBV_TRANSPORT_IWARP):
+// its QPs connect only through rdma_cm, and a READ's local sink needs
+// REMOTE_WRITE access.
+func (c *Context) IsIWARP() bool {
+	return c.ctx.device.transport_type == C.IBV_TRANSPORT_IWARP
+}
+
 // IsSoftware reports whether the device is a software RDMA provider (rxe,
 // siw): such devices have no parent hardware device in sysfs.
 func (c *Context) IsSoftware() bool {
