@@ -121,6 +121,16 @@ rdmabench run 127.0.0.1 -p 18600 --op send,write,read --mode lat --iters 500 --j
 kill -0 $spid || fail "server died"
 kill $spid; wait $spid 2>/dev/null || true
 grep -E 'client|lost' /tmp/server.log | tail -5
+
+echo "=== rdma_cm between a server and a client, as on two hosts (control and rdma_cm on 192.0.2.1)"
+rdmabench server --bind 192.0.2.1 -p 18601 2>/tmp/server-cm.log &
+spid=$!
+sleep 1
+rdmabench run 192.0.2.1 -p 18601 --rdma-cm --op send,read --mode lat,bw --iters 500 --json /tmp/cm-run.json \
+	|| { cat /tmp/server-cm.log; fail "run --rdma-cm against a server"; }
+grep -q '"address": "192.0.2.1:' /tmp/cm-run.json && grep -q '"device": "rxe1"' /tmp/cm-run.json || fail "run --rdma-cm JSON"
+kill $spid; wait $spid 2>/dev/null || true
+grep 'rdma_cm' /tmp/server-cm.log | head -2
 passed=$(cat /tmp/verbs.log /tmp/bench.log | grep -c -- '--- PASS' || true)
 failed=$(cat /tmp/verbs.log /tmp/bench.log | grep -c -- '--- FAIL' || true)
 echo "GUEST-TEST OK"

@@ -81,23 +81,10 @@ static inline struct ibv_qp *rb_cm_qp(struct rdma_cm_id *id) { return id->qp; }
 static inline int rb_cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
 		int qp_type, int sq_sig_all, rb_qp_caps *caps) {
 	struct ibv_qp_init_attr a;
-	memset(&a, 0, sizeof(a));
-	a.send_cq = scq;
-	a.recv_cq = rcq;
-	a.qp_type = (enum ibv_qp_type)qp_type;
-	a.sq_sig_all = sq_sig_all;
-	a.cap.max_send_wr = caps->max_send_wr;
-	a.cap.max_recv_wr = caps->max_recv_wr;
-	a.cap.max_send_sge = caps->max_send_sge;
-	a.cap.max_recv_sge = caps->max_recv_sge;
-	a.cap.max_inline_data = caps->max_inline_data;
+	rb_qp_init_attr(&a, scq, rcq, qp_type, sq_sig_all, caps);
 	if (rdma_create_qp(id, pd, &a))
 		return errno;
-	caps->max_send_wr = a.cap.max_send_wr;
-	caps->max_recv_wr = a.cap.max_recv_wr;
-	caps->max_send_sge = a.cap.max_send_sge;
-	caps->max_recv_sge = a.cap.max_recv_sge;
-	caps->max_inline_data = a.cap.max_inline_data;
+	rb_qp_granted(caps, &a);
 	return 0;
 }
 

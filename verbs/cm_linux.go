@@ -407,22 +407,13 @@ func (id *CMID) CreateQP(pd *PD, cfg QPConfig) (*QP, error) {
 	if err != nil {
 		return nil, err
 	}
-	caps := C.rb_qp_caps{max_send_wr: C.uint32_t(cfg.Caps.MaxSendWR), max_recv_wr: C.uint32_t(cfg.Caps.MaxRecvWR),
-		max_send_sge: C.uint32_t(max(cfg.Caps.MaxSendSGE, 1)), max_recv_sge: C.uint32_t(max(cfg.Caps.MaxRecvSGE, 1)),
-		max_inline_data: C.uint32_t(cfg.Caps.MaxInlineData)}
-	sig := 0
-	if cfg.SigAll {
-		sig = 1
-	}
-	if rc := C.rb_cm_create_qp(id.id, raw, cfg.SendCQ.cq, cfg.RecvCQ.cq, C.int(cfg.Type), C.int(sig), &caps); rc != 0 {
+	caps, sig := cfg.cCaps()
+	if rc := C.rb_cm_create_qp(id.id, raw, cfg.SendCQ.cq, cfg.RecvCQ.cq, C.int(cfg.Type), sig, &caps); rc != 0 {
 		pd.release()
 		return nil, &Error{Op: "rdma_create_qp", Detail: fmt.Sprintf("%s, send_wr %d, recv_wr %d, inline %d",
 			cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR, cfg.Caps.MaxInlineData), Err: syscall.Errno(rc)}
 	}
-	q := &QP{pd: pd, qp: C.rb_cm_qp(id.id), typ: cfg.Type, send: cfg.SendCQ, recv: cfg.RecvCQ, ops: map[uint64]Opcode{}, cm: id,
-		caps: QPCaps{MaxSendWR: int(caps.max_send_wr), MaxRecvWR: int(caps.max_recv_wr), MaxSendSGE: int(caps.max_send_sge),
-			MaxRecvSGE: int(caps.max_recv_sge), MaxInlineData: int(caps.max_inline_data)}}
-	qpRegistry.Store(q.QPN(), q)
+	q := newQP(pd, C.rb_cm_qp(id.id), cfg, &caps, id)
 	id.qp = q
 	return q, nil
 }

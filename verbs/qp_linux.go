@@ -77,14 +77,8 @@ func (p *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	if err != nil {
 		return nil, err
 	}
-	caps := C.rb_qp_caps{max_send_wr: C.uint32_t(cfg.Caps.MaxSendWR), max_recv_wr: C.uint32_t(cfg.Caps.MaxRecvWR),
-		max_send_sge: C.uint32_t(max(cfg.Caps.MaxSendSGE, 1)), max_recv_sge: C.uint32_t(max(cfg.Caps.MaxRecvSGE, 1)),
-		max_inline_data: C.uint32_t(cfg.Caps.MaxInlineData)}
-	sig := 0
-	if cfg.SigAll {
-		sig = 1
-	}
-	qp, err := C.rb_create_qp(pd, cfg.SendCQ.cq, cfg.RecvCQ.cq, C.int(cfg.Type), C.int(sig), &caps)
+	caps, sig := cfg.cCaps()
+	qp, err := C.rb_create_qp(pd, cfg.SendCQ.cq, cfg.RecvCQ.cq, C.int(cfg.Type), sig, &caps)
 	if qp == nil {
 		p.release()
 		detail := fmt.Sprintf("%s, send_wr %d, recv_wr %d, inline %d", cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR, cfg.Caps.MaxInlineData)
@@ -93,11 +87,29 @@ func (p *PD) CreateQP(cfg QPConfig) (*QP, error) {
 		}
 		return nil, &Error{Op: "ibv_create_qp", Detail: detail, Err: err}
 	}
-	out := &QP{pd: p, qp: qp, typ: cfg.Type, send: cfg.SendCQ, recv: cfg.RecvCQ, ops: map[uint64]Opcode{},
+	return newQP(p, qp, cfg, &caps, nil), nil
+}
+
+// cCaps is the C form of cfg's requested sizes (at least one SGE each way)
+// and of its sq_sig_all.
+func (cfg QPConfig) cCaps() (C.rb_qp_caps, C.int) {
+	caps := C.rb_qp_caps{max_send_wr: C.uint32_t(cfg.Caps.MaxSendWR), max_recv_wr: C.uint32_t(cfg.Caps.MaxRecvWR),
+		max_send_sge: C.uint32_t(max(cfg.Caps.MaxSendSGE, 1)), max_recv_sge: C.uint32_t(max(cfg.Caps.MaxRecvSGE, 1)),
+		max_inline_data: C.uint32_t(cfg.Caps.MaxInlineData)}
+	if cfg.SigAll {
+		return caps, 1
+	}
+	return caps, 0
+}
+
+// newQP wraps a created QP with the sizes granted (caps) and registers it
+// for completion error reports; cm is the rdma_cm id that owns it, or nil.
+func newQP(p *PD, qp *C.struct_ibv_qp, cfg QPConfig, caps *C.rb_qp_caps, cm *CMID) *QP {
+	out := &QP{pd: p, qp: qp, typ: cfg.Type, send: cfg.SendCQ, recv: cfg.RecvCQ, ops: map[uint64]Opcode{}, cm: cm,
 		caps: QPCaps{MaxSendWR: int(caps.max_send_wr), MaxRecvWR: int(caps.max_recv_wr), MaxSendSGE: int(caps.max_send_sge),
 			MaxRecvSGE: int(caps.max_recv_sge), MaxInlineData: int(caps.max_inline_data)}}
 	qpRegistry.Store(out.QPN(), out)
-	return out, nil
+	return out
 }
 
 // qpRegistry maps QP numbers to open QPs, so a failed completion polled from

@@ -45,27 +45,37 @@ typedef struct {
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline_data;
 } rb_qp_caps;
 
+// rb_qp_init_attr fills a for a QP of qp_type on scq/rcq asking for caps.
+static inline void rb_qp_init_attr(struct ibv_qp_init_attr *a, struct ibv_cq *scq, struct ibv_cq *rcq,
+		int qp_type, int sq_sig_all, const rb_qp_caps *caps) {
+	memset(a, 0, sizeof(*a));
+	a->send_cq = scq;
+	a->recv_cq = rcq;
+	a->qp_type = (enum ibv_qp_type)qp_type;
+	a->sq_sig_all = sq_sig_all;
+	a->cap.max_send_wr = caps->max_send_wr;
+	a->cap.max_recv_wr = caps->max_recv_wr;
+	a->cap.max_send_sge = caps->max_send_sge;
+	a->cap.max_recv_sge = caps->max_recv_sge;
+	a->cap.max_inline_data = caps->max_inline_data;
+}
+
+// rb_qp_granted copies the sizes the device granted back into caps.
+static inline void rb_qp_granted(rb_qp_caps *caps, const struct ibv_qp_init_attr *a) {
+	caps->max_send_wr = a->cap.max_send_wr;
+	caps->max_recv_wr = a->cap.max_recv_wr;
+	caps->max_send_sge = a->cap.max_send_sge;
+	caps->max_recv_sge = a->cap.max_recv_sge;
+	caps->max_inline_data = a->cap.max_inline_data;
+}
+
 static inline struct ibv_qp *rb_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
 		int qp_type, int sq_sig_all, rb_qp_caps *caps) {
 	struct ibv_qp_init_attr a;
-	memset(&a, 0, sizeof(a));
-	a.send_cq = scq;
-	a.recv_cq = rcq;
-	a.qp_type = (enum ibv_qp_type)qp_type;
-	a.sq_sig_all = sq_sig_all;
-	a.cap.max_send_wr = caps->max_send_wr;
-	a.cap.max_recv_wr = caps->max_recv_wr;
-	a.cap.max_send_sge = caps->max_send_sge;
-	a.cap.max_recv_sge = caps->max_recv_sge;
-	a.cap.max_inline_data = caps->max_inline_data;
+	rb_qp_init_attr(&a, scq, rcq, qp_type, sq_sig_all, caps);
 	struct ibv_qp *qp = ibv_create_qp(pd, &a);
-	if (qp) {
-		caps->max_send_wr = a.cap.max_send_wr;
-		caps->max_recv_wr = a.cap.max_recv_wr;
-		caps->max_send_sge = a.cap.max_send_sge;
-		caps->max_recv_sge = a.cap.max_recv_sge;
-		caps->max_inline_data = a.cap.max_inline_data;
-	}
+	if (qp)
+		rb_qp_granted(caps, &a);
 	return qp;
 }
 
