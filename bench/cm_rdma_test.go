@@ -112,17 +112,27 @@ func TestRDMACMLoopbackOnlyDevice(t *testing.T) {
 // it returns the connection and where the server listens.
 func startCMTest(t *testing.T, addr string, spec Spec) (*Conn, netip.AddrPort) {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewConn(nc, ctrlTimeout)
-	var ack HelloAck
-	if err := c.Send(MsgHello, Hello{Version: ProtoVersion, Tool: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Recv(MsgHelloAck, &ack); err != nil {
-		t.Fatal(err)
+	var c *Conn
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = NewConn(nc, ctrlTimeout)
+		var ack HelloAck
+		if err := c.Send(MsgHello, Hello{Version: ProtoVersion, Tool: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		err = c.Recv(MsgHelloAck, &ack)
+		if err == nil {
+			break
+		}
+		c.Close()
+		// the server may still be ending the previous session: it answers busy
+		var re *RemoteError
+		if !errors.As(err, &re) || re.Code != codeBusy || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
 	}
 	if err := c.Send(MsgTest, spec); err != nil {
 		t.Fatal(err)
