@@ -76,11 +76,31 @@ func (t *testEndpoints) all() []*endpoint {
 	return append(t.measured(), t.loads...)
 }
 
-// peers lists the peer's QP information in the order of testEndpoints.all.
-func (r QPInfo) peers() []QPInfo {
-	out := []QPInfo{r}
-	out = append(out, r.QPs...)
-	return append(out, r.Load...)
+// checkPeers checks that the peer's QP information r covers as many
+// measured and load QPs as this side has.
+func (t *testEndpoints) checkPeers(r QPInfo) error {
+	if len(r.QPs) != len(t.extra) || len(r.Load) != len(t.loads) {
+		return fmt.Errorf("peer has %d measured and %d load QPs, this side %d and %d", len(r.QPs)+1, len(r.Load), len(t.extra)+1, len(t.loads))
+	}
+	return nil
+}
+
+// startCM starts the engines of QPs rdma_cm connected, towards the peer's
+// buffers in r (its QPs in the order of all: measured, then load).
+func (t *testEndpoints) startCM(r QPInfo) error {
+	if err := t.checkPeers(r); err != nil {
+		return err
+	}
+	peers := append(append([]QPInfo{r}, r.QPs...), r.Load...)
+	for i, ep := range t.all() {
+		if err := checkPeerBuffer(peers[i], ep.spec.Size); err != nil {
+			return err
+		}
+		if err := ep.startEngine(peers[i], verbs.UDDest{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cmPrivate is the private data of an rdma_cm connect request: which QP of
@@ -311,11 +331,7 @@ func (l *cmListener) listen(dev *Device, n int) error {
 	if !l.id.UsesContext(dev.Ctx) {
 		return fmt.Errorf("rdma_cm address %s belongs to %s, not to %s", l.addr.Addr(), l.id.DeviceName(), dev.Ctx.Name())
 	}
-	if err := l.id.Listen(n); err != nil {
-		return err
-	}
-	l.addr = netip.AddrPortFrom(l.addr.Addr(), uint16(l.id.LocalPort()))
-	return nil
+	return l.id.Listen(n)
 }
 
 // close destroys the listener; call it after the endpoints' ids are closed.

@@ -75,11 +75,8 @@ func (t *testEndpoints) info() QPInfo {
 
 // connect connects every QP to its peer; it returns the probe's path MTU.
 func (t *testEndpoints) connect(r QPInfo) (int, error) {
-	if len(r.Load) != len(t.loads) {
-		return 0, fmt.Errorf("peer has %d load QPs, this side %d", len(r.Load), len(t.loads))
-	}
-	if len(r.QPs) != len(t.extra) {
-		return 0, fmt.Errorf("peer has %d measured QPs, this side %d (does the server support --qps?)", len(r.QPs)+1, len(t.extra)+1)
+	if err := t.checkPeers(r); err != nil {
+		return 0, err
 	}
 	for i, ep := range t.extra {
 		if _, err := ep.connect(r.QPs[i]); err != nil {

@@ -329,17 +329,8 @@ func (s *Server) connectCM(c *Conn, spec Spec) (_ *testEndpoints, err error) {
 			return nil, err
 		}
 	}
-	peers := remote.peers()
-	if len(remote.QPs) != len(eps.extra) || len(remote.Load) != len(eps.loads) {
-		return nil, fmt.Errorf("client sent buffers for %d+%d QPs, the test has %d+%d", len(remote.QPs)+1, len(remote.Load), len(eps.extra)+1, len(eps.loads))
-	}
-	for i, ep := range all {
-		if err := checkPeerBuffer(peers[i], ep.spec.Size); err != nil {
-			return nil, err
-		}
-		if err := ep.startEngine(peers[i], verbs.UDDest{}); err != nil {
-			return nil, err
-		}
+	if err := eps.startCM(remote); err != nil {
+		return nil, err
 	}
 	return eps, nil
 }
@@ -809,13 +800,13 @@ func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *ConnSetup, error) 
 	if err != nil {
 		return fail(nil, err)
 	}
-	if len(remote.QPs) != len(eps.extra) || len(remote.Load) != len(eps.loads) {
-		return fail(eps, fmt.Errorf("server offers %d+%d QPs, the test has %d+%d", len(remote.QPs)+1, len(remote.Load), len(eps.extra)+1, len(eps.loads)))
+	if err := eps.checkPeers(remote); err != nil {
+		return fail(eps, err)
 	}
 	if eps.cmch, err = verbs.NewEventChannel(); err != nil {
 		return fail(eps, err)
 	}
-	all, peers := eps.all(), remote.peers()
+	all := eps.all()
 	mtu, err := cmConnectAll(eps.cmch, all, dst)
 	if err != nil {
 		return fail(eps, err)
@@ -823,13 +814,8 @@ func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *ConnSetup, error) 
 	if err := cl.c.Send(MsgQPInfo, eps.info()); err != nil {
 		return eps, 0, nil, err
 	}
-	for i, ep := range all {
-		if err := checkPeerBuffer(peers[i], ep.spec.Size); err != nil {
-			return fail(eps, err)
-		}
-		if err := ep.startEngine(peers[i], verbs.UDDest{}); err != nil {
-			return fail(eps, err)
-		}
+	if err := eps.startCM(remote); err != nil {
+		return fail(eps, err)
 	}
 	conn := newConnSetup(ConnRDMACM, all)
 	conn.Address, conn.Device = dst.String(), cl.dev.Ctx.Name()

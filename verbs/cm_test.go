@@ -3,6 +3,7 @@ package verbs_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -39,13 +40,9 @@ func newCMSide(t *testing.T, ctx *verbs.Context) *cmSide {
 	if s.mr, err = s.pd.RegisterMR(s.buf, 0, 4096, verbs.AccessLocalWrite); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		for _, c := range []interface{ Close() error }{s.mr, s.buf, s.rcq, s.scq, s.pd} {
-			if err := c.Close(); err != nil {
-				t.Errorf("close: %v", err)
-			}
-		}
-	})
+	for _, c := range []interface{ Close() error }{s.pd, s.scq, s.rcq, s.buf, s.mr} { // cleanups run last first
+		testutil.CloseAtEnd(t, fmt.Sprintf("%T", c), c)
+	}
 	return s
 }
 

@@ -63,11 +63,7 @@ func newPD(t testing.TB, ctx *verbs.Context) *verbs.PD {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := pd.Close(); err != nil {
-			t.Errorf("close pd (MR leaked?): %v", err)
-		}
-	})
+	testutil.CloseAtEnd(t, "pd (MR leaked?)", pd)
 	return pd
 }
 
@@ -143,11 +139,7 @@ func newLoop(t testing.TB, a, b *testutil.Side, src *verbs.Buffer, size int, per
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			t.Errorf("close loop: %v", err)
-		}
-	})
+	testutil.CloseAtEnd(t, "loop", l)
 	return l
 }
 

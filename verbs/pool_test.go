@@ -19,26 +19,8 @@ func newPool(t testing.TB, pd *verbs.PD, cfg verbs.PoolConfig) *verbs.Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			t.Errorf("close pool: %v", err)
-		}
-	})
+	testutil.CloseAtEnd(t, "pool", p)
 	return p
-}
-
-func allocPD(t testing.TB, ctx *verbs.Context) *verbs.PD {
-	t.Helper()
-	pd, err := ctx.AllocPD()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := pd.Close(); err != nil {
-			t.Errorf("close pd: %v", err)
-		}
-	})
-	return pd
 }
 
 // TestRDMAPool gets every buffer of pools of several shapes and checks
@@ -58,7 +40,7 @@ func TestRDMAPool(t *testing.T) {
 		{"buffer above slab size", verbs.PoolConfig{BufSize: 64 << 10, Count: 2, SlabSize: 4096, Access: verbs.AccessRemoteRead}, 2, 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			pd := allocPD(t, ctx)
+			pd := newPD(t, ctx)
 			p := newPool(t, pd, tt.cfg)
 			if p.Slabs() != tt.slabs || p.PD() != pd {
 				t.Fatalf("%d slabs, want %d", p.Slabs(), tt.slabs)
@@ -131,7 +113,7 @@ func TestRDMAPool(t *testing.T) {
 // another pool's buffer is refused.
 func TestRDMAPoolErrors(t *testing.T) {
 	ctx := testutil.RequireRDMA(t)
-	pd := allocPD(t, ctx)
+	pd := newPD(t, ctx)
 	for _, tt := range []struct {
 		name string
 		cfg  verbs.PoolConfig
@@ -171,7 +153,7 @@ func TestRDMAPoolErrors(t *testing.T) {
 // NotSupportedError before anything is registered.
 func TestRDMAPoolODP(t *testing.T) {
 	ctx := testutil.RequireRDMA(t)
-	pd := allocPD(t, ctx)
+	pd := newPD(t, ctx)
 	caps, err := ctx.ODPCaps()
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +264,7 @@ func TestRDMAPoolEngine(t *testing.T) {
 // nothing allocated.
 func BenchmarkRDMAPoolGetPut(b *testing.B) {
 	ctx := testutil.RequireRDMA(b)
-	pd := allocPD(b, ctx)
+	pd := newPD(b, ctx)
 	p := newPool(b, pd, verbs.PoolConfig{BufSize: 4096, Count: 64, Access: verbs.AccessLocalWrite})
 	b.ReportAllocs()
 	for b.Loop() {

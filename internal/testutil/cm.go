@@ -31,11 +31,7 @@ func CMAddress(tb testing.TB) (netip.Addr, *verbs.Context) {
 		for _, g := range tbl {
 			a := netip.AddrFrom16(g.GID).Unmap()
 			if a.Is4() && !a.IsLoopback() && !a.IsLinkLocalUnicast() {
-				tb.Cleanup(func() {
-					if err := ctx.Close(); err != nil {
-						tb.Errorf("close %s (leak?): %v", name, err)
-					}
-				})
+				CloseAtEnd(tb, name+" (leak?)", ctx)
 				return a, ctx
 			}
 		}

@@ -36,12 +36,18 @@ func RequireRDMA(tb testing.TB) *verbs.Context {
 		}
 		tb.Fatalf("open RDMA device: %v", err)
 	}
+	CloseAtEnd(tb, ctx.Name()+" (leak?)", ctx)
+	return ctx
+}
+
+// CloseAtEnd closes c when the test ends and reports a failed Close (an
+// object left open, i.e. a leak) as a test error naming what.
+func CloseAtEnd(tb testing.TB, what string, c interface{ Close() error }) {
 	tb.Cleanup(func() {
-		if err := ctx.Close(); err != nil {
-			tb.Errorf("close %s (leak?): %v", ctx.Name(), err)
+		if err := c.Close(); err != nil {
+			tb.Errorf("close %s: %v", what, err)
 		}
 	})
-	return ctx
 }
 
 // Port is the port tests use.
@@ -111,11 +117,7 @@ func NewPair(tb testing.TB, ctx *verbs.Context, cfg PairConfig) (a, b *Side) {
 			if err != nil {
 				tb.Fatal(err)
 			}
-			tb.Cleanup(func() {
-				if err := ah.Close(); err != nil {
-					tb.Errorf("close ah: %v", err)
-				}
-			})
+			CloseAtEnd(tb, "ah", ah)
 			local.Peer = verbs.UDDest{AH: ah, QPN: remote.QP.QPN(), QKey: verbs.DefaultQKey}
 		}
 		if err := local.QP.ToRTR(verbs.RTRAttr{Port: Port, PathMTU: port.ActiveMTU, DestQPN: remote.QP.QPN(), RQPSN: 0x100,
@@ -133,13 +135,7 @@ func newSide(tb testing.TB, ctx *verbs.Context, cfg PairConfig) *Side {
 	tb.Helper()
 	s := &Side{}
 	var err error
-	closeLater := func(c interface{ Close() error }, what string) {
-		tb.Cleanup(func() {
-			if err := c.Close(); err != nil {
-				tb.Errorf("close %s: %v", what, err)
-			}
-		})
-	}
+	closeLater := func(c interface{ Close() error }, what string) { CloseAtEnd(tb, what, c) }
 	if s.PD, err = ctx.AllocPD(); err != nil {
 		tb.Fatal(err)
 	}
