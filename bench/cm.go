@@ -8,6 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -24,38 +27,9 @@ import (
 //	QPInfo{buffers}                ->
 //	                               <-       Ready{start}
 
-// Connection setup methods (ConnSetup.Method).
-const (
-	ConnExchange = "exchange" // QP numbers and PSNs over the control connection
-	ConnRDMACM   = "rdma_cm"
-)
-
-// ConnSetup is how a test's QPs were connected and how long each took: from
-// the start of its creation (rdma_create_id with rdma_cm, ibv_create_qp
-// otherwise) until it was in RTS on the client. With the exchange the time
-// includes the one round trip of QP information on the control connection.
-type ConnSetup struct {
-	Method string `json:"method"` // "rdma_cm" or "exchange"
-	// Address is the server's rdma_cm address and port.
-	Address string `json:"address,omitempty"`
-	// Device is the device the client's QPs were created on.
-	Device string `json:"device,omitempty"`
-	// GIDIndex, GID and GIDReason are the source GID the QPs use and why.
-	GIDIndex  int    `json:"gid_index"`
-	GID       string `json:"gid,omitempty"`
-	GIDType   string `json:"gid_type,omitempty"`
-	GIDReason string `json:"gid_reason,omitempty"`
-	QPs       int    `json:"qps"`
-	// SetupNS holds the per-QP setup times, ns, in QP order (measured QPs,
-	// then load QPs); P50NS (null with fewer than 2 QPs) and MaxNS sum them up.
-	SetupNS []int64    `json:"setup_ns"`
-	P50NS   hist.Value `json:"setup_p50_ns"`
-	MaxNS   int64      `json:"setup_max_ns"`
-}
-
 // newConnSetup summarises the endpoints' setup times.
-func newConnSetup(method string, eps []*endpoint) *ConnSetup {
-	c := &ConnSetup{Method: method, QPs: len(eps)}
+func newConnSetup(method string, eps []*endpoint) *result.ConnSetup {
+	c := &result.ConnSetup{Method: method, QPs: len(eps)}
 	h := hist.New()
 	for _, ep := range eps {
 		ns := ep.setup.Nanoseconds()
@@ -78,7 +52,7 @@ func (t *testEndpoints) all() []*endpoint {
 
 // checkPeers checks that the peer's QP information r covers as many
 // measured and load QPs as this side has.
-func (t *testEndpoints) checkPeers(r QPInfo) error {
+func (t *testEndpoints) checkPeers(r proto.QPInfo) error {
 	if len(r.QPs) != len(t.extra) || len(r.Load) != len(t.loads) {
 		return fmt.Errorf("peer has %d measured and %d load QPs, this side %d and %d", len(r.QPs)+1, len(r.Load), len(t.extra)+1, len(t.loads))
 	}
@@ -87,11 +61,11 @@ func (t *testEndpoints) checkPeers(r QPInfo) error {
 
 // startCM starts the engines of QPs rdma_cm connected, towards the peer's
 // buffers in r (its QPs in the order of all: measured, then load).
-func (t *testEndpoints) startCM(r QPInfo) error {
+func (t *testEndpoints) startCM(r proto.QPInfo) error {
 	if err := t.checkPeers(r); err != nil {
 		return err
 	}
-	peers := append(append([]QPInfo{r}, r.QPs...), r.Load...)
+	peers := append(append([]proto.QPInfo{r}, r.QPs...), r.Load...)
 	for i, ep := range t.all() {
 		if err := checkPeerBuffer(peers[i], ep.spec.Size); err != nil {
 			return err

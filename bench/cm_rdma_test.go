@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // checkConn checks a result's connection setup: method, QP count, one
 // positive setup time per QP, max and p50 consistent (p50 n/a below 2 QPs).
-func checkConn(t *testing.T, r Result, method string, qps int) {
+func checkConn(t *testing.T, r result.Result, method string, qps int) {
 	t.Helper()
 	c := r.Connection
 	if c == nil {
@@ -44,12 +47,12 @@ func checkConn(t *testing.T, r Result, method string, qps int) {
 // connect through rdma_cm too).
 func TestRDMACMLoopback(t *testing.T) {
 	addr, cmctx := testutil.CMAddress(t)
-	specs := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{65536}, Iters: 4000, QPs: 8, Threads: 2, RDMACM: true})
-	specs = append(specs, plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096}, Iters: 6400, QPs: 64, Threads: 4, RDMACM: true})...)
-	specs = append(specs, plan(t, Plan{Ops: []string{OpSend, OpWrite, OpRead, OpFetchAdd}, Modes: []string{ModeLat},
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536}, Iters: 4000, QPs: 8, Threads: 2, RDMACM: true})
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Iters: 6400, QPs: 64, Threads: 4, RDMACM: true})...)
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd}, Modes: []string{result.ModeLat},
 		Sizes: []int{8}, Iters: 500, Warmup: 20, RDMACM: true})...)
-	loaded := plan(t, Plan{Ops: []string{OpSend}, Modes: []string{ModeLat}, Sizes: []int{2}, Iters: 500, RDMACM: true,
-		Load: &Load{QPs: 2, Op: OpWrite, Size: 65536, TxDepth: 32, CQMod: 1}})
+	loaded := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Iters: 500, RDMACM: true,
+		Load: &Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 32, CQMod: 1}})
 	specs = append(specs, loaded...)
 	cfg := runCfg(specs)
 	cfg.Client.RDMACM = true
@@ -66,7 +69,7 @@ func TestRDMACMLoopback(t *testing.T) {
 		if specs[i].Load != nil {
 			qps += specs[i].Load.QPs
 		}
-		checkConn(t, r, ConnRDMACM, qps)
+		checkConn(t, r, result.ConnRDMACM, qps)
 		if c := r.Connection; c.Device != cmctx.Name() || !strings.HasPrefix(c.Address, addr.String()+":") {
 			t.Errorf("%s %s: rdma_cm on %s at %s, want %s at %s", r.Op, r.Mode, c.Device, c.Address, cmctx.Name(), addr)
 		}
@@ -80,13 +83,13 @@ func TestRDMACMLoopback(t *testing.T) {
 // number exchange, per QP.
 func TestRDMAExchangeSetupTime(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096}, Iters: 2000, QPs: 4, Threads: 2})
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Iters: 2000, QPs: 4, Threads: 2})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	back := checkDoc(t, doc, specs)
-	checkConn(t, back.Results[0], ConnExchange, 4)
+	checkConn(t, back.Results[0], result.ConnExchange, 4)
 	if c := back.Results[0].Connection; c.Address != "" || !strings.HasPrefix(c.GIDReason, "auto") {
 		t.Errorf("exchange: address %q, GID reason %q", c.Address, c.GIDReason)
 	}
@@ -99,7 +102,7 @@ func TestRDMACMLoopbackOnlyDevice(t *testing.T) {
 	if _, _, _, err := cmAddress(ctx.Name(), 1, netip.MustParseAddr("127.0.0.1")); err == nil {
 		t.Skipf("%s has a non-loopback address", ctx.Name())
 	}
-	specs := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Iters: 100, RDMACM: true})
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Iters: 100, RDMACM: true})
 	cfg := runCfg(specs)
 	cfg.Client.RDMACM, cfg.Client.Device = true, ctx.Name()
 	_, err := RunLoopback(context.Background(), cfg, testLog(t))
@@ -110,35 +113,35 @@ func TestRDMACMLoopbackOnlyDevice(t *testing.T) {
 
 // startCMTest opens a control session by hand and starts an rdma_cm test;
 // it returns the connection and where the server listens.
-func startCMTest(t *testing.T, addr string, spec Spec) (*Conn, netip.AddrPort) {
+func startCMTest(t *testing.T, addr string, spec Spec) (*proto.Conn, netip.AddrPort) {
 	t.Helper()
-	var c *Conn
+	var c *proto.Conn
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c = NewConn(nc, ctrlTimeout)
-		var ack HelloAck
-		if err := c.Send(MsgHello, Hello{Version: ProtoVersion, Tool: "test"}); err != nil {
+		c = proto.NewConn(nc, ctrlTimeout)
+		var ack proto.HelloAck
+		if err := c.Send(proto.MsgHello, proto.Hello{Version: proto.Version, Tool: "test"}); err != nil {
 			t.Fatal(err)
 		}
-		err = c.Recv(MsgHelloAck, &ack)
+		err = c.Recv(proto.MsgHelloAck, &ack)
 		if err == nil {
 			break
 		}
 		c.Close()
 		// the server may still be ending the previous session: it answers busy
-		var re *RemoteError
+		var re *proto.RemoteError
 		if !errors.As(err, &re) || re.Code != codeBusy || time.Now().After(deadline) {
 			t.Fatal(err)
 		}
 	}
-	if err := c.Send(MsgTest, spec); err != nil {
+	if err := c.Send(proto.MsgTest, spec); err != nil {
 		t.Fatal(err)
 	}
-	var info QPInfo
-	if err := c.Recv(MsgQPInfo, &info); err != nil {
+	var info proto.QPInfo
+	if err := c.Recv(proto.MsgQPInfo, &info); err != nil {
 		t.Fatal(err)
 	}
 	ip, err := netip.ParseAddr(info.CMAddr)
@@ -154,7 +157,7 @@ func startCMTest(t *testing.T, addr string, spec Spec) (*Conn, netip.AddrPort) {
 func TestRDMACMServerSurvivesBadClients(t *testing.T) {
 	_, cmctx := testutil.CMAddress(t)
 	addr := startServer(t)
-	spec := plan(t, Plan{Ops: []string{OpSend}, Modes: []string{ModeLat}, Iters: 200, RDMACM: true})[0]
+	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Iters: 200, RDMACM: true})[0]
 
 	// 1: gone after the server's QP info
 	c, _ := startCMTest(t, addr, spec)

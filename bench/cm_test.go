@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -104,36 +106,16 @@ func TestCMAddressControlAddress(t *testing.T) {
 
 func TestConnSetupSummary(t *testing.T) {
 	eps := []*endpoint{{setup: 3 * time.Millisecond}, {setup: time.Millisecond}, {setup: 2 * time.Millisecond}}
-	c := newConnSetup(ConnRDMACM, eps)
+	c := newConnSetup(result.ConnRDMACM, eps)
 	if c.QPs != 3 || c.MaxNS != 3e6 || len(c.SetupNS) != 3 || c.SetupNS[1] != 1e6 {
 		t.Fatalf("summary %+v", c)
 	}
 	if !c.P50NS.OK || c.P50NS.NS < 1999e3 || c.P50NS.NS > 2001e3 {
 		t.Errorf("p50 %v, want 2 ms", c.P50NS)
 	}
-	one := newConnSetup(ConnExchange, eps[:1])
+	one := newConnSetup(result.ConnExchange, eps[:1])
 	if one.P50NS.OK || one.MaxNS != 3e6 {
 		t.Errorf("one QP: p50 %v (want n/a), max %d", one.P50NS, one.MaxNS)
-	}
-	var b strings.Builder
-	rs := []Result{{Op: OpWrite, Mode: ModeBW, SizeBytes: 65536, Connection: c}, {Op: OpSend, Mode: ModeLat, SizeBytes: 2, Connection: one}, {Op: OpSend, Transport: TransportTCP}}
-	c.Device, c.Address, one.Device = "rxe1", "192.0.2.1:4791", "rxe0"
-	if err := WriteConnectionTable(&b, rs); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{connSetupNote, "setup_p50[msec]", "rdma_cm", "192.0.2.1:4791", "2.00", "3.00", "exchange", "n/a", "a setup p50 needs at least 2 QPs"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
-	}
-	if lines := strings.Count(out, "\n"); lines != 5 { // note, head, 2 rows, n/a note
-		t.Errorf("%d lines, want 5:\n%s", lines, out)
-	}
-	b.Reset()
-	WriteConnectionTable(&b, []Result{{Op: OpSend}})
-	if b.Len() != 0 {
-		t.Errorf("no connections: wrote %q", b.String())
 	}
 }
 
@@ -143,14 +125,14 @@ func TestRemoteAccessLeastPrivilege(t *testing.T) {
 		client, iwarp bool
 		want          verbs.Access
 	}{
-		{OpWrite, ModeBW, true, false, 0},
-		{OpWrite, ModeBW, false, false, verbs.AccessRemoteWrite},
-		{OpWrite, ModeLat, true, false, verbs.AccessRemoteWrite},
-		{OpRead, ModeBW, false, false, verbs.AccessRemoteRead},
-		{OpRead, ModeBW, true, false, 0},
-		{OpRead, ModeBW, true, true, verbs.AccessRemoteWrite}, // iWARP READ sink
-		{OpSend, ModeLat, true, true, 0},
-		{OpFetchAdd, ModeLat, false, false, verbs.AccessRemoteAtomic},
+		{result.OpWrite, result.ModeBW, true, false, 0},
+		{result.OpWrite, result.ModeBW, false, false, verbs.AccessRemoteWrite},
+		{result.OpWrite, result.ModeLat, true, false, verbs.AccessRemoteWrite},
+		{result.OpRead, result.ModeBW, false, false, verbs.AccessRemoteRead},
+		{result.OpRead, result.ModeBW, true, false, 0},
+		{result.OpRead, result.ModeBW, true, true, verbs.AccessRemoteWrite}, // iWARP READ sink
+		{result.OpSend, result.ModeLat, true, true, 0},
+		{result.OpFetchAdd, result.ModeLat, false, false, verbs.AccessRemoteAtomic},
 	} {
 		if got := remoteAccess(Spec{Op: tc.op, Mode: tc.mode}, tc.client, tc.iwarp); got != tc.want {
 			t.Errorf("%s %s client=%v iwarp=%v: %s, want %s", tc.op, tc.mode, tc.client, tc.iwarp, got, tc.want)

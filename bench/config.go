@@ -6,25 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
 )
-
-// Operations and modes a test can measure.
-const (
-	OpSend     = "send"
-	OpWrite    = "write"
-	OpRead     = "read"
-	OpFetchAdd = "fetch_add"
-	OpCmpSwap  = "cmp_swap"
-
-	ModeLat = "lat"
-	ModeBW  = "bw"
-)
-
-// Ops lists the operations in their canonical order.
-var Ops = []string{OpSend, OpWrite, OpRead, OpFetchAdd, OpCmpSwap}
-
-// Modes lists the modes in their canonical order.
-var Modes = []string{ModeLat, ModeBW}
 
 // Limits on test parameters.
 const (
@@ -105,20 +89,10 @@ func (s Spec) NumQPs() int { return max(s.QPs, 1) }
 // NumThreads is the number of client threads driving the QPs (at least 1).
 func (s Spec) NumThreads() int { return max(s.Threads, 1) }
 
-// QP types a test can use.
-const (
-	QPTypeRC = "rc"
-	QPTypeUC = "uc"
-	QPTypeUD = "ud"
-)
-
-// QPTypes lists the QP types in their canonical order.
-var QPTypes = []string{QPTypeRC, QPTypeUC, QPTypeUD}
-
 // qpType is the spec's QP type, "rc" when unset.
 func (s Spec) qpType() string {
 	if s.QPType == "" {
-		return QPTypeRC
+		return result.QPTypeRC
 	}
 	return s.QPType
 }
@@ -126,7 +100,7 @@ func (s Spec) qpType() string {
 // QPTypeLabel is the spec's QP type as results show it: "RC", "UC" or "UD"
 // ("" for the TCP baseline).
 func (s Spec) QPTypeLabel() string {
-	if s.Transport == TransportTCP {
+	if s.Transport == result.TransportTCP {
 		return ""
 	}
 	return strings.ToUpper(s.qpType())
@@ -134,7 +108,7 @@ func (s Spec) QPTypeLabel() string {
 
 // Unreliable reports whether the spec runs on a QP type without
 // acknowledgements (UC or UD): a lost message is not retransmitted.
-func (s Spec) Unreliable() bool { t := s.qpType(); return t == QPTypeUC || t == QPTypeUD }
+func (s Spec) Unreliable() bool { t := s.qpType(); return t == result.QPTypeUC || t == result.QPTypeUD }
 
 // Load is the background traffic of a latency-under-load test: QPs queue
 // pairs each streaming Op (write or read) messages of Size bytes.
@@ -153,7 +127,7 @@ func (l *Load) validate() error {
 	switch {
 	case l.QPs < 1 || l.QPs > MaxLoadQPs:
 		return fmt.Errorf("load QPs %d out of range 1..%d", l.QPs, MaxLoadQPs)
-	case l.Op != OpWrite && l.Op != OpRead:
+	case l.Op != result.OpWrite && l.Op != result.OpRead:
 		return fmt.Errorf("load op %q invalid: write or read (the server's CPU stays idle)", l.Op)
 	case l.Size < 1 || l.Size > MaxSize:
 		return fmt.Errorf("load size %d bytes out of range 1..%d", l.Size, MaxSize)
@@ -167,18 +141,9 @@ func (l *Load) validate() error {
 
 // loadSpec is the bandwidth spec of each load QP.
 func (s Spec) loadSpec() Spec {
-	return Spec{Op: s.Load.Op, Mode: ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
+	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
 		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass}
 }
-
-// Transports and schedules.
-const (
-	TransportRDMA = "rdma"
-	TransportTCP  = "tcp"
-
-	ScheduleConstant = "constant"
-	SchedulePoisson  = "poisson"
-)
 
 // Name is a short label, e.g. "send lat 2B".
 func (s Spec) Name() string { return fmt.Sprintf("%s %s %dB", s.Op, s.Mode, s.Size) }
@@ -186,16 +151,16 @@ func (s Spec) Name() string { return fmt.Sprintf("%s %s %dB", s.Op, s.Mode, s.Si
 // Validate checks a spec, naming the bad value and the limit. The server
 // runs it on every spec it receives.
 func (s Spec) Validate() error {
-	if !contains(Ops, s.Op) {
-		return fmt.Errorf("op %q unknown; valid: %s", s.Op, strings.Join(Ops, ", "))
+	if !contains(result.Ops, s.Op) {
+		return fmt.Errorf("op %q unknown; valid: %s", s.Op, strings.Join(result.Ops, ", "))
 	}
-	if !contains(Modes, s.Mode) {
-		return fmt.Errorf("mode %q unknown; valid: %s", s.Mode, strings.Join(Modes, ", "))
+	if !contains(result.Modes, s.Mode) {
+		return fmt.Errorf("mode %q unknown; valid: %s", s.Mode, strings.Join(result.Modes, ", "))
 	}
 	if s.Size < 1 || s.Size > MaxSize {
 		return fmt.Errorf("size %d bytes out of range 1..%d", s.Size, MaxSize)
 	}
-	if (s.Op == OpFetchAdd || s.Op == OpCmpSwap) && s.Size != AtomicSize {
+	if (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && s.Size != AtomicSize {
 		return fmt.Errorf("size %d bytes invalid for %s: atomics are %d bytes", s.Size, s.Op, AtomicSize)
 	}
 	if s.Iters < 0 || s.Iters > MaxIters {
@@ -225,19 +190,19 @@ func (s Spec) Validate() error {
 	if s.Inline < 0 || s.Inline > MaxInline {
 		return fmt.Errorf("inline size %d bytes out of range 0..%d", s.Inline, MaxInline)
 	}
-	if s.Transport != "" && s.Transport != TransportRDMA && s.Transport != TransportTCP {
+	if s.Transport != "" && s.Transport != result.TransportRDMA && s.Transport != result.TransportTCP {
 		return fmt.Errorf("transport %q unknown; valid: rdma, tcp", s.Transport)
 	}
-	if s.Transport == TransportTCP && s.Op != OpSend {
+	if s.Transport == result.TransportTCP && s.Op != result.OpSend {
 		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
 	}
 	if s.Rate < 0 || s.Rate > MaxRate {
 		return fmt.Errorf("rate %g ops/s out of range (0, %g]", s.Rate, float64(MaxRate))
 	}
-	if s.Rate > 0 && s.Mode != ModeLat {
+	if s.Rate > 0 && s.Mode != result.ModeLat {
 		return fmt.Errorf("rate applies to latency tests (open loop), not to mode %s", s.Mode)
 	}
-	if s.Schedule != "" && s.Schedule != ScheduleConstant && s.Schedule != SchedulePoisson {
+	if s.Schedule != "" && s.Schedule != result.ScheduleConstant && s.Schedule != result.SchedulePoisson {
 		return fmt.Errorf("schedule %q unknown; valid: constant, poisson", s.Schedule)
 	}
 	if s.SL < 0 || s.SL > 15 {
@@ -249,33 +214,33 @@ func (s Spec) Validate() error {
 	if s.PostList < 0 || s.PostList > MaxPostList || (s.PostList > 1 && s.PostList > s.TxDepth) {
 		return fmt.Errorf("post list %d out of range 0..%d (and at most the tx depth %d)", s.PostList, MaxPostList, s.TxDepth)
 	}
-	if s.Event && s.Op == OpWrite && s.Mode == ModeLat {
+	if s.Event && s.Op == result.OpWrite && s.Mode == result.ModeLat {
 		return fmt.Errorf("event mode needs a completion per message, and WRITE latency detects arrival by polling memory (perftest offers no -e for WRITE either): use send or read")
 	}
-	if s.Event && s.Transport == TransportTCP {
+	if s.Event && s.Transport == result.TransportTCP {
 		return fmt.Errorf("event mode applies to RDMA completion queues, not to the TCP baseline")
 	}
 	if s.Load != nil {
-		if s.Mode != ModeLat || s.Transport == TransportTCP {
+		if s.Mode != result.ModeLat || s.Transport == result.TransportTCP {
 			return fmt.Errorf("load applies to RDMA latency tests, not to %s %s", s.Transport, s.Mode)
 		}
 		if err := s.Load.validate(); err != nil {
 			return err
 		}
 	}
-	if !contains(QPTypes, s.qpType()) {
-		return fmt.Errorf("QP type %q unknown; valid: %s", s.QPType, strings.Join(QPTypes, ", "))
+	if !contains(result.QPTypes, s.qpType()) {
+		return fmt.Errorf("QP type %q unknown; valid: %s", s.QPType, strings.Join(result.QPTypes, ", "))
 	}
-	if s.QPType != "" && s.QPType != QPTypeRC && s.Transport == TransportTCP {
+	if s.QPType != "" && s.QPType != result.QPTypeRC && s.Transport == result.TransportTCP {
 		return fmt.Errorf("QP type %s applies to RDMA tests, not to the TCP baseline", s.QPType)
 	}
 	switch s.qpType() {
-	case QPTypeUC:
-		if s.Op != OpSend && s.Op != OpWrite {
+	case result.QPTypeUC:
+		if s.Op != result.OpSend && s.Op != result.OpWrite {
 			return fmt.Errorf("op %s is not supported on UC QPs: UC carries send and write only (READ and atomics need RC)", s.Op)
 		}
-	case QPTypeUD:
-		if s.Op != OpSend {
+	case result.QPTypeUD:
+		if s.Op != result.OpSend {
 			return fmt.Errorf("op %s is not supported on UD QPs: UD carries send only (at most the path MTU per message)", s.Op)
 		}
 		if s.MTU != 0 && s.Size > s.MTU {
@@ -290,9 +255,9 @@ func (s Spec) Validate() error {
 	}
 	if s.NumQPs() > 1 {
 		switch {
-		case s.Mode == ModeLat:
+		case s.Mode == result.ModeLat:
 			return fmt.Errorf("--qps %d applies to bandwidth tests: latency runs on one QP (use --mode bw, or --load-qps for latency under load)", s.QPs)
-		case s.Transport == TransportTCP:
+		case s.Transport == result.TransportTCP:
 			return fmt.Errorf("--qps %d applies to RDMA tests, not to the TCP baseline", s.QPs)
 		case s.Event:
 			return fmt.Errorf("--event with --qps %d is not supported: a thread drives its QPs round robin by polling", s.QPs)
@@ -305,9 +270,9 @@ func (s Spec) Validate() error {
 	}
 	if s.RDMACM {
 		switch {
-		case s.Transport == TransportTCP:
+		case s.Transport == result.TransportTCP:
 			return fmt.Errorf("--rdma-cm applies to RDMA tests, not to the TCP baseline")
-		case s.qpType() != QPTypeRC:
+		case s.qpType() != result.QPTypeRC:
 			return fmt.Errorf("--rdma-cm connects RC QPs only, not --qp-type %s", s.QPType)
 		case s.MTU != 0:
 			return fmt.Errorf("--mtu %d with --rdma-cm: rdma_cm sets the path MTU from both ports (lower the netdev MTU instead)", s.MTU)
@@ -324,18 +289,18 @@ func (s Spec) TimedInterval() string {
 		return fmt.Sprintf("open loop at %g ops/s (%s schedule): from each operation's intended send time to its reply "+
 			"(full round trip plus any wait behind the previous one; corrects coordinated omission)", s.Rate, s.schedule())
 	}
-	if s.mrMode() == MRModePerOp {
+	if s.mrMode() == result.MRModePerOp {
 		return s.perOpInterval()
 	}
-	if s.Mode == ModeBW {
+	if s.Mode == result.ModeBW {
 		return "bandwidth: first post to last completion; latency: post to completion of each signaled work request"
 	}
 	switch s.Op {
-	case OpSend:
+	case result.OpSend:
 		return "half of a SEND/RECV ping-pong round trip (RTT/2), from post to the reply's receive completion"
-	case OpWrite:
+	case result.OpWrite:
 		return "half of an RDMA WRITE ping-pong round trip (RTT/2), from post until the reply's last byte lands in memory"
-	case OpRead:
+	case result.OpRead:
 		return "one full RDMA READ round trip (RTT), from post to its completion"
 	default:
 		return "one full atomic round trip (RTT), from post to its completion"
@@ -344,12 +309,12 @@ func (s Spec) TimedInterval() string {
 
 // HalfRTT reports whether latency is reported as half the measured round trip.
 func (s Spec) HalfRTT() bool {
-	return s.Mode == ModeLat && s.Rate == 0 && (s.Op == OpSend || s.Op == OpWrite)
+	return s.Mode == result.ModeLat && s.Rate == 0 && (s.Op == result.OpSend || s.Op == result.OpWrite)
 }
 
 func (s Spec) schedule() string {
 	if s.Schedule == "" {
-		return ScheduleConstant
+		return result.ScheduleConstant
 	}
 	return s.Schedule
 }
@@ -505,16 +470,16 @@ func (p Plan) Specs() ([]Spec, error) {
 	ops, modes := p.Ops, p.Modes
 	if len(ops) == 0 {
 		switch p.QPType {
-		case QPTypeUC:
-			ops = []string{OpSend, OpWrite}
-		case QPTypeUD:
-			ops = []string{OpSend}
+		case result.QPTypeUC:
+			ops = []string{result.OpSend, result.OpWrite}
+		case result.QPTypeUD:
+			ops = []string{result.OpSend}
 		default:
-			ops = []string{OpSend, OpWrite, OpRead}
+			ops = []string{result.OpSend, result.OpWrite, result.OpRead}
 		}
 	}
 	if len(modes) == 0 {
-		modes = []string{ModeLat, ModeBW}
+		modes = []string{result.ModeLat, result.ModeBW}
 	}
 	if p.Iters != 0 && p.Duration != 0 {
 		return nil, fmt.Errorf("give either iterations (%d) or a duration (%v), not both", p.Iters, p.Duration)
@@ -526,18 +491,18 @@ func (p Plan) Specs() ([]Spec, error) {
 			sizes := p.Sizes
 			if sizes == nil {
 				sizes = []int{2}
-				if m == ModeBW {
+				if m == result.ModeBW {
 					sizes = []int{65536}
 				}
 			}
-			if op == OpFetchAdd || op == OpCmpSwap {
+			if op == result.OpFetchAdd || op == result.OpCmpSwap {
 				sizes = []int{AtomicSize}
 			}
 			for _, sz := range sizes {
 				s := Spec{Op: op, Mode: m, Size: sz, Iters: p.Iters, Duration: p.Duration, Warmup: p.Warmup, WarmupTime: p.WarmupTime,
 					TxDepth: 1, CQMod: 1, RxDepth: p.RxDepth, Inline: p.Inline, MTU: p.MTU, Transport: p.Transport,
 					Event: p.Event, QPType: p.QPType, SL: p.SL, TClass: p.TClass, MRMode: p.MRMode, HugePages: p.HugePages, RDMACM: p.RDMACM}
-				if m == ModeLat {
+				if m == result.ModeLat {
 					s.Rate, s.Schedule, s.Load = p.Rate, p.Schedule, p.Load
 					if explicitModes { // refused by Validate when above 1
 						s.QPs, s.Threads = p.QPs, p.Threads
@@ -545,11 +510,11 @@ func (p Plan) Specs() ([]Spec, error) {
 				}
 				if s.Duration == 0 && s.Iters == 0 {
 					s.Iters = defaultIters
-					if m == ModeBW {
+					if m == result.ModeBW {
 						s.Iters = 5000
 					}
 				}
-				if m == ModeBW {
+				if m == result.ModeBW {
 					s.TxDepth = p.TxDepth
 					if s.TxDepth == 0 {
 						s.TxDepth = 128
@@ -583,7 +548,7 @@ func (p Plan) Specs() ([]Spec, error) {
 }
 
 func defaultWarmup(s Spec) int64 {
-	if s.Mode == ModeBW {
+	if s.Mode == result.ModeBW {
 		return int64(s.TxDepth)
 	}
 	w := s.Iters / 100

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
 func TestParseSizes(t *testing.T) {
@@ -46,14 +49,14 @@ func TestParseSizes(t *testing.T) {
 }
 
 func TestParseList(t *testing.T) {
-	got, err := ParseList("op", "write, SEND,write", Ops)
+	got, err := ParseList("op", "write, SEND,write", result.Ops)
 	if err != nil || !reflect.DeepEqual(got, []string{"write", "send"}) {
 		t.Fatalf("ParseList = %v, %v", got, err)
 	}
-	if got, _ := ParseList("op", "all", Ops); !reflect.DeepEqual(got, Ops) {
+	if got, _ := ParseList("op", "all", result.Ops); !reflect.DeepEqual(got, result.Ops) {
 		t.Fatalf("all = %v", got)
 	}
-	if _, err := ParseList("op", "send,atomic", Ops); err == nil || !strings.Contains(err.Error(), `"atomic"`) || !strings.Contains(err.Error(), "valid: send") {
+	if _, err := ParseList("op", "send,atomic", result.Ops); err == nil || !strings.Contains(err.Error(), `"atomic"`) || !strings.Contains(err.Error(), "valid: send") {
 		t.Fatalf("unknown op error = %v", err)
 	}
 }
@@ -68,34 +71,34 @@ func TestPlanDefaults(t *testing.T) {
 	}
 	for _, s := range specs {
 		switch s.Mode {
-		case ModeLat:
+		case result.ModeLat:
 			if s.Size != 2 || s.Iters != 10000 || s.TxDepth != 1 || s.Warmup != 100 {
 				t.Errorf("latency default %+v", s)
 			}
-		case ModeBW:
+		case result.ModeBW:
 			if s.Size != 65536 || s.Iters != 5000 || s.TxDepth != 128 || s.CQMod != 1 || s.Warmup != 128 {
 				t.Errorf("bandwidth default %+v", s)
 			}
 		}
 	}
-	small, err := Plan{Modes: []string{ModeBW}, Sizes: []int{4096}}.Specs()
+	small, err := Plan{Modes: []string{result.ModeBW}, Sizes: []int{4096}}.Specs()
 	if err != nil || small[0].CQMod != 100 {
 		t.Fatalf("4 KiB bandwidth CQ moderation = %+v, %v; want 100 (1 only above 8 KiB)", small, err)
 	}
-	at, err := Plan{Ops: []string{OpFetchAdd}, Modes: []string{ModeLat}, Sizes: []int{2, 4096}}.Specs()
+	at, err := Plan{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}}.Specs()
 	if err != nil || len(at) != 1 || at[0].Size != AtomicSize {
 		t.Fatalf("atomics plan = %+v, %v; want one 8-byte test", at, err)
 	}
 	if _, err := (Plan{Iters: 10, Duration: time.Second}).Specs(); err == nil {
 		t.Fatal("iterations and duration together accepted")
 	}
-	if _, err := (Plan{Modes: []string{ModeBW}, TxDepth: 4, CQMod: 8}).Specs(); err == nil || !strings.Contains(err.Error(), "CQ moderation 8") {
+	if _, err := (Plan{Modes: []string{result.ModeBW}, TxDepth: 4, CQMod: 8}).Specs(); err == nil || !strings.Contains(err.Error(), "CQ moderation 8") {
 		t.Fatalf("cq-mod above tx depth: %v", err)
 	}
 }
 
 func TestSpecValidate(t *testing.T) {
-	ok := Spec{Op: OpSend, Mode: ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 16}
+	ok := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 16}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +110,7 @@ func TestSpecValidate(t *testing.T) {
 		{"unknown op", func(s *Spec) { s.Op = "flush" }, `op "flush" unknown`},
 		{"unknown mode", func(s *Spec) { s.Mode = "x" }, `mode "x" unknown`},
 		{"zero size", func(s *Spec) { s.Size = 0 }, "size 0 bytes out of range 1..1073741824"},
-		{"atomic size", func(s *Spec) { s.Op = OpFetchAdd }, "atomics are 8 bytes"},
+		{"atomic size", func(s *Spec) { s.Op = result.OpFetchAdd }, "atomics are 8 bytes"},
 		{"no count", func(s *Spec) { s.Iters = 0 }, "exactly one of iterations"},
 		{"negative warm-up", func(s *Spec) { s.Warmup = -1 }, "warm-up -1"},
 		{"tx depth", func(s *Spec) { s.TxDepth = 0 }, "tx depth 0 out of range 1..32768"},
@@ -131,11 +134,11 @@ func TestTimedInterval(t *testing.T) {
 		op, mode, want string
 		half           bool
 	}{
-		{OpSend, ModeLat, "RTT/2", true},
-		{OpWrite, ModeLat, "RTT/2", true},
-		{OpRead, ModeLat, "full RDMA READ round trip", false},
-		{OpFetchAdd, ModeLat, "full atomic round trip", false},
-		{OpWrite, ModeBW, "first post to last completion", false},
+		{result.OpSend, result.ModeLat, "RTT/2", true},
+		{result.OpWrite, result.ModeLat, "RTT/2", true},
+		{result.OpRead, result.ModeLat, "full RDMA READ round trip", false},
+		{result.OpFetchAdd, result.ModeLat, "full atomic round trip", false},
+		{result.OpWrite, result.ModeBW, "first post to last completion", false},
 	} {
 		s := Spec{Op: tt.op, Mode: tt.mode}
 		if !strings.Contains(s.TimedInterval(), tt.want) || s.HalfRTT() != tt.half {
@@ -149,8 +152,8 @@ func TestTimedInterval(t *testing.T) {
 // and whatever passes validation must be safe to allocate for.
 func FuzzSpecDecode(f *testing.F) {
 	for _, s := range []Spec{
-		{Op: OpSend, Mode: ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 16},
-		{Op: OpWrite, Mode: ModeBW, Size: 65536, Duration: time.Second, TxDepth: 128, CQMod: 100, RxDepth: 512},
+		{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 16},
+		{Op: result.OpWrite, Mode: result.ModeBW, Size: 65536, Duration: time.Second, TxDepth: 128, CQMod: 100, RxDepth: 512},
 	} {
 		b, _ := json.Marshal(s)
 		f.Add(b)
@@ -158,9 +161,9 @@ func FuzzSpecDecode(f *testing.F) {
 	f.Add([]byte(`{"op":"read","size_bytes":-1}`))
 	f.Add([]byte(`{"op":"send","mode":"lat","size_bytes":99999999999999999999}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var c Conn
+		var c proto.Conn
 		var s Spec
-		if err := c.Decode(MsgTest, b, &s); err != nil {
+		if err := c.Decode(proto.MsgTest, b, &s); err != nil {
 			return
 		}
 		if err := s.Validate(); err != nil {
@@ -175,14 +178,14 @@ func FuzzSpecDecode(f *testing.F) {
 // FuzzQPInfoDecode: peer QP information is decoded strictly and its GID
 // parsed without panics.
 func FuzzQPInfoDecode(f *testing.F) {
-	b, _ := json.Marshal(QPInfo{QPN: 0x11, PSN: 0x123456, GID: "::ffff:127.0.0.1", GIDIndex: 1, GIDType: "RoCE v2",
+	b, _ := json.Marshal(proto.QPInfo{QPN: 0x11, PSN: 0x123456, GID: "::ffff:127.0.0.1", GIDIndex: 1, GIDType: "RoCE v2",
 		LinkLayer: "Ethernet", ActiveMTU: 4096, MaxRdAtomic: 16, RKey: 0x1234, Addr: 0x7f0000000000, Len: 4096})
 	f.Add(b)
 	f.Add([]byte(`{"gid":"zz","len":18446744073709551615,"addr":18446744073709551615}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var c Conn
-		var q QPInfo
-		if err := c.Decode(MsgQPInfo, b, &q); err != nil {
+		var c proto.Conn
+		var q proto.QPInfo
+		if err := c.Decode(proto.MsgQPInfo, b, &q); err != nil {
 			return
 		}
 		if err := checkPeerBuffer(q, 4096); err == nil && (q.Len < 4096 || q.Addr+q.Len < q.Addr) {
@@ -218,7 +221,7 @@ func TestParseCPUs(t *testing.T) {
 }
 
 func TestSpecQPType(t *testing.T) {
-	base := Spec{Op: OpSend, Mode: ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16}
+	base := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16}
 	for _, c := range []struct {
 		qp, op string
 		size   int
@@ -226,46 +229,46 @@ func TestSpecQPType(t *testing.T) {
 		tcp    bool
 		want   string // "" = valid
 	}{
-		{"", OpRead, 2, 0, false, ""},
-		{QPTypeRC, OpCmpSwap, 8, 0, false, ""},
-		{QPTypeUC, OpSend, 2, 0, false, ""},
-		{QPTypeUC, OpWrite, 1 << 20, 0, false, ""},
-		{QPTypeUC, OpRead, 2, 0, false, "op read is not supported on UC QPs"},
-		{QPTypeUC, OpFetchAdd, 8, 0, false, "op fetch_add is not supported on UC QPs"},
-		{QPTypeUD, OpSend, 4096, 0, false, ""},
-		{QPTypeUD, OpWrite, 2, 0, false, "op write is not supported on UD QPs"},
-		{QPTypeUD, OpRead, 2, 0, false, "op read is not supported on UD QPs"},
-		{QPTypeUD, OpSend, 2048, 1024, false, "size 2048 bytes exceeds the path MTU 1024 bytes"},
-		{"xrc", OpSend, 2, 0, false, `QP type "xrc" unknown`},
-		{QPTypeUD, OpSend, 2, 0, true, "not to the TCP baseline"},
+		{"", result.OpRead, 2, 0, false, ""},
+		{result.QPTypeRC, result.OpCmpSwap, 8, 0, false, ""},
+		{result.QPTypeUC, result.OpSend, 2, 0, false, ""},
+		{result.QPTypeUC, result.OpWrite, 1 << 20, 0, false, ""},
+		{result.QPTypeUC, result.OpRead, 2, 0, false, "op read is not supported on UC QPs"},
+		{result.QPTypeUC, result.OpFetchAdd, 8, 0, false, "op fetch_add is not supported on UC QPs"},
+		{result.QPTypeUD, result.OpSend, 4096, 0, false, ""},
+		{result.QPTypeUD, result.OpWrite, 2, 0, false, "op write is not supported on UD QPs"},
+		{result.QPTypeUD, result.OpRead, 2, 0, false, "op read is not supported on UD QPs"},
+		{result.QPTypeUD, result.OpSend, 2048, 1024, false, "size 2048 bytes exceeds the path MTU 1024 bytes"},
+		{"xrc", result.OpSend, 2, 0, false, `QP type "xrc" unknown`},
+		{result.QPTypeUD, result.OpSend, 2, 0, true, "not to the TCP baseline"},
 	} {
 		s := base
 		s.QPType, s.Op, s.Size, s.MTU = c.qp, c.op, c.size, c.mtu
 		if c.tcp {
-			s.Transport = TransportTCP
+			s.Transport = result.TransportTCP
 		}
 		err := s.Validate()
 		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s %s %dB mtu %d: err %v, want %q", c.qp, c.op, c.size, c.mtu, err, c.want)
 		}
 	}
-	specs, err := Plan{QPType: QPTypeUD}.Specs()
-	if err != nil || len(specs) != 2 || specs[0].Op != OpSend || specs[1].Op != OpSend || specs[0].QPType != QPTypeUD {
+	specs, err := Plan{QPType: result.QPTypeUD}.Specs()
+	if err != nil || len(specs) != 2 || specs[0].Op != result.OpSend || specs[1].Op != result.OpSend || specs[0].QPType != result.QPTypeUD {
 		t.Errorf("UD default plan: %v %+v, want send lat and send bw", err, specs)
 	}
-	if l := (Spec{QPType: QPTypeUC}).QPTypeLabel(); l != "UC" {
+	if l := (Spec{QPType: result.QPTypeUC}).QPTypeLabel(); l != "UC" {
 		t.Errorf("label %q", l)
 	}
 	if l := (Spec{}).QPTypeLabel(); l != "RC" {
 		t.Errorf("default label %q", l)
 	}
-	if got := envQPType([]Spec{{}, {QPType: QPTypeUD}, {Transport: TransportTCP}}); got != "RC,UD" {
+	if got := envQPType([]Spec{{}, {QPType: result.QPTypeUD}, {Transport: result.TransportTCP}}); got != "RC,UD" {
 		t.Errorf("envQPType = %q", got)
 	}
 }
 
 func TestSpecValidateRDMACM(t *testing.T) {
-	base := Spec{Op: OpWrite, Mode: ModeBW, Size: 4096, Iters: 100, TxDepth: 128, CQMod: 100, RxDepth: 512, RDMACM: true}
+	base := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096, Iters: 100, TxDepth: 128, CQMod: 100, RxDepth: 512, RDMACM: true}
 	if err := base.Validate(); err != nil {
 		t.Fatalf("rdma_cm RC spec: %v", err)
 	}
@@ -274,9 +277,9 @@ func TestSpecValidateRDMACM(t *testing.T) {
 		mod  func(*Spec)
 		want string
 	}{
-		{"tcp", func(s *Spec) { s.Transport = TransportTCP; s.Op = OpSend }, "not to the TCP baseline"},
-		{"uc", func(s *Spec) { s.QPType = QPTypeUC }, "RC QPs only, not --qp-type uc"},
-		{"ud", func(s *Spec) { s.QPType = QPTypeUD; s.Op = OpSend }, "RC QPs only, not --qp-type ud"},
+		{"tcp", func(s *Spec) { s.Transport = result.TransportTCP; s.Op = result.OpSend }, "not to the TCP baseline"},
+		{"uc", func(s *Spec) { s.QPType = result.QPTypeUC }, "RC QPs only, not --qp-type uc"},
+		{"ud", func(s *Spec) { s.QPType = result.QPTypeUD; s.Op = result.OpSend }, "RC QPs only, not --qp-type ud"},
 		{"mtu", func(s *Spec) { s.MTU = 1024 }, "--mtu 1024 with --rdma-cm"},
 		{"sl", func(s *Spec) { s.SL = 3 }, "--sl 3 with --rdma-cm"},
 	} {

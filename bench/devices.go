@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/bench/report"
+	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -110,7 +112,7 @@ func WriteDevices(w io.Writer, reps []DeviceReport) error {
 		kv("  ", "vendor", fmt.Sprintf("vendor_id 0x%04x, vendor_part_id %d", d.VendorID, d.VendorPartID))
 		sw := "no"
 		if d.SoftwareRDMA {
-			sw = "yes (" + softwareKind(d.Name, d.Driver) + "): " + softwareCaveat
+			sw = "yes (" + result.SoftwareKind(d.Name, d.Driver) + "): " + result.SoftwareCaveat
 		}
 		kv("  ", "software RDMA", sw)
 		for _, p := range d.Ports {
@@ -124,14 +126,14 @@ func WriteDevices(w io.Writer, reps []DeviceReport) error {
 				continue
 			}
 			b.WriteString("    GIDs:\n")
-			t := textTable{{head: "index", left: true}, {head: "type", left: true},
-				{head: "address", left: true}, {head: "netdev", left: true}}
+			t := report.Table{{Head: "index", Left: true}, {Head: "type", Left: true},
+				{Head: "address", Left: true}, {Head: "netdev", Left: true}}
 			rows := make([][]string, 0, len(p.GIDs))
 			for _, g := range p.GIDs {
 				rows = append(rows, []string{strconv.Itoa(g.Index), g.Type, g.GID, orDash(g.Netdev)})
 			}
 			var tb strings.Builder
-			t.write(&tb, rows)
+			t.Write(&tb, rows)
 			for _, l := range strings.SplitAfter(tb.String(), "\n") {
 				if l != "" {
 					b.WriteString("     " + l)

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/golden"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 
 	"bytes"
@@ -32,7 +34,7 @@ func TestDevicesWrite(t *testing.T) {
 	if err := WriteDevices(&b, rxeOnLo()); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "devices.golden", b.Bytes())
+	golden.Check(t, "devices.golden", b.Bytes())
 
 	b.Reset()
 	if err := WriteDevices(&b, nil); err != nil || b.String() != "no RDMA devices\n" {
@@ -153,10 +155,10 @@ func TestEnvDpkgVersions(t *testing.T) {
 }
 
 func TestEnvSoftwareNote(t *testing.T) {
-	if got := SoftwareRDMANote("rxe0", "rdma_rxe"); got != "software RDMA (rxe): not representative of hardware; same-device loopback bypasses the netdev" {
+	if got := result.SoftwareRDMANote("rxe0", "rdma_rxe"); got != "software RDMA (rxe): not representative of hardware; same-device loopback bypasses the netdev" {
 		t.Errorf("rxe note: %q", got)
 	}
-	if got := SoftwareRDMANote("siw0", "siw"); !strings.HasPrefix(got, "software RDMA (siw): ") {
+	if got := result.SoftwareRDMANote("siw0", "siw"); !strings.HasPrefix(got, "software RDMA (siw): ") {
 		t.Errorf("siw note: %q", got)
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -130,18 +133,18 @@ const sampleCap = 1 << 16
 // READ responses as writes into it.
 func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
 	switch s.Op {
-	case OpWrite:
-		if s.Mode == ModeLat || !client {
+	case result.OpWrite:
+		if s.Mode == result.ModeLat || !client {
 			return verbs.AccessRemoteWrite
 		}
-	case OpRead:
+	case result.OpRead:
 		if !client {
 			return verbs.AccessRemoteRead
 		}
 		if iwarp {
 			return verbs.AccessRemoteWrite
 		}
-	case OpFetchAdd, OpCmpSwap:
+	case result.OpFetchAdd, result.OpCmpSwap:
 		if !client {
 			return verbs.AccessRemoteAtomic
 		}
@@ -151,13 +154,13 @@ func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
 
 func engineOp(op string) verbs.EngineOp {
 	switch op {
-	case OpWrite:
+	case result.OpWrite:
 		return verbs.EngineWrite
-	case OpRead:
+	case result.OpRead:
 		return verbs.EngineRead
-	case OpFetchAdd:
+	case result.OpFetchAdd:
 		return verbs.EngineFetchAdd
-	case OpCmpSwap:
+	case result.OpCmpSwap:
 		return verbs.EngineCmpSwap
 	}
 	return verbs.EngineSend
@@ -178,7 +181,7 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoin
 	if dev.Ctx.IsIWARP() && !s.RDMACM {
 		return nil, fmt.Errorf("%s is an iWARP device: its QPs connect only through rdma_cm (use --rdma-cm)", dev.Ctx.Name())
 	}
-	if (s.Op == OpFetchAdd || s.Op == OpCmpSwap) && dev.Attr.AtomicCap == 0 {
+	if (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && dev.Attr.AtomicCap == 0 {
 		return nil, fmt.Errorf("%s: atomics %w (atomic_cap 0)", dev.Ctx.Name(), verbs.ErrNotSupported)
 	}
 	if uint64(s.Size) > uint64(dev.Port.MaxMsgSize) && dev.Port.MaxMsgSize != 0 {
@@ -209,7 +212,7 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoin
 	if e.mr, err = pool.Get(); err != nil { // registered once per test, for every QP of it
 		return nil, err
 	}
-	if client && s.mrMode() == MRModePerOp {
+	if client && s.mrMode() == result.MRModePerOp {
 		if e.opBuf, err = verbs.AllocBuffer(2*e.area, s.HugePages); err != nil {
 			return nil, err
 		}
@@ -262,11 +265,11 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 // verbsQPType maps the spec's QP type to the verbs one.
 func verbsQPType(s Spec) (verbs.QPType, error) {
 	switch s.qpType() {
-	case QPTypeRC:
+	case result.QPTypeRC:
 		return verbs.QPTypeRC, nil
-	case QPTypeUC:
+	case result.QPTypeUC:
 		return verbs.QPTypeUC, nil
-	case QPTypeUD:
+	case result.QPTypeUD:
 		return verbs.QPTypeUD, nil
 	}
 	return 0, fmt.Errorf("QP type %q unknown; valid: rc, uc, ud", s.QPType)
@@ -288,19 +291,19 @@ func (e *endpoint) maxRdAtomic() int {
 
 // info is what the peer needs. With rdma_cm, which connects the QPs, it
 // carries only the target buffer (QPN and PSN are 0).
-func (e *endpoint) info() QPInfo {
+func (e *endpoint) info() proto.QPInfo {
 	var qpn uint32
 	if e.qp != nil && e.cmid == nil {
 		qpn = e.qp.QPN()
 	}
-	return QPInfo{QPN: qpn, PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
+	return proto.QPInfo{QPN: qpn, PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
 		GIDType: e.dev.GID.Type.String(), LinkLayer: e.dev.Port.LinkLayer, ActiveMTU: e.dev.Port.ActiveMTU,
 		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.Size), QKey: e.qkey}
 }
 
 // connect moves the QP to RTS towards the peer and creates the engine. It
 // checks the peer's parameters before any traffic. It returns the path MTU.
-func (e *endpoint) connect(r QPInfo) (int, error) {
+func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 	s := e.spec
 	if r.LinkLayer != e.dev.Port.LinkLayer {
 		return 0, fmt.Errorf("link layer mismatch: local %s, remote %s", e.dev.Port.LinkLayer, r.LinkLayer)
@@ -365,18 +368,18 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 
 // startEngine creates the engine of a connected QP towards the peer's
 // target buffer r and, for SEND tests, posts the first receives.
-func (e *endpoint) startEngine(r QPInfo, dest verbs.UDDest) error {
+func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	s := e.spec
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: engineOp(s.Op), Size: s.Size, RecvOffset: e.area,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: s.Inline > 0 && s.Size <= s.Inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
-		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
+		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {
 		return err
 	}
 	e.eng = eng
-	if s.Op == OpSend {
+	if s.Op == result.OpSend {
 		n := s.RxDepth
-		if s.Mode == ModeLat {
+		if s.Mode == result.ModeLat {
 			n = min(n, 16)
 		}
 		if err := eng.PostRecvs(n); err != nil {
@@ -435,7 +438,7 @@ func isNilCloser(c interface{ Close() error }) bool {
 
 // checkPeerBuffer refuses a peer target area that cannot hold size bytes or
 // whose end overflows.
-func checkPeerBuffer(r QPInfo, size int) error {
+func checkPeerBuffer(r proto.QPInfo, size int) error {
 	if r.Len < uint64(size) || r.Addr+r.Len < r.Addr {
 		return fmt.Errorf("peer's buffer (%d bytes at 0x%x) cannot hold %d-byte messages", r.Len, r.Addr, size)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/verbs"
@@ -25,7 +27,7 @@ import (
 // to "RC". The warnings are for the user: software RDMA, a port that is not
 // active. Errors come from verbs unchanged; facts that cannot be found (host
 // name, rdma-core version, CPU model) are left empty instead.
-func CollectEnv(ctx *verbs.Context, port int) (Env, []string, error) {
+func CollectEnv(ctx *verbs.Context, port int) (result.Env, []string, error) {
 	env, warn := hostEnv()
 	env.Device, env.Driver, env.SoftwareRDMA, env.Port, env.QPType = ctx.Name(), ctx.Driver(), ctx.IsSoftware(), port, "RC"
 	env.RDMACoreVersion = rdmaCoreVersion()
@@ -42,7 +44,7 @@ func CollectEnv(ctx *verbs.Context, port int) (Env, []string, error) {
 	env.LinkLayer, env.ActiveMTU, env.LinkSpeed, env.LinkGbps = pa.LinkLayer, pa.ActiveMTU, pa.Speed, pa.LinkGbps()
 
 	if env.SoftwareRDMA {
-		env.SoftwareRDMANote = SoftwareRDMANote(env.Device, env.Driver)
+		env.SoftwareRDMANote = result.SoftwareRDMANote(env.Device, env.Driver)
 		warn = append(warn, env.SoftwareRDMANote)
 	}
 	if !pa.Active {
@@ -50,22 +52,6 @@ func CollectEnv(ctx *verbs.Context, port int) (Env, []string, error) {
 			env.Device, port, pa.State))
 	}
 	return env, warn, nil
-}
-
-// SoftwareRDMANote is the banner for a software RDMA device (rxe or siw),
-// named by its device name or kernel driver.
-func SoftwareRDMANote(device, driver string) string {
-	return "software RDMA (" + softwareKind(device, driver) + "): " + softwareCaveat
-}
-
-const softwareCaveat = "not representative of hardware; same-device loopback bypasses the netdev"
-
-// softwareKind names the software RDMA provider: "siw" or "rxe".
-func softwareKind(device, driver string) string {
-	if strings.HasPrefix(device, "siw") || driver == "siw" {
-		return "siw"
-	}
-	return "rxe"
 }
 
 // kernel returns the uname release and version, e.g.
@@ -194,8 +180,8 @@ func parseCPUModel(r io.Reader) string {
 
 // hostEnv fills what every transport reports about the host and its clock,
 // with a warning when a clock read is slow.
-func hostEnv() (Env, []string) {
-	env := Env{ClockSource: "CLOCK_MONOTONIC_RAW", ClockRateHz: 1e9, NumCPU: runtime.NumCPU(),
+func hostEnv() (result.Env, []string) {
+	env := result.Env{ClockSource: "CLOCK_MONOTONIC_RAW", ClockRateHz: 1e9, NumCPU: runtime.NumCPU(),
 		GoVersion: runtime.Version(), EnginePinnedCPU: -1}
 	env.Host, _ = os.Hostname()
 	env.Kernel = kernel()

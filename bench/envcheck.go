@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -39,34 +41,14 @@ const (
 	nodeDir    = "sys/devices/system/node"
 )
 
-// EnvChecks holds host facts that affect latency and whether a run can
-// register its memory, with CheckEnv's verdicts on them.
-type EnvChecks struct {
-	// Governors are the distinct CPU frequency governors, sorted, or
-	// [noCPUFreq] when no CPU has cpufreq.
-	Governors []string `json:"governors"`
-	// InvariantTSC is whether /proc/cpuinfo lists constant_tsc and
-	// nonstop_tsc (always false off x86).
-	InvariantTSC bool `json:"invariant_tsc"`
-	SMTActive    bool `json:"smt_active"` // /sys/devices/system/cpu/smt/active is 1
-	// PinnedCPUSiblings lists the online SMT siblings of the pinned CPU,
-	// e.g. "6"; empty when not pinned or none.
-	PinnedCPUSiblings string `json:"pinned_cpu_siblings,omitempty"`
-	DeviceNUMANode    int    `json:"device_numa_node"`           // -1: unknown, software device or no NUMA
-	DeviceNodeCPUs    string `json:"device_node_cpus,omitempty"` // CPUs of DeviceNUMANode, e.g. "0-15,32-47"
-	CPUNUMANode       int    `json:"cpu_numa_node"`              // node of the pinned CPU; -1: not pinned or unknown
-	MemlockSoftBytes  int64  `json:"memlock_soft_bytes"`         // RLIMIT_MEMLOCK; -1: unlimited
-	MemlockHardBytes  int64  `json:"memlock_hard_bytes"`         // -1: unlimited
-	CapIPCLock        bool   `json:"cap_ipc_lock"`               // CapEff has CAP_IPC_LOCK: no memlock limit applies
-}
-
 // CheckEnv inspects the CPU frequency governors, the TSC, SMT, the NUMA
 // placement of device dev and of pinnedCPU (-1: not pinned) and the
 // locked-memory limit. It returns the facts and warnings for the user, each
 // naming the value found and what to do. Facts it cannot read stay unknown
 // and raise no warning. It does not repeat the software RDMA banner.
-func CheckEnv(dev string, pinnedCPU int) (EnvChecks, []string) {
-	c := EnvChecks{DeviceNUMANode: -1, CPUNUMANode: -1}
+func CheckEnv(dev string, pinnedCPU int) (result.EnvChecks, []string) {
+	checks := result.EnvChecks{DeviceNUMANode: -1, CPUNUMANode: -1}
+	c := checker{&checks}
 	var warn []string
 	for _, w := range []string{
 		c.checkGovernors(),
@@ -79,12 +61,15 @@ func CheckEnv(dev string, pinnedCPU int) (EnvChecks, []string) {
 			warn = append(warn, w)
 		}
 	}
-	return c, warn
+	return checks, warn
 }
+
+// checker fills one EnvChecks, one check per method.
+type checker struct{ *result.EnvChecks }
 
 // checkGovernors fills c.Governors and warns about CPUs whose governor is
 // not "performance".
-func (c *EnvChecks) checkGovernors() string {
+func (c checker) checkGovernors() string {
 	byGov := map[string][]int{}
 	n := 0
 	for _, cpu := range cpuIDs() {
@@ -116,7 +101,7 @@ func (c *EnvChecks) checkGovernors() string {
 
 // checkTSC fills c.InvariantTSC and, on x86, warns when the TSC is not
 // invariant, naming the kernel clocksource.
-func (c *EnvChecks) checkTSC() string {
+func (c checker) checkTSC() string {
 	flags, ok := cpuFlags()
 	c.InvariantTSC = flags["constant_tsc"] && flags["nonstop_tsc"]
 	if !ok || c.InvariantTSC || (goarch != "amd64" && goarch != "386") {
@@ -142,7 +127,7 @@ func (c *EnvChecks) checkTSC() string {
 
 // checkSMT fills c.SMTActive and c.PinnedCPUSiblings and warns when the
 // pinned CPU shares its core with an online sibling.
-func (c *EnvChecks) checkSMT(pinned int) string {
+func (c checker) checkSMT(pinned int) string {
 	c.SMTActive = readSys(cpuDir, "smt/active") == "1"
 	if pinned < 0 {
 		return ""
@@ -171,7 +156,7 @@ func (c *EnvChecks) checkSMT(pinned int) string {
 
 // checkNUMA fills the NUMA fields and warns when the engine runs, or may
 // run, on another node than device dev.
-func (c *EnvChecks) checkNUMA(dev string, pinned int) string {
+func (c checker) checkNUMA(dev string, pinned int) string {
 	if dev != "" {
 		if n, err := strconv.Atoi(readSys("sys/class/infiniband", dev, "device/numa_node")); err == nil && n >= 0 {
 			c.DeviceNUMANode = n
@@ -202,7 +187,7 @@ func (c *EnvChecks) checkNUMA(dev string, pinned int) string {
 
 // checkMemlock fills the memlock fields and c.CapIPCLock, and warns when
 // memory registration is limited to under minMemlock.
-func (c *EnvChecks) checkMemlock() string {
+func (c checker) checkMemlock() string {
 	r, err := memlockLimit()
 	if err != nil {
 		return ""

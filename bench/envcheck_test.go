@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -42,8 +44,8 @@ func fakeEnvCheck(t *testing.T, files map[string]string, arch string, lim unix.R
 var unlimited = unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
 
 // baseChecks is what CheckEnv reports on an empty tree with unlimited memlock.
-func baseChecks() EnvChecks {
-	return EnvChecks{Governors: []string{noCPUFreq}, DeviceNUMANode: -1, CPUNUMANode: -1,
+func baseChecks() result.EnvChecks {
+	return result.EnvChecks{Governors: []string{noCPUFreq}, DeviceNUMANode: -1, CPUNUMANode: -1,
 		MemlockSoftBytes: -1, MemlockHardBytes: -1}
 }
 
@@ -73,13 +75,13 @@ func TestEnvCheck(t *testing.T) {
 		pinned   int
 		lim      unix.Rlimit
 		limErr   error
-		want     func(*EnvChecks)
+		want     func(*result.EnvChecks)
 		wantWarn []string // substrings, one per expected warning, in order
 	}{{
 		name: "everything absent", arch: "amd64", dev: "rxe0", pinned: 2, lim: unlimited,
 	}, {
 		name: "getrlimit fails", arch: "amd64", pinned: -1, limErr: errors.New("no"),
-		want: func(c *EnvChecks) { c.MemlockSoftBytes, c.MemlockHardBytes = 0, 0 },
+		want: func(c *result.EnvChecks) { c.MemlockSoftBytes, c.MemlockHardBytes = 0, 0 },
 	}, {
 		name: "governor powersave on 2 of 4 CPUs", arch: "amd64", pinned: -1, lim: unlimited,
 		files: map[string]string{
@@ -88,7 +90,7 @@ func TestEnvCheck(t *testing.T) {
 			cpu + "cpu2/cpufreq/scaling_governor": "performance\n",
 			cpu + "cpu3/cpufreq/scaling_governor": "powersave\n",
 		},
-		want:     func(c *EnvChecks) { c.Governors = []string{"performance", "powersave"} },
+		want:     func(c *result.EnvChecks) { c.Governors = []string{"performance", "powersave"} },
 		wantWarn: []string{"governor is powersave on CPU 1,3 (of 4 CPUs)"},
 	}, {
 		name: "governor performance everywhere", arch: "amd64", pinned: -1, lim: unlimited,
@@ -97,11 +99,11 @@ func TestEnvCheck(t *testing.T) {
 			cpu + "cpu1/cpufreq/scaling_governor": "performance\n",
 			cpu + "cpu1/":                         "",
 		},
-		want: func(c *EnvChecks) { c.Governors = []string{"performance"} },
+		want: func(c *result.EnvChecks) { c.Governors = []string{"performance"} },
 	}, {
 		name: "invariant TSC", arch: "amd64", pinned: -1, lim: unlimited,
 		files: map[string]string{cpuinfo: invFlags, clocksrc: "tsc\n"},
-		want:  func(c *EnvChecks) { c.InvariantTSC = true },
+		want:  func(c *result.EnvChecks) { c.InvariantTSC = true },
 	}, {
 		name: "no invariant TSC, clocksource hpet", arch: "amd64", pinned: -1, lim: unlimited,
 		files:    map[string]string{cpuinfo: oldFlags, clocksrc: "hpet\n"},
@@ -120,7 +122,7 @@ func TestEnvCheck(t *testing.T) {
 			cpu + "online":     "0-7\n",
 			cpu + "cpu2/topology/thread_siblings_list": "2,6\n",
 		},
-		want:     func(c *EnvChecks) { c.SMTActive, c.PinnedCPUSiblings = true, "6" },
+		want:     func(c *result.EnvChecks) { c.SMTActive, c.PinnedCPUSiblings = true, "6" },
 		wantWarn: []string{"CPU 2, where the engine thread is pinned, shares its core with CPU 6"},
 	}, {
 		name: "SMT on, sibling offline", arch: "amd64", pinned: 2, lim: unlimited,
@@ -129,46 +131,46 @@ func TestEnvCheck(t *testing.T) {
 			cpu + "online":     "0-5\n",
 			cpu + "cpu2/topology/thread_siblings_list": "2,6\n",
 		},
-		want: func(c *EnvChecks) { c.SMTActive = true },
+		want: func(c *result.EnvChecks) { c.SMTActive = true },
 	}, {
 		name: "SMT on, not pinned", arch: "amd64", pinned: -1, lim: unlimited,
 		files: map[string]string{cpu + "smt/active": "1\n", cpu + "cpu2/topology/thread_siblings_list": "2,6\n"},
-		want:  func(c *EnvChecks) { c.SMTActive = true },
+		want:  func(c *result.EnvChecks) { c.SMTActive = true },
 	}, {
 		name: "NUMA mismatch", arch: "amd64", dev: "mlx5_0", pinned: 3, lim: unlimited, files: numa,
-		want: func(c *EnvChecks) { c.DeviceNUMANode, c.CPUNUMANode, c.DeviceNodeCPUs = 1, 0, "8-15" },
+		want: func(c *result.EnvChecks) { c.DeviceNUMANode, c.CPUNUMANode, c.DeviceNodeCPUs = 1, 0, "8-15" },
 		wantWarn: []string{"engine pinned to CPU 3 on NUMA node 0, mlx5_0 is on node 1: cross-node traffic adds latency; " +
 			"pin with --cpu to a CPU of node 1: 8-15"},
 	}, {
 		name: "NUMA match", arch: "amd64", dev: "mlx5_0", pinned: 9, lim: unlimited, files: numa,
-		want: func(c *EnvChecks) { c.DeviceNUMANode, c.CPUNUMANode, c.DeviceNodeCPUs = 1, 1, "8-15" },
+		want: func(c *result.EnvChecks) { c.DeviceNUMANode, c.CPUNUMANode, c.DeviceNodeCPUs = 1, 1, "8-15" },
 	}, {
 		name: "NUMA not pinned, two nodes", arch: "amd64", dev: "mlx5_0", pinned: -1, lim: unlimited, files: numa,
-		want:     func(c *EnvChecks) { c.DeviceNUMANode, c.DeviceNodeCPUs = 1, "8-15" },
+		want:     func(c *result.EnvChecks) { c.DeviceNUMANode, c.DeviceNodeCPUs = 1, "8-15" },
 		wantWarn: []string{"mlx5_0 is on NUMA node 1 of 2"},
 	}, {
 		name: "NUMA not pinned, one node", arch: "amd64", dev: "mlx5_0", pinned: -1, lim: unlimited,
 		files: map[string]string{ib + "mlx5_0/device/numa_node": "0\n", node + "node0/cpulist": "0-3\n"},
-		want:  func(c *EnvChecks) { c.DeviceNUMANode, c.DeviceNodeCPUs = 0, "0-3" },
+		want:  func(c *result.EnvChecks) { c.DeviceNUMANode, c.DeviceNodeCPUs = 0, "0-3" },
 	}, {
 		name: "software device, no node", arch: "amd64", dev: "rxe0", pinned: 3, lim: unlimited,
 		files: map[string]string{ib + "rxe0/device/numa_node": "-1\n", cpu + "cpu3/node0/": ""},
-		want:  func(c *EnvChecks) { c.CPUNUMANode = 0 },
+		want:  func(c *result.EnvChecks) { c.CPUNUMANode = 0 },
 	}, {
 		name: "memlock 64 KiB without CAP_IPC_LOCK", arch: "amd64", pinned: -1, lim: unix.Rlimit{Cur: 64 << 10, Max: 64 << 10},
 		files:    map[string]string{status: "Name:\trdmabench\nCapEff:\t0000000000000000\n"},
-		want:     func(c *EnvChecks) { c.MemlockSoftBytes, c.MemlockHardBytes = 64<<10, 64<<10 },
+		want:     func(c *result.EnvChecks) { c.MemlockSoftBytes, c.MemlockHardBytes = 64<<10, 64<<10 },
 		wantWarn: []string{"RLIMIT_MEMLOCK) is 64 KiB (hard limit 64 KiB) and the process lacks CAP_IPC_LOCK"},
 	}, {
 		name: "memlock 64 KiB with CAP_IPC_LOCK", arch: "amd64", pinned: -1, lim: unix.Rlimit{Cur: 64 << 10, Max: unix.RLIM_INFINITY},
 		files: map[string]string{status: "Name:\trdmabench\nCapEff:\t0000000000004000\n"},
-		want: func(c *EnvChecks) {
+		want: func(c *result.EnvChecks) {
 			c.MemlockSoftBytes, c.MemlockHardBytes, c.CapIPCLock = 64<<10, -1, true
 		},
 	}, {
 		name: "memlock 64 MiB", arch: "amd64", pinned: -1, lim: unix.Rlimit{Cur: 64 << 20, Max: 64 << 20},
 		files: map[string]string{status: "CapEff:\t0000000000000000\n"},
-		want:  func(c *EnvChecks) { c.MemlockSoftBytes, c.MemlockHardBytes = 64<<20, 64<<20 },
+		want:  func(c *result.EnvChecks) { c.MemlockSoftBytes, c.MemlockHardBytes = 64<<20, 64<<20 },
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -62,7 +65,7 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 	return t, nil
 }
 
-func (t *testEndpoints) info() QPInfo {
+func (t *testEndpoints) info() proto.QPInfo {
 	in := t.probe.info()
 	for _, ep := range t.loads {
 		in.Load = append(in.Load, ep.info())
@@ -74,7 +77,7 @@ func (t *testEndpoints) info() QPInfo {
 }
 
 // connect connects every QP to its peer; it returns the probe's path MTU.
-func (t *testEndpoints) connect(r QPInfo) (int, error) {
+func (t *testEndpoints) connect(r proto.QPInfo) (int, error) {
 	if err := t.checkPeers(r); err != nil {
 		return 0, err
 	}
@@ -169,19 +172,19 @@ func stream(eng *verbs.Engine, stop *atomic.Bool, cpu int) error {
 }
 
 // finish stops the streams and sums what they did.
-func (l *loadRun) finish(load *Load) (*LoadResult, error) {
+func (l *loadRun) finish(load *Load) (*result.LoadResult, error) {
 	l.stop.Store(true)
 	l.wg.Wait()
 	if err := errors.Join(l.errs...); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
-	res := &LoadResult{QPs: len(l.eps), Op: load.Op, SizeBytes: load.Size}
+	res := &result.LoadResult{QPs: len(l.eps), Op: load.Op, SizeBytes: load.Size}
 	var first, last int64 = math.MaxInt64, 0
 	for _, ep := range l.eps {
 		res.Ops += int64(ep.eng.Completed())
 		f, t := ep.eng.Span()
 		first, last = min(first, f), max(last, t)
 	}
-	res.Bandwidth = NewBandwidth(load.Size, res.Ops, last-first)
+	res.Bandwidth = result.NewBandwidth(load.Size, res.Ops, last-first)
 	return res, nil
 }

@@ -8,14 +8,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/report"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// engineTimeout is the longest a C loop waits without progress.
-var engineTimeout = 10 * time.Second
+// EngineTimeout is the longest a C loop waits without progress (the
+// engine, the TCP baseline and the MR benchmark; tests shorten it).
+var EngineTimeout = 10 * time.Second
 
 // RunOptions control how the client side measures and reports.
 type RunOptions struct {
@@ -82,14 +86,14 @@ type intervals struct {
 	hlog      *hist.LogWriter
 	tag       string
 	unit      string
-	list      []Interval
+	list      []result.Interval
 	lastAt    int64
 	err       error // first .hlog write error
 }
 
 func newIntervals(s Spec, o RunOptions, start int64) *intervals {
 	if o.Unit == "" {
-		o.Unit = UnitMiB
+		o.Unit = result.UnitMiB
 	}
 	every := o.Interval
 	if every == 0 && (s.Duration > 0 || o.HLog != nil) {
@@ -133,12 +137,12 @@ func (iv *intervals) flush(now int64) {
 	}
 	p50, ok50 := iv.h.Percentile(50)
 	p99, ok99 := iv.h.Percentile(99)
-	it := Interval{StartNS: iv.lastAt - iv.start, EndNS: now - iv.start, Ops: iv.ops,
-		Bandwidth: NewBandwidth(iv.size, iv.ops, now-iv.lastAt),
-		P50:       NanosOf(hist.Value{NS: p50, OK: ok50}, 1), P99: NanosOf(hist.Value{NS: p99, OK: ok99}, 1)}
+	it := result.Interval{StartNS: iv.lastAt - iv.start, EndNS: now - iv.start, Ops: iv.ops,
+		Bandwidth: result.NewBandwidth(iv.size, iv.ops, now-iv.lastAt),
+		P50:       result.NanosOf(hist.Value{NS: p50, OK: ok50}, 1), P99: result.NanosOf(hist.Value{NS: p99, OK: ok99}, 1)}
 	iv.list = append(iv.list, it)
 	if iv.out != nil {
-		WriteIntervalLine(iv.out, it, iv.unit)
+		report.WriteIntervalLine(iv.out, it, iv.unit)
 	}
 	if iv.hlog != nil && iv.err == nil {
 		iv.h.SetTag(iv.tag)
@@ -187,8 +191,8 @@ func (p *progress) update(now, done int64, h *hist.Histogram) {
 	p50, ok50 := h.Percentile(50)
 	p99, ok99 := h.Percentile(99)
 	fmt.Fprintf(p.w, "\r%s: %s elapsed, %s left, %d done, p50 %s us, p99 %s us\033[K", p.name,
-		elapsed.Round(100*time.Millisecond), left, done, NanosOf(hist.Value{NS: p50, OK: ok50}, p.div).US(),
-		NanosOf(hist.Value{NS: p99, OK: ok99}, p.div).US())
+		elapsed.Round(100*time.Millisecond), left, done, result.NanosOf(hist.Value{NS: p50, OK: ok50}, p.div).US(),
+		result.NanosOf(hist.Value{NS: p99, OK: ok99}, p.div).US())
 	p.active = true
 }
 
@@ -217,9 +221,9 @@ type scheduler interface {
 // measureLat runs the client side of a latency test on a connected engine.
 // base carries the result fields the transport knows (queue sizes, ...). It
 // returns the result and the total iterations including warm-up.
-func measureLat(eng latEngine, base Result, s Spec, o RunOptions) (Result, int64, error) {
+func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result.Result, int64, error) {
 	if err := lockThread(o.CPU); err != nil {
-		return Result{}, 0, err
+		return result.Result{}, 0, err
 	}
 	defer runtime.UnlockOSThread()
 	capN := int64(eng.Capacity())
@@ -232,7 +236,7 @@ func measureLat(eng latEngine, base Result, s Spec, o RunOptions) (Result, int64
 		}
 		eng.ResetSamples()
 		if err := eng.LatClient(int(n)); err != nil {
-			return Result{}, total, fmt.Errorf("warm-up: %w", err)
+			return result.Result{}, total, fmt.Errorf("warm-up: %w", err)
 		}
 		total += n
 	}
@@ -241,9 +245,9 @@ func measureLat(eng latEngine, base Result, s Spec, o RunOptions) (Result, int64
 	sched, _ := eng.(scheduler)
 	if s.Rate > 0 {
 		if sched == nil {
-			return Result{}, total, fmt.Errorf("this transport cannot run open loop (--rate)")
+			return result.Result{}, total, fmt.Errorf("this transport cannot run open loop (--rate)")
 		}
-		sched.SetSchedule(s.Rate, s.Schedule == SchedulePoisson, uint64(verbs.Now()))
+		sched.SetSchedule(s.Rate, s.Schedule == result.SchedulePoisson, uint64(verbs.Now()))
 	}
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
@@ -272,7 +276,7 @@ func measureLat(eng latEngine, base Result, s Spec, o RunOptions) (Result, int64
 		}
 		eng.ResetSamples()
 		if err := eng.LatClient(int(n)); err != nil {
-			return Result{}, total + measured, err
+			return result.Result{}, total + measured, err
 		}
 		samples := eng.Samples()
 		lat.RecordSlice(samples, 0)
@@ -284,32 +288,32 @@ func measureLat(eng latEngine, base Result, s Spec, o RunOptions) (Result, int64
 	end := verbs.Now()
 	iv.flush(end)
 	if iv.err != nil {
-		return Result{}, total + measured, fmt.Errorf("write .hlog: %w", iv.err)
+		return result.Result{}, total + measured, fmt.Errorf("write .hlog: %w", iv.err)
 	}
 	r := base
 	if s.Rate > 0 {
 		if fi := sched.FirstIntended(); fi > 0 {
 			start = fi
 		}
-		r.OpenLoop = &OpenLoop{Schedule: s.schedule(), RateTarget: s.Rate,
+		r.OpenLoop = &result.OpenLoop{Schedule: s.schedule(), RateTarget: s.Rate,
 			RateAchieved: float64(measured) / (float64(end-start) / 1e9)}
 	}
 	r.Warmup = total
 	r.Iterations = measured
 	r.DurationNS = end - start
 	r.CPU = clientCPU(cpu, measured)
-	r.Bandwidth = NewBandwidth(s.Size, measured, end-start)
+	r.Bandwidth = result.NewBandwidth(s.Size, measured, end-start)
 	r.Intervals = iv.list
 	if err := r.SetLatency(lat, divisorOf(s)); err != nil {
-		return Result{}, total + measured, fmt.Errorf("encode histogram: %w", err)
+		return result.Result{}, total + measured, fmt.Errorf("encode histogram: %w", err)
 	}
 	return r, total + measured, nil
 }
 
 // clientCPU fills the client's half of CPUUsage for msgs messages.
-func clientCPU(c cpuSpan, msgs int64) *CPUUsage {
+func clientCPU(c cpuSpan, msgs int64) *result.CPUUsage {
 	u, s := c.stop()
-	return &CPUUsage{ClientUserNS: u, ClientSysNS: s, ClientUSPerMsg: perMsgUS(u+s, msgs)}
+	return &result.CPUUsage{ClientUserNS: u, ClientSysNS: s, ClientUSPerMsg: perMsgUS(u+s, msgs)}
 }
 
 func perMsgUS(ns, msgs int64) float64 {
@@ -334,9 +338,9 @@ const maxBatch = 8192
 func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
 
 // measureBW runs the client side of a bandwidth test.
-func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
+func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) {
 	if err := lockThread(o.CPU); err != nil {
-		return Result{}, 0, err
+		return result.Result{}, 0, err
 	}
 	defer runtime.UnlockOSThread()
 	eng := e.eng
@@ -351,7 +355,7 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 		for eng.Completed() < target {
 			eng.ResetSamples()
 			if _, err := eng.BWClient(until); err != nil {
-				return Result{}, int64(eng.Completed()), fmt.Errorf("warm-up: %w", err)
+				return result.Result{}, int64(eng.Completed()), fmt.Errorf("warm-up: %w", err)
 			}
 			if until != far && verbs.Now() >= until {
 				target, until = eng.Posted()+1, far // complete the unsignaled tail
@@ -385,7 +389,7 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 		}
 		eng.ResetSamples()
 		if _, err := eng.BWClient(until); err != nil {
-			return Result{}, warmed + int64(eng.Completed()), err
+			return result.Result{}, warmed + int64(eng.Completed()), err
 		}
 		samples := eng.Samples()
 		lat.RecordSlice(samples, 0)
@@ -406,24 +410,24 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (Result, int64, error) {
 	first, last := eng.Span()
 	iv.flush(last)
 	if iv.err != nil {
-		return Result{}, warmed + int64(eng.Completed()), fmt.Errorf("write .hlog: %w", iv.err)
+		return result.Result{}, warmed + int64(eng.Completed()), fmt.Errorf("write .hlog: %w", iv.err)
 	}
 	ops := int64(eng.Completed())
 	r := baseResult(s, e)
 	r.Iterations = ops
 	r.DurationNS = last - first
 	r.CPU = clientCPU(cpu, ops)
-	r.Bandwidth = NewBandwidth(s.Size, ops, last-first)
+	r.Bandwidth = result.NewBandwidth(s.Size, ops, last-first)
 	r.Intervals = iv.list
 	if err := r.SetLatency(lat, 1); err != nil {
-		return Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
+		return result.Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
 	}
 	r.Warmup = warmed
 	return r, warmed + ops, nil
 }
 
-func baseResult(s Spec, e *endpoint) Result {
-	return Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: s.TimedInterval(),
+func baseResult(s Spec, e *endpoint) result.Result {
+	return result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: s.TimedInterval(),
 		TxDepth: s.TxDepth, CQMod: s.CQMod, RxDepth: s.RxDepth, Inline: s.Inline, PostList: s.PostList, Event: s.Event,
 		QPType: s.QPTypeLabel(), MRMode: s.MRModeLabel(), HugePages: s.HugePages}
 }

@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/hist"
 )
 
 func TestProgressLine(t *testing.T) {
 	var b bytes.Buffer
-	s := Spec{Op: OpSend, Mode: ModeLat, Size: 2, Iters: 100}
+	s := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100}
 	p := newProgress(s, RunOptions{Progress: &b}, 0)
 	h := hist.New()
 	for i := int64(1); i <= 1000; i++ {
@@ -47,8 +49,8 @@ func TestIntervalsHlogAndLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Spec{Op: OpWrite, Mode: ModeLat, Size: 64, Duration: 3 * time.Second}
-	iv := newIntervals(s, RunOptions{Out: &lines, HLog: lw, Unit: UnitMB}, 0)
+	s := Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 64, Duration: 3 * time.Second}
+	iv := newIntervals(s, RunOptions{Out: &lines, HLog: lw, Unit: result.UnitMB}, 0)
 	samples := []uint64{2000, 4000, 6000} // RTTs: reported as 1, 2, 3 us
 	sec := int64(time.Second)
 	iv.add(samples, 3, sec/2)

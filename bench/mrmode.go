@@ -5,30 +5,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/verbs"
 )
-
-// Memory registration modes of the data path (Spec.MRMode, --mr-mode).
-const (
-	// MRModePool: each test registers a fresh pool once (verbs.Pool, one
-	// MR per slab) and every QP of the test takes its buffer from it.
-	MRModePool = "pool"
-	// MRModePerOp: the client registers the local buffer of every
-	// operation right before its post and deregisters it at its completion,
-	// inside the C loop; the peer's target and the server stay pooled.
-	MRModePerOp = "per-op"
-	// MRModeODP: the pools are On-Demand Paging MRs (IBV_ACCESS_ON_DEMAND),
-	// on both sides; refused before any traffic where the device has no ODP.
-	MRModeODP = "odp"
-)
-
-// MRModes lists the memory registration modes, the default first.
-var MRModes = []string{MRModePool, MRModePerOp, MRModeODP}
 
 // mrMode is the spec's registration mode, "pool" when unset.
 func (s Spec) mrMode() string {
 	if s.MRMode == "" {
-		return MRModePool
+		return result.MRModePool
 	}
 	return s.MRMode
 }
@@ -36,7 +21,7 @@ func (s Spec) mrMode() string {
 // MRModeLabel is the registration mode as results show it ("" for the TCP
 // baseline, which registers nothing).
 func (s Spec) MRModeLabel() string {
-	if s.Transport == TransportTCP {
+	if s.Transport == result.TransportTCP {
 		return ""
 	}
 	return s.mrMode()
@@ -44,18 +29,18 @@ func (s Spec) MRModeLabel() string {
 
 // validateMR checks MRMode and HugePages against the rest of the spec.
 func (s Spec) validateMR() error {
-	if !contains(MRModes, s.mrMode()) {
-		return fmt.Errorf("MR mode %q unknown; valid: %s", s.MRMode, strings.Join(MRModes, ", "))
+	if !contains(result.MRModes, s.mrMode()) {
+		return fmt.Errorf("MR mode %q unknown; valid: %s", s.MRMode, strings.Join(result.MRModes, ", "))
 	}
-	if s.Transport == TransportTCP {
-		if s.mrMode() != MRModePool {
+	if s.Transport == result.TransportTCP {
+		if s.mrMode() != result.MRModePool {
 			return fmt.Errorf("--mr-mode %s applies to RDMA tests, not to the TCP baseline", s.MRMode)
 		}
 		if s.HugePages {
 			return fmt.Errorf("--hugepages applies to RDMA buffers, not to the TCP baseline")
 		}
 	}
-	if s.mrMode() == MRModePerOp && s.Inline > 0 && s.Size <= s.Inline && (s.Op == OpSend || s.Op == OpWrite) {
+	if s.mrMode() == result.MRModePerOp && s.Inline > 0 && s.Size <= s.Inline && (s.Op == result.OpSend || s.Op == result.OpWrite) {
 		return fmt.Errorf("--mr-mode per-op with --inline-size %d: %d-byte messages are posted inline, copied by the CPU "+
 			"without any registration; use --inline-size 0 (or a size above %d)", s.Inline, s.Size, s.Inline)
 	}
@@ -66,18 +51,18 @@ func (s Spec) validateMR() error {
 func (s Spec) perOpInterval() string {
 	const reg = "per-operation registration: the client registers each operation's local buffer (ibv_reg_mr) before its post " +
 		"and deregisters it (ibv_dereg_mr) once it is known complete; the server's buffers stay pooled"
-	if s.Mode == ModeBW {
+	if s.Mode == result.ModeBW {
 		return "bandwidth with " + reg + "; bandwidth: first registration to last completion; " +
 			"latency: from before the registration to the completion of each signaled work request"
 	}
 	switch s.Op {
-	case OpSend:
+	case result.OpSend:
 		return "half of a SEND/RECV ping-pong round trip (RTT/2) with " + reg + "; one sample runs from before the " +
 			"registration, over the reply's receive completion and the send completion, to after the deregistration"
-	case OpWrite:
+	case result.OpWrite:
 		return "half of an RDMA WRITE ping-pong round trip (RTT/2) with " + reg + "; one sample runs from before the " +
 			"registration, over the reply's last byte and the WRITE completion, to after the deregistration"
-	case OpRead:
+	case result.OpRead:
 		return "one full RDMA READ round trip (RTT) with " + reg + ": from before the registration of the local sink " +
 			"to after its deregistration"
 	default:
@@ -91,7 +76,7 @@ func (s Spec) perOpInterval() string {
 // receives) rounded up to 4 KiB. An endpoint's buffer holds two.
 func endpointArea(s Spec) int {
 	n := s.Size
-	if s.qpType() == QPTypeUD {
+	if s.qpType() == result.QPTypeUD {
 		n += verbs.GRHSize // receives start with the GRH
 	}
 	return (n + 4095) &^ 4095
@@ -100,15 +85,15 @@ func endpointArea(s Spec) int {
 // odpOps are the RC operations whose memory must be ODP in odp mode
 // (verbs.Context.CheckODP); UC and UD are checked for registration only.
 func odpOps(s Spec) verbs.ODPOps {
-	if s.qpType() != QPTypeRC {
+	if s.qpType() != result.QPTypeRC {
 		return 0
 	}
 	switch s.Op {
-	case OpSend:
+	case result.OpSend:
 		return verbs.ODPSend | verbs.ODPRecv
-	case OpWrite:
+	case result.OpWrite:
 		return verbs.ODPWrite
-	case OpRead:
+	case result.OpRead:
 		return verbs.ODPRead
 	}
 	return verbs.ODPAtomic
@@ -143,7 +128,7 @@ type testMemory struct {
 // rxe0"), before any QP exists.
 func newTestMemory(dev *Device, s Spec, client bool) (_ *testMemory, err error) {
 	if s.HugePages {
-		if err := readMeminfo().noHugePages(); err != nil {
+		if err := ReadMeminfo().NoHugePages(); err != nil {
 			return nil, err
 		}
 	}
@@ -156,7 +141,7 @@ func newTestMemory(dev *Device, s Spec, client bool) (_ *testMemory, err error) 
 	if m.pd, err = dev.Ctx.AllocPD(); err != nil {
 		return nil, err
 	}
-	odp := s.mrMode() == MRModeODP
+	odp := s.mrMode() == result.MRModeODP
 	if m.measured, err = m.pd.NewPool(poolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {
 		return nil, fmt.Errorf("--mr-mode %s: %w", s.mrMode(), err)
 	}

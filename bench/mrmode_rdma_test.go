@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -19,8 +21,8 @@ func TestRDMAMRModePoolVsPerOp(t *testing.T) {
 	requireDevice(t)
 	mpps := map[string][]float64{}
 	for range 3 {
-		for _, mode := range []string{MRModePool, MRModePerOp} {
-			specs := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096}, Iters: 3000, Warmup: -1, MRMode: mode})
+		for _, mode := range []string{result.MRModePool, result.MRModePerOp} {
+			specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Iters: 3000, Warmup: -1, MRMode: mode})
 			doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 			if err != nil {
 				t.Fatalf("--mr-mode %s: %v", mode, err)
@@ -33,9 +35,9 @@ func TestRDMAMRModePoolVsPerOp(t *testing.T) {
 		}
 	}
 	median := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
-	pool, perOp := median(mpps[MRModePool]), median(mpps[MRModePerOp])
+	pool, perOp := median(mpps[result.MRModePool]), median(mpps[result.MRModePerOp])
 	t.Logf("4 KiB WRITE bw: pool %.0f msgs/s %v, per-op %.0f msgs/s %v: per-op/pool = %.2f",
-		pool*1e6, mpps[MRModePool], perOp*1e6, mpps[MRModePerOp], perOp/pool)
+		pool*1e6, mpps[result.MRModePool], perOp*1e6, mpps[result.MRModePerOp], perOp/pool)
 	if perOp >= pool {
 		t.Fatalf("per-op registration (%.0f msgs/s) is not slower than the pool (%.0f msgs/s)", perOp*1e6, pool*1e6)
 	}
@@ -46,25 +48,25 @@ func TestRDMAMRModePoolVsPerOp(t *testing.T) {
 // two QPs, UD SEND, and latency under pooled load.
 func TestRDMAMRModePerOpOps(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite, OpRead, OpFetchAdd}, Modes: []string{ModeLat}, Sizes: []int{64},
-		Iters: 500, Warmup: -1, MRMode: MRModePerOp})
-	specs = append(specs, plan(t, Plan{Ops: []string{OpSend, OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096},
-		Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 4, QPs: 2, MRMode: MRModePerOp})...)
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd}, Modes: []string{result.ModeLat}, Sizes: []int{64},
+		Iters: 500, Warmup: -1, MRMode: result.MRModePerOp})
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 4, QPs: 2, MRMode: result.MRModePerOp})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range checkDoc(t, doc, specs).Results {
-		if r.MRMode != MRModePerOp || !strings.Contains(r.TimedInterval, "per-operation registration") {
+		if r.MRMode != result.MRModePerOp || !strings.Contains(r.TimedInterval, "per-operation registration") {
 			t.Errorf("%s %s: mr_mode %q, interval %q", r.Op, r.Mode, r.MRMode, r.TimedInterval)
 		}
 	}
-	ud := plan(t, Plan{Modes: []string{ModeLat, ModeBW}, Sizes: []int{1024}, Iters: 500, Warmup: -1, QPType: QPTypeUD, MRMode: MRModePerOp})
+	ud := plan(t, Plan{Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{1024}, Iters: 500, Warmup: -1, QPType: result.QPTypeUD, MRMode: result.MRModePerOp})
 	if _, err := RunLoopback(context.Background(), runCfg(ud), testLog(t)); err != nil {
 		t.Fatalf("UD per-op: %v", err)
 	}
-	load := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeLat}, Sizes: []int{2}, Iters: 500, Warmup: -1, MRMode: MRModePerOp,
-		Load: &Load{QPs: 2, Op: OpRead, Size: 65536, TxDepth: 16, CQMod: 1}})
+	load := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Iters: 500, Warmup: -1, MRMode: result.MRModePerOp,
+		Load: &Load{QPs: 2, Op: result.OpRead, Size: 65536, TxDepth: 16, CQMod: 1}})
 	doc, err = RunLoopback(context.Background(), runCfg(load), testLog(t))
 	if err != nil {
 		t.Fatalf("per-op under load: %v", err)
@@ -83,7 +85,7 @@ func TestRDMAMRModeODP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeLat}, Sizes: []int{64}, Iters: 200, Warmup: -1, MRMode: MRModeODP})
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{64}, Iters: 200, Warmup: -1, MRMode: result.MRModeODP})
 	cfg := runCfg(specs)
 	cfg.Client.Device = ctx.Name()
 	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
@@ -91,7 +93,7 @@ func TestRDMAMRModeODP(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s has ODP, but: %v", ctx.Name(), err)
 		}
-		if r := doc.Results[0]; r.MRMode != MRModeODP {
+		if r := doc.Results[0]; r.MRMode != result.MRModeODP {
 			t.Fatalf("mr_mode %q", r.MRMode)
 		}
 		return
@@ -112,9 +114,9 @@ func TestRDMAMRModeODP(t *testing.T) {
 // reserved (the guest reserves none) and runs where some are.
 func TestRDMAMRModeHugePages(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096}, Iters: 500, Warmup: -1, HugePages: true})
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Iters: 500, Warmup: -1, HugePages: true})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
-	if readMeminfo().HugePagesTotal > 0 {
+	if ReadMeminfo().HugePagesTotal > 0 {
 		if err != nil {
 			t.Fatalf("with huge pages reserved: %v", err)
 		}

@@ -4,26 +4,28 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 func TestMRModeValidate(t *testing.T) {
-	base := Spec{Op: OpWrite, Mode: ModeBW, Size: 4096, Iters: 10, TxDepth: 8, CQMod: 1, RxDepth: 8}
+	base := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096, Iters: 10, TxDepth: 8, CQMod: 1, RxDepth: 8}
 	for _, tt := range []struct {
 		name string
 		mod  func(*Spec)
 		want string // "" = valid
 	}{
 		{"default", func(s *Spec) {}, ""},
-		{"pool", func(s *Spec) { s.MRMode = MRModePool }, ""},
-		{"per-op", func(s *Spec) { s.MRMode = MRModePerOp }, ""},
-		{"odp", func(s *Spec) { s.MRMode = MRModeODP; s.HugePages = true }, ""},
+		{"pool", func(s *Spec) { s.MRMode = result.MRModePool }, ""},
+		{"per-op", func(s *Spec) { s.MRMode = result.MRModePerOp }, ""},
+		{"odp", func(s *Spec) { s.MRMode = result.MRModeODP; s.HugePages = true }, ""},
 		{"unknown", func(s *Spec) { s.MRMode = "perop" }, `MR mode "perop" unknown; valid: pool, per-op, odp`},
-		{"tcp per-op", func(s *Spec) { s.Op, s.Transport, s.MRMode = OpSend, TransportTCP, MRModePerOp }, "--mr-mode per-op applies to RDMA tests"},
-		{"tcp hugepages", func(s *Spec) { s.Op, s.Transport, s.HugePages = OpSend, TransportTCP, true }, "--hugepages applies to RDMA buffers"},
-		{"per-op inline", func(s *Spec) { s.MRMode, s.Size, s.Inline = MRModePerOp, 64, 64 }, "--mr-mode per-op with --inline-size 64"},
-		{"per-op above inline", func(s *Spec) { s.MRMode, s.Size, s.Inline = MRModePerOp, 128, 64 }, ""},
-		{"per-op read inline", func(s *Spec) { s.Op, s.MRMode, s.Size, s.Inline = OpRead, MRModePerOp, 64, 64 }, ""},
+		{"tcp per-op", func(s *Spec) { s.Op, s.Transport, s.MRMode = result.OpSend, result.TransportTCP, result.MRModePerOp }, "--mr-mode per-op applies to RDMA tests"},
+		{"tcp hugepages", func(s *Spec) { s.Op, s.Transport, s.HugePages = result.OpSend, result.TransportTCP, true }, "--hugepages applies to RDMA buffers"},
+		{"per-op inline", func(s *Spec) { s.MRMode, s.Size, s.Inline = result.MRModePerOp, 64, 64 }, "--mr-mode per-op with --inline-size 64"},
+		{"per-op above inline", func(s *Spec) { s.MRMode, s.Size, s.Inline = result.MRModePerOp, 128, 64 }, ""},
+		{"per-op read inline", func(s *Spec) { s.Op, s.MRMode, s.Size, s.Inline = result.OpRead, result.MRModePerOp, 64, 64 }, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := base
@@ -43,21 +45,21 @@ func TestMRModeValidate(t *testing.T) {
 }
 
 func TestMRModePlan(t *testing.T) {
-	specs, err := Plan{Ops: []string{OpWrite}, Modes: []string{ModeLat, ModeBW}, MRMode: MRModePerOp, HugePages: true}.Specs()
+	specs, err := Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, MRMode: result.MRModePerOp, HugePages: true}.Specs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range specs {
-		if s.MRMode != MRModePerOp || !s.HugePages || !strings.Contains(s.TimedInterval(), "per-operation registration") {
+		if s.MRMode != result.MRModePerOp || !s.HugePages || !strings.Contains(s.TimedInterval(), "per-operation registration") {
 			t.Errorf("%s: mr mode %q, hugepages %v, interval %q", s.Name(), s.MRMode, s.HugePages, s.TimedInterval())
 		}
 		r := baseResult(s, nil)
-		if r.MRMode != MRModePerOp || !r.HugePages {
+		if r.MRMode != result.MRModePerOp || !r.HugePages {
 			t.Errorf("%s: result mr_mode %q, hugepages %v", s.Name(), r.MRMode, r.HugePages)
 		}
 	}
-	tcp := Spec{Op: OpSend, Transport: TransportTCP}
-	if tcp.MRModeLabel() != "" || (Spec{}).MRModeLabel() != MRModePool {
+	tcp := Spec{Op: result.OpSend, Transport: result.TransportTCP}
+	if tcp.MRModeLabel() != "" || (Spec{}).MRModeLabel() != result.MRModePool {
 		t.Errorf("labels: tcp %q, default %q", tcp.MRModeLabel(), (Spec{}).MRModeLabel())
 	}
 }
@@ -74,14 +76,14 @@ func TestMRModePoolConfig(t *testing.T) {
 		ops    verbs.ODPOps
 		buf    int
 	}{
-		{"write bw client", Spec{Op: OpWrite, Mode: ModeBW, Size: 4096}, true, false, verbs.AccessLocalWrite, 0, 8192},
-		{"write bw server", Spec{Op: OpWrite, Mode: ModeBW, Size: 4096}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite, 0, 8192},
-		{"write lat client", Spec{Op: OpWrite, Mode: ModeLat, Size: 2}, true, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite, 0, 8192},
-		{"read server", Spec{Op: OpRead, Mode: ModeBW, Size: 5000}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteRead, 0, 16384},
-		{"atomic server odp", Spec{Op: OpFetchAdd, Mode: ModeLat, Size: 8}, false, true,
+		{"write bw client", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, true, false, verbs.AccessLocalWrite, 0, 8192},
+		{"write bw server", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite, 0, 8192},
+		{"write lat client", Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 2}, true, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite, 0, 8192},
+		{"read server", Spec{Op: result.OpRead, Mode: result.ModeBW, Size: 5000}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteRead, 0, 16384},
+		{"atomic server odp", Spec{Op: result.OpFetchAdd, Mode: result.ModeLat, Size: 8}, false, true,
 			verbs.AccessLocalWrite | verbs.AccessRemoteAtomic | verbs.AccessOnDemand, verbs.ODPAtomic, 8192},
-		{"send odp", Spec{Op: OpSend, Mode: ModeLat, Size: 2}, true, true, verbs.AccessLocalWrite | verbs.AccessOnDemand, verbs.ODPSend | verbs.ODPRecv, 8192},
-		{"ud send", Spec{Op: OpSend, Mode: ModeLat, Size: 4096, QPType: QPTypeUD}, false, true, verbs.AccessLocalWrite | verbs.AccessOnDemand, 0, 16384},
+		{"send odp", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2}, true, true, verbs.AccessLocalWrite | verbs.AccessOnDemand, verbs.ODPSend | verbs.ODPRecv, 8192},
+		{"ud send", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 4096, QPType: result.QPTypeUD}, false, true, verbs.AccessLocalWrite | verbs.AccessOnDemand, 0, 16384},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := poolConfig(tt.s, tt.client, false, 3, tt.odp, true)
@@ -89,28 +91,5 @@ func TestMRModePoolConfig(t *testing.T) {
 				t.Fatalf("pool config %+v; want access %s, ODP ops %s, %d-byte buffers", c, tt.access, tt.ops, tt.buf)
 			}
 		})
-	}
-}
-
-func TestMRModeHeader(t *testing.T) {
-	for _, tt := range []struct {
-		results []Result
-		want    string
-	}{
-		{nil, ""},
-		{[]Result{{Transport: TransportTCP}}, ""},
-		{[]Result{{MRMode: MRModePool}, {MRMode: MRModePool}}, "pool (registered once per test)"},
-		{[]Result{{MRMode: MRModePerOp, HugePages: true}}, "per-op (the client registers each operation's local buffer around it; the server's stay pooled), huge pages"},
-	} {
-		if got := mrModeLine(tt.results); got != tt.want {
-			t.Errorf("mrModeLine(%+v) = %q, want %q", tt.results, got, tt.want)
-		}
-	}
-	var b strings.Builder
-	if err := WriteBandwidthTable(&b, []Result{{Op: OpWrite, Mode: ModeBW, SizeBytes: 4096, MRMode: MRModePerOp}}, UnitMiB); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), perOpBWNote) {
-		t.Errorf("bandwidth table without the per-op note:\n%s", b.String())
 	}
 }

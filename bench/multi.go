@@ -9,20 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
-
-// QPResult is one measured QP of a multi-QP bandwidth test (Spec.QPs > 1).
-type QPResult struct {
-	QPN       uint32    `json:"qpn"`
-	Thread    int       `json:"thread"` // the client thread that drove it, 0-based
-	Ops       int64     `json:"ops"`    // measured operations
-	Bandwidth Bandwidth `json:"bandwidth"`
-	// Latency is the QP's completion latency (post to completion of each
-	// signaled work request), ns.
-	Latency Latency `json:"latency_ns"`
-}
 
 // multiSlice is how long one C call of a multi-QP thread runs: Go enters
 // once per slice to record samples and intervals.
@@ -65,7 +56,7 @@ func allComplete(engs []*verbs.Engine, targets []uint64) bool {
 // robin in C. Bandwidth is the total bytes over the earliest first post to
 // the latest last completion; latency merges every QP's histogram. It
 // returns the result and each QP's total operations including warm-up.
-func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (Result, []int64, error) {
+func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int64, error) {
 	n, m := len(eps), s.NumThreads()
 	far := int64(math.MaxInt64)
 	lats := make([]*hist.Histogram, n)
@@ -209,7 +200,7 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (Result, []int64, err
 		totals[i] = warmed[i] + int64(ep.eng.Completed())
 	}
 	if err := errors.Join(errs...); err != nil {
-		return Result{}, totals, err
+		return result.Result{}, totals, err
 	}
 	r := baseResult(s, eps[0])
 	r.QPs, r.Threads = n, m
@@ -225,8 +216,8 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (Result, []int64, err
 		lat.Merge(lats[i])
 		ops += q
 		warmAll += warmed[i]
-		r.PerQP = append(r.PerQP, QPResult{QPN: ep.qp.QPN(), Thread: i % m, Ops: q, Bandwidth: NewBandwidth(s.Size, q, l-f),
-			Latency: NewLatency(lats[i], 1)})
+		r.PerQP = append(r.PerQP, result.QPResult{QPN: ep.qp.QPN(), Thread: i % m, Ops: q, Bandwidth: result.NewBandwidth(s.Size, q, l-f),
+			Latency: result.NewLatency(lats[i], 1)})
 	}
 	for t := range m {
 		user += cpuUser[t]
@@ -237,15 +228,15 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (Result, []int64, err
 	}
 	iv.flush(last)
 	if iv.err != nil {
-		return Result{}, totals, fmt.Errorf("write .hlog: %w", iv.err)
+		return result.Result{}, totals, fmt.Errorf("write .hlog: %w", iv.err)
 	}
 	r.Iterations = ops
 	r.DurationNS = last - first
-	r.CPU = &CPUUsage{ClientUserNS: user, ClientSysNS: sys, ClientUSPerMsg: perMsgUS(user+sys, ops)}
-	r.Bandwidth = NewBandwidth(s.Size, ops, last-first)
+	r.CPU = &result.CPUUsage{ClientUserNS: user, ClientSysNS: sys, ClientUSPerMsg: perMsgUS(user+sys, ops)}
+	r.Bandwidth = result.NewBandwidth(s.Size, ops, last-first)
 	r.Intervals = iv.list
 	if err := r.SetLatency(lat, 1); err != nil {
-		return Result{}, totals, fmt.Errorf("encode histogram: %w", err)
+		return result.Result{}, totals, fmt.Errorf("encode histogram: %w", err)
 	}
 	r.Warmup = warmAll
 	return r, totals, nil

@@ -4,11 +4,13 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
 // checkPerQP checks a multi-QP result: n per-QP entries, distinct QPNs,
 // threads in range, ops summing to the aggregate, each QP busy.
-func checkPerQP(t *testing.T, r Result, n, m int) {
+func checkPerQP(t *testing.T, r result.Result, n, m int) {
 	t.Helper()
 	name := r.Op + " " + r.Mode
 	if r.QPs != n || r.Threads != m || len(r.PerQP) != n {
@@ -34,7 +36,7 @@ func checkPerQP(t *testing.T, r Result, n, m int) {
 
 func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpWrite, OpSend, OpRead}, Modes: []string{ModeBW}, Sizes: []int{4096},
+	specs := plan(t, Plan{Ops: []string{result.OpWrite, result.OpSend, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
 		Iters: 4003, TxDepth: 32, Warmup: -1, QPs: 8, Threads: 2})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
@@ -55,7 +57,7 @@ func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 
 func TestRDMAQPs64Threads4(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{64},
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64},
 		Iters: 64 * 50, TxDepth: 8, CQMod: 4, Warmup: -1, QPs: 64, Threads: 4})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
@@ -67,7 +69,7 @@ func TestRDMAQPs64Threads4(t *testing.T) {
 
 func TestRDMAQPsThreadsDuration(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096},
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
 		Duration: time.Second, WarmupTime: 100 * time.Millisecond, TxDepth: 16, QPs: 4, Threads: 2})
 	cfg := runCfg(specs)
 	cfg.Client.Run.Interval = 250 * time.Millisecond

@@ -3,6 +3,8 @@ package bench
 import (
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
 func TestQPItersSplit(t *testing.T) {
@@ -16,7 +18,7 @@ func TestQPItersSplit(t *testing.T) {
 }
 
 func TestQPsThreadsValidate(t *testing.T) {
-	ok := Spec{Op: OpWrite, Mode: ModeBW, Size: 64, Iters: 100, TxDepth: 8, CQMod: 1, RxDepth: 8, QPs: 8, Threads: 2}
+	ok := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, Iters: 100, TxDepth: 8, CQMod: 1, RxDepth: 8, QPs: 8, Threads: 2}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +29,7 @@ func TestQPsThreadsValidate(t *testing.T) {
 		{func(s *Spec) { s.QPs = 65 }, "--qps"},
 		{func(s *Spec) { s.Threads = 9 }, "--threads"},
 		{func(s *Spec) { s.QPs, s.Threads = 0, 2 }, "--threads"},
-		{func(s *Spec) { s.Mode, s.TxDepth, s.CQMod = ModeLat, 1, 1 }, "--qps 8 applies to bandwidth"},
+		{func(s *Spec) { s.Mode, s.TxDepth, s.CQMod = result.ModeLat, 1, 1 }, "--qps 8 applies to bandwidth"},
 		{func(s *Spec) { s.Iters = 7 }, "fewer than --qps"},
 		{func(s *Spec) { s.Event = true }, "--event"},
 	} {
@@ -43,11 +45,11 @@ func TestQPsThreadsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range specs {
-		if (s.Mode == ModeBW) != (s.QPs == 4) {
+		if (s.Mode == result.ModeBW) != (s.QPs == 4) {
 			t.Errorf("%s: qps %d", s.Name(), s.QPs)
 		}
 	}
-	if _, err := (Plan{Modes: []string{ModeLat}, QPs: 4}).Specs(); err == nil || !strings.Contains(err.Error(), "--qps") {
+	if _, err := (Plan{Modes: []string{result.ModeLat}, QPs: 4}).Specs(); err == nil || !strings.Contains(err.Error(), "--qps") {
 		t.Errorf("lat with --qps 4: %v", err)
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
@@ -55,17 +58,17 @@ func startServer(t *testing.T) string {
 }
 
 // checkDoc writes doc as JSON, reads it back and checks every result.
-func checkDoc(t *testing.T, doc *Document, specs []Spec) *Document {
+func checkDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "r.json")
-	if err := WriteJSONFile(path, doc); err != nil {
+	if err := result.WriteJSONFile(path, doc); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadJSONFile(path)
+	back, err := result.ReadJSONFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.SchemaVersion != SchemaVersion || back.Env.Device == "" || back.Env.ClockSource != "CLOCK_MONOTONIC_RAW" ||
+	if back.SchemaVersion != result.SchemaVersion || back.Env.Device == "" || back.Env.ClockSource != "CLOCK_MONOTONIC_RAW" ||
 		back.End.Before(back.Start) || back.PeakRSSBytes <= 0 {
 		t.Errorf("document header incomplete: schema %d, device %q, clock %q, start %v, end %v, rss %d",
 			back.SchemaVersion, back.Env.Device, back.Env.ClockSource, back.Start, back.End, back.PeakRSSBytes)
@@ -88,12 +91,12 @@ func checkDoc(t *testing.T, doc *Document, specs []Spec) *Document {
 		if s.Iters > 0 && r.Iterations != s.Iters {
 			t.Errorf("%s: %d iterations, want %d", name, r.Iterations, s.Iters)
 		}
-		if s.Mode == ModeLat && r.Latency.Count != r.Iterations {
+		if s.Mode == result.ModeLat && r.Latency.Count != r.Iterations {
 			t.Errorf("%s: latency count %d != iterations %d", name, r.Latency.Count, r.Iterations)
 		}
 		l := r.Latency
 		prev := l.Min
-		for _, p := range []Nanos{l.P50, l.P90, l.P99, l.P99_9, l.P99_99, {NS: l.Max, OK: true}} {
+		for _, p := range []result.Nanos{l.P50, l.P90, l.P99, l.P99_9, l.P99_99, {NS: l.Max, OK: true}} {
 			if !p.OK {
 				continue // n/a: too few samples
 			}
@@ -136,7 +139,7 @@ func runCfg(specs []Spec) RunConfig {
 
 func TestRDMALoopbackLatency(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite, OpRead, OpFetchAdd, OpCmpSwap}, Modes: []string{ModeLat},
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd, result.OpCmpSwap}, Modes: []string{result.ModeLat},
 		Sizes: []int{2, 4096}, Iters: 1000, Warmup: 50})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
@@ -147,7 +150,7 @@ func TestRDMALoopbackLatency(t *testing.T) {
 
 func TestRDMALoopbackBandwidth(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite, OpRead}, Modes: []string{ModeBW}, Sizes: []int{4096, 65536},
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536},
 		Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
@@ -158,7 +161,7 @@ func TestRDMALoopbackBandwidth(t *testing.T) {
 
 func TestRDMADurationMode(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite}, Modes: []string{ModeLat, ModeBW}, Sizes: []int{64},
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64},
 		Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond, TxDepth: 16, CQMod: 4})
 	cfg := runCfg(specs)
 	var lines strings.Builder
@@ -186,10 +189,10 @@ func TestRDMADurationMode(t *testing.T) {
 // 2 % of the request at a modest rate.
 func TestRDMAOpenLoop(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite}, Modes: []string{ModeLat}, Sizes: []int{2},
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2},
 		Duration: 2 * time.Second, Warmup: -1, Rate: 1000})
-	specs = append(specs, plan(t, Plan{Ops: []string{OpRead}, Modes: []string{ModeLat}, Sizes: []int{2},
-		Iters: 3000, Warmup: -1, Rate: 1000, Schedule: SchedulePoisson})...)
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{2},
+		Iters: 3000, Warmup: -1, Rate: 1000, Schedule: result.SchedulePoisson})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +204,7 @@ func TestRDMAOpenLoop(t *testing.T) {
 			t.Fatalf("%s: open-loop result %+v, divisor %v, interval %q", r.Op, ol, r.HistogramDivisor, r.TimedInterval)
 		}
 		limit := 0.02
-		if ol.Schedule == SchedulePoisson {
+		if ol.Schedule == result.SchedulePoisson {
 			limit = 0.06 // 3000 exponential gaps: the mean's own spread is about 1.8 %
 		}
 		if dev := ol.RateAchieved/ol.RateTarget - 1; dev > limit || dev < -limit {
@@ -215,8 +218,8 @@ func TestRDMAOpenLoop(t *testing.T) {
 // TestRDMALatencyUnderLoad: the probe is measured while two QPs stream.
 func TestRDMALatencyUnderLoad(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite}, Modes: []string{ModeLat}, Sizes: []int{2}, Iters: 1000, Warmup: -1,
-		Load: &Load{QPs: 2, Op: OpWrite, Size: 65536, TxDepth: 16, CQMod: 1}})
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Iters: 1000, Warmup: -1,
+		Load: &Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 16, CQMod: 1}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -234,9 +237,9 @@ func TestRDMALatencyUnderLoad(t *testing.T) {
 // and bandwidth tests, and chained posts in bandwidth tests.
 func TestRDMAEventAndPostList(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{OpSend, OpRead}, Modes: []string{ModeLat, ModeBW}, Sizes: []int{4096},
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{4096},
 		Iters: 1000, Warmup: -1, TxDepth: 32, CQMod: 4, Event: true})
-	specs = append(specs, plan(t, Plan{Ops: []string{OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096},
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
 		Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 8})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
@@ -247,7 +250,7 @@ func TestRDMAEventAndPostList(t *testing.T) {
 			t.Errorf("%s %s: event %v post list %d, want %v %d", r.Op, r.Mode, r.Event, r.PostList, specs[i].Event, specs[i].PostList)
 		}
 	}
-	bad := Spec{Op: OpWrite, Mode: ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, Event: true}
+	bad := Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, Event: true}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "polling memory") {
 		t.Fatalf("event-mode WRITE latency accepted: %v", err)
 	}
@@ -258,7 +261,7 @@ func TestRDMAEventAndPostList(t *testing.T) {
 func TestRDMAServerClient(t *testing.T) {
 	requireDevice(t)
 	addr := startServer(t)
-	specs := plan(t, Plan{Ops: []string{OpSend, OpWrite, OpRead}, Modes: []string{ModeLat, ModeBW}, Sizes: []int{2},
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2},
 		Iters: 1000, Warmup: -1})
 	for i := 0; i < 2; i++ {
 		doc, err := RunClient(context.Background(), addr, runCfg(specs))
@@ -275,14 +278,14 @@ func TestRDMAServerClient(t *testing.T) {
 	defer cl.Close()
 	bad := specs[0]
 	bad.Size = MaxSize + 1
-	if err := cl.c.Send(MsgTest, bad); err != nil {
+	if err := cl.c.Send(proto.MsgTest, bad); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.c.Send(MsgQPInfo, QPInfo{}); err != nil { // as Client.Run does
+	if err := cl.c.Send(proto.MsgQPInfo, proto.QPInfo{}); err != nil { // as Client.Run does
 		t.Fatal(err)
 	}
-	var re *RemoteError
-	if err := cl.c.Recv(MsgQPInfo, nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "out of range") {
+	var re *proto.RemoteError
+	if err := cl.c.Recv(proto.MsgQPInfo, nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "out of range") {
 		t.Fatalf("bad spec answered with %v, want a RemoteError naming the range", err)
 	}
 	if _, err := cl.Run(context.Background(), specs[0], RunOptions{CPU: -1}); err != nil {
@@ -307,18 +310,18 @@ func TestRDMAServerClient(t *testing.T) {
 // middle of a test; the server aborts that test and serves the next client.
 func TestRDMAServerSurvivesLostClient(t *testing.T) {
 	requireDevice(t)
-	old := engineTimeout
-	engineTimeout = 2 * time.Second
-	t.Cleanup(func() { engineTimeout = old })
+	old := EngineTimeout
+	EngineTimeout = 2 * time.Second
+	t.Cleanup(func() { EngineTimeout = old })
 	addr := startServer(t)
 	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := plan(t, Plan{Ops: []string{OpSend}, Modes: []string{ModeLat}, Duration: 30 * time.Second})[0]
+	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Duration: 30 * time.Second})[0]
 	go func() {
 		time.Sleep(time.Second)
-		cl.c.c.Close() // the client "dies": its control connection goes away
+		cl.c.Close() // the client "dies": its control connection goes away
 	}()
 	start := time.Now()
 	_, err = cl.Run(context.Background(), spec, RunOptions{CPU: -1})
@@ -330,7 +333,7 @@ func TestRDMAServerSurvivesLostClient(t *testing.T) {
 		t.Errorf("noticing the lost peer took %v", time.Since(start))
 	}
 	cl.dev.Close()
-	specs := plan(t, Plan{Ops: []string{OpSend}, Modes: []string{ModeLat}, Iters: 500})
+	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Iters: 500})
 	doc, err := RunClient(context.Background(), addr, runCfg(specs))
 	if err != nil {
 		t.Fatalf("next client: %v", err)
@@ -364,7 +367,7 @@ func TestRDMABusyServer(t *testing.T) {
 }
 
 // runQPType runs specs in loopback and checks every result's QP type.
-func runQPType(t *testing.T, specs []Spec) *Document {
+func runQPType(t *testing.T, specs []Spec) *result.Document {
 	t.Helper()
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
@@ -388,19 +391,19 @@ func runQPType(t *testing.T, specs []Spec) *Document {
 
 func TestRDMAUCLoopback(t *testing.T) {
 	requireDevice(t)
-	lat := plan(t, Plan{QPType: QPTypeUC, Ops: []string{OpSend, OpWrite}, Modes: []string{ModeLat}, Sizes: []int{2, 4096, 65536},
+	lat := plan(t, Plan{QPType: result.QPTypeUC, Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096, 65536},
 		Iters: 1000, Warmup: 50})
-	bw := plan(t, Plan{QPType: QPTypeUC, Ops: []string{OpSend, OpWrite}, Modes: []string{ModeBW}, Sizes: []int{4096, 65536},
+	bw := plan(t, Plan{QPType: result.QPTypeUC, Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536},
 		Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
 	runQPType(t, append(lat, bw...))
 }
 
 func TestRDMAUDLoopback(t *testing.T) {
 	requireDevice(t)
-	lat := plan(t, Plan{QPType: QPTypeUD, Modes: []string{ModeLat}, Sizes: []int{2, 4096}, Iters: 1000, Warmup: 50})
-	bw := plan(t, Plan{QPType: QPTypeUD, Modes: []string{ModeBW}, Sizes: []int{2, 4096}, Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
+	lat := plan(t, Plan{QPType: result.QPTypeUD, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Iters: 1000, Warmup: 50})
+	bw := plan(t, Plan{QPType: result.QPTypeUD, Modes: []string{result.ModeBW}, Sizes: []int{2, 4096}, Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
 	for _, s := range append(lat, bw...) {
-		if s.Op != OpSend {
+		if s.Op != result.OpSend {
 			t.Fatalf("UD plan has op %s", s.Op)
 		}
 	}
@@ -411,8 +414,8 @@ func TestRDMAUDLoopback(t *testing.T) {
 // must fail before any traffic, naming the size and the MTU.
 func TestRDMAUDAboveMTU(t *testing.T) {
 	requireDevice(t)
-	for _, mode := range Modes {
-		specs := plan(t, Plan{QPType: QPTypeUD, Modes: []string{mode}, Sizes: []int{4097}, Iters: 100, Warmup: 10})
+	for _, mode := range result.Modes {
+		specs := plan(t, Plan{QPType: result.QPTypeUD, Modes: []string{mode}, Sizes: []int{4097}, Iters: 100, Warmup: 10})
 		_, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 		if err == nil || !strings.Contains(err.Error(), "size 4097 bytes exceeds the path MTU 4096 bytes") {
 			t.Fatalf("UD %s 4097 B: err %v, want the path MTU error", mode, err)
@@ -420,7 +423,7 @@ func TestRDMAUDAboveMTU(t *testing.T) {
 		t.Logf("UD %s 4097 B: %v", mode, err)
 	}
 	// with --mtu 1024 the spec alone is refused
-	_, err := Plan{QPType: QPTypeUD, Modes: []string{ModeLat}, Sizes: []int{2048}, MTU: 1024}.Specs()
+	_, err := Plan{QPType: result.QPTypeUD, Modes: []string{result.ModeLat}, Sizes: []int{2048}, MTU: 1024}.Specs()
 	if err == nil || !strings.Contains(err.Error(), "size 2048 bytes exceeds the path MTU 1024 bytes") {
 		t.Fatalf("UD 2048 B at --mtu 1024: err %v", err)
 	}
@@ -430,16 +433,16 @@ func TestRDMAUDAboveMTU(t *testing.T) {
 // a spec too, not only the client's plan.
 func TestRDMAUCReadRefused(t *testing.T) {
 	requireDevice(t)
-	for _, qt := range []string{QPTypeUC, QPTypeUD} {
-		for _, op := range []string{OpRead, OpFetchAdd} {
-			_, err := Plan{QPType: qt, Ops: []string{op}, Modes: []string{ModeLat}}.Specs()
+	for _, qt := range []string{result.QPTypeUC, result.QPTypeUD} {
+		for _, op := range []string{result.OpRead, result.OpFetchAdd} {
+			_, err := Plan{QPType: qt, Ops: []string{op}, Modes: []string{result.ModeLat}}.Specs()
 			if err == nil || !strings.Contains(err.Error(), "op "+op+" is not supported on "+strings.ToUpper(qt)+" QPs") {
 				t.Errorf("%s %s: err %v, want a clear refusal", qt, op, err)
 			}
 		}
 	}
 	// a spec that skipped the client's validation reaches the server
-	spec := Spec{Op: OpRead, Mode: ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, QPType: QPTypeUC}
+	spec := Spec{Op: result.OpRead, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, QPType: result.QPTypeUC}
 	_, err := RunLoopback(context.Background(), runCfg([]Spec{spec}), testLog(t))
 	if err == nil || !strings.Contains(err.Error(), "not supported on UC QPs") {
 		t.Fatalf("UC read: err %v, want the refusal", err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -29,8 +31,8 @@ type RunConfig struct {
 // RunClient runs every spec against the server at addr and returns the
 // whole document. On an error the document holds the results so far and
 // the error is returned too.
-func RunClient(ctx context.Context, addr string, cfg RunConfig) (*Document, error) {
-	doc := &Document{SchemaVersion: SchemaVersion, Tool: "rdmabench", ToolVersion: Version,
+func RunClient(ctx context.Context, addr string, cfg RunConfig) (*result.Document, error) {
+	doc := &result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: Version,
 		CommandLine: cfg.CommandLine, Start: time.Now(), Role: "client", Peer: addr}
 	cl, err := Dial(ctx, addr, cfg.Client, cfg.ConnTimeout)
 	if err != nil {
@@ -40,8 +42,8 @@ func RunClient(ctx context.Context, addr string, cfg RunConfig) (*Document, erro
 	return doc, runAll(ctx, cl, doc, cfg)
 }
 
-func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error {
-	var env Env
+func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig) error {
+	var env result.Env
 	var warns []string
 	if dev := cl.Device(); dev == nil {
 		env, warns = tcpEnv(cl.c.LocalAddr(), cfg.Client.Run.CPU)
@@ -59,7 +61,7 @@ func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error
 	doc.Warnings = append(doc.Warnings, warns...)
 	defer func() {
 		env.PathMTU, env.InlineSizeGranted = cl.PathMTU, cl.Inline
-		if c := cl.conn; c != nil && c.Method == ConnRDMACM && c.GID != "" {
+		if c := cl.conn; c != nil && c.Method == result.ConnRDMACM && c.GID != "" {
 			env.GIDIndex, env.GIDType, env.GID, env.GIDReason = c.GIDIndex, c.GIDType, c.GID, c.GIDReason
 		}
 		doc.Env = env
@@ -94,7 +96,7 @@ func runAll(ctx context.Context, cl *Client, doc *Document, cfg RunConfig) error
 // RunLoopback runs both ends in this process on one device: a server on
 // 127.0.0.1 (an ephemeral port) and a client, over the same control
 // protocol and code as a two-host run.
-func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*Document, error) {
+func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*result.Document, error) {
 	srv, err := NewServer(ServerConfig{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex,
 		Log: serverLog, CPUs: cfg.ServerCPUs})
 	if err != nil {

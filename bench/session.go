@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -118,28 +121,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 func (s *Server) session(nc net.Conn) {
-	c := NewConn(nc, ctrlTimeout)
+	c := proto.NewConn(nc, ctrlTimeout)
 	defer c.Close()
 	peer := c.RemoteAddr().String()
-	var h Hello
-	if err := c.Recv(MsgHello, &h); err != nil {
+	var h proto.Hello
+	if err := c.Recv(proto.MsgHello, &h); err != nil {
 		s.log.Printf("client %s: %v", peer, err)
 		return
 	}
-	if h.Version != ProtoVersion {
-		err := fmt.Errorf("protocol version mismatch: client %d, server %d", h.Version, ProtoVersion)
+	if h.Version != proto.Version {
+		err := fmt.Errorf("protocol version mismatch: client %d, server %d", h.Version, proto.Version)
 		c.SendError(err)
 		s.log.Printf("client %s: %v", peer, err)
 		return
 	}
 	if !s.busy.TryLock() {
-		c.SendError(&RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
+		c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
 		s.log.Printf("client %s: refused, busy", peer)
 		return
 	}
 	defer s.busy.Unlock()
 	host, _ := os.Hostname()
-	if err := c.Send(MsgHelloAck, HelloAck{Version: ProtoVersion, Host: host, Device: s.deviceName()}); err != nil {
+	if err := c.Send(proto.MsgHelloAck, proto.HelloAck{Version: proto.Version, Host: host, Device: s.deviceName()}); err != nil {
 		s.log.Printf("client %s: %v", peer, err)
 		return
 	}
@@ -165,10 +168,10 @@ func (s *Server) session(nc net.Conn) {
 			return
 		}
 		switch t {
-		case MsgBye:
+		case proto.MsgBye:
 			s.log.Printf("client %s: done", peer)
 			return
-		case MsgTest:
+		case proto.MsgTest:
 			var spec Spec
 			if err := c.Decode(t, payload, &spec); err != nil {
 				c.SendError(err)
@@ -186,7 +189,7 @@ func (s *Server) session(nc net.Conn) {
 			}
 			if err := s.runTest(c, dev, spec); err != nil {
 				s.log.Printf("client %s: %s: %v", peer, spec.Name(), err)
-				var pe *ProtoError
+				var pe *proto.Error
 				if errors.As(err, &pe) || errors.Is(err, io.EOF) {
 					return // the connection is gone
 				}
@@ -202,7 +205,7 @@ func (s *Server) session(nc net.Conn) {
 }
 
 // sessionDevice picks the GID for this connection's local address.
-func (s *Server) sessionDevice(c *Conn) (*Device, error) {
+func (s *Server) sessionDevice(c *proto.Conn) (*Device, error) {
 	if s.dev == nil {
 		return nil, nil
 	}
@@ -224,8 +227,8 @@ func addrOf(a net.Addr) netip.Addr {
 }
 
 // runTest is the server side of one test.
-func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
-	if spec.Transport == TransportTCP {
+func (s *Server) runTest(c *proto.Conn, dev *Device, spec Spec) error {
+	if spec.Transport == result.TransportTCP {
 		return s.runTCPTest(c, spec)
 	}
 	if dev == nil {
@@ -241,8 +244,8 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 	}
 	// The client sends its QP info right after the test: read it first, so a
 	// failure below leaves the session in step for the next test.
-	var remote QPInfo
-	if err := c.Recv(MsgQPInfo, &remote); err != nil {
+	var remote proto.QPInfo
+	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return err
 	}
 	eps, err := newTestEndpoints(dev, spec, false)
@@ -253,7 +256,7 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 	if _, err := eps.connect(remote); err != nil {
 		return err
 	}
-	if err := c.Send(MsgQPInfo, eps.info()); err != nil {
+	if err := c.Send(proto.MsgQPInfo, eps.info()); err != nil {
 		return err
 	}
 	return s.serve(c, spec, eps)
@@ -262,7 +265,7 @@ func (s *Server) runTest(c *Conn, dev *Device, spec Spec) error {
 // connectCM is the server side of an rdma_cm connection: it listens on
 // cmAddress, tells the client where, accepts the test's QPs and starts
 // their engines once the client sent its buffers.
-func (s *Server) connectCM(c *Conn, spec Spec) (_ *testEndpoints, err error) {
+func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err error) {
 	addr, devName, why, err := cmAddress(s.cfg.Device, s.cfg.Port, addrOf(c.LocalAddr()))
 	if err != nil {
 		return nil, err
@@ -297,7 +300,7 @@ func (s *Server) connectCM(c *Conn, spec Spec) (_ *testEndpoints, err error) {
 	}
 	info := eps.info()
 	info.CMAddr, info.CMPort = lis.addr.Addr().String(), int(lis.addr.Port())
-	if err := c.Send(MsgQPInfo, info); err != nil {
+	if err := c.Send(proto.MsgQPInfo, info); err != nil {
 		return nil, err
 	}
 	s.log.Printf("rdma_cm: listening on %s (%s), device %s, %d QPs", lis.addr, why, devName, len(all))
@@ -307,9 +310,9 @@ func (s *Server) connectCM(c *Conn, spec Spec) (_ *testEndpoints, err error) {
 		accepted <- lis.acceptAll(dev, all, time.Now().Add(cmTimeout*time.Duration(2+len(all))), abort)
 	}()
 	// the client's buffers come once its QPs are connected, or its error
-	var remote QPInfo
+	var remote proto.QPInfo
 	got := make(chan error, 1)
-	go func() { got <- c.RecvTimeout(MsgQPInfo, &remote, cmTimeout*time.Duration(3+len(all))) }()
+	go func() { got <- c.RecvTimeout(proto.MsgQPInfo, &remote, cmTimeout*time.Duration(3+len(all))) }()
 	select {
 	case err := <-accepted:
 		if err != nil { // the client's connect fails too: take its message
@@ -337,8 +340,8 @@ func (s *Server) connectCM(c *Conn, spec Spec) (_ *testEndpoints, err error) {
 
 // serve runs the server side of a test whose QPs are connected: the
 // responder loops, the barriers and the result.
-func (s *Server) serve(c *Conn, spec Spec, eps *testEndpoints) error {
-	active := spec.Op == OpSend || (spec.Op == OpWrite && spec.Mode == ModeLat)
+func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
+	active := spec.Op == result.OpSend || (spec.Op == result.OpWrite && spec.Mode == result.ModeLat)
 	qps := eps.measured()
 	// one responder loop per measured QP, each on its own locked thread;
 	// a loop's error also goes to firstErr
@@ -356,7 +359,7 @@ func (s *Server) serve(c *Conn, spec Spec, eps *testEndpoints) error {
 					}
 					cpu := startCPU()
 					defer func() { cpuUser[i], cpuSys[i] = cpu.stop() }()
-					if spec.Mode == ModeLat {
+					if spec.Mode == result.ModeLat {
 						return ep.eng.LatServer()
 					}
 					return ep.eng.BWServer()
@@ -382,11 +385,11 @@ func (s *Server) serve(c *Conn, spec Spec, eps *testEndpoints) error {
 			}
 		}
 	}
-	if err := c.Send(MsgReady, Ready{Phase: PhaseStart}); err != nil {
+	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		stopLoops()
 		return err
 	}
-	var end Ready
+	var end proto.Ready
 	msgs := awaitEnd(c, &end)
 	select {
 	case err := <-msgs:
@@ -415,7 +418,7 @@ func (s *Server) serve(c *Conn, spec Spec, eps *testEndpoints) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if spec.Unreliable() && spec.Op == OpSend && spec.Mode == ModeBW {
+				if spec.Unreliable() && spec.Op == result.OpSend && spec.Mode == result.ModeBW {
 					// UC/UD drop messages a full receive queue cannot take: take what
 					// arrived until the stream goes quiet, and report the count
 					loopErrs[i] = awaitQuiet(ep.eng, dones[i])
@@ -423,7 +426,7 @@ func (s *Server) serve(c *Conn, spec Spec, eps *testEndpoints) error {
 				}
 				select {
 				case loopErrs[i] = <-dones[i]:
-				case <-time.After(engineTimeout + 5*time.Second):
+				case <-time.After(EngineTimeout + 5*time.Second):
 					ep.eng.Abort()
 					loopErrs[i] = fmt.Errorf("responder did not reach %d iterations: %w", totals[i], <-dones[i])
 				}
@@ -432,7 +435,7 @@ func (s *Server) serve(c *Conn, spec Spec, eps *testEndpoints) error {
 		wg.Wait()
 	}
 	loopErr := errors.Join(loopErrs...)
-	res := ServerResult{}
+	res := proto.ServerResult{}
 	for i, ep := range qps {
 		res.Iterations += int64(ep.eng.Iterations())
 		res.CPUUserNS += cpuUser[i]
@@ -441,7 +444,7 @@ func (s *Server) serve(c *Conn, spec Spec, eps *testEndpoints) error {
 	if loopErr != nil {
 		res.Error = loopErr.Error()
 	}
-	if err := c.Send(MsgResult, res); err != nil {
+	if err := c.Send(proto.MsgResult, res); err != nil {
 		return err
 	}
 	return loopErr
@@ -489,7 +492,7 @@ func (cl *Client) heartbeat() (stop func()) {
 			case <-quit:
 				return
 			case <-t.C:
-				if cl.c.Send(MsgReady, Ready{Phase: PhaseAlive}) != nil {
+				if cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseAlive}) != nil {
 					return
 				}
 			}
@@ -504,27 +507,27 @@ func (cl *Client) heartbeat() (stop func()) {
 // finishTest ends a test on the control connection: it reports a measuring
 // error to the server, or sends the end with the total iteration count and
 // returns the server's result.
-func (cl *Client) finishTest(total int64, err error, totals ...int64) (ServerResult, error) {
+func (cl *Client) finishTest(total int64, err error, totals ...int64) (proto.ServerResult, error) {
 	if err != nil {
 		cl.c.SendError(err)
-		return ServerResult{}, err
+		return proto.ServerResult{}, err
 	}
-	if err := cl.c.Send(MsgReady, Ready{Phase: PhaseEnd, Total: total, Totals: totals}); err != nil {
-		return ServerResult{}, err
+	if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total, Totals: totals}); err != nil {
+		return proto.ServerResult{}, err
 	}
-	var sr ServerResult
-	if err := cl.c.RecvTimeout(MsgResult, &sr, engineTimeout+15*time.Second); err != nil {
-		return ServerResult{}, err
+	var sr proto.ServerResult
+	if err := cl.c.RecvTimeout(proto.MsgResult, &sr, EngineTimeout+15*time.Second); err != nil {
+		return proto.ServerResult{}, err
 	}
 	if sr.Error != "" {
-		return ServerResult{}, fmt.Errorf("server: %s", sr.Error)
+		return proto.ServerResult{}, fmt.Errorf("server: %s", sr.Error)
 	}
 	return sr, nil
 }
 
 // reportLoopError tells the client why the server's loop failed, then waits
 // for the client's end of the test (msgs, from awaitEnd).
-func reportLoopError(c *Conn, loopErr error, msgs <-chan error) error {
+func reportLoopError(c *proto.Conn, loopErr error, msgs <-chan error) error {
 	c.SendError(loopErr)
 	if err := <-msgs; err != nil {
 		return fmt.Errorf("%v; then: %w", loopErr, err)
@@ -535,16 +538,16 @@ func reportLoopError(c *Conn, loopErr error, msgs <-chan error) error {
 // awaitEnd reads the client's heartbeats until its end message. The channel
 // then gets nil (and *end is filled), or the error that ended the wait: a
 // lost connection, or no heartbeat within heartbeatTimeout.
-func awaitEnd(c *Conn, end *Ready) <-chan error {
+func awaitEnd(c *proto.Conn, end *proto.Ready) <-chan error {
 	msgs := make(chan error, 1)
 	go func() {
 		for {
-			var r Ready
-			if err := c.RecvTimeout(MsgReady, &r, heartbeatTimeout); err != nil {
+			var r proto.Ready
+			if err := c.RecvTimeout(proto.MsgReady, &r, heartbeatTimeout); err != nil {
 				msgs <- err
 				return
 			}
-			if r.Phase == PhaseEnd {
+			if r.Phase == proto.PhaseEnd {
 				*end = r
 				msgs <- nil
 				return
@@ -578,17 +581,17 @@ type ClientConfig struct {
 
 // Client is a connected control session.
 type Client struct {
-	c    *Conn
+	c    *proto.Conn
 	dev  *Device
 	peer string
-	ack  HelloAck
+	ack  proto.HelloAck
 	// PathMTU is the path MTU of the last test, bytes: the minimum of both
 	// ports' active MTUs and --mtu.
 	PathMTU int
 	// Inline is the inline size the device granted in the last test, bytes.
 	Inline int
 	// conn is the connection setup of the last RDMA test.
-	conn *ConnSetup
+	conn *result.ConnSetup
 }
 
 // Dial connects to a server, retrying until timeout, and opens the device.
@@ -596,7 +599,7 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Durat
 	deadline := time.Now().Add(timeout)
 	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
 		cl, err := dial(ctx, addr, cfg, deadline)
-		var re *RemoteError
+		var re *proto.RemoteError
 		if !errors.As(err, &re) || re.Code != codeBusy || time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
 			return cl, err
 		}
@@ -623,9 +626,9 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 		}
 		time.Sleep(delay)
 	}
-	c := NewConn(nc, ctrlTimeout)
+	c := proto.NewConn(nc, ctrlTimeout)
 	var dev *Device
-	if cfg.Transport != TransportTCP {
+	if cfg.Transport != result.TransportTCP {
 		open, name := OpenDevice, cfg.Device
 		if cfg.RDMACM {
 			open = OpenDeviceCM
@@ -645,11 +648,11 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 	}
 	host, _ := os.Hostname()
 	cl := &Client{c: c, dev: dev, peer: addr}
-	if err := c.Send(MsgHello, Hello{Version: ProtoVersion, Tool: "rdmabench", Host: host}); err != nil {
+	if err := c.Send(proto.MsgHello, proto.Hello{Version: proto.Version, Tool: "rdmabench", Host: host}); err != nil {
 		cl.Close()
 		return nil, err
 	}
-	if err := c.Recv(MsgHelloAck, &cl.ack); err != nil {
+	if err := c.Recv(proto.MsgHelloAck, &cl.ack); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
@@ -661,7 +664,7 @@ func (cl *Client) Device() *Device { return cl.dev }
 
 // Close says goodbye and releases everything.
 func (cl *Client) Close() error {
-	cl.c.Send(MsgBye, nil)
+	cl.c.Send(proto.MsgBye, nil)
 	err := cl.c.Close()
 	if cl.dev != nil {
 		err = errors.Join(err, cl.dev.Close())
@@ -671,12 +674,12 @@ func (cl *Client) Close() error {
 
 // Run runs one test against the server.
 // Cancelling ctx aborts the test in progress.
-func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, error) {
-	if spec.Transport == TransportTCP {
+func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Result, error) {
+	if spec.Transport == result.TransportTCP {
 		return cl.runTCP(ctx, spec, o)
 	}
 	if cl.dev == nil {
-		return Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
+		return result.Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
 	}
 	connect := cl.connectExchange
 	if spec.RDMACM {
@@ -687,13 +690,13 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 		defer eps.close()
 	}
 	if err != nil {
-		return Result{}, err
+		return result.Result{}, err
 	}
 	ep := eps.probe
 	cl.Inline = ep.qp.Caps().MaxInlineData
-	var rd Ready
-	if err := cl.c.Recv(MsgReady, &rd); err != nil {
-		return Result{}, err
+	var rd proto.Ready
+	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
+		return result.Result{}, err
 	}
 	defer context.AfterFunc(ctx, func() {
 		for _, e := range eps.measured() {
@@ -701,14 +704,14 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 		}
 	})()
 	stopHeartbeat := cl.heartbeat()
-	var res Result
+	var res result.Result
 	var total int64
 	var totals []int64 // per QP, multi-QP tests
 	var load *loadRun
 	if len(eps.loads) > 0 {
 		load = startLoad(eps.loads, o.LoadCPUs)
 	}
-	if spec.Mode == ModeLat {
+	if spec.Mode == result.ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)
 	} else if len(eps.extra) > 0 {
 		res, totals, err = measureBWMulti(eps.measured(), spec, o)
@@ -725,7 +728,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 	stopHeartbeat()
 	sr, err := cl.finishTest(total, err, totals...)
 	if err != nil {
-		return Result{}, err
+		return result.Result{}, err
 	}
 	if res.CPU != nil {
 		res.CPU.ServerUserNS, res.CPU.ServerSysNS = sr.CPUUserNS, sr.CPUSysNS
@@ -734,7 +737,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 	if g := cl.dev.Port.LinkGbps(); g > 0 {
 		res.LinkUtilization = res.Bandwidth.GbitPerSec / g
 	}
-	if spec.Unreliable() && spec.Op == OpSend && spec.Mode == ModeBW && sr.Iterations < total {
+	if spec.Unreliable() && spec.Op == result.OpSend && spec.Mode == result.ModeBW && sr.Iterations < total {
 		res.LostMessages = total - sr.Iterations
 	}
 	cl.PathMTU = mtu
@@ -747,19 +750,19 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (Result, err
 // QP numbers and PSNs with the server on the control connection. It
 // returns the endpoints (also on error, to be closed), the path MTU and
 // the connection setup.
-func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *ConnSetup, error) {
+func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *result.ConnSetup, error) {
 	eps, err := newTestEndpoints(cl.dev, spec, true)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if err := cl.c.Send(MsgTest, spec); err != nil {
+	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
 		return eps, 0, nil, err
 	}
-	if err := cl.c.Send(MsgQPInfo, eps.info()); err != nil {
+	if err := cl.c.Send(proto.MsgQPInfo, eps.info()); err != nil {
 		return eps, 0, nil, err
 	}
-	var remote QPInfo
-	if err := cl.c.Recv(MsgQPInfo, &remote); err != nil {
+	var remote proto.QPInfo
+	if err := cl.c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return eps, 0, nil, err
 	}
 	mtu, err := eps.connect(remote)
@@ -767,7 +770,7 @@ func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *ConnSetup, e
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}
-	conn := newConnSetup(ConnExchange, eps.all())
+	conn := newConnSetup(result.ConnExchange, eps.all())
 	conn.Device = cl.dev.Ctx.Name()
 	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = cl.dev.GID.Index, cl.dev.GID.GID.String(), cl.dev.GID.Type.String(), cl.dev.GIDReason
 	return eps, mtu, conn, nil
@@ -776,18 +779,18 @@ func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *ConnSetup, e
 // connectCM is the client side of an rdma_cm connection: the server says
 // where it listens, the client connects each QP there, then sends its
 // buffers.
-func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *ConnSetup, error) {
+func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *result.ConnSetup, error) {
 	if !cl.dev.Ctx.CM() {
 		return nil, 0, nil, errors.New("--rdma-cm test on a client opened without rdma_cm (ClientConfig.RDMACM)")
 	}
-	if err := cl.c.Send(MsgTest, spec); err != nil {
+	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
 		return nil, 0, nil, err
 	}
-	var remote QPInfo
-	if err := cl.c.Recv(MsgQPInfo, &remote); err != nil {
+	var remote proto.QPInfo
+	if err := cl.c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return nil, 0, nil, err
 	}
-	fail := func(eps *testEndpoints, err error) (*testEndpoints, int, *ConnSetup, error) {
+	fail := func(eps *testEndpoints, err error) (*testEndpoints, int, *result.ConnSetup, error) {
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}
@@ -811,13 +814,13 @@ func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *ConnSetup, error) 
 	if err != nil {
 		return fail(eps, err)
 	}
-	if err := cl.c.Send(MsgQPInfo, eps.info()); err != nil {
+	if err := cl.c.Send(proto.MsgQPInfo, eps.info()); err != nil {
 		return eps, 0, nil, err
 	}
 	if err := eps.startCM(remote); err != nil {
 		return fail(eps, err)
 	}
-	conn := newConnSetup(ConnRDMACM, all)
+	conn := newConnSetup(result.ConnRDMACM, all)
 	conn.Address, conn.Device = dst.String(), cl.dev.Ctx.Name()
 	if path, err := eps.probe.qp.Path(); err == nil {
 		if g, err := cl.dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {

@@ -24,6 +24,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -54,9 +57,9 @@ func (s *Server) deviceName() string {
 
 // refuseRDMA is the server's answer to an RDMA test when it has no device.
 // It reads the client's QPInfo first so that the session stays in step.
-func refuseRDMA(c *Conn) error {
-	var remote QPInfo
-	if err := c.Recv(MsgQPInfo, &remote); err != nil {
+func refuseRDMA(c *proto.Conn) error {
+	var remote proto.QPInfo
+	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return err
 	}
 	return errTCPOnly
@@ -64,7 +67,7 @@ func refuseRDMA(c *Conn) error {
 
 // checkTCPSpec refuses what the TCP baseline does not measure.
 func checkTCPSpec(s Spec) error {
-	if s.Op != OpSend {
+	if s.Op != result.OpSend {
 		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
 	}
 	if s.Rate > 0 || s.Load != nil {
@@ -75,7 +78,7 @@ func checkTCPSpec(s Spec) error {
 
 // tcpTimedInterval says in words what one latency sample of a TCP test is.
 func tcpTimedInterval(s Spec) string {
-	if s.Mode == ModeBW {
+	if s.Mode == result.ModeBW {
 		return "bandwidth: first write to the receiver's acknowledgement of the last byte; " +
 			"latency: send(2) time of each message, until the kernel accepted its last byte"
 	}
@@ -88,7 +91,7 @@ func newSockEngine(c *net.TCPConn, s Spec) (*verbs.SockEngine, error) {
 	if err := c.SetNoDelay(true); err != nil {
 		return nil, fmt.Errorf("TCP_NODELAY: %w", err)
 	}
-	return verbs.NewSockEngine(c, verbs.SockConfig{Size: s.Size, Samples: sampleCap, Timeout: engineTimeout})
+	return verbs.NewSockEngine(c, verbs.SockConfig{Size: s.Size, Samples: sampleCap, Timeout: EngineTimeout})
 }
 
 // cleanEnd reports whether a responder loop ended because the client shut
@@ -100,9 +103,9 @@ func cleanEnd(err error) bool {
 
 // runTCPTest is the server side of one TCP test; the session has read its
 // Test message.
-func (s *Server) runTCPTest(c *Conn, spec Spec) error {
-	var remote QPInfo
-	if err := c.Recv(MsgQPInfo, &remote); err != nil {
+func (s *Server) runTCPTest(c *proto.Conn, spec Spec) error {
+	var remote proto.QPInfo
+	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return err
 	}
 	if err := checkTCPSpec(spec); err != nil {
@@ -118,7 +121,7 @@ func (s *Server) runTCPTest(c *Conn, spec Spec) error {
 		return fmt.Errorf("TCP data listener: %w", err)
 	}
 	defer ln.Close()
-	if err := c.Send(MsgQPInfo, QPInfo{TCPPort: ln.Addr().(*net.TCPAddr).Port}); err != nil {
+	if err := c.Send(proto.MsgQPInfo, proto.QPInfo{TCPPort: ln.Addr().(*net.TCPAddr).Port}); err != nil {
 		return err
 	}
 	dc, err := acceptPeer(ln, addrOf(c.RemoteAddr()), tcpAcceptTimeout)
@@ -136,18 +139,18 @@ func (s *Server) runTCPTest(c *Conn, spec Spec) error {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if spec.Mode == ModeLat {
+		if spec.Mode == result.ModeLat {
 			done <- eng.LatServer()
 		} else {
 			done <- eng.BWServer()
 		}
 	}()
-	if err := c.Send(MsgReady, Ready{Phase: PhaseStart}); err != nil {
+	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		eng.Abort()
 		<-done
 		return err
 	}
-	var end Ready
+	var end proto.Ready
 	msgs := awaitEnd(c, &end)
 	var loopErr error
 	running := true
@@ -175,7 +178,7 @@ func (s *Server) runTCPTest(c *Conn, spec Spec) error {
 		eng.SetStop(end.Total) // the client's shutdown usually ended the loop already
 		select {
 		case loopErr = <-done:
-		case <-time.After(engineTimeout + 5*time.Second):
+		case <-time.After(EngineTimeout + 5*time.Second):
 			eng.Abort()
 			loopErr = fmt.Errorf("TCP server loop did not end after %d messages: %w", end.Total, <-done)
 		}
@@ -187,11 +190,11 @@ func (s *Server) runTCPTest(c *Conn, spec Spec) error {
 	if loopErr == nil && n != end.Total {
 		loopErr = fmt.Errorf("the client reports %d messages including warm-up, the server counted %d", end.Total, n)
 	}
-	res := ServerResult{Iterations: n}
+	res := proto.ServerResult{Iterations: n}
 	if loopErr != nil {
 		res.Error = loopErr.Error()
 	}
-	if err := c.Send(MsgResult, res); err != nil {
+	if err := c.Send(proto.MsgResult, res); err != nil {
 		return err
 	}
 	return loopErr
@@ -217,28 +220,28 @@ func acceptPeer(ln *net.TCPListener, peer netip.Addr, d time.Duration) (*net.TCP
 
 // runTCP is the client side of one TCP test.
 // Cancelling ctx aborts the test in progress.
-func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (Result, error) {
+func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.Result, error) {
 	if err := checkTCPSpec(spec); err != nil {
-		return Result{}, err
+		return result.Result{}, err
 	}
-	if err := cl.c.Send(MsgTest, spec); err != nil {
-		return Result{}, err
+	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
+		return result.Result{}, err
 	}
-	if err := cl.c.Send(MsgQPInfo, QPInfo{}); err != nil {
-		return Result{}, err
+	if err := cl.c.Send(proto.MsgQPInfo, proto.QPInfo{}); err != nil {
+		return result.Result{}, err
 	}
-	var remote QPInfo
-	if err := cl.c.Recv(MsgQPInfo, &remote); err != nil {
-		return Result{}, err
+	var remote proto.QPInfo
+	if err := cl.c.Recv(proto.MsgQPInfo, &remote); err != nil {
+		return result.Result{}, err
 	}
 	if remote.TCPPort < 1 || remote.TCPPort > 65535 {
 		err := fmt.Errorf("the server sent no TCP data port (port %d): it does not run TCP tests", remote.TCPPort)
 		cl.c.SendError(err)
-		return Result{}, err
+		return result.Result{}, err
 	}
 	ra, _ := cl.c.RemoteAddr().(*net.TCPAddr)
 	if ra == nil {
-		return Result{}, fmt.Errorf("control connection is not TCP (%v)", cl.c.RemoteAddr())
+		return result.Result{}, fmt.Errorf("control connection is not TCP (%v)", cl.c.RemoteAddr())
 	}
 	dst := &net.TCPAddr{IP: ra.IP, Zone: ra.Zone, Port: remote.TCPPort}
 	d := net.Dialer{Timeout: ctrlTimeout}
@@ -246,25 +249,25 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (Result, 
 	if err != nil {
 		err = fmt.Errorf("TCP data connection: %w", err)
 		cl.c.SendError(err)
-		return Result{}, err
+		return result.Result{}, err
 	}
 	dc := nc.(*net.TCPConn)
 	defer dc.Close()
 	eng, err := newSockEngine(dc, spec)
 	if err != nil {
 		cl.c.SendError(err)
-		return Result{}, err
+		return result.Result{}, err
 	}
 	defer eng.Close()
-	var rd Ready
-	if err := cl.c.Recv(MsgReady, &rd); err != nil {
-		return Result{}, err
+	var rd proto.Ready
+	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
+		return result.Result{}, err
 	}
 	defer context.AfterFunc(ctx, eng.Abort)()
 	stopHeartbeat := cl.heartbeat()
-	var res Result
+	var res result.Result
 	var total int64
-	if spec.Mode == ModeLat {
+	if spec.Mode == result.ModeLat {
 		res, total, err = measureLat(eng, tcpResult(spec), spec, o)
 	} else {
 		res, total, err = measureTCPBW(eng, spec, o)
@@ -272,16 +275,16 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (Result, 
 	dc.CloseWrite() // the end of the stream: the server's loop returns
 	stopHeartbeat()
 	if _, err := cl.finishTest(total, err); err != nil {
-		return Result{}, err
+		return result.Result{}, err
 	}
 	return res, nil
 }
 
 // tcpResult is a TCP result's fixed part. The RDMA queue parameters (tx
 // depth, CQ moderation, rx depth, inline) do not apply and stay zero.
-func tcpResult(s Spec) Result {
-	return Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: tcpTimedInterval(s),
-		Transport: TransportTCP}
+func tcpResult(s Spec) result.Result {
+	return result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: tcpTimedInterval(s),
+		Transport: result.TransportTCP}
 }
 
 // tcpPhase streams one counted phase of msgs messages and waits for the
@@ -304,9 +307,9 @@ func tcpPhase(eng *verbs.SockEngine, msgs uint64) error {
 // warm-up byte is in flight when the measured phase starts; the measured
 // phase (counted in iterations mode, open-ended in duration mode) lasts from
 // its first write to the acknowledgement of its last byte.
-func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (Result, int64, error) {
+func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (result.Result, int64, error) {
 	if err := lockThread(o.CPU); err != nil {
-		return Result{}, 0, err
+		return result.Result{}, 0, err
 	}
 	defer runtime.UnlockOSThread()
 	warmed := int64(0)
@@ -315,7 +318,7 @@ func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (Result, int64, e
 		n := int64(16)
 		for now := verbs.Now(); now < until; now = verbs.Now() {
 			if err := tcpPhase(eng, uint64(n)); err != nil {
-				return Result{}, warmed, fmt.Errorf("warm-up: %w", err)
+				return result.Result{}, warmed, fmt.Errorf("warm-up: %w", err)
 			}
 			warmed += n
 			per := max((verbs.Now()-now)/n, 1)
@@ -323,7 +326,7 @@ func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (Result, int64, e
 		}
 	} else if s.Warmup > 0 {
 		if err := tcpPhase(eng, uint64(s.Warmup)); err != nil {
-			return Result{}, warmed, fmt.Errorf("warm-up: %w", err)
+			return result.Result{}, warmed, fmt.Errorf("warm-up: %w", err)
 		}
 		warmed = s.Warmup
 	}
@@ -333,7 +336,7 @@ func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (Result, int64, e
 	}
 	lat := hist.New()
 	if err := eng.BWPhase(target); err != nil {
-		return Result{}, warmed, err
+		return result.Result{}, warmed, err
 	}
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
@@ -347,7 +350,7 @@ func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (Result, int64, e
 	for eng.Written() < target {
 		eng.ResetSamples()
 		if _, err := eng.BWClient(min(iv.next, deadline)); err != nil {
-			return Result{}, warmed + int64(eng.Written()), err
+			return result.Result{}, warmed + int64(eng.Written()), err
 		}
 		samples := eng.Samples()
 		lat.RecordSlice(samples, 0)
@@ -365,22 +368,22 @@ func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (Result, int64, e
 		}
 	}
 	if err := eng.BWFinish(); err != nil {
-		return Result{}, warmed + int64(eng.Written()), err
+		return result.Result{}, warmed + int64(eng.Written()), err
 	}
 	first, last := eng.Span()
 	ops := int64(eng.Written())
 	iv.flush(last)
 	if iv.err != nil {
-		return Result{}, warmed + ops, fmt.Errorf("write .hlog: %w", iv.err)
+		return result.Result{}, warmed + ops, fmt.Errorf("write .hlog: %w", iv.err)
 	}
 	r := tcpResult(s)
 	r.Iterations = ops
 	r.Warmup = warmed
 	r.DurationNS = last - first
-	r.Bandwidth = NewBandwidth(s.Size, ops, last-first)
+	r.Bandwidth = result.NewBandwidth(s.Size, ops, last-first)
 	r.Intervals = iv.list
 	if err := r.SetLatency(lat, 1); err != nil {
-		return Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
+		return result.Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
 	}
 	return r, warmed + ops, nil
 }
@@ -388,7 +391,7 @@ func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (Result, int64, e
 // tcpEnv describes the host of a TCP-only run: what CollectEnv fills
 // without a device, with the network interface of the control connection's
 // local address as the device and "TCP" as the connection type.
-func tcpEnv(local net.Addr, cpu int) (Env, []string) {
+func tcpEnv(local net.Addr, cpu int) (result.Env, []string) {
 	env, warn := hostEnv()
 	env.QPType, env.EnginePinnedCPU, env.Device = "TCP", cpu, "tcp"
 	if ifc := interfaceOf(addrOf(local)); ifc != nil {

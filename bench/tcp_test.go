@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -14,29 +17,29 @@ import (
 
 func tcpSpecs(t *testing.T, p Plan) []Spec {
 	t.Helper()
-	p.Transport = TransportTCP
-	p.Ops = []string{OpSend}
+	p.Transport = result.TransportTCP
+	p.Ops = []string{result.OpSend}
 	return plan(t, p)
 }
 
 func tcpRunCfg(specs []Spec) RunConfig {
 	cfg := runCfg(specs)
-	cfg.Client.Transport = TransportTCP
+	cfg.Client.Transport = result.TransportTCP
 	return cfg
 }
 
 // checkTCPDoc is checkDoc plus what a TCP run adds.
-func checkTCPDoc(t *testing.T, doc *Document, specs []Spec) *Document {
+func checkTCPDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document {
 	t.Helper()
 	back := checkDoc(t, doc, specs)
 	if back.Env.QPType != "TCP" || back.Env.GID != "" {
 		t.Errorf("TCP environment: connection type %q, GID %q", back.Env.QPType, back.Env.GID)
 	}
 	for i, r := range back.Results {
-		if r.Transport != TransportTCP || r.TimedInterval != tcpTimedInterval(specs[i]) {
+		if r.Transport != result.TransportTCP || r.TimedInterval != tcpTimedInterval(specs[i]) {
 			t.Errorf("%s: transport %q, timed interval %q", specs[i].Name(), r.Transport, r.TimedInterval)
 		}
-		if r.Mode == ModeLat && (r.RTT == nil || r.HistogramDivisor != 2 || r.RTT.Min != 2*r.Latency.Min) {
+		if r.Mode == result.ModeLat && (r.RTT == nil || r.HistogramDivisor != 2 || r.RTT.Min != 2*r.Latency.Min) {
 			t.Errorf("%s: latency is not RTT/2: divisor %v, rtt %+v", specs[i].Name(), r.HistogramDivisor, r.RTT)
 		}
 		if r.Warmup != specs[i].Warmup && specs[i].WarmupTime == 0 {
@@ -50,8 +53,8 @@ func checkTCPDoc(t *testing.T, doc *Document, specs []Spec) *Document {
 // server, two clients one after the other.
 func TestTCPServerClient(t *testing.T) {
 	addr := startServer(t)
-	specs := append(tcpSpecs(t, Plan{Modes: []string{ModeLat}, Sizes: []int{2, 4096, 1 << 20}, Iters: 2000, Warmup: -1}),
-		tcpSpecs(t, Plan{Modes: []string{ModeBW}, Sizes: []int{64, 65536}, Iters: 3000, Warmup: -1})...)
+	specs := append(tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Sizes: []int{2, 4096, 1 << 20}, Iters: 2000, Warmup: -1}),
+		tcpSpecs(t, Plan{Modes: []string{result.ModeBW}, Sizes: []int{64, 65536}, Iters: 3000, Warmup: -1})...)
 	for i := 0; i < 2; i++ {
 		doc, err := RunClient(context.Background(), addr, tcpRunCfg(specs))
 		if err != nil {
@@ -64,7 +67,7 @@ func TestTCPServerClient(t *testing.T) {
 // TestTCPDurationMode: loopback, duration mode with a timed warm-up and
 // interval lines.
 func TestTCPDurationMode(t *testing.T) {
-	specs := tcpSpecs(t, Plan{Modes: []string{ModeLat, ModeBW}, Sizes: []int{64}, Duration: 1500 * time.Millisecond,
+	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64}, Duration: 1500 * time.Millisecond,
 		WarmupTime: 100 * time.Millisecond})
 	cfg := tcpRunCfg(specs)
 	var lines strings.Builder
@@ -99,12 +102,12 @@ func TestTCPDurationMode(t *testing.T) {
 // reason, and the session goes on.
 func TestTCPRefusals(t *testing.T) {
 	addr := startServer(t)
-	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1, Transport: TransportTCP}, 5*time.Second)
+	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1, Transport: result.TransportTCP}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	spec := tcpSpecs(t, Plan{Modes: []string{ModeLat}, Iters: 200})[0]
+	spec := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Iters: 200})[0]
 	open := spec
 	open.Rate = 1000
 	if _, err := cl.Run(context.Background(), open, RunOptions{CPU: -1}); err == nil || !strings.Contains(err.Error(), "RDMA-only") {
@@ -112,15 +115,15 @@ func TestTCPRefusals(t *testing.T) {
 	}
 	if _, err := verbs.DeviceNames(); noRDMADevice(err) {
 		// This server runs TCP tests only: an RDMA test is refused with the reason.
-		rdma := plan(t, Plan{Ops: []string{OpSend}, Modes: []string{ModeLat}, Iters: 200})[0]
-		if err := cl.c.Send(MsgTest, rdma); err != nil {
+		rdma := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Iters: 200})[0]
+		if err := cl.c.Send(proto.MsgTest, rdma); err != nil {
 			t.Fatal(err)
 		}
-		if err := cl.c.Send(MsgQPInfo, QPInfo{}); err != nil {
+		if err := cl.c.Send(proto.MsgQPInfo, proto.QPInfo{}); err != nil {
 			t.Fatal(err)
 		}
-		var re *RemoteError
-		if err := cl.c.Recv(MsgQPInfo, nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "TCP tests only") {
+		var re *proto.RemoteError
+		if err := cl.c.Recv(proto.MsgQPInfo, nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "TCP tests only") {
 			t.Errorf("RDMA test on a TCP-only server: %v, want a refusal", err)
 		}
 	}
@@ -133,12 +136,12 @@ func TestTCPRefusals(t *testing.T) {
 // of a test; the server aborts the test and serves the next client.
 func TestTCPServerSurvivesLostClient(t *testing.T) {
 	addr := startServer(t)
-	cl, err := Dial(context.Background(), addr, ClientConfig{Transport: TransportTCP}, 5*time.Second)
+	cl, err := Dial(context.Background(), addr, ClientConfig{Transport: result.TransportTCP}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := tcpSpecs(t, Plan{Modes: []string{ModeLat}, Duration: 30 * time.Second})[0]
-	time.AfterFunc(500*time.Millisecond, func() { cl.c.c.Close() })
+	spec := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Duration: 30 * time.Second})[0]
+	time.AfterFunc(500*time.Millisecond, func() { cl.c.Close() })
 	start := time.Now()
 	if _, err = cl.Run(context.Background(), spec, RunOptions{CPU: -1}); err == nil {
 		t.Fatal("test went on after the control connection closed")
@@ -147,7 +150,7 @@ func TestTCPServerSurvivesLostClient(t *testing.T) {
 		t.Errorf("noticing the lost control connection took %v", d)
 	}
 	t.Logf("lost client after %v: %v", time.Since(start).Round(time.Millisecond), err)
-	specs := tcpSpecs(t, Plan{Modes: []string{ModeLat}, Iters: 500})
+	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Iters: 500})
 	doc, err := RunClient(context.Background(), addr, tcpRunCfg(specs))
 	if err != nil {
 		t.Fatalf("next client: %v", err)
@@ -158,7 +161,7 @@ func TestTCPServerSurvivesLostClient(t *testing.T) {
 // TestTCPCancel: cancelling the context aborts a running TCP test quickly.
 func TestTCPCancel(t *testing.T) {
 	addr := startServer(t)
-	specs := tcpSpecs(t, Plan{Modes: []string{ModeBW}, Duration: 30 * time.Second})
+	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeBW}, Duration: 30 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()

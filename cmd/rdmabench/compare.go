@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/compare"
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
 const compareUsage = `Usage:
@@ -43,10 +44,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usageError{fmt.Errorf("format %q unknown; valid: table, markdown, gobench", *format)}
 	}
-	if *unit != bench.UnitMiB && *unit != bench.UnitMB && *unit != bench.UnitGb {
+	if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
 		return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
 	}
-	mets, err := bench.ParseMetrics(*metrics)
+	mets, err := compare.ParseMetrics(*metrics)
 	if err != nil {
 		return usageError{err}
 	}
@@ -69,7 +70,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 		if len(paths) != 1 {
 			return usageError{fmt.Errorf("with --baseline, give exactly one new result file (got %d)", len(paths))}
 		}
-		if limits, err = bench.ParseMaxRegress(*maxRegress); err != nil {
+		if limits, err = compare.ParseMaxRegress(*maxRegress); err != nil {
 			return usageError{err}
 		}
 		paths = append([]string{*baseline}, paths...)
@@ -85,17 +86,17 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if stdin > 1 {
 		return usageError{errors.New("only one file can be - (stdin)")}
 	}
-	docs := make([]*bench.Document, len(paths))
+	docs := make([]*result.Document, len(paths))
 	for i, p := range paths {
-		if docs[i], err = bench.ReadJSONFile(p); err != nil {
+		if docs[i], err = result.ReadJSONFile(p); err != nil {
 			return err
 		}
 	}
 
 	if *format == "gobench" {
-		return bench.WriteGobench(stdout, docs)
+		return compare.WriteGobench(stdout, docs)
 	}
-	c := bench.Compare(docs, runNames(paths))
+	c := compare.Compare(docs, runNames(paths))
 	if *format == "markdown" {
 		err = c.WriteMarkdown(stdout, mets, *unit)
 	} else {
@@ -105,7 +106,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	g := bench.Gate(docs[0], docs[1], limits)
+	g := compare.Gate(docs[0], docs[1], limits)
 	bullet := ""
 	if *format == "markdown" {
 		bullet = "- "

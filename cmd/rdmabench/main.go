@@ -22,6 +22,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/report"
+	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -108,8 +111,8 @@ func exitCode(err error) int {
 	var nf *verbs.DeviceNotFoundError
 	var me *verbs.MemlockError
 	var wce *verbs.WCError
-	var re *bench.RemoteError
-	var pe *bench.ProtoError
+	var re *proto.RemoteError
+	var pe *proto.Error
 	var ne *net.OpError
 	var ve *verbs.Error
 	switch {
@@ -228,19 +231,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	event := fs.BoolP("event", "e", false, "sleep on completion channels (interrupts) instead of busy polling (perftest -e)")
 	mtu := fs.IntP("mtu", "m", 0, "path MTU, bytes (default: the smaller active MTU of both ports)")
 	rate := fs.Float64("rate", 0, "open-loop latency: send this many operations per second and time each from its intended send time, e.g. --rate 2000")
-	schedule := fs.String("schedule", bench.ScheduleConstant, "open-loop schedule: constant or poisson")
-	transport := fs.String("transport", bench.TransportRDMA, "data path: rdma, or tcp (kernel TCP baseline: send lat and bw; needs no RDMA device)")
+	schedule := fs.String("schedule", result.ScheduleConstant, "open-loop schedule: constant or poisson")
+	transport := fs.String("transport", result.TransportRDMA, "data path: rdma, or tcp (kernel TCP baseline: send lat and bw; needs no RDMA device)")
 	sl := fs.IntP("sl", "S", 0, "service level of the QPs, 0..15")
 	tclass := fs.Int("tclass", 0, "GRH traffic class of the QPs, 0..255 (RoCE: DSCP << 2 | ECN)")
 	qpType := fs.String("qp-type", "rc", "queue pair type: rc, uc (send, write) or ud (send only, size up to the path MTU)")
 	qps := fs.IntP("qps", "q", 0, "bw: measure on this many QPs at once (1..64), each with its own CQs and engine; iterations are the total over all QPs")
 	threads := fs.Int("threads", 0, "bw: drive the --qps QPs from this many client threads (1..QPs), QP i on thread i mod N")
-	mrMode := fs.String("mr-mode", bench.MRModePool, "memory registration of the data path: pool (a fresh pool per test, registered once), "+
+	mrMode := fs.String("mr-mode", result.MRModePool, "memory registration of the data path: pool (a fresh pool per test, registered once), "+
 		"per-op (the client registers each operation's local buffer before its post and deregisters it at its completion) or odp (On-Demand Paging pools)")
 	rdmaCM := fs.BoolP("rdma-cm", "R", false, "create and connect the QPs with librdmacm (rdma_cm), as iWARP needs, instead of exchanging QP numbers on the control connection (perftest -R); RC only")
 	hugePages := fs.Bool("hugepages", false, "map the data path buffers from 2 MiB huge pages (reserve them with sysctl vm.nr_hugepages=N)")
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
-	loadOp := fs.String("load-op", bench.OpWrite, "operation of the load streams: write or read")
+	loadOp := fs.String("load-op", result.OpWrite, "operation of the load streams: write or read")
 	loadSize := fs.String("load-size", "64K", "message size of the load streams")
 	cpuList := fs.String("cpu", "", "pin threads: the first CPU takes the client's engine thread; in loopback the second takes the server's responder; the rest (or all) take load QP threads, e.g. --cpu 0 or --cpu 0,1,2-3")
 	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
@@ -266,15 +269,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		QPType: strings.ToLower(*qpType), Transport: *transport, QPs: *qps, Threads: *threads,
 		MRMode: strings.ToLower(*mrMode), HugePages: *hugePages, RDMACM: *rdmaCM}
 	var err error
-	if *transport == bench.TransportTCP && !fs.Changed("op") {
-		*ops = bench.OpSend // the one op with a TCP equivalent
+	if *transport == result.TransportTCP && !fs.Changed("op") {
+		*ops = result.OpSend // the one op with a TCP equivalent
 	}
-	if fs.Changed("op") || plan.QPType == "" || plan.QPType == "rc" || *transport == bench.TransportTCP {
-		if plan.Ops, err = bench.ParseList("op", *ops, bench.Ops); err != nil {
+	if fs.Changed("op") || plan.QPType == "" || plan.QPType == "rc" || *transport == result.TransportTCP {
+		if plan.Ops, err = bench.ParseList("op", *ops, result.Ops); err != nil {
 			return usageError{err}
 		}
 	} // else: the plan picks the ops the QP type supports (uc: send, write; ud: send)
-	if plan.Modes, err = bench.ParseList("mode", *modes, bench.Modes); err != nil {
+	if plan.Modes, err = bench.ParseList("mode", *modes, result.Modes); err != nil {
 		return usageError{err}
 	}
 	if *sizes != "" {
@@ -282,7 +285,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 			return usageError{err}
 		}
 	}
-	if *unit != bench.UnitMiB && *unit != bench.UnitMB && *unit != bench.UnitGb {
+	if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
 		return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
 	}
 	if *loadQPs > 0 {
@@ -341,7 +344,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 			return err
 		}
 	}
-	var doc *bench.Document
+	var doc *result.Document
 	if loopback {
 		doc, err = bench.RunLoopback(ctx, cfg, log.New(io.Discard, "", 0))
 	} else {
@@ -351,7 +354,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		err = envError{err} // exit 3, as for rdmabench mr
 	}
 	if doc != nil {
-		if werr := report(doc, stdout, *unit, *jsonPath); werr != nil && err == nil {
+		if werr := printReport(doc, stdout, *unit, *jsonPath); werr != nil && err == nil {
 			err = werr
 		}
 		if *hgrmPrefix != "" {
@@ -365,7 +368,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 
 // writeHGRM writes each result's histogram as an .hgrm percentile table in
 // microseconds of the reported latency (RTT/2 where the test reports it).
-func writeHGRM(doc *bench.Document, prefix string) error {
+func writeHGRM(doc *result.Document, prefix string) error {
 	for _, r := range doc.Results {
 		h, err := r.DecodeHistogram()
 		if err != nil {
@@ -402,30 +405,30 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-func report(doc *bench.Document, w io.Writer, unit, jsonPath string) error {
+func printReport(doc *result.Document, w io.Writer, unit, jsonPath string) error {
 	if jsonPath != "-" {
-		bench.WriteHeader(w, doc)
-		var lat, bw []bench.Result
+		report.WriteHeader(w, doc)
+		var lat, bw []result.Result
 		for _, r := range doc.Results {
-			if r.Mode == bench.ModeLat {
+			if r.Mode == result.ModeLat {
 				lat = append(lat, r)
 			} else {
 				bw = append(bw, r)
 			}
 		}
 		if len(lat) > 0 {
-			bench.WriteLatencyTable(w, lat)
+			report.WriteLatencyTable(w, lat)
 		}
 		if len(bw) > 0 {
-			bench.WriteBandwidthTable(w, bw, unit)
+			report.WriteBandwidthTable(w, bw, unit)
 		}
-		bench.WriteConnectionTable(w, doc.Results)
+		report.WriteConnectionTable(w, doc.Results)
 		for _, s := range doc.Warnings {
 			fmt.Fprintf(w, "WARNING: %s\n", s)
 		}
 	}
 	if jsonPath != "" {
-		return bench.WriteJSONFile(jsonPath, doc)
+		return result.WriteJSONFile(jsonPath, doc)
 	}
 	return nil
 }

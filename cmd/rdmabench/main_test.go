@@ -6,30 +6,30 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
-const fixtureA = "../../bench/testdata/compare/a.json"
+const fixtureA = "../../bench/compare/testdata/a.json"
 
 // withP99Regression writes a copy of fixtureA whose first latency test's p99
 // is 20 % worse.
 func withP99Regression(t *testing.T) (string, string) {
 	t.Helper()
-	doc, err := bench.ReadJSONFile(fixtureA)
+	doc, err := result.ReadJSONFile(fixtureA)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var name string
 	for i := range doc.Results {
 		r := &doc.Results[i]
-		if r.Mode == bench.ModeLat && r.Latency.P99.OK {
+		if r.Mode == result.ModeLat && r.Latency.P99.OK {
 			r.Latency.P99.NS *= 1.2
 			name = r.Op + " " + r.Mode
 			break
 		}
 	}
 	path := filepath.Join(t.TempDir(), "new.json")
-	if err := bench.WriteJSONFile(path, doc); err != nil {
+	if err := result.WriteJSONFile(path, doc); err != nil {
 		t.Fatal(err)
 	}
 	return path, name

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/mr"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -37,10 +38,10 @@ func cmdMR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var d deviceFlags
 	d.add(fs)
 	sizes := fs.String("sizes", "4K,64K,1M,16M,256M", "registration sizes: list and power-of-two ranges, e.g. 4K,1M or 4K-1G")
-	iters := fs.IntP("iters", "n", bench.DefaultMRIters, "measured ibv_reg_mr/ibv_dereg_mr pairs per size")
-	perSize := fs.Duration("time-per-size", bench.DefaultMRTimePerSize, "stop a size's pairs after this long (at least 2 pairs; 0: no limit)")
+	iters := fs.IntP("iters", "n", mr.DefaultIters, "measured ibv_reg_mr/ibv_dereg_mr pairs per size")
+	perSize := fs.Duration("time-per-size", mr.DefaultTimePerSize, "stop a size's pairs after this long (at least 2 pairs; 0: no limit)")
 	opSize := fs.String("op-size", "4K", "RDMA WRITE size of the pooled against per-op comparison")
-	opIters := fs.Int("op-iters", bench.DefaultMROpIters, "measured RDMA WRITEs per registration mode")
+	opIters := fs.Int("op-iters", mr.DefaultOpIters, "measured RDMA WRITEs per registration mode")
 	odp := fs.Bool("odp", false, "register with IBV_ACCESS_ON_DEMAND (On-Demand Paging; fails where the device has none)")
 	huge := fs.Bool("hugepages", false, "allocate buffers from 2 MiB huge pages (reserve them with sysctl vm.nr_hugepages=N)")
 	jsonPath := fs.String("json", "", "write the result document to this file (- for stdout)")
@@ -50,7 +51,7 @@ func cmdMR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 0 {
 		return usageError{fmt.Errorf("mr takes no arguments (got %q)", fs.Args())}
 	}
-	cfg := bench.MRConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Iters: *iters, TimePerSize: *perSize,
+	cfg := mr.Config{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Iters: *iters, TimePerSize: *perSize,
 		OpIters: *opIters, ODP: *odp, HugePages: *huge, Progress: stderr, CommandLine: os.Args}
 	if *perSize == 0 {
 		cfg.TimePerSize = -1 // no limit
@@ -72,7 +73,7 @@ func cmdMR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case d.port < 1:
 		return usageError{fmt.Errorf("--ib-port %d must be at least 1", d.port)}
 	}
-	doc, err := bench.RunMR(ctx, cfg)
+	doc, err := mr.Run(ctx, cfg)
 	if errors.Is(err, bench.ErrNoHugePages) {
 		err = envError{err}
 	}
@@ -81,12 +82,12 @@ func cmdMR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("incomplete: %v", err))
 		}
 		if *jsonPath != "-" {
-			if werr := bench.WriteMRReport(stdout, doc); werr != nil && err == nil {
+			if werr := mr.WriteReport(stdout, doc); werr != nil && err == nil {
 				err = werr
 			}
 		}
 		if *jsonPath != "" {
-			if werr := bench.WriteMRJSONFile(*jsonPath, doc); werr != nil && err == nil {
+			if werr := mr.WriteJSONFile(*jsonPath, doc); werr != nil && err == nil {
 				err = werr
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/plot"
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
 const plotUsage = `Usage: rdmabench plot A.json [B.json ...] -o FILE.svg|FILE.png [flags]
@@ -34,11 +36,11 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	out := fs.StringP("output", "o", "", "image to write: FILE.svg or FILE.png (required)")
-	kind := fs.String("kind", bench.PlotAuto, "plot: auto, percentile, cdf, size-latency, size-bw")
+	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw")
 	ops := fs.String("op", "", "only these ops, e.g. send,read (default: all)")
 	modes := fs.String("mode", "", "only these modes: lat, bw (default: per plot, see above)")
 	sizes := fs.StringP("size", "s", "", "only these message sizes, e.g. 2,64,4K or 2-64K")
-	metric := fs.String("metric", "", "size-latency statistic: "+strings.Join(bench.PlotMetrics, ", ")+" (default: p50 and p99)")
+	metric := fs.String("metric", "", "size-latency statistic: "+strings.Join(plot.Metrics, ", ")+" (default: p50 and p99)")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -48,27 +50,27 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return usageError{errors.New("plot needs -o FILE.svg or -o FILE.png")}
 	}
-	if _, err := bench.PlotFormat(*out); err != nil {
+	if _, err := plot.Format(*out); err != nil {
 		return usageError{err}
 	}
-	if !slices.Contains(bench.PlotKindNames, *kind) {
-		return usageError{fmt.Errorf("--kind %q unknown; valid: %s", *kind, strings.Join(bench.PlotKindNames, ", "))}
+	if !slices.Contains(plot.KindNames, *kind) {
+		return usageError{fmt.Errorf("--kind %q unknown; valid: %s", *kind, strings.Join(plot.KindNames, ", "))}
 	}
-	var sel bench.Selection
+	var sel plot.Selection
 	if *metric != "" {
-		if !slices.Contains(bench.PlotMetrics, *metric) {
-			return usageError{fmt.Errorf("--metric %q unknown; valid: %s", *metric, strings.Join(bench.PlotMetrics, ", "))}
+		if !slices.Contains(plot.Metrics, *metric) {
+			return usageError{fmt.Errorf("--metric %q unknown; valid: %s", *metric, strings.Join(plot.Metrics, ", "))}
 		}
 		sel.Metric = *metric
 	}
 	var err error
 	if *ops != "" {
-		if sel.Ops, err = bench.ParseList("op", *ops, bench.Ops); err != nil {
+		if sel.Ops, err = bench.ParseList("op", *ops, result.Ops); err != nil {
 			return usageError{err}
 		}
 	}
 	if *modes != "" {
-		if sel.Modes, err = bench.ParseList("mode", *modes, bench.Modes); err != nil {
+		if sel.Modes, err = bench.ParseList("mode", *modes, result.Modes); err != nil {
 			return usageError{err}
 		}
 	}
@@ -81,17 +83,17 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 	if n := countStdin(paths); n > 1 {
 		return usageError{errors.New("plot can read stdin (-) only once")}
 	}
-	docs := make([]*bench.Document, len(paths))
+	docs := make([]*result.Document, len(paths))
 	for i, p := range paths {
-		if docs[i], err = bench.ReadJSONFile(p); err != nil {
+		if docs[i], err = result.ReadJSONFile(p); err != nil {
 			return err
 		}
 	}
-	written, err := bench.Plot(docs, bench.PlotLabels(paths), *kind, sel, *out)
+	written, err := plot.Draw(docs, plot.Labels(paths), *kind, sel, *out)
 	for _, w := range written {
 		fmt.Fprintf(stdout, "wrote %s\n", w)
 	}
-	if errors.Is(err, bench.ErrNothingToPlot) {
+	if errors.Is(err, plot.ErrNothingToPlot) {
 		return usageError{err}
 	}
 	return err

@@ -1,4 +1,4 @@
-package bench
+package plot
 
 import (
 	"errors"
@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/bench/report"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -22,19 +25,19 @@ import (
 
 // Plot kinds, the values of Plot's kind argument.
 const (
-	PlotAuto        = "auto"         // PlotKinds decides
-	PlotPercentile  = "percentile"   // latency against percentile, HdrHistogram style
-	PlotCDF         = "cdf"          // cumulative fraction against latency
-	PlotSizeLatency = "size-latency" // a latency percentile against message size
-	PlotSizeBW      = "size-bw"      // bandwidth against message size
+	KindAuto        = "auto"         // Kinds decides
+	KindPercentile  = "percentile"   // latency against percentile, HdrHistogram style
+	KindCDF         = "cdf"          // cumulative fraction against latency
+	KindSizeLatency = "size-latency" // a latency percentile against message size
+	KindSizeBW      = "size-bw"      // bandwidth against message size
 )
 
-// PlotKindNames lists the plot kinds in the order Plot writes them.
-var PlotKindNames = []string{PlotAuto, PlotPercentile, PlotCDF, PlotSizeLatency, PlotSizeBW}
+// KindNames lists the plot kinds in the order Plot writes them.
+var KindNames = []string{KindAuto, KindPercentile, KindCDF, KindSizeLatency, KindSizeBW}
 
-// PlotMetrics lists the latency statistics a size-latency plot can show
+// Metrics lists the latency statistics a size-latency plot can show
 // (Selection.Metric), named as in the JSON latency_ns object.
-var PlotMetrics = []string{"min", "mean", "p50", "p90", "p99", "p99_9", "p99_99", "max"}
+var Metrics = []string{"min", "mean", "p50", "p90", "p99", "p99_9", "p99_99", "max"}
 
 // ErrNothingToPlot is wrapped by the errors returned when the selection
 // matches no result, or no matching result holds a value to plot.
@@ -47,13 +50,13 @@ type Selection struct {
 	Modes []string // "lat", "bw"
 	Sizes []int    // message sizes, bytes
 	// Metric is the latency statistic of size-latency plots (one of
-	// PlotMetrics); "" plots p50 and p99.
+	// Metrics); "" plots p50 and p99.
 	Metric string
 }
 
-// PlotFormat returns the image format for path from its extension, "svg" or
+// Format returns the image format for path from its extension, "svg" or
 // "png" (in any letter case), or an error naming the extension.
-func PlotFormat(path string) (string, error) {
+func Format(path string) (string, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	switch ext {
 	case ".svg", ".png":
@@ -64,10 +67,10 @@ func PlotFormat(path string) (string, error) {
 	return "", fmt.Errorf("plot output %q: format %q unknown; use .svg or .png", path, filepath.Ext(path))
 }
 
-// PlotLabels returns the legend label of each result file in paths: its base
+// Labels returns the legend label of each result file in paths: its base
 // name without the extension ("runs/a.json" is "a"), or, when two files would
 // share a label, the path without the extension. "-" is "stdin".
-func PlotLabels(paths []string) []string {
+func Labels(paths []string) []string {
 	short := func(p string) string {
 		if p == "-" {
 			return "stdin"
@@ -88,12 +91,12 @@ func PlotLabels(paths []string) []string {
 	return out
 }
 
-// PlotKinds returns the plot kinds that --kind auto draws for docs under sel:
-// PlotPercentile when there are several documents or the selected results
-// have one message size; for a size sweep (several sizes), PlotSizeLatency
-// when it holds latency-mode results or sel names modes, and PlotSizeBW when
+// Kinds returns the plot kinds that --kind auto draws for docs under sel:
+// KindPercentile when there are several documents or the selected results
+// have one message size; for a size sweep (several sizes), KindSizeLatency
+// when it holds latency-mode results or sel names modes, and KindSizeBW when
 // it holds bandwidth-mode results. It returns nil when sel matches nothing.
-func PlotKinds(docs []*Document, sel Selection) []string {
+func Kinds(docs []*result.Document, sel Selection) []string {
 	tests := selectTests(docs, nil, sel)
 	if len(tests) == 0 {
 		return nil
@@ -102,32 +105,32 @@ func PlotKinds(docs []*Document, sel Selection) []string {
 	modes := distinct(tests, func(t plotTest) string { return t.r.Mode })
 	var kinds []string
 	if len(docs) > 1 || len(sizes) == 1 {
-		kinds = append(kinds, PlotPercentile)
+		kinds = append(kinds, KindPercentile)
 	}
 	if len(sizes) > 1 {
-		if slices.Contains(modes, ModeLat) || len(sel.Modes) > 0 {
-			kinds = append(kinds, PlotSizeLatency)
+		if slices.Contains(modes, result.ModeLat) || len(sel.Modes) > 0 {
+			kinds = append(kinds, KindSizeLatency)
 		}
-		if slices.Contains(modes, ModeBW) {
-			kinds = append(kinds, PlotSizeBW)
+		if slices.Contains(modes, result.ModeBW) {
+			kinds = append(kinds, KindSizeBW)
 		}
 	}
 	return kinds
 }
 
-// Plot draws the plots of kind (one of PlotKindNames) of the results in docs,
+// Draw draws the plots of kind (one of KindNames) of the results in docs,
 // whose legend labels are labels, selected by sel, to path, an .svg or .png
-// file. With PlotAuto it draws the kinds PlotKinds returns; when there are
+// file. With KindAuto it draws the kinds Kinds returns; when there are
 // several, each goes to path with "-KIND" inserted before the extension
 // (x.svg becomes x-percentile.svg, x-size-latency.svg, ...). It returns the
 // files written.
-func Plot(docs []*Document, labels []string, kind string, sel Selection, path string) ([]string, error) {
-	if _, err := PlotFormat(path); err != nil {
+func Draw(docs []*result.Document, labels []string, kind string, sel Selection, path string) ([]string, error) {
+	if _, err := Format(path); err != nil {
 		return nil, err
 	}
 	kinds := []string{kind}
-	if kind == PlotAuto {
-		if kinds = PlotKinds(docs, sel); len(kinds) == 0 {
+	if kind == KindAuto {
+		if kinds = Kinds(docs, sel); len(kinds) == 0 {
 			_, err := selectOrErr(docs, labels, sel)
 			return nil, err
 		}
@@ -141,16 +144,16 @@ func Plot(docs []*Document, labels []string, kind string, sel Selection, path st
 		}
 		var err error
 		switch k {
-		case PlotPercentile:
-			err = PlotPercentiles(docs, labels, sel, out)
-		case PlotCDF:
-			err = PlotCDFs(docs, labels, sel, out)
-		case PlotSizeLatency:
-			err = PlotSizeLatencies(docs, labels, sel, out)
-		case PlotSizeBW:
-			err = PlotSizeBandwidth(docs, labels, sel, out)
+		case KindPercentile:
+			err = Percentiles(docs, labels, sel, out)
+		case KindCDF:
+			err = CDFs(docs, labels, sel, out)
+		case KindSizeLatency:
+			err = SizeLatencies(docs, labels, sel, out)
+		case KindSizeBW:
+			err = SizeBandwidth(docs, labels, sel, out)
 		default:
-			return written, fmt.Errorf("plot kind %q unknown; valid: %s", k, strings.Join(PlotKindNames, ", "))
+			return written, fmt.Errorf("plot kind %q unknown; valid: %s", k, strings.Join(KindNames, ", "))
 		}
 		if err != nil {
 			return written, err
@@ -160,7 +163,7 @@ func Plot(docs []*Document, labels []string, kind string, sel Selection, path st
 	return written, nil
 }
 
-// PlotPercentiles draws the latency percentile distribution of each selected
+// Percentiles draws the latency percentile distribution of each selected
 // test, as HdrHistogram's plotter does: latency in µs against the percentile
 // on a log scale of 1/(1-q), which spreads out the tail (0 %, 90 %, 99 %,
 // 99.9 % ... are equally spaced). There is one line per document and test, so
@@ -168,7 +171,7 @@ func Plot(docs []*Document, labels []string, kind string, sel Selection, path st
 // drawn at percentile 1-1/N for N samples. With no modes in sel, only
 // latency-mode results are drawn if there are any; with no sizes, only the
 // smallest size. Latencies are those of latency_ns (histogram / divisor).
-func PlotPercentiles(docs []*Document, labels []string, sel Selection, path string) error {
+func Percentiles(docs []*result.Document, labels []string, sel Selection, path string) error {
 	tests, err := histTests(docs, labels, sel)
 	if err != nil {
 		return err
@@ -198,11 +201,11 @@ func PlotPercentiles(docs []*Document, labels []string, sel Selection, path stri
 	return f.save(path)
 }
 
-// PlotCDFs draws the cumulative distribution of the latency of each selected
+// CDFs draws the cumulative distribution of the latency of each selected
 // test: the fraction of samples at or below a latency, against the latency
 // in µs on a log scale. There is one line per document and test. The
-// selection defaults are those of PlotPercentiles.
-func PlotCDFs(docs []*Document, labels []string, sel Selection, path string) error {
+// selection defaults are those of Percentiles.
+func CDFs(docs []*result.Document, labels []string, sel Selection, path string) error {
 	tests, err := histTests(docs, labels, sel)
 	if err != nil {
 		return err
@@ -232,12 +235,12 @@ func PlotCDFs(docs []*Document, labels []string, sel Selection, path string) err
 // number of samples. Repeated points are dropped, so a test of one sample
 // is one point. Latencies are divided by r.HistogramDivisor; 0 ns counts
 // as 1 ns so that log scales can show it.
-func percentilePoints(r *Result) (plotter.XYs, int64, error) {
+func percentilePoints(r *result.Result) (plotter.XYs, int64, error) {
 	h, err := r.DecodeHistogram()
 	if err != nil {
 		return nil, 0, err
 	}
-	div := divisor(r.HistogramDivisor)
+	div := result.Divisor(r.HistogramDivisor)
 	n := float64(h.Count())
 	var xys plotter.XYs
 	for _, p := range h.Distribution() {
@@ -256,12 +259,12 @@ func percentilePoints(r *Result) (plotter.XYs, int64, error) {
 // cdfPoints returns the cumulative distribution of r's histogram as points
 // (latency in µs, fraction of samples at or below it), starting at (min, 0).
 // Latencies are divided by r.HistogramDivisor; 0 ns counts as 1 ns.
-func cdfPoints(r *Result) (plotter.XYs, error) {
+func cdfPoints(r *result.Result) (plotter.XYs, error) {
 	h, err := r.DecodeHistogram()
 	if err != nil {
 		return nil, err
 	}
-	div := divisor(r.HistogramDivisor)
+	div := result.Divisor(r.HistogramDivisor)
 	n := float64(h.Count())
 	us := func(ns int64) float64 { return float64(max(ns, 1)) / div / 1000 }
 	xys := plotter.XYs{{X: us(h.Min()), Y: 0}}
@@ -273,16 +276,16 @@ func cdfPoints(r *Result) (plotter.XYs, error) {
 	return xys, nil
 }
 
-// PlotSizeLatencies draws a latency statistic against the message size (log2
+// SizeLatencies draws a latency statistic against the message size (log2
 // scale): sel.Metric, or p50 and p99 when it is "", in µs, one line per
 // document, op and mode. Tests whose statistic is n/a (too few samples) are
 // left out of their line. With no modes in sel, only latency-mode results are
 // drawn if there are any.
-func PlotSizeLatencies(docs []*Document, labels []string, sel Selection, path string) error {
+func SizeLatencies(docs []*result.Document, labels []string, sel Selection, path string) error {
 	metrics := []string{"p50", "p99"}
 	if sel.Metric != "" {
-		if !slices.Contains(PlotMetrics, sel.Metric) {
-			return fmt.Errorf("plot metric %q unknown; valid: %s", sel.Metric, strings.Join(PlotMetrics, ", "))
+		if !slices.Contains(Metrics, sel.Metric) {
+			return fmt.Errorf("plot metric %q unknown; valid: %s", sel.Metric, strings.Join(Metrics, ", "))
 		}
 		metrics = []string{sel.Metric}
 	}
@@ -290,7 +293,7 @@ func PlotSizeLatencies(docs []*Document, labels []string, sel Selection, path st
 	if err != nil {
 		return err
 	}
-	tests = preferMode(tests, sel, ModeLat)
+	tests = preferMode(tests, sel, result.ModeLat)
 	f := newFigure()
 	var ys []float64
 	var sizes []float64
@@ -331,15 +334,15 @@ func PlotSizeLatencies(docs []*Document, labels []string, sel Selection, path st
 	return f.save(path)
 }
 
-// PlotSizeBandwidth draws the bandwidth in MiB/s (2^20 bytes/s) against the
+// SizeBandwidth draws the bandwidth in MiB/s (2^20 bytes/s) against the
 // message size (log2 scale), one line per document, op and mode. With no
 // modes in sel, only bandwidth-mode results are drawn if there are any.
-func PlotSizeBandwidth(docs []*Document, labels []string, sel Selection, path string) error {
+func SizeBandwidth(docs []*result.Document, labels []string, sel Selection, path string) error {
 	tests, err := selectOrErr(docs, labels, sel)
 	if err != nil {
 		return err
 	}
-	tests = preferMode(tests, sel, ModeBW)
+	tests = preferMode(tests, sel, result.ModeBW)
 	f := newFigure()
 	var ys, sizes []float64
 	for _, s := range tests.series() {
@@ -376,8 +379,8 @@ func PlotSizeBandwidth(docs []*Document, labels []string, sel Selection, path st
 type plotTest struct {
 	run   int    // index of the document
 	label string // the document's label
-	doc   *Document
-	r     *Result
+	doc   *result.Document
+	r     *result.Result
 }
 
 func (t plotTest) name() string {
@@ -441,7 +444,7 @@ func (ts plotTests) maxRun() int {
 
 // selectTests returns the results of docs matching sel's ops, modes and
 // sizes, in document then result order.
-func selectTests(docs []*Document, labels []string, sel Selection) plotTests {
+func selectTests(docs []*result.Document, labels []string, sel Selection) plotTests {
 	var out plotTests
 	for i, d := range docs {
 		if d == nil {
@@ -465,7 +468,7 @@ func selectTests(docs []*Document, labels []string, sel Selection) plotTests {
 
 // selectOrErr is selectTests, with an error naming what the documents hold
 // when nothing matches.
-func selectOrErr(docs []*Document, labels []string, sel Selection) (plotTests, error) {
+func selectOrErr(docs []*result.Document, labels []string, sel Selection) (plotTests, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("plot: %w: no result files", ErrNothingToPlot)
 	}
@@ -498,12 +501,12 @@ func selectOrErr(docs []*Document, labels []string, sel Selection) (plotTests, e
 // histTests selects the tests of a percentile or CDF plot: with no modes in
 // sel, the latency-mode ones if any; with no sizes, the smallest size. Tests
 // without a histogram or samples are left out.
-func histTests(docs []*Document, labels []string, sel Selection) (plotTests, error) {
+func histTests(docs []*result.Document, labels []string, sel Selection) (plotTests, error) {
 	tests, err := selectOrErr(docs, labels, sel)
 	if err != nil {
 		return nil, err
 	}
-	tests = preferMode(tests, sel, ModeLat)
+	tests = preferMode(tests, sel, result.ModeLat)
 	if len(sel.Sizes) == 0 {
 		sizes := distinct(tests, func(t plotTest) int { return t.r.SizeBytes })
 		smallest := slices.Min(sizes)
@@ -543,15 +546,15 @@ func joinInts(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// metricName returns the display name of a PlotMetrics entry: "p99.9" for
+// metricName returns the display name of a Metrics entry: "p99.9" for
 // "p99_9".
 func metricName(m string) string {
 	return strings.ReplaceAll(m, "_", ".")
 }
 
 // latencyMetric returns statistic m of l in ns, and whether it is present.
-func latencyMetric(l Latency, m string) (float64, bool) {
-	var n Nanos
+func latencyMetric(l result.Latency, m string) (float64, bool) {
+	var n result.Nanos
 	switch m {
 	case "min":
 		return l.Min, l.Count > 0
@@ -579,11 +582,11 @@ func latencyMetric(l Latency, m string) (float64, bool) {
 // histogram divisor.
 func timedWhat(mode string, div float64) string {
 	switch {
-	case mode == ModeBW:
+	case mode == result.ModeBW:
 		return "completion latency in bw mode (post to completion)"
-	case divisor(div) == 2:
+	case result.Divisor(div) == 2:
 		return "half round trip (RTT/2)"
-	case divisor(div) == 1:
+	case result.Divisor(div) == 1:
 		return "full round trip (RTT)"
 	}
 	return fmt.Sprintf("round trip / %g", div)
@@ -822,32 +825,20 @@ func (f *figure) sizeAxis(sizes []float64) {
 	for e := int(e0); e <= int(e1); e++ {
 		t := plot.Tick{Value: float64(e)}
 		if labelled == nil && (e-int(e0))%step == 0 {
-			t.Label = sizeLabel(int64(math.Exp2(float64(e))))
+			t.Label = report.SizeLabel(int64(math.Exp2(float64(e))))
 		}
 		ticks = append(ticks, t)
 	}
 	for _, v := range labelled {
-		ticks = append(ticks, plot.Tick{Value: math.Log2(v), Label: sizeLabel(int64(v))})
+		ticks = append(ticks, plot.Tick{Value: math.Log2(v), Label: report.SizeLabel(int64(v))})
 	}
 	a.Tick.Marker = plot.ConstantTicks(ticks)
-}
-
-func sizeLabel(b int64) string {
-	for _, u := range []struct {
-		n   int64
-		suf string
-	}{{1 << 30, "G"}, {1 << 20, "M"}, {1 << 10, "K"}} {
-		if b >= u.n && b%u.n == 0 {
-			return strconv.FormatInt(b/u.n, 10) + u.suf
-		}
-	}
-	return strconv.FormatInt(b, 10)
 }
 
 // save draws f to path, in the format of its extension, with the legend in a
 // column right of the plot; the figure grows taller when the legend needs it.
 func (f *figure) save(path string) error {
-	format, err := PlotFormat(path)
+	format, err := Format(path)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package bench
+package proto
 
 import (
 	"bytes"
@@ -250,15 +250,15 @@ func TestReadFrameErrors(t *testing.T) {
 		{"truncated header 11", valid[:11], io.ErrUnexpectedEOF, "after 11 of 12 bytes", false},
 		{"header only", valid[:12], io.ErrUnexpectedEOF, "read test payload: unexpected EOF after 0 of 14 bytes", false},
 		{"truncated payload", valid[:len(valid)-1], io.ErrUnexpectedEOF, "after 13 of 14 bytes", false},
-		{"oversized max uint32", protoHeader(ProtoMagic, 1, uint16(MsgResult), 0xFFFFFFFF), ErrTooLarge, "4294967295 bytes, limit 1048576", false},
-		{"oversized by one", protoHeader(ProtoMagic, 1, uint16(MsgResult), MaxPayload+1), ErrTooLarge, "1048577 bytes, limit 1048576", false},
+		{"oversized max uint32", protoHeader(Magic, 1, uint16(MsgResult), 0xFFFFFFFF), ErrTooLarge, "4294967295 bytes, limit 1048576", false},
+		{"oversized by one", protoHeader(Magic, 1, uint16(MsgResult), MaxPayload+1), ErrTooLarge, "1048577 bytes, limit 1048576", false},
 		{"bad magic", protoHeader(0x52444D43, 1, 1, 0), ErrBadMagic, `bad magic 0x52444d43 ("RDMC"), want 0x52444d42 ("RDMB")`, false},
 		{"http client", []byte("GET / HTTP/1.1\r\n\r\n"), ErrBadMagic, `"GET "`, false},
-		{"version 2", protoHeader(ProtoMagic, 2, 1, 0), ErrVersion, "peer speaks protocol version 2, this side speaks version 1", false},
-		{"version 0", protoHeader(ProtoMagic, 0, 1, 0), ErrVersion, "version 0", false},
-		{"type 0", protoHeader(ProtoMagic, 1, 0, 0), ErrUnknownType, "unknown message type 0", false},
-		{"type 9", protoHeader(ProtoMagic, 1, 9, 0), ErrUnknownType, "unknown message type 9", false},
-		{"type 65535", protoHeader(ProtoMagic, 1, 0xffff, 5), ErrUnknownType, "unknown message type 65535", false},
+		{"version 2", protoHeader(Magic, 2, 1, 0), ErrVersion, "peer speaks protocol version 2, this side speaks version 1", false},
+		{"version 0", protoHeader(Magic, 0, 1, 0), ErrVersion, "version 0", false},
+		{"type 0", protoHeader(Magic, 1, 0, 0), ErrUnknownType, "unknown message type 0", false},
+		{"type 9", protoHeader(Magic, 1, 9, 0), ErrUnknownType, "unknown message type 9", false},
+		{"type 65535", protoHeader(Magic, 1, 0xffff, 5), ErrUnknownType, "unknown message type 65535", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,9 +276,9 @@ func TestReadFrameErrors(t *testing.T) {
 				t.Fatalf("error %q does not contain %q", err, tt.wantMsg)
 			}
 			if !tt.wantBare {
-				var pe *ProtoError
+				var pe *Error
 				if !errors.As(err, &pe) {
-					t.Fatalf("error %v (%T) is not a *ProtoError", err, err)
+					t.Fatalf("error %v (%T) is not a *Error", err, err)
 				}
 				if !strings.HasPrefix(err.Error(), "control: read ") {
 					t.Fatalf("error %q does not name the operation", err)
@@ -291,9 +291,9 @@ func TestReadFrameErrors(t *testing.T) {
 	}
 
 	t.Run("version error fields", func(t *testing.T) {
-		_, _, err := ReadFrame(bytes.NewReader(protoHeader(ProtoMagic, 7, 1, 0)))
+		_, _, err := ReadFrame(bytes.NewReader(protoHeader(Magic, 7, 1, 0)))
 		var ve *VersionError
-		if !errors.As(err, &ve) || ve.Got != 7 || ve.Want != ProtoVersion {
+		if !errors.As(err, &ve) || ve.Got != 7 || ve.Want != Version {
 			t.Fatalf("unexpected error: %#v", err)
 		}
 	})
@@ -316,9 +316,9 @@ func TestReadFrameAllocation(t *testing.T) {
 		max  uint64 // bytes
 	}{
 		// Rejected before any payload allocation.
-		{"length 0xFFFFFFFF", protoHeader(ProtoMagic, 1, uint16(MsgResult), 0xFFFFFFFF), 16 << 10},
+		{"length 0xFFFFFFFF", protoHeader(Magic, 1, uint16(MsgResult), 0xFFFFFFFF), 16 << 10},
 		// Announces 1 MiB but sends 10 bytes: only the first chunk is allocated.
-		{"short 1 MiB", append(protoHeader(ProtoMagic, 1, uint16(MsgResult), MaxPayload), "0123456789"...), payloadChunk + 16<<10},
+		{"short 1 MiB", append(protoHeader(Magic, 1, uint16(MsgResult), MaxPayload), "0123456789"...), payloadChunk + 16<<10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -612,9 +612,9 @@ func TestConnRejectsMalformed(t *testing.T) {
 		wantErr error
 	}{
 		{"bad magic", []byte("SSH-2.0-OpenSSH_9.2\r\n"), ErrBadMagic},
-		{"version", protoHeader(ProtoMagic, 2, 1, 0), ErrVersion},
-		{"too large", protoHeader(ProtoMagic, 1, 1, 0xFFFFFFFF), ErrTooLarge},
-		{"unknown type", protoHeader(ProtoMagic, 1, 42, 0), ErrUnknownType},
+		{"version", protoHeader(Magic, 2, 1, 0), ErrVersion},
+		{"too large", protoHeader(Magic, 1, 1, 0xFFFFFFFF), ErrTooLarge},
+		{"unknown type", protoHeader(Magic, 1, 42, 0), ErrUnknownType},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package bench
+package proto
 
 import (
 	"bytes"
@@ -20,19 +20,19 @@ import (
 // The server and the client talk over one TCP connection before and between
 // RDMA tests. Every message is one frame: a 12-byte big-endian header
 //
-//	magic   uint32  ProtoMagic ("RDMB")
-//	version uint16  ProtoVersion
+//	magic   uint32  Magic ("RDMB")
+//	version uint16  Version
 //	type    uint16  MsgType
 //	length  uint32  payload length in bytes, at most MaxPayload
 //
 // followed by length bytes of JSON payload (possibly none).
 
-// ProtoVersion is the control protocol version this package speaks. A frame
+// Version is the control protocol version this package speaks. A frame
 // with another version is rejected with a *VersionError.
-const ProtoVersion = 1
+const Version = 1
 
-// ProtoMagic starts every control frame: "RDMB" in ASCII, big-endian.
-const ProtoMagic uint32 = 0x52444D42
+// Magic starts every control frame: "RDMB" in ASCII, big-endian.
+const Magic uint32 = 0x52444D42
 
 // MaxPayload is the largest frame payload in bytes (1 MiB). A result with
 // encoded histograms is about 100 KiB.
@@ -89,7 +89,7 @@ func (t MsgType) known() bool { return t >= MsgHello && t < msgTypeEnd }
 // Sentinel errors of the framing layer. Callers test them with errors.Is; the
 // returned errors carry the offending values.
 var (
-	// ErrBadMagic: the frame does not start with ProtoMagic (not an
+	// ErrBadMagic: the frame does not start with Magic (not an
 	// rdmabench peer, or the stream lost its framing).
 	ErrBadMagic = errors.New("bad magic")
 	// ErrTooLarge: a payload is longer than MaxPayload.
@@ -102,26 +102,26 @@ var (
 	ErrUnexpectedType = errors.New("unexpected message type")
 )
 
-// ProtoError is a failed control-protocol operation, modelled on
+// Error is a failed control-protocol operation, modelled on
 // net.OpError. Op names the operation ("read header", "read payload",
 // "decode hello from 10.0.0.1:18515", "waiting for ready from
 // 10.0.0.1:18515"); Err is the cause. Its message starts with "control: ".
-type ProtoError struct {
+type Error struct {
 	Op  string
 	Err error
 }
 
-var _ net.Error = (*ProtoError)(nil)
+var _ net.Error = (*Error)(nil)
 
 // Error returns "control: <op>: <err>"; nested ProtoErrors are joined
 // without repeating the prefix.
-func (e *ProtoError) Error() string { return "control: " + e.msg() }
+func (e *Error) Error() string { return "control: " + e.msg() }
 
-func (e *ProtoError) msg() string {
+func (e *Error) msg() string {
 	switch inner := e.Err.(type) {
 	case nil:
 		return e.Op
-	case *ProtoError:
+	case *Error:
 		if e.Op == "" {
 			return inner.msg()
 		}
@@ -135,20 +135,20 @@ func (e *ProtoError) msg() string {
 }
 
 // Unwrap returns the cause.
-func (e *ProtoError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // Timeout reports whether the operation failed because a deadline passed
 // (errors.Is(e, os.ErrDeadlineExceeded)).
-func (e *ProtoError) Timeout() bool { return errors.Is(e.Err, os.ErrDeadlineExceeded) }
+func (e *Error) Timeout() bool { return errors.Is(e.Err, os.ErrDeadlineExceeded) }
 
 // Temporary is the same as Timeout; it exists to satisfy net.Error.
-func (e *ProtoError) Temporary() bool { return e.Timeout() }
+func (e *Error) Temporary() bool { return e.Timeout() }
 
 // VersionError is a frame whose protocol version is not ours. It unwraps to
 // ErrVersion.
 type VersionError struct {
 	Got  uint16 // the peer's version
-	Want uint16 // ProtoVersion
+	Want uint16 // Version
 }
 
 func (e *VersionError) Error() string {
@@ -175,13 +175,13 @@ func (e *RemoteError) Error() string { return "peer: " + e.Msg }
 // known type. payload is copied; the caller keeps ownership of it.
 func AppendFrame(dst []byte, t MsgType, payload []byte) ([]byte, error) {
 	if !t.known() {
-		return dst, &ProtoError{Op: "encode frame", Err: fmt.Errorf("%w %d", ErrUnknownType, uint16(t))}
+		return dst, &Error{Op: "encode frame", Err: fmt.Errorf("%w %d", ErrUnknownType, uint16(t))}
 	}
 	if len(payload) > MaxPayload {
-		return dst, &ProtoError{Op: "encode " + t.String(), Err: tooLarge(uint64(len(payload)))}
+		return dst, &Error{Op: "encode " + t.String(), Err: tooLarge(uint64(len(payload)))}
 	}
-	dst = binary.BigEndian.AppendUint32(dst, ProtoMagic)
-	dst = binary.BigEndian.AppendUint16(dst, ProtoVersion)
+	dst = binary.BigEndian.AppendUint32(dst, Magic)
+	dst = binary.BigEndian.AppendUint16(dst, Version)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(t))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)))
 	return append(dst, payload...), nil
@@ -199,7 +199,7 @@ func tooLarge(n uint64) error {
 //
 // If r returns io.EOF before the first header byte, ReadFrame returns io.EOF
 // itself (the peer closed the connection between frames). All other errors
-// are *ProtoError with Op "read header" or "read payload"; a stream that
+// are *Error with Op "read header" or "read payload"; a stream that
 // ends inside a frame gives an error wrapping io.ErrUnexpectedEOF, and a bad
 // header wraps ErrBadMagic, ErrVersion (*VersionError), ErrUnknownType or
 // ErrTooLarge.
@@ -219,13 +219,13 @@ func readFrame(r io.Reader) (t MsgType, payload []byte, started bool, err error)
 		case n == 0 && err == io.EOF:
 			return 0, nil, false, io.EOF
 		case n == 0:
-			return 0, nil, false, &ProtoError{Op: "read header", Err: err}
+			return 0, nil, false, &Error{Op: "read header", Err: err}
 		default:
-			return 0, nil, true, &ProtoError{Op: "read header", Err: partial(err, n, frameHeaderLen)}
+			return 0, nil, true, &Error{Op: "read header", Err: partial(err, n, frameHeaderLen)}
 		}
 	}
 	if err := checkHeader(h); err != nil {
-		return 0, nil, true, &ProtoError{Op: "read header", Err: err}
+		return 0, nil, true, &Error{Op: "read header", Err: err}
 	}
 	t = MsgType(binary.BigEndian.Uint16(h[6:]))
 	length := int(binary.BigEndian.Uint32(h[8:])) // <= MaxPayload after checkHeader
@@ -234,17 +234,17 @@ func readFrame(r io.Reader) (t MsgType, payload []byte, started bool, err error)
 	}
 	payload, err = readPayload(r, length)
 	if err != nil {
-		return 0, nil, true, &ProtoError{Op: "read " + t.String() + " payload", Err: err}
+		return 0, nil, true, &Error{Op: "read " + t.String() + " payload", Err: err}
 	}
 	return t, payload, true, nil
 }
 
 func checkHeader(h [frameHeaderLen]byte) error {
-	if m := binary.BigEndian.Uint32(h[0:]); m != ProtoMagic {
-		return fmt.Errorf("%w 0x%08x (%q), want 0x%08x (%q)", ErrBadMagic, m, h[0:4], ProtoMagic, "RDMB")
+	if m := binary.BigEndian.Uint32(h[0:]); m != Magic {
+		return fmt.Errorf("%w 0x%08x (%q), want 0x%08x (%q)", ErrBadMagic, m, h[0:4], Magic, "RDMB")
 	}
-	if v := binary.BigEndian.Uint16(h[4:]); v != ProtoVersion {
-		return &VersionError{Got: v, Want: ProtoVersion}
+	if v := binary.BigEndian.Uint16(h[4:]); v != Version {
+		return &VersionError{Got: v, Want: Version}
 	}
 	if t := MsgType(binary.BigEndian.Uint16(h[6:])); !t.known() {
 		return fmt.Errorf("%w %d", ErrUnknownType, uint16(t))
@@ -327,7 +327,7 @@ func NewConn(c net.Conn, timeout time.Duration) *Conn {
 }
 
 // connIO reads from a net.Conn and strips the *net.OpError layer: the
-// ProtoError built around it already names the operation and the peer, so
+// Error built around it already names the operation and the peer, so
 // a timeout reads "...: i/o timeout" instead of repeating both addresses.
 type connIO struct{ c net.Conn }
 
@@ -380,7 +380,7 @@ func (c *Conn) Send(t MsgType, v any) error {
 	if v != nil {
 		var err error
 		if payload, err = json.Marshal(v); err != nil {
-			return &ProtoError{Op: "encode " + t.String(), Err: err}
+			return &Error{Op: "encode " + t.String(), Err: err}
 		}
 	}
 	return c.sendPayload(t, payload)
@@ -413,7 +413,7 @@ func (c *Conn) sendPayload(t MsgType, payload []byte) error {
 	defer c.wmu.Unlock()
 	op := "sending " + t.String() + " to " + c.peer
 	if c.wbroken != nil {
-		return &ProtoError{Op: op, Err: c.wbroken}
+		return &Error{Op: op, Err: c.wbroken}
 	}
 	frame, err := AppendFrame(c.wbuf[:0], t, payload)
 	if err != nil {
@@ -423,7 +423,7 @@ func (c *Conn) sendPayload(t MsgType, payload []byte) error {
 		c.wbuf = frame[:0]
 	}
 	if err := c.c.SetWriteDeadline(deadline(time.Duration(c.timeout.Load()))); err != nil {
-		return &ProtoError{Op: op, Err: stripOpError(err)}
+		return &Error{Op: op, Err: stripOpError(err)}
 	}
 	n, err := c.c.Write(frame)
 	if err != nil {
@@ -432,7 +432,7 @@ func (c *Conn) sendPayload(t MsgType, payload []byte) error {
 			err = partial(err, n, len(frame))
 			c.wbroken = err
 		}
-		return &ProtoError{Op: op, Err: err}
+		return &Error{Op: op, Err: err}
 	}
 	return nil
 }
@@ -460,7 +460,7 @@ func (c *Conn) RecvTimeout(want MsgType, v any, d time.Duration) error {
 		return err
 	}
 	if t != want {
-		return &ProtoError{
+		return &Error{
 			Op:  "waiting for " + want.String() + " from " + c.peer,
 			Err: fmt.Errorf("%w: expected %v, got %v", ErrUnexpectedType, want, t),
 		}
@@ -483,17 +483,17 @@ func (c *Conn) recv(what string, d time.Duration) (MsgType, []byte, error) {
 	defer c.rmu.Unlock()
 	op := "waiting for " + what + " from " + c.peer
 	if c.rbroken != nil {
-		return 0, nil, &ProtoError{Op: op, Err: c.rbroken}
+		return 0, nil, &Error{Op: op, Err: c.rbroken}
 	}
 	if err := c.c.SetReadDeadline(deadline(d)); err != nil {
-		return 0, nil, &ProtoError{Op: op, Err: stripOpError(err)}
+		return 0, nil, &Error{Op: op, Err: stripOpError(err)}
 	}
 	t, payload, started, err := readFrame(c.r)
 	if err != nil {
 		if !started {
 			// Still on a frame boundary: report the bare cause (io.EOF,
 			// i/o timeout, connection reset) without "read header".
-			var pe *ProtoError
+			var pe *Error
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
@@ -503,12 +503,12 @@ func (c *Conn) recv(what string, d time.Duration) (MsgType, []byte, error) {
 		} else {
 			c.rbroken = err
 		}
-		return 0, nil, &ProtoError{Op: op, Err: err}
+		return 0, nil, &Error{Op: op, Err: err}
 	}
 	if t == MsgError {
 		var re RemoteError
 		if err := json.Unmarshal(payload, &re); err != nil { // lenient: keep the peer's message
-			return 0, nil, &ProtoError{Op: "decode error from " + c.peer, Err: err}
+			return 0, nil, &Error{Op: "decode error from " + c.peer, Err: err}
 		}
 		return MsgError, nil, &re
 	}
@@ -523,12 +523,12 @@ func (c *Conn) Decode(t MsgType, payload []byte, v any) error {
 	op := "decode " + t.String() + " from " + c.peer
 	if v == nil {
 		if len(payload) != 0 {
-			return &ProtoError{Op: op, Err: fmt.Errorf("unexpected %d-byte payload", len(payload))}
+			return &Error{Op: op, Err: fmt.Errorf("unexpected %d-byte payload", len(payload))}
 		}
 		return nil
 	}
 	if len(payload) == 0 {
-		return &ProtoError{Op: op, Err: errors.New("empty payload")}
+		return &Error{Op: op, Err: errors.New("empty payload")}
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
@@ -536,10 +536,10 @@ func (c *Conn) Decode(t MsgType, payload []byte, v any) error {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			err = errors.New("truncated JSON")
 		}
-		return &ProtoError{Op: op, Err: err}
+		return &Error{Op: op, Err: err}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return &ProtoError{Op: op, Err: errors.New("trailing data after JSON value")}
+		return &Error{Op: op, Err: errors.New("trailing data after JSON value")}
 	}
 	return nil
 }

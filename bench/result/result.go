@@ -1,4 +1,4 @@
-package bench
+package result
 
 import (
 	"encoding/json"
@@ -162,7 +162,7 @@ type Result struct {
 // r.Histogram, r.HistogramDivisor and r.Samples from h, and, when div is not
 // 1, r.RTT from h undivided. h holds the recorded samples in ns.
 func (r *Result) SetLatency(h *hist.Histogram, div float64) error {
-	div = divisor(div)
+	div = Divisor(div)
 	enc, err := h.Encode()
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func NanosOf(v hist.Value, div float64) Nanos {
 	if !v.OK {
 		return Nanos{}
 	}
-	return Nanos{NS: float64(v.NS) / divisor(div), OK: true}
+	return Nanos{NS: float64(v.NS) / Divisor(div), OK: true}
 }
 
 // MarshalJSON encodes n as a number of ns, or null when !n.OK.
@@ -268,7 +268,7 @@ type Latency struct {
 // RTT/2 from recorded round trips (the percentiles of RTT/2 are those of RTT
 // halved). Fractional ns are kept. div <= 0 counts as 1.
 func NewLatency(h *hist.Histogram, div float64) Latency {
-	div = divisor(div)
+	div = Divisor(div)
 	s := h.Summary()
 	return Latency{
 		Count:  s.Count,
@@ -284,7 +284,9 @@ func NewLatency(h *hist.Histogram, div float64) Latency {
 	}
 }
 
-func divisor(div float64) float64 {
+// Divisor is the effective histogram divisor of div: div itself, or 1 when
+// div is not a positive finite number (older documents, bandwidth tests).
+func Divisor(div float64) float64 {
 	if !(div > 0) || math.IsInf(div, 0) {
 		return 1
 	}
@@ -321,13 +323,6 @@ func NewBandwidth(bytesPerMsg int, msgs int64, ns int64) Bandwidth {
 		Mpps:       float64(msgs) / sec / 1e6,
 	}
 }
-
-// Bandwidth units accepted by Bandwidth.In and WriteBandwidthTable.
-const (
-	UnitMiB = "MiB" // MiB/sec (2^20 bytes/s), perftest's default
-	UnitMB  = "MB"  // MB/sec (10^6 bytes/s)
-	UnitGb  = "Gb"  // Gb/sec (10^9 bit/s), perftest's --report_gbits
-)
 
 // In returns the data rate in unit (UnitMiB, UnitMB or UnitGb) and the
 // unit's label, such as "MiB/sec".
@@ -403,13 +398,13 @@ func WriteJSONFile(path string, doc *Document) error {
 	if d.Results == nil {
 		d.Results = []Result{}
 	}
-	return writeJSON(path, &d)
+	return WriteJSON(path, &d)
 }
 
-// writeJSON writes v as indented JSON to path, or to stdout when path is
+// WriteJSON writes v as indented JSON to path, or to stdout when path is
 // "-": through path+".tmp", synced and renamed over path, so path never
 // holds a partial document.
-func writeJSON(path string, v any) error {
+func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("bench: encode results: %w", err)

@@ -1,4 +1,4 @@
-package bench
+package plot
 
 import (
 	"encoding/xml"
@@ -12,41 +12,44 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/report"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/rdmabench/rdmabench/hist"
 )
 
-// plotFixtures reads the two SoftRoCE guest runs in testdata/plot: loopback,
+// plotFixtures reads the two SoftRoCE guest runs in testdata: loopback,
 // send/write/read, lat and bw, sizes 2, 1024 and 65536 bytes, 5000
 // iterations (50 completion samples in bw mode below 64K).
-func plotFixtures(t *testing.T) ([]*Document, []string) {
+func plotFixtures(t *testing.T) ([]*result.Document, []string) {
 	t.Helper()
-	paths := []string{"testdata/plot/a.json", "testdata/plot/b.json"}
-	docs := make([]*Document, len(paths))
+	paths := []string{"testdata/a.json", "testdata/b.json"}
+	docs := make([]*result.Document, len(paths))
 	for i, p := range paths {
-		d, err := ReadJSONFile(p)
+		d, err := result.ReadJSONFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		docs[i] = d
 	}
-	return docs, PlotLabels(paths)
+	return docs, Labels(paths)
 }
 
 // plotResult returns a result of op, mode and size whose samples are vals
 // (ns), reported divided by div.
-func plotResult(t *testing.T, op, mode string, size int, div float64, vals ...int64) Result {
+func plotResult(t *testing.T, op, mode string, size int, div float64, vals ...int64) result.Result {
 	t.Helper()
 	h := hist.New()
 	for _, v := range vals {
 		h.Record(v)
 	}
-	r := Result{Op: op, Mode: mode, SizeBytes: size, Iterations: int64(len(vals))}
+	r := result.Result{Op: op, Mode: mode, SizeBytes: size, Iterations: int64(len(vals))}
 	if err := r.SetLatency(h, div); err != nil {
 		t.Fatal(err)
 	}
-	r.Bandwidth = NewBandwidth(size, int64(len(vals)), 1e9)
+	r.Bandwidth = result.NewBandwidth(size, int64(len(vals)), 1e9)
 	return r
 }
 
@@ -112,7 +115,7 @@ func TestPlotKindsSVG(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name      string
-		plot      func([]*Document, []string, Selection, string) error
+		plot      func([]*result.Document, []string, Selection, string) error
 		sel       Selection
 		texts     []string // exact <text> contents
 		subs      []string // substrings of some <text>
@@ -120,7 +123,7 @@ func TestPlotKindsSVG(t *testing.T) {
 		wantNoSub []string
 	}{
 		{
-			name: "percentile", plot: PlotPercentiles,
+			name: "percentile", plot: Percentiles,
 			texts: []string{"a send lat 2B", "a write lat 2B", "a read lat 2B", "b send lat 2B", "b read lat 2B",
 				"0%", "90%", "99%", "99.9%", "percentile (log scale of 1/(1-percentile))"},
 			subs:      []string{"latency (µs", "SEND, WRITE latency: half round trip (RTT/2)", "READ latency: full round trip (RTT)", "(software RDMA)", "2-byte messages"},
@@ -128,28 +131,28 @@ func TestPlotKindsSVG(t *testing.T) {
 			wantNoSub: []string{" bw ", "1024B"},
 		},
 		{
-			name: "cdf", plot: PlotCDFs, sel: Selection{Ops: []string{OpSend}, Sizes: []int{1024}},
+			name: "cdf", plot: CDFs, sel: Selection{Ops: []string{result.OpSend}, Sizes: []int{1024}},
 			texts:     []string{"a send lat 1024B", "b send lat 1024B", "latency (µs, log scale)", "cumulative fraction of samples", "0.5", "1"},
 			subs:      []string{"SEND latency: half round trip (RTT/2)", "cumulative distribution", "(software RDMA)"},
 			minPaths:  2 + 10,
 			wantNoSub: []string{"read lat", "write lat"},
 		},
 		{
-			name: "size-latency", plot: PlotSizeLatencies,
+			name: "size-latency", plot: SizeLatencies,
 			texts: []string{"a send lat p50", "a send lat p99", "b read lat p50", "b write lat p99",
 				"message size (bytes, log2 scale)", "2", "1K", "64K"},
 			subs:     []string{"p50, p99 latency (µs", "p50 and p99 against message size", "(software RDMA)"},
 			minPaths: 12 + 12*3, // lines, and a glyph per point
 		},
 		{
-			name: "size-latency metric", plot: PlotSizeLatencies, sel: Selection{Metric: "p99_9", Ops: []string{OpRead}},
+			name: "size-latency metric", plot: SizeLatencies, sel: Selection{Metric: "p99_9", Ops: []string{result.OpRead}},
 			texts:     []string{"a read lat p99.9", "b read lat p99.9", "message size (bytes, log2 scale)"},
 			subs:      []string{"p99.9 latency (µs", "READ latency: full round trip (RTT)"},
 			minPaths:  2 + 2*3,
 			wantNoSub: []string{"p50", "send lat"},
 		},
 		{
-			name: "size-bw", plot: PlotSizeBandwidth,
+			name: "size-bw", plot: SizeBandwidth,
 			texts:     []string{"a send bw", "a write bw", "b read bw", "message size (bytes, log2 scale)", "64K"},
 			subs:      []string{"bandwidth (MiB/s", "SEND, WRITE, READ bandwidth in bw mode against message size", "(software RDMA)"},
 			minPaths:  6 + 6*3,
@@ -190,29 +193,29 @@ func TestPlotAuto(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name  string
-		docs  []*Document
+		docs  []*result.Document
 		sel   Selection
 		kinds []string
 		want  []string
 	}{
-		{"two sweeps", docs, Selection{}, []string{PlotPercentile, PlotSizeLatency, PlotSizeBW},
+		{"two sweeps", docs, Selection{}, []string{KindPercentile, KindSizeLatency, KindSizeBW},
 			[]string{"x-percentile.svg", "x-size-latency.svg", "x-size-bw.svg"}},
-		{"one sweep", docs[:1], Selection{}, []string{PlotSizeLatency, PlotSizeBW},
+		{"one sweep", docs[:1], Selection{}, []string{KindSizeLatency, KindSizeBW},
 			[]string{"x-size-latency.svg", "x-size-bw.svg"}},
-		{"one sweep, lat", docs[:1], Selection{Modes: []string{ModeLat}}, []string{PlotSizeLatency}, []string{"x.svg"}},
-		{"one size", docs[:1], Selection{Sizes: []int{2}}, []string{PlotPercentile}, []string{"x.svg"}},
-		{"one test", docs[:1], Selection{Ops: []string{OpRead}, Modes: []string{ModeLat}, Sizes: []int{1024}},
-			[]string{PlotPercentile}, []string{"x.svg"}},
-		{"two runs, one test", docs, Selection{Ops: []string{OpRead}, Modes: []string{ModeLat}, Sizes: []int{1024}},
-			[]string{PlotPercentile}, []string{"x.svg"}},
+		{"one sweep, lat", docs[:1], Selection{Modes: []string{result.ModeLat}}, []string{KindSizeLatency}, []string{"x.svg"}},
+		{"one size", docs[:1], Selection{Sizes: []int{2}}, []string{KindPercentile}, []string{"x.svg"}},
+		{"one test", docs[:1], Selection{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{1024}},
+			[]string{KindPercentile}, []string{"x.svg"}},
+		{"two runs, one test", docs, Selection{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{1024}},
+			[]string{KindPercentile}, []string{"x.svg"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := PlotKinds(tc.docs, tc.sel); !slices.Equal(got, tc.kinds) {
-				t.Errorf("PlotKinds = %q, want %q", got, tc.kinds)
+			if got := Kinds(tc.docs, tc.sel); !slices.Equal(got, tc.kinds) {
+				t.Errorf("Kinds = %q, want %q", got, tc.kinds)
 			}
 			sub := t.TempDir()
-			got, err := Plot(tc.docs, labels, PlotAuto, tc.sel, filepath.Join(sub, "x.svg"))
+			got, err := Draw(tc.docs, labels, KindAuto, tc.sel, filepath.Join(sub, "x.svg"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +228,7 @@ func TestPlotAuto(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Plot(docs, labels, "pie", Selection{}, filepath.Join(dir, "x.svg")); err == nil || !strings.Contains(err.Error(), `"pie"`) {
+	if _, err := Draw(docs, labels, "pie", Selection{}, filepath.Join(dir, "x.svg")); err == nil || !strings.Contains(err.Error(), `"pie"`) {
 		t.Errorf("kind pie: err %v, want it named", err)
 	}
 }
@@ -233,7 +236,7 @@ func TestPlotAuto(t *testing.T) {
 func TestPlotPNG(t *testing.T) {
 	docs, labels := plotFixtures(t)
 	out := filepath.Join(t.TempDir(), "p.PNG")
-	if err := PlotPercentiles(docs, labels, Selection{}, out); err != nil {
+	if err := Percentiles(docs, labels, Selection{}, out); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(out)
@@ -252,18 +255,18 @@ func TestPlotPNG(t *testing.T) {
 
 func TestPlotFormat(t *testing.T) {
 	for path, want := range map[string]string{"a.svg": "svg", "dir.x/B.SVG": "svg", "c.png": "png"} {
-		if got, err := PlotFormat(path); err != nil || got != want {
-			t.Errorf("PlotFormat(%q) = %q, %v; want %q", path, got, err, want)
+		if got, err := Format(path); err != nil || got != want {
+			t.Errorf("Format(%q) = %q, %v; want %q", path, got, err, want)
 		}
 	}
 	for path, name := range map[string]string{"a.pdf": `".pdf"`, "a.svg.gz": `".gz"`, "plot": "no extension"} {
-		if _, err := PlotFormat(path); err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("PlotFormat(%q): err %v, want one naming %s", path, err, name)
+		if _, err := Format(path); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("Format(%q): err %v, want one naming %s", path, err, name)
 		}
 	}
 	docs, labels := plotFixtures(t)
 	out := filepath.Join(t.TempDir(), "a.jpg")
-	if _, err := Plot(docs, labels, PlotPercentile, Selection{}, out); err == nil || !strings.Contains(err.Error(), ".jpg") {
+	if _, err := Draw(docs, labels, KindPercentile, Selection{}, out); err == nil || !strings.Contains(err.Error(), ".jpg") {
 		t.Errorf("Plot to .jpg: err %v", err)
 	}
 	if _, err := os.Stat(out); err == nil {
@@ -272,10 +275,10 @@ func TestPlotFormat(t *testing.T) {
 }
 
 func TestPlotLabels(t *testing.T) {
-	got := PlotLabels([]string{"runs/a.json", "b.json", "x/c.json", "y/c.json", "-"})
+	got := Labels([]string{"runs/a.json", "b.json", "x/c.json", "y/c.json", "-"})
 	want := []string{"a", "b", "x/c", "y/c", "stdin"}
 	if !slices.Equal(got, want) {
-		t.Errorf("PlotLabels = %q, want %q", got, want)
+		t.Errorf("Labels = %q, want %q", got, want)
 	}
 }
 
@@ -285,7 +288,7 @@ func TestPlotPointsUseDivisor(t *testing.T) {
 	docs, _ := plotFixtures(t)
 	seen := map[float64]bool{}
 	for _, r := range docs[0].Results {
-		if r.Mode != ModeLat {
+		if r.Mode != result.ModeLat {
 			continue
 		}
 		seen[r.HistogramDivisor] = true
@@ -336,20 +339,20 @@ func TestPlotSingleRunNA(t *testing.T) {
 	for i := range many {
 		many[i] = int64(2000 + i*7)
 	}
-	doc := &Document{SchemaVersion: SchemaVersion, Results: []Result{
-		plotResult(t, OpSend, ModeLat, 2, 2, 3000),
-		plotResult(t, OpSend, ModeLat, 64, 2, many[:50]...),
-		plotResult(t, OpSend, ModeLat, 4096, 2, many...),
+	doc := &result.Document{SchemaVersion: result.SchemaVersion, Results: []result.Result{
+		plotResult(t, result.OpSend, result.ModeLat, 2, 2, 3000),
+		plotResult(t, result.OpSend, result.ModeLat, 64, 2, many[:50]...),
+		plotResult(t, result.OpSend, result.ModeLat, 4096, 2, many...),
 	}}
 	if r := doc.Results[0]; r.Latency.P50.OK || r.Latency.P99.OK || r.Latency.P99_99.OK {
 		t.Fatalf("fixture: one-sample percentiles are not n/a: %+v", r.Latency)
 	}
-	docs, labels := []*Document{doc}, []string{"hw"}
+	docs, labels := []*result.Document{doc}, []string{"hw"}
 	dir := t.TempDir()
 
 	// The percentile plot draws the one-sample test as a single point.
 	out := filepath.Join(dir, "one.svg")
-	if err := PlotPercentiles(docs, labels, Selection{}, out); err != nil {
+	if err := Percentiles(docs, labels, Selection{}, out); err != nil {
 		t.Fatal(err)
 	}
 	c := parseSVG(t, out)
@@ -359,7 +362,7 @@ func TestPlotSingleRunNA(t *testing.T) {
 
 	// p99 is n/a at 2 and 64 bytes: the line has the 4096-byte point only.
 	out = filepath.Join(dir, "p99.svg")
-	if err := PlotSizeLatencies(docs, labels, Selection{Metric: "p99"}, out); err != nil {
+	if err := SizeLatencies(docs, labels, Selection{Metric: "p99"}, out); err != nil {
 		t.Fatal(err)
 	}
 	if c := parseSVG(t, out); !c.has("hw send lat p99") {
@@ -367,19 +370,19 @@ func TestPlotSingleRunNA(t *testing.T) {
 	}
 
 	// p99.9 is n/a everywhere.
-	err := PlotSizeLatencies(docs, labels, Selection{Metric: "p99_9"}, filepath.Join(dir, "p999.svg"))
+	err := SizeLatencies(docs, labels, Selection{Metric: "p99_9"}, filepath.Join(dir, "p999.svg"))
 	if !errors.Is(err, ErrNothingToPlot) || !strings.Contains(err.Error(), "p99_9") || !strings.Contains(err.Error(), "n/a") {
 		t.Errorf("all n/a: err %v", err)
 	}
 	// So is every statistic of the one-sample test but min, mean and max.
-	err = PlotSizeLatencies(docs, labels, Selection{Sizes: []int{2}}, filepath.Join(dir, "p50.svg"))
+	err = SizeLatencies(docs, labels, Selection{Sizes: []int{2}}, filepath.Join(dir, "p50.svg"))
 	if !errors.Is(err, ErrNothingToPlot) {
 		t.Errorf("one sample, p50 and p99: err %v", err)
 	}
-	if err := PlotSizeLatencies(docs, labels, Selection{Sizes: []int{2}, Metric: "max"}, filepath.Join(dir, "max.svg")); err != nil {
+	if err := SizeLatencies(docs, labels, Selection{Sizes: []int{2}, Metric: "max"}, filepath.Join(dir, "max.svg")); err != nil {
 		t.Errorf("one sample, max: %v", err)
 	}
-	if err := PlotSizeLatencies(docs, labels, Selection{Metric: "p42"}, filepath.Join(dir, "x.svg")); err == nil || !strings.Contains(err.Error(), "p42") {
+	if err := SizeLatencies(docs, labels, Selection{Metric: "p42"}, filepath.Join(dir, "x.svg")); err == nil || !strings.Contains(err.Error(), "p42") {
 		t.Errorf("metric p42: err %v", err)
 	}
 }
@@ -387,10 +390,10 @@ func TestPlotSingleRunNA(t *testing.T) {
 func TestPlotEmptySelection(t *testing.T) {
 	docs, labels := plotFixtures(t)
 	dir := t.TempDir()
-	sel := Selection{Ops: []string{OpFetchAdd}, Sizes: []int{3}}
-	for _, kind := range PlotKindNames {
+	sel := Selection{Ops: []string{result.OpFetchAdd}, Sizes: []int{3}}
+	for _, kind := range KindNames {
 		out := filepath.Join(dir, kind+".svg")
-		written, err := Plot(docs, labels, kind, sel, out)
+		written, err := Draw(docs, labels, kind, sel, out)
 		if !errors.Is(err, ErrNothingToPlot) || len(written) != 0 {
 			t.Errorf("%s: wrote %q, err %v", kind, written, err)
 			continue
@@ -404,16 +407,16 @@ func TestPlotEmptySelection(t *testing.T) {
 			t.Errorf("%s: wrote %s", kind, out)
 		}
 	}
-	if _, err := Plot(nil, nil, PlotAuto, Selection{}, filepath.Join(dir, "none.svg")); !errors.Is(err, ErrNothingToPlot) {
+	if _, err := Draw(nil, nil, KindAuto, Selection{}, filepath.Join(dir, "none.svg")); !errors.Is(err, ErrNothingToPlot) {
 		t.Errorf("no documents: err %v", err)
 	}
-	empty := []*Document{{SchemaVersion: SchemaVersion}}
-	if err := PlotPercentiles(empty, []string{"e"}, Selection{}, filepath.Join(dir, "e.svg")); !errors.Is(err, ErrNothingToPlot) {
+	empty := []*result.Document{{SchemaVersion: result.SchemaVersion}}
+	if err := Percentiles(empty, []string{"e"}, Selection{}, filepath.Join(dir, "e.svg")); !errors.Is(err, ErrNothingToPlot) {
 		t.Errorf("no results: err %v", err)
 	}
 	// Bandwidth-mode results without a histogram cannot be drawn as percentiles.
-	nohist := []*Document{{SchemaVersion: SchemaVersion, Results: []Result{{Op: OpSend, Mode: ModeBW, SizeBytes: 2}}}}
-	err := PlotCDFs(nohist, []string{"n"}, Selection{}, filepath.Join(dir, "n.svg"))
+	nohist := []*result.Document{{SchemaVersion: result.SchemaVersion, Results: []result.Result{{Op: result.OpSend, Mode: result.ModeBW, SizeBytes: 2}}}}
+	err := CDFs(nohist, []string{"n"}, Selection{}, filepath.Join(dir, "n.svg"))
 	if !errors.Is(err, ErrNothingToPlot) || !strings.Contains(err.Error(), "histogram") {
 		t.Errorf("no histogram: err %v", err)
 	}
@@ -452,8 +455,8 @@ func TestPlotTicks(t *testing.T) {
 		b    int64
 		want string
 	}{{2, "2"}, {1000, "1000"}, {1024, "1K"}, {65536, "64K"}, {3 << 20, "3M"}, {1 << 30, "1G"}} {
-		if got := sizeLabel(tc.b); got != tc.want {
-			t.Errorf("sizeLabel(%d) = %q, want %q", tc.b, got, tc.want)
+		if got := report.SizeLabel(tc.b); got != tc.want {
+			t.Errorf("report.SizeLabel(%d) = %q, want %q", tc.b, got, tc.want)
 		}
 	}
 }

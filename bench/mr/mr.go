@@ -1,17 +1,19 @@
-package bench
+package mr
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/report"
+	"github.com/rdmabench/rdmabench/bench/result"
 
 	"golang.org/x/sys/unix"
 
@@ -19,16 +21,16 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// DefaultMRSizes are the registration sizes of `rdmabench mr` without
+// DefaultSizes are the registration sizes of `rdmabench mr` without
 // --sizes: 4K, 64K, 1M, 16M and 256M (1G only on request).
-var DefaultMRSizes = []int{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20}
+var DefaultSizes = []int{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20}
 
-// Defaults of MRConfig.
+// Defaults of Config.
 const (
-	DefaultMRIters       = 1000
-	DefaultMRTimePerSize = 10 * time.Second
-	DefaultMROpSize      = 4 << 10
-	DefaultMROpIters     = 10000
+	DefaultIters       = 1000
+	DefaultTimePerSize = 10 * time.Second
+	DefaultMROpSize    = 4 << 10
+	DefaultOpIters     = 10000
 	// mrHeadroom is the memory left free when deciding whether a buffer fits
 	// in MemAvailable.
 	mrHeadroom = 128 << 20
@@ -37,14 +39,10 @@ const (
 	mrOpBatch = 1000
 )
 
-// ErrNoHugePages: --hugepages was given but the kernel has no huge pages
-// reserved.
-var ErrNoHugePages = errors.New("no huge pages are reserved")
-
-// MRConfig is one `rdmabench mr` run: the registration cost table over
+// Config is one `rdmabench mr` run: the registration cost table over
 // Sizes, then RDMA WRITEs of OpSize with pooled against per-operation
 // registration. Zero values take the defaults above.
-type MRConfig struct {
+type Config struct {
 	Device      string
 	Port        int
 	GIDIndex    int // -1: auto
@@ -59,21 +57,21 @@ type MRConfig struct {
 	CommandLine []string
 }
 
-func (c *MRConfig) defaults() error {
+func (c *Config) defaults() error {
 	if len(c.Sizes) == 0 {
-		c.Sizes = DefaultMRSizes
+		c.Sizes = DefaultSizes
 	}
 	if c.Iters == 0 {
-		c.Iters = DefaultMRIters
+		c.Iters = DefaultIters
 	}
 	if c.TimePerSize == 0 {
-		c.TimePerSize = DefaultMRTimePerSize
+		c.TimePerSize = DefaultTimePerSize
 	}
 	if c.OpSize == 0 {
 		c.OpSize = DefaultMROpSize
 	}
 	if c.OpIters == 0 {
-		c.OpIters = DefaultMROpIters
+		c.OpIters = DefaultOpIters
 	}
 	if c.Port == 0 {
 		c.Port = 1
@@ -83,76 +81,76 @@ func (c *MRConfig) defaults() error {
 		return fmt.Errorf("iterations %d out of range 1..1000000", c.Iters)
 	case c.OpIters < 1 || c.OpIters > 1e7:
 		return fmt.Errorf("op iterations %d out of range 1..10000000", c.OpIters)
-	case c.OpSize < 1 || c.OpSize > MaxSize:
-		return fmt.Errorf("op size %d bytes out of range 1..%d", c.OpSize, MaxSize)
+	case c.OpSize < 1 || c.OpSize > bench.MaxSize:
+		return fmt.Errorf("op size %d bytes out of range 1..%d", c.OpSize, bench.MaxSize)
 	}
 	for _, s := range c.Sizes {
-		if s < 1 || s > MaxSize {
-			return fmt.Errorf("size %d bytes out of range 1..%d", s, MaxSize)
+		if s < 1 || s > bench.MaxSize {
+			return fmt.Errorf("size %d bytes out of range 1..%d", s, bench.MaxSize)
 		}
 	}
 	return nil
 }
 
-// MRDocument is the JSON document of `rdmabench mr`: the fields of Document
+// Document is the JSON document of `rdmabench mr`: the fields of Document
 // (results stays empty) plus the "mr" section.
-type MRDocument struct {
-	Document
-	MR MRReport `json:"mr"`
+type Document struct {
+	result.Document
+	MR Report `json:"mr"`
 }
 
-// MRReport is the "mr" section of an MRDocument.
-type MRReport struct {
-	Access        string          `json:"access"`           // access flags of every registration, e.g. "LOCAL_WRITE"
-	ODP           bool            `json:"odp"`              // registrations use IBV_ACCESS_ON_DEMAND
-	HugePages     bool            `json:"hugepages"`        // buffers come from huge pages
-	ODPCaps       verbs.ODPCaps   `json:"odp_caps"`         // the device's, from ibv_query_device_ex
-	Iterations    int             `json:"iterations"`       // requested reg/dereg pairs per size
-	TimePerSizeNS int64           `json:"time_per_size_ns"` // a size stops early after this long
-	Registration  []MRRegResult   `json:"registration"`
-	Skipped       []MRSkippedSize `json:"skipped,omitempty"`
-	Ops           *MROps          `json:"ops,omitempty"`
+// Report is the "mr" section of an Document.
+type Report struct {
+	Access        string        `json:"access"`           // access flags of every registration, e.g. "LOCAL_WRITE"
+	ODP           bool          `json:"odp"`              // registrations use IBV_ACCESS_ON_DEMAND
+	HugePages     bool          `json:"hugepages"`        // buffers come from huge pages
+	ODPCaps       verbs.ODPCaps `json:"odp_caps"`         // the device's, from ibv_query_device_ex
+	Iterations    int           `json:"iterations"`       // requested reg/dereg pairs per size
+	TimePerSizeNS int64         `json:"time_per_size_ns"` // a size stops early after this long
+	Registration  []RegResult   `json:"registration"`
+	Skipped       []SkippedSize `json:"skipped,omitempty"`
+	Ops           *Ops          `json:"ops,omitempty"`
 }
 
-// MRRegResult is the registration cost of one buffer size.
-type MRRegResult struct {
-	SizeBytes  int     `json:"size_bytes"`
-	Iterations int     `json:"iterations"` // pairs measured; fewer than requested when the time ran out
-	Reg        Latency `json:"reg_ns"`     // ibv_reg_mr
-	Dereg      Latency `json:"dereg_ns"`   // ibv_dereg_mr
+// RegResult is the registration cost of one buffer size.
+type RegResult struct {
+	SizeBytes  int            `json:"size_bytes"`
+	Iterations int            `json:"iterations"` // pairs measured; fewer than requested when the time ran out
+	Reg        result.Latency `json:"reg_ns"`     // ibv_reg_mr
+	Dereg      result.Latency `json:"dereg_ns"`   // ibv_dereg_mr
 	// RegGBPerSec is size / reg p50 in 10^9 bytes/s: how fast memory can be
 	// registered; 0 when p50 is n/a.
 	RegGBPerSec float64 `json:"reg_gb_per_s"`
 }
 
-// MRSkippedSize is a size left out, with the limit that excluded it.
-type MRSkippedSize struct {
+// SkippedSize is a size left out, with the limit that excluded it.
+type SkippedSize struct {
 	SizeBytes int    `json:"size_bytes"`
 	Reason    string `json:"reason"`
 }
 
-// MROps compares RDMA WRITEs with a pooled MR against per-operation
+// Ops compares RDMA WRITEs with a pooled MR against per-operation
 // registration.
-type MROps struct {
-	Op         string     `json:"op"` // "write"
-	SizeBytes  int        `json:"size_bytes"`
-	Iterations int        `json:"iterations"`        // measured per mode
-	Warmup     int        `json:"warmup_iterations"` // per mode, before measuring
-	Pooled     MROpResult `json:"pooled"`
-	PerOp      MROpResult `json:"per_op"`
+type Ops struct {
+	Op         string   `json:"op"` // "write"
+	SizeBytes  int      `json:"size_bytes"`
+	Iterations int      `json:"iterations"`        // measured per mode
+	Warmup     int      `json:"warmup_iterations"` // per mode, before measuring
+	Pooled     OpResult `json:"pooled"`
+	PerOp      OpResult `json:"per_op"`
 	// Ratio is pooled ops/s over per-op ops/s: the throughput an MR cache
 	// gains over registering per operation.
 	Ratio float64 `json:"pooled_over_per_op"`
 }
 
-// MROpResult is one registration mode of MROps.
-type MROpResult struct {
-	Mode          string    `json:"mode"` // "pooled" or "per-op"
-	TimedInterval string    `json:"timed_interval"`
-	Latency       Latency   `json:"latency_ns"`
-	DurationNS    int64     `json:"duration_ns"` // start of the first to the end of the last operation
-	OpsPerSec     float64   `json:"ops_per_s"`
-	Bandwidth     Bandwidth `json:"bandwidth"`
+// OpResult is one registration mode of Ops.
+type OpResult struct {
+	Mode          string           `json:"mode"` // "pooled" or "per-op"
+	TimedInterval string           `json:"timed_interval"`
+	Latency       result.Latency   `json:"latency_ns"`
+	DurationNS    int64            `json:"duration_ns"` // start of the first to the end of the last operation
+	OpsPerSec     float64          `json:"ops_per_s"`
+	Bandwidth     result.Bandwidth `json:"bandwidth"`
 }
 
 const (
@@ -160,72 +158,12 @@ const (
 	timedPerOp  = "from before ibv_reg_mr to after ibv_dereg_mr (register, post, completion, deregister)"
 )
 
-// meminfo holds the /proc/meminfo values that bound buffer sizes, bytes.
-type meminfo struct {
-	MemAvailable   int64 // -1: unknown
-	HugePagesTotal int64 // pages
-	HugePagesFree  int64 // pages
-	HugePageSize   int64 // bytes; 0: unknown
-}
-
-// parseMeminfo reads /proc/meminfo text.
-func parseMeminfo(r io.Reader) meminfo {
-	m := meminfo{MemAvailable: -1}
-	s := bufio.NewScanner(r)
-	for s.Scan() {
-		k, v, ok := strings.Cut(s.Text(), ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			continue
-		}
-		n, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		if len(f) > 1 && f[1] == "kB" {
-			n *= 1024
-		}
-		switch k {
-		case "MemAvailable":
-			m.MemAvailable = n
-		case "HugePages_Total":
-			m.HugePagesTotal = n
-		case "HugePages_Free":
-			m.HugePagesFree = n
-		case "Hugepagesize":
-			m.HugePageSize = n
-		}
-	}
-	return m
-}
-
-func readMeminfo() meminfo {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return meminfo{MemAvailable: -1}
-	}
-	defer f.Close()
-	return parseMeminfo(f)
-}
-
-// noHugePages explains a missing huge page reservation, or returns nil.
-func (m meminfo) noHugePages() error {
-	if m.HugePagesTotal > 0 {
-		return nil
-	}
-	return fmt.Errorf("--hugepages: %w (HugePages_Total is 0 in /proc/meminfo): reserve some with "+
-		"'sysctl vm.nr_hugepages=N' (N pages of %s), or run without --hugepages", ErrNoHugePages, fmtMiB(max(m.HugePageSize, verbs.HugePageSize)))
-}
-
 // mrSkipReason returns why a buffer of size bytes cannot be registered
 // here, naming the limit, or "" when it can: the device's max_mr_size,
 // RLIMIT_MEMLOCK (memlock is verbs.CheckMemlock's verdict), free huge pages
 // with huge, else MemAvailable less mrHeadroom.
-func mrSkipReason(size int, maxMR uint64, memlock error, m meminfo, huge bool) string {
-	label := sizeLabel(int64(size))
+func mrSkipReason(size int, maxMR uint64, memlock error, m bench.Meminfo, huge bool) string {
+	label := report.SizeLabel(int64(size))
 	if maxMR > 0 && uint64(size) > maxMR {
 		return fmt.Sprintf("%s skipped: above the device's max_mr_size of %d bytes", label, maxMR)
 	}
@@ -237,20 +175,15 @@ func mrSkipReason(size int, maxMR uint64, memlock error, m meminfo, huge bool) s
 		need := (int64(size) + page - 1) / page
 		if need > m.HugePagesFree {
 			return fmt.Sprintf("%s skipped: needs %d huge pages of %s, %d free (HugePages_Free; raise vm.nr_hugepages)",
-				label, need, fmtMiB(page), m.HugePagesFree)
+				label, need, bench.FormatMiB(page), m.HugePagesFree)
 		}
 		return ""
 	}
 	if m.MemAvailable >= 0 && int64(size)+mrHeadroom > m.MemAvailable {
 		return fmt.Sprintf("%s skipped: needs %s of memory plus %s to spare, MemAvailable is %s",
-			label, fmtMiB(int64(size)), fmtMiB(mrHeadroom), fmtMiB(m.MemAvailable))
+			label, bench.FormatMiB(int64(size)), bench.FormatMiB(mrHeadroom), bench.FormatMiB(m.MemAvailable))
 	}
 	return ""
-}
-
-// fmtMiB formats bytes as MiB with up to one decimal, e.g. "1536 MiB".
-func fmtMiB(b int64) string {
-	return strconv.FormatFloat(float64(b)/(1<<20), 'f', -1, 64) + " MiB"
 }
 
 // mrAccess is the access of every registration of the run.
@@ -263,8 +196,8 @@ func mrAccess(odp bool) verbs.Access {
 
 // mrRun holds the resources of a run, closed in reverse order.
 type mrRun struct {
-	cfg     MRConfig
-	dev     *Device
+	cfg     Config
+	dev     *bench.Device
 	pd      *verbs.PD
 	closers []interface{ Close() error }
 }
@@ -286,24 +219,24 @@ func (r *mrRun) progress(format string, a ...any) {
 	}
 }
 
-// RunMR runs `rdmabench mr` on one device: ibv_reg_mr/ibv_dereg_mr latency
+// Run runs `rdmabench mr` on one device: ibv_reg_mr/ibv_dereg_mr latency
 // per buffer size, then one-at-a-time RDMA WRITEs from a pooled MR and with
 // per-operation registration, to a passive QP on the same device. Sizes the
 // memory, RLIMIT_MEMLOCK or the device cannot take are skipped with a note
-// in MR.Skipped. With ODP on a device without it, RunMR fails with
+// in MR.Skipped. With ODP on a device without it, Run fails with
 // *verbs.NotSupportedError ("ODP not supported by rxe0"). On an error after
 // measuring began, the document holds what was measured.
-func RunMR(ctx context.Context, cfg MRConfig) (_ *MRDocument, err error) {
+func Run(ctx context.Context, cfg Config) (_ *Document, err error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	mem := readMeminfo()
+	mem := bench.ReadMeminfo()
 	if cfg.HugePages {
-		if err := mem.noHugePages(); err != nil {
+		if err := mem.NoHugePages(); err != nil {
 			return nil, err
 		}
 	}
-	dev, err := OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, netip.MustParseAddr("127.0.0.1"))
+	dev, err := bench.OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, netip.MustParseAddr("127.0.0.1"))
 	if err != nil {
 		return nil, err
 	}
@@ -323,19 +256,19 @@ func RunMR(ctx context.Context, cfg MRConfig) (_ *MRDocument, err error) {
 			return nil, err
 		}
 	}
-	env, warns, err := CollectEnv(dev.Ctx, cfg.Port)
+	env, warns, err := bench.CollectEnv(dev.Ctx, cfg.Port)
 	if err != nil {
 		return nil, err
 	}
 	env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
 	env.PathMTU = dev.Port.ActiveMTU
-	checks, cw := CheckEnv(env.Device, -1)
+	checks, cw := bench.CheckEnv(env.Device, -1)
 	env.Checks = checks
-	doc := &MRDocument{
-		Document: Document{SchemaVersion: SchemaVersion, Tool: "rdmabench", ToolVersion: Version, CommandLine: cfg.CommandLine,
-			Start: time.Now(), Role: "mr", Env: env, Results: []Result{}, Warnings: append(warns, cw...)},
-		MR: MRReport{Access: mrAccess(cfg.ODP).String(), ODP: cfg.ODP, HugePages: cfg.HugePages, ODPCaps: caps,
-			Iterations: cfg.Iters, TimePerSizeNS: max(cfg.TimePerSize.Nanoseconds(), -1), Registration: []MRRegResult{}},
+	doc := &Document{
+		Document: result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: bench.Version, CommandLine: cfg.CommandLine,
+			Start: time.Now(), Role: "mr", Env: env, Results: []result.Result{}, Warnings: append(warns, cw...)},
+		MR: Report{Access: mrAccess(cfg.ODP).String(), ODP: cfg.ODP, HugePages: cfg.HugePages, ODPCaps: caps,
+			Iterations: cfg.Iters, TimePerSizeNS: max(cfg.TimePerSize.Nanoseconds(), -1), Registration: []RegResult{}},
 	}
 	defer func() {
 		doc.End = time.Now()
@@ -364,33 +297,33 @@ func RunMR(ctx context.Context, cfg MRConfig) (_ *MRDocument, err error) {
 }
 
 // registration fills doc.MR.Registration and doc.MR.Skipped.
-func (r *mrRun) registration(ctx context.Context, doc *MRDocument) error {
+func (r *mrRun) registration(ctx context.Context, doc *Document) error {
 	cfg := r.cfg
 	access := mrAccess(cfg.ODP)
 	for _, size := range cfg.Sizes {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		reason := mrSkipReason(size, r.dev.Attr.MaxMRSize, verbs.CheckMemlock(uint64(size)), readMeminfo(), cfg.HugePages)
+		reason := mrSkipReason(size, r.dev.Attr.MaxMRSize, verbs.CheckMemlock(uint64(size)), bench.ReadMeminfo(), cfg.HugePages)
 		var buf *verbs.Buffer
 		if reason == "" {
 			var err error
 			if buf, err = verbs.AllocBuffer(size, cfg.HugePages); err != nil {
-				reason = fmt.Sprintf("%s skipped: cannot allocate the buffer: %v", sizeLabel(int64(size)), err)
+				reason = fmt.Sprintf("%s skipped: cannot allocate the buffer: %v", report.SizeLabel(int64(size)), err)
 			}
 		}
 		if reason != "" {
 			r.progress("%s", reason)
-			doc.MR.Skipped = append(doc.MR.Skipped, MRSkippedSize{SizeBytes: size, Reason: reason})
+			doc.MR.Skipped = append(doc.MR.Skipped, SkippedSize{SizeBytes: size, Reason: reason})
 			continue
 		}
-		r.progress("ibv_reg_mr/ibv_dereg_mr of %s: %d iterations (%s)", sizeLabel(int64(size)), cfg.Iters, timeLimit(cfg.TimePerSize.Nanoseconds()))
+		r.progress("ibv_reg_mr/ibv_dereg_mr of %s: %d iterations (%s)", report.SizeLabel(int64(size)), cfg.Iters, timeLimit(cfg.TimePerSize.Nanoseconds()))
 		res, err := regOneSize(r.pd, buf, size, access, cfg.Iters, cfg.TimePerSize)
 		if cerr := buf.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("register %s: %w", sizeLabel(int64(size)), err)
+			return fmt.Errorf("register %s: %w", report.SizeLabel(int64(size)), err)
 		}
 		doc.MR.Registration = append(doc.MR.Registration, res)
 	}
@@ -399,22 +332,22 @@ func (r *mrRun) registration(ctx context.Context, doc *MRDocument) error {
 
 // regOneSize times one size after one warm-up pair (the first registration
 // of a fresh buffer pays one-off costs).
-func regOneSize(pd *verbs.PD, buf *verbs.Buffer, size int, access verbs.Access, iters int, budget time.Duration) (MRRegResult, error) {
+func regOneSize(pd *verbs.PD, buf *verbs.Buffer, size int, access verbs.Access, iters int, budget time.Duration) (RegResult, error) {
 	if _, _, err := pd.RegBench(buf, size, access, 1, 0); err != nil {
-		return MRRegResult{}, err
+		return RegResult{}, err
 	}
 	reg, dereg, err := pd.RegBench(buf, size, access, iters, max(budget, 0))
 	if err != nil {
-		return MRRegResult{}, err
+		return RegResult{}, err
 	}
-	return newMRRegResult(size, reg, dereg), nil
+	return newRegResult(size, reg, dereg), nil
 }
 
-func newMRRegResult(size int, reg, dereg []uint64) MRRegResult {
+func newRegResult(size int, reg, dereg []uint64) RegResult {
 	hr, hd := hist.New(), hist.New()
 	hr.RecordSlice(reg, 0)
 	hd.RecordSlice(dereg, 0)
-	res := MRRegResult{SizeBytes: size, Iterations: len(reg), Reg: NewLatency(hr, 1), Dereg: NewLatency(hd, 1)}
+	res := RegResult{SizeBytes: size, Iterations: len(reg), Reg: result.NewLatency(hr, 1), Dereg: result.NewLatency(hd, 1)}
 	if res.Reg.P50.OK && res.Reg.P50.NS > 0 {
 		res.RegGBPerSec = float64(size) / res.Reg.P50.NS // bytes per ns = 10^9 bytes/s
 	}
@@ -423,10 +356,10 @@ func newMRRegResult(size int, reg, dereg []uint64) MRRegResult {
 
 // ops builds a connected pair of RC QPs on the device (the peer passive,
 // its buffer REMOTE_WRITE) and measures both registration modes.
-func (r *mrRun) ops(ctx context.Context) (*MROps, error) {
+func (r *mrRun) ops(ctx context.Context) (*Ops, error) {
 	cfg, d := r.cfg, r.dev
 	if cfg.HugePages {
-		if err := readMeminfo().noHugePages(); err != nil {
+		if err := bench.ReadMeminfo().NoHugePages(); err != nil {
 			return nil, err
 		}
 	}
@@ -436,7 +369,7 @@ func (r *mrRun) ops(ctx context.Context) (*MROps, error) {
 	if err := verbs.CheckMemlock(2 * uint64(cfg.OpSize)); err != nil {
 		return nil, fmt.Errorf("op buffers of %d bytes: %w", cfg.OpSize, err)
 	}
-	r.progress("RDMA WRITE of %s, pooled MR and per-operation registration: %d operations each", sizeLabel(int64(cfg.OpSize)), cfg.OpIters)
+	r.progress("RDMA WRITE of %s, pooled MR and per-operation registration: %d operations each", report.SizeLabel(int64(cfg.OpSize)), cfg.OpIters)
 	var qps [2]*verbs.QP
 	for i := range qps {
 		cq, err := d.Ctx.CreateCQ(16, false)
@@ -472,10 +405,10 @@ func (r *mrRun) ops(ctx context.Context) (*MROps, error) {
 		return nil, err
 	}
 	warm := min(max(cfg.OpIters/100, 10), 1000)
-	out := &MROps{Op: OpWrite, SizeBytes: cfg.OpSize, Iterations: cfg.OpIters, Warmup: warm}
+	out := &Ops{Op: result.OpWrite, SizeBytes: cfg.OpSize, Iterations: cfg.OpIters, Warmup: warm}
 	for _, perOp := range []bool{false, true} {
 		l, err := verbs.NewMROpLoop(verbs.MROpConfig{QP: qps[0], Buf: src, PerOp: perOp, Access: mrAccess(cfg.ODP), Size: cfg.OpSize,
-			RemoteAddr: dmr.Addr(), RKey: dmr.RKey(), Timeout: engineTimeout, Samples: max(cfg.OpIters, warm)})
+			RemoteAddr: dmr.Addr(), RKey: dmr.RKey(), Timeout: bench.EngineTimeout, Samples: max(cfg.OpIters, warm)})
 		if err != nil {
 			return nil, err
 		}
@@ -514,8 +447,8 @@ func (r *mrRun) connect(qp, peer *verbs.QP, access verbs.Access) error {
 
 // runMROps runs warm unmeasured operations of size bytes, then n measured
 // ones in batches, checking ctx between batches.
-func runMROps(ctx context.Context, l *verbs.MROpLoop, size, warm, n int) (MROpResult, error) {
-	res := MROpResult{Mode: l.Mode(), TimedInterval: timedPooled}
+func runMROps(ctx context.Context, l *verbs.MROpLoop, size, warm, n int) (OpResult, error) {
+	res := OpResult{Mode: l.Mode(), TimedInterval: timedPooled}
 	if l.Mode() == "per-op" {
 		res.TimedInterval = timedPerOp
 	}
@@ -536,12 +469,12 @@ func runMROps(ctx context.Context, l *verbs.MROpLoop, size, warm, n int) (MROpRe
 	h := hist.New()
 	h.RecordSlice(l.Samples(), 0)
 	first, last := l.Span()
-	res.Latency = NewLatency(h, 1)
+	res.Latency = result.NewLatency(h, 1)
 	res.DurationNS = last - first
 	if res.DurationNS > 0 {
 		res.OpsPerSec = float64(n) / (float64(res.DurationNS) / 1e9)
 	}
-	res.Bandwidth = NewBandwidth(size, int64(n), res.DurationNS)
+	res.Bandwidth = result.NewBandwidth(size, int64(n), res.DurationNS)
 	return res, nil
 }
 
@@ -553,18 +486,18 @@ func timeLimit(ns int64) string {
 	return "at most " + time.Duration(ns).String() + " per size"
 }
 
-// WriteMRReport writes the human report of an `rdmabench mr` run: the
+// WriteReport writes the human report of an `rdmabench mr` run: the
 // environment header, the registration table (one row per size, then a note
 // per skipped size), the WRITE table of pooled against per-op registration
 // with their throughput ratio, and the warnings.
-func WriteMRReport(w io.Writer, doc *MRDocument) error {
-	if err := WriteHeader(w, &doc.Document); err != nil {
+func WriteReport(w io.Writer, doc *Document) error {
+	if err := report.WriteHeader(w, &doc.Document); err != nil {
 		return err
 	}
 	var b strings.Builder
 	m := &doc.MR
 	na := false
-	us := func(n Nanos) string {
+	us := func(n result.Nanos) string {
 		na = na || !n.OK
 		return n.US()
 	}
@@ -574,40 +507,40 @@ func WriteMRReport(w io.Writer, doc *MRDocument) error {
 	}
 	fmt.Fprintf(&b, "MR registration: ibv_reg_mr + ibv_dereg_mr of one %s, access %s, %d iterations per size (%s)\n",
 		mem, m.Access, m.Iterations, timeLimit(m.TimePerSizeNS))
-	reg := textTable{{head: "size"}, {head: "#iters"}, {head: "reg_p50[usec]"}, {head: "reg_p99[usec]"}, {head: "reg_max[usec]"},
-		{head: "dereg_p50[usec]"}, {head: "dereg_p99[usec]"}, {head: "dereg_max[usec]"}, {head: "reg_rate[GB/s]"}}
+	reg := report.Table{{Head: "size"}, {Head: "#iters"}, {Head: "reg_p50[usec]"}, {Head: "reg_p99[usec]"}, {Head: "reg_max[usec]"},
+		{Head: "dereg_p50[usec]"}, {Head: "dereg_p99[usec]"}, {Head: "dereg_max[usec]"}, {Head: "reg_rate[GB/s]"}}
 	var rows [][]string
 	for _, r := range m.Registration {
 		rate := "n/a"
 		if r.RegGBPerSec > 0 {
 			rate = strconv.FormatFloat(r.RegGBPerSec, 'f', 2, 64)
 		}
-		rows = append(rows, []string{sizeLabel(int64(r.SizeBytes)), strconv.Itoa(r.Iterations),
-			us(r.Reg.P50), us(r.Reg.P99), fmtUS(r.Reg.Max), us(r.Dereg.P50), us(r.Dereg.P99), fmtUS(r.Dereg.Max), rate})
+		rows = append(rows, []string{report.SizeLabel(int64(r.SizeBytes)), strconv.Itoa(r.Iterations),
+			us(r.Reg.P50), us(r.Reg.P99), report.US(r.Reg.Max), us(r.Dereg.P50), us(r.Dereg.P99), report.US(r.Dereg.Max), rate})
 	}
-	reg.write(&b, rows)
+	reg.Write(&b, rows)
 	b.WriteString("reg_rate is size / reg_p50 (10^9 bytes/s)\n")
 	for _, s := range m.Skipped {
 		b.WriteString("note: " + s.Reason + "\n")
 	}
 	if o := m.Ops; o != nil {
 		fmt.Fprintf(&b, "\nRDMA WRITE of %s to a passive QP on the same device, one at a time: %d per mode after %d warm-up\n",
-			sizeLabel(int64(o.SizeBytes)), o.Iterations, o.Warmup)
-		t := textTable{{head: "registration", left: true}, {head: "#iters"}, {head: "lat_p50[usec]"}, {head: "lat_p99[usec]"},
-			{head: "ops/s"}, {head: "MB/s"}}
+			report.SizeLabel(int64(o.SizeBytes)), o.Iterations, o.Warmup)
+		t := report.Table{{Head: "registration", Left: true}, {Head: "#iters"}, {Head: "lat_p50[usec]"}, {Head: "lat_p99[usec]"},
+			{Head: "ops/s"}, {Head: "MB/s"}}
 		rows = rows[:0]
-		for _, r := range []MROpResult{o.Pooled, o.PerOp} {
+		for _, r := range []OpResult{o.Pooled, o.PerOp} {
 			rows = append(rows, []string{r.Mode, strconv.Itoa(o.Iterations), us(r.Latency.P50), us(r.Latency.P99),
 				strconv.FormatFloat(r.OpsPerSec, 'f', 0, 64), strconv.FormatFloat(r.Bandwidth.MBPerSec, 'f', 2, 64)})
 		}
-		t.write(&b, rows)
+		t.Write(&b, rows)
 		fmt.Fprintf(&b, "pooled/per-op throughput ratio: %.2fx\n", o.Ratio)
-		for _, r := range []MROpResult{o.Pooled, o.PerOp} {
+		for _, r := range []OpResult{o.Pooled, o.PerOp} {
 			fmt.Fprintf(&b, "%s: lat_* time %s\n", r.Mode, r.TimedInterval)
 		}
 	}
 	if na {
-		b.WriteString(latencyNA + "\n")
+		b.WriteString(report.LatencyNA + "\n")
 	}
 	for _, s := range doc.Warnings {
 		fmt.Fprintf(&b, "WARNING: %s\n", s)
@@ -616,6 +549,6 @@ func WriteMRReport(w io.Writer, doc *MRDocument) error {
 	return err
 }
 
-// WriteMRJSONFile writes doc as indented JSON to path, or to stdout when
+// WriteJSONFile writes doc as indented JSON to path, or to stdout when
 // path is "-", through a temporary file renamed over path.
-func WriteMRJSONFile(path string, doc *MRDocument) error { return writeJSON(path, doc) }
+func WriteJSONFile(path string, doc *Document) error { return result.WriteJSON(path, doc) }

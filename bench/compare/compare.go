@@ -1,15 +1,17 @@
-package bench
+package compare
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/bench/report"
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
 // Metric names accepted by ParseMetrics and ParseMaxRegress. Latency metrics
@@ -80,11 +82,11 @@ func metricByKey(key string) metricDef {
 
 // appliesTo reports whether m is defined for a test of mode: latency metrics
 // are defined in both modes, rates in bw mode only.
-func (m metricDef) appliesTo(mode string) bool { return !m.rate || mode == ModeBW }
+func (m metricDef) appliesTo(mode string) bool { return !m.rate || mode == result.ModeBW }
 
 // value returns m of r in its JSON unit (ns, MB/s or Mpps) and whether it is
 // backed: an n/a percentile, or a latency of an empty histogram, is not.
-func (m metricDef) value(r *Result) (float64, bool) {
+func (m metricDef) value(r *result.Result) (float64, bool) {
 	l := &r.Latency
 	switch m.key {
 	case MetricP50:
@@ -119,14 +121,14 @@ func (m metricDef) format(v float64, unit string) string {
 	case MetricMpps:
 		return strconv.FormatFloat(v, 'f', 6, 64)
 	}
-	return fmtUS(v)
+	return report.US(v)
 }
 
 // unitLabel is the unit m is displayed in, as in "41.20 us".
 func (m metricDef) unitLabel(unit string) string {
 	switch m.key {
 	case MetricBW:
-		_, label, _ := Bandwidth{}.In(unit)
+		_, label, _ := result.Bandwidth{}.In(unit)
 		return label
 	case MetricMpps:
 		return "Mpps"
@@ -139,20 +141,20 @@ func (m metricDef) unitLabel(unit string) string {
 func (m metricDef) rowLabel(mode, unit string) string {
 	switch m.key {
 	case MetricBW:
-		_, label, _ := Bandwidth{}.In(unit)
+		_, label, _ := result.Bandwidth{}.In(unit)
 		return "BW[" + label + "]"
 	case MetricMpps:
 		return "MsgRate[Mpps]"
 	}
-	if mode == ModeBW {
+	if mode == result.ModeBW {
 		return "comp_" + m.name + "[usec]"
 	}
 	return m.name + "[usec]"
 }
 
 // bandwidthOfMB returns the bandwidth of mb 10^6 bytes/s in every unit.
-func bandwidthOfMB(mb float64) Bandwidth {
-	return Bandwidth{MBPerSec: mb, MiBPerSec: mb * 1e6 / (1 << 20), GbitPerSec: mb * 8 / 1e3}
+func bandwidthOfMB(mb float64) result.Bandwidth {
+	return result.Bandwidth{MBPerSec: mb, MiBPerSec: mb * 1e6 / (1 << 20), GbitPerSec: mb * 8 / 1e3}
 }
 
 // ParseMetrics parses a comma-separated list of metric names (p50, p90, p99,
@@ -215,69 +217,30 @@ func ParseMaxRegress(s string) (map[string]float64, error) {
 	return limits, nil
 }
 
-// TestKey identifies a test across runs: op, mode, message size and
-// transport ("" for RDMA, the default).
-type TestKey struct {
-	Op        string
-	Mode      string
-	SizeBytes int
-	Transport string
-}
-
-// KeyOf returns the key of r. The transport comes from a string field
-// Transport of Result when there is one; "rdma" counts as "".
-func KeyOf(r *Result) TestKey {
-	t := stringField(reflect.ValueOf(r).Elem(), "Transport")
-	if t == TransportRDMA {
-		t = ""
-	}
-	return TestKey{Op: r.Op, Mode: r.Mode, SizeBytes: r.SizeBytes, Transport: t}
-}
-
-// stringField returns the string field name of struct v, or "" if there is
-// no such field.
-func stringField(v reflect.Value, name string) string {
-	f := v.FieldByName(name)
-	if !f.IsValid() || f.Kind() != reflect.String {
-		return ""
-	}
-	return f.String()
-}
-
-// String names the test as the progress lines do, such as "send lat 2B",
-// with the transport in front when it is not RDMA: "tcp send lat 2B".
-func (k TestKey) String() string {
-	s := fmt.Sprintf("%s %s %dB", k.Op, k.Mode, k.SizeBytes)
-	if k.Transport != "" {
-		s = k.Transport + " " + s
-	}
-	return s
-}
-
-// CompareRun is one run (one result document) of a comparison.
-type CompareRun struct {
+// Run is one run (one result document) of a comparison.
+type Run struct {
 	Name  string // as given to Compare, e.g. the file's base name
 	Label string // column heading: Name, plus the device when the runs differ in device
-	Doc   *Document
+	Doc   *result.Document
 }
 
-// CompareTest is one test and its result in each run.
-type CompareTest struct {
-	Key     TestKey
-	Results []*Result // one per run, nil where the run lacks the test
+// Test is one test and its result in each run.
+type Test struct {
+	Key     result.Key
+	Results []*result.Result // one per run, nil where the run lacks the test
 }
 
 // Comparison lines up the tests of several runs. The first run is the
 // reference of the ratios.
 type Comparison struct {
-	Runs  []CompareRun
-	Tests []CompareTest // every test of any run, in order of first appearance
+	Runs  []Run
+	Tests []Test // every test of any run, in order of first appearance
 }
 
 // Compare matches the results of docs by test (op, mode, size and transport)
 // and names the runs by names (one per document). Where a document holds a
 // test twice, the first result counts.
-func Compare(docs []*Document, names []string) *Comparison {
+func Compare(docs []*result.Document, names []string) *Comparison {
 	c := &Comparison{}
 	devices := map[string]bool{}
 	for _, d := range docs {
@@ -292,18 +255,18 @@ func Compare(docs []*Document, names []string) *Comparison {
 		if len(devices) > 1 && d.Env.Device != "" {
 			label += " (" + d.Env.Device + ")"
 		}
-		c.Runs = append(c.Runs, CompareRun{Name: name, Label: label, Doc: d})
+		c.Runs = append(c.Runs, Run{Name: name, Label: label, Doc: d})
 	}
-	index := map[TestKey]int{}
+	index := map[result.Key]int{}
 	for i, d := range docs {
 		for j := range d.Results {
 			r := &d.Results[j]
-			k := KeyOf(r)
+			k := result.KeyOf(r)
 			ti, ok := index[k]
 			if !ok {
 				ti = len(c.Tests)
 				index[k] = ti
-				c.Tests = append(c.Tests, CompareTest{Key: k, Results: make([]*Result, len(docs))})
+				c.Tests = append(c.Tests, Test{Key: k, Results: make([]*result.Result, len(docs))})
 			}
 			if c.Tests[ti].Results[i] == nil {
 				c.Tests[ti].Results[i] = r
@@ -333,7 +296,7 @@ type compareRow struct {
 func metricsFor(metrics []string, mode string) []metricDef {
 	if len(metrics) == 0 {
 		metrics = DefaultLatMetrics
-		if mode == ModeBW {
+		if mode == result.ModeBW {
 			metrics = DefaultBWMetrics
 		}
 	}
@@ -351,7 +314,7 @@ func (c *Comparison) rows(metrics []string, unit string) []compareRow {
 	for _, t := range c.Tests {
 		name := t.Key.String()
 		for _, m := range metricsFor(metrics, t.Key.Mode) {
-			row := compareRow{test: name, metric: m.rowLabel(t.Key.Mode, unit), comp: t.Key.Mode == ModeBW && !m.rate}
+			row := compareRow{test: name, metric: m.rowLabel(t.Key.Mode, unit), comp: t.Key.Mode == result.ModeBW && !m.rate}
 			name = ""
 			var ref float64
 			refOK := false
@@ -397,7 +360,7 @@ func (c *Comparison) notes(rows []compareRow) []string {
 		out = append(out, "comp_*: completion latency of bw tests, post to completion of signaled work requests")
 	}
 	if na {
-		out = append(out, latencyNA)
+		out = append(out, report.LatencyNA)
 	}
 	if miss {
 		out = append(out, "-: the run has no such test")
@@ -406,7 +369,7 @@ func (c *Comparison) notes(rows []compareRow) []string {
 }
 
 func checkUnit(unit string) error {
-	_, _, err := Bandwidth{}.In(unit)
+	_, _, err := result.Bandwidth{}.In(unit)
 	return err
 }
 
@@ -421,9 +384,9 @@ func (c *Comparison) WriteTable(w io.Writer, metrics []string, unit string) erro
 	if err := checkUnit(unit); err != nil {
 		return err
 	}
-	t := textTable{{head: "test", left: true}, {head: "metric", left: true}}
+	t := report.Table{{Head: "test", Left: true}, {Head: "metric", Left: true}}
 	for _, r := range c.Runs {
-		t = append(t, textColumn{head: r.Label})
+		t = append(t, report.Column{Head: r.Label})
 	}
 	rows := c.rows(metrics, unit)
 	var cells [][]string
@@ -435,7 +398,7 @@ func (c *Comparison) WriteTable(w io.Writer, metrics []string, unit string) erro
 		cells = append(cells, row)
 	}
 	var b strings.Builder
-	t.write(&b, cells)
+	t.Write(&b, cells)
 	for _, n := range c.notes(rows) {
 		b.WriteString(n + "\n")
 	}
@@ -510,7 +473,7 @@ var gobenchArch = runtime.GOARCH
 // sample latency in lat tests, completion latency in bw tests), and MB/s
 // (10^6 bytes/s) and msgs/s for bw tests. Documents follow one another in the
 // given order, so that benchstat takes repeated runs as samples.
-func WriteGobench(w io.Writer, docs []*Document) error {
+func WriteGobench(w io.Writer, docs []*result.Document) error {
 	var b strings.Builder
 	b.WriteString("goos: linux\ngoarch: " + gobenchArch + "\npkg: rdmabench\n")
 	b.WriteString("Unit MB/s better=higher\nUnit msgs/s better=higher\n")
@@ -527,7 +490,7 @@ func WriteGobench(w io.Writer, docs []*Document) error {
 		b.WriteString("device: " + gobenchValue(dev) + "\n")
 		for i := range d.Results {
 			r := &d.Results[i]
-			k := KeyOf(r)
+			k := result.KeyOf(r)
 			name := "BenchmarkRDMA/op=" + gobenchName(k.Op) + "/mode=" + gobenchName(k.Mode) + "/size=" + strconv.Itoa(k.SizeBytes)
 			if k.Transport != "" {
 				name += "/transport=" + gobenchName(k.Transport)
@@ -538,11 +501,11 @@ func WriteGobench(w io.Writer, docs []*Document) error {
 			}
 			b.WriteString(name + " " + strconv.FormatInt(iters, 10))
 			l := &r.Latency
-			if k.Mode != ModeBW && l.Count > 0 {
+			if k.Mode != result.ModeBW && l.Count > 0 {
 				b.WriteString(" " + num(l.Mean) + " ns/op")
 			}
 			for _, p := range []struct {
-				n    Nanos
+				n    result.Nanos
 				unit string
 			}{{l.P50, "p50-ns"}, {l.P90, "p90-ns"}, {l.P99, "p99-ns"}, {l.P99_9, "p99.9-ns"}, {l.P99_99, "p99.99-ns"}} {
 				if p.n.OK {
@@ -552,7 +515,7 @@ func WriteGobench(w io.Writer, docs []*Document) error {
 			if l.Count > 0 {
 				b.WriteString(" " + num(l.Max) + " max-ns")
 			}
-			if k.Mode == ModeBW {
+			if k.Mode == result.ModeBW {
 				b.WriteString(" " + num(r.Bandwidth.MBPerSec) + " MB/s " + num(r.Bandwidth.Mpps*1e6) + " msgs/s")
 			}
 			b.WriteString("\n")
@@ -585,7 +548,7 @@ func gobenchValue(s string) string {
 
 // Regression is a metric of a test that got worse than its limit allows.
 type Regression struct {
-	Test   TestKey
+	Test   result.Key
 	Metric string  // canonical metric name, e.g. "p99"
 	Base   float64 // baseline value: ns for latency, MB/s for bw, Mpps for mpps
 	New    float64 // the new run's value, in the same unit
@@ -598,7 +561,7 @@ type Regression struct {
 // "write bw 65536B: bw 1200.00 MiB/sec -> 1100.00 MiB/sec (-8.3% < -5%)".
 func (r Regression) Format(unit string) string {
 	if checkUnit(unit) != nil {
-		unit = UnitMiB
+		unit = result.UnitMiB
 	}
 	m := metricByKey(r.Metric)
 	ul := m.unitLabel(unit)
@@ -612,7 +575,7 @@ func (r Regression) Format(unit string) string {
 }
 
 // String is Format with bandwidth in MiB/sec.
-func (r Regression) String() string { return r.Format(UnitMiB) }
+func (r Regression) String() string { return r.Format(result.UnitMiB) }
 
 // RegressionError reports the regressions Gate found.
 type RegressionError struct {
@@ -654,7 +617,7 @@ func (g *GateReport) Err() error {
 // tests only, latency metrics in both modes (completion latency in bw
 // tests). A metric that is n/a on either side is skipped with a note; tests
 // present in only one document are noted as not compared.
-func Gate(base, cur *Document, limits map[string]float64) *GateReport {
+func Gate(base, cur *result.Document, limits map[string]float64) *GateReport {
 	g := &GateReport{}
 	var keys []metricDef
 	for _, m := range metricDefs {
@@ -667,7 +630,7 @@ func Gate(base, cur *Document, limits map[string]float64) *GateReport {
 			g.Notes = append(g.Notes, fmt.Sprintf("metric %q unknown, not checked", k))
 		}
 	}
-	c := Compare([]*Document{base, cur}, nil)
+	c := Compare([]*result.Document{base, cur}, nil)
 	for _, t := range c.Tests {
 		b, n := t.Results[0], t.Results[1]
 		switch {

@@ -1,4 +1,4 @@
-package bench
+package result_test
 
 import (
 	"encoding/json"
@@ -11,75 +11,23 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/resulttest"
 
 	"github.com/rdmabench/rdmabench/hist"
 )
 
-// testHist returns a histogram holding vals (ns).
-func testHist(t *testing.T, vals ...int64) *hist.Histogram {
-	t.Helper()
-	h := hist.New()
-	for _, v := range vals {
-		h.Record(v)
-	}
-	return h
-}
-
-// testDocument returns a document with one SEND latency result (RTT/2, from
-// 1000 round trips: p99.9 backed, p99.99 not) and one bandwidth result.
-func testDocument(t *testing.T) *Document {
-	t.Helper()
-	h := hist.New()
-	for i := int64(1); i <= 1000; i++ {
-		h.Record(9000 + i)
-	}
-	h.Record(177001) // the true max, odd so RTT/2 is fractional
-	lat := Result{Op: "send", Mode: "lat", SizeBytes: 2, Iterations: 1001, Warmup: 100, DurationNS: 10_500_000,
-		TimedInterval: "half of a SEND/RECV ping-pong round trip (RTT/2)", TxDepth: 1, CQMod: 1, RxDepth: 1,
-		Bandwidth: NewBandwidth(2, 1001, 10_500_000)}
-	if err := lat.SetLatency(h, 2); err != nil {
-		t.Fatal(err)
-	}
-	bw := Result{Op: "write", Mode: "bw", SizeBytes: 65536, Iterations: 5000, DurationNS: 1e9,
-		TimedInterval: "post to completion of a signaled work request", TxDepth: 128, CQMod: 100, RxDepth: 512,
-		Bandwidth: NewBandwidth(65536, 5000, 1e9),
-		Intervals: []Interval{{StartNS: 0, EndNS: 5e8, Ops: 2500, Bandwidth: NewBandwidth(65536, 2500, 5e8),
-			P50: Nanos{NS: 4100, OK: true}}}}
-	if err := bw.SetLatency(testHist(t, 4000, 4100, 4200, 90000), 1); err != nil {
-		t.Fatal(err)
-	}
-	return &Document{
-		SchemaVersion: SchemaVersion, Tool: "rdmabench", ToolVersion: "v0.1.0",
-		CommandLine: []string{"rdmabench", "run", "--ops", "send,write"},
-		Start:       time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC),
-		End:         time.Date(2026, 3, 4, 5, 6, 9, 0, time.UTC),
-		Role:        "loopback",
-		Env:         testEnv(),
-		Results:     []Result{lat, bw},
-		Warnings:    []string{SoftwareRDMANote("rxe0", "rdma_rxe")},
-	}
-}
-
-func testEnv() Env {
-	return Env{Host: "vm", Kernel: "6.8.0 #1 SMP", RDMACoreVersion: "44.0", Device: "rxe0", Driver: "rdma_rxe",
-		Firmware: "0.0.0", VendorID: 0xffffff, SoftwareRDMA: true, SoftwareRDMANote: SoftwareRDMANote("rxe0", "rdma_rxe"),
-		Port: 1, LinkLayer: "Ethernet", ActiveMTU: 4096, PathMTU: 4096, LinkSpeed: "2.5 Gbps", LinkGbps: 2.5,
-		GIDIndex: 1, GIDType: "RoCE v2", GID: "::ffff:127.0.0.1", GIDReason: "RoCE v2 GID matching the local address 127.0.0.1",
-		InlineSizeGranted: 0, QPType: "RC", ClockSource: "CLOCK_MONOTONIC_RAW", ClockRateHz: 1e9, ClockResolutionNS: 1,
-		CPUModel: "AMD EPYC", NumCPU: 4, GoVersion: "go1.26.8", EnginePinnedCPU: -1}
-}
-
 func TestResultJSONRoundTrip(t *testing.T) {
-	doc := testDocument(t)
+	doc := resulttest.Document(t)
 	path := filepath.Join(t.TempDir(), "out.json")
-	if err := WriteJSONFile(path, doc); err != nil {
+	if err := result.WriteJSONFile(path, doc); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
 		t.Errorf("temporary file left behind: %v", err)
 	}
-	got, err := ReadJSONFile(path)
+	got, err := result.ReadJSONFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +57,7 @@ func TestResultJSONRoundTrip(t *testing.T) {
 }
 
 func TestResultJSONKeys(t *testing.T) {
-	b, err := json.Marshal(testDocument(t))
+	b, err := json.Marshal(resulttest.Document(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +103,7 @@ func TestResultJSONKeys(t *testing.T) {
 }
 
 func TestLatencyRTTHalf(t *testing.T) {
-	doc := testDocument(t)
+	doc := resulttest.Document(t)
 	r := doc.Results[0]
 	if r.RTT == nil || doc.Results[1].RTT != nil {
 		t.Fatalf("rtt_ns must be set for RTT/2 results only")
@@ -166,7 +114,7 @@ func TestLatencyRTTHalf(t *testing.T) {
 	if r.Latency.Min != 4500.5 {
 		t.Errorf("min %v, want 4500.5", r.Latency.Min)
 	}
-	for _, p := range [][2]Nanos{{r.Latency.P50, r.RTT.P50}, {r.Latency.P99, r.RTT.P99}, {r.Latency.P99_9, r.RTT.P99_9}} {
+	for _, p := range [][2]result.Nanos{{r.Latency.P50, r.RTT.P50}, {r.Latency.P99, r.RTT.P99}, {r.Latency.P99_9, r.RTT.P99_9}} {
 		if !p[0].OK || p[0].NS != p[1].NS/2 {
 			t.Errorf("percentile of RTT/2 %v is not half that of RTT %v", p[0], p[1])
 		}
@@ -180,7 +128,7 @@ func TestLatencyRTTHalf(t *testing.T) {
 }
 
 func TestLatencyNAIsNull(t *testing.T) {
-	l := NewLatency(testHist(t, 1000, 2000, 3000), 1)
+	l := result.NewLatency(resulttest.Hist(t, 1000, 2000, 3000), 1)
 	b, err := json.Marshal(l)
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +137,7 @@ func TestLatencyNAIsNull(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("unexpected JSON:\n got  %s\n want %s", b, want)
 	}
-	var back Latency
+	var back result.Latency
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -199,8 +147,8 @@ func TestLatencyNAIsNull(t *testing.T) {
 }
 
 func TestLatencyEmpty(t *testing.T) {
-	l := NewLatency(hist.New(), 2)
-	if (l != Latency{}) {
+	l := result.NewLatency(hist.New(), 2)
+	if (l != result.Latency{}) {
 		t.Errorf("empty histogram: %+v, want the zero Latency", l)
 	}
 	if _, err := json.Marshal(l); err != nil {
@@ -212,16 +160,16 @@ func TestLatencyNanosJSON(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   string
-		want Nanos
+		want result.Nanos
 		out  string
 	}{
-		{"null", "null", Nanos{}, "null"},
-		{"integer", "4210", Nanos{NS: 4210, OK: true}, "4210"},
-		{"fraction", "750.5", Nanos{NS: 750.5, OK: true}, "750.5"},
-		{"exponent", "1e3", Nanos{NS: 1000, OK: true}, "1000"},
+		{"null", "null", result.Nanos{}, "null"},
+		{"integer", "4210", result.Nanos{NS: 4210, OK: true}, "4210"},
+		{"fraction", "750.5", result.Nanos{NS: 750.5, OK: true}, "750.5"},
+		{"exponent", "1e3", result.Nanos{NS: 1000, OK: true}, "1000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var n Nanos
+			var n result.Nanos
 			if err := json.Unmarshal([]byte(tc.in), &n); err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +182,7 @@ func TestLatencyNanosJSON(t *testing.T) {
 			}
 		})
 	}
-	var n Nanos
+	var n result.Nanos
 	if err := json.Unmarshal([]byte(`"12"`), &n); err == nil {
 		t.Error("a string decoded as Nanos")
 	}
@@ -246,17 +194,17 @@ func TestBandwidth(t *testing.T) {
 		size  int
 		msgs  int64
 		ns    int64
-		want  Bandwidth
+		want  result.Bandwidth
 		exact bool
 	}{
-		{"1MiB x 1000 in 1s", 1 << 20, 1000, 1e9, Bandwidth{MBPerSec: 1048.576, MiBPerSec: 1000, GbitPerSec: 8.388608, Mpps: 0.001}, false},
-		{"2B x 1e6 in 0.5s", 2, 1e6, 5e8, Bandwidth{MBPerSec: 4, MiBPerSec: 4e6 / (1 << 20), GbitPerSec: 0.032, Mpps: 2}, false},
-		{"zero duration", 64, 10, 0, Bandwidth{}, true},
-		{"negative duration", 64, 10, -5, Bandwidth{}, true},
-		{"no messages", 64, 0, 1e9, Bandwidth{}, true},
+		{"1MiB x 1000 in 1s", 1 << 20, 1000, 1e9, result.Bandwidth{MBPerSec: 1048.576, MiBPerSec: 1000, GbitPerSec: 8.388608, Mpps: 0.001}, false},
+		{"2B x 1e6 in 0.5s", 2, 1e6, 5e8, result.Bandwidth{MBPerSec: 4, MiBPerSec: 4e6 / (1 << 20), GbitPerSec: 0.032, Mpps: 2}, false},
+		{"zero duration", 64, 10, 0, result.Bandwidth{}, true},
+		{"negative duration", 64, 10, -5, result.Bandwidth{}, true},
+		{"no messages", 64, 0, 1e9, result.Bandwidth{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NewBandwidth(tc.size, tc.msgs, tc.ns)
+			got := result.NewBandwidth(tc.size, tc.msgs, tc.ns)
 			near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 			if !near(got.MBPerSec, tc.want.MBPerSec) || !near(got.MiBPerSec, tc.want.MiBPerSec) ||
 				!near(got.GbitPerSec, tc.want.GbitPerSec) || !near(got.Mpps, tc.want.Mpps) {
@@ -264,8 +212,8 @@ func TestBandwidth(t *testing.T) {
 			}
 		})
 	}
-	b := NewBandwidth(1<<20, 1000, 1e9)
-	for unit, want := range map[string]string{UnitMiB: "MiB/sec", UnitMB: "MB/sec", UnitGb: "Gb/sec"} {
+	b := result.NewBandwidth(1<<20, 1000, 1e9)
+	for unit, want := range map[string]string{result.UnitMiB: "MiB/sec", result.UnitMB: "MB/sec", result.UnitGb: "Gb/sec"} {
 		if _, label, err := b.In(unit); err != nil || label != want {
 			t.Errorf("In(%q): label %q, err %v; want %q", unit, label, err, want)
 		}
@@ -289,21 +237,21 @@ func TestResultReadJSONFileErrors(t *testing.T) {
 			if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := ReadJSONFile(p)
+			_, err := result.ReadJSONFile(p)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := ReadJSONFile(filepath.Join(dir, "missing.json")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := result.ReadJSONFile(filepath.Join(dir, "missing.json")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }
 
 func TestResultWriteJSONFileDefaults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "min.json")
-	doc := &Document{Role: "loopback"}
-	if err := WriteJSONFile(path, doc); err != nil {
+	doc := &result.Document{Role: "loopback"}
+	if err := result.WriteJSONFile(path, doc); err != nil {
 		t.Fatal(err)
 	}
 	if doc.SchemaVersion != 0 || doc.Tool != "" {
@@ -318,10 +266,31 @@ func TestResultWriteJSONFileDefaults(t *testing.T) {
 			t.Errorf("output lacks %s:\n%s", want, b)
 		}
 	}
-	if err := WriteJSONFile(filepath.Join(path, "sub"), doc); err == nil {
+	if err := result.WriteJSONFile(filepath.Join(path, "sub"), doc); err == nil {
 		t.Error("writing below a regular file did not fail")
 	}
 	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
 		t.Error("a failed write changed another file")
+	}
+}
+
+func TestKey(t *testing.T) {
+	tests := []struct {
+		name string
+		key  result.Key
+		want string
+	}{
+		{"rdma", result.NewKey("send", "lat", 2, ""), "send lat 2B"},
+		{"rdma spelled out", result.NewKey("send", "lat", 2, result.TransportRDMA), "send lat 2B"},
+		{"tcp", result.NewKey("send", "bw", 65536, result.TransportTCP), "tcp send bw 65536B"},
+	}
+	for _, tc := range tests {
+		if got := tc.key.String(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	r := result.Result{Op: "read", Mode: "bw", SizeBytes: 4096, Transport: result.TransportRDMA}
+	if got := result.KeyOf(&r); got != (result.Key{Op: "read", Mode: "bw", SizeBytes: 4096}) {
+		t.Errorf("KeyOf = %+v", got)
 	}
 }

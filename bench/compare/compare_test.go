@@ -1,4 +1,4 @@
-package bench
+package compare
 
 import (
 	"bufio"
@@ -10,17 +10,20 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/golden"
 )
 
-// The fixtures in testdata/compare are real SoftRoCE loopback runs
+// The fixtures in testdata are real SoftRoCE loopback runs
 // (rdmabench loopback --mode lat,bw --size 2,4K --iters 2000 in the qemu
 // guest) with the histograms dropped; c.json is b.json with its device
 // renamed to rxe1 and its read tests removed.
-func compareDocs(t *testing.T, names ...string) []*Document {
+func compareDocs(t *testing.T, names ...string) []*result.Document {
 	t.Helper()
-	var docs []*Document
+	var docs []*result.Document
 	for _, n := range names {
-		d, err := ReadJSONFile(filepath.Join("testdata", "compare", n))
+		d, err := result.ReadJSONFile(filepath.Join("testdata", n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,10 +42,10 @@ func TestCompareTable(t *testing.T) {
 		t.Errorf("label %q, want the device added as the runs differ", got)
 	}
 	var b bytes.Buffer
-	if err := c.WriteTable(&b, nil, UnitMiB); err != nil {
+	if err := c.WriteTable(&b, nil, result.UnitMiB); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "compare_table.golden", b.Bytes())
+	golden.Check(t, "compare_table.golden", b.Bytes())
 	out := b.String()
 	for _, want := range []string{"send lat 2B", "p99.9[usec]", "BW[MiB/sec]", "comp_p50[usec]", " -\n", "n/a", "x)"} {
 		if !strings.Contains(out, want) {
@@ -61,10 +64,10 @@ func TestCompareMarkdown(t *testing.T) {
 		t.Errorf("label %q, want no device for runs on the same device", got)
 	}
 	var b bytes.Buffer
-	if err := c.WriteMarkdown(&b, []string{MetricP50, MetricP99, MetricBW, MetricMpps}, UnitGb); err != nil {
+	if err := c.WriteMarkdown(&b, []string{MetricP50, MetricP99, MetricBW, MetricMpps}, result.UnitGb); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "compare_markdown.golden", b.Bytes())
+	golden.Check(t, "compare_markdown.golden", b.Bytes())
 	// Every table line has the same number of cells.
 	for i, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		if !strings.HasPrefix(l, "|") {
@@ -77,22 +80,22 @@ func TestCompareMarkdown(t *testing.T) {
 }
 
 func TestCompareCells(t *testing.T) {
-	ok := func(ns float64) Nanos { return Nanos{NS: ns, OK: true} }
-	base := &Document{Env: Env{Device: "mlx5_0"}, Results: []Result{
-		{Op: "send", Mode: "lat", SizeBytes: 2, Latency: Latency{Count: 50, P50: ok(2000), Max: 9000}},
-		{Op: "write", Mode: "bw", SizeBytes: 65536, Bandwidth: NewBandwidth(65536, 1000, 1e6)},
+	ok := func(ns float64) result.Nanos { return result.Nanos{NS: ns, OK: true} }
+	base := &result.Document{Env: result.Env{Device: "mlx5_0"}, Results: []result.Result{
+		{Op: "send", Mode: "lat", SizeBytes: 2, Latency: result.Latency{Count: 50, P50: ok(2000), Max: 9000}},
+		{Op: "write", Mode: "bw", SizeBytes: 65536, Bandwidth: result.NewBandwidth(65536, 1000, 1e6)},
 	}}
-	cur := &Document{Env: Env{Device: "mlx5_0"}, Results: []Result{
-		{Op: "send", Mode: "lat", SizeBytes: 2, Latency: Latency{Count: 5000, P50: ok(2100), P99: ok(5000), Max: 12000}},
-		{Op: "send", Mode: "lat", SizeBytes: 2, Latency: Latency{Count: 1, P50: ok(1), Max: 1}}, // duplicate: ignored
-		{Op: "read", Mode: "lat", SizeBytes: 2, Latency: Latency{Count: 2, P50: ok(3000), Max: 3100}},
+	cur := &result.Document{Env: result.Env{Device: "mlx5_0"}, Results: []result.Result{
+		{Op: "send", Mode: "lat", SizeBytes: 2, Latency: result.Latency{Count: 5000, P50: ok(2100), P99: ok(5000), Max: 12000}},
+		{Op: "send", Mode: "lat", SizeBytes: 2, Latency: result.Latency{Count: 1, P50: ok(1), Max: 1}}, // duplicate: ignored
+		{Op: "read", Mode: "lat", SizeBytes: 2, Latency: result.Latency{Count: 2, P50: ok(3000), Max: 3100}},
 	}}
-	c := Compare([]*Document{base, cur}, nil)
+	c := Compare([]*result.Document{base, cur}, nil)
 	if c.Runs[0].Name != "run1" || c.Runs[1].Label != "run2" {
 		t.Errorf("default names %q, %q", c.Runs[0].Name, c.Runs[1].Label)
 	}
 	var b bytes.Buffer
-	if err := c.WriteTable(&b, []string{"p50", "p99", "max", "bw"}, UnitMB); err != nil {
+	if err := c.WriteTable(&b, []string{"p50", "p99", "max", "bw"}, result.UnitMB); err != nil {
 		t.Fatal(err)
 	}
 	want := ` test             metric              run1           run2
@@ -117,34 +120,6 @@ n/a: too few samples back the percentile (p50 needs 2, p90 10, p99 100, p99.9 10
 	}
 }
 
-func TestCompareTransportKey(t *testing.T) {
-	// Result may gain a Transport field; KeyOf picks up any such field.
-	type withTransport struct {
-		Op        string
-		Transport string
-	}
-	if got := stringField(reflect.ValueOf(withTransport{Transport: "tcp"}), "Transport"); got != "tcp" {
-		t.Errorf("stringField = %q, want tcp", got)
-	}
-	if got := stringField(reflect.ValueOf(struct{ Transport int }{3}), "Transport"); got != "" {
-		t.Errorf("stringField of an int field = %q, want empty", got)
-	}
-	if got := stringField(reflect.ValueOf(Result{}), "NoSuchField"); got != "" {
-		t.Errorf("stringField of a missing field = %q", got)
-	}
-	k := TestKey{Op: "send", Mode: "lat", SizeBytes: 2}
-	if k.String() != "send lat 2B" {
-		t.Errorf("key %q", k)
-	}
-	k.Transport = "tcp"
-	if k.String() != "tcp send lat 2B" {
-		t.Errorf("key %q", k)
-	}
-	if got := KeyOf(&Result{Op: "read", Mode: "bw", SizeBytes: 4096}); got != (TestKey{Op: "read", Mode: "bw", SizeBytes: 4096}) {
-		t.Errorf("KeyOf = %+v", got)
-	}
-}
-
 func TestCompareGobench(t *testing.T) {
 	defer func(a string) { gobenchArch = a }(gobenchArch)
 	gobenchArch = "amd64"
@@ -153,7 +128,7 @@ func TestCompareGobench(t *testing.T) {
 	if err := WriteGobench(&b, docs); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "compare_gobench.golden", b.Bytes())
+	golden.Check(t, "compare_gobench.golden", b.Bytes())
 	out := b.String()
 
 	// The syntax of golang.org/x/perf/benchfmt: configuration lines
@@ -258,16 +233,16 @@ func TestParseMetrics(t *testing.T) {
 }
 
 // scaled returns a copy of doc whose results pass through f.
-func scaled(doc *Document, f func(r *Result)) *Document {
+func scaled(doc *result.Document, f func(r *result.Result)) *result.Document {
 	d := *doc
-	d.Results = append([]Result(nil), doc.Results...)
+	d.Results = append([]result.Result(nil), doc.Results...)
 	for i := range d.Results {
 		f(&d.Results[i])
 	}
 	return &d
 }
 
-func scaleNanos(n *Nanos, k float64) { n.NS *= k }
+func scaleNanos(n *result.Nanos, k float64) { n.NS *= k }
 
 func TestGateInjectedRegression(t *testing.T) {
 	base := compareDocs(t, "a.json")[0]
@@ -276,7 +251,7 @@ func TestGateInjectedRegression(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A 20 % p99 regression in send lat 2B only.
-	cur := scaled(base, func(r *Result) {
+	cur := scaled(base, func(r *result.Result) {
 		if r.Op == "send" && r.Mode == "lat" && r.SizeBytes == 2 {
 			scaleNanos(&r.Latency.P99, 1.2)
 		}
@@ -286,7 +261,7 @@ func TestGateInjectedRegression(t *testing.T) {
 		t.Fatalf("%d regressions, want 1: %v", len(g.Regressions), g.Regressions)
 	}
 	r := g.Regressions[0]
-	if r.Test != (TestKey{Op: "send", Mode: "lat", SizeBytes: 2}) || r.Metric != "p99" || math.Abs(r.Change-0.2) > 1e-9 || r.Limit != 0.10 {
+	if r.Test != (result.Key{Op: "send", Mode: "lat", SizeBytes: 2}) || r.Metric != "p99" || math.Abs(r.Change-0.2) > 1e-9 || r.Limit != 0.10 {
 		t.Errorf("regression %+v", r)
 	}
 	if want := "send lat 2B: p99 77.38 us -> 92.85 us (+20.0% > 10%)"; r.String() != want {
@@ -312,9 +287,9 @@ func TestGateWithinLimits(t *testing.T) {
 	base := compareDocs(t, "a.json")[0]
 	limits := map[string]float64{"p50": 0.10, "p99": 0.10, "p99_9": 0.10, "max": 0.10, "mean": 0.10, "bw": 0.05, "mpps": 0.05}
 	// Every latency 9 % worse, every rate 4 % lower: within the limits.
-	cur := scaled(base, func(r *Result) {
+	cur := scaled(base, func(r *result.Result) {
 		l := &r.Latency
-		for _, n := range []*Nanos{&l.P50, &l.P90, &l.P99, &l.P99_9, &l.P99_99} {
+		for _, n := range []*result.Nanos{&l.P50, &l.P90, &l.P99, &l.P99_9, &l.P99_99} {
 			scaleNanos(n, 1.09)
 		}
 		l.Mean *= 1.09
@@ -330,7 +305,7 @@ func TestGateWithinLimits(t *testing.T) {
 		t.Error("nothing checked")
 	}
 	// Improvements never regress.
-	better := scaled(base, func(r *Result) {
+	better := scaled(base, func(r *result.Result) {
 		scaleNanos(&r.Latency.P99, 0.5)
 		r.Bandwidth.MBPerSec *= 2
 	})
@@ -342,12 +317,12 @@ func TestGateWithinLimits(t *testing.T) {
 func TestGateBandwidthAndMissing(t *testing.T) {
 	base := compareDocs(t, "a.json")[0]
 	cur := compareDocs(t, "c.json")[0] // b.json without read tests
-	cur = scaled(cur, func(r *Result) {
+	cur = scaled(cur, func(r *result.Result) {
 		if r.Op == "write" && r.Mode == "bw" && r.SizeBytes == 4096 {
 			r.Bandwidth.MBPerSec = base.Results[9].Bandwidth.MBPerSec * 0.90
 		}
 	})
-	if k := KeyOf(&base.Results[9]); k.String() != "write bw 4096B" {
+	if k := result.KeyOf(&base.Results[9]); k.String() != "write bw 4096B" {
 		t.Fatalf("fixture order changed: result 9 is %s", k)
 	}
 	g := Gate(base, cur, map[string]float64{"bw": 0.05})
@@ -358,8 +333,8 @@ func TestGateBandwidthAndMissing(t *testing.T) {
 			if math.Abs(r.Change+0.10) > 1e-9 {
 				t.Errorf("change %v, want -0.10", r.Change)
 			}
-			if want := "(-10.0% < -5%)"; !strings.HasSuffix(r.Format(UnitMB), want) {
-				t.Errorf("%q lacks %q", r.Format(UnitMB), want)
+			if want := "(-10.0% < -5%)"; !strings.HasSuffix(r.Format(result.UnitMB), want) {
+				t.Errorf("%q lacks %q", r.Format(result.UnitMB), want)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package bench
+package proto
 
 // Payloads of the control protocol (JSON inside proto.go's frames).
 

@@ -1,25 +1,28 @@
-package bench
+package report
 
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/bench/result"
 
 	"github.com/rdmabench/rdmabench/hist"
 )
 
-// reportDashes separates blocks of the human report, as in perftest.
-const reportDashes = "---------------------------------------------------------------------------------------"
+// Dashes separates blocks of the human report, as in perftest.
+const Dashes = "---------------------------------------------------------------------------------------"
 
 // WriteHeader writes the perftest-like block that describes the test
 // environment of doc: device, link, MTU, GID, inline size, clock and
 // connection type, with a banner for software RDMA.
-func WriteHeader(w io.Writer, doc *Document) error {
+func WriteHeader(w io.Writer, doc *result.Document) error {
 	e := &doc.Env
 	var b strings.Builder
 	line := func(k, v string) { fmt.Fprintf(&b, " %-15s : %s\n", k, v) }
-	b.WriteString(reportDashes + "\n")
+	b.WriteString(Dashes + "\n")
 	line("Device", e.Device)
 	if e.Port > 0 {
 		line("Port", strconv.Itoa(e.Port))
@@ -59,11 +62,11 @@ func WriteHeader(w io.Writer, doc *Document) error {
 	if e.SoftwareRDMA {
 		note := e.SoftwareRDMANote
 		if note == "" {
-			note = SoftwareRDMANote(e.Device, e.Driver)
+			note = result.SoftwareRDMANote(e.Device, e.Driver)
 		}
 		b.WriteString("*** " + note + " ***\n")
 	}
-	b.WriteString(reportDashes + "\n")
+	b.WriteString(Dashes + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -71,22 +74,22 @@ func WriteHeader(w io.Writer, doc *Document) error {
 // mrModeLine describes the registration modes of results for the header,
 // e.g. "pool (registered once per test), huge pages"; "" when no result
 // has one (TCP, older documents).
-func mrModeLine(results []Result) string {
+func mrModeLine(results []result.Result) string {
 	var modes []string
 	huge := false
 	for _, r := range results {
-		if r.MRMode != "" && !contains(modes, r.MRMode) {
+		if r.MRMode != "" && !slices.Contains(modes, r.MRMode) {
 			modes = append(modes, r.MRMode)
 		}
 		huge = huge || r.HugePages
 	}
 	for i, m := range modes {
 		switch m {
-		case MRModePool:
+		case result.MRModePool:
 			modes[i] = m + " (registered once per test)"
-		case MRModePerOp:
+		case result.MRModePerOp:
 			modes[i] = m + " (the client registers each operation's local buffer around it; the server's stay pooled)"
-		case MRModeODP:
+		case result.MRModeODP:
 			modes[i] = m + " (On-Demand Paging pools)"
 		}
 	}
@@ -104,22 +107,22 @@ const perOpBWNote = "per-op: bandwidth and comp_* include the client's ibv_reg_m
 // fractional ns.
 func FormatUS(v hist.Value) string { return v.Format(1000, 2) }
 
-func fmtUS(ns float64) string { return strconv.FormatFloat(ns/1000, 'f', 2, 64) }
+func US(ns float64) string { return strconv.FormatFloat(ns/1000, 'f', 2, 64) }
 
-// latencyNA reports the n/a rule under a table that printed n/a.
-const latencyNA = "n/a: too few samples back the percentile (p50 needs 2, p90 10, p99 100, p99.9 1000, p99.99 10000)"
+// LatencyNA reports the n/a rule under a table that printed n/a.
+const LatencyNA = "n/a: too few samples back the percentile (p50 needs 2, p90 10, p99 100, p99.9 1000, p99.99 10000)"
 
 // WriteLatencyTable writes results as perftest's latency table, in µs, with
 // an op column first and p90 and p99.99 columns last. t_typical is the
 // median (p50), t_max the true maximum and the percentiles are those of the
 // HDR histogram. After the table, one line per op states what t_* time.
-func WriteLatencyTable(w io.Writer, results []Result) error {
-	t := textTable{
-		{head: "op", left: true}, {head: "#bytes"}, {head: "#iterations"},
-		{head: "t_min[usec]"}, {head: "t_max[usec]"}, {head: "t_typical[usec]"},
-		{head: "t_avg[usec]"}, {head: "t_stdev[usec]"},
-		{head: "99% percentile[usec]"}, {head: "99.9% percentile[usec]"},
-		{head: "p90[usec]"}, {head: "p99.99[usec]"},
+func WriteLatencyTable(w io.Writer, results []result.Result) error {
+	t := Table{
+		{Head: "op", Left: true}, {Head: "#bytes"}, {Head: "#iterations"},
+		{Head: "t_min[usec]"}, {Head: "t_max[usec]"}, {Head: "t_typical[usec]"},
+		{Head: "t_avg[usec]"}, {Head: "t_stdev[usec]"},
+		{Head: "99% percentile[usec]"}, {Head: "99.9% percentile[usec]"},
+		{Head: "p90[usec]"}, {Head: "p99.99[usec]"},
 	}
 	var rows [][]string
 	na := false
@@ -129,7 +132,7 @@ func WriteLatencyTable(w io.Writer, results []Result) error {
 			if l.Count == 0 {
 				return "n/a"
 			}
-			return fmtUS(ns)
+			return US(ns)
 		}
 		row := []string{r.Op, strconv.Itoa(r.SizeBytes), strconv.FormatInt(r.Iterations, 10),
 			plain(l.Min), plain(l.Max), l.P50.US(), plain(l.Mean), plain(l.Stdev),
@@ -140,7 +143,7 @@ func WriteLatencyTable(w io.Writer, results []Result) error {
 		rows = append(rows, row)
 	}
 	var b strings.Builder
-	t.write(&b, rows)
+	t.Write(&b, rows)
 	seen := map[string]bool{}
 	for _, r := range results {
 		key := r.Op + "\x00" + r.TimedInterval
@@ -155,7 +158,7 @@ func WriteLatencyTable(w io.Writer, results []Result) error {
 		b.WriteString("\n")
 	}
 	if na {
-		b.WriteString(latencyNA + "\n")
+		b.WriteString(LatencyNA + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -165,16 +168,16 @@ func WriteLatencyTable(w io.Writer, results []Result) error {
 // op column first, the average bandwidth in unit (UnitMiB, UnitMB or UnitGb)
 // and, instead of perftest's BW peak, the completion latency (post to
 // completion of signaled work requests) p50 and p99 in µs.
-func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
-	_, label, err := Bandwidth{}.In(unit)
+func WriteBandwidthTable(w io.Writer, results []result.Result, unit string) error {
+	_, label, err := result.Bandwidth{}.In(unit)
 	if err != nil {
 		return err
 	}
-	t := textTable{
-		{head: "op", left: true}, {head: "#bytes"}, {head: "#iterations"},
-		{head: "BW average[" + label + "]"}, {head: "MsgRate[Mpps]"},
-		{head: "comp_p50[usec]"}, {head: "comp_p99[usec]"},
-		{head: "CPU[usec/msg] cli/srv"}, {head: "link[%]"},
+	t := Table{
+		{Head: "op", Left: true}, {Head: "#bytes"}, {Head: "#iterations"},
+		{Head: "BW average[" + label + "]"}, {Head: "MsgRate[Mpps]"},
+		{Head: "comp_p50[usec]"}, {Head: "comp_p99[usec]"},
+		{Head: "CPU[usec/msg] cli/srv"}, {Head: "link[%]"},
 	}
 	var rows [][]string
 	na, perOp := false, false
@@ -188,16 +191,16 @@ func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
 			strconv.FormatFloat(bw, 'f', 2, 64), strconv.FormatFloat(r.Bandwidth.Mpps, 'f', 6, 64),
 			r.Latency.P50.US(), r.Latency.P99.US(), cpuPerMsg(r.CPU), linkPercent(r.LinkUtilization)}
 		na = na || !r.Latency.P50.OK || !r.Latency.P99.OK
-		perOp = perOp || r.MRMode == MRModePerOp
+		perOp = perOp || r.MRMode == result.MRModePerOp
 		rows = append(rows, row)
 	}
 	var b strings.Builder
-	t.write(&b, rows)
+	t.Write(&b, rows)
 	if perOp {
 		b.WriteString(perOpBWNote + "\n")
 	}
 	if na {
-		b.WriteString(latencyNA + "\n")
+		b.WriteString(LatencyNA + "\n")
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
@@ -207,10 +210,10 @@ func WriteBandwidthTable(w io.Writer, results []Result, unit string) error {
 // their setup times in ms (per QP: p50 and max; see ConnSetup), after a
 // line that says what the setup time covers. Results without a connection
 // (TCP, older documents) are left out; with none, it writes nothing.
-func WriteConnectionTable(w io.Writer, results []Result) error {
-	t := textTable{
-		{head: "op", left: true}, {head: "mode", left: true}, {head: "#bytes"}, {head: "connection", left: true},
-		{head: "#qps"}, {head: "setup_p50[msec]"}, {head: "setup_max[msec]"}, {head: "device", left: true}, {head: "rdma_cm address", left: true},
+func WriteConnectionTable(w io.Writer, results []result.Result) error {
+	t := Table{
+		{Head: "op", Left: true}, {Head: "mode", Left: true}, {Head: "#bytes"}, {Head: "connection", Left: true},
+		{Head: "#qps"}, {Head: "setup_p50[msec]"}, {Head: "setup_max[msec]"}, {Head: "device", Left: true}, {Head: "rdma_cm address", Left: true},
 	}
 	var rows [][]string
 	na := false
@@ -232,7 +235,7 @@ func WriteConnectionTable(w io.Writer, results []Result) error {
 	}
 	var b strings.Builder
 	b.WriteString(connSetupNote + "\n")
-	t.write(&b, rows)
+	t.Write(&b, rows)
 	if na {
 		b.WriteString("n/a: a setup p50 needs at least 2 QPs\n")
 	}
@@ -245,7 +248,7 @@ const connSetupNote = "connection setup per QP, on the client: rdma_cm from rdma
 	"rdma_create_qp and rdma_connect to ESTABLISHED; exchange from ibv_create_qp through the QP-number exchange to RTS"
 
 // cpuPerMsg formats client/server CPU microseconds per message.
-func cpuPerMsg(c *CPUUsage) string {
+func cpuPerMsg(c *result.CPUUsage) string {
 	if c == nil {
 		return "-"
 	}
@@ -263,7 +266,7 @@ func linkPercent(u float64) string {
 // WriteIntervalLine writes one line for a duration-mode interval, such as
 // "[  1.00-  2.00 s]     1234.56 MiB/sec   0.123456 Mpps  p50     4.10 usec  p99     9.87 usec",
 // with the bandwidth in unit (UnitMiB, UnitMB or UnitGb).
-func WriteIntervalLine(w io.Writer, iv Interval, unit string) error {
+func WriteIntervalLine(w io.Writer, iv result.Interval, unit string) error {
 	bw, label, err := iv.Bandwidth.In(unit)
 	if err != nil {
 		return err
@@ -274,48 +277,16 @@ func WriteIntervalLine(w io.Writer, iv Interval, unit string) error {
 	return err
 }
 
-// textColumn is one column of a text table.
-type textColumn struct {
-	head string
-	left bool // left-aligned (text); numbers are right-aligned
-}
-
-// textTable is a text table in perftest's style: a leading space and columns
-// separated by at least two spaces, wide enough for header and values.
-type textTable []textColumn
-
-func (t textTable) write(b *strings.Builder, rows [][]string) {
-	width := make([]int, len(t))
-	for i, c := range t {
-		width[i] = len(c.head)
-	}
-	for _, r := range rows {
-		for i, s := range r {
-			width[i] = max(width[i], len(s))
+// SizeLabel writes a byte count the way --size takes it: 4K, 64K, 1M, 1G,
+// or plain bytes when no binary unit divides it.
+func SizeLabel(b int64) string {
+	for _, u := range []struct {
+		n   int64
+		suf string
+	}{{1 << 30, "G"}, {1 << 20, "M"}, {1 << 10, "K"}} {
+		if b >= u.n && b%u.n == 0 {
+			return strconv.FormatInt(b/u.n, 10) + u.suf
 		}
 	}
-	cells := func(r []string) {
-		var l strings.Builder
-		for i, s := range r {
-			sep := "  "
-			if i == 0 {
-				sep = " "
-			}
-			l.WriteString(sep)
-			if t[i].left {
-				fmt.Fprintf(&l, "%-*s", width[i], s)
-			} else {
-				fmt.Fprintf(&l, "%*s", width[i], s)
-			}
-		}
-		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
-	}
-	head := make([]string, len(t))
-	for i, c := range t {
-		head[i] = c.head
-	}
-	cells(head)
-	for _, r := range rows {
-		cells(r)
-	}
+	return strconv.FormatInt(b, 10)
 }

@@ -1,4 +1,4 @@
-package bench
+package mr
 
 import (
 	"bytes"
@@ -10,61 +10,37 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/result"
+
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 func TestMRSizes(t *testing.T) {
-	sizes, err := ParseSizes("4K-1G")
+	sizes, err := bench.ParseSizes("4K-1G")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(sizes) != 19 || sizes[0] != 4<<10 || sizes[18] != 1<<30 {
 		t.Fatalf("4K-1G = %v, want 19 powers of two from 4K to 1G", sizes)
 	}
-	var cfg MRConfig
+	var cfg Config
 	if err := cfg.defaults(); err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Sizes) != 5 || cfg.Sizes[4] != 256<<20 || cfg.Iters != DefaultMRIters || cfg.OpSize != 4096 || cfg.OpIters != DefaultMROpIters {
+	if len(cfg.Sizes) != 5 || cfg.Sizes[4] != 256<<20 || cfg.Iters != DefaultIters || cfg.OpSize != 4096 || cfg.OpIters != DefaultOpIters {
 		t.Fatalf("defaults: %+v", cfg)
 	}
-	for _, bad := range []MRConfig{{Iters: -1}, {OpIters: 2e7}, {OpSize: 2 << 30}, {Sizes: []int{0}}} {
+	for _, bad := range []Config{{Iters: -1}, {OpIters: 2e7}, {OpSize: 2 << 30}, {Sizes: []int{0}}} {
 		if err := bad.defaults(); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
 }
 
-const meminfoText = `MemTotal:        2014252 kB
-MemFree:         1700000 kB
-MemAvailable:    1048576 kB
-HugePages_Total:       4
-HugePages_Free:        3
-HugePages_Rsvd:        0
-Hugepagesize:       2048 kB
-`
-
-func TestMRParseMeminfo(t *testing.T) {
-	m := parseMeminfo(strings.NewReader(meminfoText))
-	want := meminfo{MemAvailable: 1 << 30, HugePagesTotal: 4, HugePagesFree: 3, HugePageSize: 2 << 20}
-	if m != want {
-		t.Fatalf("parseMeminfo = %+v, want %+v", m, want)
-	}
-	if m := parseMeminfo(strings.NewReader("garbage\n")); m.MemAvailable != -1 {
-		t.Fatalf("unknown MemAvailable = %d, want -1", m.MemAvailable)
-	}
-	if err := m.noHugePages(); err != nil {
-		t.Errorf("4 huge pages reserved, but: %v", err)
-	}
-	err := meminfo{HugePageSize: 2 << 20}.noHugePages()
-	if !errors.Is(err, ErrNoHugePages) || !strings.Contains(err.Error(), "vm.nr_hugepages") || !strings.Contains(err.Error(), "HugePages_Total is 0") {
-		t.Errorf("no huge pages: %v", err)
-	}
-}
-
 func TestMRSkipReason(t *testing.T) {
-	m := parseMeminfo(strings.NewReader(meminfoText))
+	m := bench.Meminfo{MemAvailable: 1 << 30, HugePagesTotal: 4, HugePagesFree: 3, HugePageSize: 2 << 20}
 	memlock := &verbs.MemlockError{Current: 8 << 20, Needed: 16 << 20}
 	for _, tt := range []struct {
 		name    string
@@ -94,41 +70,41 @@ func TestMRSkipReason(t *testing.T) {
 	}
 }
 
-// mrFixture is a document as RunMR returns it, with made-up figures.
-func mrFixture() *MRDocument {
-	reg := newMRRegResult(4096, []uint64{30000, 31000, 32000, 29000}, []uint64{8000, 9000, 8500, 9500})
-	big := newMRRegResult(256<<20, []uint64{4000000, 5000000}, []uint64{700000, 800000})
-	ops := &MROps{Op: OpWrite, SizeBytes: 4096, Iterations: 200, Warmup: 10,
-		Pooled: MROpResult{Mode: "pooled", TimedInterval: timedPooled, Latency: Latency{Count: 200, P50: Nanos{65000, true}, P99: Nanos{90000, true}},
-			DurationNS: 14e6, OpsPerSec: 14285.7, Bandwidth: NewBandwidth(4096, 200, 14e6)},
-		PerOp: MROpResult{Mode: "per-op", TimedInterval: timedPerOp, Latency: Latency{Count: 200, P50: Nanos{120000, true}, P99: Nanos{150000, true}},
-			DurationNS: 25e6, OpsPerSec: 8000, Bandwidth: NewBandwidth(4096, 200, 25e6)},
+// mrFixture is a document as Run returns it, with made-up figures.
+func mrFixture() *Document {
+	reg := newRegResult(4096, []uint64{30000, 31000, 32000, 29000}, []uint64{8000, 9000, 8500, 9500})
+	big := newRegResult(256<<20, []uint64{4000000, 5000000}, []uint64{700000, 800000})
+	ops := &Ops{Op: result.OpWrite, SizeBytes: 4096, Iterations: 200, Warmup: 10,
+		Pooled: OpResult{Mode: "pooled", TimedInterval: timedPooled, Latency: result.Latency{Count: 200, P50: result.Nanos{NS: 65000, OK: true}, P99: result.Nanos{NS: 90000, OK: true}},
+			DurationNS: 14e6, OpsPerSec: 14285.7, Bandwidth: result.NewBandwidth(4096, 200, 14e6)},
+		PerOp: OpResult{Mode: "per-op", TimedInterval: timedPerOp, Latency: result.Latency{Count: 200, P50: result.Nanos{NS: 120000, OK: true}, P99: result.Nanos{NS: 150000, OK: true}},
+			DurationNS: 25e6, OpsPerSec: 8000, Bandwidth: result.NewBandwidth(4096, 200, 25e6)},
 		Ratio: 14285.7 / 8000}
-	return &MRDocument{
-		Document: Document{SchemaVersion: SchemaVersion, Tool: "rdmabench", Role: "mr", Results: []Result{},
-			Env: Env{Device: "rxe0", Port: 1, LinkLayer: "Ethernet", ActiveMTU: 4096, QPType: "RC", ClockSource: "CLOCK_MONOTONIC_RAW"}},
-		MR: MRReport{Access: "LOCAL_WRITE", Iterations: 1000, TimePerSizeNS: 10e9, Registration: []MRRegResult{reg, big},
-			Skipped: []MRSkippedSize{{1 << 30, "1G skipped: needs 1024 MiB of memory plus 128 MiB to spare, MemAvailable is 900 MiB"}},
+	return &Document{
+		Document: result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", Role: "mr", Results: []result.Result{},
+			Env: result.Env{Device: "rxe0", Port: 1, LinkLayer: "Ethernet", ActiveMTU: 4096, QPType: "RC", ClockSource: "CLOCK_MONOTONIC_RAW"}},
+		MR: Report{Access: "LOCAL_WRITE", Iterations: 1000, TimePerSizeNS: 10e9, Registration: []RegResult{reg, big},
+			Skipped: []SkippedSize{{1 << 30, "1G skipped: needs 1024 MiB of memory plus 128 MiB to spare, MemAvailable is 900 MiB"}},
 			Ops:     ops},
 	}
 }
 
 func TestMRRegResult(t *testing.T) {
-	r := newMRRegResult(4096, []uint64{1000, 2000, 3000}, []uint64{500, 500, 500})
+	r := newRegResult(4096, []uint64{1000, 2000, 3000}, []uint64{500, 500, 500})
 	if r.Iterations != 3 || !r.Reg.P50.OK || r.Reg.Max != 3000 || r.Dereg.Min != 500 {
 		t.Fatalf("result %+v", r)
 	}
 	if want := 4096 / r.Reg.P50.NS; r.RegGBPerSec != want {
 		t.Fatalf("rate %v GB/s, want size / p50 = %v", r.RegGBPerSec, want)
 	}
-	if one := newMRRegResult(4096, []uint64{1000}, []uint64{500}); one.Reg.P50.OK || one.RegGBPerSec != 0 {
+	if one := newRegResult(4096, []uint64{1000}, []uint64{500}); one.Reg.P50.OK || one.RegGBPerSec != 0 {
 		t.Fatalf("one sample: p50 %v, rate %v; want n/a and 0", one.Reg.P50, one.RegGBPerSec)
 	}
 }
 
 func TestMRReport(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteMRReport(&b, mrFixture()); err != nil {
+	if err := WriteReport(&b, mrFixture()); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -182,7 +158,7 @@ func TestMRReport(t *testing.T) {
 
 func TestMRJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mr.json")
-	if err := WriteMRJSONFile(path, mrFixture()); err != nil {
+	if err := WriteJSONFile(path, mrFixture()); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -199,10 +175,10 @@ func TestMRJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.SchemaVersion != SchemaVersion || m.Tool != "rdmabench" || m.Results == nil || m.Env["device"] != "rxe0" {
+	if m.SchemaVersion != result.SchemaVersion || m.Tool != "rdmabench" || m.Results == nil || m.Env["device"] != "rxe0" {
 		t.Fatalf("document fields: %+v", m)
 	}
-	var mr MRReport
+	var mr Report
 	if err := json.Unmarshal(m.MR, &mr); err != nil {
 		t.Fatal(err)
 	}
@@ -220,14 +196,14 @@ func TestMRJSON(t *testing.T) {
 func TestRDMAMRRun(t *testing.T) {
 	testutil.RequireRDMA(t)
 	var progress bytes.Buffer
-	doc, err := RunMR(context.Background(), MRConfig{GIDIndex: -1, Sizes: []int{4 << 10, 1 << 20}, Iters: 50, OpIters: 200,
+	doc, err := Run(context.Background(), Config{GIDIndex: -1, Sizes: []int{4 << 10, 1 << 20}, Iters: 50, OpIters: 200,
 		Progress: &progress, CommandLine: []string{"bench.test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Log(progress.String())
 	var out bytes.Buffer
-	if err := WriteMRReport(&out, doc); err != nil {
+	if err := WriteReport(&out, doc); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.String())
@@ -259,7 +235,7 @@ func TestRDMAMRODP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := RunMR(context.Background(), MRConfig{Device: ctx.Name(), GIDIndex: -1, Sizes: []int{4 << 10}, Iters: 20, OpIters: 50, ODP: true})
+	doc, err := Run(context.Background(), Config{Device: ctx.Name(), GIDIndex: -1, Sizes: []int{4 << 10}, Iters: 20, OpIters: 50, ODP: true})
 	if caps.Supported && caps.RC&verbs.ODPWrite != 0 {
 		if err != nil || doc.MR.Access != "LOCAL_WRITE|ON_DEMAND" {
 			t.Fatalf("%s has ODP, but: %v", ctx.Name(), err)
@@ -269,9 +245,9 @@ func TestRDMAMRODP(t *testing.T) {
 	if want := "ODP not supported by " + ctx.Name(); caps.Supported {
 		want = "ODP RC WRITE not supported by " + ctx.Name()
 		if err == nil || err.Error() != want {
-			t.Fatalf("RunMR --odp: %v, want %q", err, want)
+			t.Fatalf("Run --odp: %v, want %q", err, want)
 		}
 	} else if err == nil || err.Error() != want || !errors.Is(err, verbs.ErrNotSupported) {
-		t.Fatalf("RunMR --odp: %v, want exactly %q", err, want)
+		t.Fatalf("Run --odp: %v, want exactly %q", err, want)
 	}
 }
