@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
 	"github.com/rdmabench/rdmabench/hist"
@@ -43,38 +42,6 @@ func newConnSetup(method string, eps []*endpoint) *result.ConnSetup {
 		c.MaxNS = slices.Max(c.SetupNS)
 	}
 	return c
-}
-
-// all lists every QP of the test in connection order: measured, then load.
-func (t *testEndpoints) all() []*endpoint {
-	return append(t.measured(), t.loads...)
-}
-
-// checkPeers checks that the peer's QP information r covers as many
-// measured and load QPs as this side has.
-func (t *testEndpoints) checkPeers(r proto.QPInfo) error {
-	if len(r.QPs) != len(t.extra) || len(r.Load) != len(t.loads) {
-		return fmt.Errorf("peer has %d measured and %d load QPs, this side %d and %d", len(r.QPs)+1, len(r.Load), len(t.extra)+1, len(t.loads))
-	}
-	return nil
-}
-
-// startCM starts the engines of QPs rdma_cm connected, towards the peer's
-// buffers in r (its QPs in the order of all: measured, then load).
-func (t *testEndpoints) startCM(r proto.QPInfo) error {
-	if err := t.checkPeers(r); err != nil {
-		return err
-	}
-	peers := append(append([]proto.QPInfo{r}, r.QPs...), r.Load...)
-	for i, ep := range t.all() {
-		if err := checkPeerBuffer(peers[i], ep.spec.Size); err != nil {
-			return err
-		}
-		if err := ep.startEngine(peers[i], verbs.UDDest{}); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // cmPrivate is the private data of an rdma_cm connect request: which QP of

@@ -47,12 +47,10 @@ func checkConn(t *testing.T, r result.Result, method string, qps int) {
 // connect through rdma_cm too).
 func TestRDMACMLoopback(t *testing.T) {
 	addr, cmctx := testutil.CMAddress(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536}, Iters: 4000, QPs: 8, Threads: 2, RDMACM: true})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Iters: 6400, QPs: 64, Threads: 4, RDMACM: true})...)
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd}, Modes: []string{result.ModeLat},
-		Sizes: []int{8}, Iters: 500, Warmup: 20, RDMACM: true})...)
-	loaded := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Iters: 500, RDMACM: true,
-		Load: &Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 32, CQMod: 1}})
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536}, Template: Spec{Iters: 4000, QPs: 8, Threads: 2, RDMACM: true}})
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 6400, QPs: 64, Threads: 4, RDMACM: true}})...)
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd}, Modes: []string{result.ModeLat}, Sizes: []int{8}, Template: Spec{Iters: 500, Warmup: 20, RDMACM: true}})...)
+	loaded := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Iters: 500, RDMACM: true, Load: &Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 32, CQMod: 1}}})
 	specs = append(specs, loaded...)
 	cfg := runCfg(specs)
 	cfg.Client.RDMACM = true
@@ -83,7 +81,7 @@ func TestRDMACMLoopback(t *testing.T) {
 // number exchange, per QP.
 func TestRDMAExchangeSetupTime(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Iters: 2000, QPs: 4, Threads: 2})
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 2000, QPs: 4, Threads: 2}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +100,7 @@ func TestRDMACMLoopbackOnlyDevice(t *testing.T) {
 	if _, _, _, err := cmAddress(ctx.Name(), 1, netip.MustParseAddr("127.0.0.1")); err == nil {
 		t.Skipf("%s has a non-loopback address", ctx.Name())
 	}
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Iters: 100, RDMACM: true})
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Template: Spec{Iters: 100, RDMACM: true}})
 	cfg := runCfg(specs)
 	cfg.Client.RDMACM, cfg.Client.Device = true, ctx.Name()
 	_, err := RunLoopback(context.Background(), cfg, testLog(t))
@@ -157,7 +155,7 @@ func startCMTest(t *testing.T, addr string, spec Spec) (*proto.Conn, netip.AddrP
 func TestRDMACMServerSurvivesBadClients(t *testing.T) {
 	_, cmctx := testutil.CMAddress(t)
 	addr := startServer(t)
-	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Iters: 200, RDMACM: true})[0]
+	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200, RDMACM: true}})[0]
 
 	// 1: gone after the server's QP info
 	c, _ := startCMTest(t, addr, spec)

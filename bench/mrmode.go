@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -71,17 +70,6 @@ func (s Spec) perOpInterval() string {
 	}
 }
 
-// endpointArea is the size of each of an endpoint's two buffer areas
-// (source, and target/receive), bytes: the message (with the GRH for UD
-// receives) rounded up to 4 KiB. An endpoint's buffer holds two.
-func endpointArea(s Spec) int {
-	n := s.Size
-	if s.qpType() == result.QPTypeUD {
-		n += verbs.GRHSize // receives start with the GRH
-	}
-	return (n + 4095) &^ 4095
-}
-
 // odpOps are the RC operations whose memory must be ODP in odp mode
 // (verbs.Context.CheckODP); UC and UD are checked for registration only.
 func odpOps(s Spec) verbs.ODPOps {
@@ -97,73 +85,4 @@ func odpOps(s Spec) verbs.ODPOps {
 		return verbs.ODPRead
 	}
 	return verbs.ODPAtomic
-}
-
-// poolConfig is the pool of count endpoints of spec s on one side:
-// LOCAL_WRITE plus only the remote access the test needs (remoteAccess),
-// ON_DEMAND in odp mode.
-func poolConfig(s Spec, client, iwarp bool, count int, odp, huge bool) verbs.PoolConfig {
-	c := verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: count,
-		Access: verbs.AccessLocalWrite | remoteAccess(s, client, iwarp), HugePages: huge}
-	if odp {
-		c.Access |= verbs.AccessOnDemand
-		c.ODPOps = odpOps(s)
-	}
-	return c
-}
-
-// testMemory is the registered memory of one side of one test: a PD and
-// fresh pools, registered once before any QP exists and released after
-// the last QP is gone. The measured QPs (probe and --qps) share one pool;
-// the --load-qps QPs, with their own size and access, another.
-type testMemory struct {
-	pd       *verbs.PD
-	measured *verbs.Pool
-	load     *verbs.Pool // nil without load QPs
-}
-
-// newTestMemory registers the pools of spec s. With --hugepages it first
-// checks that huge pages are reserved (ErrNoHugePages); in odp mode the
-// device's ODP support (*verbs.NotSupportedError, "ODP not supported by
-// rxe0"), before any QP exists.
-func newTestMemory(dev *Device, s Spec, client bool) (_ *testMemory, err error) {
-	if s.HugePages {
-		if err := ReadMeminfo().NoHugePages(); err != nil {
-			return nil, err
-		}
-	}
-	m := &testMemory{}
-	defer func() {
-		if err != nil {
-			m.close()
-		}
-	}()
-	if m.pd, err = dev.Ctx.AllocPD(); err != nil {
-		return nil, err
-	}
-	odp := s.mrMode() == result.MRModeODP
-	if m.measured, err = m.pd.NewPool(poolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {
-		return nil, fmt.Errorf("--mr-mode %s: %w", s.mrMode(), err)
-	}
-	if s.Load != nil {
-		if m.load, err = m.pd.NewPool(poolConfig(s.loadSpec(), client, dev.Ctx.IsIWARP(), s.Load.QPs, odp, s.HugePages)); err != nil {
-			return nil, fmt.Errorf("--mr-mode %s: load QPs: %w", s.mrMode(), err)
-		}
-	}
-	return m, nil
-}
-
-// close releases the pools, then the PD: call it after every endpoint
-// returned its buffer and closed its QP.
-func (m *testMemory) close() error {
-	var errs []error
-	for _, p := range []*verbs.Pool{m.load, m.measured} {
-		if p != nil {
-			errs = append(errs, p.Close())
-		}
-	}
-	if m.pd != nil {
-		errs = append(errs, m.pd.Close())
-	}
-	return errors.Join(errs...)
 }

@@ -45,7 +45,7 @@ func TestMRModeValidate(t *testing.T) {
 }
 
 func TestMRModePlan(t *testing.T) {
-	specs, err := Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, MRMode: result.MRModePerOp, HugePages: true}.Specs()
+	specs, err := Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Template: Spec{MRMode: result.MRModePerOp, HugePages: true}}.Specs()
 	if err != nil {
 		t.Fatal(err)
 	}

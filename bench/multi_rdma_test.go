@@ -36,8 +36,7 @@ func checkPerQP(t *testing.T, r result.Result, n, m int) {
 
 func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite, result.OpSend, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Iters: 4003, TxDepth: 32, Warmup: -1, QPs: 8, Threads: 2})
+	specs := plan(t, Plan{Ops: []string{result.OpWrite, result.OpSend, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 4003, TxDepth: 32, Warmup: -1, QPs: 8, Threads: 2}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -57,8 +56,7 @@ func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 
 func TestRDMAQPs64Threads4(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64},
-		Iters: 64 * 50, TxDepth: 8, CQMod: 4, Warmup: -1, QPs: 64, Threads: 4})
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64}, Template: Spec{Iters: 64 * 50, TxDepth: 8, CQMod: 4, Warmup: -1, QPs: 64, Threads: 4}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -69,8 +67,7 @@ func TestRDMAQPs64Threads4(t *testing.T) {
 
 func TestRDMAQPsThreadsDuration(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Duration: time.Second, WarmupTime: 100 * time.Millisecond, TxDepth: 16, QPs: 4, Threads: 2})
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Duration: time.Second, WarmupTime: 100 * time.Millisecond, TxDepth: 16, QPs: 4, Threads: 2}})
 	cfg := runCfg(specs)
 	cfg.Client.Run.Interval = 250 * time.Millisecond
 	doc, err := RunLoopback(context.Background(), cfg, testLog(t))

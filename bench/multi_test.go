@@ -40,7 +40,7 @@ func TestQPsThreadsValidate(t *testing.T) {
 		}
 	}
 	// default modes: --qps applies to bandwidth only; explicit lat is refused
-	specs, err := Plan{QPs: 4, Threads: 2}.Specs()
+	specs, err := Plan{Template: Spec{QPs: 4, Threads: 2}}.Specs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestQPsThreadsValidate(t *testing.T) {
 			t.Errorf("%s: qps %d", s.Name(), s.QPs)
 		}
 	}
-	if _, err := (Plan{Modes: []string{result.ModeLat}, QPs: 4}).Specs(); err == nil || !strings.Contains(err.Error(), "--qps") {
+	if _, err := (Plan{Modes: []string{result.ModeLat}, Template: Spec{QPs: 4}}).Specs(); err == nil || !strings.Contains(err.Error(), "--qps") {
 		t.Errorf("lat with --qps 4: %v", err)
 	}
 }

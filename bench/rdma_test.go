@@ -139,8 +139,7 @@ func runCfg(specs []Spec) RunConfig {
 
 func TestRDMALoopbackLatency(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd, result.OpCmpSwap}, Modes: []string{result.ModeLat},
-		Sizes: []int{2, 4096}, Iters: 1000, Warmup: 50})
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd, result.OpCmpSwap}, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Template: Spec{Iters: 1000, Warmup: 50}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -150,8 +149,7 @@ func TestRDMALoopbackLatency(t *testing.T) {
 
 func TestRDMALoopbackBandwidth(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536},
-		Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536}, Template: Spec{Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +159,7 @@ func TestRDMALoopbackBandwidth(t *testing.T) {
 
 func TestRDMADurationMode(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64},
-		Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond, TxDepth: 16, CQMod: 4})
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64}, Template: Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond, TxDepth: 16, CQMod: 4}})
 	cfg := runCfg(specs)
 	var lines strings.Builder
 	cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 500*time.Millisecond
@@ -189,10 +186,8 @@ func TestRDMADurationMode(t *testing.T) {
 // 2 % of the request at a modest rate.
 func TestRDMAOpenLoop(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2},
-		Duration: 2 * time.Second, Warmup: -1, Rate: 1000})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{2},
-		Iters: 3000, Warmup: -1, Rate: 1000, Schedule: result.SchedulePoisson})...)
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Duration: 2 * time.Second, Warmup: -1, Rate: 1000}})
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Iters: 3000, Warmup: -1, Rate: 1000, Schedule: result.SchedulePoisson}})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -218,8 +213,7 @@ func TestRDMAOpenLoop(t *testing.T) {
 // TestRDMALatencyUnderLoad: the probe is measured while two QPs stream.
 func TestRDMALatencyUnderLoad(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Iters: 1000, Warmup: -1,
-		Load: &Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 16, CQMod: 1}})
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Iters: 1000, Warmup: -1, Load: &Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 16, CQMod: 1}}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -237,10 +231,8 @@ func TestRDMALatencyUnderLoad(t *testing.T) {
 // and bandwidth tests, and chained posts in bandwidth tests.
 func TestRDMAEventAndPostList(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{4096},
-		Iters: 1000, Warmup: -1, TxDepth: 32, CQMod: 4, Event: true})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 8})...)
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 1000, Warmup: -1, TxDepth: 32, CQMod: 4, Event: true}})
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 8}})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -261,8 +253,7 @@ func TestRDMAEventAndPostList(t *testing.T) {
 func TestRDMAServerClient(t *testing.T) {
 	requireDevice(t)
 	addr := startServer(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2},
-		Iters: 1000, Warmup: -1})
+	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2}, Template: Spec{Iters: 1000, Warmup: -1}})
 	for i := 0; i < 2; i++ {
 		doc, err := RunClient(context.Background(), addr, runCfg(specs))
 		if err != nil {
@@ -318,7 +309,7 @@ func TestRDMAServerSurvivesLostClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Duration: 30 * time.Second})[0]
+	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Duration: 30 * time.Second}})[0]
 	go func() {
 		time.Sleep(time.Second)
 		cl.c.Close() // the client "dies": its control connection goes away
@@ -333,7 +324,7 @@ func TestRDMAServerSurvivesLostClient(t *testing.T) {
 		t.Errorf("noticing the lost peer took %v", time.Since(start))
 	}
 	cl.dev.Close()
-	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Iters: 500})
+	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 500}})
 	doc, err := RunClient(context.Background(), addr, runCfg(specs))
 	if err != nil {
 		t.Fatalf("next client: %v", err)
@@ -391,17 +382,15 @@ func runQPType(t *testing.T, specs []Spec) *result.Document {
 
 func TestRDMAUCLoopback(t *testing.T) {
 	requireDevice(t)
-	lat := plan(t, Plan{QPType: result.QPTypeUC, Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096, 65536},
-		Iters: 1000, Warmup: 50})
-	bw := plan(t, Plan{QPType: result.QPTypeUC, Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536},
-		Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
+	lat := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096, 65536}, Template: Spec{QPType: result.QPTypeUC, Iters: 1000, Warmup: 50}})
+	bw := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536}, Template: Spec{QPType: result.QPTypeUC, Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1}})
 	runQPType(t, append(lat, bw...))
 }
 
 func TestRDMAUDLoopback(t *testing.T) {
 	requireDevice(t)
-	lat := plan(t, Plan{QPType: result.QPTypeUD, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Iters: 1000, Warmup: 50})
-	bw := plan(t, Plan{QPType: result.QPTypeUD, Modes: []string{result.ModeBW}, Sizes: []int{2, 4096}, Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1})
+	lat := plan(t, Plan{Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Template: Spec{QPType: result.QPTypeUD, Iters: 1000, Warmup: 50}})
+	bw := plan(t, Plan{Modes: []string{result.ModeBW}, Sizes: []int{2, 4096}, Template: Spec{QPType: result.QPTypeUD, Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1}})
 	for _, s := range append(lat, bw...) {
 		if s.Op != result.OpSend {
 			t.Fatalf("UD plan has op %s", s.Op)
@@ -415,7 +404,7 @@ func TestRDMAUDLoopback(t *testing.T) {
 func TestRDMAUDAboveMTU(t *testing.T) {
 	requireDevice(t)
 	for _, mode := range result.Modes {
-		specs := plan(t, Plan{QPType: result.QPTypeUD, Modes: []string{mode}, Sizes: []int{4097}, Iters: 100, Warmup: 10})
+		specs := plan(t, Plan{Modes: []string{mode}, Sizes: []int{4097}, Template: Spec{QPType: result.QPTypeUD, Iters: 100, Warmup: 10}})
 		_, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 		if err == nil || !strings.Contains(err.Error(), "size 4097 bytes exceeds the path MTU 4096 bytes") {
 			t.Fatalf("UD %s 4097 B: err %v, want the path MTU error", mode, err)
@@ -423,7 +412,7 @@ func TestRDMAUDAboveMTU(t *testing.T) {
 		t.Logf("UD %s 4097 B: %v", mode, err)
 	}
 	// with --mtu 1024 the spec alone is refused
-	_, err := Plan{QPType: result.QPTypeUD, Modes: []string{result.ModeLat}, Sizes: []int{2048}, MTU: 1024}.Specs()
+	_, err := Plan{Modes: []string{result.ModeLat}, Sizes: []int{2048}, Template: Spec{QPType: result.QPTypeUD, MTU: 1024}}.Specs()
 	if err == nil || !strings.Contains(err.Error(), "size 2048 bytes exceeds the path MTU 1024 bytes") {
 		t.Fatalf("UD 2048 B at --mtu 1024: err %v", err)
 	}
@@ -435,7 +424,7 @@ func TestRDMAUCReadRefused(t *testing.T) {
 	requireDevice(t)
 	for _, qt := range []string{result.QPTypeUC, result.QPTypeUD} {
 		for _, op := range []string{result.OpRead, result.OpFetchAdd} {
-			_, err := Plan{QPType: qt, Ops: []string{op}, Modes: []string{result.ModeLat}}.Specs()
+			_, err := Plan{Ops: []string{op}, Modes: []string{result.ModeLat}, Template: Spec{QPType: qt}}.Specs()
 			if err == nil || !strings.Contains(err.Error(), "op "+op+" is not supported on "+strings.ToUpper(qt)+" QPs") {
 				t.Errorf("%s %s: err %v, want a clear refusal", qt, op, err)
 			}

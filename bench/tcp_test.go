@@ -17,7 +17,7 @@ import (
 
 func tcpSpecs(t *testing.T, p Plan) []Spec {
 	t.Helper()
-	p.Transport = result.TransportTCP
+	p.Template.Transport = result.TransportTCP
 	p.Ops = []string{result.OpSend}
 	return plan(t, p)
 }
@@ -53,8 +53,8 @@ func checkTCPDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Docum
 // server, two clients one after the other.
 func TestTCPServerClient(t *testing.T) {
 	addr := startServer(t)
-	specs := append(tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Sizes: []int{2, 4096, 1 << 20}, Iters: 2000, Warmup: -1}),
-		tcpSpecs(t, Plan{Modes: []string{result.ModeBW}, Sizes: []int{64, 65536}, Iters: 3000, Warmup: -1})...)
+	specs := append(tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Sizes: []int{2, 4096, 1 << 20}, Template: Spec{Iters: 2000, Warmup: -1}}),
+		tcpSpecs(t, Plan{Modes: []string{result.ModeBW}, Sizes: []int{64, 65536}, Template: Spec{Iters: 3000, Warmup: -1}})...)
 	for i := 0; i < 2; i++ {
 		doc, err := RunClient(context.Background(), addr, tcpRunCfg(specs))
 		if err != nil {
@@ -67,8 +67,7 @@ func TestTCPServerClient(t *testing.T) {
 // TestTCPDurationMode: loopback, duration mode with a timed warm-up and
 // interval lines.
 func TestTCPDurationMode(t *testing.T) {
-	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64}, Duration: 1500 * time.Millisecond,
-		WarmupTime: 100 * time.Millisecond})
+	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64}, Template: Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond}})
 	cfg := tcpRunCfg(specs)
 	var lines strings.Builder
 	cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 500*time.Millisecond
@@ -107,7 +106,7 @@ func TestTCPRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	spec := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Iters: 200})[0]
+	spec := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Template: Spec{Iters: 200}})[0]
 	open := spec
 	open.Rate = 1000
 	if _, err := cl.Run(context.Background(), open, RunOptions{CPU: -1}); err == nil || !strings.Contains(err.Error(), "RDMA-only") {
@@ -115,7 +114,7 @@ func TestTCPRefusals(t *testing.T) {
 	}
 	if _, err := verbs.DeviceNames(); noRDMADevice(err) {
 		// This server runs TCP tests only: an RDMA test is refused with the reason.
-		rdma := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Iters: 200})[0]
+		rdma := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200}})[0]
 		if err := cl.c.Send(proto.MsgTest, rdma); err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +139,7 @@ func TestTCPServerSurvivesLostClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Duration: 30 * time.Second})[0]
+	spec := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Template: Spec{Duration: 30 * time.Second}})[0]
 	time.AfterFunc(500*time.Millisecond, func() { cl.c.Close() })
 	start := time.Now()
 	if _, err = cl.Run(context.Background(), spec, RunOptions{CPU: -1}); err == nil {
@@ -150,7 +149,7 @@ func TestTCPServerSurvivesLostClient(t *testing.T) {
 		t.Errorf("noticing the lost control connection took %v", d)
 	}
 	t.Logf("lost client after %v: %v", time.Since(start).Round(time.Millisecond), err)
-	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Iters: 500})
+	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Template: Spec{Iters: 500}})
 	doc, err := RunClient(context.Background(), addr, tcpRunCfg(specs))
 	if err != nil {
 		t.Fatalf("next client: %v", err)
@@ -161,7 +160,7 @@ func TestTCPServerSurvivesLostClient(t *testing.T) {
 // TestTCPCancel: cancelling the context aborts a running TCP test quickly.
 func TestTCPCancel(t *testing.T) {
 	addr := startServer(t)
-	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeBW}, Duration: 30 * time.Second})
+	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeBW}, Template: Spec{Duration: 30 * time.Second}})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -23,6 +23,11 @@ bench.test -test.v -test.count=1 -test.run 'RDMA|Describe|TCP' 2>&1 | tee /tmp/b
 grep -q '^PASS' /tmp/bench.log || { tail -60 /tmp/bench.log; ls -la /tmp; free -m; dmesg | tail -20; fail "bench tests"; }
 grep -q -- '--- SKIP' /tmp/bench.log && fail "bench tests skipped inside the guest"
 
+echo "=== MR benchmark tests (rxe0)"
+mr.test -test.v -test.count=1 -test.run 'RDMA' 2>&1 | tee /tmp/mr.log | grep -E '^(--- |PASS|FAIL|ok)' || true
+grep -q '^PASS' /tmp/mr.log || { tail -40 /tmp/mr.log; fail "MR benchmark tests"; }
+grep -q -- '--- SKIP' /tmp/mr.log && fail "MR benchmark tests skipped inside the guest"
+
 echo "=== rdmabench devices"
 rdmabench devices | tee /tmp/devices.txt
 grep -q rxe0 /tmp/devices.txt && grep -q PORT_ACTIVE /tmp/devices.txt && grep -q '::ffff:127.0.0.1' /tmp/devices.txt \
@@ -131,7 +136,7 @@ rdmabench run 192.0.2.1 -p 18601 --rdma-cm --op send,read --mode lat,bw --iters 
 grep -q '"address": "192.0.2.1:' /tmp/cm-run.json && grep -q '"device": "rxe1"' /tmp/cm-run.json || fail "run --rdma-cm JSON"
 kill $spid; wait $spid 2>/dev/null || true
 grep 'rdma_cm' /tmp/server-cm.log | head -2
-passed=$(cat /tmp/verbs.log /tmp/bench.log | grep -c -- '--- PASS' || true)
-failed=$(cat /tmp/verbs.log /tmp/bench.log | grep -c -- '--- FAIL' || true)
+passed=$(cat /tmp/verbs.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- PASS' || true)
+failed=$(cat /tmp/verbs.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- FAIL' || true)
 echo "GUEST-TEST OK"
 echo "guest: $passed passed, $failed failed"

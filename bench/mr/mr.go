@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/netip"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
@@ -90,67 +88,6 @@ func (c *Config) defaults() error {
 		}
 	}
 	return nil
-}
-
-// Document is the JSON document of `rdmabench mr`: the fields of Document
-// (results stays empty) plus the "mr" section.
-type Document struct {
-	result.Document
-	MR Report `json:"mr"`
-}
-
-// Report is the "mr" section of an Document.
-type Report struct {
-	Access        string        `json:"access"`           // access flags of every registration, e.g. "LOCAL_WRITE"
-	ODP           bool          `json:"odp"`              // registrations use IBV_ACCESS_ON_DEMAND
-	HugePages     bool          `json:"hugepages"`        // buffers come from huge pages
-	ODPCaps       verbs.ODPCaps `json:"odp_caps"`         // the device's, from ibv_query_device_ex
-	Iterations    int           `json:"iterations"`       // requested reg/dereg pairs per size
-	TimePerSizeNS int64         `json:"time_per_size_ns"` // a size stops early after this long
-	Registration  []RegResult   `json:"registration"`
-	Skipped       []SkippedSize `json:"skipped,omitempty"`
-	Ops           *Ops          `json:"ops,omitempty"`
-}
-
-// RegResult is the registration cost of one buffer size.
-type RegResult struct {
-	SizeBytes  int            `json:"size_bytes"`
-	Iterations int            `json:"iterations"` // pairs measured; fewer than requested when the time ran out
-	Reg        result.Latency `json:"reg_ns"`     // ibv_reg_mr
-	Dereg      result.Latency `json:"dereg_ns"`   // ibv_dereg_mr
-	// RegGBPerSec is size / reg p50 in 10^9 bytes/s: how fast memory can be
-	// registered; 0 when p50 is n/a.
-	RegGBPerSec float64 `json:"reg_gb_per_s"`
-}
-
-// SkippedSize is a size left out, with the limit that excluded it.
-type SkippedSize struct {
-	SizeBytes int    `json:"size_bytes"`
-	Reason    string `json:"reason"`
-}
-
-// Ops compares RDMA WRITEs with a pooled MR against per-operation
-// registration.
-type Ops struct {
-	Op         string   `json:"op"` // "write"
-	SizeBytes  int      `json:"size_bytes"`
-	Iterations int      `json:"iterations"`        // measured per mode
-	Warmup     int      `json:"warmup_iterations"` // per mode, before measuring
-	Pooled     OpResult `json:"pooled"`
-	PerOp      OpResult `json:"per_op"`
-	// Ratio is pooled ops/s over per-op ops/s: the throughput an MR cache
-	// gains over registering per operation.
-	Ratio float64 `json:"pooled_over_per_op"`
-}
-
-// OpResult is one registration mode of Ops.
-type OpResult struct {
-	Mode          string           `json:"mode"` // "pooled" or "per-op"
-	TimedInterval string           `json:"timed_interval"`
-	Latency       result.Latency   `json:"latency_ns"`
-	DurationNS    int64            `json:"duration_ns"` // start of the first to the end of the last operation
-	OpsPerSec     float64          `json:"ops_per_s"`
-	Bandwidth     result.Bandwidth `json:"bandwidth"`
 }
 
 const (
@@ -343,17 +280,6 @@ func regOneSize(pd *verbs.PD, buf *verbs.Buffer, size int, access verbs.Access, 
 	return newRegResult(size, reg, dereg), nil
 }
 
-func newRegResult(size int, reg, dereg []uint64) RegResult {
-	hr, hd := hist.New(), hist.New()
-	hr.RecordSlice(reg, 0)
-	hd.RecordSlice(dereg, 0)
-	res := RegResult{SizeBytes: size, Iterations: len(reg), Reg: result.NewLatency(hr, 1), Dereg: result.NewLatency(hd, 1)}
-	if res.Reg.P50.OK && res.Reg.P50.NS > 0 {
-		res.RegGBPerSec = float64(size) / res.Reg.P50.NS // bytes per ns = 10^9 bytes/s
-	}
-	return res
-}
-
 // ops builds a connected pair of RC QPs on the device (the peer passive,
 // its buffer REMOTE_WRITE) and measures both registration modes.
 func (r *mrRun) ops(ctx context.Context) (*Ops, error) {
@@ -477,78 +403,3 @@ func runMROps(ctx context.Context, l *verbs.MROpLoop, size, warm, n int) (OpResu
 	res.Bandwidth = result.NewBandwidth(size, int64(n), res.DurationNS)
 	return res, nil
 }
-
-// timeLimit describes the time budget per size.
-func timeLimit(ns int64) string {
-	if ns < 0 {
-		return "no time limit"
-	}
-	return "at most " + time.Duration(ns).String() + " per size"
-}
-
-// WriteReport writes the human report of an `rdmabench mr` run: the
-// environment header, the registration table (one row per size, then a note
-// per skipped size), the WRITE table of pooled against per-op registration
-// with their throughput ratio, and the warnings.
-func WriteReport(w io.Writer, doc *Document) error {
-	if err := report.WriteHeader(w, &doc.Document); err != nil {
-		return err
-	}
-	var b strings.Builder
-	m := &doc.MR
-	na := false
-	us := func(n result.Nanos) string {
-		na = na || !n.OK
-		return n.US()
-	}
-	mem := "buffer"
-	if m.HugePages {
-		mem = "huge-page buffer"
-	}
-	fmt.Fprintf(&b, "MR registration: ibv_reg_mr + ibv_dereg_mr of one %s, access %s, %d iterations per size (%s)\n",
-		mem, m.Access, m.Iterations, timeLimit(m.TimePerSizeNS))
-	reg := report.Table{{Head: "size"}, {Head: "#iters"}, {Head: "reg_p50[usec]"}, {Head: "reg_p99[usec]"}, {Head: "reg_max[usec]"},
-		{Head: "dereg_p50[usec]"}, {Head: "dereg_p99[usec]"}, {Head: "dereg_max[usec]"}, {Head: "reg_rate[GB/s]"}}
-	var rows [][]string
-	for _, r := range m.Registration {
-		rate := "n/a"
-		if r.RegGBPerSec > 0 {
-			rate = strconv.FormatFloat(r.RegGBPerSec, 'f', 2, 64)
-		}
-		rows = append(rows, []string{report.SizeLabel(int64(r.SizeBytes)), strconv.Itoa(r.Iterations),
-			us(r.Reg.P50), us(r.Reg.P99), report.US(r.Reg.Max), us(r.Dereg.P50), us(r.Dereg.P99), report.US(r.Dereg.Max), rate})
-	}
-	reg.Write(&b, rows)
-	b.WriteString("reg_rate is size / reg_p50 (10^9 bytes/s)\n")
-	for _, s := range m.Skipped {
-		b.WriteString("note: " + s.Reason + "\n")
-	}
-	if o := m.Ops; o != nil {
-		fmt.Fprintf(&b, "\nRDMA WRITE of %s to a passive QP on the same device, one at a time: %d per mode after %d warm-up\n",
-			report.SizeLabel(int64(o.SizeBytes)), o.Iterations, o.Warmup)
-		t := report.Table{{Head: "registration", Left: true}, {Head: "#iters"}, {Head: "lat_p50[usec]"}, {Head: "lat_p99[usec]"},
-			{Head: "ops/s"}, {Head: "MB/s"}}
-		rows = rows[:0]
-		for _, r := range []OpResult{o.Pooled, o.PerOp} {
-			rows = append(rows, []string{r.Mode, strconv.Itoa(o.Iterations), us(r.Latency.P50), us(r.Latency.P99),
-				strconv.FormatFloat(r.OpsPerSec, 'f', 0, 64), strconv.FormatFloat(r.Bandwidth.MBPerSec, 'f', 2, 64)})
-		}
-		t.Write(&b, rows)
-		fmt.Fprintf(&b, "pooled/per-op throughput ratio: %.2fx\n", o.Ratio)
-		for _, r := range []OpResult{o.Pooled, o.PerOp} {
-			fmt.Fprintf(&b, "%s: lat_* time %s\n", r.Mode, r.TimedInterval)
-		}
-	}
-	if na {
-		b.WriteString(report.LatencyNA + "\n")
-	}
-	for _, s := range doc.Warnings {
-		fmt.Fprintf(&b, "WARNING: %s\n", s)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// WriteJSONFile writes doc as indented JSON to path, or to stdout when
-// path is "-", through a temporary file renamed over path.
-func WriteJSONFile(path string, doc *Document) error { return result.WriteJSON(path, doc) }

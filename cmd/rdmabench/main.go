@@ -244,7 +244,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	hugePages := fs.Bool("hugepages", false, "map the data path buffers from 2 MiB huge pages (reserve them with sysctl vm.nr_hugepages=N)")
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
 	loadOp := fs.String("load-op", result.OpWrite, "operation of the load streams: write or read")
-	loadSize := fs.String("load-size", "64K", "message size of the load streams")
+	loadSize := fs.String("load-size", report.SizeLabel(bench.DefaultLoadSize), "message size of the load streams")
 	cpuList := fs.String("cpu", "", "pin threads: the first CPU takes the client's engine thread; in loopback the second takes the server's responder; the rest (or all) take load QP threads, e.g. --cpu 0 or --cpu 0,1,2-3")
 	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
 	unit := fs.String("unit", "MiB", "bandwidth unit of the table: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
@@ -264,15 +264,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	} else if fs.NArg() != 0 {
 		return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
 	}
-	plan := bench.Plan{Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime, TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx,
-		Inline: *inline, MTU: *mtu, Rate: *rate, Schedule: *schedule, PostList: *postList, Event: *event, SL: *sl, TClass: *tclass,
-		QPType: strings.ToLower(*qpType), Transport: *transport, QPs: *qps, Threads: *threads,
-		MRMode: strings.ToLower(*mrMode), HugePages: *hugePages, RDMACM: *rdmaCM}
+	plan := bench.Plan{Template: bench.Spec{
+		Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime,
+		TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx, Inline: *inline, MTU: *mtu, PostList: *postList, Event: *event,
+		Rate: *rate, Schedule: *schedule, SL: *sl, TClass: *tclass, QPType: strings.ToLower(*qpType), Transport: *transport,
+		QPs: *qps, Threads: *threads, MRMode: strings.ToLower(*mrMode), HugePages: *hugePages, RDMACM: *rdmaCM,
+	}}
 	var err error
 	if *transport == result.TransportTCP && !fs.Changed("op") {
 		*ops = result.OpSend // the one op with a TCP equivalent
 	}
-	if fs.Changed("op") || plan.QPType == "" || plan.QPType == "rc" || *transport == result.TransportTCP {
+	if fs.Changed("op") || plan.Template.QPType == "" || plan.Template.QPType == result.QPTypeRC || *transport == result.TransportTCP {
 		if plan.Ops, err = bench.ParseList("op", *ops, result.Ops); err != nil {
 			return usageError{err}
 		}
@@ -293,14 +295,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		if err != nil {
 			return usageError{fmt.Errorf("--load-size: %w", err)}
 		}
-		plan.Load = &bench.Load{QPs: *loadQPs, Op: *loadOp, Size: ls, TxDepth: 128, CQMod: 100}
-		if plan.TxDepth > 0 {
-			plan.Load.TxDepth = plan.TxDepth
-		}
-		plan.Load.CQMod = min(plan.Load.CQMod, plan.Load.TxDepth)
-		if ls > 8<<10 {
-			plan.Load.CQMod = 1
-		}
+		plan.Template.Load = &bench.Load{QPs: *loadQPs, Op: *loadOp, Size: ls, TxDepth: *tx} // 0: the defaults
 	}
 	specs, err := plan.Specs()
 	if err != nil {

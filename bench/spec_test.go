@@ -62,7 +62,7 @@ func TestParseList(t *testing.T) {
 }
 
 func TestPlanDefaults(t *testing.T) {
-	specs, err := Plan{Warmup: -1}.Specs()
+	specs, err := Plan{Template: Spec{Warmup: -1}}.Specs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +89,10 @@ func TestPlanDefaults(t *testing.T) {
 	if err != nil || len(at) != 1 || at[0].Size != AtomicSize {
 		t.Fatalf("atomics plan = %+v, %v; want one 8-byte test", at, err)
 	}
-	if _, err := (Plan{Iters: 10, Duration: time.Second}).Specs(); err == nil {
+	if _, err := (Plan{Template: Spec{Iters: 10, Duration: time.Second}}).Specs(); err == nil {
 		t.Fatal("iterations and duration together accepted")
 	}
-	if _, err := (Plan{Modes: []string{result.ModeBW}, TxDepth: 4, CQMod: 8}).Specs(); err == nil || !strings.Contains(err.Error(), "CQ moderation 8") {
+	if _, err := (Plan{Modes: []string{result.ModeBW}, Template: Spec{TxDepth: 4, CQMod: 8}}).Specs(); err == nil || !strings.Contains(err.Error(), "CQ moderation 8") {
 		t.Fatalf("cq-mod above tx depth: %v", err)
 	}
 }
@@ -252,7 +252,7 @@ func TestSpecQPType(t *testing.T) {
 			t.Errorf("%s %s %dB mtu %d: err %v, want %q", c.qp, c.op, c.size, c.mtu, err, c.want)
 		}
 	}
-	specs, err := Plan{QPType: result.QPTypeUD}.Specs()
+	specs, err := Plan{Template: Spec{QPType: result.QPTypeUD}}.Specs()
 	if err != nil || len(specs) != 2 || specs[0].Op != result.OpSend || specs[1].Op != result.OpSend || specs[0].QPType != result.QPTypeUD {
 		t.Errorf("UD default plan: %v %+v, want send lat and send bw", err, specs)
 	}

@@ -1,0 +1,325 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// heartbeat sends Ready{alive} every heartbeatEvery until the returned stop
+// is called: the server tells a slow test from a dead client.
+func (cl *Client) heartbeat() (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				if cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseAlive}) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// finishTest ends a test on the control connection: it reports a measuring
+// error to the server, or sends the end with the total iteration count and
+// returns the server's result.
+func (cl *Client) finishTest(total int64, err error, totals ...int64) (proto.ServerResult, error) {
+	if err != nil {
+		cl.c.SendError(err)
+		return proto.ServerResult{}, err
+	}
+	if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total, Totals: totals}); err != nil {
+		return proto.ServerResult{}, err
+	}
+	var sr proto.ServerResult
+	if err := cl.c.RecvTimeout(proto.MsgResult, &sr, EngineTimeout+15*time.Second); err != nil {
+		return proto.ServerResult{}, err
+	}
+	if sr.Error != "" {
+		return proto.ServerResult{}, fmt.Errorf("server: %s", sr.Error)
+	}
+	return sr, nil
+}
+
+// ClientConfig configures the client side of `rdmabench run` and `loopback`.
+type ClientConfig struct {
+	Device   string
+	Port     int
+	GIDIndex int // -1: auto
+	Run      RunOptions
+	// Transport "tcp": the run has TCP tests only and opens no RDMA device.
+	Transport string
+	// RDMACM opens the device through librdmacm, as rdma_cm tests need; with
+	// no Device, the device is the one rdma_cm reaches the server through.
+	RDMACM bool
+}
+
+// Client is a connected control session.
+type Client struct {
+	c    *proto.Conn
+	dev  *Device
+	peer string
+	ack  proto.HelloAck
+	// PathMTU is the path MTU of the last test, bytes: the minimum of both
+	// ports' active MTUs and --mtu.
+	PathMTU int
+	// Inline is the inline size the device granted in the last test, bytes.
+	Inline int
+	// conn is the connection setup of the last RDMA test.
+	conn *result.ConnSetup
+}
+
+// Dial connects to a server, retrying until timeout, and opens the device.
+func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Duration) (*Client, error) {
+	deadline := time.Now().Add(timeout)
+	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
+		cl, err := dial(ctx, addr, cfg, deadline)
+		var re *proto.RemoteError
+		if !errors.As(err, &re) || re.Code != codeBusy || time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
+			return cl, err
+		}
+		time.Sleep(delay) // the server is finishing another session: try again
+	}
+}
+
+// codeBusy is the RemoteError code of a server serving another client.
+const codeBusy = "busy"
+
+// dial connects once (retrying refused connections until deadline) and
+// shakes hands.
+func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time) (*Client, error) {
+	var nc net.Conn
+	var err error
+	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
+		d := net.Dialer{Timeout: time.Until(deadline)}
+		nc, err = d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			break
+		}
+		if time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("server %s not reachable: %w", addr, err)
+		}
+		time.Sleep(delay)
+	}
+	c := proto.NewConn(nc, ctrlTimeout)
+	var dev *Device
+	if cfg.Transport != result.TransportTCP {
+		open, name := OpenDevice, cfg.Device
+		if cfg.RDMACM {
+			open = OpenDeviceCM
+			if server := addrOf(nc.RemoteAddr()); name == "" {
+				name, err = clientCMDevice(server, cfg.Port)
+			} else if server.IsLoopback() { // fail before the first test, as the server would
+				_, _, _, err = cmAddress(name, cfg.Port, server)
+			}
+		}
+		if err == nil {
+			dev, err = open(name, cfg.Port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
+		}
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	host, _ := os.Hostname()
+	cl := &Client{c: c, dev: dev, peer: addr}
+	if err := c.Send(proto.MsgHello, proto.Hello{Version: proto.Version, Tool: "rdmabench", Host: host}); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if err := c.Recv(proto.MsgHelloAck, &cl.ack); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
+	}
+	return cl, nil
+}
+
+// Device is the client's device.
+func (cl *Client) Device() *Device { return cl.dev }
+
+// Close says goodbye and releases everything.
+func (cl *Client) Close() error {
+	cl.c.Send(proto.MsgBye, nil)
+	err := cl.c.Close()
+	if cl.dev != nil {
+		err = errors.Join(err, cl.dev.Close())
+	}
+	return err
+}
+
+// Run runs one test against the server.
+// Cancelling ctx aborts the test in progress.
+func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Result, error) {
+	if spec.Transport == result.TransportTCP {
+		return cl.runTCP(ctx, spec, o)
+	}
+	if cl.dev == nil {
+		return result.Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
+	}
+	connect := cl.connectExchange
+	if spec.RDMACM {
+		connect = cl.connectCM
+	}
+	eps, mtu, conn, err := connect(spec)
+	if eps != nil {
+		defer eps.close()
+	}
+	if err != nil {
+		return result.Result{}, err
+	}
+	ep := eps.probe
+	cl.Inline = ep.qp.Caps().MaxInlineData
+	var rd proto.Ready
+	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
+		return result.Result{}, err
+	}
+	defer context.AfterFunc(ctx, func() {
+		for _, e := range eps.measured() {
+			e.eng.Abort()
+		}
+	})()
+	stopHeartbeat := cl.heartbeat()
+	var res result.Result
+	var total int64
+	var totals []int64 // per QP, multi-QP tests
+	var load *loadRun
+	if len(eps.loads) > 0 {
+		load = startLoad(eps.loads, o.LoadCPUs)
+	}
+	if spec.Mode == result.ModeLat {
+		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)
+	} else if len(eps.extra) > 0 {
+		res, totals, err = measureBWMulti(eps.measured(), spec, o)
+		for _, t := range totals {
+			total += t
+		}
+	} else {
+		res, total, err = measureBW(ep, spec, o)
+	}
+	if load != nil {
+		lr, lerr := load.finish(spec.Load)
+		res.Load, err = lr, errors.Join(err, lerr)
+	}
+	stopHeartbeat()
+	sr, err := cl.finishTest(total, err, totals...)
+	if err != nil {
+		return result.Result{}, err
+	}
+	if res.CPU != nil {
+		res.CPU.ServerUserNS, res.CPU.ServerSysNS = sr.CPUUserNS, sr.CPUSysNS
+		res.CPU.ServerUSPerMsg = perMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)
+	}
+	if g := cl.dev.Port.LinkGbps(); g > 0 {
+		res.LinkUtilization = res.Bandwidth.GbitPerSec / g
+	}
+	if spec.Unreliable() && spec.Op == result.OpSend && spec.Mode == result.ModeBW && sr.Iterations < total {
+		res.LostMessages = total - sr.Iterations
+	}
+	cl.PathMTU = mtu
+	res.Connection = conn
+	cl.conn = conn
+	return res, nil
+}
+
+// connectExchange creates the test's QPs and connects them by exchanging
+// QP numbers and PSNs with the server on the control connection. It
+// returns the endpoints (also on error, to be closed), the path MTU and
+// the connection setup.
+func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *result.ConnSetup, error) {
+	eps, err := newTestEndpoints(cl.dev, spec, true)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
+		return eps, 0, nil, err
+	}
+	if err := cl.c.Send(proto.MsgQPInfo, eps.info()); err != nil {
+		return eps, 0, nil, err
+	}
+	var remote proto.QPInfo
+	if err := cl.c.Recv(proto.MsgQPInfo, &remote); err != nil {
+		return eps, 0, nil, err
+	}
+	mtu, err := eps.connect(remote)
+	if err != nil {
+		cl.c.SendError(err)
+		return eps, 0, nil, err
+	}
+	conn := newConnSetup(result.ConnExchange, eps.all())
+	conn.Device = cl.dev.Ctx.Name()
+	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = cl.dev.GID.Index, cl.dev.GID.GID.String(), cl.dev.GID.Type.String(), cl.dev.GIDReason
+	return eps, mtu, conn, nil
+}
+
+// connectCM is the client side of an rdma_cm connection: the server says
+// where it listens, the client connects each QP there, then sends its
+// buffers.
+func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *result.ConnSetup, error) {
+	if !cl.dev.Ctx.CM() {
+		return nil, 0, nil, errors.New("--rdma-cm test on a client opened without rdma_cm (ClientConfig.RDMACM)")
+	}
+	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
+		return nil, 0, nil, err
+	}
+	var remote proto.QPInfo
+	if err := cl.c.Recv(proto.MsgQPInfo, &remote); err != nil {
+		return nil, 0, nil, err
+	}
+	fail := func(eps *testEndpoints, err error) (*testEndpoints, int, *result.ConnSetup, error) {
+		cl.c.SendError(err)
+		return eps, 0, nil, err
+	}
+	ip, err := netip.ParseAddr(remote.CMAddr)
+	if err != nil || remote.CMPort < 1 || remote.CMPort > 65535 {
+		return fail(nil, fmt.Errorf("server's rdma_cm address %q port %d invalid", remote.CMAddr, remote.CMPort))
+	}
+	dst := netip.AddrPortFrom(ip, uint16(remote.CMPort))
+	eps, err := newTestEndpoints(cl.dev, spec, true)
+	if err != nil {
+		return fail(nil, err)
+	}
+	if err := eps.checkPeers(remote); err != nil {
+		return fail(eps, err)
+	}
+	if eps.cmch, err = verbs.NewEventChannel(); err != nil {
+		return fail(eps, err)
+	}
+	all := eps.all()
+	mtu, err := cmConnectAll(eps.cmch, all, dst)
+	if err != nil {
+		return fail(eps, err)
+	}
+	if err := cl.c.Send(proto.MsgQPInfo, eps.info()); err != nil {
+		return eps, 0, nil, err
+	}
+	if err := eps.startCM(remote); err != nil {
+		return fail(eps, err)
+	}
+	conn := newConnSetup(result.ConnRDMACM, all)
+	conn.Address, conn.Device = dst.String(), cl.dev.Ctx.Name()
+	if path, err := eps.probe.qp.Path(); err == nil {
+		if g, err := cl.dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
+			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), cmGIDReason(dst)
+		}
+	}
+	return eps, mtu, conn, nil
+}

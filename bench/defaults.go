@@ -1,0 +1,96 @@
+package bench
+
+import "github.com/rdmabench/rdmabench/bench/result"
+
+// Every default of a test, in one place. docs/defaults.md sets them beside
+// perftest's, row by row; TestDefaultsMatchDoc pins the two together.
+const (
+	DefaultPort        = 18515    // TCP control port (perftest's)
+	DefaultLatIters    = 10000    // measured iterations of a latency test
+	DefaultBWIters     = 5000     // measured iterations of a bandwidth test
+	DefaultLatSize     = 2        // bytes, latency tests without --size
+	DefaultBWSize      = 65536    // bytes, bandwidth tests without --size
+	DefaultTxDepth     = 128      // outstanding sends of a bandwidth test
+	DefaultCQMod       = 100      // one signaled send every N (at most the tx depth)
+	DefaultRxDepth     = 512      // receives kept posted
+	DefaultLatWarmup   = 100      // at least this many warm-up iterations (else 1 %)
+	DefaultLoadTxDepth = 128      // outstanding sends of each load QP
+	DefaultLoadSize    = 64 << 10 // bytes per load message (--load-size)
+	// largeMessage: bandwidth tests above this size signal every send by
+	// default, as perftest does.
+	largeMessage = 8 << 10
+)
+
+// withDefaults fills every zero (or, for Warmup, negative) field of s that
+// has a default, for s's op, mode and size. Fields that do not apply to the
+// mode must already be cleared (forMode).
+func (s Spec) withDefaults() Spec {
+	if s.Duration == 0 && s.Iters == 0 {
+		s.Iters = DefaultLatIters
+		if s.Mode == result.ModeBW {
+			s.Iters = DefaultBWIters
+		}
+	}
+	if s.Mode == result.ModeBW {
+		s.TxDepth, s.CQMod = bwDepths(s.TxDepth, s.CQMod, s.Size, DefaultTxDepth)
+	}
+	if s.RxDepth == 0 {
+		s.RxDepth = DefaultRxDepth
+	}
+	if s.WarmupTime > 0 {
+		s.Warmup = 0
+	} else if s.Warmup < 0 {
+		s.Warmup = defaultWarmup(s)
+	}
+	if s.Load != nil {
+		l := *s.Load
+		l.TxDepth, l.CQMod = bwDepths(l.TxDepth, l.CQMod, l.Size, DefaultLoadTxDepth)
+		s.Load = &l
+	}
+	return s
+}
+
+// bwDepths returns the tx depth (def when 0) and CQ moderation of a stream
+// of size-byte messages: when not given, one signaled send every
+// DefaultCQMod (at most the tx depth), or every send above largeMessage.
+func bwDepths(tx, cqMod, size, def int) (int, int) {
+	if tx == 0 {
+		tx = def
+	}
+	if cqMod == 0 {
+		cqMod = min(DefaultCQMod, tx)
+		if size > largeMessage {
+			cqMod = 1
+		}
+	}
+	return tx, cqMod
+}
+
+// defaultWarmup is the tx depth for bandwidth tests, and 1 % of the
+// iterations (at least DefaultLatWarmup) for latency tests.
+func defaultWarmup(s Spec) int64 {
+	if s.Mode == result.ModeBW {
+		return int64(s.TxDepth)
+	}
+	return max(s.Iters/100, DefaultLatWarmup)
+}
+
+// defaultOps are the operations of a plan that names none: what the QP
+// type carries.
+func defaultOps(qpType string) []string {
+	switch qpType {
+	case result.QPTypeUC:
+		return []string{result.OpSend, result.OpWrite}
+	case result.QPTypeUD:
+		return []string{result.OpSend}
+	}
+	return []string{result.OpSend, result.OpWrite, result.OpRead}
+}
+
+// defaultSize is the message size of a mode when the plan names none.
+func defaultSize(mode string) int {
+	if mode == result.ModeBW {
+		return DefaultBWSize
+	}
+	return DefaultLatSize
+}

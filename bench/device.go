@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// ErrPortNotActive: the port is not in the PORT_ACTIVE state (link down, or
+// on InfiniBand no subnet manager).
+var ErrPortNotActive = errors.New("port not active")
+
+// Device is an open device, port and GID as one side of a test uses them.
+type Device struct {
+	Ctx       *verbs.Context
+	Attr      verbs.DeviceAttr
+	Port      verbs.PortAttr
+	GID       verbs.GIDEntry
+	GIDReason string
+}
+
+// OpenDevice opens name (""= the first device), checks that port is active
+// and picks the GID: gidIndex >= 0 forces one, -1 picks the best GID for
+// the local control address (verbs.BestGID), -2 leaves it to pickGID.
+func OpenDevice(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+	return openDevice(verbs.Open, name, port, gidIndex, local)
+}
+
+// OpenDeviceCM is OpenDevice on librdmacm's context of the device
+// (verbs.OpenCM), which rdma_cm QPs need and other tests can use too.
+func OpenDeviceCM(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+	return openDevice(verbs.OpenCM, name, port, gidIndex, local)
+}
+
+func openDevice(open func(string) (*verbs.Context, error), name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+	ctx, err := open(name)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{Ctx: ctx}
+	if err := d.init(port, gidIndex, local); err != nil {
+		ctx.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Device) init(port, gidIndex int, local netip.Addr) error {
+	var err error
+	if d.Attr, err = d.Ctx.QueryDevice(); err != nil {
+		return err
+	}
+	if d.Port, err = d.Ctx.QueryPort(port); err != nil {
+		return err
+	}
+	if !d.Port.Active {
+		return fmt.Errorf("%w: %s port %d is %s (phys_state %d, %s)", ErrPortNotActive, d.Ctx.Name(), port, d.Port.State, d.Port.PhysState, d.Port.LinkLayer)
+	}
+	if gidIndex < -1 { // the server picks per connection
+		return nil
+	}
+	return d.pickGID(port, gidIndex, local)
+}
+
+// pickGID sets d.GID: gidIndex >= 0 forces one, otherwise the best GID for
+// the local control address.
+func (d *Device) pickGID(port, gidIndex int, local netip.Addr) error {
+	var err error
+	if gidIndex >= 0 {
+		if d.GID, err = d.Ctx.GID(port, gidIndex); err != nil {
+			return err
+		}
+		d.GIDReason = "chosen with --gid-index"
+		return nil
+	}
+	tbl, err := d.Ctx.GIDTable(port)
+	if err != nil {
+		return err
+	}
+	g, reason, ok := verbs.BestGID(tbl, local)
+	if !ok {
+		if d.Port.LinkLayer == "Ethernet" {
+			return fmt.Errorf("%s port %d has no GIDs: a RoCE port needs an IP address on its netdev", d.Ctx.Name(), port)
+		}
+		return nil // IB without GRH
+	}
+	d.GID, d.GIDReason = g, "auto: "+reason
+	return nil
+}
+
+// Close closes the device.
+func (d *Device) Close() error { return d.Ctx.Close() }

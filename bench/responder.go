@@ -1,0 +1,310 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// The server's side of one test: set up its endpoints, answer the client's
+// traffic and report what it saw.
+
+// runTest is the server side of one test.
+func (s *Server) runTest(c *proto.Conn, dev *Device, spec Spec) error {
+	if spec.Transport == result.TransportTCP {
+		return s.runTCPTest(c, spec)
+	}
+	if dev == nil {
+		return refuseRDMA(c)
+	}
+	if spec.RDMACM {
+		eps, err := s.connectCM(c, spec)
+		if err != nil {
+			return err
+		}
+		defer eps.close()
+		return s.serve(c, spec, eps)
+	}
+	// The client sends its QP info right after the test: read it first, so a
+	// failure below leaves the session in step for the next test.
+	var remote proto.QPInfo
+	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
+		return err
+	}
+	eps, err := newTestEndpoints(dev, spec, false)
+	if err != nil {
+		return err
+	}
+	defer eps.close()
+	if _, err := eps.connect(remote); err != nil {
+		return err
+	}
+	if err := c.Send(proto.MsgQPInfo, eps.info()); err != nil {
+		return err
+	}
+	return s.serve(c, spec, eps)
+}
+
+// connectCM is the server side of an rdma_cm connection: it listens on
+// cmAddress, tells the client where, accepts the test's QPs and starts
+// their engines once the client sent its buffers.
+func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err error) {
+	addr, devName, why, err := cmAddress(s.cfg.Device, s.cfg.Port, addrOf(c.LocalAddr()))
+	if err != nil {
+		return nil, err
+	}
+	lis, err := bindCM(addr)
+	if err != nil {
+		return nil, fmt.Errorf("rdma_cm listener on %s (%s): %w", addr, why, err)
+	}
+	if devName = lis.id.DeviceName(); s.cfg.Device != "" && devName != s.cfg.Device {
+		lis.close()
+		return nil, fmt.Errorf("rdma_cm address %s belongs to %s, not to the server's --device %s", addr, devName, s.cfg.Device)
+	}
+	dev, err := s.cmDevice(devName)
+	if err != nil {
+		lis.close()
+		return nil, err
+	}
+	eps, err := newTestEndpoints(dev, spec, false)
+	if err != nil {
+		lis.close()
+		return nil, err
+	}
+	eps.lis = lis
+	defer func() {
+		if err != nil {
+			eps.close()
+		}
+	}()
+	all := eps.all()
+	if err := lis.listen(dev, len(all)); err != nil {
+		return nil, err
+	}
+	info := eps.info()
+	info.CMAddr, info.CMPort = lis.addr.Addr().String(), int(lis.addr.Port())
+	if err := c.Send(proto.MsgQPInfo, info); err != nil {
+		return nil, err
+	}
+	s.log.Printf("rdma_cm: listening on %s (%s), device %s, %d QPs", lis.addr, why, devName, len(all))
+	abort := make(chan struct{})
+	accepted := make(chan error, 1)
+	go func() {
+		accepted <- lis.acceptAll(dev, all, time.Now().Add(cmTimeout*time.Duration(2+len(all))), abort)
+	}()
+	// the client's buffers come once its QPs are connected, or its error
+	var remote proto.QPInfo
+	got := make(chan error, 1)
+	go func() { got <- c.RecvTimeout(proto.MsgQPInfo, &remote, cmTimeout*time.Duration(3+len(all))) }()
+	select {
+	case err := <-accepted:
+		if err != nil { // the client's connect fails too: take its message
+			<-got
+			return nil, err
+		}
+		if err := <-got; err != nil {
+			return nil, err
+		}
+	case err := <-got:
+		if err != nil {
+			close(abort)
+			<-accepted
+			return nil, err
+		}
+		if err := <-accepted; err != nil {
+			return nil, err
+		}
+	}
+	if err := eps.startCM(remote); err != nil {
+		return nil, err
+	}
+	return eps, nil
+}
+
+// serve runs the server side of a test whose QPs are connected: the
+// responder loops, the barriers and the result.
+func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
+	active := spec.Op == result.OpSend || (spec.Op == result.OpWrite && spec.Mode == result.ModeLat)
+	qps := eps.measured()
+	// one responder loop per measured QP, each on its own locked thread;
+	// a loop's error also goes to firstErr
+	dones := make([]chan error, len(qps))
+	firstErr := make(chan error, 1)
+	cpuUser, cpuSys := make([]int64, len(qps)), make([]int64, len(qps)) // written before dones
+	if active {
+		for i, ep := range qps {
+			dones[i] = make(chan error, 1)
+			go func() {
+				err := func() error {
+					defer runtime.UnlockOSThread()
+					if err := lockThread(serverCPU(s.cfg.CPUs, i)); err != nil {
+						return err
+					}
+					cpu := startCPU()
+					defer func() { cpuUser[i], cpuSys[i] = cpu.stop() }()
+					if spec.Mode == result.ModeLat {
+						return ep.eng.LatServer()
+					}
+					return ep.eng.BWServer()
+				}()
+				if err != nil && len(qps) > 1 {
+					err = fmt.Errorf("QP %d: %w", i, err)
+				}
+				if err != nil {
+					select {
+					case firstErr <- err:
+					default:
+					}
+				}
+				dones[i] <- err
+			}()
+		}
+	}
+	stopLoops := func() {
+		if active {
+			for i, ep := range qps {
+				ep.eng.Abort()
+				<-dones[i]
+			}
+		}
+	}
+	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
+		stopLoops()
+		return err
+	}
+	var end proto.Ready
+	msgs := awaitEnd(c, &end)
+	select {
+	case err := <-msgs:
+		if err != nil {
+			stopLoops()
+			return fmt.Errorf("client lost during the test: %w", err)
+		}
+	case loopErr := <-firstErr:
+		// A loop failed (or timed out): tell the client, then wait for its end.
+		stopLoops()
+		return reportLoopError(c, loopErr, msgs)
+	}
+	totals := end.Totals
+	if len(totals) == 0 && len(qps) == 1 {
+		totals = []int64{end.Total}
+	}
+	if active && len(totals) != len(qps) {
+		stopLoops()
+		return fmt.Errorf("client's end gives %d per-QP totals for %d QPs", len(totals), len(qps))
+	}
+	loopErrs := make([]error, len(qps))
+	if active {
+		var wg sync.WaitGroup
+		for i, ep := range qps {
+			ep.eng.SetStop(totals[i])
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if spec.Unreliable() && spec.Op == result.OpSend && spec.Mode == result.ModeBW {
+					// UC/UD drop messages a full receive queue cannot take: take what
+					// arrived until the stream goes quiet, and report the count
+					loopErrs[i] = awaitQuiet(ep.eng, dones[i])
+					return
+				}
+				select {
+				case loopErrs[i] = <-dones[i]:
+				case <-time.After(EngineTimeout + 5*time.Second):
+					ep.eng.Abort()
+					loopErrs[i] = fmt.Errorf("responder did not reach %d iterations: %w", totals[i], <-dones[i])
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	loopErr := errors.Join(loopErrs...)
+	res := proto.ServerResult{}
+	for i, ep := range qps {
+		res.Iterations += int64(ep.eng.Iterations())
+		res.CPUUserNS += cpuUser[i]
+		res.CPUSysNS += cpuSys[i]
+	}
+	if loopErr != nil {
+		res.Error = loopErr.Error()
+	}
+	if err := c.Send(proto.MsgResult, res); err != nil {
+		return err
+	}
+	return loopErr
+}
+
+// unreliableQuiet is how long an unreliable bandwidth receiver waits for
+// more messages after the client's end before it counts the rest as lost.
+var unreliableQuiet = 500 * time.Millisecond
+
+// awaitQuiet waits for the bandwidth receiver loop (done) to reach its stop
+// count, or stops it once no message arrived for unreliableQuiet.
+func awaitQuiet(eng *verbs.Engine, done <-chan error) error {
+	last := eng.Iterations()
+	t := time.NewTicker(unreliableQuiet / 5)
+	defer t.Stop()
+	quietSince := time.Now()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+			if n := eng.Iterations(); n != last {
+				last, quietSince = n, time.Now()
+			} else if time.Since(quietSince) >= unreliableQuiet {
+				eng.Abort()
+				if err := <-done; err != nil && !errors.Is(err, verbs.ErrAborted) {
+					return err
+				}
+				return nil
+			}
+		}
+	}
+}
+
+// reportLoopError tells the client why the server's loop failed, then waits
+// for the client's end of the test (msgs, from awaitEnd).
+func reportLoopError(c *proto.Conn, loopErr error, msgs <-chan error) error {
+	c.SendError(loopErr)
+	if err := <-msgs; err != nil {
+		return fmt.Errorf("%v; then: %w", loopErr, err)
+	}
+	return nil
+}
+
+// awaitEnd reads the client's heartbeats until its end message. The channel
+// then gets nil (and *end is filled), or the error that ended the wait: a
+// lost connection, or no heartbeat within heartbeatTimeout.
+func awaitEnd(c *proto.Conn, end *proto.Ready) <-chan error {
+	msgs := make(chan error, 1)
+	go func() {
+		for {
+			var r proto.Ready
+			if err := c.RecvTimeout(proto.MsgReady, &r, heartbeatTimeout); err != nil {
+				msgs <- err
+				return
+			}
+			if r.Phase == proto.PhaseEnd {
+				*end = r
+				msgs <- nil
+				return
+			}
+		}
+	}()
+	return msgs
+}
+
+// serverCPU is the CPU of the server's responder loop of QP i: cpus round
+// robin, or -1 (no pinning) for an empty list.
+func serverCPU(cpus []int, i int) int {
+	if len(cpus) == 0 {
+		return -1
+	}
+	return cpus[i%len(cpus)]
+}

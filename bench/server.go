@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+)
+
+// Timeouts of the control connection.
+var (
+	ctrlTimeout      = 10 * time.Second // one control message
+	heartbeatEvery   = time.Second      // client heartbeat while a test runs
+	heartbeatTimeout = 15 * time.Second // server gives up on a silent client
+	sessionIdle      = 10 * time.Minute // server closes an idle session
+)
+
+// ServerConfig configures `rdmabench server`.
+type ServerConfig struct {
+	Device   string
+	Port     int // RDMA port
+	GIDIndex int // -1: auto per connection
+	Log      *log.Logger
+	CPUs     []int // pin the responder thread to CPUs[0]; nil: no pinning
+}
+
+// Server answers clients one at a time, for as long as it runs. A client
+// that fails or disappears ends only its own session.
+type Server struct {
+	cfg  ServerConfig
+	dev  *Device
+	busy sync.Mutex
+	log  *log.Logger
+	// cmDevs are librdmacm's contexts of the devices rdma_cm tests ran on,
+	// by name (used under busy: one session at a time).
+	cmDevs map[string]*Device
+}
+
+// NewServer opens the device and checks the port. Close it when done.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = log.New(io.Discard, "", 0)
+	}
+	dev, err := OpenDevice(cfg.Device, cfg.Port, -2, netip.Addr{})
+	if err != nil {
+		if !noRDMADevice(err) {
+			return nil, err
+		}
+		cfg.Log.Printf("%v: serving TCP tests only", err)
+		dev = nil
+	}
+	return &Server{cfg: cfg, dev: dev, log: cfg.Log}, nil
+}
+
+// Close closes the devices.
+func (s *Server) Close() error {
+	var errs []error
+	for _, d := range s.cmDevs {
+		errs = append(errs, d.Close())
+	}
+	if s.dev != nil {
+		errs = append(errs, s.dev.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// cmDevice is librdmacm's context of the named device, opened on first use.
+func (s *Server) cmDevice(name string) (*Device, error) {
+	if d := s.cmDevs[name]; d != nil {
+		return d, nil
+	}
+	d, err := OpenDeviceCM(name, s.cfg.Port, -2, netip.Addr{})
+	if err != nil {
+		return nil, err
+	}
+	if s.cmDevs == nil {
+		s.cmDevs = map[string]*Device{}
+	}
+	s.cmDevs[name] = d
+	return d, nil
+}
+
+// Serve accepts control connections until ctx ends or the listener fails.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.session(c)
+		}()
+	}
+}
+
+func (s *Server) session(nc net.Conn) {
+	c := proto.NewConn(nc, ctrlTimeout)
+	defer c.Close()
+	peer := c.RemoteAddr().String()
+	var h proto.Hello
+	if err := c.Recv(proto.MsgHello, &h); err != nil {
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	if h.Version != proto.Version {
+		err := fmt.Errorf("protocol version mismatch: client %d, server %d", h.Version, proto.Version)
+		c.SendError(err)
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	if !s.busy.TryLock() {
+		c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
+		s.log.Printf("client %s: refused, busy", peer)
+		return
+	}
+	defer s.busy.Unlock()
+	host, _ := os.Hostname()
+	if err := c.Send(proto.MsgHelloAck, proto.HelloAck{Version: proto.Version, Host: host, Device: s.deviceName()}); err != nil {
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	dev, err := s.sessionDevice(c)
+	if err != nil {
+		c.SendError(err)
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	if dev != nil {
+		s.log.Printf("client %s (%s) connected; GID %d (%s)", peer, h.Host, dev.GID.Index, dev.GIDReason)
+	} else {
+		s.log.Printf("client %s (%s) connected; TCP tests only", peer, h.Host)
+	}
+	for {
+		t, payload, err := c.RecvAny(sessionIdle)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				s.log.Printf("client %s: disconnected", peer)
+			} else {
+				s.log.Printf("client %s: %v", peer, err)
+			}
+			return
+		}
+		switch t {
+		case proto.MsgBye:
+			s.log.Printf("client %s: done", peer)
+			return
+		case proto.MsgTest:
+			var spec Spec
+			if err := c.Decode(t, payload, &spec); err != nil {
+				c.SendError(err)
+				return
+			}
+			if err := spec.Validate(); err != nil {
+				s.log.Printf("client %s: bad test: %v", peer, err)
+				if !spec.RDMACM { // the client's QP info follows: stay in step
+					if _, _, err := c.RecvAny(ctrlTimeout); err != nil {
+						return
+					}
+				}
+				c.SendError(fmt.Errorf("bad test parameters: %w", err))
+				continue
+			}
+			if err := s.runTest(c, dev, spec); err != nil {
+				s.log.Printf("client %s: %s: %v", peer, spec.Name(), err)
+				var pe *proto.Error
+				if errors.As(err, &pe) || errors.Is(err, io.EOF) {
+					return // the connection is gone
+				}
+				c.SendError(err)
+				continue
+			}
+			s.log.Printf("client %s: %s done", peer, spec.Name())
+		default:
+			c.SendError(fmt.Errorf("unexpected %s message", t))
+			return
+		}
+	}
+}
+
+// sessionDevice picks the GID for this connection's local address.
+func (s *Server) sessionDevice(c *proto.Conn) (*Device, error) {
+	if s.dev == nil {
+		return nil, nil
+	}
+	d := *s.dev
+	local := addrOf(c.LocalAddr())
+	if err := d.pickGID(s.cfg.Port, s.cfg.GIDIndex, local); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+func addrOf(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
+			return ip.Unmap()
+		}
+	}
+	return netip.Addr{}
+}

@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// Spec is one test: what the client asks the server to run. The server
+// learns every parameter from it (options are given on the client only).
+type Spec struct {
+	Op       string        `json:"op"`
+	Mode     string        `json:"mode"`
+	Size     int           `json:"size_bytes"`
+	Iters    int64         `json:"iterations,omitempty"` // measured iterations; 0 with Duration
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Warmup   int64         `json:"warmup_iterations"`
+	// WarmupTime, when set, warms up for this long instead of Warmup iterations.
+	WarmupTime time.Duration `json:"warmup_ns,omitempty"`
+	TxDepth    int           `json:"tx_depth"`
+	CQMod      int           `json:"cq_mod"`
+	RxDepth    int           `json:"rx_depth"`
+	Inline     int           `json:"inline_bytes"`
+	MTU        int           `json:"mtu,omitempty"` // requested path MTU, bytes; 0 = the ports' active MTU
+	// Transport is "rdma" (default, empty) or "tcp": the kernel TCP baseline.
+	Transport string `json:"transport,omitempty"`
+	// Rate, when set, runs latency tests open-loop at this many operations per
+	// second, on the Schedule ("constant" or "poisson"), and measures each
+	// operation from its intended send time (coordinated-omission correction).
+	Rate     float64 `json:"rate,omitempty"`
+	Schedule string  `json:"schedule,omitempty"`
+	// SL is the service level and TClass the GRH traffic class of the QPs.
+	SL     int `json:"sl,omitempty"`
+	TClass int `json:"tclass,omitempty"`
+	// PostList chains this many work requests per post in bandwidth tests
+	// (0 or 1: one at a time).
+	PostList int `json:"post_list,omitempty"`
+	// Event waits for completions on completion channels (interrupts)
+	// instead of busy polling.
+	Event bool `json:"event,omitempty"`
+	// Load, when set on a latency test, streams bandwidth traffic on other
+	// QPs while the latency probe QP is measured (latency under load).
+	Load *Load `json:"load,omitempty"`
+	// QPType is the transport of the measured QP: "rc" (default, empty),
+	// "uc" (send and write) or "ud" (send only, at most the path MTU).
+	QPType string `json:"qp_type,omitempty"`
+	// QPs is the number of measured QPs of a bandwidth test (0 or 1: one),
+	// each with its own CQs and engine; Threads client threads (0 or 1: one)
+	// drive them, QP i on thread i mod Threads. In iterations mode Iters is
+	// the total over all QPs: each QP runs Iters/QPs, the first Iters%QPs
+	// one more.
+	QPs     int `json:"qps,omitempty"`
+	Threads int `json:"threads,omitempty"`
+	// MRMode is how the data path registers its memory: "pool" (default,
+	// empty), "per-op" or "odp"; see MRModes.
+	MRMode string `json:"mr_mode,omitempty"`
+	// HugePages maps the data path buffers from 2 MiB huge pages.
+	HugePages bool `json:"hugepages,omitempty"`
+	// RDMACM creates and connects the QPs with librdmacm (rdma_cm) instead of
+	// exchanging QP numbers on the control connection (RC only).
+	RDMACM bool `json:"rdma_cm,omitempty"`
+}
+
+// MaxQPs bounds the measured QPs of one test.
+const MaxQPs = 64
+
+// NumQPs is the number of measured QPs (at least 1).
+func (s Spec) NumQPs() int { return max(s.QPs, 1) }
+
+// NumThreads is the number of client threads driving the QPs (at least 1).
+func (s Spec) NumThreads() int { return max(s.Threads, 1) }
+
+// qpType is the spec's QP type, "rc" when unset.
+func (s Spec) qpType() string {
+	if s.QPType == "" {
+		return result.QPTypeRC
+	}
+	return s.QPType
+}
+
+// QPTypeLabel is the spec's QP type as results show it: "RC", "UC" or "UD"
+// ("" for the TCP baseline).
+func (s Spec) QPTypeLabel() string {
+	if s.Transport == result.TransportTCP {
+		return ""
+	}
+	return strings.ToUpper(s.qpType())
+}
+
+// Unreliable reports whether the spec runs on a QP type without
+// acknowledgements (UC or UD): a lost message is not retransmitted.
+func (s Spec) Unreliable() bool { t := s.qpType(); return t == result.QPTypeUC || t == result.QPTypeUD }
+
+// Load is the background traffic of a latency-under-load test: QPs queue
+// pairs each streaming Op (write or read) messages of Size bytes.
+type Load struct {
+	QPs     int    `json:"qps"`
+	Op      string `json:"op"`
+	Size    int    `json:"size_bytes"`
+	TxDepth int    `json:"tx_depth"`
+	CQMod   int    `json:"cq_mod"`
+}
+
+// MaxLoadQPs bounds the load QPs of one test.
+const MaxLoadQPs = 64
+
+func (l *Load) validate() error {
+	switch {
+	case l.QPs < 1 || l.QPs > MaxLoadQPs:
+		return fmt.Errorf("load QPs %d out of range 1..%d", l.QPs, MaxLoadQPs)
+	case l.Op != result.OpWrite && l.Op != result.OpRead:
+		return fmt.Errorf("load op %q invalid: write or read (the server's CPU stays idle)", l.Op)
+	case l.Size < 1 || l.Size > MaxSize:
+		return fmt.Errorf("load size %d bytes out of range 1..%d", l.Size, MaxSize)
+	case l.TxDepth < 1 || l.TxDepth > MaxDepth:
+		return fmt.Errorf("load tx depth %d out of range 1..%d", l.TxDepth, MaxDepth)
+	case l.CQMod < 1 || l.CQMod > l.TxDepth:
+		return fmt.Errorf("load CQ moderation %d out of range 1..%d (the load tx depth)", l.CQMod, l.TxDepth)
+	}
+	return nil
+}
+
+// loadSpec is the bandwidth spec of each load QP.
+func (s Spec) loadSpec() Spec {
+	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
+		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass}
+}
+
+// Name is a short label, e.g. "send lat 2B" or "tcp send bw 65536B".
+func (s Spec) Name() string { return s.Key().String() }
+
+// Key identifies the spec's test across runs (result.KeyOf of its result).
+func (s Spec) Key() result.Key { return result.NewKey(s.Op, s.Mode, s.Size, s.Transport) }
+
+// TimedInterval says in words what one latency sample of the spec is.
+func (s Spec) TimedInterval() string {
+	if s.Rate > 0 {
+		return fmt.Sprintf("open loop at %g ops/s (%s schedule): from each operation's intended send time to its reply "+
+			"(full round trip plus any wait behind the previous one; corrects coordinated omission)", s.Rate, s.schedule())
+	}
+	if s.mrMode() == result.MRModePerOp {
+		return s.perOpInterval()
+	}
+	if s.Mode == result.ModeBW {
+		return "bandwidth: first post to last completion; latency: post to completion of each signaled work request"
+	}
+	switch s.Op {
+	case result.OpSend:
+		return "half of a SEND/RECV ping-pong round trip (RTT/2), from post to the reply's receive completion"
+	case result.OpWrite:
+		return "half of an RDMA WRITE ping-pong round trip (RTT/2), from post until the reply's last byte lands in memory"
+	case result.OpRead:
+		return "one full RDMA READ round trip (RTT), from post to its completion"
+	default:
+		return "one full atomic round trip (RTT), from post to its completion"
+	}
+}
+
+// HalfRTT reports whether latency is reported as half the measured round trip.
+func (s Spec) HalfRTT() bool {
+	return s.Mode == result.ModeLat && s.Rate == 0 && (s.Op == result.OpSend || s.Op == result.OpWrite)
+}
+
+func (s Spec) schedule() string {
+	if s.Schedule == "" {
+		return result.ScheduleConstant
+	}
+	return s.Schedule
+}
