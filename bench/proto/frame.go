@@ -7,18 +7,6 @@ import (
 	"strconv"
 )
 
-// Control protocol
-//
-// The server and the client talk over one TCP connection before and between
-// RDMA tests. Every message is one frame: a 12-byte big-endian header
-//
-//	magic   uint32  Magic ("RDMB")
-//	version uint16  Version
-//	type    uint16  MsgType
-//	length  uint32  payload length in bytes, at most MaxPayload
-//
-// followed by length bytes of JSON payload (possibly none).
-
 // Version is the control protocol version this package speaks. A frame
 // with another version is rejected with a *VersionError.
 const Version = 1

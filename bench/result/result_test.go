@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/result/resulttest"
+	"github.com/rdmabench/rdmabench/internal/golden"
 
 	"github.com/rdmabench/rdmabench/hist"
 )
@@ -293,4 +294,18 @@ func TestKey(t *testing.T) {
 	if got := result.KeyOf(&r); got != (result.Key{Op: "read", Mode: "bw", SizeBytes: 4096}) {
 		t.Errorf("KeyOf = %+v", got)
 	}
+}
+
+// TestDocumentGolden pins the JSON document's shape and encoding: field
+// names, order, null percentiles and number formats of a fixed document.
+func TestDocumentGolden(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "doc.json")
+	if err := result.WriteJSONFile(path, resulttest.Document(t)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "document.golden.json", b)
 }

@@ -1,0 +1,4 @@
+// Package report prints results as perftest-style text: the header, the
+// latency, bandwidth and connection tables and interval lines, and the
+// table layout the other text outputs share. Pure Go.
+package report
