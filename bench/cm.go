@@ -199,9 +199,13 @@ func (e *endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, 
 	if err := e.createQP(id); err != nil {
 		return 0, err
 	}
+	if err := e.setAckTimeout(); err != nil {
+		return 0, err
+	}
 	rd := e.maxRdAtomic()
+	e.rdDepth = e.initDepth(rd)
 	p := verbs.ConnParam{PrivateData: cmPrivate{Index: uint32(index), Count: uint32(count)}.marshal(),
-		ResponderResources: rd, InitiatorDepth: rd}
+		ResponderResources: rd, InitiatorDepth: e.rdDepth, RetryCount: e.spec.RetryCount, RNRRetryCount: e.spec.RNRRetry}
 	if err := id.Connect(p, time.Now().Add(cmTimeout)); err != nil {
 		return 0, err
 	}
@@ -342,8 +346,13 @@ func (l *cmListener) accept(dev *Device, eps []*endpoint, ev verbs.CMEvent) erro
 		return err
 	}
 	ep.cmid = ev.ID
+	if err := ep.setAckTimeout(); err != nil {
+		return err
+	}
 	rd := ep.maxRdAtomic()
-	return ev.ID.Accept(verbs.ConnParam{ResponderResources: min(rd, max(ev.InitiatorDepth, 1)), InitiatorDepth: min(rd, max(ev.ResponderResources, 1))})
+	ep.rdDepth = ep.initDepth(max(ev.ResponderResources, 1))
+	return ev.ID.Accept(verbs.ConnParam{ResponderResources: min(rd, max(ev.InitiatorDepth, 1)), InitiatorDepth: ep.rdDepth,
+		RetryCount: ep.spec.RetryCount, RNRRetryCount: ep.spec.RNRRetry})
 }
 
 func endpointOf(eps []*endpoint, id *verbs.CMID) *endpoint {
@@ -358,4 +367,14 @@ func endpointOf(eps []*endpoint, id *verbs.CMID) *endpoint {
 // cmGIDReason says why rdma_cm's GID is the one the QPs use.
 func cmGIDReason(dst netip.AddrPort) string {
 	return "chosen by rdma_cm for " + dst.Addr().String()
+}
+
+// setAckTimeout gives the rdma_cm QP the spec's ACK timeout (--qp-timeout)
+// instead of the one rdma_cm derives from the route. iWARP has none: TCP
+// retransmits below it.
+func (e *endpoint) setAckTimeout() error {
+	if e.dev.Ctx.IsIWARP() {
+		return nil
+	}
+	return e.cmid.SetAckTimeout(e.spec.QPTimeout)
 }

@@ -16,6 +16,10 @@ const (
 	DefaultLatWarmup   = 100      // at least this many warm-up iterations (else 1 %)
 	DefaultLoadTxDepth = 128      // outstanding sends of each load QP
 	DefaultLoadSize    = 64 << 10 // bytes per load message (--load-size)
+	DefaultQPTimeout   = 14       // 4.096 µs × 2^14 ≈ 67 ms per ACK timeout (perftest -u)
+	DefaultRetryCount  = 7        // transport retries
+	DefaultRNRRetry    = 7        // receiver-not-ready retries: 7 retries forever
+	DefaultRNRTimer    = 12       // min_rnr_timer 12: 0.64 ms (not a flag)
 	// largeMessage: bandwidth tests above this size signal every send by
 	// default, as perftest does.
 	largeMessage = 8 << 10
@@ -36,6 +40,15 @@ func (s Spec) withDefaults() Spec {
 	}
 	if s.RxDepth == 0 {
 		s.RxDepth = DefaultRxDepth
+	}
+	if s.QPTimeout == 0 {
+		s.QPTimeout = DefaultQPTimeout
+	}
+	if s.RetryCount == 0 {
+		s.RetryCount = DefaultRetryCount
+	}
+	if s.RNRRetry == 0 {
+		s.RNRRetry = DefaultRNRRetry
 	}
 	if s.WarmupTime > 0 {
 		s.Warmup = 0

@@ -36,6 +36,12 @@ type endpoint struct {
 	// to reach RTS from there (connection setup time).
 	setupStart time.Time
 	setup      time.Duration
+	// inline is the QP's inline size, bytes, and inlineWhy the reason
+	// (Device.inlineFor); a message is sent inline when it fits.
+	inline    int
+	inlineWhy string
+	// rdDepth is the READ/atomic initiator depth the QP got (max_rd_atomic).
+	rdDepth int
 }
 
 // sampleCap is the C sample buffer size per engine, entries (8 bytes each).
@@ -89,6 +95,9 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoin
 			e.close()
 		}
 	}()
+	if e.inline, e.inlineWhy, err = dev.inlineFor(s); err != nil {
+		return nil, err
+	}
 	if s.TxDepth > dev.Attr.MaxQPWR || s.RxDepth > dev.Attr.MaxQPWR {
 		return nil, fmt.Errorf("tx depth %d / rx depth %d exceed %s's max_qp_wr %d", s.TxDepth, s.RxDepth, dev.Ctx.Name(), dev.Attr.MaxQPWR)
 	}
@@ -161,7 +170,7 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 		return err
 	}
 	cfg := verbs.QPConfig{Type: qpType, SendCQ: e.scq, RecvCQ: e.rcq,
-		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxInlineData: s.Inline}}
+		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxInlineData: e.inline}}
 	if id == nil {
 		e.qp, err = e.pd.CreateQP(cfg)
 	} else {
@@ -170,8 +179,8 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 	if err != nil {
 		return err
 	}
-	if e.qp.Caps().MaxInlineData < s.Inline {
-		return fmt.Errorf("inline size %d bytes not granted by %s (got %d)", s.Inline, e.dev.Ctx.Name(), e.qp.Caps().MaxInlineData)
+	if got := e.qp.Caps().MaxInlineData; got < e.inline {
+		return fmt.Errorf("inline size %d bytes: %w: %s grants %d (%s)", e.inline, verbs.ErrNotSupported, e.dev.Ctx.Name(), got, e.inlineWhy)
 	}
 	return nil
 }
@@ -199,8 +208,28 @@ func checkUDSize(size, mtu int) error {
 	return nil
 }
 
+// maxRdAtomic is the READ/atomic responder depth this side grants: for
+// READ and atomic tests --outstanding-reads, or the device's max_qp_rd_atom
+// (perftest's default); 1 for tests that issue no READs or atomics.
 func (e *endpoint) maxRdAtomic() int {
-	return max(1, min(16, e.dev.Attr.MaxQPRdAtom))
+	if !e.spec.readsOrAtomics() {
+		return 1
+	}
+	if n := e.spec.OutstandingReads; n > 0 {
+		return min(n, e.dev.Attr.MaxQPRdAtom)
+	}
+	return max(1, e.dev.Attr.MaxQPRdAtom)
+}
+
+// initDepth is the READ/atomic initiator depth towards a peer that grants
+// peer: at most the peer's responder depth, this device's
+// max_qp_init_rd_atom and --outstanding-reads.
+func (e *endpoint) initDepth(peer int) int {
+	n := min(peer, e.dev.Attr.MaxQPInitRdAtom)
+	if o := e.spec.OutstandingReads; o > 0 {
+		n = min(n, o)
+	}
+	return max(1, n)
 }
 
 // info is what the peer needs. With rdma_cm, which connects the QPs, it
@@ -259,12 +288,13 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 	}
 	// ToRTR and ToRTS give UC and UD only the attributes their type takes
 	if err := e.qp.ToRTR(verbs.RTRAttr{Port: e.dev.Port.Port, PathMTU: mtu, DestQPN: r.QPN, RQPSN: r.PSN, DLID: r.LID,
-		UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index, MaxDestRdAtomic: e.maxRdAtomic(),
+		UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index, MaxDestRdAtomic: e.maxRdAtomic(), MinRNRTimer: DefaultRNRTimer,
 		SL: s.SL, TrafficClass: s.TClass}); err != nil {
 		return 0, err
 	}
-	if err := e.qp.ToRTS(verbs.RTSAttr{SQPSN: e.psn, Timeout: 14, RetryCnt: 7, RNRRetry: 7,
-		MaxRdAtomic: max(1, min(r.MaxRdAtomic, e.dev.Attr.MaxQPInitRdAtom))}); err != nil {
+	e.rdDepth = e.initDepth(r.MaxRdAtomic)
+	if err := e.qp.ToRTS(verbs.RTSAttr{SQPSN: e.psn, Timeout: s.QPTimeout, RetryCnt: s.RetryCount, RNRRetry: s.RNRRetry,
+		MaxRdAtomic: e.rdDepth}); err != nil {
 		return 0, err
 	}
 	if ud {
@@ -285,7 +315,7 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	s := e.spec
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: engineOp(s.Op), Size: s.Size, RecvOffset: e.area,
-		RemoteAddr: r.Addr, RKey: r.RKey, Inline: s.Inline > 0 && s.Size <= s.Inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
+		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.inline > 0 && s.Size <= e.inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
 		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {
 		return err

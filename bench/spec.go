@@ -22,7 +22,13 @@ type Spec struct {
 	TxDepth    int           `json:"tx_depth"`
 	CQMod      int           `json:"cq_mod"`
 	RxDepth    int           `json:"rx_depth"`
-	Inline     int           `json:"inline_bytes"`
+	// Inline is the inline size, bytes, with InlinePolicy "size"
+	// (--inline-size N); 0 otherwise.
+	Inline int `json:"inline_bytes"`
+	// InlinePolicy is how each side picks its QPs' inline size: "" (auto:
+	// the device's probed limit, capped at perftest's latency values),
+	// "size" (Inline) or "perftest" (perftest's rules); see inline.go.
+	InlinePolicy string `json:"inline_policy,omitempty"`
 	MTU        int           `json:"mtu,omitempty"` // requested path MTU, bytes; 0 = the ports' active MTU
 	// Transport is "rdma" (default, empty) or "tcp": the kernel TCP baseline.
 	Transport string `json:"transport,omitempty"`
@@ -61,6 +67,16 @@ type Spec struct {
 	// RDMACM creates and connects the QPs with librdmacm (rdma_cm) instead of
 	// exchanging QP numbers on the control connection (RC only).
 	RDMACM bool `json:"rdma_cm,omitempty"`
+	// QPTimeout is the RC local ACK timeout exponent (4.096 µs × 2^n per
+	// try, perftest -u), RetryCount the transport retries and RNRRetry the
+	// receiver-not-ready retries (7: forever); 0 takes the default.
+	QPTimeout  int `json:"qp_timeout,omitempty"`
+	RetryCount int `json:"retry_count,omitempty"`
+	RNRRetry   int `json:"rnr_retry,omitempty"`
+	// OutstandingReads bounds the READ/atomic operations in flight per QP
+	// (max_rd_atomic, perftest -o); 0: the device's maximum for READ and
+	// atomic tests (perftest's default), 1 for other tests.
+	OutstandingReads int `json:"outstanding_reads,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.
@@ -87,6 +103,12 @@ func (s Spec) QPTypeLabel() string {
 		return ""
 	}
 	return strings.ToUpper(s.qpType())
+}
+
+// readsOrAtomics reports whether the test issues RDMA READs or atomics,
+// which need responder resources on the peer.
+func (s Spec) readsOrAtomics() bool {
+	return s.Op == result.OpRead || s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap
 }
 
 // Unreliable reports whether the spec runs on a QP type without

@@ -17,6 +17,9 @@ const (
 	MaxDuration = 24 * time.Hour
 	AtomicSize  = 8
 	MaxInline   = 1 << 16
+	// MaxOutstandingReads bounds --outstanding-reads (max_rd_atomic is a
+	// uint8_t); the device's max_qp_rd_atom bounds it further.
+	MaxOutstandingReads = 255
 	MaxRate     = 1e8 // operations per second
 	MaxPostList = 64  // work requests chained per post (verbs.MaxPostList)
 )
@@ -62,6 +65,27 @@ func (s Spec) Validate() error {
 	}
 	if s.Inline < 0 || s.Inline > MaxInline {
 		return fmt.Errorf("inline size %d bytes out of range 0..%d", s.Inline, MaxInline)
+	}
+	if s.QPTimeout < 0 || s.QPTimeout > 31 {
+		return fmt.Errorf("QP timeout %d out of range 1..31 (4.096 µs × 2^n; perftest's default 14)", s.QPTimeout)
+	}
+	if s.RetryCount < 0 || s.RetryCount > 7 {
+		return fmt.Errorf("retry count %d out of range 1..7", s.RetryCount)
+	}
+	if s.RNRRetry < 0 || s.RNRRetry > 7 {
+		return fmt.Errorf("RNR retry %d out of range 1..7 (7: retry forever)", s.RNRRetry)
+	}
+	if s.OutstandingReads < 0 || s.OutstandingReads > MaxOutstandingReads {
+		return fmt.Errorf("outstanding reads %d out of range 1..%d", s.OutstandingReads, MaxOutstandingReads)
+	}
+	switch s.InlinePolicy {
+	case InlineAuto, InlinePerftest:
+		if s.Inline != 0 {
+			return fmt.Errorf("inline size %d bytes with inline policy %q: a size needs policy %q", s.Inline, s.InlinePolicy, InlineSize)
+		}
+	case InlineSize:
+	default:
+		return fmt.Errorf("inline policy %q unknown; valid: %q (auto), %q, %q", s.InlinePolicy, InlineAuto, InlineSize, InlinePerftest)
 	}
 	if s.Transport != "" && s.Transport != result.TransportRDMA && s.Transport != result.TransportTCP {
 		return fmt.Errorf("transport %q unknown; valid: rdma, tcp", s.Transport)

@@ -67,6 +67,10 @@ static inline int rb_cm_set_tos(struct rdma_cm_id *id, uint8_t tos) {
 	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) ? errno : 0;
 }
 
+static inline int rb_cm_set_ack_timeout(struct rdma_cm_id *id, uint8_t timeout) {
+	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof(timeout)) ? errno : 0;
+}
+
 static inline uint16_t rb_cm_src_port(struct rdma_cm_id *id) { return ntohs(rdma_get_src_port(id)); }
 
 // rb_cm_verbs is the device context the id is bound to (NULL before the
@@ -101,15 +105,16 @@ static inline void rb_conn_param(struct rdma_conn_param *p, const void *priv, ui
 
 // The private data is copied into C memory by the caller (cgo passes a
 // pointer to C-allocated bytes, never a Go pointer kept past the call).
-static inline int rb_cm_connect(struct rdma_cm_id *id, const void *priv, uint8_t len, uint8_t resp_res, uint8_t init_depth) {
+static inline int rb_cm_connect(struct rdma_cm_id *id, const void *priv, uint8_t len, uint8_t resp_res, uint8_t init_depth,
+                                uint8_t retry, uint8_t rnr_retry) {
 	struct rdma_conn_param p;
-	rb_conn_param(&p, priv, len, resp_res, init_depth, 7, 7);
+	rb_conn_param(&p, priv, len, resp_res, init_depth, retry, rnr_retry);
 	return rdma_connect(id, &p) ? errno : 0;
 }
 
-static inline int rb_cm_accept(struct rdma_cm_id *id, uint8_t resp_res, uint8_t init_depth) {
+static inline int rb_cm_accept(struct rdma_cm_id *id, uint8_t resp_res, uint8_t init_depth, uint8_t retry, uint8_t rnr_retry) {
 	struct rdma_conn_param p;
-	rb_conn_param(&p, NULL, 0, resp_res, init_depth, 7, 7);
+	rb_conn_param(&p, NULL, 0, resp_res, init_depth, retry, rnr_retry);
 	return rdma_accept(id, &p) ? errno : 0;
 }
 

@@ -312,6 +312,16 @@ func (id *CMID) SetTOS(tos int) error {
 	return nil
 }
 
+// SetAckTimeout sets the QP's local ACK timeout exponent (4.096 µs ×
+// 2^timeout; RDMA_OPTION_ID_ACK_TIMEOUT) in place of the one rdma_cm derives
+// from the route; call it before the QP reaches RTS (before Connect or Accept).
+func (id *CMID) SetAckTimeout(timeout int) error {
+	if rc := C.rb_cm_set_ack_timeout(id.id, C.uint8_t(timeout)); rc != 0 {
+		return &Error{Op: "rdma_set_option ACK_TIMEOUT", Detail: fmt.Sprint(timeout), Err: syscall.Errno(rc)}
+	}
+	return nil
+}
+
 // Listen starts listening for connection requests on the bound address.
 func (id *CMID) Listen(backlog int) error {
 	if rc, err := C.rdma_listen(id.id, C.int(backlog)); rc != 0 {
@@ -425,6 +435,21 @@ type ConnParam struct {
 	// ResponderResources is the READ/atomic depth this side serves and
 	// InitiatorDepth the one it issues.
 	ResponderResources, InitiatorDepth int
+	// RetryCount (transport retries, 0 means 7) and RNRRetryCount
+	// (receiver-not-ready retries, 7 is forever; 0 means 7).
+	RetryCount, RNRRetryCount int
+}
+
+// retries returns p's retry counts with 0 meaning 7.
+func (p ConnParam) retries() (C.uint8_t, C.uint8_t) {
+	r, rnr := p.RetryCount, p.RNRRetryCount
+	if r == 0 {
+		r = 7
+	}
+	if rnr == 0 {
+		rnr = 7
+	}
+	return C.uint8_t(r), C.uint8_t(rnr)
 }
 
 // MaxPrivateData is the most private data an RC connect request carries.
@@ -442,7 +467,9 @@ func (id *CMID) Connect(p ConnParam, deadline time.Time) error {
 		priv = C.CBytes(p.PrivateData)
 		defer C.free(priv)
 	}
-	if rc := C.rb_cm_connect(id.id, priv, C.uint8_t(len(p.PrivateData)), C.uint8_t(p.ResponderResources), C.uint8_t(p.InitiatorDepth)); rc != 0 {
+	retry, rnr := p.retries()
+	if rc := C.rb_cm_connect(id.id, priv, C.uint8_t(len(p.PrivateData)), C.uint8_t(p.ResponderResources), C.uint8_t(p.InitiatorDepth),
+		retry, rnr); rc != 0 {
 		return &Error{Op: "rdma_connect", Err: syscall.Errno(rc)}
 	}
 	_, err := id.await("rdma_connect", CMEventEstablished, deadline, nil)
@@ -452,7 +479,8 @@ func (id *CMID) Connect(p ConnParam, deadline time.Time) error {
 // Accept accepts the connection request that created the id (its QP moves
 // to RTR; ESTABLISHED follows on the channel).
 func (id *CMID) Accept(p ConnParam) error {
-	if rc := C.rb_cm_accept(id.id, C.uint8_t(p.ResponderResources), C.uint8_t(p.InitiatorDepth)); rc != 0 {
+	retry, rnr := p.retries()
+	if rc := C.rb_cm_accept(id.id, C.uint8_t(p.ResponderResources), C.uint8_t(p.InitiatorDepth), retry, rnr); rc != 0 {
 		return &Error{Op: "rdma_accept", Err: syscall.Errno(rc)}
 	}
 	return nil

@@ -42,11 +42,11 @@ func WriteHeader(w io.Writer, doc *result.Document) error {
 		gid += ")"
 	}
 	line("GID index", gid)
-	inline := 0
-	if len(doc.Results) > 0 {
-		inline = doc.Results[0].Inline
+	inline, reasons := inlineSummary(doc.Results)
+	line("Max inline data", fmt.Sprintf("%s (the device grants up to %d[B])", inline, e.InlineSizeGranted))
+	for _, r := range reasons {
+		line("Inline", r)
 	}
-	line("Max inline data", fmt.Sprintf("%d[B] (the device grants up to %d[B])", inline, e.InlineSizeGranted))
 	clock := e.ClockSource
 	if e.ClockResolutionNS > 0 {
 		clock += fmt.Sprintf(" (resolution %d ns)", e.ClockResolutionNS)
@@ -289,4 +289,43 @@ func SizeLabel(b int64) string {
 		}
 	}
 	return strconv.FormatInt(b, 10)
+}
+
+// inlineSummary describes the inline sizes of results for the header: one
+// size when every RDMA test used the same, else one per op and mode, such as
+// "236[B] send lat, 220[B] write lat, 0[B] bw"; and the distinct reasons.
+func inlineSummary(results []result.Result) (string, []string) {
+	type entry struct {
+		label string
+		n     int
+	}
+	var es []entry
+	var reasons []string
+	for _, r := range results {
+		if r.Transport == result.TransportTCP {
+			continue
+		}
+		label := r.Op + " " + r.Mode
+		if r.Mode == result.ModeBW && r.Inline == 0 {
+			label = "bw"
+		}
+		if !slices.ContainsFunc(es, func(e entry) bool { return e.label == label }) {
+			es = append(es, entry{label, r.Inline})
+		}
+		if r.InlineReason != "" && !slices.Contains(reasons, r.InlineReason) {
+			reasons = append(reasons, r.InlineReason)
+		}
+	}
+	if len(es) == 0 {
+		return "0[B]", nil
+	}
+	same := !slices.ContainsFunc(es, func(e entry) bool { return e.n != es[0].n })
+	if same {
+		return fmt.Sprintf("%d[B]", es[0].n), reasons
+	}
+	var parts []string
+	for _, e := range es {
+		parts = append(parts, fmt.Sprintf("%d[B] %s", e.n, e.label))
+	}
+	return strings.Join(parts, ", "), reasons
 }

@@ -195,3 +195,25 @@ func TestMRModeHeader(t *testing.T) {
 		t.Errorf("bandwidth table without the per-op note:\n%s", b.String())
 	}
 }
+
+func TestInlineSummary(t *testing.T) {
+	auto := "auto: rxe0 grants up to 512 B on RC QPs"
+	tests := []struct {
+		name    string
+		results []result.Result
+		want    string
+		reasons int
+	}{
+		{"none", nil, "0[B]", 0},
+		{"one size", []result.Result{{Op: "send", Mode: "lat", Inline: 236, InlineReason: auto}, {Op: "send", Mode: "lat", SizeBytes: 64, Inline: 236, InlineReason: auto}}, "236[B]", 1},
+		{"per test", []result.Result{{Op: "send", Mode: "lat", Inline: 236, InlineReason: auto}, {Op: "write", Mode: "lat", Inline: 220, InlineReason: auto},
+			{Op: "write", Mode: "bw", InlineReason: "auto: none in bandwidth tests"}}, "236[B] send lat, 220[B] write lat, 0[B] bw", 2},
+		{"tcp ignored", []result.Result{{Op: "send", Mode: "lat", Transport: result.TransportTCP}}, "0[B]", 0},
+	}
+	for _, tc := range tests {
+		got, reasons := inlineSummary(tc.results)
+		if got != tc.want || len(reasons) != tc.reasons {
+			t.Errorf("%s: %q %q, want %q and %d reasons", tc.name, got, reasons, tc.want, tc.reasons)
+		}
+	}
+}

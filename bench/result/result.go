@@ -94,7 +94,17 @@ type Result struct {
 	TxDepth int `json:"tx_depth"`
 	CQMod   int `json:"cq_mod"`
 	RxDepth int `json:"rx_depth"`
-	Inline  int `json:"inline_bytes"` // inline data size requested, bytes
+	// Inline is the client QP's inline size, bytes (messages up to it are
+	// sent inline), and InlineReason why: the policy and what decided it.
+	Inline       int    `json:"inline_bytes"`
+	InlineReason string `json:"inline_reason,omitempty"`
+	// QPTimeout (ACK timeout exponent), RetryCount, RNRRetry and
+	// OutstandingReads (the client QP's max_rd_atomic) are the RDMA QP
+	// attributes the test ran with; 0 for TCP and older results.
+	QPTimeout        int `json:"qp_timeout,omitempty"`
+	RetryCount       int `json:"retry_count,omitempty"`
+	RNRRetry         int `json:"rnr_retry,omitempty"`
+	OutstandingReads int `json:"outstanding_reads,omitempty"`
 
 	// Latency is the distribution of the timed interval in ns: the sample
 	// latency in lat mode, the completion latency (post to completion of a

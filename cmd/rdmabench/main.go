@@ -226,7 +226,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	tx := fs.IntP("tx-depth", "t", 0, "outstanding sends in bw mode (default 128)")
 	cqmod := fs.IntP("cq-mod", "Q", 0, "signal one completion every N sends in bw mode (default min(100, tx depth))")
 	rx := fs.IntP("rx-depth", "r", 0, "receives kept posted (default 512)")
-	inline := fs.IntP("inline-size", "I", 0, "inline data size, bytes (0: no inline)")
+	inline := fs.StringP("inline-size", "I", "auto", "inline data: auto (latency SEND/WRITE up to what the device grants, capped at perftest's 236/220/188 B; "+
+		"none in bandwidth tests), perftest (perftest's exact rules: 0 on devices it does not recognise, such as rxe and siw), or a size in bytes")
+	qpTimeout := fs.IntP("qp-timeout", "u", bench.DefaultQPTimeout, "RC ACK timeout exponent: 4.096 µs × 2^N per try, 1..31 (perftest -u)")
+	retryCount := fs.Int("retry-count", bench.DefaultRetryCount, "RC transport retries before the QP fails, 1..7")
+	rnrRetry := fs.Int("rnr-retry", bench.DefaultRNRRetry, "receiver-not-ready retries, 1..7 (7: retry forever)")
+	outReads := fs.IntP("outstanding-reads", "o", 0, "READ/atomic operations in flight per QP, max_rd_atomic (default: the device's max_qp_rd_atom for READ and atomics, as perftest -o)")
 	postList := fs.IntP("post-list", "l", 0, "bw: chain this many work requests per ibv_post_send (perftest -l)")
 	event := fs.BoolP("event", "e", false, "sleep on completion channels (interrupts) instead of busy polling (perftest -e)")
 	mtu := fs.IntP("mtu", "m", 0, "path MTU, bytes (default: the smaller active MTU of both ports)")
@@ -266,11 +271,23 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	}
 	plan := bench.Plan{Template: bench.Spec{
 		Iters: *iters, Duration: *dur, Warmup: *warmup, WarmupTime: *warmupTime,
-		TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx, Inline: *inline, MTU: *mtu, PostList: *postList, Event: *event,
+		TxDepth: *tx, CQMod: *cqmod, RxDepth: *rx, MTU: *mtu, PostList: *postList, Event: *event,
+		QPTimeout: *qpTimeout, RetryCount: *retryCount, RNRRetry: *rnrRetry, OutstandingReads: *outReads,
 		Rate: *rate, Schedule: *schedule, SL: *sl, TClass: *tclass, QPType: strings.ToLower(*qpType), Transport: *transport,
 		QPs: *qps, Threads: *threads, MRMode: strings.ToLower(*mrMode), HugePages: *hugePages, RDMACM: *rdmaCM,
 	}}
 	var err error
+	if plan.Template.InlinePolicy, plan.Template.Inline, err = parseInline(*inline); err != nil {
+		return usageError{err}
+	}
+	for _, f := range []struct {
+		name  string
+		v, lo int
+	}{{"qp-timeout", *qpTimeout, 1}, {"retry-count", *retryCount, 1}, {"rnr-retry", *rnrRetry, 1}, {"outstanding-reads", *outReads, 0}} {
+		if f.v < f.lo { // 0 would silently mean the default
+			return usageError{fmt.Errorf("--%s %d: must be at least %d", f.name, f.v, f.lo)}
+		}
+	}
 	if *transport == result.TransportTCP && !fs.Changed("op") {
 		*ops = result.OpSend // the one op with a TCP equivalent
 	}
@@ -426,4 +443,19 @@ func printReport(doc *result.Document, w io.Writer, unit, jsonPath string) error
 		return result.WriteJSONFile(jsonPath, doc)
 	}
 	return nil
+}
+
+// parseInline reads --inline-size: "auto", "perftest" or a size in bytes.
+func parseInline(v string) (policy string, size int, err error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "auto":
+		return bench.InlineAuto, 0, nil
+	case "perftest":
+		return bench.InlinePerftest, 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 || n > bench.MaxInline {
+		return "", 0, fmt.Errorf("--inline-size %q: want auto, perftest or a size of 0..%d bytes", v, bench.MaxInline)
+	}
+	return bench.InlineSize, n, nil
 }
