@@ -1,0 +1,195 @@
+// Package result holds the JSON Schemas (draft 2020-12) of rdmabench's JSON
+// documents and validates documents against them: schema.json for the
+// result document of `rdmabench loopback|run --json` and mr.schema.json for
+// the document of `rdmabench mr --json`.
+package result
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// The schemas, as shipped. Their $id values are what their $refs resolve
+// against; nothing is fetched.
+var (
+	//go:embed schema.json
+	SchemaJSON []byte
+	//go:embed mr.schema.json
+	MRSchemaJSON []byte
+)
+
+const (
+	schemaURL   = "https://github.com/rdmabench/rdmabench/bench/result/schema.json"
+	mrSchemaURL = "https://github.com/rdmabench/rdmabench/bench/result/mr.schema.json"
+)
+
+type schemas struct{ doc, mr *jsonschema.Schema }
+
+// compiled compiles both schemas once. date-time formats are asserted.
+var compiled = sync.OnceValues(func() (schemas, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	for url, b := range map[string][]byte{schemaURL: SchemaJSON, mrSchemaURL: MRSchemaJSON} {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return schemas{}, fmt.Errorf("result: schema %s: %w", url, err)
+		}
+		if err := c.AddResource(url, doc); err != nil {
+			return schemas{}, fmt.Errorf("result: schema %s: %w", url, err)
+		}
+	}
+	var s schemas
+	var err error
+	if s.doc, err = c.Compile(schemaURL); err != nil {
+		return schemas{}, fmt.Errorf("result: compile schema.json: %w", err)
+	}
+	if s.mr, err = c.Compile(mrSchemaURL); err != nil {
+		return schemas{}, fmt.Errorf("result: compile mr.schema.json: %w", err)
+	}
+	return s, nil
+})
+
+// ValidateDocument checks data, a result document (bench.Document), against
+// schema.json. The error lists every violation as its JSON pointer and the
+// reason, e.g. `/results/0/op: value must be one of "send", ...`.
+func ValidateDocument(data []byte) error {
+	s, err := compiled()
+	if err != nil {
+		return err
+	}
+	return validate(s.doc, data)
+}
+
+// ValidateMRDocument checks data, an `rdmabench mr` document
+// (bench.MRDocument), against mr.schema.json, as ValidateDocument does.
+func ValidateMRDocument(data []byte) error {
+	s, err := compiled()
+	if err != nil {
+		return err
+	}
+	return validate(s.mr, data)
+}
+
+// IsMRDocument reports whether data is, by its shape, an `rdmabench mr`
+// document: a JSON object with a top-level "mr" member, which only
+// MRDocument has. Anything else is taken for a result document.
+func IsMRDocument(data []byte) bool {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return false
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = obj["mr"]
+	return ok
+}
+
+// Validate checks data against mr.schema.json when IsMRDocument says it is
+// an `rdmabench mr` document, against schema.json otherwise.
+func Validate(data []byte) error {
+	if IsMRDocument(data) {
+		return ValidateMRDocument(data)
+	}
+	return ValidateDocument(data)
+}
+
+func validate(sch *jsonschema.Schema, data []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	err = sch.Validate(v)
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	return newError(ve)
+}
+
+// Violation is one way a document breaks its schema.
+type Violation struct {
+	Path   string // JSON pointer of the offending value, e.g. "/results/0/op"; "" is the whole document
+	Reason string // e.g. `missing property "op"`
+}
+
+func (v Violation) String() string {
+	p := v.Path
+	if p == "" {
+		p = "(document)"
+	}
+	return p + ": " + v.Reason
+}
+
+// Error is a document that does not match its schema. Its message names
+// every violation, one per line after the first.
+type Error struct {
+	Violations []Violation // sorted by path
+}
+
+func (e *Error) Error() string {
+	if len(e.Violations) == 1 {
+		return "schema violation at " + e.Violations[0].String()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d schema violations:", len(e.Violations))
+	for _, v := range e.Violations {
+		b.WriteString("\n  " + v.String())
+	}
+	return b.String()
+}
+
+// newError flattens the validator's tree of errors into its leaves: the
+// inner nodes (allOf, $ref, if/then) only say that a child failed.
+func newError(ve *jsonschema.ValidationError) *Error {
+	var out []Violation
+	seen := map[Violation]bool{}
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		v := Violation{Path: pointer(e.InstanceLocation), Reason: reason(e.ErrorKind)}
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	walk(ve)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return &Error{Violations: out}
+}
+
+func reason(k jsonschema.ErrorKind) string {
+	if _, ok := k.(*kind.FalseSchema); ok {
+		return "not allowed here"
+	}
+	return k.LocalizedString(english)
+}
+
+var english = message.NewPrinter(language.English)
+
+// pointer is the RFC 6901 JSON pointer of a location.
+func pointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+	}
+	return b.String()
+}

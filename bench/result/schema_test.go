@@ -1,0 +1,630 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// JSONDirEnv names a directory whose *.json files (searched recursively)
+// TestSchemaFiles validates: the documents a guest run wrote.
+const JSONDirEnv = "RDMABENCH_JSON_DIR"
+
+// fixtureFiles are the documents kept in the repository: the bench
+// package's testdata (documents from real runs of an older rdmabench) and
+// this package's testdata: full*.json and tcp.json, made with the bench
+// package's types and encoder to hold every field, and guest/, written by
+// rdmabench in the SoftRoCE guest. Together they hold every member.
+func fixtureFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, root := range []string{"testdata", filepath.Join("..", "testdata")} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".json") {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) < 5 {
+		t.Fatalf("found only %d fixture documents: %v", len(files), files)
+	}
+	return files
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestFixturesValidate(t *testing.T) {
+	for _, path := range fixtureFiles(t) {
+		t.Run(path, func(t *testing.T) {
+			b := readFile(t, path)
+			if err := Validate(b); err != nil {
+				t.Errorf("%s (MR document: %v): %v", path, IsMRDocument(b), err)
+			}
+			// this package's fixtures come from the current encoder
+			if strings.HasPrefix(path, "testdata") && !IsMRDocument(b) {
+				if err := validateCurrent(t, b); err != nil {
+					t.Errorf("%s: %v", path, err)
+				}
+			}
+		})
+	}
+}
+
+func TestIsMRDocument(t *testing.T) {
+	for _, c := range []struct {
+		doc  string
+		want bool
+	}{
+		{`{"schema_version": 1, "mr": {}}`, true},
+		{`{"schema_version": 1, "mr": null}`, true},
+		{`{"schema_version": 1, "results": []}`, false},
+		{`[{"mr": {}}]`, false},
+		{`{"results": [{"mr": 1}]}`, false},
+		{`not json`, false},
+	} {
+		if got := IsMRDocument([]byte(c.doc)); got != c.want {
+			t.Errorf("IsMRDocument(%s) = %v, want %v", c.doc, got, c.want)
+		}
+	}
+	if !IsMRDocument(readFile(t, "testdata/full_mr.json")) || IsMRDocument(readFile(t, "testdata/full.json")) {
+		t.Error("fixtures misrecognised")
+	}
+}
+
+// pointerTokens splits an RFC 6901 JSON pointer.
+func pointerTokens(p string) []string {
+	toks := strings.Split(p, "/")[1:]
+	for i, s := range toks {
+		toks[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(s)
+	}
+	return toks
+}
+
+// mutate decodes doc, calls f with the object holding the member at JSON
+// pointer p and the member's name, and encodes the result.
+func mutate(t *testing.T, doc []byte, p string, f func(parent map[string]any, key string)) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	toks := pointerTokens(p)
+	cur := v
+	for _, tok := range toks[:len(toks)-1] {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				t.Fatalf("%s: bad index %q", p, tok)
+			}
+			cur = c[i]
+		default:
+			t.Fatalf("%s: no object or array at %q", p, tok)
+		}
+	}
+	parent, ok := cur.(map[string]any)
+	if !ok {
+		t.Fatalf("%s: parent is not an object", p)
+	}
+	f(parent, toks[len(toks)-1])
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// set sets (or adds) the member at p; del deletes it.
+func set(t *testing.T, doc []byte, p string, val any) []byte {
+	t.Helper()
+	return mutate(t, doc, p, func(parent map[string]any, key string) { parent[key] = val })
+}
+
+func del(t *testing.T, doc []byte, p string) []byte {
+	t.Helper()
+	return mutate(t, doc, p, func(parent map[string]any, key string) {
+		if _, ok := parent[key]; !ok {
+			t.Fatalf("%s: nothing to delete", p)
+		}
+		delete(parent, key)
+	})
+}
+
+// testdata/full.json's results: 0 SEND latency (open loop, RTT/2,
+// intervals, event, huge pages), 1 WRITE latency under load over rdma_cm,
+// 2 WRITE bandwidth on 4 QPs and 2 threads with per-op registration, 3 UD
+// SEND bandwidth with lost messages. testdata/tcp.json: TCP latency and
+// bandwidth.
+func TestMutationsFail(t *testing.T) {
+	full := readFile(t, "testdata/full.json")
+	mr := readFile(t, "testdata/full_mr.json")
+	tcp := readFile(t, "testdata/tcp.json")
+	r := func(i int, rest string) string { return "/results/" + strconv.Itoa(i) + rest }
+	for _, c := range []struct {
+		name     string
+		doc      []byte
+		validate func([]byte) error
+		path     string // the violation's JSON pointer
+		reason   string // part of its reason
+	}{
+		// missing required fields
+		{"no schema_version", del(t, full, "/schema_version"), ValidateDocument, "", `missing property 'schema_version'`},
+		{"no results", del(t, full, "/results"), ValidateDocument, "", `missing property 'results'`},
+		{"no op", del(t, full, r(0, "/op")), ValidateDocument, r(0, ""), `missing property 'op'`},
+		{"no device", del(t, full, "/environment/device"), ValidateDocument, "/environment", `missing property 'device'`},
+		{"no governors", del(t, full, "/environment/checks/governors"), ValidateDocument, "/environment/checks", `missing property 'governors'`},
+		{"no p99_99", del(t, full, r(0, "/latency_ns/p99_99")), ValidateDocument, r(0, "/latency_ns"), `missing property 'p99_99'`},
+		{"no rtt max", del(t, full, r(0, "/rtt_ns/max")), ValidateDocument, r(0, "/rtt_ns"), `missing property 'max'`},
+		{"no interval p99", del(t, full, r(0, "/intervals/0/p99_ns")), ValidateDocument, r(0, "/intervals/0"), `missing property 'p99_ns'`},
+		{"no setup_p50_ns", del(t, full, r(1, "/connection/setup_p50_ns")), ValidateDocument, r(1, "/connection"), `missing property 'setup_p50_ns'`},
+		{"no load ops", del(t, full, r(1, "/load/ops")), ValidateDocument, r(1, "/load"), `missing property 'ops'`},
+		{"no qpn", del(t, full, r(2, "/per_qp/1/qpn")), ValidateDocument, r(2, "/per_qp/1"), `missing property 'qpn'`},
+		{"no mr", del(t, mr, "/mr"), ValidateMRDocument, "", `missing property 'mr'`},
+		{"no registration", del(t, mr, "/mr/registration"), ValidateMRDocument, "/mr", `missing property 'registration'`},
+		{"no mr checks", del(t, mr, "/environment/checks"), ValidateMRDocument, "/environment", `missing property 'checks'`},
+		{"no per_op", del(t, mr, "/mr/ops/per_op"), ValidateMRDocument, "/mr/ops", `missing property 'per_op'`},
+		{"client without peer", del(t, full, "/peer"), ValidateDocument, "", `missing property 'peer'`},
+		{"qps without per_qp", del(t, full, r(2, "/per_qp")), ValidateDocument, r(2, ""), `'per_qp' required, if 'qps' exists`},
+
+		// wrong types
+		{"size string", set(t, full, r(0, "/size_bytes"), "2"), ValidateDocument, r(0, "/size_bytes"), "got string, want integer"},
+		{"fractional iterations", set(t, full, r(0, "/iterations"), 1.5), ValidateDocument, r(0, "/iterations"), "got number, want integer"},
+		{"p50 string", set(t, full, r(0, "/latency_ns/p50"), "fast"), ValidateDocument, r(0, "/latency_ns/p50"), "got string, want null or number"},
+		{"min null", set(t, full, r(0, "/latency_ns/min"), nil), ValidateDocument, r(0, "/latency_ns/min"), "got null, want number"},
+		{"governors null", set(t, full, "/environment/checks/governors", nil), ValidateDocument, "/environment/checks/governors", "got null, want array"},
+		{"results null", set(t, full, "/results", nil), ValidateDocument, "/results", "got null, want array"},
+		{"command_line string", set(t, full, "/command_line", "rdmabench run"), ValidateDocument, "/command_line", "got string, want array"},
+		{"software_rdma string", set(t, full, "/environment/software_rdma", "yes"), ValidateDocument, "/environment/software_rdma", "got string, want boolean"},
+		{"bandwidth array", set(t, full, r(0, "/bandwidth"), []any{}), ValidateDocument, r(0, "/bandwidth"), "got array, want object"},
+		{"setup_p50 fractional", set(t, full, r(1, "/connection/setup_p50_ns"), 2054143.5), ValidateDocument, r(1, "/connection/setup_p50_ns"), "want null or integer"},
+		{"start_time not a time", set(t, full, "/start_time", "yesterday"), ValidateDocument, "/start_time", "is not valid date-time"},
+		{"histogram not base64", set(t, full, r(0, "/histogram"), "not base64!"), ValidateDocument, r(0, "/histogram"), "does not match pattern"},
+		{"negative pinned CPU", set(t, full, "/environment/engine_pinned_cpu", -2), ValidateDocument, "/environment/engine_pinned_cpu", "minimum"},
+		{"reg_ns string", set(t, mr, "/mr/registration/0/reg_ns", "x"), ValidateMRDocument, "/mr/registration/0/reg_ns", "got string, want object"},
+
+		// unknown fields
+		{"unknown top-level field", set(t, full, "/host", "x"), ValidateDocument, "", `additional properties 'host' not allowed`},
+		{"unknown result field", set(t, full, r(0, "/p99_us"), 1), ValidateDocument, r(0, ""), `additional properties 'p99_us' not allowed`},
+		{"unknown env field", set(t, full, "/environment/numa", 0), ValidateDocument, "/environment", `additional properties 'numa' not allowed`},
+		{"unknown checks field", set(t, full, "/environment/checks/thp", "always"), ValidateDocument, "/environment/checks", `additional properties 'thp' not allowed`},
+		{"unknown latency field", set(t, full, r(0, "/latency_ns/p75"), 1), ValidateDocument, r(0, "/latency_ns"), `additional properties 'p75' not allowed`},
+		{"unknown bandwidth field", set(t, full, r(0, "/bandwidth/kpps"), 1), ValidateDocument, r(0, "/bandwidth"), `additional properties 'kpps' not allowed`},
+		{"unknown cpu field", set(t, full, r(0, "/cpu/total_ns"), 1), ValidateDocument, r(0, "/cpu"), `additional properties 'total_ns' not allowed`},
+		{"unknown open_loop field", set(t, full, r(0, "/open_loop/jitter"), 1), ValidateDocument, r(0, "/open_loop"), `additional properties 'jitter' not allowed`},
+		{"unknown interval field", set(t, full, r(0, "/intervals/0/p90_ns"), 1), ValidateDocument, r(0, "/intervals/0"), `additional properties 'p90_ns' not allowed`},
+		{"unknown load field", set(t, full, r(1, "/load/tx_depth"), 1), ValidateDocument, r(1, "/load"), `additional properties 'tx_depth' not allowed`},
+		{"unknown connection field", set(t, full, r(1, "/connection/port"), 1), ValidateDocument, r(1, "/connection"), `additional properties 'port' not allowed`},
+		{"unknown per_qp field", set(t, full, r(2, "/per_qp/0/cpu"), 1), ValidateDocument, r(2, "/per_qp/0"), `additional properties 'cpu' not allowed`},
+		{"mr document as result", mr, ValidateDocument, "", `additional properties 'mr' not allowed`},
+		{"unknown mr field", set(t, mr, "/mr/cache", true), ValidateMRDocument, "/mr", `additional properties 'cache' not allowed`},
+		{"unknown odp_caps field", set(t, mr, "/mr/odp_caps/xrc", "none"), ValidateMRDocument, "/mr/odp_caps", `additional properties 'xrc' not allowed`},
+		{"unknown ops field", set(t, mr, "/mr/ops/ratio", 1), ValidateMRDocument, "/mr/ops", `additional properties 'ratio' not allowed`},
+		{"unknown skipped field", set(t, mr, "/mr/skipped/0/limit", 1), ValidateMRDocument, "/mr/skipped/0", `additional properties 'limit' not allowed`},
+
+		// bad enums and constants
+		{"bad op", set(t, full, r(0, "/op"), "atomic"), ValidateDocument, r(0, "/op"), `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap'`},
+		{"bad mode", set(t, full, r(0, "/mode"), "latency"), ValidateDocument, r(0, "/mode"), `value must be one of 'lat', 'bw'`},
+		{"bad role", set(t, full, "/role", "server"), ValidateDocument, "/role", `value must be one of 'loopback', 'client'`},
+		{"bad tool", set(t, full, "/tool", "perftest"), ValidateDocument, "/tool", `value must be 'rdmabench'`},
+		{"schema version 2", set(t, full, "/schema_version", 2), ValidateDocument, "/schema_version", "value must be 1"},
+		{"bad qp_type", set(t, full, r(0, "/qp_type"), "XRC"), ValidateDocument, r(0, "/qp_type"), "value must be one of"},
+		{"bad env qp_type", set(t, full, "/environment/qp_type", "RC,XRC"), ValidateDocument, "/environment/qp_type", "does not match pattern"},
+		{"bad schedule", set(t, full, r(0, "/open_loop/schedule"), "burst"), ValidateDocument, r(0, "/open_loop/schedule"), `value must be one of 'constant', 'poisson'`},
+		{"bad method", set(t, full, r(1, "/connection/method"), "ucx"), ValidateDocument, r(1, "/connection/method"), `value must be one of 'rdma_cm', 'exchange'`},
+		{"bad mr_mode", set(t, full, r(0, "/mr_mode"), "cache"), ValidateDocument, r(0, "/mr_mode"), `value must be one of 'pool', 'per-op', 'odp'`},
+		{"bad load op", set(t, full, r(1, "/load/op"), "send"), ValidateDocument, r(1, "/load/op"), `value must be one of 'write', 'read'`},
+		{"bad transport", set(t, tcp, r(0, "/transport"), "rdma"), ValidateDocument, r(0, "/transport"), `value must be 'tcp'`},
+		{"bad link layer", set(t, full, "/environment/link_layer", "Ether"), ValidateDocument, "/environment/link_layer", "value must be one of"},
+		{"bad gid_type", set(t, full, "/environment/gid_type", "RoCEv2"), ValidateDocument, "/environment/gid_type", "does not match pattern"},
+		{"bad clock", set(t, full, "/environment/clock_source", "CLOCK_REALTIME"), ValidateDocument, "/environment/clock_source", `value must be 'CLOCK_MONOTONIC_RAW'`},
+		{"event false", set(t, full, r(0, "/event"), false), ValidateDocument, r(0, "/event"), "value must be true"},
+		{"mr role", set(t, mr, "/role", "client"), ValidateMRDocument, "/role", `value must be 'mr'`},
+		{"bad access", set(t, mr, "/mr/access", "REMOTE_WRITE"), ValidateMRDocument, "/mr/access", "value must be"},
+		{"odp access without odp", set(t, mr, "/mr/odp", false), ValidateMRDocument, "/mr/access", `value must be 'LOCAL_WRITE'`},
+		{"bad odp ops", set(t, mr, "/mr/odp_caps/rc", "SEND|FOO"), ValidateMRDocument, "/mr/odp_caps/rc", "does not match pattern"},
+		{"bad mr op", set(t, mr, "/mr/ops/op", "read"), ValidateMRDocument, "/mr/ops/op", `value must be 'write'`},
+		{"pooled mode swapped", set(t, mr, "/mr/ops/pooled/mode", "per-op"), ValidateMRDocument, "/mr/ops/pooled/mode", `value must be 'pooled'`},
+
+		// what the code guarantees across fields
+		{"atomic of 2 bytes", set(t, full, r(0, "/op"), "fetch_add"), ValidateDocument, r(0, "/size_bytes"), "value must be 8"},
+		{"open loop bandwidth", set(t, full, r(2, "/open_loop"), map[string]any{"schedule": "constant", "rate_target": 1, "rate_achieved": 1}),
+			ValidateDocument, r(2, "/open_loop"), "not allowed here"},
+		{"tcp with connection", set(t, full, r(0, "/transport"), "tcp"), ValidateDocument, r(0, "/connection"), "not allowed here"},
+		{"tcp write", set(t, tcp, r(0, "/op"), "write"), ValidateDocument, r(0, "/op"), `value must be 'send'`},
+		{"loopback with peer", set(t, tcp, "/peer", "127.0.0.1:1"), ValidateDocument, "/peer", "not allowed here"},
+		{"exchange with address", set(t, full, r(0, "/connection/address"), "192.0.2.1:1"), ValidateDocument, r(0, "/connection/address"), "not allowed here"},
+		{"empty omitempty string", set(t, full, "/peer", ""), ValidateDocument, "/peer", "minLength"},
+		{"mr results", set(t, mr, "/results", []any{map[string]any{}}), ValidateMRDocument, "/results", "maxItems"},
+
+		// not a document at all
+		{"not JSON", []byte("{"), ValidateDocument, "-", "not JSON"},
+		{"array", []byte("[]"), ValidateDocument, "", "got array, want object"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.validate(c.doc)
+			if err == nil {
+				t.Fatal("valid; want an error")
+			}
+			if c.path == "-" {
+				if !strings.Contains(err.Error(), c.reason) {
+					t.Errorf("error %q lacks %q", err, c.reason)
+				}
+				return
+			}
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T %v is not a *result.Error", err, err)
+			}
+			for _, v := range se.Violations {
+				if v.Path == c.path && strings.Contains(v.Reason, c.reason) {
+					if !strings.Contains(err.Error(), v.String()) {
+						t.Errorf("message %q does not name %q", err, v)
+					}
+					return
+				}
+			}
+			t.Errorf("no violation at %q with %q in:\n%v", c.path, c.reason, err)
+		})
+	}
+}
+
+// Mutations that stay valid: the schema must not be stricter than the code.
+func TestMutationsPass(t *testing.T) {
+	full := readFile(t, "testdata/full.json")
+	mr := readFile(t, "testdata/full_mr.json")
+	for _, c := range []struct {
+		name     string
+		doc      []byte
+		validate func([]byte) error
+	}{
+		{"percentile n/a", set(t, full, "/results/0/latency_ns/p99_99", nil), ValidateDocument},
+		{"interval p99 n/a", set(t, full, "/results/0/intervals/0/p99_ns", nil), ValidateDocument},
+		{"setup p50 n/a", set(t, full, "/results/0/connection/setup_p50_ns", nil), ValidateDocument},
+		{"no warnings", del(t, full, "/warnings"), ValidateDocument},
+		{"no results", set(t, full, "/results", []any{}), ValidateDocument},
+		{"loopback", del(t, set(t, full, "/role", "loopback"), "/peer"), ValidateDocument},
+		{"older writer: no checks", del(t, full, "/environment/checks"), ValidateDocument},
+		{"older writer: no link_utilization", del(t, full, "/results/1/link_utilization"), ValidateDocument},
+		{"atomic", set(t, set(t, full, "/results/1/op", "cmp_swap"), "/results/1/size_bytes", 8), ValidateDocument},
+		{"fractional latency", set(t, full, "/results/0/latency_ns/min", 11492.5), ValidateDocument},
+		{"integral float", set(t, full, "/environment/link_gbps", 100), ValidateDocument},
+		{"time with offset", set(t, full, "/end_time", "2026-12-01T10:30:09.5+01:00"), ValidateDocument},
+		{"unknown GID type", set(t, full, "/environment/gid_type", "GIDType(7)"), ValidateDocument},
+		{"no ODP", set(t, set(t, mr, "/mr/odp", false), "/mr/access", "LOCAL_WRITE"), ValidateMRDocument},
+		{"no ops, no skipped", del(t, del(t, mr, "/mr/ops"), "/mr/skipped"), ValidateMRDocument},
+		{"no time limit", set(t, mr, "/mr/time_per_size_ns", -1), ValidateMRDocument},
+		{"no ODP ops", set(t, mr, "/mr/odp_caps/rc", "none"), ValidateMRDocument},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.validate(c.doc); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// currentSchema adds to schema.json what rdmabench writes today but older
+// versions did not (environment.checks, results[].link_utilization): the
+// documents of a fresh run must have them.
+const currentSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "https://github.com/rdmabench/rdmabench/bench/result/current.schema.json",
+  "$ref": "schema.json",
+  "properties": {
+    "environment": {"required": ["checks"]},
+    "results": {"items": {"required": ["link_utilization"]}}
+  }
+}`
+
+func validateCurrent(t *testing.T, data []byte) error {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	for url, b := range map[string][]byte{schemaURL: SchemaJSON, strings.Replace(schemaURL, "schema.json", "current.schema.json", 1): []byte(currentSchema)} {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.AddResource(url, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sch, err := c.Compile(strings.Replace(schemaURL, "schema.json", "current.schema.json", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return validate(sch, data)
+}
+
+func TestCurrentSchema(t *testing.T) {
+	full := readFile(t, "testdata/full.json")
+	if err := validateCurrent(t, full); err != nil {
+		t.Fatal(err)
+	}
+	if err := validateCurrent(t, readFile(t, "testdata/tcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		"/environment/checks":          `/environment: missing property 'checks'`,
+		"/results/2/link_utilization":  `/results/2: missing property 'link_utilization'`,
+		"/results/0/latency_ns/p99_99": `/results/0/latency_ns: missing property 'p99_99'`,
+	} {
+		err := validateCurrent(t, del(t, full, p))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("without %s: %v; want %s", p, err, want)
+		}
+	}
+}
+
+// TestSchemaFiles validates every *.json file under $RDMABENCH_JSON_DIR,
+// the documents a guest run wrote: MR documents (a top-level "mr" member)
+// against mr.schema.json, the others against schema.json plus what the
+// current rdmabench always writes.
+func TestSchemaFiles(t *testing.T) {
+	dir := os.Getenv(JSONDirEnv)
+	if dir == "" {
+		t.Skip(JSONDirEnv + " is not set")
+	}
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".json") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("%s=%s holds no *.json file", JSONDirEnv, dir)
+	}
+	for _, path := range files {
+		rel, _ := filepath.Rel(dir, path)
+		t.Run(rel, func(t *testing.T) {
+			b := readFile(t, path)
+			if IsMRDocument(b) {
+				if err := ValidateMRDocument(b); err != nil {
+					t.Errorf("%s (rdmabench mr document): %v", path, err)
+				}
+				return
+			}
+			if err := validateCurrent(t, b); err != nil {
+				t.Errorf("%s (result document): %v", path, err)
+			}
+		})
+	}
+	t.Logf("validated %d documents", len(files))
+}
+
+// schemaDoc is a decoded schema file with its name for cross-file $refs.
+type schemaDoc struct {
+	name string
+	root map[string]any
+}
+
+func loadSchemas(t *testing.T) map[string]schemaDoc {
+	t.Helper()
+	out := map[string]schemaDoc{}
+	for name, b := range map[string][]byte{"schema.json": SchemaJSON, "mr.schema.json": MRSchemaJSON} {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = schemaDoc{name, m}
+	}
+	return out
+}
+
+// subschema is one schema node and the file it is in.
+type subschema struct {
+	file string
+	node map[string]any
+}
+
+// expand returns n followed by every subschema that n's $ref and allOf
+// pull in, recursively (if/then conditions are left out).
+func expand(t *testing.T, docs map[string]schemaDoc, n subschema) []subschema {
+	t.Helper()
+	out := []subschema{n}
+	if ref, ok := n.node["$ref"].(string); ok {
+		file, frag, _ := strings.Cut(ref, "#")
+		if file == "" {
+			file = n.file
+		}
+		d, ok := docs[file]
+		if !ok {
+			t.Fatalf("$ref %q: no schema %s", ref, file)
+		}
+		target := d.root
+		for _, tok := range pointerTokens(frag) {
+			next, ok := target[tok].(map[string]any)
+			if !ok {
+				t.Fatalf("$ref %q does not resolve", ref)
+			}
+			target = next
+		}
+		out = append(out, expand(t, docs, subschema{file, target})...)
+	}
+	if all, ok := n.node["allOf"].([]any); ok {
+		for _, a := range all {
+			if m, ok := a.(map[string]any); ok && m["if"] == nil {
+				out = append(out, expand(t, docs, subschema{n.file, m})...)
+			}
+		}
+	}
+	return out
+}
+
+// schemaPaths lists every member path the schema declares, such as
+// "results[].connection.setup_ns", with the $defs name of each object.
+func schemaPaths(t *testing.T, docs map[string]schemaDoc, n subschema, prefix string, out map[string]bool) {
+	t.Helper()
+	for _, s := range expand(t, docs, n) {
+		if props, ok := s.node["properties"].(map[string]any); ok {
+			for name, p := range props {
+				pm, ok := p.(map[string]any)
+				if !ok { // false: never present
+					continue
+				}
+				path := strings.TrimPrefix(prefix+"."+name, ".")
+				out[path] = true
+				schemaPaths(t, docs, subschema{s.file, pm}, path, out)
+			}
+		}
+		if items, ok := s.node["items"].(map[string]any); ok && s.node["maxItems"] != 0.0 {
+			schemaPaths(t, docs, subschema{s.file, items}, prefix+"[]", out)
+		}
+	}
+}
+
+// docPaths lists every member path in a decoded document.
+func docPaths(v any, prefix string, out map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			path := strings.TrimPrefix(prefix+"."+k, ".")
+			out[path] = true
+			docPaths(e, path, out)
+		}
+	case []any:
+		for _, e := range v {
+			docPaths(e, prefix+"[]", out)
+		}
+	}
+}
+
+// TestFixturesCoverSchema checks that the fixture documents together hold
+// every member each schema declares, so that every optional object and
+// field (rtt_ns, intervals, load, open_loop, per_qp, connection, cpu,
+// transport, mr.ops, mr.skipped, ...) is validated against real encoder
+// output.
+func TestFixturesCoverSchema(t *testing.T) {
+	docs := loadSchemas(t)
+	seen := map[string]map[string]bool{"schema.json": {}, "mr.schema.json": {}}
+	for _, path := range fixtureFiles(t) {
+		var v any
+		b := readFile(t, path)
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		kind := "schema.json"
+		if IsMRDocument(b) {
+			kind = "mr.schema.json"
+		}
+		docPaths(v, "", seen[kind])
+	}
+	for kind, got := range seen {
+		want := map[string]bool{}
+		schemaPaths(t, docs, subschema{kind, docs[kind].root}, "", want)
+		var missing, extra []string
+		for p := range want {
+			// mr.schema.json takes environment from schema.json: the
+			// result documents cover it.
+			shared := kind == "mr.schema.json" && strings.HasPrefix(p, "environment.") && seen["schema.json"][p]
+			if !got[p] && !shared {
+				missing = append(missing, p)
+			}
+		}
+		for p := range got {
+			if !want[p] {
+				extra = append(extra, p)
+			}
+		}
+		sort.Strings(missing)
+		sort.Strings(extra)
+		if len(missing) > 0 {
+			t.Errorf("%s: no fixture document has %s", kind, strings.Join(missing, ", "))
+		}
+		if len(extra) > 0 {
+			t.Errorf("%s: fixtures have members the schema lacks: %s", kind, strings.Join(extra, ", "))
+		}
+		if len(want) < 20 {
+			t.Errorf("%s: only %d paths found in the schema", kind, len(want))
+		}
+	}
+}
+
+// TestSchemaObjectsClosed checks that every object schema (one with
+// "type": "object") in both files sets additionalProperties false, so a
+// field added to the Go structs but not to the schema fails validation.
+func TestSchemaObjectsClosed(t *testing.T) {
+	n := 0
+	for name, d := range loadSchemas(t) {
+		var walk func(v any, at string)
+		walk = func(v any, at string) {
+			switch v := v.(type) {
+			case map[string]any:
+				if v["type"] == "object" {
+					n++
+					if ap, ok := v["additionalProperties"].(bool); !ok || ap {
+						t.Errorf("%s#%s: object without additionalProperties false", name, at)
+					}
+				}
+				for k, e := range v {
+					walk(e, at+"/"+k)
+				}
+			case []any:
+				for _, e := range v {
+					walk(e, at+"/[]")
+				}
+			}
+		}
+		walk(d.root, "")
+	}
+	if n < 19 { // 12 in schema.json, 7 in mr.schema.json
+		t.Errorf("only %d object schemas", n)
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	full := readFile(t, "testdata/full.json")
+	err := ValidateDocument(del(t, set(t, full, "/results/0/op", "atomic"), "/results/1/mode"))
+	var se *Error
+	if !errors.As(err, &se) {
+		t.Fatalf("%T %v", err, err)
+	}
+	want := []Violation{
+		{"/results/0/op", `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap'`},
+		{"/results/1", `missing property 'mode'`},
+	}
+	if !slices.Equal(se.Violations, want) {
+		t.Errorf("violations %q, want %q", se.Violations, want)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "2 schema violations:\n") || !strings.Contains(msg, "\n  /results/1: missing property 'mode'") {
+		t.Errorf("message:\n%s", msg)
+	}
+	one := ValidateDocument(del(t, full, "/tool")).Error()
+	if one != `schema violation at (document): missing property 'tool'` {
+		t.Errorf("message %q", one)
+	}
+}
