@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,6 +68,11 @@ func checkDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document
 	back, err := result.ReadJSONFile(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if raw, err := os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	} else if err := result.ValidateDocument(raw); err != nil {
+		t.Errorf("the document does not match bench/result/schema.json: %v", err)
 	}
 	if back.SchemaVersion != result.SchemaVersion || back.Env.Device == "" || back.Env.ClockSource != "CLOCK_MONOTONIC_RAW" ||
 		back.End.Before(back.Start) || back.PeakRSSBytes <= 0 {

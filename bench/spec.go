@@ -29,7 +29,7 @@ type Spec struct {
 	// the device's probed limit, capped at perftest's latency values),
 	// "size" (Inline) or "perftest" (perftest's rules); see inline.go.
 	InlinePolicy string `json:"inline_policy,omitempty"`
-	MTU        int           `json:"mtu,omitempty"` // requested path MTU, bytes; 0 = the ports' active MTU
+	MTU          int    `json:"mtu,omitempty"` // requested path MTU, bytes; 0 = the ports' active MTU
 	// Transport is "rdma" (default, empty) or "tcp": the kernel TCP baseline.
 	Transport string `json:"transport,omitempty"`
 	// Rate, when set, runs latency tests open-loop at this many operations per

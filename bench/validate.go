@@ -20,8 +20,8 @@ const (
 	// MaxOutstandingReads bounds --outstanding-reads (max_rd_atomic is a
 	// uint8_t); the device's max_qp_rd_atom bounds it further.
 	MaxOutstandingReads = 255
-	MaxRate     = 1e8 // operations per second
-	MaxPostList = 64  // work requests chained per post (verbs.MaxPostList)
+	MaxRate             = 1e8 // operations per second
+	MaxPostList         = 64  // work requests chained per post (verbs.MaxPostList)
 )
 
 // Validate checks a spec, naming the bad value and the limit. The server

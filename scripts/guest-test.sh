@@ -68,6 +68,18 @@ set -e
 [ $rc != 0 ] && grep -q 'cannot resolve the loopback address 127.0.0.1, and rxe0 has no other IP address' /tmp/err.txt \
 	|| { cat /tmp/err.txt; fail "--rdma-cm on the loopback-only rxe0: exit $rc"; }
 
+echo "=== inline by default (device probe), and perftest's rules"
+rdmabench loopback --op send,write --mode lat --size 2 -n 2000 --json /tmp/inline.json | tee /tmp/inline.txt | grep -E 'inline|Inline'
+grep -q 'Max inline data : 236\[B\] send lat, 220\[B\] write lat' /tmp/inline.txt && grep -q '"inline_bytes": 236' /tmp/inline.json \
+	&& grep -q '"inline_reason": "auto: rxe0 grants up to 512 B on RC QPs' /tmp/inline.json || fail "default inline on rxe"
+rdmabench loopback --op send --mode lat --size 2 -n 500 --inline-size perftest --json /tmp/inline-pt.json | grep -E 'inline|Inline'
+grep -q '"inline_bytes": 0' /tmp/inline-pt.json && grep -q 'perftest disables inline on devices it does not recognise' /tmp/inline-pt.json \
+	|| fail "--inline-size perftest on rxe"
+set +e
+rdmabench loopback --op send --mode lat -n 100 --inline-size 1024 >/tmp/err.txt 2>&1; rc=$?
+set -e
+[ $rc = 3 ] && grep -q 'grants at most 512 bytes of inline data' /tmp/err.txt || { cat /tmp/err.txt; fail "--inline-size 1024 on rxe: exit $rc"; }
+
 echo "=== HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null
 grep -q 'Tag=send-lat-2B,' /tmp/r.hlog && grep -q '#\[Mean' /tmp/r-send-lat-2B.hgrm || fail ".hlog/.hgrm output"
@@ -136,6 +148,10 @@ rdmabench run 192.0.2.1 -p 18601 --rdma-cm --op send,read --mode lat,bw --iters 
 grep -q '"address": "192.0.2.1:' /tmp/cm-run.json && grep -q '"device": "rxe1"' /tmp/cm-run.json || fail "run --rdma-cm JSON"
 kill $spid; wait $spid 2>/dev/null || true
 grep 'rdma_cm' /tmp/server-cm.log | head -2
+echo "=== every JSON document above against bench/result/schema.json"
+RDMABENCH_JSON_DIR=/tmp result.test -test.run '^TestSchemaFiles$' -test.v 2>&1 | tee /tmp/schema.log | grep -E '^(--- |PASS|FAIL|ok)|schema' | head -40 || true
+grep -q '^PASS' /tmp/schema.log || { tail -30 /tmp/schema.log; fail "JSON schema"; }
+
 passed=$(cat /tmp/verbs.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- PASS' || true)
 failed=$(cat /tmp/verbs.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- FAIL' || true)
 echo "GUEST-TEST OK"

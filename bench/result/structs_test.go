@@ -18,7 +18,7 @@ import (
 // this package (where they are moving), the bench package, verbs (ODPCaps)
 // and hist (Value). The test reads the source rather than importing bench,
 // which will import this package.
-var srcDirs = []string{".", "..", filepath.Join("..", "..", "verbs"), filepath.Join("..", "..", "hist")}
+var srcDirs = []string{".", "..", filepath.Join("..", "mr"), filepath.Join("..", "..", "verbs"), filepath.Join("..", "..", "hist")}
 
 // goTypes maps each Go struct to its object in the schemas: file and $defs
 // name ("" for the document itself).
@@ -35,12 +35,12 @@ var goTypes = []struct{ name, file, def string }{
 	{"Interval", "schema.json", "Interval"},
 	{"ConnSetup", "schema.json", "ConnSetup"},
 	{"QPResult", "schema.json", "QPResult"},
-	{"MRDocument", "mr.schema.json", ""},
-	{"MRReport", "mr.schema.json", "MRReport"},
-	{"MRRegResult", "mr.schema.json", "MRRegResult"},
-	{"MRSkippedSize", "mr.schema.json", "MRSkippedSize"},
-	{"MROps", "mr.schema.json", "MROps"},
-	{"MROpResult", "mr.schema.json", "MROpResult"},
+	{"mr.Document", "mr.schema.json", ""},
+	{"mr.Report", "mr.schema.json", "Report"},
+	{"mr.RegResult", "mr.schema.json", "RegResult"},
+	{"mr.SkippedSize", "mr.schema.json", "SkippedSize"},
+	{"mr.Ops", "mr.schema.json", "Ops"},
+	{"mr.OpResult", "mr.schema.json", "OpResult"},
 	{"ODPCaps", "mr.schema.json", "ODPCaps"},
 }
 
@@ -90,6 +90,9 @@ func parseStructs(t *testing.T) map[string]*ast.StructType {
 					if ok && !ts.Assign.IsValid() && out[ts.Name.Name] == nil {
 						out[ts.Name.Name] = st
 					}
+					if ok && !ts.Assign.IsValid() {
+						out[f.Name.Name+"."+ts.Name.Name] = st // package-qualified, e.g. "mr.Document"
+					}
 				}
 			}
 		}
@@ -123,6 +126,9 @@ func jsonFields(t *testing.T, structs map[string]*ast.StructType, st *ast.Struct
 		}
 		if len(f.Names) == 0 { // embedded
 			id, ok := f.Type.(*ast.Ident)
+			if sel, isSel := f.Type.(*ast.SelectorExpr); isSel {
+				id, ok = sel.Sel, true // another package's struct, e.g. result.Document in mr
+			}
 			if !ok || tag != "" || structs[id.Name] == nil {
 				t.Fatalf("embedded field %v: only untagged local structs are handled", f.Type)
 			}

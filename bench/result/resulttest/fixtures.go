@@ -61,5 +61,6 @@ func Env() result.Env {
 		Port: 1, LinkLayer: "Ethernet", ActiveMTU: 4096, PathMTU: 4096, LinkSpeed: "2.5 Gbps", LinkGbps: 2.5,
 		GIDIndex: 1, GIDType: "RoCE v2", GID: "::ffff:127.0.0.1", GIDReason: "RoCE v2 GID matching the local address 127.0.0.1",
 		InlineSizeGranted: 0, QPType: "RC", ClockSource: "CLOCK_MONOTONIC_RAW", ClockRateHz: 1e9, ClockResolutionNS: 1,
-		CPUModel: "AMD EPYC", NumCPU: 4, GoVersion: "go1.26.8", EnginePinnedCPU: -1}
+		CPUModel: "AMD EPYC", NumCPU: 4, GoVersion: "go1.26.8", EnginePinnedCPU: -1,
+		Checks: result.EnvChecks{Governors: []string{"performance"}, DeviceNUMANode: -1, CPUNUMANode: -1, MemlockSoftBytes: -1, MemlockHardBytes: -1}}
 }
