@@ -25,7 +25,9 @@ func TestMRModeValidate(t *testing.T) {
 		{"tcp hugepages", func(s *Spec) { s.Op, s.Transport, s.HugePages = result.OpSend, result.TransportTCP, true }, "--hugepages applies to RDMA buffers"},
 		{"per-op inline", func(s *Spec) { s.MRMode, s.Size, s.Inline, s.InlinePolicy = result.MRModePerOp, 64, 64, InlineSize }, "--mr-mode per-op with --inline-size 64"},
 		{"per-op above inline", func(s *Spec) { s.MRMode, s.Size, s.Inline, s.InlinePolicy = result.MRModePerOp, 128, 64, InlineSize }, ""},
-		{"per-op read inline", func(s *Spec) { s.Op, s.MRMode, s.Size, s.Inline, s.InlinePolicy = result.OpRead, result.MRModePerOp, 64, 64, InlineSize }, ""},
+		{"per-op read inline", func(s *Spec) {
+			s.Op, s.MRMode, s.Size, s.Inline, s.InlinePolicy = result.OpRead, result.MRModePerOp, 64, 64, InlineSize
+		}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := base
