@@ -16,13 +16,15 @@ Usage: $PROG [--iters N] [--bw-duration SECS] [--rss-small N] [--rss-large N] [-
 
 Boots one qemu SoftRoCE guest (scripts/vm-run.sh) and runs there, side by side:
   1. 2 B latency, SEND, WRITE and READ: ib_{send,write,read}_lat -n N vs
-     rdmabench loopback --mode lat --size 2 --iters N
+     rdmabench loopback --mode lat --size 2 --iters N --inline-size perftest (no inline, as perftest on rxe)
   2. 64 KiB WRITE bandwidth for SECS seconds: ib_write_bw -s 65536 -D SECS vs
      rdmabench loopback --op write --mode bw --size 64K -D SECSs, both with
      tx depth 128 and CQ moderation 100 given explicitly
   3. the same over 4 QPs: ib_write_bw -q 4 vs rdmabench --qps 4 --threads 1 (perftest
      drives its QPs from one thread), and on 1 QP connected by rdma_cm on rxe1
      (192.0.2.1 on dummy0): ib_write_bw -R vs rdmabench --rdma-cm
+  1b. inline: rdmabench's default (probe: SEND 236 B, WRITE 220 B on rxe) against ib_send_lat/ib_write_lat -I
+     with the same size (perftest turns -I off on devices it does not recognise, rxe among them)
   4. rdmabench's peak RSS for a SEND latency run of --rss-small vs --rss-large iterations
 Each latency and bandwidth comparison runs 4 times per tool, interleaved back to
 back in the order perftest rdmabench rdmabench perftest rdmabench perftest perftest
@@ -98,7 +100,7 @@ port=19100
 fail=0
 step=0
 set -- $ORDER
-steps=$((6 * $# + 2))
+steps=$((8 * $# + 2))
 say() { echo "bench-guest: $*"; }
 status() { echo "$1 $2" >>$O/status; [ "$2" = 0 ] || { fail=1; say "FAILED: $1 (exit $2)"; }; }
 
@@ -214,7 +216,21 @@ for op in send write read; do
     if [ $who = pt ]; then
       a=$((a + 1)); pt lat-$op-pt$a $tl ib_${op}_lat -s 2 -n "$N"
     else
-      b=$((b + 1)); rb lat-$op-rb$b $tl --op $op --mode lat --size 2 --iters "$N"
+      b=$((b + 1)); rb lat-$op-rb$b $tl --op $op --mode lat --size 2 --iters "$N" --inline-size perftest
+    fi
+  done
+done
+# 1b. inline: rdmabench's default (the device probe: SEND 236 B, WRITE 220 B on rxe)
+# against perftest given the same size with -I (perftest turns -I off on devices
+# it does not recognise, rxe among them: its header then says 0[B])
+for op in send write; do
+  n=236; [ $op = write ] && n=220
+  a=0 b=0
+  for who in $ORDER; do
+    if [ $who = pt ]; then
+      a=$((a + 1)); pt ilat-$op-pt$a $tl ib_${op}_lat -s 2 -n "$N" -I $n
+    else
+      b=$((b + 1)); rb ilat-$op-rb$b $tl --op $op --mode lat --size 2 --iters "$N"
     fi
   done
 done
@@ -425,6 +441,19 @@ for op in send write read; do
   done
 done
 
+for op in send write; do
+  for ((r = 1; r <= reps; r++)); do
+    R[$op.ipt$r.typ]=$(pt_col "ilat-$op-pt$r" 5)
+    R[$op.irb$r.p50]=$(us "$(jget "ilat-$op-rb$r" results.0.latency_ns.p50)")
+    R[$op.irb.inline]=$(jget "ilat-$op-rb$r" results.0.inline_bytes)
+    R[$op.ipt.inline]=$(pt_hdr "ilat-$op-pt$r" 'Max inline data')
+  done
+  for m in ipt.typ irb.p50; do
+    mapfile -t vals < <(runs "$op.${m%%.*}#.${m#*.}")
+    R[$op.$m]=$(median "${vals[@]}")
+  done
+done
+
 # perftest's "MB/sec": decide from MsgRate x size whether it is 2^20 or 10^6 bytes/s
 bw_unit_note=''
 for ((r = 1; r <= reps; r++)); do
@@ -531,6 +560,11 @@ report() {
       "$(num %.2f "${R[$op.pt.typ]}")" "$(num %.2f "${R[$op.pt.avg]}")" "$(num %.2f "${R[$op.pt.p99]}")" \
       "$(num %.2f "${R[$op.rb.p50]}")" "$(num %.2f "${R[$op.rb.mean]}")" "$(num %.2f "${R[$op.rb.p99]}")"
   done
+  printf '%-22s %29s | %29s\n' "inline, 2 B [usec]" "t_typical, -I as rdmabench" "p50, rdmabench's default"
+  for op in send write; do
+    printf '%-22s %29s | %29s\n' "$op (RTT/2)" "$(num %.2f "${R[$op.ipt.typ]}") (-I ${R[$op.irb.inline]:-?}, ran ${R[$op.ipt.inline]:-?})" \
+      "$(num %.2f "${R[$op.irb.p50]}") (inline ${R[$op.irb.inline]:-?} B)"
+  done
   printf '%-22s %29s | %29s\n' "WRITE bw 64 KiB [MiB/s]" "ib_write_bw avg $(num %.2f "${R[bw.pt]}")" \
     "rdmabench $(num %.2f "${R[bw.rb]}")"
   printf '%-22s %29s | %29s\n' "  ... over 4 QPs" "ib_write_bw -q 4 $(num %.2f "${R[bwq.pt]}")" \
@@ -541,6 +575,9 @@ report() {
   echo "per run, in run order (perftest | rdmabench):"
   for op in send write read; do
     printf '  %-5s t_typical%s | p50%s\n' "$op" "$(runs "$op.pt#.typ" | list %.2f)" "$(runs "$op.rb#.p50" | list %.2f)"
+  done
+  for op in send write; do
+    printf '  %-5s -I t_typical%s | inline p50%s\n' "$op" "$(runs "$op.ipt#.typ" | list %.2f)" "$(runs "$op.irb#.p50" | list %.2f)"
   done
   printf '  bw    MiB/s%s | MiB/s%s\n' "$(runs 'bw.pt#' | list %.2f)" "$(runs 'bw.rb#' | list %.2f)"
   printf '  bw x4 MiB/s%s | MiB/s%s\n' "$(runs 'bwq.pt#' | list %.2f)" "$(runs 'bwq.rb#' | list %.2f)"
@@ -554,8 +591,17 @@ report() {
   for op in send write read; do
     v=''
     isnum "${R[$op.rb.p50]}" && isnum "${R[$op.pt.typ]}" && v=$(calc "${R[$op.rb.p50]} / ${R[$op.pt.typ]}")
-    printf '%-46s %10s  %-10s %s\n' "$op: rdmabench p50 / perftest t_typical" "$(num %.3f "$v")" 0.95-1.05 \
+    printf '%-46s %10s  %-10s %s\n' "$op: rdmabench p50 / perftest t_typical (no inline)" "$(num %.3f "$v")" 0.95-1.05 \
       "$(isnum "$v" && pass_range "$v" 0.95 1.05 || echo 'n/a')"
+  done
+  for op in send write; do
+    v=''
+    isnum "${R[$op.irb.p50]}" && isnum "${R[$op.ipt.typ]}" && v=$(calc "${R[$op.irb.p50]} / ${R[$op.ipt.typ]}")
+    printf '%-46s %10s  %-10s %s\n' "$op inline: rdmabench default / ib_${op}_lat -I" "$(num %.3f "$v")" '<= 1.00' \
+      "$(isnum "$v" && pass_range "$v" 0 1.02 || echo 'n/a')"
+    v=''
+    isnum "${R[$op.irb.p50]}" && isnum "${R[$op.rb.p50]}" && v=$(calc "${R[$op.irb.p50]} / ${R[$op.rb.p50]}")
+    printf '%-46s %10s  %-10s %s\n' "$op inline effect: default / --inline-size perftest" "$(num %.3f "$v")" 'info' ''
   done
   v=''
   isnum "${R[bw.rb]}" && isnum "${R[bw.pt]}" && v=$(calc "${R[bw.rb]} / ${R[bw.pt]}")
