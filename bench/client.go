@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -86,6 +87,9 @@ type Client struct {
 	Inline int
 	// conn is the connection setup of the last RDMA test.
 	conn *result.ConnSetup
+	// serverEnv is the server's environment from its hello-ack (nil from
+	// an older server).
+	serverEnv *result.Env
 }
 
 // Dial connects to a server, retrying until timeout, and opens the device.
@@ -123,8 +127,14 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 	c := proto.NewConn(nc, ctrlTimeout)
 	var dev *Device
 	if cfg.Transport != result.TransportTCP {
-		open, name := OpenDevice, cfg.Device
-		if cfg.RDMACM {
+		open, name, port, why := OpenDevice, cfg.Device, cfg.Port, "chosen with --ib-dev"
+		if !cfg.RDMACM {
+			name, port, why, err = chooseDevice(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
+		} else {
+			why = "chosen by rdma_cm for the server's address"
+			if cfg.Device != "" {
+				why = "chosen with --ib-dev"
+			}
 			open = OpenDeviceCM
 			if server := addrOf(nc.RemoteAddr()); name == "" {
 				name, err = clientCMDevice(server, cfg.Port)
@@ -133,7 +143,10 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 			}
 		}
 		if err == nil {
-			dev, err = open(name, cfg.Port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
+			dev, err = open(name, port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
+		}
+		if err == nil {
+			dev.Reason = why
 		}
 		if err != nil {
 			c.Close()
@@ -149,6 +162,14 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 	if err := c.Recv(proto.MsgHelloAck, &cl.ack); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
+	}
+	if len(cl.ack.Env) > 0 {
+		var env result.Env
+		if err := json.Unmarshal(cl.ack.Env, &env); err != nil {
+			cl.Close()
+			return nil, fmt.Errorf("handshake with %s: server environment: %w", addr, err)
+		}
+		cl.serverEnv = &env
 	}
 	return cl, nil
 }
@@ -257,6 +278,10 @@ func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *result.ConnS
 	}
 	var remote proto.QPInfo
 	if err := cl.c.Recv(proto.MsgQPInfo, &remote); err != nil {
+		return eps, 0, nil, err
+	}
+	if err := checkPair(cl.dev, remote, !isLocalAddr(addrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
+		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}
 	mtu, err := eps.connect(remote)

@@ -19,6 +19,9 @@ type Device struct {
 	Port      verbs.PortAttr
 	GID       verbs.GIDEntry
 	GIDReason string
+	// Reason says why this device was chosen: with --ib-dev, by route
+	// (its GID table holds the control connection's address), or first.
+	Reason string
 }
 
 // OpenDevice opens name (""= the first device), checks that port is active

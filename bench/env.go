@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,9 +44,8 @@ func CollectEnv(ctx *verbs.Context, port int) (result.Env, []string, error) {
 	}
 	env.LinkLayer, env.ActiveMTU, env.LinkSpeed, env.LinkGbps = pa.LinkLayer, pa.ActiveMTU, pa.Speed, pa.LinkGbps()
 
-	if env.SoftwareRDMA {
-		env.SoftwareRDMANote = result.SoftwareRDMANote(env.Device, env.Driver)
-		warn = append(warn, env.SoftwareRDMANote)
+	if env.SoftwareRDMA { // runAll says which case applies (softwareNote)
+		env.SoftwareRDMANote = result.SoftwareRDMANote(env.Device, env.Driver, "", false)
 	}
 	if !pa.Active {
 		warn = append(warn, fmt.Sprintf("%s port %d is %s, not PORT_ACTIVE: the test will fail or measure nothing useful",
@@ -210,4 +210,27 @@ func kernelClocksource() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// sideEnv is one side's environment: the device's (CollectEnv, with the
+// chosen GID and why the device was chosen), or the TCP baseline's when dev
+// is nil; local is the control connection's local address and cpu the
+// engine's CPU (-1: not pinned). The checks (CheckEnv) are included.
+func sideEnv(dev *Device, local net.Addr, cpu int) (result.Env, []string, error) {
+	var env result.Env
+	var warns []string
+	if dev == nil {
+		env, warns = tcpEnv(local, cpu)
+	} else {
+		var err error
+		if env, warns, err = CollectEnv(dev.Ctx, dev.Port.Port); err != nil {
+			return env, nil, err
+		}
+		env.DeviceReason, env.Netdev = dev.Reason, dev.GID.Netdev
+		env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
+		env.EnginePinnedCPU = cpu
+	}
+	checks, cw := CheckEnv(env.Device, env.EnginePinnedCPU)
+	env.Checks = checks
+	return env, append(warns, cw...), nil
 }

@@ -37,11 +37,18 @@ func (w testWriter) Write(p []byte) (int, error) {
 // startServer serves on 127.0.0.1 until the test ends.
 func startServer(t *testing.T) string {
 	t.Helper()
+	return startServerOn(t, "127.0.0.1")
+}
+
+// startServerOn serves on an ephemeral port of ip, with no --ib-dev (the
+// device is chosen per client, by route), until the test ends.
+func startServerOn(t *testing.T, ip string) string {
+	t.Helper()
 	srv, err := NewServer(ServerConfig{GIDIndex: -1, Port: 1, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}

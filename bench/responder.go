@@ -37,6 +37,9 @@ func (s *Server) runTest(c *proto.Conn, dev *Device, spec Spec) error {
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return err
 	}
+	if err := checkPair(dev, remote, !isLocalAddr(addrOf(c.RemoteAddr())), "server", "client"); err != nil {
+		return err
+	}
 	eps, err := newTestEndpoints(dev, spec, false)
 	if err != nil {
 		return err

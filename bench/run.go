@@ -43,21 +43,19 @@ func RunClient(ctx context.Context, addr string, cfg RunConfig) (*result.Documen
 }
 
 func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig) error {
-	var env result.Env
-	var warns []string
-	if dev := cl.Device(); dev == nil {
-		env, warns = tcpEnv(cl.c.LocalAddr(), cfg.Client.Run.CPU)
-	} else {
-		var err error
-		if env, warns, err = CollectEnv(dev.Ctx, dev.Port.Port); err != nil {
-			return err
-		}
-		env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
-		env.QPType = envQPType(cfg.Specs)
-		env.EnginePinnedCPU = cfg.Client.Run.CPU
+	env, warns, err := sideEnv(cl.Device(), cl.c.LocalAddr(), cfg.Client.Run.CPU)
+	if err != nil {
+		return err
 	}
-	checks, cw := CheckEnv(env.Device, env.EnginePinnedCPU)
-	env.Checks, warns = checks, append(warns, cw...)
+	if cl.Device() != nil {
+		env.QPType = envQPType(cfg.Specs)
+	}
+	doc.ServerEnv = cl.serverEnv
+	if env.SoftwareRDMA {
+		same := doc.ServerEnv != nil && doc.ServerEnv.Host == env.Host && doc.ServerEnv.Device == env.Device
+		env.SoftwareRDMANote = result.SoftwareRDMANote(env.Device, env.Driver, env.Netdev, same)
+		warns = append(warns, env.SoftwareRDMANote)
+	}
 	doc.Warnings = append(doc.Warnings, warns...)
 	defer func() {
 		env.PathMTU, env.InlineSizeGranted = cl.PathMTU, cl.Inline

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,9 @@ type Server struct {
 	// cmDevs are librdmacm's contexts of the devices rdma_cm tests ran on,
 	// by name (used under busy: one session at a time).
 	cmDevs map[string]*Device
+	// routeDevs are the devices chosen by route for clients, by
+	// "name/port" (used under busy).
+	routeDevs map[string]*Device
 }
 
 // NewServer opens the device and checks the port. Close it when done.
@@ -64,6 +68,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 func (s *Server) Close() error {
 	var errs []error
 	for _, d := range s.cmDevs {
+		errs = append(errs, d.Close())
+	}
+	for _, d := range s.routeDevs {
 		errs = append(errs, d.Close())
 	}
 	if s.dev != nil {
@@ -137,19 +144,27 @@ func (s *Server) session(nc net.Conn) {
 		return
 	}
 	defer s.busy.Unlock()
-	host, _ := os.Hostname()
-	if err := c.Send(proto.MsgHelloAck, proto.HelloAck{Version: proto.Version, Host: host, Device: s.deviceName()}); err != nil {
-		s.log.Printf("client %s: %v", peer, err)
-		return
-	}
 	dev, err := s.sessionDevice(c)
 	if err != nil {
 		c.SendError(err)
 		s.log.Printf("client %s: %v", peer, err)
 		return
 	}
+	ack := proto.HelloAck{Version: proto.Version, Device: s.deviceName()}
+	ack.Host, _ = os.Hostname()
 	if dev != nil {
-		s.log.Printf("client %s (%s) connected; GID %d (%s)", peer, h.Host, dev.GID.Index, dev.GIDReason)
+		ack.Device = dev.Ctx.Name()
+	}
+	if env, _, err := sideEnv(dev, c.LocalAddr(), serverCPU(s.cfg.CPUs, 0)); err == nil {
+		ack.Env, _ = json.Marshal(env)
+	}
+	if err := c.Send(proto.MsgHelloAck, ack); err != nil {
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	if dev != nil {
+		s.log.Printf("client %s (%s) connected; device %s port %d (%s), GID %d (%s)", peer, h.Host, dev.Ctx.Name(), dev.Port.Port,
+			dev.Reason, dev.GID.Index, dev.GIDReason)
 	} else {
 		s.log.Printf("client %s (%s) connected; TCP tests only", peer, h.Host)
 	}
@@ -205,12 +220,40 @@ func (s *Server) sessionDevice(c *proto.Conn) (*Device, error) {
 	if s.dev == nil {
 		return nil, nil
 	}
-	d := *s.dev
 	local := addrOf(c.LocalAddr())
-	if err := d.pickGID(s.cfg.Port, s.cfg.GIDIndex, local); err != nil {
+	name, port, why, err := chooseDevice(s.cfg.Device, s.cfg.Port, local)
+	if err != nil {
+		return nil, err
+	}
+	base := s.dev
+	if name != "" && (name != s.dev.Ctx.Name() || port != s.dev.Port.Port) {
+		if base, err = s.routeDevice(name, port); err != nil {
+			return nil, err
+		}
+	}
+	d := *base
+	d.Reason = why
+	if err := d.pickGID(d.Port.Port, s.cfg.GIDIndex, local); err != nil {
 		return nil, err
 	}
 	return &d, nil
+}
+
+// routeDevice opens (once) the device and port a client's route chose.
+func (s *Server) routeDevice(name string, port int) (*Device, error) {
+	key := fmt.Sprintf("%s/%d", name, port)
+	if d := s.routeDevs[key]; d != nil {
+		return d, nil
+	}
+	d, err := OpenDevice(name, port, -2, netip.Addr{})
+	if err != nil {
+		return nil, err
+	}
+	if s.routeDevs == nil {
+		s.routeDevs = map[string]*Device{}
+	}
+	s.routeDevs[key] = d
+	return d, nil
 }
 
 func addrOf(a net.Addr) netip.Addr {

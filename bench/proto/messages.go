@@ -1,5 +1,7 @@
 package proto
 
+import "encoding/json"
+
 // Payloads of the control protocol (JSON inside proto.go's frames).
 
 // Hello opens a session (client to server).
@@ -14,10 +16,13 @@ type HelloAck struct {
 	Version int    `json:"version"`
 	Host    string `json:"host"`
 	Device  string `json:"device"`
+	// Env is the server's environment for this session (a result.Env).
+	Env json.RawMessage `json:"env,omitempty"`
 }
 
 // QPInfo is what a peer needs to reach a QP and its target buffer.
 type QPInfo struct {
+	Device      string `json:"device,omitempty"` // the sender's RDMA device, for messages
 	QPN         uint32 `json:"qpn"`
 	PSN         uint32 `json:"psn"`
 	LID         uint16 `json:"lid"`

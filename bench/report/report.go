@@ -62,7 +62,7 @@ func WriteHeader(w io.Writer, doc *result.Document) error {
 	if e.SoftwareRDMA {
 		note := e.SoftwareRDMANote
 		if note == "" {
-			note = result.SoftwareRDMANote(e.Device, e.Driver)
+			note = result.SoftwareRDMANote(e.Device, e.Driver, e.Netdev, false)
 		}
 		b.WriteString("*** " + note + " ***\n")
 	}

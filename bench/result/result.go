@@ -29,8 +29,11 @@ type Document struct {
 	Role          string    `json:"role"`           // "loopback" or "client"
 	Peer          string    `json:"peer,omitempty"` // server address, for client runs
 	Env           Env       `json:"environment"`
-	Results       []Result  `json:"results"`
-	Warnings      []string  `json:"warnings,omitempty"`
+	// ServerEnv is the server's environment in a client run (nil in
+	// loopback runs, where Env describes both ends, and from older servers).
+	ServerEnv *Env     `json:"server_environment,omitempty"`
+	Results   []Result `json:"results"`
+	Warnings  []string `json:"warnings,omitempty"`
 	// PeakRSSBytes is the process's peak resident set size at the end of
 	// the run (getrusage ru_maxrss), bytes.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
@@ -44,7 +47,10 @@ type Env struct {
 	Kernel          string `json:"kernel"`            // uname release and version
 	RDMACoreVersion string `json:"rdma_core_version"` // e.g. "44.0-2" (dpkg) or "44.0" (library file name); "" if unknown
 
-	Device           string `json:"device"`   // e.g. "rxe0"
+	Device string `json:"device"` // e.g. "rxe0"
+	// DeviceReason says why the device was chosen: --ib-dev, by route (its
+	// GID table holds the control connection's address), rdma_cm, first.
+	DeviceReason     string `json:"device_reason,omitempty"`
 	Driver           string `json:"driver"`   // kernel driver, e.g. "rdma_rxe"
 	Firmware         string `json:"firmware"` // ibv_device_attr.fw_ver
 	VendorID         uint32 `json:"vendor_id"`
@@ -53,11 +59,12 @@ type Env struct {
 	SoftwareRDMANote string `json:"software_rdma_note,omitempty"` // why such numbers are not hardware numbers
 
 	Port      int     `json:"port"`
-	LinkLayer string  `json:"link_layer"` // "Ethernet" or "InfiniBand"
-	ActiveMTU int     `json:"active_mtu"` // bytes
-	PathMTU   int     `json:"path_mtu"`   // bytes; the MTU the QPs use
-	LinkSpeed string  `json:"link_speed"` // e.g. "100.0 Gbps"
-	LinkGbps  float64 `json:"link_gbps"`  // nominal link rate, 10^9 bit/s
+	Netdev    string  `json:"netdev,omitempty"` // the network device of the chosen GID (RoCE, iWARP), e.g. "eth0"
+	LinkLayer string  `json:"link_layer"`       // "Ethernet" or "InfiniBand"
+	ActiveMTU int     `json:"active_mtu"`       // bytes
+	PathMTU   int     `json:"path_mtu"`         // bytes; the MTU the QPs use
+	LinkSpeed string  `json:"link_speed"`       // e.g. "100.0 Gbps"
+	LinkGbps  float64 `json:"link_gbps"`        // nominal link rate, 10^9 bit/s
 
 	GIDIndex  int    `json:"gid_index"`
 	GIDType   string `json:"gid_type"`   // e.g. "RoCE v2"

@@ -309,3 +309,20 @@ func TestDocumentGolden(t *testing.T) {
 	}
 	golden.Check(t, "document.golden.json", b)
 }
+
+func TestSoftwareRDMANote(t *testing.T) {
+	tests := []struct {
+		name, device, driver, netdev string
+		same                         bool
+		want                         string
+	}{
+		{"loopback", "rxe0", "rdma_rxe", "lo", true, "software RDMA (rxe, both ends on rxe0): not representative of hardware; same-device loopback bypasses the netdev"},
+		{"wire", "rxe2", "rdma_rxe", "eth0", false, "software RDMA (rxe over eth0): not representative of hardware; the kernel's RDMA stack over that netdev"},
+		{"unknown", "siw1", "siw", "", false, "software RDMA (siw): not representative of hardware"},
+	}
+	for _, tc := range tests {
+		if got := result.SoftwareRDMANote(tc.device, tc.driver, tc.netdev, tc.same); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

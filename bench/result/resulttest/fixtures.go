@@ -51,13 +51,13 @@ func Document(t testing.TB) *result.Document {
 		Role:        "loopback",
 		Env:         Env(),
 		Results:     []result.Result{lat, bw},
-		Warnings:    []string{result.SoftwareRDMANote("rxe0", "rdma_rxe")},
+		Warnings:    []string{result.SoftwareRDMANote("rxe0", "rdma_rxe", "lo", true)},
 	}
 }
 
 func Env() result.Env {
 	return result.Env{Host: "vm", Kernel: "6.8.0 #1 SMP", RDMACoreVersion: "44.0", Device: "rxe0", Driver: "rdma_rxe",
-		Firmware: "0.0.0", VendorID: 0xffffff, SoftwareRDMA: true, SoftwareRDMANote: result.SoftwareRDMANote("rxe0", "rdma_rxe"),
+		Firmware: "0.0.0", VendorID: 0xffffff, SoftwareRDMA: true, SoftwareRDMANote: result.SoftwareRDMANote("rxe0", "rdma_rxe", "lo", true),
 		Port: 1, LinkLayer: "Ethernet", ActiveMTU: 4096, PathMTU: 4096, LinkSpeed: "2.5 Gbps", LinkGbps: 2.5,
 		GIDIndex: 1, GIDType: "RoCE v2", GID: "::ffff:127.0.0.1", GIDReason: "RoCE v2 GID matching the local address 127.0.0.1",
 		InlineSizeGranted: 0, QPType: "RC", ClockSource: "CLOCK_MONOTONIC_RAW", ClockRateHz: 1e9, ClockResolutionNS: 1,
