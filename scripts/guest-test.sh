@@ -80,6 +80,18 @@ rdmabench loopback --op send --mode lat -n 100 --inline-size 1024 >/tmp/err.txt 
 set -e
 [ $rc = 3 ] && grep -q 'grants at most 512 bytes of inline data' /tmp/err.txt || { cat /tmp/err.txt; fail "--inline-size 1024 on rxe: exit $rc"; }
 
+echo "=== device by route, and one run over two devices (-d rxe0,rxe1)"
+rdmabench server --bind 192.0.2.1 -p 18600 >/tmp/server-route.log 2>&1 &
+spid=$!
+sleep 1
+rdmabench run 192.0.2.1 -p 18600 --op send --mode lat -n 300 --json /tmp/route.json | grep -E 'Device|software'
+grep -q '"device_reason": "by route: rxe1 port 1 holds 192.0.2.1' /tmp/route.json && grep -q '"server_environment"' /tmp/route.json \
+	|| fail "device by route"
+kill $spid; wait $spid 2>/dev/null || true
+grep 'by route' /tmp/server-route.log | head -1
+rdmabench loopback -d rxe0,rxe1 --op send --mode lat -n 300 --json /tmp/multi.json | tee /tmp/multi.txt | tail -6
+[ -s /tmp/multi-rxe0.json ] && [ -s /tmp/multi-rxe1.json ] && grep -q 'rxe0.*rxe1' /tmp/multi.txt || fail "-d rxe0,rxe1 sweep"
+
 echo "=== HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null
 grep -q 'Tag=send-lat-2B,' /tmp/r.hlog && grep -q '#\[Mean' /tmp/r-send-lat-2B.hgrm || fail ".hlog/.hgrm output"

@@ -23,7 +23,18 @@ func WriteHeader(w io.Writer, doc *result.Document) error {
 	var b strings.Builder
 	line := func(k, v string) { fmt.Fprintf(&b, " %-15s : %s\n", k, v) }
 	b.WriteString(Dashes + "\n")
-	line("Device", e.Device)
+	dev := e.Device
+	if e.DeviceReason != "" {
+		dev += " (" + e.DeviceReason + ")"
+	}
+	line("Device", dev)
+	if s := doc.ServerEnv; s != nil && s.Device != "" && (s.Host != e.Host || s.Device != e.Device) {
+		srv := fmt.Sprintf("%s on %s, GID %d %s", s.Device, s.Host, s.GIDIndex, s.GID)
+		if s.DeviceReason != "" {
+			srv += " (" + s.DeviceReason + ")"
+		}
+		line("Server device", srv)
+	}
 	if e.Port > 0 {
 		line("Port", strconv.Itoa(e.Port))
 	}

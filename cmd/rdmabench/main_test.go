@@ -78,3 +78,21 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestDevicePath(t *testing.T) {
+	for _, tc := range []struct {
+		path, dev string
+		n         int
+		want      string
+	}{
+		{"out.json", "rxe1", 1, "out.json"},
+		{"out.json", "rxe1", 2, "out-rxe1.json"},
+		{"dir/r", "mlx5_0", 3, "dir/r-mlx5_0"},
+		{"", "rxe1", 2, ""},
+		{"-", "rxe1", 2, "-"},
+	} {
+		if got := devicePath(tc.path, tc.dev, tc.n); got != tc.want {
+			t.Errorf("devicePath(%q, %q, %d) = %q, want %q", tc.path, tc.dev, tc.n, got, tc.want)
+		}
+	}
+}
