@@ -1,6 +1,7 @@
 // Package verbs is rdmabench's thin, typed layer over libibverbs (rdma-core)
-// and the C hot loops that drive queue pairs during a measurement. It is the
-// only package in rdmabench that uses cgo.
+// and the C hot loops that drive queue pairs during a measurement. It holds
+// no socket code: the kernel-TCP baseline's C loops are package
+// bench/sockeng.
 //
 // # Memory
 //

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/sockeng"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 const fixtureA = "../../bench/testdata/compare/a.json"
@@ -75,6 +78,21 @@ func TestUsageErrors(t *testing.T) {
 		var out, errOut bytes.Buffer
 		if code := run(args, &out, &errOut); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d (%s)", args, code, exitUsage, errOut.String())
+		}
+	}
+}
+
+// TestExitCodeTransport: data-path failures of both engines exit with
+// exitTransport.
+func TestExitCodeTransport(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("latency client: %w", verbs.ErrTimeout),
+		&verbs.WCError{Status: verbs.WCRetryExcErr},
+		fmt.Errorf("TCP latency client: %w", sockeng.ErrTimeout),
+		&sockeng.PeerClosedError{Loop: "TCP latency responder"},
+	} {
+		if got := exitCode(fmt.Errorf("send lat 2B: %w", err)); got != exitTransport {
+			t.Errorf("exitCode(%v) = %d, want %d", err, got, exitTransport)
 		}
 	}
 }

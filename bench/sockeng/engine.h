@@ -1,5 +1,5 @@
 // The kernel-TCP baseline's measurement loops: the socket counterpart of
-// engine.h. Go calls each function once per batch of iterations or per
+// verbs/engine.h. Go calls each function once per batch of iterations or per
 // reporting interval; every send, receive and timestamp happens here, in C.
 //
 // Stream format of a bandwidth test (sender to receiver): phases, each an
@@ -8,8 +8,8 @@
 // receiver answers each phase with one acknowledgement byte (RBS_ACK) once
 // it has read the phase's last byte. A ping-pong test has no framing: size
 // bytes each way per iteration.
-#ifndef RDMABENCH_SOCK_ENGINE_H
-#define RDMABENCH_SOCK_ENGINE_H
+#ifndef RDMABENCH_SOCKENG_ENGINE_H
+#define RDMABENCH_SOCKENG_ENGINE_H
 
 #include <stdint.h>
 
@@ -57,6 +57,7 @@ typedef struct rb_sock {
 	uint64_t err_got, err_want; // bytes of the unit in progress at EOF: err_got == 0 is a clean boundary
 } rb_sock;
 
+int64_t rbs_now_ns(void);
 int rbs_setup(rb_sock *e, int fd);
 void rbs_close(rb_sock *e);
 void rbs_abort(rb_sock *e);

@@ -1,5 +1,5 @@
-// Hot loops of rdmabench's kernel-TCP baseline. See sock_engine.h.
-// Timestamps: CLOCK_MONOTONIC_RAW, ns, as in engine.c.
+// Hot loops of rdmabench's kernel-TCP baseline. See engine.h.
+// Timestamps: CLOCK_MONOTONIC_RAW, ns, as in verbs/engine.c.
 //
 // The socket is blocking with SO_RCVTIMEO/SO_SNDTIMEO set to tick_ns: on the
 // fast path every send or receive is one system call and no clock is read
@@ -11,12 +11,12 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include "sock_engine.h"
+#include "engine.h"
 
 #define RBS_STOPPED 100 // internal: the responder reached stop_at
 #define TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
 
-static inline int64_t now_ns(void) {
+int64_t rbs_now_ns(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
@@ -68,7 +68,7 @@ static int idle_check(rb_sock *e, int64_t *idle, int stoppable, const char *what
 		return RBS_ABORTED;
 	if (stoppable && stop_reached(e))
 		return RBS_STOPPED;
-	int64_t now = now_ns();
+	int64_t now = rbs_now_ns();
 	if (*idle == 0)
 		*idle = now - e->tick_ns; // the call already waited one tick
 	if (now - *idle >= e->timeout_ns) {
@@ -117,10 +117,10 @@ int rbs_lat_client(rb_sock *e, uint64_t n) {
 	for (uint64_t i = 0; i < n; i++) {
 		if (aborted(e))
 			return RBS_ABORTED;
-		int64_t t0 = now_ns();
+		int64_t t0 = rbs_now_ns();
 		TRY(xfer(e, 0, e->buf, e->size, 0, "send buffer space (the server stopped reading)"));
 		TRY(xfer(e, 1, e->buf, e->size, 0, "the server's reply"));
-		int64_t t1 = now_ns();
+		int64_t t1 = rbs_now_ns();
 		e->samples[e->nsamples++] = (uint64_t)(t1 - t0);
 		e->iter++;
 	}
@@ -169,11 +169,11 @@ int rbs_bw_client(rb_sock *e, int64_t until_ns) {
 			return RBS_FULL;
 		if (aborted(e))
 			return RBS_ABORTED;
-		int64_t t0 = now_ns();
+		int64_t t0 = rbs_now_ns();
 		if (e->written == 0)
 			e->t_first = t0;
 		TRY(xfer(e, 0, e->buf, e->size, 0, "send buffer space (the receiver stopped reading)"));
-		int64_t t1 = now_ns();
+		int64_t t1 = rbs_now_ns();
 		e->samples[e->nsamples++] = (uint64_t)(t1 - t0);
 		e->written++;
 		if (t1 >= until_ns)
@@ -189,7 +189,7 @@ int rbs_bw_finish(rb_sock *e) {
 		return sys_failed(e, "shutdown(SHUT_WR)", "ending the stream");
 	uint8_t a = 0;
 	TRY(xfer(e, 1, &a, 1, 0, "the receiver's acknowledgement of the last byte"));
-	e->t_last = now_ns();
+	e->t_last = rbs_now_ns();
 	if (a != RBS_ACK) {
 		e->wait_what = "an acknowledgement byte (got another value)";
 		return RBS_PROTO;
