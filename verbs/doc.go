@@ -42,6 +42,9 @@
 //
 // Every timestamp is taken in C with clock_gettime(CLOCK_MONOTONIC_RAW), in
 // nanoseconds. It is not adjusted by NTP, so intervals are raw hardware time.
+// The clock, the abort and stop flags, the check cadence of a spinning wait
+// and its no-progress deadline come from internal/cloop's cloop.h, shared
+// with the socket loops of bench/sockeng.
 //
 // # Testing
 //

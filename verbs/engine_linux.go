@@ -1,6 +1,7 @@
 package verbs
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../internal/cloop
 #cgo LDFLAGS: -lm
 #include <stdlib.h>
 #include "engine.h"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	_ "github.com/rdmabench/rdmabench/internal/cloop" // cloop.h: rebuild when it changes
 )
 
 // EngineOp is the operation an Engine measures.
@@ -180,7 +183,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e.tx_depth = C.uint32_t(cfg.TxDepth)
 	e.cq_mod = C.uint32_t(cfg.CQMod)
 	e.rx_depth = C.uint32_t(cfg.RxDepth)
-	e.timeout_ns = C.int64_t(cfg.Timeout.Nanoseconds())
+	C.rb_ctl_init(&e.ctl, C.int64_t(cfg.Timeout.Nanoseconds()))
 	e.post_list = C.uint32_t(max(cfg.PostList, 1))
 	if cfg.Event {
 		e.event, e.sch, e.rch = 1, cfg.QP.send.ch, cfg.QP.recv.ch
@@ -201,7 +204,6 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		e.pd = pd
 	}
 	e.cap = C.uint64_t(cfg.Samples)
-	e.stop_at = -1
 	return &Engine{e: e, cfg: cfg}, nil
 }
 
@@ -266,7 +268,7 @@ func (g *Engine) err(rc C.int, what string) error {
 		return &Error{Op: "ibv_dereg_mr", Detail: fmt.Sprintf("per-op registration of %s %d bytes, %s", g.cfg.Op, g.cfg.Size, what), Err: syscall.Errno(e.err_errno)}
 	case C.RB_TIMEOUT:
 		return fmt.Errorf("%s: %w: no progress for %v while waiting for %s (iteration %d)", what, ErrTimeout, g.cfg.Timeout,
-			C.GoString(e.wait_what), uint64(e.iter))
+			C.GoString(e.ctl.wait_what), uint64(e.iter))
 	case C.RB_ABORTED:
 		return fmt.Errorf("%s: %w", what, ErrAborted)
 	}
@@ -319,7 +321,7 @@ func (g *Engine) SetStop(n int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.closed {
-		C.rb_set_stop(g.e, C.int64_t(n))
+		C.rb_ctl_set_stop(&g.e.ctl, C.int64_t(n))
 	}
 }
 
@@ -329,7 +331,7 @@ func (g *Engine) Abort() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.closed {
-		C.rb_abort(g.e)
+		C.rb_ctl_abort(&g.e.ctl)
 	}
 }
 

@@ -15,7 +15,9 @@
 // # Clock
 //
 // Every timestamp is taken in C with clock_gettime(CLOCK_MONOTONIC_RAW), in
-// nanoseconds ([Now]): the clock of package verbs.
+// nanoseconds ([Now]): the clock of package verbs. Both packages take the
+// clock, the abort and stop flags and the no-progress deadline from the
+// same header, internal/cloop's cloop.h.
 //
 // # Errors
 //

@@ -1,6 +1,7 @@
 package sockeng
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../../internal/cloop
 #include <stdlib.h>
 #include "engine.h"
 */
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	_ "github.com/rdmabench/rdmabench/internal/cloop" // cloop.h: rebuild when it changes
 )
 
 // Sentinel errors. Callers test them with errors.Is.
@@ -146,10 +149,9 @@ func NewEngine(conn *net.TCPConn, cfg Config) (_ *Engine, err error) {
 		return nil, &Error{Op: "calloc", Detail: fmt.Sprintf("%d-byte message, %d samples", cfg.Size, cfg.Samples), Err: syscall.ENOMEM}
 	}
 	e.size = C.uint32_t(cfg.Size)
-	e.timeout_ns = C.int64_t(cfg.Timeout.Nanoseconds())
+	C.rb_ctl_init(&e.ctl, C.int64_t(cfg.Timeout.Nanoseconds()))
 	e.tick_ns = C.int64_t(tick.Nanoseconds())
 	e.cap = C.uint64_t(cfg.Samples)
-	e.stop_at = -1
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return nil, fmt.Errorf("sockeng: %w", err)
@@ -169,28 +171,28 @@ func NewEngine(conn *net.TCPConn, cfg Config) (_ *Engine, err error) {
 func (g *Engine) err(rc C.int, what string, boundary bool, done uint64) error {
 	e := g.e
 	switch rc {
-	case C.RBS_OK:
+	case C.RB_OK:
 		return nil
 	case C.RBS_ERR_SYS:
-		return &Error{Op: C.GoString(e.err_op), Detail: fmt.Sprintf("%s, %d-byte messages, %s", what, g.cfg.Size, C.GoString(e.wait_what)),
+		return &Error{Op: C.GoString(e.err_op), Detail: fmt.Sprintf("%s, %d-byte messages, %s", what, g.cfg.Size, C.GoString(e.ctl.wait_what)),
 			Err: syscall.Errno(e.err_errno)}
-	case C.RBS_TIMEOUT:
+	case C.RB_TIMEOUT:
 		return fmt.Errorf("%s: %w: no progress for %v while waiting for %s (%d messages done)", what, ErrTimeout, g.cfg.Timeout,
-			C.GoString(e.wait_what), done)
-	case C.RBS_ABORTED:
+			C.GoString(e.ctl.wait_what), done)
+	case C.RB_ABORTED:
 		return fmt.Errorf("%s: %w", what, ErrAborted)
 	case C.RBS_EOF:
-		return &PeerClosedError{Loop: what, Waiting: C.GoString(e.wait_what), Iterations: done,
+		return &PeerClosedError{Loop: what, Waiting: C.GoString(e.ctl.wait_what), Iterations: done,
 			Got: uint64(e.err_got), Want: uint64(e.err_want), Boundary: boundary && e.err_got == 0}
 	case C.RBS_PROTO:
-		return fmt.Errorf("%s: the peer's byte stream is not an rdmabench TCP stream: bad %s", what, C.GoString(e.wait_what))
+		return fmt.Errorf("%s: the peer's byte stream is not an rdmabench TCP stream: bad %s", what, C.GoString(e.ctl.wait_what))
 	}
 	return fmt.Errorf("%s: socket engine returned %d", what, int(rc))
 }
 
 // Now reads the engine's clock (CLOCK_MONOTONIC_RAW), ns: the clock of the
 // samples, of BWClient's until and of Span.
-func Now() int64 { return int64(C.rbs_now_ns()) }
+func Now() int64 { return int64(C.rb_now_ns()) }
 
 // Size is the message size, bytes.
 func (g *Engine) Size() int { return g.cfg.Size }
@@ -234,7 +236,7 @@ func (g *Engine) SetStop(n int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.closed {
-		C.rbs_set_stop(g.e, C.int64_t(n))
+		C.rb_ctl_set_stop(&g.e.ctl, C.int64_t(n))
 	}
 }
 
@@ -244,7 +246,7 @@ func (g *Engine) Abort() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.closed {
-		C.rbs_abort(g.e)
+		C.rb_ctl_abort(&g.e.ctl)
 	}
 }
 
@@ -269,7 +271,7 @@ func (g *Engine) BWPhase(msgs uint64) error {
 // (full=true). Each message appends the time its send calls took (ns).
 func (g *Engine) BWClient(until int64) (full bool, err error) {
 	rc := C.rbs_bw_client(g.e, C.int64_t(until))
-	if rc == C.RBS_FULL {
+	if rc == C.RB_FULL {
 		return true, nil
 	}
 	return false, g.err(rc, "TCP bandwidth sender", false, g.Written())
