@@ -122,7 +122,7 @@ type Engine struct {
 }
 
 // NewEngine allocates the C state for cfg.
-func NewEngine(cfg EngineConfig) (*Engine, error) {
+func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	switch {
 	case cfg.QP == nil || cfg.MR == nil || isNilMemory(cfg.MR):
 		return nil, fmt.Errorf("verbs: engine needs a QP and an MR")
@@ -155,16 +155,17 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if e == nil {
 		return nil, &Error{Op: "calloc", Err: syscall.ENOMEM}
 	}
+	defer func() {
+		if err != nil {
+			freeEngine(e)
+		}
+	}()
 	e.samples = (*C.uint64_t)(C.calloc(C.size_t(cfg.Samples), 8))
 	e.post_ts = (*C.uint64_t)(C.calloc(C.size_t(cfg.TxDepth), 8))
 	if cfg.PerOp != nil {
 		e.op_mrs = (**C.struct_ibv_mr)(C.calloc(C.size_t(cfg.TxDepth), C.size_t(unsafe.Sizeof(uintptr(0)))))
 	}
 	if e.samples == nil || e.post_ts == nil || (cfg.PerOp != nil && e.op_mrs == nil) {
-		C.free(unsafe.Pointer(e.samples))
-		C.free(unsafe.Pointer(e.post_ts))
-		C.free(unsafe.Pointer(e.op_mrs))
-		C.free(unsafe.Pointer(e))
 		return nil, &Error{Op: "calloc", Detail: fmt.Sprintf("%d samples", cfg.Samples), Err: syscall.ENOMEM}
 	}
 	e.qp = cfg.QP.qp
@@ -195,10 +196,6 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		e.per_op, e.op_base, e.op_access = 1, C.uint64_t(p.Buf.Addr()), C.int(perOpAccess)
 		pd, err := p.PD.acquire()
 		if err != nil {
-			C.free(unsafe.Pointer(e.samples))
-			C.free(unsafe.Pointer(e.post_ts))
-			C.free(unsafe.Pointer(e.op_mrs))
-			C.free(unsafe.Pointer(e))
 			return nil, err
 		}
 		e.pd = pd
@@ -381,12 +378,19 @@ func (g *Engine) Close() error {
 		}
 		g.cfg.PerOp.PD.release()
 	}
-	C.free(unsafe.Pointer(g.e.samples))
-	C.free(unsafe.Pointer(g.e.post_ts))
-	C.free(unsafe.Pointer(g.e.op_mrs))
-	C.free(unsafe.Pointer(g.e))
+	freeEngine(g.e)
 	g.e = nil
 	return err
+}
+
+// freeEngine frees an engine's C allocations: the state and the buffers it
+// points to (free ignores those never allocated). NewEngine's error paths
+// and Close use it; it releases nothing else (per-op MRs, the PD).
+func freeEngine(e *C.rb_engine) {
+	C.free(unsafe.Pointer(e.samples))
+	C.free(unsafe.Pointer(e.post_ts))
+	C.free(unsafe.Pointer(e.op_mrs))
+	C.free(unsafe.Pointer(e))
 }
 
 // SetSchedule makes LatClient open-loop: sends at rate operations per second,
