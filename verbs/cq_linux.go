@@ -170,9 +170,10 @@ func (q *CQ) WaitEvent(timeout time.Duration) error {
 	}
 }
 
-// Close destroys the CQ and its channel. Destroy QPs using it first. Idempotent.
+// Close destroys the CQ and its channel. Destroy QPs using it first.
+// Idempotent; nil on a nil *CQ.
 func (q *CQ) Close() error {
-	if q.closed {
+	if q == nil || q.closed {
 		return nil
 	}
 	q.closed = true

@@ -27,8 +27,9 @@
 //
 // # Lifetimes
 //
-// Every object has an idempotent Close. Close objects in reverse order of
-// creation: QP, CQ, MR, buffer, PD, context. A [Context] refuses to close
+// Every object has an idempotent Close, which does nothing and returns nil
+// on a nil pointer, so cleanup code needs no nil checks. Close objects in
+// reverse order of creation: QP, CQ, MR, buffer, PD, context. A [Context] refuses to close
 // while objects created from it are still open.
 //
 // # Threading

@@ -53,7 +53,7 @@ func (o EngineOp) String() string {
 // (a buffer of a Pool, inside its slab's MR).
 type Memory interface {
 	Addr() uint64 // virtual address of the first byte
-	Len() uint64  // bytes
+	Len() uint64  // bytes; 0 for a nil pointer (no memory)
 	LKey() uint32 // local key valid for [Addr, Addr+Len)
 }
 
@@ -124,7 +124,7 @@ type Engine struct {
 // NewEngine allocates the C state for cfg.
 func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	switch {
-	case cfg.QP == nil || cfg.MR == nil || isNilMemory(cfg.MR):
+	case cfg.QP == nil || cfg.MR == nil || cfg.MR.Len() == 0: // a nil *MR or *PoolBuf has length 0
 		return nil, fmt.Errorf("verbs: engine needs a QP and an MR")
 	case cfg.Size < 1:
 		return nil, fmt.Errorf("verbs: engine message size %d must be at least 1 byte", cfg.Size)
@@ -202,16 +202,6 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	}
 	e.cap = C.uint64_t(cfg.Samples)
 	return &Engine{e: e, cfg: cfg}, nil
-}
-
-func isNilMemory(m Memory) bool {
-	switch v := m.(type) {
-	case *MR:
-		return v == nil
-	case *PoolBuf:
-		return v == nil
-	}
-	return false
 }
 
 // checkPerOp checks the per-operation registration settings: a PD and a
@@ -363,8 +353,12 @@ func (g *Engine) BWClient(until int64) (full bool, err error) {
 func (g *Engine) BWServer() error { return g.err(C.rb_bw_server(g.e), "bandwidth receiver") }
 
 // Close frees the C state and deregisters any per-op MR a failed loop left.
-// It does not close the QP, the MR or the per-op buffer. Idempotent.
+// It does not close the QP, the MR or the per-op buffer. Idempotent; nil on
+// a nil *Engine.
 func (g *Engine) Close() error {
+	if g == nil {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {

@@ -282,16 +282,13 @@ func (l *MROpLoop) Abort() {
 }
 
 // Close deregisters the pooled MR and frees the C state. It closes neither
-// the QP nor the buffer. Idempotent.
+// the QP nor the buffer. Idempotent; nil on a nil *MROpLoop.
 func (l *MROpLoop) Close() error {
-	if l.closed {
+	if l == nil || l.closed {
 		return nil
 	}
 	l.closed = true
-	var err error
-	if l.pool != nil {
-		err = l.pool.Close()
-	}
+	err := l.pool.Close() // nil in per-op mode
 	if l.locked > 0 {
 		lockedBytes.Add(^(l.locked - 1))
 	}

@@ -128,9 +128,7 @@ func TestRDMAPoolErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if p, err := pd.NewPool(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
-				if p != nil {
-					p.Close()
-				}
+				p.Close()
 				t.Fatalf("NewPool(%+v) = %v, want %q", tt.cfg, err, tt.want)
 			}
 		})

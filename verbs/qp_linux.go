@@ -397,9 +397,9 @@ func (q *QP) PostRecv(wrID uint64, mr *MR, offset, length int) error {
 	return nil
 }
 
-// Close destroys the QP. Idempotent.
+// Close destroys the QP. Idempotent; nil on a nil *QP.
 func (q *QP) Close() error {
-	if q.closed {
+	if q == nil || q.closed {
 		return nil
 	}
 	q.closed = true

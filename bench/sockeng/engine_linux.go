@@ -303,8 +303,12 @@ func (g *Engine) BWServer() error {
 }
 
 // Close closes the engine's descriptor (not the connection: close that too)
-// and frees the C state. Idempotent; call it when no loop runs.
+// and frees the C state. Idempotent; nil on a nil *Engine. Call it when no
+// loop runs.
 func (g *Engine) Close() error {
+	if g == nil {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {

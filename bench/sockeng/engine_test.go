@@ -343,4 +343,7 @@ func TestBadInputs(t *testing.T) {
 	if err := g.Close(); err != nil || g.Close() != nil {
 		t.Error("Close is not idempotent")
 	}
+	if err := (*Engine)(nil).Close(); err != nil {
+		t.Errorf("(*Engine)(nil).Close() = %v, want nil", err)
+	}
 }
