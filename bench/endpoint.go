@@ -399,38 +399,13 @@ func (e *endpoint) perOp() *verbs.PerOp {
 func (e *endpoint) close() error {
 	var errs []error
 	for _, c := range []interface{ Close() error }{e.eng, e.qp, e.cmid, e.ah, e.opBuf, e.rcq, e.scq} {
-		if c == nil || isNilCloser(c) {
-			continue
-		}
-		errs = append(errs, c.Close())
+		errs = append(errs, c.Close()) // nil on a nil object
 	}
 	if e.mr != nil {
 		errs = append(errs, e.mr.Put())
 		e.mr = nil
 	}
 	return errors.Join(errs...)
-}
-
-func isNilCloser(c interface{ Close() error }) bool {
-	switch v := c.(type) {
-	case *verbs.Engine:
-		return v == nil
-	case *verbs.QP:
-		return v == nil
-	case *verbs.CMID:
-		return v == nil
-	case *verbs.AH:
-		return v == nil
-	case *verbs.MR:
-		return v == nil
-	case *verbs.Buffer:
-		return v == nil
-	case *verbs.CQ:
-		return v == nil
-	case *verbs.PD:
-		return v == nil
-	}
-	return false
 }
 
 // checkPeerBuffer refuses a peer target area that cannot hold size bytes or
