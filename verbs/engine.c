@@ -162,9 +162,9 @@ static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, 
 	wr->sg_list = sge;
 	wr->num_sge = 1;
 	wr->send_flags = (signaled ? IBV_SEND_SIGNALED : 0);
+	wr->opcode = (enum ibv_wr_opcode)e->op;
 	switch (e->op) {
-	case RB_OP_SEND:
-		wr->opcode = IBV_WR_SEND;
+	case IBV_WR_SEND:
 		wr->send_flags |= e->send_flags;
 		if (e->ah) {
 			wr->wr.ud.ah = e->ah;
@@ -172,29 +172,26 @@ static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, 
 			wr->wr.ud.remote_qkey = e->qkey;
 		}
 		break;
-	case RB_OP_WRITE:
-	case RB_OP_WRITE_IMM:
-		wr->opcode = e->op == RB_OP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
-		if (e->op == RB_OP_WRITE_IMM)
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		if (e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
 			wr->imm_data = htonl((uint32_t)wr_id);
 		wr->send_flags |= e->send_flags;
 		wr->wr.rdma.remote_addr = e->raddr;
 		wr->wr.rdma.rkey = e->rkey;
 		break;
-	case RB_OP_READ:
-		wr->opcode = IBV_WR_RDMA_READ;
+	case IBV_WR_RDMA_READ:
 		sge->addr = base + e->roff;
 		wr->wr.rdma.remote_addr = e->raddr;
 		wr->wr.rdma.rkey = e->rkey;
 		break;
-	case RB_OP_FADD:
-	case RB_OP_CAS:
-		wr->opcode = e->op == RB_OP_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		sge->addr = base + e->roff;
 		sge->length = 8;
 		wr->wr.atomic.remote_addr = e->raddr;
 		wr->wr.atomic.rkey = e->rkey;
-		wr->wr.atomic.compare_add = e->op == RB_OP_FADD ? 1 : 0;
+		wr->wr.atomic.compare_add = e->op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 : 0;
 		wr->wr.atomic.swap = 0;
 		break;
 	}
@@ -249,7 +246,7 @@ static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
 	int rc;
 	volatile uint8_t *src = NULL, *dst = NULL;
 	uint8_t v = 0;
-	if (e->op == RB_OP_WRITE) {
+	if (e->op == IBV_WR_RDMA_WRITE) {
 		v = write_slot(e, &src, &dst);
 		*src = v;
 		__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -257,11 +254,11 @@ static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
 	*t0 = rb_now_ns();
 	RB_TRY(post_op(e, k, 1));
 	switch (e->op) {
-	case RB_OP_SEND:
-	case RB_OP_WRITE_IMM:
+	case IBV_WR_SEND:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		rc = wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)");
 		break;
-	case RB_OP_WRITE:
+	case IBV_WR_RDMA_WRITE:
 		rc = wait_byte(e, dst, v, 0, "the peer's RDMA WRITE (last byte of the buffer)");
 		break;
 	default:
@@ -276,7 +273,7 @@ static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
 	}
 	RB_TRY(op_dereg(e, k));
 	*t1 = rb_now_ns();
-	if (e->op == RB_OP_SEND || e->op == RB_OP_WRITE_IMM)
+	if (e->op == IBV_WR_SEND || e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
 		RB_TRY(post_recv1(e));
 	return RB_OK;
 }
@@ -304,8 +301,8 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 		if (e->per_op) {
 			RB_TRY(lat_per_op(e, &t0, &t1));
 		} else switch (e->op) {
-		case RB_OP_SEND:
-		case RB_OP_WRITE_IMM:
+		case IBV_WR_SEND:
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			t0 = rb_now_ns();
 			RB_TRY(post_op(e, e->iter, 1));
 			RB_TRY(wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)"));
@@ -313,7 +310,7 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			RB_TRY(post_recv1(e));
 			RB_TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
 			break;
-		case RB_OP_WRITE: {
+		case IBV_WR_RDMA_WRITE: {
 			volatile uint8_t *src, *dst;
 			uint8_t v = write_slot(e, &src, &dst);
 			*src = v;
@@ -346,8 +343,8 @@ int rb_lat_server(rb_engine *e) {
 	for (;;) {
 		int rc;
 		switch (e->op) {
-		case RB_OP_SEND:
-		case RB_OP_WRITE_IMM:
+		case IBV_WR_SEND:
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			rc = wait_one(e, e->rcq, &wc, 1, "the client's message (receive completion)");
 			if (rc == RB_STOPPED)
 				return RB_OK;
@@ -357,7 +354,7 @@ int rb_lat_server(rb_engine *e) {
 			RB_TRY(post_recv1(e));
 			RB_TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
 			break;
-		case RB_OP_WRITE: {
+		case IBV_WR_RDMA_WRITE: {
 			volatile uint8_t *src, *dst;
 			uint8_t v = write_slot(e, &src, &dst);
 			rc = wait_byte(e, dst, v, 1, "the client's RDMA WRITE (last byte of the buffer)");

@@ -10,8 +10,6 @@
 
 #define RB_MAX_POST_LIST 64
 
-enum { RB_OP_SEND = 0, RB_OP_WRITE = 1, RB_OP_READ = 2, RB_OP_FADD = 3, RB_OP_CAS = 4, RB_OP_WRITE_IMM = 5 };
-
 // Return codes: RB_OK, RB_TIMEOUT (nothing happened for ctl.timeout_ns: see
 // ctl.wait_what), RB_ABORTED (rb_ctl_abort), RB_FULL (the sample buffer is
 // full; drain it and call again) from cloop.h, and the engine's failures:
@@ -35,7 +33,7 @@ typedef struct rb_engine {
 	uint64_t raddr;            // (cfg) remote target area (write, read, atomics)
 	uint32_t rkey;             // (cfg)
 	uint32_t size;             // (cfg) message size, bytes
-	int op;                    // (cfg) RB_OP_*
+	int op;                    // (cfg) enum ibv_wr_opcode: IBV_WR_SEND, _RDMA_WRITE, _RDMA_WRITE_WITH_IMM, _RDMA_READ, _ATOMIC_FETCH_AND_ADD or _ATOMIC_CMP_AND_SWP
 	int send_flags;            // (cfg) extra send flags (IBV_SEND_INLINE)
 	uint32_t tx_depth;         // (cfg) outstanding sends in bandwidth mode
 	uint32_t cq_mod;           // (cfg) signal every cq_mod-th send in bandwidth mode

@@ -18,37 +18,6 @@ import (
 	_ "github.com/rdmabench/rdmabench/internal/cloop" // cloop.h: rebuild when it changes
 )
 
-// EngineOp is the operation an Engine measures.
-type EngineOp int
-
-// Engine operations.
-const (
-	EngineSend     EngineOp = C.RB_OP_SEND
-	EngineWrite    EngineOp = C.RB_OP_WRITE
-	EngineRead     EngineOp = C.RB_OP_READ
-	EngineFetchAdd EngineOp = C.RB_OP_FADD
-	EngineCmpSwap  EngineOp = C.RB_OP_CAS
-	EngineWriteImm EngineOp = C.RB_OP_WRITE_IMM
-)
-
-func (o EngineOp) String() string {
-	switch o {
-	case EngineSend:
-		return OpSend.String()
-	case EngineWrite:
-		return OpWrite.String()
-	case EngineRead:
-		return OpRead.String()
-	case EngineFetchAdd:
-		return OpFetchAdd.String()
-	case EngineCmpSwap:
-		return OpCmpSwap.String()
-	case EngineWriteImm:
-		return OpWriteWithImm.String()
-	}
-	return fmt.Sprintf("EngineOp(%d)", int(o))
-}
-
 // Memory is registered memory an Engine works on: an *MR, or a *PoolBuf
 // (a buffer of a Pool, inside its slab's MR).
 type Memory interface {
@@ -65,8 +34,10 @@ type EngineConfig struct {
 	// MR is the local registered memory (an *MR or a pool's *PoolBuf). The
 	// engine keeps its address and lkey: it must stay registered until the
 	// engine is closed.
-	MR         Memory
-	Op         EngineOp
+	MR Memory
+	// Op is the operation measured: OpSend, OpWrite, OpWriteWithImm, OpRead,
+	// OpFetchAdd or OpCmpSwap. The C loops post it as is (enum ibv_wr_opcode).
+	Op         Opcode
 	Size       int    // message size, bytes
 	RecvOffset int    // bytes into MR: where receives land and the peer writes
 	RemoteAddr uint64 // peer's target area (write, read, atomics)
@@ -109,6 +80,15 @@ type PerOp struct {
 // `rdmabench mr`, so both measure the same call).
 const perOpAccess = AccessLocalWrite
 
+// engineOp reports whether the engine's C loops measure op.
+func engineOp(op Opcode) bool {
+	switch op {
+	case OpSend, OpWrite, OpWriteWithImm, OpRead, OpFetchAdd, OpCmpSwap:
+		return true
+	}
+	return false
+}
+
 // MaxPostList bounds EngineConfig.PostList.
 const MaxPostList = C.RB_MAX_POST_LIST
 
@@ -126,6 +106,8 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	switch {
 	case cfg.QP == nil || cfg.MR == nil || cfg.MR.Len() == 0: // a nil *MR or *PoolBuf has length 0
 		return nil, fmt.Errorf("verbs: engine needs a QP and an MR")
+	case !engineOp(cfg.Op):
+		return nil, fmt.Errorf("verbs: the engine does not measure %s", cfg.Op)
 	case cfg.Size < 1:
 		return nil, fmt.Errorf("verbs: engine message size %d must be at least 1 byte", cfg.Size)
 	case cfg.RecvOffset < 0 || uint64(cfg.RecvOffset+cfg.Size) > cfg.MR.Len() || uint64(cfg.Size) > cfg.MR.Len():
@@ -138,7 +120,7 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 		return nil, fmt.Errorf("verbs: post list %d out of range 1..%d", cfg.PostList, MaxPostList)
 	case cfg.Event && (cfg.QP.send.ch == nil || cfg.QP.recv.ch == nil):
 		return nil, fmt.Errorf("verbs: event mode needs CQs created with a completion channel")
-	case cfg.QP.typ == QPTypeUD && (cfg.Op != EngineSend || cfg.UD.AH == nil):
+	case cfg.QP.typ == QPTypeUD && (cfg.Op != OpSend || cfg.UD.AH == nil):
 		return nil, fmt.Errorf("verbs: a UD engine runs SEND with an address handle (op %s)", cfg.Op)
 	case cfg.QP.typ == QPTypeUD && uint64(cfg.RecvOffset+cfg.Size+GRHSize) > cfg.MR.Len():
 		return nil, fmt.Errorf("verbs: UD receive area (size %d + %d-byte GRH at offset %d) exceeds the %d-byte MR", cfg.Size, GRHSize, cfg.RecvOffset, cfg.MR.Len())
@@ -239,7 +221,7 @@ func (g *Engine) err(rc C.int, what string) error {
 	case C.RB_OK:
 		return nil
 	case C.RB_ERR_WC:
-		return &WCError{Status: WCStatus(e.err_wc_status), Opcode: g.cfg.Op.String(), VendorErr: uint32(e.err_wc_vendor_err),
+		return &WCError{Status: WCStatus(e.err_wc_status), Opcode: g.cfg.Op, VendorErr: uint32(e.err_wc_vendor_err),
 			WRID: uint64(e.err_wc_wr_id), QPN: uint32(e.err_wc_qp_num)}
 	case C.RB_ERR_POST:
 		return &Error{Op: "ibv_post_send/recv", Detail: fmt.Sprintf("%s %d bytes, %s", g.cfg.Op, g.cfg.Size, what), Err: syscall.Errno(e.err_errno)}
@@ -296,7 +278,7 @@ func (g *Engine) LatClient(n int) error {
 // READ and atomics have no responder loop: the peer's CPU takes no part.
 func (g *Engine) LatServer() error {
 	switch g.cfg.Op {
-	case EngineSend, EngineWrite, EngineWriteImm:
+	case OpSend, OpWrite, OpWriteWithImm:
 		return g.err(C.rb_lat_server(g.e), "latency responder")
 	}
 	return fmt.Errorf("verbs: %s has no responder loop: the peer's CPU takes no part", g.cfg.Op)

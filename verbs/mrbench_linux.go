@@ -225,7 +225,7 @@ func (l *MROpLoop) Run(n int) error {
 	case C.RB_MR_ERR_POLL:
 		return &Error{Op: "ibv_poll_cq", Detail: fmt.Sprintf("%s: returned %d", what, int(o.err_errno))}
 	case C.RB_MR_ERR_WC:
-		return &WCError{Status: WCStatus(o.err_wc_status), Opcode: OpWrite.String(), VendorErr: uint32(o.err_wc_vendor_err),
+		return &WCError{Status: WCStatus(o.err_wc_status), Opcode: OpWrite, VendorErr: uint32(o.err_wc_vendor_err),
 			WRID: uint64(o.err_wc_wr_id), QPN: uint32(o.err_wc_qp_num)}
 	case C.RB_TIMEOUT:
 		return fmt.Errorf("%s: %w: no progress for %v while waiting for %s", what, ErrTimeout, l.cfg.Timeout, C.GoString(o.ctl.wait_what))
