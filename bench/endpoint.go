@@ -149,18 +149,13 @@ func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
 	return 0
 }
 
-func engineOp(op string) verbs.EngineOp {
-	switch op {
-	case OpWrite:
-		return verbs.EngineWrite
-	case OpRead:
-		return verbs.EngineRead
-	case OpFetchAdd:
-		return verbs.EngineFetchAdd
-	case OpCmpSwap:
-		return verbs.EngineCmpSwap
-	}
-	return verbs.EngineSend
+// verbsOps maps a test's op (Spec.Op) to the operation its engine posts.
+var verbsOps = map[string]verbs.Opcode{
+	OpSend:     verbs.OpSend,
+	OpWrite:    verbs.OpWrite,
+	OpRead:     verbs.OpRead,
+	OpFetchAdd: verbs.OpFetchAdd,
+	OpCmpSwap:  verbs.OpCmpSwap,
 }
 
 // newEndpoint creates the resources of one side of spec, with its buffer
@@ -367,7 +362,11 @@ func (e *endpoint) connect(r QPInfo) (int, error) {
 // target buffer r and, for SEND tests, posts the first receives.
 func (e *endpoint) startEngine(r QPInfo, dest verbs.UDDest) error {
 	s := e.spec
-	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: engineOp(s.Op), Size: s.Size, RecvOffset: e.area,
+	op, ok := verbsOps[s.Op]
+	if !ok {
+		return fmt.Errorf("op %q has no RDMA operation", s.Op)
+	}
+	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: op, Size: s.Size, RecvOffset: e.area,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: s.Inline > 0 && s.Size <= s.Inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
 		RxDepth: s.RxDepth, Timeout: engineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {
