@@ -30,8 +30,9 @@ vm-test: build
 	$(GO) test -c -o $(BUILD)/verbs.test ./verbs
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/verbs-cgocheck2.test ./verbs
 	$(GO) test -c -o $(BUILD)/bench.test ./bench
+	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/sockeng-cgocheck2.test ./bench/sockeng
 	$(VM) --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
-		--bin $(BUILD)/bench.test --file scripts/guest-test.sh --env RDMABENCH_REQUIRE_RDMA=1 \
+		--bin $(BUILD)/bench.test --bin $(BUILD)/sockeng-cgocheck2.test --file scripts/guest-test.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
 
 test: deps check unit vm-test
