@@ -31,9 +31,11 @@ vm-test: build
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/verbs-cgocheck2.test ./verbs
 	$(GO) test -c -o $(BUILD)/bench.test ./bench
 	$(GO) test -c -o $(BUILD)/mr.test ./bench/mr
+	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/sockeng-cgocheck2.test ./bench/sockeng
 	CGO_ENABLED=0 $(GO) test -c -o $(BUILD)/result.test ./bench/result
 	$(VM) --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
-		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/result.test --file scripts/guest-test.sh --env RDMABENCH_REQUIRE_RDMA=1 \
+		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
+		--file scripts/guest-test.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
 
 test: deps check unit vm-test

@@ -72,18 +72,13 @@ func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
 	return 0
 }
 
-func engineOp(op string) verbs.EngineOp {
-	switch op {
-	case result.OpWrite:
-		return verbs.EngineWrite
-	case result.OpRead:
-		return verbs.EngineRead
-	case result.OpFetchAdd:
-		return verbs.EngineFetchAdd
-	case result.OpCmpSwap:
-		return verbs.EngineCmpSwap
-	}
-	return verbs.EngineSend
+// verbsOps maps a test's op (Spec.Op) to the operation its engine posts.
+var verbsOps = map[string]verbs.Opcode{
+	result.OpSend:     verbs.OpSend,
+	result.OpWrite:    verbs.OpWrite,
+	result.OpRead:     verbs.OpRead,
+	result.OpFetchAdd: verbs.OpFetchAdd,
+	result.OpCmpSwap:  verbs.OpCmpSwap,
 }
 
 // newEndpoint creates the resources of one side of spec, with its buffer
@@ -314,7 +309,11 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 // target buffer r and, for SEND tests, posts the first receives.
 func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	s := e.spec
-	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: engineOp(s.Op), Size: s.Size, RecvOffset: e.area,
+	op, ok := verbsOps[s.Op]
+	if !ok {
+		return fmt.Errorf("op %q has no RDMA operation", s.Op)
+	}
+	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: op, Size: s.Size, RecvOffset: e.area,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.inline > 0 && s.Size <= e.inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
 		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {
@@ -346,38 +345,13 @@ func (e *endpoint) perOp() *verbs.PerOp {
 func (e *endpoint) close() error {
 	var errs []error
 	for _, c := range []interface{ Close() error }{e.eng, e.qp, e.cmid, e.ah, e.opBuf, e.rcq, e.scq} {
-		if c == nil || isNilCloser(c) {
-			continue
-		}
-		errs = append(errs, c.Close())
+		errs = append(errs, c.Close()) // nil on a nil object
 	}
 	if e.mr != nil {
 		errs = append(errs, e.mr.Put())
 		e.mr = nil
 	}
 	return errors.Join(errs...)
-}
-
-func isNilCloser(c interface{ Close() error }) bool {
-	switch v := c.(type) {
-	case *verbs.Engine:
-		return v == nil
-	case *verbs.QP:
-		return v == nil
-	case *verbs.CMID:
-		return v == nil
-	case *verbs.AH:
-		return v == nil
-	case *verbs.MR:
-		return v == nil
-	case *verbs.Buffer:
-		return v == nil
-	case *verbs.CQ:
-		return v == nil
-	case *verbs.PD:
-		return v == nil
-	}
-	return false
 }
 
 // checkPeerBuffer refuses a peer target area that cannot hold size bytes or

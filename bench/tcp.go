@@ -2,7 +2,7 @@ package bench
 
 // The kernel-TCP baseline (Spec.Transport "tcp"): SEND ping-pong latency and
 // streaming bandwidth over one kernel TCP connection per test, measured by
-// the C loops of verbs.SockEngine and reported in the same Result as RDMA
+// the C loops of sockeng.Engine and reported in the same Result as RDMA
 // tests.
 //
 // The control flow is the RDMA one: Test, QPInfo (client, all zero), QPInfo
@@ -26,7 +26,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
-
+	"github.com/rdmabench/rdmabench/bench/sockeng"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -87,17 +87,17 @@ func tcpTimedInterval(s Spec) string {
 
 // newSockEngine sets TCP_NODELAY (each message goes out when written, in both
 // modes) and creates the engine over c.
-func newSockEngine(c *net.TCPConn, s Spec) (*verbs.SockEngine, error) {
+func newSockEngine(c *net.TCPConn, s Spec) (*sockeng.Engine, error) {
 	if err := c.SetNoDelay(true); err != nil {
 		return nil, fmt.Errorf("TCP_NODELAY: %w", err)
 	}
-	return verbs.NewSockEngine(c, verbs.SockConfig{Size: s.Size, Samples: sampleCap, Timeout: EngineTimeout})
+	return sockeng.NewEngine(c, sockeng.Config{Size: s.Size, Samples: sampleCap, Timeout: EngineTimeout})
 }
 
 // cleanEnd reports whether a responder loop ended because the client shut
 // down its side between iterations: the normal end of a ping-pong test.
 func cleanEnd(err error) bool {
-	var pc *verbs.PeerClosedError
+	var pc *sockeng.PeerClosedError
 	return errors.As(err, &pc) && pc.Boundary
 }
 
@@ -289,7 +289,7 @@ func tcpResult(s Spec) result.Result {
 
 // tcpPhase streams one counted phase of msgs messages and waits for the
 // receiver's acknowledgement of its last byte.
-func tcpPhase(eng *verbs.SockEngine, msgs uint64) error {
+func tcpPhase(eng *sockeng.Engine, msgs uint64) error {
 	if err := eng.BWPhase(msgs); err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func tcpPhase(eng *verbs.SockEngine, msgs uint64) error {
 // warm-up byte is in flight when the measured phase starts; the measured
 // phase (counted in iterations mode, open-ended in duration mode) lasts from
 // its first write to the acknowledgement of its last byte.
-func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (result.Result, int64, error) {
+func measureTCPBW(eng *sockeng.Engine, s Spec, o RunOptions) (result.Result, int64, error) {
 	if err := lockThread(o.CPU); err != nil {
 		return result.Result{}, 0, err
 	}
@@ -330,7 +330,7 @@ func measureTCPBW(eng *verbs.SockEngine, s Spec, o RunOptions) (result.Result, i
 		}
 		warmed = s.Warmup
 	}
-	target := uint64(verbs.SockOpenEnded)
+	target := uint64(sockeng.OpenEnded)
 	if s.Iters > 0 {
 		target = uint64(s.Iters)
 	}

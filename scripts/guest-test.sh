@@ -14,6 +14,11 @@ echo "=== verbs tests with GOEXPERIMENT=cgocheck2"
 verbs-cgocheck2.test -test.count=1 -test.run 'RDMA' 2>&1 | tail -3 | tee /tmp/cgocheck2.log
 grep -q '^PASS' /tmp/cgocheck2.log || fail "verbs tests under cgocheck2"
 
+echo "=== socket engine tests (bench/sockeng, GOEXPERIMENT=cgocheck2)"
+sockeng-cgocheck2.test -test.v -test.count=1 2>&1 | tee /tmp/sockeng.log | grep -E '^(--- |PASS|FAIL|ok)' || true
+grep -q '^PASS' /tmp/sockeng.log || { tail -30 /tmp/sockeng.log; fail "socket engine tests"; }
+grep -q -- '--- SKIP' /tmp/sockeng.log && fail "socket engine tests skipped inside the guest"
+
 echo "=== verbs benchmark"
 verbs.test -test.run x -test.bench RDMA -test.benchtime 2000x 2>&1 | grep -E 'Benchmark|ok' || fail "verbs benchmark"
 
@@ -164,7 +169,7 @@ echo "=== every JSON document above against bench/result/schema.json"
 RDMABENCH_JSON_DIR=/tmp result.test -test.run '^TestSchemaFiles$' -test.v 2>&1 | tee /tmp/schema.log | grep -E '^(--- |PASS|FAIL|ok)|schema' | head -40 || true
 grep -q '^PASS' /tmp/schema.log || { tail -30 /tmp/schema.log; fail "JSON schema"; }
 
-passed=$(cat /tmp/verbs.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- PASS' || true)
-failed=$(cat /tmp/verbs.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- FAIL' || true)
+passed=$(cat /tmp/verbs.log /tmp/sockeng.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- PASS' || true)
+failed=$(cat /tmp/verbs.log /tmp/sockeng.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- FAIL' || true)
 echo "GUEST-TEST OK"
 echo "guest: $passed passed, $failed failed"

@@ -57,7 +57,7 @@ func (p *PD) CreateAH(a AHAttr) (*AH, error) {
 // Attr is what the AH was created with.
 func (h *AH) Attr() AHAttr { return h.attr }
 
-// Close destroys the AH. Idempotent.
+// Close destroys the AH. Idempotent; nil on a nil *AH.
 func (h *AH) Close() error {
 	if h == nil || h.closed {
 		return nil

@@ -159,8 +159,11 @@ func NewEventChannel() (*EventChannel, error) {
 }
 
 // Close destroys the channel. It fails while ids created on it are open.
-// Close is idempotent.
+// Close is idempotent; nil on a nil *EventChannel.
 func (c *EventChannel) Close() error {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -265,9 +268,9 @@ type CMID struct {
 }
 
 // Close destroys the id (a connected id disconnects). It fails while its QP
-// is open. Close is idempotent.
+// is open. Close is idempotent; nil on a nil *CMID.
 func (id *CMID) Close() error {
-	if id.closed {
+	if id == nil || id.closed {
 		return nil
 	}
 	if id.qp != nil && !id.qp.closed {

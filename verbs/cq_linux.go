@@ -62,11 +62,19 @@ func (c *Context) CreateCQ(cqe int, channel bool) (*CQ, error) {
 // Size is the number of entries the device granted (at least what was asked).
 func (q *CQ) Size() int { return q.cqe }
 
-// WC is a work completion reduced to the fields rdmabench uses.
+// WC is a work completion reduced to the fields rdmabench uses. Its opcode
+// (enum ibv_wc_opcode) is mapped onto the work requests' Opcode: a send
+// queue completion names the local operation (IBV_WC_RDMA_WRITE: OpWrite); a
+// receive completion (Recv) names the peer's operation that consumed the
+// receive (IBV_WC_RECV: OpSend, or OpSendWithImm with HasImm;
+// IBV_WC_RECV_RDMA_WITH_IMM: OpWriteWithImm). A send completion does not
+// tell OpSendWithImm from OpSend, nor OpWriteWithImm from OpWrite: it names
+// the latter. The opcode of a failed completion is undefined.
 type WC struct {
 	WRID      uint64
 	Status    WCStatus
-	Opcode    WCOpcode
+	Opcode    Opcode
+	Recv      bool // a receive queue completion (IBV_WC_RECV bit)
 	VendorErr uint32
 	ByteLen   uint32
 	QPN       uint32
@@ -80,9 +88,9 @@ func (w WC) Err() error {
 	if w.Status == WCSuccess {
 		return nil
 	}
-	op := "unknown"
+	op := OpUnknown
 	if o, ok := postedOp(w.QPN, w.WRID); ok {
-		op = o.String()
+		op = o
 	}
 	return &WCError{Status: w.Status, Opcode: op, VendorErr: w.VendorErr, WRID: w.WRID, QPN: w.QPN}
 }
@@ -100,9 +108,36 @@ func (q *CQ) PollOne() (WC, bool, error) {
 	if n == 0 {
 		return WC{}, false, nil
 	}
-	return WC{WRID: uint64(w.wr_id), Status: WCStatus(w.status), Opcode: WCOpcode(w.opcode),
+	hasImm := w.wc_flags&C.IBV_WC_WITH_IMM != 0
+	op, recv := wcOpcode(uint32(w.opcode), hasImm)
+	return WC{WRID: uint64(w.wr_id), Status: WCStatus(w.status), Opcode: op, Recv: recv,
 		VendorErr: uint32(w.vendor_err), ByteLen: uint32(w.byte_len), QPN: uint32(w.qp_num), SrcQP: uint32(w.src_qp),
-		Imm: uint32(w.imm_data), HasImm: w.wc_flags&C.IBV_WC_WITH_IMM != 0}, true, nil
+		Imm: uint32(w.imm_data), HasImm: hasImm}, true, nil
+}
+
+// wcOpcode maps a completion's enum ibv_wc_opcode onto Opcode (see WC);
+// recv reports a receive queue completion.
+func wcOpcode(op uint32, withImm bool) (_ Opcode, recv bool) {
+	switch op {
+	case C.IBV_WC_SEND:
+		return OpSend, false
+	case C.IBV_WC_RDMA_WRITE:
+		return OpWrite, false
+	case C.IBV_WC_RDMA_READ:
+		return OpRead, false
+	case C.IBV_WC_COMP_SWAP:
+		return OpCmpSwap, false
+	case C.IBV_WC_FETCH_ADD:
+		return OpFetchAdd, false
+	case C.IBV_WC_RECV:
+		if withImm {
+			return OpSendWithImm, true
+		}
+		return OpSend, true
+	case C.IBV_WC_RECV_RDMA_WITH_IMM:
+		return OpWriteWithImm, true
+	}
+	return OpUnknown, op&C.IBV_WC_RECV != 0
 }
 
 // Wait busy-polls until one completion arrives or timeout passes
@@ -115,7 +150,7 @@ func (q *CQ) Wait(timeout time.Duration) (WC, error) {
 			return WC{}, err
 		}
 		if ok {
-			if w.Status == WCSuccess && w.Opcode&WCOpRecv == 0 {
+			if w.Status == WCSuccess && !w.Recv {
 				postedOp(w.QPN, w.WRID) // forget the tracked opcode
 			}
 			return w, w.Err()
@@ -170,9 +205,10 @@ func (q *CQ) WaitEvent(timeout time.Duration) error {
 	}
 }
 
-// Close destroys the CQ and its channel. Destroy QPs using it first. Idempotent.
+// Close destroys the CQ and its channel. Destroy QPs using it first.
+// Idempotent; nil on a nil *CQ.
 func (q *CQ) Close() error {
-	if q.closed {
+	if q == nil || q.closed {
 		return nil
 	}
 	q.closed = true

@@ -145,8 +145,11 @@ func (c *Context) raw() (*C.struct_ibv_context, error) {
 }
 
 // Close closes the device. It fails while PDs, CQs or other objects created
-// from it are open. Close is idempotent.
+// from it are open. Close is idempotent; nil on a nil *Context.
 func (c *Context) Close() error {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

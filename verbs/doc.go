@@ -1,6 +1,7 @@
 // Package verbs is rdmabench's thin, typed layer over libibverbs (rdma-core)
-// and the C hot loops that drive queue pairs during a measurement. It is the
-// only package in rdmabench that uses cgo.
+// and the C hot loops that drive queue pairs during a measurement. It holds
+// no socket code: the kernel-TCP baseline's C loops are package
+// bench/sockeng.
 //
 // # Memory
 //
@@ -26,8 +27,9 @@
 //
 // # Lifetimes
 //
-// Every object has an idempotent Close. Close objects in reverse order of
-// creation: QP, CQ, MR, buffer, PD, context. A [Context] refuses to close
+// Every object has an idempotent Close, which does nothing and returns nil
+// on a nil pointer, so cleanup code needs no nil checks. Close objects in
+// reverse order of creation: QP, CQ, MR, buffer, PD, context. A [Context] refuses to close
 // while objects created from it are still open.
 //
 // # Threading
@@ -41,6 +43,9 @@
 //
 // Every timestamp is taken in C with clock_gettime(CLOCK_MONOTONIC_RAW), in
 // nanoseconds. It is not adjusted by NTP, so intervals are raw hardware time.
+// The clock, the abort and stop flags, the check cadence of a spinning wait
+// and its no-progress deadline come from internal/cloop's cloop.h, shared
+// with the socket loops of bench/sockeng.
 //
 // # Testing
 //

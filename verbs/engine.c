@@ -1,15 +1,13 @@
-// Hot loops of rdmabench. See engine.h. Timestamps: CLOCK_MONOTONIC_RAW, ns.
+// Hot loops of rdmabench. See engine.h. Timestamps: rb_now_ns (cloop.h),
+// CLOCK_MONOTONIC_RAW, ns.
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <string.h>
-#include <time.h>
 #include <arpa/inet.h>
 #include "engine.h"
 #include "reg.h"
 
-#define RB_STOPPED 100 // internal: the responder reached stop_at
-#define CHECK_EVERY 64 // polls between clock/abort checks
 // next_gap returns the gap to the next intended send, ns.
 static int64_t next_gap(rb_engine *e) {
 	if (!e->poisson)
@@ -23,33 +21,6 @@ static int64_t next_gap(rb_engine *e) {
 	return (int64_t)(-log(1.0 - u) * (double)e->interval_ns);
 }
 
-#define TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
-
-int64_t rb_now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-// rb_clock_cost_ns measures the mean cost of one rb_now_ns call over n calls.
-double rb_clock_cost_ns(int n) {
-	int64_t t0 = rb_now_ns(), t = t0;
-	for (int i = 0; i < n; i++)
-		t = rb_now_ns();
-	return n > 0 ? (double)(t - t0) / n : 0;
-}
-
-void rb_abort(rb_engine *e) { __atomic_store_n(&e->abort, 1, __ATOMIC_RELEASE); }
-
-void rb_set_stop(rb_engine *e, int64_t n) { __atomic_store_n(&e->stop_at, n, __ATOMIC_RELEASE); }
-
-static inline int aborted(rb_engine *e) { return __atomic_load_n(&e->abort, __ATOMIC_ACQUIRE); }
-
-static inline int stop_reached(rb_engine *e) {
-	int64_t s = __atomic_load_n(&e->stop_at, __ATOMIC_ACQUIRE);
-	return s >= 0 && e->iter >= (uint64_t)s;
-}
-
 static int wc_failed(rb_engine *e, const struct ibv_wc *wc) {
 	e->err_wc_wr_id = wc->wr_id;
 	e->err_wc_status = wc->status;
@@ -57,24 +28,6 @@ static int wc_failed(rb_engine *e, const struct ibv_wc *wc) {
 	e->err_wc_vendor_err = wc->vendor_err;
 	e->err_wc_qp_num = wc->qp_num;
 	return RB_ERR_WC;
-}
-
-// wait_check runs every CHECK_EVERY spins of a wait: it returns non-zero
-// (RB_ABORTED, RB_STOPPED or RB_TIMEOUT) when the wait must end. *start is
-// the wait's first check time (0 before the first check).
-static int wait_check(rb_engine *e, int64_t *start, int responder, const char *what) {
-	if (aborted(e))
-		return RB_ABORTED;
-	if (responder && stop_reached(e))
-		return RB_STOPPED;
-	int64_t now = rb_now_ns();
-	if (*start == 0)
-		*start = now;
-	else if (now - *start > e->timeout_ns) {
-		e->wait_what = what;
-		return RB_TIMEOUT;
-	}
-	return RB_OK;
 }
 
 // poll_batch polls up to max completions. In event mode, when none is
@@ -112,8 +65,8 @@ static int wait_one(rb_engine *e, struct ibv_cq *cq, struct ibv_wc *wc, int resp
 		}
 		if (n == 1)
 			return wc->status == IBV_WC_SUCCESS ? RB_OK : wc_failed(e, wc);
-		if (e->event || spins % CHECK_EVERY == CHECK_EVERY - 1) // never on the first spins: a clock read costs
-			TRY(wait_check(e, &start, responder, what));
+		if (e->event || rb_spin_due(spins)) // event mode: each pass may sleep, so each checks
+			RB_TRY(rb_wait_check(&e->ctl, &start, 0, responder, e->iter, what));
 	}
 }
 
@@ -125,8 +78,8 @@ static int wait_byte(rb_engine *e, volatile uint8_t *p, uint8_t v, int responder
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 			return RB_OK;
 		}
-		if (spins % CHECK_EVERY == CHECK_EVERY - 1) // never on the first spins: a clock read costs
-			TRY(wait_check(e, &start, responder, what));
+		if (rb_spin_due(spins))
+			RB_TRY(rb_wait_check(&e->ctl, &start, 0, responder, e->iter, what));
 	}
 }
 
@@ -209,9 +162,9 @@ static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, 
 	wr->sg_list = sge;
 	wr->num_sge = 1;
 	wr->send_flags = (signaled ? IBV_SEND_SIGNALED : 0);
+	wr->opcode = (enum ibv_wr_opcode)e->op;
 	switch (e->op) {
-	case RB_OP_SEND:
-		wr->opcode = IBV_WR_SEND;
+	case IBV_WR_SEND:
 		wr->send_flags |= e->send_flags;
 		if (e->ah) {
 			wr->wr.ud.ah = e->ah;
@@ -219,29 +172,26 @@ static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, 
 			wr->wr.ud.remote_qkey = e->qkey;
 		}
 		break;
-	case RB_OP_WRITE:
-	case RB_OP_WRITE_IMM:
-		wr->opcode = e->op == RB_OP_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
-		if (e->op == RB_OP_WRITE_IMM)
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		if (e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
 			wr->imm_data = htonl((uint32_t)wr_id);
 		wr->send_flags |= e->send_flags;
 		wr->wr.rdma.remote_addr = e->raddr;
 		wr->wr.rdma.rkey = e->rkey;
 		break;
-	case RB_OP_READ:
-		wr->opcode = IBV_WR_RDMA_READ;
+	case IBV_WR_RDMA_READ:
 		sge->addr = base + e->roff;
 		wr->wr.rdma.remote_addr = e->raddr;
 		wr->wr.rdma.rkey = e->rkey;
 		break;
-	case RB_OP_FADD:
-	case RB_OP_CAS:
-		wr->opcode = e->op == RB_OP_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		sge->addr = base + e->roff;
 		sge->length = 8;
 		wr->wr.atomic.remote_addr = e->raddr;
 		wr->wr.atomic.rkey = e->rkey;
-		wr->wr.atomic.compare_add = e->op == RB_OP_FADD ? 1 : 0;
+		wr->wr.atomic.compare_add = e->op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 : 0;
 		wr->wr.atomic.swap = 0;
 		break;
 	}
@@ -268,7 +218,7 @@ static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
 	struct ibv_send_wr wr;
 	build_wr(e, &wr, &sge, wr_id, signaled);
 	if (e->per_op) {
-		TRY(op_reg(e, &sge, wr_id));
+		RB_TRY(op_reg(e, &sge, wr_id));
 		int rc = post_chain(e, &wr, 1);
 		if (rc)
 			op_dereg(e, wr_id); // the post error is the one reported
@@ -296,19 +246,19 @@ static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
 	int rc;
 	volatile uint8_t *src = NULL, *dst = NULL;
 	uint8_t v = 0;
-	if (e->op == RB_OP_WRITE) {
+	if (e->op == IBV_WR_RDMA_WRITE) {
 		v = write_slot(e, &src, &dst);
 		*src = v;
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 	}
 	*t0 = rb_now_ns();
-	TRY(post_op(e, k, 1));
+	RB_TRY(post_op(e, k, 1));
 	switch (e->op) {
-	case RB_OP_SEND:
-	case RB_OP_WRITE_IMM:
+	case IBV_WR_SEND:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		rc = wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)");
 		break;
-	case RB_OP_WRITE:
+	case IBV_WR_RDMA_WRITE:
 		rc = wait_byte(e, dst, v, 0, "the peer's RDMA WRITE (last byte of the buffer)");
 		break;
 	default:
@@ -321,10 +271,10 @@ static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
 		op_dereg(e, k); // the first error is the one reported
 		return rc;
 	}
-	TRY(op_dereg(e, k));
+	RB_TRY(op_dereg(e, k));
 	*t1 = rb_now_ns();
-	if (e->op == RB_OP_SEND || e->op == RB_OP_WRITE_IMM)
-		TRY(post_recv1(e));
+	if (e->op == IBV_WR_SEND || e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		RB_TRY(post_recv1(e));
 	return RB_OK;
 }
 
@@ -345,37 +295,37 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			intended = e->next_intended;
 			e->next_intended += next_gap(e);
 			for (uint64_t spins = 0; rb_now_ns() < intended; spins++)
-				if (spins % CHECK_EVERY == CHECK_EVERY - 1 && aborted(e))
+				if (rb_spin_due(spins) && rb_aborted(&e->ctl))
 					return RB_ABORTED;
 		}
 		if (e->per_op) {
-			TRY(lat_per_op(e, &t0, &t1));
+			RB_TRY(lat_per_op(e, &t0, &t1));
 		} else switch (e->op) {
-		case RB_OP_SEND:
-		case RB_OP_WRITE_IMM:
+		case IBV_WR_SEND:
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			t0 = rb_now_ns();
-			TRY(post_op(e, e->iter, 1));
-			TRY(wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)"));
+			RB_TRY(post_op(e, e->iter, 1));
+			RB_TRY(wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)"));
 			t1 = rb_now_ns();
-			TRY(post_recv1(e));
-			TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
+			RB_TRY(post_recv1(e));
+			RB_TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
 			break;
-		case RB_OP_WRITE: {
+		case IBV_WR_RDMA_WRITE: {
 			volatile uint8_t *src, *dst;
 			uint8_t v = write_slot(e, &src, &dst);
 			*src = v;
 			__atomic_thread_fence(__ATOMIC_RELEASE);
 			t0 = rb_now_ns();
-			TRY(post_op(e, e->iter, 1));
-			TRY(wait_byte(e, dst, v, 0, "the peer's RDMA WRITE (last byte of the buffer)"));
+			RB_TRY(post_op(e, e->iter, 1));
+			RB_TRY(wait_byte(e, dst, v, 0, "the peer's RDMA WRITE (last byte of the buffer)"));
 			t1 = rb_now_ns();
-			TRY(wait_one(e, e->scq, &wc, 0, "the RDMA WRITE completion"));
+			RB_TRY(wait_one(e, e->scq, &wc, 0, "the RDMA WRITE completion"));
 			break;
 		}
 		default: // READ and atomics: one full round trip, the peer's CPU is idle
 			t0 = rb_now_ns();
-			TRY(post_op(e, e->iter, 1));
-			TRY(wait_one(e, e->scq, &wc, 0, "the completion"));
+			RB_TRY(post_op(e, e->iter, 1));
+			RB_TRY(wait_one(e, e->scq, &wc, 0, "the completion"));
 			t1 = rb_now_ns();
 			break;
 		}
@@ -393,29 +343,29 @@ int rb_lat_server(rb_engine *e) {
 	for (;;) {
 		int rc;
 		switch (e->op) {
-		case RB_OP_SEND:
-		case RB_OP_WRITE_IMM:
+		case IBV_WR_SEND:
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			rc = wait_one(e, e->rcq, &wc, 1, "the client's message (receive completion)");
 			if (rc == RB_STOPPED)
 				return RB_OK;
-			TRY(rc);
-			TRY(post_op(e, e->iter, 1));
+			RB_TRY(rc);
+			RB_TRY(post_op(e, e->iter, 1));
 			e->iter++;
-			TRY(post_recv1(e));
-			TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
+			RB_TRY(post_recv1(e));
+			RB_TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
 			break;
-		case RB_OP_WRITE: {
+		case IBV_WR_RDMA_WRITE: {
 			volatile uint8_t *src, *dst;
 			uint8_t v = write_slot(e, &src, &dst);
 			rc = wait_byte(e, dst, v, 1, "the client's RDMA WRITE (last byte of the buffer)");
 			if (rc == RB_STOPPED)
 				return RB_OK;
-			TRY(rc);
+			RB_TRY(rc);
 			*src = v;
 			__atomic_thread_fence(__ATOMIC_RELEASE);
-			TRY(post_op(e, e->iter, 1));
+			RB_TRY(post_op(e, e->iter, 1));
 			e->iter++;
-			TRY(wait_one(e, e->scq, &wc, 0, "the RDMA WRITE completion"));
+			RB_TRY(wait_one(e, e->scq, &wc, 0, "the RDMA WRITE completion"));
 			break;
 		}
 		default: // READ/atomics: the responder's CPU takes no part
@@ -482,7 +432,7 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 				// work requests before it (a send queue completes in order)
 				if (e->per_op)
 					for (uint64_t j = e->completed; j <= k; j++)
-						TRY(op_dereg(e, j));
+						RB_TRY(op_dereg(e, j));
 				e->completed = k + 1;
 				if (e->nsamples < e->cap)
 					e->samples[e->nsamples++] = (uint64_t)(now - (int64_t)e->post_ts[k % e->tx_depth]);
@@ -495,16 +445,14 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 				return RB_FULL;
 			if (now >= until_ns)
 				return RB_OK;
-		} else if (e->event || loops % CHECK_EVERY == 0) {
-			if (aborted(e))
+		} else if (e->event || rb_pass_due(loops)) {
+			if (rb_aborted(&e->ctl))
 				return RB_ABORTED;
 			int64_t now = rb_now_ns();
 			if (now >= until_ns)
 				return RB_OK;
-			if (now - idle_since > e->timeout_ns) {
-				e->wait_what = "a send completion (no progress)";
-				return RB_TIMEOUT;
-			}
+			if (rb_idle_expired(&e->ctl, &idle_since, now, 0))
+				return rb_timeout(&e->ctl, "a send completion (no progress)");
 		}
 	}
 }
@@ -526,23 +474,14 @@ int rb_bw_server(rb_engine *e) {
 				if (wcs[i].status != IBV_WC_SUCCESS)
 					return wc_failed(e, &wcs[i]);
 				e->iter++;
-				TRY(post_recv1(e));
+				RB_TRY(post_recv1(e));
 			}
 			idle_since = 0;
 		}
-		if (stop_reached(e))
+		if (rb_stop_reached(&e->ctl, e->iter))
 			return RB_OK;
-		if (n == 0 && (e->event || loops % CHECK_EVERY == 0)) {
-			if (aborted(e))
-				return RB_ABORTED;
-			int64_t now = rb_now_ns();
-			if (idle_since == 0)
-				idle_since = now;
-			else if (now - idle_since > e->timeout_ns) {
-				e->wait_what = "the client's messages (no progress)";
-				return RB_TIMEOUT;
-			}
-		}
+		if (n == 0 && (e->event || rb_pass_due(loops)))
+			RB_TRY(rb_wait_check(&e->ctl, &idle_since, 0, 0, e->iter, "the client's messages (no progress)"));
 	}
 }
 
@@ -550,7 +489,7 @@ int rb_bw_server(rb_engine *e) {
 int rb_drain_send(rb_engine *e, uint64_t n) {
 	struct ibv_wc wc;
 	for (uint64_t i = 0; i < n; i++)
-		TRY(wait_one(e, e->scq, &wc, 0, "a send completion"));
+		RB_TRY(wait_one(e, e->scq, &wc, 0, "a send completion"));
 	return RB_OK;
 }
 
@@ -586,12 +525,11 @@ int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which) {
 		if (done != last_done) {
 			last_done = done;
 			idle_since = now;
-		} else if (now - idle_since > es[0]->timeout_ns) {
+		} else if (rb_idle_expired(&es[0]->ctl, &idle_since, now, 0)) {
 			for (int i = 0; i < n; i++) {
 				if (es[i]->completed < es[i]->target_posts) {
-					es[i]->wait_what = "a send completion (no progress on any QP of the thread)";
 					*which = i;
-					return RB_TIMEOUT;
+					return rb_timeout(&es[i]->ctl, "a send completion (no progress on any QP of the thread)");
 				}
 			}
 			return RB_OK;

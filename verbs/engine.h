@@ -6,20 +6,18 @@
 
 #include <stdint.h>
 #include <infiniband/verbs.h>
+#include "cloop.h"
 
 #define RB_MAX_POST_LIST 64
 
-enum { RB_OP_SEND = 0, RB_OP_WRITE = 1, RB_OP_READ = 2, RB_OP_FADD = 3, RB_OP_CAS = 4, RB_OP_WRITE_IMM = 5 };
-
+// Return codes: RB_OK, RB_TIMEOUT (nothing happened for ctl.timeout_ns: see
+// ctl.wait_what), RB_ABORTED (rb_ctl_abort), RB_FULL (the sample buffer is
+// full; drain it and call again) from cloop.h, and the engine's failures:
 enum {
-	RB_OK = 0,       // done: the requested iterations, or the interval ended
-	RB_ERR_WC = 1,   // a completion failed: see err_wc_*
-	RB_ERR_POST = 2, // ibv_post_send/recv failed: see err_errno
-	RB_ERR_POLL = 3, // ibv_poll_cq returned < 0
-	RB_TIMEOUT = 4,  // nothing happened for timeout_ns: see wait_what
-	RB_ABORTED = 5,  // rb_abort was called
-	RB_FULL = 6,     // the sample buffer is full; drain it and call again
-	RB_ERR_REG = 7,  // per-op: ibv_reg_mr failed: see err_errno
+	RB_ERR_WC = 1,    // a completion failed: see err_wc_*
+	RB_ERR_POST = 2,  // ibv_post_send/recv failed: see err_errno
+	RB_ERR_POLL = 3,  // ibv_poll_cq returned < 0
+	RB_ERR_REG = 7,   // per-op: ibv_reg_mr failed: see err_errno
 	RB_ERR_DEREG = 8, // per-op: ibv_dereg_mr failed: see err_errno
 };
 
@@ -35,12 +33,11 @@ typedef struct rb_engine {
 	uint64_t raddr;            // (cfg) remote target area (write, read, atomics)
 	uint32_t rkey;             // (cfg)
 	uint32_t size;             // (cfg) message size, bytes
-	int op;                    // (cfg) RB_OP_*
+	int op;                    // (cfg) enum ibv_wr_opcode: IBV_WR_SEND, _RDMA_WRITE, _RDMA_WRITE_WITH_IMM, _RDMA_READ, _ATOMIC_FETCH_AND_ADD or _ATOMIC_CMP_AND_SWP
 	int send_flags;            // (cfg) extra send flags (IBV_SEND_INLINE)
 	uint32_t tx_depth;         // (cfg) outstanding sends in bandwidth mode
 	uint32_t cq_mod;           // (cfg) signal every cq_mod-th send in bandwidth mode
 	uint32_t rx_depth;         // (cfg) receives kept posted
-	int64_t timeout_ns;        // (cfg) longest wait for any one event
 	uint32_t post_list;        // (cfg) bandwidth: work requests chained per ibv_post_send (1..RB_MAX_POST_LIST)
 	int event;                 // (cfg) wait for completions on the CQs' channels instead of busy polling
 	struct ibv_comp_channel *sch, *rch; // (cfg) the channels of scq and rcq (event mode)
@@ -70,8 +67,7 @@ typedef struct rb_engine {
 	uint64_t nsamples;         // samples written since the last reset
 	uint64_t *post_ts;         // (cfg) tx_depth slots: post time of signaled sends
 
-	int64_t stop_at;           // responder: stop after this many iterations (atomic; -1 = not yet known)
-	int abort;                 // set by rb_abort (atomic)
+	rb_ctl ctl;                // (cfg: rb_ctl_init) abort flag, responder stop count, longest wait for any one event
 
 	uint64_t iter;             // iterations done (ping-pong) / messages received (bw receiver)
 	uint64_t posted, completed, target_posts; // bandwidth sender
@@ -82,13 +78,8 @@ typedef struct rb_engine {
 	uint64_t err_wc_wr_id;
 	uint32_t err_wc_status, err_wc_opcode, err_wc_vendor_err, err_wc_qp_num;
 	int err_errno;
-	const char *wait_what;     // what a timeout was waiting for (static string)
 } rb_engine;
 
-int64_t rb_now_ns(void);
-double rb_clock_cost_ns(int n);
-void rb_abort(rb_engine *e);
-void rb_set_stop(rb_engine *e, int64_t n);
 int rb_post_recvs(rb_engine *e, uint32_t n);
 int rb_lat_client(rb_engine *e, uint64_t n);
 int rb_lat_server(rb_engine *e);

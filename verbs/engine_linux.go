@@ -1,6 +1,7 @@
 package verbs
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../internal/cloop
 #cgo LDFLAGS: -lm
 #include <stdlib.h>
 #include "engine.h"
@@ -13,44 +14,15 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	_ "github.com/rdmabench/rdmabench/internal/cloop" // cloop.h: rebuild when it changes
 )
-
-// EngineOp is the operation an Engine measures.
-type EngineOp int
-
-// Engine operations.
-const (
-	EngineSend     EngineOp = C.RB_OP_SEND
-	EngineWrite    EngineOp = C.RB_OP_WRITE
-	EngineRead     EngineOp = C.RB_OP_READ
-	EngineFetchAdd EngineOp = C.RB_OP_FADD
-	EngineCmpSwap  EngineOp = C.RB_OP_CAS
-	EngineWriteImm EngineOp = C.RB_OP_WRITE_IMM
-)
-
-func (o EngineOp) String() string {
-	switch o {
-	case EngineSend:
-		return OpSend.String()
-	case EngineWrite:
-		return OpWrite.String()
-	case EngineRead:
-		return OpRead.String()
-	case EngineFetchAdd:
-		return OpFetchAdd.String()
-	case EngineCmpSwap:
-		return OpCmpSwap.String()
-	case EngineWriteImm:
-		return OpWriteWithImm.String()
-	}
-	return fmt.Sprintf("EngineOp(%d)", int(o))
-}
 
 // Memory is registered memory an Engine works on: an *MR, or a *PoolBuf
 // (a buffer of a Pool, inside its slab's MR).
 type Memory interface {
 	Addr() uint64 // virtual address of the first byte
-	Len() uint64  // bytes
+	Len() uint64  // bytes; 0 for a nil pointer (no memory)
 	LKey() uint32 // local key valid for [Addr, Addr+Len)
 }
 
@@ -62,8 +34,10 @@ type EngineConfig struct {
 	// MR is the local registered memory (an *MR or a pool's *PoolBuf). The
 	// engine keeps its address and lkey: it must stay registered until the
 	// engine is closed.
-	MR         Memory
-	Op         EngineOp
+	MR Memory
+	// Op is the operation measured: OpSend, OpWrite, OpWriteWithImm, OpRead,
+	// OpFetchAdd or OpCmpSwap. The C loops post it as is (enum ibv_wr_opcode).
+	Op         Opcode
 	Size       int    // message size, bytes
 	RecvOffset int    // bytes into MR: where receives land and the peer writes
 	RemoteAddr uint64 // peer's target area (write, read, atomics)
@@ -106,6 +80,15 @@ type PerOp struct {
 // `rdmabench mr`, so both measure the same call).
 const perOpAccess = AccessLocalWrite
 
+// engineOp reports whether the engine's C loops measure op.
+func engineOp(op Opcode) bool {
+	switch op {
+	case OpSend, OpWrite, OpWriteWithImm, OpRead, OpFetchAdd, OpCmpSwap:
+		return true
+	}
+	return false
+}
+
 // MaxPostList bounds EngineConfig.PostList.
 const MaxPostList = C.RB_MAX_POST_LIST
 
@@ -119,10 +102,12 @@ type Engine struct {
 }
 
 // NewEngine allocates the C state for cfg.
-func NewEngine(cfg EngineConfig) (*Engine, error) {
+func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	switch {
-	case cfg.QP == nil || cfg.MR == nil || isNilMemory(cfg.MR):
+	case cfg.QP == nil || cfg.MR == nil || cfg.MR.Len() == 0: // a nil *MR or *PoolBuf has length 0
 		return nil, fmt.Errorf("verbs: engine needs a QP and an MR")
+	case !engineOp(cfg.Op):
+		return nil, fmt.Errorf("verbs: the engine does not measure %s", cfg.Op)
 	case cfg.Size < 1:
 		return nil, fmt.Errorf("verbs: engine message size %d must be at least 1 byte", cfg.Size)
 	case cfg.RecvOffset < 0 || uint64(cfg.RecvOffset+cfg.Size) > cfg.MR.Len() || uint64(cfg.Size) > cfg.MR.Len():
@@ -135,7 +120,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		return nil, fmt.Errorf("verbs: post list %d out of range 1..%d", cfg.PostList, MaxPostList)
 	case cfg.Event && (cfg.QP.send.ch == nil || cfg.QP.recv.ch == nil):
 		return nil, fmt.Errorf("verbs: event mode needs CQs created with a completion channel")
-	case cfg.QP.typ == QPTypeUD && (cfg.Op != EngineSend || cfg.UD.AH == nil):
+	case cfg.QP.typ == QPTypeUD && (cfg.Op != OpSend || cfg.UD.AH == nil):
 		return nil, fmt.Errorf("verbs: a UD engine runs SEND with an address handle (op %s)", cfg.Op)
 	case cfg.QP.typ == QPTypeUD && uint64(cfg.RecvOffset+cfg.Size+GRHSize) > cfg.MR.Len():
 		return nil, fmt.Errorf("verbs: UD receive area (size %d + %d-byte GRH at offset %d) exceeds the %d-byte MR", cfg.Size, GRHSize, cfg.RecvOffset, cfg.MR.Len())
@@ -152,16 +137,17 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if e == nil {
 		return nil, &Error{Op: "calloc", Err: syscall.ENOMEM}
 	}
+	defer func() {
+		if err != nil {
+			freeEngine(e)
+		}
+	}()
 	e.samples = (*C.uint64_t)(C.calloc(C.size_t(cfg.Samples), 8))
 	e.post_ts = (*C.uint64_t)(C.calloc(C.size_t(cfg.TxDepth), 8))
 	if cfg.PerOp != nil {
 		e.op_mrs = (**C.struct_ibv_mr)(C.calloc(C.size_t(cfg.TxDepth), C.size_t(unsafe.Sizeof(uintptr(0)))))
 	}
 	if e.samples == nil || e.post_ts == nil || (cfg.PerOp != nil && e.op_mrs == nil) {
-		C.free(unsafe.Pointer(e.samples))
-		C.free(unsafe.Pointer(e.post_ts))
-		C.free(unsafe.Pointer(e.op_mrs))
-		C.free(unsafe.Pointer(e))
 		return nil, &Error{Op: "calloc", Detail: fmt.Sprintf("%d samples", cfg.Samples), Err: syscall.ENOMEM}
 	}
 	e.qp = cfg.QP.qp
@@ -180,7 +166,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e.tx_depth = C.uint32_t(cfg.TxDepth)
 	e.cq_mod = C.uint32_t(cfg.CQMod)
 	e.rx_depth = C.uint32_t(cfg.RxDepth)
-	e.timeout_ns = C.int64_t(cfg.Timeout.Nanoseconds())
+	C.rb_ctl_init(&e.ctl, C.int64_t(cfg.Timeout.Nanoseconds()))
 	e.post_list = C.uint32_t(max(cfg.PostList, 1))
 	if cfg.Event {
 		e.event, e.sch, e.rch = 1, cfg.QP.send.ch, cfg.QP.recv.ch
@@ -192,27 +178,12 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		e.per_op, e.op_base, e.op_access = 1, C.uint64_t(p.Buf.Addr()), C.int(perOpAccess)
 		pd, err := p.PD.acquire()
 		if err != nil {
-			C.free(unsafe.Pointer(e.samples))
-			C.free(unsafe.Pointer(e.post_ts))
-			C.free(unsafe.Pointer(e.op_mrs))
-			C.free(unsafe.Pointer(e))
 			return nil, err
 		}
 		e.pd = pd
 	}
 	e.cap = C.uint64_t(cfg.Samples)
-	e.stop_at = -1
 	return &Engine{e: e, cfg: cfg}, nil
-}
-
-func isNilMemory(m Memory) bool {
-	switch v := m.(type) {
-	case *MR:
-		return v == nil
-	case *PoolBuf:
-		return v == nil
-	}
-	return false
 }
 
 // checkPerOp checks the per-operation registration settings: a PD and a
@@ -250,7 +221,7 @@ func (g *Engine) err(rc C.int, what string) error {
 	case C.RB_OK:
 		return nil
 	case C.RB_ERR_WC:
-		return &WCError{Status: WCStatus(e.err_wc_status), Opcode: g.cfg.Op.String(), VendorErr: uint32(e.err_wc_vendor_err),
+		return &WCError{Status: WCStatus(e.err_wc_status), Opcode: g.cfg.Op, VendorErr: uint32(e.err_wc_vendor_err),
 			WRID: uint64(e.err_wc_wr_id), QPN: uint32(e.err_wc_qp_num)}
 	case C.RB_ERR_POST:
 		return &Error{Op: "ibv_post_send/recv", Detail: fmt.Sprintf("%s %d bytes, %s", g.cfg.Op, g.cfg.Size, what), Err: syscall.Errno(e.err_errno)}
@@ -266,7 +237,7 @@ func (g *Engine) err(rc C.int, what string) error {
 		return &Error{Op: "ibv_dereg_mr", Detail: fmt.Sprintf("per-op registration of %s %d bytes, %s", g.cfg.Op, g.cfg.Size, what), Err: syscall.Errno(e.err_errno)}
 	case C.RB_TIMEOUT:
 		return fmt.Errorf("%s: %w: no progress for %v while waiting for %s (iteration %d)", what, ErrTimeout, g.cfg.Timeout,
-			C.GoString(e.wait_what), uint64(e.iter))
+			C.GoString(e.ctl.wait_what), uint64(e.iter))
 	case C.RB_ABORTED:
 		return fmt.Errorf("%s: %w", what, ErrAborted)
 	}
@@ -307,7 +278,7 @@ func (g *Engine) LatClient(n int) error {
 // READ and atomics have no responder loop: the peer's CPU takes no part.
 func (g *Engine) LatServer() error {
 	switch g.cfg.Op {
-	case EngineSend, EngineWrite, EngineWriteImm:
+	case OpSend, OpWrite, OpWriteWithImm:
 		return g.err(C.rb_lat_server(g.e), "latency responder")
 	}
 	return fmt.Errorf("verbs: %s has no responder loop: the peer's CPU takes no part", g.cfg.Op)
@@ -319,7 +290,7 @@ func (g *Engine) SetStop(n int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.closed {
-		C.rb_set_stop(g.e, C.int64_t(n))
+		C.rb_ctl_set_stop(&g.e.ctl, C.int64_t(n))
 	}
 }
 
@@ -329,7 +300,7 @@ func (g *Engine) Abort() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.closed {
-		C.rb_abort(g.e)
+		C.rb_ctl_abort(&g.e.ctl)
 	}
 }
 
@@ -364,8 +335,12 @@ func (g *Engine) BWClient(until int64) (full bool, err error) {
 func (g *Engine) BWServer() error { return g.err(C.rb_bw_server(g.e), "bandwidth receiver") }
 
 // Close frees the C state and deregisters any per-op MR a failed loop left.
-// It does not close the QP, the MR or the per-op buffer. Idempotent.
+// It does not close the QP, the MR or the per-op buffer. Idempotent; nil on
+// a nil *Engine.
 func (g *Engine) Close() error {
+	if g == nil {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
@@ -379,12 +354,19 @@ func (g *Engine) Close() error {
 		}
 		g.cfg.PerOp.PD.release()
 	}
-	C.free(unsafe.Pointer(g.e.samples))
-	C.free(unsafe.Pointer(g.e.post_ts))
-	C.free(unsafe.Pointer(g.e.op_mrs))
-	C.free(unsafe.Pointer(g.e))
+	freeEngine(g.e)
 	g.e = nil
 	return err
+}
+
+// freeEngine frees an engine's C allocations: the state and the buffers it
+// points to (free ignores those never allocated). NewEngine's error paths
+// and Close use it; it releases nothing else (per-op MRs, the PD).
+func freeEngine(e *C.rb_engine) {
+	C.free(unsafe.Pointer(e.samples))
+	C.free(unsafe.Pointer(e.post_ts))
+	C.free(unsafe.Pointer(e.op_mrs))
+	C.free(unsafe.Pointer(e))
 }
 
 // SetSchedule makes LatClient open-loop: sends at rate operations per second,

@@ -154,46 +154,13 @@ func (s WCStatus) String() string {
 	return fmt.Sprintf("IBV_WC_STATUS(%d)", uint32(s))
 }
 
-// WCOpcode is enum ibv_wc_opcode.
-type WCOpcode uint32
-
-// Completion opcodes, with C's values.
-const (
-	WCOpSend            WCOpcode = 0
-	WCOpRDMAWrite       WCOpcode = 1
-	WCOpRDMARead        WCOpcode = 2
-	WCOpCompSwap        WCOpcode = 3
-	WCOpFetchAdd        WCOpcode = 4
-	WCOpRecv            WCOpcode = 1 << 7
-	WCOpRecvRDMAWithImm WCOpcode = 1<<7 + 1
-)
-
-func (o WCOpcode) String() string {
-	switch o {
-	case WCOpSend:
-		return "SEND"
-	case WCOpRDMAWrite:
-		return "RDMA_WRITE"
-	case WCOpRDMARead:
-		return "RDMA_READ"
-	case WCOpCompSwap:
-		return "COMP_SWAP"
-	case WCOpFetchAdd:
-		return "FETCH_ADD"
-	case WCOpRecv:
-		return "RECV"
-	case WCOpRecvRDMAWithImm:
-		return "RECV_RDMA_WITH_IMM"
-	}
-	return fmt.Sprintf("OPCODE(%d)", uint32(o))
-}
-
 // WCError is a work completion with a status other than success. Only
 // Status, VendorErr, WRID and QPN are defined by the verbs spec for a failed
-// completion; Opcode is what the work request was (known to the poster).
+// completion; Opcode is what the work request was (known to the poster),
+// OpUnknown when the poster kept no record of it.
 type WCError struct {
 	Status    WCStatus
-	Opcode    string // the operation of the failed work request, e.g. "RDMA_WRITE"
+	Opcode    Opcode // the operation of the failed work request, e.g. OpWrite
 	VendorErr uint32
 	WRID      uint64
 	QPN       uint32

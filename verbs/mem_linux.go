@@ -62,8 +62,11 @@ func (p *PD) release() {
 }
 
 // Close deallocates the PD; it fails while MRs or QPs of the PD are open.
-// Close is idempotent.
+// Close is idempotent; nil on a nil *PD.
 func (p *PD) Close() error {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -125,9 +128,10 @@ func (b *Buffer) Len() int { return len(b.mem) }
 // Addr is the buffer's virtual address.
 func (b *Buffer) Addr() uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b.mem)))) }
 
-// Close unmaps the buffer. Deregister every MR over it first. Idempotent.
+// Close unmaps the buffer. Deregister every MR over it first. Idempotent;
+// nil on a nil *Buffer.
 func (b *Buffer) Close() error {
-	if b.closed {
+	if b == nil || b.closed {
 		return nil
 	}
 	b.closed = true
@@ -214,8 +218,13 @@ func (p *PD) RegisterMR(buf *Buffer, offset, length int, access Access) (*MR, er
 // Addr is the registered start address; Len its length in bytes.
 func (m *MR) Addr() uint64 { return m.addr }
 
-// Len is the registered length, bytes.
-func (m *MR) Len() uint64 { return m.length }
+// Len is the registered length, bytes; 0 for a nil *MR.
+func (m *MR) Len() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.length
+}
 
 // LKey is the local key.
 func (m *MR) LKey() uint32 { return m.lkey }
@@ -226,9 +235,9 @@ func (m *MR) RKey() uint32 { return m.rkey }
 // Access is the access the MR was registered with.
 func (m *MR) Access() Access { return m.access }
 
-// Close deregisters the MR. Idempotent.
+// Close deregisters the MR. Idempotent; nil on a nil *MR.
 func (m *MR) Close() error {
-	if m.closed {
+	if m == nil || m.closed {
 		return nil
 	}
 	m.closed = true

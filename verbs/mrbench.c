@@ -1,34 +1,25 @@
 // Memory-registration benchmark loops. See mrbench.h. Timestamps:
-// CLOCK_MONOTONIC_RAW, ns, as in engine.c.
+// rb_now_ns (cloop.h), CLOCK_MONOTONIC_RAW, ns, as in engine.c.
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 #include "mrbench.h"
 #include "reg.h"
-
-#define MR_CHECK_EVERY 64 // polls between clock/abort checks
-
-static inline int64_t mr_now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 int rb_mr_reg_bench(struct ibv_pd *pd, uint64_t addr, uint64_t len, int access, uint64_t n,
 		uint64_t *samples_reg, uint64_t *samples_dereg, int64_t until_ns, rb_mr_reg_status *st) {
 	st->done = 0;
 	st->err_errno = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		int64_t t0 = mr_now_ns();
+		int64_t t0 = rb_now_ns();
 		int e = 0;
 		struct ibv_mr *mr = rb_reg_errno(pd, addr, len, access, &e);
-		int64_t t1 = mr_now_ns();
+		int64_t t1 = rb_now_ns();
 		if (mr == NULL) {
 			st->err_errno = e;
 			return RB_MR_ERR_REG;
 		}
 		int rc = ibv_dereg_mr(mr);
-		int64_t t2 = mr_now_ns();
+		int64_t t2 = rb_now_ns();
 		if (rc) {
 			st->err_errno = rc;
 			return RB_MR_ERR_DEREG;
@@ -39,12 +30,8 @@ int rb_mr_reg_bench(struct ibv_pd *pd, uint64_t addr, uint64_t len, int access, 
 		if (until_ns > 0 && t2 >= until_ns && i + 1 >= 2)
 			break;
 	}
-	return RB_MR_OK;
+	return RB_OK;
 }
-
-void rb_mr_op_abort(rb_mr_op *o) { __atomic_store_n(&o->abort, 1, __ATOMIC_RELEASE); }
-
-static inline int mr_aborted(rb_mr_op *o) { return __atomic_load_n(&o->abort, __ATOMIC_ACQUIRE); }
 
 // post_write posts one signaled RDMA WRITE of the source with lkey.
 static int post_write(rb_mr_op *o, uint32_t lkey) {
@@ -63,11 +50,11 @@ static int post_write(rb_mr_op *o, uint32_t lkey) {
 		o->err_errno = rc;
 		return RB_MR_ERR_POST;
 	}
-	return RB_MR_OK;
+	return RB_OK;
 }
 
 // wait_write polls the send CQ until the WRITE's completion arrives, with a
-// no-progress deadline of timeout_ns.
+// no-progress deadline of ctl.timeout_ns.
 static int wait_write(rb_mr_op *o) {
 	struct ibv_wc wc;
 	int64_t start = 0;
@@ -79,38 +66,29 @@ static int wait_write(rb_mr_op *o) {
 		}
 		if (n == 1) {
 			if (wc.status == IBV_WC_SUCCESS)
-				return RB_MR_OK;
+				return RB_OK;
 			o->err_wc_wr_id = wc.wr_id;
 			o->err_wc_status = wc.status;
 			o->err_wc_vendor_err = wc.vendor_err;
 			o->err_wc_qp_num = wc.qp_num;
 			return RB_MR_ERR_WC;
 		}
-		if (spins % MR_CHECK_EVERY == MR_CHECK_EVERY - 1) { // a clock read costs: not on every spin
-			if (mr_aborted(o))
-				return RB_MR_ABORTED;
-			int64_t now = mr_now_ns();
-			if (start == 0)
-				start = now;
-			else if (now - start > o->timeout_ns) {
-				o->wait_what = "the RDMA WRITE completion";
-				return RB_MR_TIMEOUT;
-			}
-		}
+		if (rb_spin_due(spins))
+			RB_TRY(rb_wait_check(&o->ctl, &start, 0, 0, o->iter, "the RDMA WRITE completion"));
 	}
 }
 
 int rb_mr_op_run(rb_mr_op *o, uint64_t n) {
 	if (o->nsamples + n > o->cap)
-		return RB_MR_FULL;
+		return RB_FULL;
 	for (uint64_t i = 0; i < n; i++) {
-		int64_t t0 = mr_now_ns();
+		int64_t t0 = rb_now_ns();
 		if (o->per_op) {
 			struct ibv_mr *mr = rb_reg_errno(o->pd, o->laddr, o->size, o->access, &o->err_errno);
 			if (mr == NULL)
 				return RB_MR_ERR_REG;
 			int rc = post_write(o, mr->lkey);
-			if (rc == RB_MR_OK)
+			if (rc == RB_OK)
 				rc = wait_write(o);
 			// Deregister even after an error (the first error is reported).
 			int drc = ibv_dereg_mr(mr);
@@ -122,17 +100,17 @@ int rb_mr_op_run(rb_mr_op *o, uint64_t n) {
 			}
 		} else {
 			int rc = post_write(o, o->lkey);
-			if (rc == RB_MR_OK)
+			if (rc == RB_OK)
 				rc = wait_write(o);
 			if (rc)
 				return rc;
 		}
-		int64_t t1 = mr_now_ns();
+		int64_t t1 = rb_now_ns();
 		if (o->t_first == 0)
 			o->t_first = t0;
 		o->t_last = t1;
 		o->samples[o->nsamples++] = (uint64_t)(t1 - t0);
 		o->iter++;
 	}
-	return RB_MR_OK;
+	return RB_OK;
 }

@@ -8,17 +8,17 @@
 #include <stdint.h>
 #include <string.h>
 #include <infiniband/verbs.h>
+#include "cloop.h"
 
+// Return codes: RB_OK, RB_TIMEOUT (no completion for ctl.timeout_ns: see
+// ctl.wait_what), RB_ABORTED (rb_ctl_abort), RB_FULL (the sample buffer
+// cannot hold the batch) from cloop.h, and the loops' failures:
 enum {
-	RB_MR_OK = 0,
 	RB_MR_ERR_REG = 1,   // ibv_reg_mr failed: see err_errno
 	RB_MR_ERR_DEREG = 2, // ibv_dereg_mr failed: see err_errno
 	RB_MR_ERR_POST = 3,  // ibv_post_send failed: see err_errno
-	RB_MR_ERR_WC = 4,    // the WRITE completed with an error: see err_wc_*
-	RB_MR_ERR_POLL = 5,  // ibv_poll_cq returned < 0: see err_errno
-	RB_MR_TIMEOUT = 6,   // no completion for timeout_ns: see wait_what
-	RB_MR_ABORTED = 7,   // rb_mr_op_abort was called
-	RB_MR_FULL = 8,      // the sample buffer cannot hold the batch
+	RB_MR_ERR_WC = 7,    // the WRITE completed with an error: see err_wc_*
+	RB_MR_ERR_POLL = 8,  // ibv_poll_cq returned < 0: see err_errno
 };
 
 // rb_mr_reg_status reports how far rb_mr_reg_bench got and why it stopped.
@@ -48,7 +48,7 @@ typedef struct rb_mr_op {
 	uint32_t size;       // (cfg) bytes per WRITE
 	int access;          // (cfg) access of per-operation registrations
 	int per_op;          // (cfg) 1: ibv_reg_mr + WRITE + ibv_dereg_mr per operation
-	int64_t timeout_ns;  // (cfg) longest wait for one completion
+	rb_ctl ctl;          // (cfg: rb_ctl_init) abort flag, longest wait for one completion
 
 	uint64_t *samples;   // (cfg) per-operation latency, ns
 	uint64_t cap;        // (cfg) its capacity, entries
@@ -56,13 +56,11 @@ typedef struct rb_mr_op {
 
 	uint64_t iter;          // operations done
 	int64_t t_first, t_last; // start of the first and end of the last operation (CLOCK_MONOTONIC_RAW ns)
-	int abort;              // set by rb_mr_op_abort (atomic)
 
 	// error details
 	uint64_t err_wc_wr_id;
 	uint32_t err_wc_status, err_wc_vendor_err, err_wc_qp_num;
 	int err_errno;
-	const char *wait_what; // what a timeout was waiting for (static string)
 } rb_mr_op;
 
 // rb_mr_op_run does n operations, one at a time, and appends each one's
@@ -70,7 +68,6 @@ typedef struct rb_mr_op {
 // polled completion; in per-op mode from just before ibv_reg_mr to just
 // after ibv_dereg_mr.
 int rb_mr_op_run(rb_mr_op *o, uint64_t n);
-void rb_mr_op_abort(rb_mr_op *o);
 
 // rb_query_odp reads the On-Demand Paging capabilities (ibv_query_device_ex).
 // It returns 0 or an errno value.

@@ -67,7 +67,7 @@ func (p *PD) RegBench(buf *Buffer, length int, access Access, n int, budget time
 	dereg = append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(cd)), done)...)
 	detail := fmt.Sprintf("%d bytes, access %s, iteration %d", length, access, done)
 	switch rc {
-	case C.RB_MR_OK:
+	case C.RB_OK:
 		return reg, dereg, nil
 	case C.RB_MR_ERR_REG:
 		e := &Error{Op: "ibv_reg_mr", Detail: detail, Err: syscall.Errno(st.err_errno)}
@@ -176,7 +176,7 @@ func NewMROpLoop(cfg MROpConfig) (_ *MROpLoop, err error) {
 	o.rkey = C.uint32_t(cfg.RKey)
 	o.size = C.uint32_t(cfg.Size)
 	o.access = C.int(cfg.Access)
-	o.timeout_ns = C.int64_t(cfg.Timeout.Nanoseconds())
+	C.rb_ctl_init(&o.ctl, C.int64_t(cfg.Timeout.Nanoseconds()))
 	o.cap = C.uint64_t(cfg.Samples)
 	return l, nil
 }
@@ -210,7 +210,7 @@ func (l *MROpLoop) Run(n int) error {
 	o := l.o
 	what := fmt.Sprintf("%s RDMA_WRITE %d bytes, operation %d", l.Mode(), l.cfg.Size, uint64(o.iter))
 	switch rc {
-	case C.RB_MR_OK:
+	case C.RB_OK:
 		return nil
 	case C.RB_MR_ERR_REG:
 		e := &Error{Op: "ibv_reg_mr", Detail: fmt.Sprintf("%s, access %s", what, l.cfg.Access), Err: syscall.Errno(o.err_errno)}
@@ -225,11 +225,11 @@ func (l *MROpLoop) Run(n int) error {
 	case C.RB_MR_ERR_POLL:
 		return &Error{Op: "ibv_poll_cq", Detail: fmt.Sprintf("%s: returned %d", what, int(o.err_errno))}
 	case C.RB_MR_ERR_WC:
-		return &WCError{Status: WCStatus(o.err_wc_status), Opcode: OpWrite.String(), VendorErr: uint32(o.err_wc_vendor_err),
+		return &WCError{Status: WCStatus(o.err_wc_status), Opcode: OpWrite, VendorErr: uint32(o.err_wc_vendor_err),
 			WRID: uint64(o.err_wc_wr_id), QPN: uint32(o.err_wc_qp_num)}
-	case C.RB_MR_TIMEOUT:
-		return fmt.Errorf("%s: %w: no progress for %v while waiting for %s", what, ErrTimeout, l.cfg.Timeout, C.GoString(o.wait_what))
-	case C.RB_MR_ABORTED:
+	case C.RB_TIMEOUT:
+		return fmt.Errorf("%s: %w: no progress for %v while waiting for %s", what, ErrTimeout, l.cfg.Timeout, C.GoString(o.ctl.wait_what))
+	case C.RB_ABORTED:
 		return fmt.Errorf("%s: %w", what, ErrAborted)
 	}
 	return fmt.Errorf("verbs: MR op loop returned %d (%s)", int(rc), what)
@@ -277,21 +277,18 @@ func (l *MROpLoop) Reset() {
 // Abort makes a running Run return ErrAborted. Safe from another goroutine.
 func (l *MROpLoop) Abort() {
 	if !l.closed && l.o != nil {
-		C.rb_mr_op_abort(l.o)
+		C.rb_ctl_abort(&l.o.ctl)
 	}
 }
 
 // Close deregisters the pooled MR and frees the C state. It closes neither
-// the QP nor the buffer. Idempotent.
+// the QP nor the buffer. Idempotent; nil on a nil *MROpLoop.
 func (l *MROpLoop) Close() error {
-	if l.closed {
+	if l == nil || l.closed {
 		return nil
 	}
 	l.closed = true
-	var err error
-	if l.pool != nil {
-		err = l.pool.Close()
-	}
+	err := l.pool.Close() // nil in per-op mode
 	if l.locked > 0 {
 		lockedBytes.Add(^(l.locked - 1))
 	}

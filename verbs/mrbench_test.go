@@ -197,7 +197,7 @@ func TestRDMAMROpWrongRKey(t *testing.T) {
 	defer l.Close()
 	err = l.Run(1)
 	var wce *verbs.WCError
-	if !errors.As(err, &wce) || wce.Status != verbs.WCRemAccessErr || wce.Opcode != "RDMA_WRITE" {
+	if !errors.As(err, &wce) || wce.Status != verbs.WCRemAccessErr || wce.Opcode != verbs.OpWrite {
 		t.Fatalf("WRITE with a wrong rkey: %v, want *WCError IBV_WC_REM_ACCESS_ERR (RDMA_WRITE)", err)
 	}
 	// The per-op MR was deregistered despite the error: the PD closes at cleanup.

@@ -92,8 +92,14 @@ type PoolBuf struct {
 // Addr is the buffer's virtual address.
 func (b *PoolBuf) Addr() uint64 { return b.addr }
 
-// Len is the buffer's length, bytes (PoolConfig.BufSize).
-func (b *PoolBuf) Len() uint64 { return uint64(len(b.mem)) }
+// Len is the buffer's length, bytes (PoolConfig.BufSize); 0 for a nil
+// *PoolBuf or once its pool is closed.
+func (b *PoolBuf) Len() uint64 {
+	if b == nil {
+		return 0
+	}
+	return uint64(len(b.mem))
+}
 
 // LKey is the local key of the slab's MR, valid for the buffer.
 func (b *PoolBuf) LKey() uint32 { return b.mr.lkey }
@@ -234,8 +240,11 @@ func (pl *Pool) Put(b *PoolBuf) error {
 }
 
 // Close deregisters every slab's MR and unmaps the slabs. It refuses while
-// buffers are out ("N buffers still out"). Idempotent.
+// buffers are out ("N buffers still out"). Idempotent; nil on a nil *Pool.
 func (pl *Pool) Close() error {
+	if pl == nil {
+		return nil
+	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.shut {

@@ -128,9 +128,7 @@ func TestRDMAPoolErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if p, err := pd.NewPool(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
-				if p != nil {
-					p.Close()
-				}
+				p.Close()
 				t.Fatalf("NewPool(%+v) = %v, want %q", tt.cfg, err, tt.want)
 			}
 		})
@@ -184,14 +182,14 @@ func TestRDMAPoolEngine(t *testing.T) {
 	ctx := testutil.RequireRDMA(t)
 	for _, tt := range []struct {
 		name  string
-		op    verbs.EngineOp
+		op    verbs.Opcode
 		bw    bool
 		perOp bool
 	}{
-		{"write bw pooled", verbs.EngineWrite, true, false},
-		{"write bw per-op", verbs.EngineWrite, true, true},
-		{"read lat per-op", verbs.EngineRead, false, true},
-		{"fetch_add lat per-op", verbs.EngineFetchAdd, false, true},
+		{"write bw pooled", verbs.OpWrite, true, false},
+		{"write bw per-op", verbs.OpWrite, true, true},
+		{"read lat per-op", verbs.OpRead, false, true},
+		{"fetch_add lat per-op", verbs.OpFetchAdd, false, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			const size, area, iters = 4096, 4096, 300
@@ -211,7 +209,7 @@ func TestRDMAPoolEngine(t *testing.T) {
 			defer rb.Put()
 			cfg := verbs.EngineConfig{QP: a.QP, MR: la, Op: tt.op, Size: size, RecvOffset: area, RemoteAddr: rb.Addr() + area,
 				RKey: rb.RKey(), TxDepth: 16, CQMod: 4, RxDepth: 1, Timeout: 5 * time.Second, Samples: iters}
-			if tt.op == verbs.EngineFetchAdd {
+			if tt.op == verbs.OpFetchAdd {
 				cfg.Size = 8
 			}
 			if !tt.bw {
@@ -250,7 +248,7 @@ func TestRDMAPoolEngine(t *testing.T) {
 			} else if err := e.LatClient(iters); err != nil {
 				t.Fatal(err)
 			}
-			if tt.op == verbs.EngineFetchAdd && rb.Bytes()[area] != byte(iters%256) { // little-endian counter
+			if tt.op == verbs.OpFetchAdd && rb.Bytes()[area] != byte(iters%256) { // little-endian counter
 				t.Fatalf("remote counter low byte %d after %d fetch_adds", rb.Bytes()[area], iters)
 			}
 			if err := e.Close(); err != nil {

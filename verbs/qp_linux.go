@@ -291,7 +291,10 @@ func (q *QP) ToError() error {
 	return nil
 }
 
-// Opcode is enum ibv_wr_opcode.
+// Opcode is enum ibv_wr_opcode: rdmabench's one vocabulary of operations.
+// A work request posts one (SendWR.Op), an Engine measures one
+// (EngineConfig.Op), a completion names one (WC.Opcode, with WC.Recv for a
+// receive) and so does a failed one (WCError.Opcode).
 type Opcode int
 
 // Work request opcodes, with C's values.
@@ -303,6 +306,11 @@ const (
 	OpRead         Opcode = C.IBV_WR_RDMA_READ
 	OpCmpSwap      Opcode = C.IBV_WR_ATOMIC_CMP_AND_SWP
 	OpFetchAdd     Opcode = C.IBV_WR_ATOMIC_FETCH_AND_ADD
+	// OpUnknown is not a C value: the operation of a completion is not
+	// known (a failed completion's own opcode is undefined, and a receive
+	// or an untracked work request leaves no record), or the completion's
+	// opcode has no work request counterpart here (e.g. IBV_WC_BIND_MW).
+	OpUnknown Opcode = -1
 )
 
 func (o Opcode) String() string {
@@ -321,6 +329,8 @@ func (o Opcode) String() string {
 		return "ATOMIC_CMP_AND_SWP"
 	case OpFetchAdd:
 		return "ATOMIC_FETCH_AND_ADD"
+	case OpUnknown:
+		return "unknown"
 	}
 	return fmt.Sprintf("Opcode(%d)", int(o))
 }
@@ -397,9 +407,9 @@ func (q *QP) PostRecv(wrID uint64, mr *MR, offset, length int) error {
 	return nil
 }
 
-// Close destroys the QP. Idempotent.
+// Close destroys the QP. Idempotent; nil on a nil *QP.
 func (q *QP) Close() error {
-	if q.closed {
+	if q == nil || q.closed {
 		return nil
 	}
 	q.closed = true

@@ -155,6 +155,13 @@ func TestRDMAExchange(t *testing.T) {
 				if wc.WRID != uint64(n) {
 					t.Fatalf("wr_id %d, want %d", wc.WRID, n)
 				}
+				wantOp := wr.Op
+				if op == "write_imm" {
+					wantOp = verbs.OpWrite // a send completion cannot tell WRITE_WITH_IMM from WRITE
+				}
+				if wc.Recv || wc.Opcode != wantOp {
+					t.Fatalf("send completion opcode %s (recv %v), want %s", wc.Opcode, wc.Recv, wantOp)
+				}
 				if op == "send" || op == "write_imm" {
 					rwc, err := target.RecvCQ.Wait(waitFor)
 					if err != nil {
@@ -163,7 +170,10 @@ func TestRDMAExchange(t *testing.T) {
 					if op == "send" && int(rwc.ByteLen) != n {
 						t.Fatalf("received %d bytes, want %d", rwc.ByteLen, n)
 					}
-					if op == "write_imm" && (!rwc.HasImm || rwc.Imm != wr.Imm || rwc.Opcode != verbs.WCOpRecvRDMAWithImm) {
+					if !rwc.Recv || rwc.Opcode != wr.Op {
+						t.Fatalf("receive completion opcode %s (recv %v), want %s", rwc.Opcode, rwc.Recv, wr.Op)
+					}
+					if op == "write_imm" && (!rwc.HasImm || rwc.Imm != wr.Imm) {
 						t.Fatalf("write_imm completion %+v, want imm 0x%x", rwc, wr.Imm)
 					}
 				}
@@ -191,8 +201,8 @@ func TestRDMAWrongRKey(t *testing.T) {
 	if wce.Status != verbs.WCRemAccessErr || wce.WRID != 42 || wce.QPN != a.QP.QPN() {
 		t.Fatalf("WCError %+v, want IBV_WC_REM_ACCESS_ERR for wr_id 42 on qpn 0x%x", wce, a.QP.QPN())
 	}
-	if wce.Opcode != "RDMA_WRITE" {
-		t.Errorf("WCError opcode %q, want RDMA_WRITE (the posted operation)", wce.Opcode)
+	if wce.Opcode != verbs.OpWrite {
+		t.Errorf("WCError opcode %s, want RDMA_WRITE (the posted operation)", wce.Opcode)
 	}
 	if !strings.Contains(err.Error(), "IBV_WC_REM_ACCESS_ERR") {
 		t.Fatalf("message %q does not name the status", err)
@@ -276,15 +286,15 @@ func TestRDMAEngineLatency(t *testing.T) {
 	ctx := testutil.RequireRDMA(t)
 	for _, tt := range []struct {
 		name   string
-		op     verbs.EngineOp
+		op     verbs.Opcode
 		access verbs.Access
 		server bool
 	}{
-		{"send", verbs.EngineSend, 0, true},
-		{"write", verbs.EngineWrite, verbs.AccessRemoteWrite, true},
-		{"write_imm", verbs.EngineWriteImm, verbs.AccessRemoteWrite, true},
-		{"read", verbs.EngineRead, verbs.AccessRemoteRead, false},
-		{"fetch_add", verbs.EngineFetchAdd, verbs.AccessRemoteAtomic, false},
+		{"send", verbs.OpSend, 0, true},
+		{"write", verbs.OpWrite, verbs.AccessRemoteWrite, true},
+		{"write_imm", verbs.OpWriteWithImm, verbs.AccessRemoteWrite, true},
+		{"read", verbs.OpRead, verbs.AccessRemoteRead, false},
+		{"fetch_add", verbs.OpFetchAdd, verbs.AccessRemoteAtomic, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			const size, iters = 64, 200
@@ -343,12 +353,12 @@ func TestRDMAEngineBandwidth(t *testing.T) {
 	ctx := testutil.RequireRDMA(t)
 	for _, tt := range []struct {
 		name   string
-		op     verbs.EngineOp
+		op     verbs.Opcode
 		access verbs.Access
 	}{
-		{"send", verbs.EngineSend, 0},
-		{"write", verbs.EngineWrite, verbs.AccessRemoteWrite},
-		{"read", verbs.EngineRead, verbs.AccessRemoteRead},
+		{"send", verbs.OpSend, 0},
+		{"write", verbs.OpWrite, verbs.AccessRemoteWrite},
+		{"read", verbs.OpRead, verbs.AccessRemoteRead},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			const size, n, depth = 4096, 1000, 32
@@ -365,7 +375,7 @@ func TestRDMAEngineBandwidth(t *testing.T) {
 			}
 			cli, srv := mk(a, b), mk(b, a)
 			done := make(chan error, 1)
-			if tt.op == verbs.EngineSend {
+			if tt.op == verbs.OpSend {
 				if err := srv.PostRecvs(128); err != nil {
 					t.Fatal(err)
 				}
@@ -401,7 +411,7 @@ func BenchmarkRDMAEngineSendLat(b *testing.B) {
 	ctx := testutil.RequireRDMA(b)
 	a, s := testutil.NewPair(b, ctx, testutil.PairConfig{BufSize: 8192})
 	mk := func(x *testutil.Side) *verbs.Engine {
-		e, err := verbs.NewEngine(verbs.EngineConfig{QP: x.QP, MR: x.MR, Op: verbs.EngineSend, Size: 2, RecvOffset: 4096,
+		e, err := verbs.NewEngine(verbs.EngineConfig{QP: x.QP, MR: x.MR, Op: verbs.OpSend, Size: 2, RecvOffset: 4096,
 			TxDepth: 1, CQMod: 1, RxDepth: 4, Timeout: 5 * time.Second, Samples: 1024})
 		if err != nil {
 			b.Fatal(err)

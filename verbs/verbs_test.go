@@ -36,7 +36,7 @@ func TestWCError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := error(&WCError{Status: tt.status, Opcode: "RDMA_WRITE", WRID: 7, QPN: 0x11})
+			err := error(&WCError{Status: tt.status, Opcode: OpWrite, WRID: 7, QPN: 0x11})
 			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "qpn 0x11") {
 				t.Fatalf("Error() = %q, want it to name %s and the QPN", err, tt.want)
 			}
@@ -179,5 +179,52 @@ func TestDiscoveryErrorsAreTyped(t *testing.T) {
 	}
 	if _, err2 := Open("rxe0"); err2 == nil {
 		t.Fatal("Open succeeded without devices")
+	}
+}
+
+// TestWCOpcode: every completion opcode maps onto the work request
+// vocabulary, receives with Recv set (ibv_wc_opcode values are ABI).
+func TestWCOpcode(t *testing.T) {
+	const recv = 1 << 7 // IBV_WC_RECV
+	tests := []struct {
+		wc       uint32
+		imm      bool
+		want     Opcode
+		wantRecv bool
+	}{
+		{0, false, OpSend, false},     // IBV_WC_SEND
+		{1, false, OpWrite, false},    // IBV_WC_RDMA_WRITE
+		{2, false, OpRead, false},     // IBV_WC_RDMA_READ
+		{3, false, OpCmpSwap, false},  // IBV_WC_COMP_SWAP
+		{4, false, OpFetchAdd, false}, // IBV_WC_FETCH_ADD
+		{5, false, OpUnknown, false},  // IBV_WC_BIND_MW
+		{recv, false, OpSend, true},
+		{recv, true, OpSendWithImm, true},
+		{recv + 1, true, OpWriteWithImm, true}, // IBV_WC_RECV_RDMA_WITH_IMM
+		{recv + 9, false, OpUnknown, true},
+	}
+	for _, tt := range tests {
+		if op, r := wcOpcode(tt.wc, tt.imm); op != tt.want || r != tt.wantRecv {
+			t.Errorf("wcOpcode(%d, imm %v) = %s, recv %v; want %s, %v", tt.wc, tt.imm, op, r, tt.want, tt.wantRecv)
+		}
+	}
+	if OpUnknown.String() != "unknown" || OpFetchAdd.String() != "ATOMIC_FETCH_AND_ADD" {
+		t.Errorf("Opcode names: %s, %s", OpUnknown, OpFetchAdd)
+	}
+}
+
+// TestNewEngineOp: the engine takes the operations its C loops post and
+// refuses the others before touching the QP.
+func TestNewEngineOp(t *testing.T) {
+	for _, op := range []Opcode{OpSendWithImm, OpUnknown, Opcode(42)} {
+		_, err := NewEngine(EngineConfig{QP: &QP{}, MR: &MR{length: 64}, Op: op, Size: 8, TxDepth: 1, CQMod: 1, RxDepth: 1, Samples: 16})
+		if err == nil || !strings.Contains(err.Error(), "does not measure") {
+			t.Errorf("NewEngine(op %s) = %v, want a refusal", op, err)
+		}
+	}
+	for _, op := range []Opcode{OpSend, OpWrite, OpWriteWithImm, OpRead, OpFetchAdd, OpCmpSwap} {
+		if !engineOp(op) {
+			t.Errorf("engineOp(%s) = false", op)
+		}
 	}
 }

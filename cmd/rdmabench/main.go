@@ -21,6 +21,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/sockeng"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -118,7 +119,8 @@ func exitCode(err error) int {
 	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
 		errors.As(err, &me), errors.Is(err, verbs.ErrNotSupported), errors.Is(err, bench.ErrPortNotActive):
 		return exitEnv
-	case errors.As(err, &wce), errors.Is(err, verbs.ErrTimeout), errors.Is(err, verbs.ErrPeerClosed):
+	case errors.As(err, &wce), errors.Is(err, verbs.ErrTimeout), errors.Is(err, sockeng.ErrTimeout),
+		errors.Is(err, sockeng.ErrPeerClosed):
 		return exitTransport
 	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne):
 		return exitPeer

@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+
+	"github.com/rdmabench/rdmabench/bench/sockeng"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 const fixtureA = "../../bench/compare/testdata/a.json"
@@ -93,6 +97,21 @@ func TestDevicePath(t *testing.T) {
 	} {
 		if got := devicePath(tc.path, tc.dev, tc.n); got != tc.want {
 			t.Errorf("devicePath(%q, %q, %d) = %q, want %q", tc.path, tc.dev, tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestExitCodeTransport: data-path failures of both engines exit with
+// exitTransport.
+func TestExitCodeTransport(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("latency client: %w", verbs.ErrTimeout),
+		&verbs.WCError{Status: verbs.WCRetryExcErr},
+		fmt.Errorf("TCP latency client: %w", sockeng.ErrTimeout),
+		&sockeng.PeerClosedError{Loop: "TCP latency responder"},
+	} {
+		if got := exitCode(fmt.Errorf("send lat 2B: %w", err)); got != exitTransport {
+			t.Errorf("exitCode(%v) = %d, want %d", err, got, exitTransport)
 		}
 	}
 }

@@ -1,5 +1,6 @@
-// Hot loops of rdmabench's kernel-TCP baseline. See sock_engine.h.
-// Timestamps: CLOCK_MONOTONIC_RAW, ns, as in engine.c.
+// Hot loops of rdmabench's kernel-TCP baseline. See engine.h.
+// Timestamps: rb_now_ns (cloop.h), CLOCK_MONOTONIC_RAW, ns, as in
+// verbs/engine.c.
 //
 // The socket is blocking with SO_RCVTIMEO/SO_SNDTIMEO set to tick_ns: on the
 // fast path every send or receive is one system call and no clock is read
@@ -7,36 +8,15 @@
 // and only then are abort, stop and the no-progress deadline checked.
 #include <errno.h>
 #include <fcntl.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include "sock_engine.h"
-
-#define RBS_STOPPED 100 // internal: the responder reached stop_at
-#define TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
-
-static inline int64_t now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-void rbs_abort(rb_sock *e) { __atomic_store_n(&e->abort, 1, __ATOMIC_RELEASE); }
-
-void rbs_set_stop(rb_sock *e, int64_t n) { __atomic_store_n(&e->stop_at, n, __ATOMIC_RELEASE); }
-
-static inline int aborted(rb_sock *e) { return __atomic_load_n(&e->abort, __ATOMIC_ACQUIRE); }
-
-static inline int stop_reached(rb_sock *e) {
-	int64_t s = __atomic_load_n(&e->stop_at, __ATOMIC_ACQUIRE);
-	return s >= 0 && e->iter >= (uint64_t)s;
-}
+#include "engine.h"
 
 static int sys_failed(rb_sock *e, const char *op, const char *what) {
 	e->err_errno = errno;
 	e->err_op = op;
-	e->wait_what = what;
+	e->ctl.wait_what = what;
 	return RBS_ERR_SYS;
 }
 
@@ -51,7 +31,7 @@ int rbs_setup(rb_sock *e, int fd) {
 	if (setsockopt(e->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
 	    setsockopt(e->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
 		return sys_failed(e, "setsockopt(SO_RCVTIMEO/SO_SNDTIMEO)", "the socket's wait tick");
-	return RBS_OK;
+	return RB_OK;
 }
 
 void rbs_close(rb_sock *e) {
@@ -60,26 +40,8 @@ void rbs_close(rb_sock *e) {
 	e->fd = -1;
 }
 
-// idle_check runs when a send or receive waited a whole tick: it returns
-// non-zero (RBS_ABORTED, RBS_STOPPED or RBS_TIMEOUT) when the wait must end.
-// *idle is when the wait began (0 before its first tick).
-static int idle_check(rb_sock *e, int64_t *idle, int stoppable, const char *what) {
-	if (aborted(e))
-		return RBS_ABORTED;
-	if (stoppable && stop_reached(e))
-		return RBS_STOPPED;
-	int64_t now = now_ns();
-	if (*idle == 0)
-		*idle = now - e->tick_ns; // the call already waited one tick
-	if (now - *idle >= e->timeout_ns) {
-		e->wait_what = what;
-		return RBS_TIMEOUT;
-	}
-	return RBS_OK;
-}
-
 // xfer sends (rx=0) or receives (rx=1) exactly want bytes at p, looping on
-// partial transfers. With stoppable=1 it returns RBS_STOPPED when stop_at is
+// partial transfers. With stoppable=1 it returns RB_STOPPED when stop_at is
 // reached while nothing of the unit has arrived yet.
 static int xfer(rb_sock *e, int rx, uint8_t *p, size_t want, int stoppable, const char *what) {
 	size_t got = 0;
@@ -94,18 +56,19 @@ static int xfer(rb_sock *e, int rx, uint8_t *p, size_t want, int stoppable, cons
 		if (n == 0 && rx) {
 			e->err_got = got;
 			e->err_want = want;
-			e->wait_what = what;
+			e->ctl.wait_what = what;
 			return RBS_EOF;
 		}
 		if (n < 0 && errno == EINTR) // SO_RCVTIMEO sockets are not restarted after a signal
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			TRY(idle_check(e, &idle, stoppable && got == 0, what));
+			// a whole tick passed without a byte (idle: when the wait began)
+			RB_TRY(rb_wait_check(&e->ctl, &idle, e->tick_ns, stoppable && got == 0, e->iter, what));
 			continue;
 		}
 		return sys_failed(e, rx ? "recv" : "send", what);
 	}
-	return RBS_OK;
+	return RB_OK;
 }
 
 // rbs_lat_client runs n ping-pong iterations and appends one full round-trip
@@ -113,18 +76,18 @@ static int xfer(rb_sock *e, int rx, uint8_t *p, size_t want, int stoppable, cons
 // to the moment the reply's last byte has been read.
 int rbs_lat_client(rb_sock *e, uint64_t n) {
 	if (e->nsamples + n > e->cap)
-		return RBS_FULL;
+		return RB_FULL;
 	for (uint64_t i = 0; i < n; i++) {
-		if (aborted(e))
-			return RBS_ABORTED;
-		int64_t t0 = now_ns();
-		TRY(xfer(e, 0, e->buf, e->size, 0, "send buffer space (the server stopped reading)"));
-		TRY(xfer(e, 1, e->buf, e->size, 0, "the server's reply"));
-		int64_t t1 = now_ns();
+		if (rb_aborted(&e->ctl))
+			return RB_ABORTED;
+		int64_t t0 = rb_now_ns();
+		RB_TRY(xfer(e, 0, e->buf, e->size, 0, "send buffer space (the server stopped reading)"));
+		RB_TRY(xfer(e, 1, e->buf, e->size, 0, "the server's reply"));
+		int64_t t1 = rb_now_ns();
 		e->samples[e->nsamples++] = (uint64_t)(t1 - t0);
 		e->iter++;
 	}
-	return RBS_OK;
+	return RB_OK;
 }
 
 // rbs_lat_server echoes size-byte messages until stop_at is reached, abort,
@@ -132,15 +95,15 @@ int rbs_lat_client(rb_sock *e, uint64_t n) {
 // iterations sets err_got = 0.
 int rbs_lat_server(rb_sock *e) {
 	for (;;) {
-		if (stop_reached(e))
-			return RBS_OK;
-		if (aborted(e))
-			return RBS_ABORTED;
+		if (rb_stop_reached(&e->ctl, e->iter))
+			return RB_OK;
+		if (rb_aborted(&e->ctl))
+			return RB_ABORTED;
 		int rc = xfer(e, 1, e->buf, e->size, 1, "the client's message");
-		if (rc == RBS_STOPPED || (rc == RBS_EOF && e->err_got == 0 && stop_reached(e)))
-			return RBS_OK;
-		TRY(rc);
-		TRY(xfer(e, 0, e->buf, e->size, 0, "send buffer space for the reply (the client stopped reading)"));
+		if (rc == RB_STOPPED || (rc == RBS_EOF && e->err_got == 0 && rb_stop_reached(&e->ctl, e->iter)))
+			return RB_OK;
+		RB_TRY(rc);
+		RB_TRY(xfer(e, 0, e->buf, e->size, 0, "send buffer space for the reply (the client stopped reading)"));
 		e->iter++;
 	}
 }
@@ -158,26 +121,26 @@ int rbs_bw_phase(rb_sock *e, uint64_t msgs) {
 }
 
 // rbs_bw_client sends size-byte messages until the phase's messages are
-// written, the clock passes until_ns, or samples is full (RBS_FULL). Each
+// written, the clock passes until_ns, or samples is full (RB_FULL). Each
 // message appends the time its send calls took, ns: from the first send to
 // the moment the kernel accepted its last byte.
 int rbs_bw_client(rb_sock *e, int64_t until_ns) {
 	for (;;) {
 		if (e->written >= e->target)
-			return RBS_OK;
+			return RB_OK;
 		if (e->nsamples >= e->cap)
-			return RBS_FULL;
-		if (aborted(e))
-			return RBS_ABORTED;
-		int64_t t0 = now_ns();
+			return RB_FULL;
+		if (rb_aborted(&e->ctl))
+			return RB_ABORTED;
+		int64_t t0 = rb_now_ns();
 		if (e->written == 0)
 			e->t_first = t0;
-		TRY(xfer(e, 0, e->buf, e->size, 0, "send buffer space (the receiver stopped reading)"));
-		int64_t t1 = now_ns();
+		RB_TRY(xfer(e, 0, e->buf, e->size, 0, "send buffer space (the receiver stopped reading)"));
+		int64_t t1 = rb_now_ns();
 		e->samples[e->nsamples++] = (uint64_t)(t1 - t0);
 		e->written++;
 		if (t1 >= until_ns)
-			return RBS_OK;
+			return RB_OK;
 	}
 }
 
@@ -188,38 +151,38 @@ int rbs_bw_finish(rb_sock *e) {
 	if (e->target == RBS_OPEN_ENDED && shutdown(e->fd, SHUT_WR) < 0)
 		return sys_failed(e, "shutdown(SHUT_WR)", "ending the stream");
 	uint8_t a = 0;
-	TRY(xfer(e, 1, &a, 1, 0, "the receiver's acknowledgement of the last byte"));
-	e->t_last = now_ns();
+	RB_TRY(xfer(e, 1, &a, 1, 0, "the receiver's acknowledgement of the last byte"));
+	e->t_last = rb_now_ns();
 	if (a != RBS_ACK) {
-		e->wait_what = "an acknowledgement byte (got another value)";
+		e->ctl.wait_what = "an acknowledgement byte (got another value)";
 		return RBS_PROTO;
 	}
-	return RBS_OK;
+	return RB_OK;
 }
 
 // rbs_bw_server receives phases and acknowledges each one's last byte. It
-// returns RBS_OK after an open-ended phase or when the sender closes between
+// returns RB_OK after an open-ended phase or when the sender closes between
 // phases; abort, an error, or timeout_ns without a byte end it early.
 int rbs_bw_server(rb_sock *e) {
 	for (;;) {
 		uint8_t h[8];
 		int rc = xfer(e, 1, h, sizeof(h), 0, "the sender's next phase header");
 		if (rc == RBS_EOF && e->err_got == 0)
-			return RBS_OK;
-		TRY(rc);
+			return RB_OK;
+		RB_TRY(rc);
 		uint64_t msgs = 0;
 		for (int i = 0; i < 8; i++)
 			msgs |= (uint64_t)h[i] << (8 * i);
 		int open = msgs == RBS_OPEN_ENDED;
 		if (!open && msgs > UINT64_MAX / e->size) {
-			e->wait_what = "a phase header (its message count overflows)";
+			e->ctl.wait_what = "a phase header (its message count overflows)";
 			return RBS_PROTO;
 		}
 		uint64_t left = open ? UINT64_MAX : msgs * e->size, start = e->bytes;
 		int64_t idle = 0;
 		while (left > 0) {
-			if (aborted(e))
-				return RBS_ABORTED;
+			if (rb_aborted(&e->ctl))
+				return RB_ABORTED;
 			size_t want = left < RBS_RECV_CHUNK ? (size_t)left : RBS_RECV_CHUNK;
 			ssize_t n = recv(e->fd, e->rbuf, want, 0);
 			if (n > 0) {
@@ -235,13 +198,13 @@ int rbs_bw_server(rb_sock *e) {
 					break;
 				e->err_got = e->bytes - start;
 				e->err_want = msgs * e->size;
-				e->wait_what = "the rest of a phase";
+				e->ctl.wait_what = "the rest of a phase";
 				return RBS_EOF;
 			}
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				TRY(idle_check(e, &idle, 0, "the sender's messages"));
+				RB_TRY(rb_wait_check(&e->ctl, &idle, e->tick_ns, 0, e->iter, "the sender's messages"));
 				continue;
 			}
 			return sys_failed(e, "recv", "the sender's messages");
@@ -249,12 +212,12 @@ int rbs_bw_server(rb_sock *e) {
 		if (open && (e->bytes - start) % e->size != 0) {
 			e->err_got = (e->bytes - start) % e->size;
 			e->err_want = e->size;
-			e->wait_what = "the rest of the last message";
+			e->ctl.wait_what = "the rest of the last message";
 			return RBS_EOF;
 		}
 		uint8_t a = RBS_ACK;
-		TRY(xfer(e, 0, &a, 1, 0, "send buffer space for the acknowledgement"));
+		RB_TRY(xfer(e, 0, &a, 1, 0, "send buffer space for the acknowledgement"));
 		if (open)
-			return RBS_OK;
+			return RB_OK;
 	}
 }

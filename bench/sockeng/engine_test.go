@@ -1,4 +1,4 @@
-package verbs
+package sockeng
 
 import (
 	"errors"
@@ -41,9 +41,9 @@ func tcpPair(t *testing.T) (client, server *net.TCPConn) {
 	return client, server
 }
 
-func newSock(t *testing.T, c *net.TCPConn, size int, timeout time.Duration) *SockEngine {
+func newEngine(t *testing.T, c *net.TCPConn, size int, timeout time.Duration) *Engine {
 	t.Helper()
-	g, err := NewSockEngine(c, SockConfig{Size: size, Samples: 1 << 12, Timeout: timeout})
+	g, err := NewEngine(c, Config{Size: size, Samples: 1 << 12, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func waitErr(t *testing.T, ch <-chan error, within time.Duration) error {
 	}
 }
 
-func TestSockLatency(t *testing.T) {
+func TestLatency(t *testing.T) {
 	tests := []struct {
 		size, iters int
 		end         string // how the responder ends: "stop" (SetStop) or "close" (the client's EOF)
@@ -84,7 +84,7 @@ func TestSockLatency(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%dB-%s", tt.size, tt.end), func(t *testing.T) {
 			cc, sc := tcpPair(t)
-			cli, srv := newSock(t, cc, tt.size, 5*time.Second), newSock(t, sc, tt.size, 5*time.Second)
+			cli, srv := newEngine(t, cc, tt.size, 5*time.Second), newEngine(t, sc, tt.size, 5*time.Second)
 			done := async(srv.LatServer)
 			var sum, n uint64
 			for left := tt.iters; left > 0; {
@@ -128,7 +128,7 @@ func TestSockLatency(t *testing.T) {
 }
 
 // bwSend writes a whole counted phase, draining the sample buffer when full.
-func bwSend(t *testing.T, g *SockEngine, msgs uint64) {
+func bwSend(t *testing.T, g *Engine, msgs uint64) {
 	t.Helper()
 	if err := g.BWPhase(msgs); err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func bwSend(t *testing.T, g *SockEngine, msgs uint64) {
 	}
 }
 
-func TestSockBandwidth(t *testing.T) {
+func TestBandwidth(t *testing.T) {
 	tests := []struct {
 		size       int
 		warm, meas uint64 // messages; meas 0: an open-ended phase of about 50 ms
@@ -158,7 +158,7 @@ func TestSockBandwidth(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%dB-%d", tt.size, tt.meas), func(t *testing.T) {
 			cc, sc := tcpPair(t)
-			cli, srv := newSock(t, cc, tt.size, 5*time.Second), newSock(t, sc, tt.size, 5*time.Second)
+			cli, srv := newEngine(t, cc, tt.size, 5*time.Second), newEngine(t, sc, tt.size, 5*time.Second)
 			done := async(srv.BWServer)
 			if tt.warm > 0 {
 				bwSend(t, cli, tt.warm)
@@ -172,7 +172,7 @@ func TestSockBandwidth(t *testing.T) {
 				sent = tt.meas
 				cc.CloseWrite() // the stream ends between phases
 			} else {
-				if err := cli.BWPhase(SockOpenEnded); err != nil {
+				if err := cli.BWPhase(OpenEnded); err != nil {
 					t.Fatal(err)
 				}
 				until := Now() + int64(50*time.Millisecond)
@@ -202,25 +202,25 @@ func TestSockBandwidth(t *testing.T) {
 	}
 }
 
-// TestSockFailures: a peer that stops responding (timeout), Abort, a peer
+// TestFailures: a peer that stops responding (timeout), Abort, a peer
 // that closes, and a peer that breaks the stream format.
-func TestSockFailures(t *testing.T) {
+func TestFailures(t *testing.T) {
 	const short = 300 * time.Millisecond
 	tests := []struct {
 		name    string
 		timeout time.Duration
-		run     func(t *testing.T, g *SockEngine, peer *net.TCPConn) error
+		run     func(t *testing.T, g *Engine, peer *net.TCPConn) error
 		want    error // errors.Is target
 		within  time.Duration
 	}{
-		{"lat client, silent server", short, func(t *testing.T, g *SockEngine, _ *net.TCPConn) error {
+		{"lat client, silent server", short, func(t *testing.T, g *Engine, _ *net.TCPConn) error {
 			return g.LatClient(1)
 		}, ErrTimeout, 2 * time.Second},
-		{"lat server, silent client", short, func(t *testing.T, g *SockEngine, _ *net.TCPConn) error {
+		{"lat server, silent client", short, func(t *testing.T, g *Engine, _ *net.TCPConn) error {
 			return g.LatServer()
 		}, ErrTimeout, 2 * time.Second},
-		{"bw sender, receiver stops reading", short, func(t *testing.T, g *SockEngine, _ *net.TCPConn) error {
-			if err := g.BWPhase(SockOpenEnded); err != nil {
+		{"bw sender, receiver stops reading", short, func(t *testing.T, g *Engine, _ *net.TCPConn) error {
+			if err := g.BWPhase(OpenEnded); err != nil {
 				return err
 			}
 			for {
@@ -230,23 +230,23 @@ func TestSockFailures(t *testing.T) {
 				}
 			}
 		}, ErrTimeout, 5 * time.Second},
-		{"bw receiver, sender stops after the header", short, func(t *testing.T, g *SockEngine, peer *net.TCPConn) error {
+		{"bw receiver, sender stops after the header", short, func(t *testing.T, g *Engine, peer *net.TCPConn) error {
 			peer.Write([]byte{10, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3})
 			return g.BWServer()
 		}, ErrTimeout, 2 * time.Second},
-		{"lat client aborted", 10 * time.Second, func(t *testing.T, g *SockEngine, _ *net.TCPConn) error {
+		{"lat client aborted", 10 * time.Second, func(t *testing.T, g *Engine, _ *net.TCPConn) error {
 			time.AfterFunc(150*time.Millisecond, g.Abort)
 			return g.LatClient(1)
 		}, ErrAborted, time.Second},
-		{"lat server aborted", 10 * time.Second, func(t *testing.T, g *SockEngine, _ *net.TCPConn) error {
+		{"lat server aborted", 10 * time.Second, func(t *testing.T, g *Engine, _ *net.TCPConn) error {
 			time.AfterFunc(150*time.Millisecond, g.Abort)
 			return g.LatServer()
 		}, ErrAborted, time.Second},
-		{"bw receiver aborted", 10 * time.Second, func(t *testing.T, g *SockEngine, _ *net.TCPConn) error {
+		{"bw receiver aborted", 10 * time.Second, func(t *testing.T, g *Engine, _ *net.TCPConn) error {
 			time.AfterFunc(150*time.Millisecond, g.Abort)
 			return g.BWServer()
 		}, ErrAborted, time.Second},
-		{"lat client, server closes", short, func(t *testing.T, g *SockEngine, peer *net.TCPConn) error {
+		{"lat client, server closes", short, func(t *testing.T, g *Engine, peer *net.TCPConn) error {
 			peer.Close()
 			err := g.LatClient(1)
 			var pc *PeerClosedError
@@ -255,7 +255,7 @@ func TestSockFailures(t *testing.T) {
 			}
 			return err
 		}, ErrPeerClosed, 2 * time.Second},
-		{"lat server, client closes mid-message", short, func(t *testing.T, g *SockEngine, peer *net.TCPConn) error {
+		{"lat server, client closes mid-message", short, func(t *testing.T, g *Engine, peer *net.TCPConn) error {
 			peer.Write([]byte{1, 2, 3})
 			peer.CloseWrite()
 			err := g.LatServer()
@@ -265,7 +265,7 @@ func TestSockFailures(t *testing.T) {
 			}
 			return err
 		}, ErrPeerClosed, 2 * time.Second},
-		{"bw receiver, sender closes mid-phase", short, func(t *testing.T, g *SockEngine, peer *net.TCPConn) error {
+		{"bw receiver, sender closes mid-phase", short, func(t *testing.T, g *Engine, peer *net.TCPConn) error {
 			peer.Write(append([]byte{10, 0, 0, 0, 0, 0, 0, 0}, make([]byte, 3*64)...))
 			peer.CloseWrite()
 			err := g.BWServer()
@@ -275,7 +275,7 @@ func TestSockFailures(t *testing.T) {
 			}
 			return err
 		}, ErrPeerClosed, 2 * time.Second},
-		{"bw sender, wrong acknowledgement", short, func(t *testing.T, g *SockEngine, peer *net.TCPConn) error {
+		{"bw sender, wrong acknowledgement", short, func(t *testing.T, g *Engine, peer *net.TCPConn) error {
 			go func() {
 				io.CopyN(io.Discard, peer, 8+2*64)
 				peer.Write([]byte{0})
@@ -296,7 +296,7 @@ func TestSockFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cc, sc := tcpPair(t)
-			g := newSock(t, cc, 64, tt.timeout)
+			g := newEngine(t, cc, 64, tt.timeout)
 			start := time.Now()
 			err := waitErr(t, async(func() error { return tt.run(t, g, sc) }), tt.within)
 			if tt.want == nil {
@@ -316,18 +316,18 @@ func TestSockFailures(t *testing.T) {
 	}
 }
 
-func TestSockBadInputs(t *testing.T) {
+func TestBadInputs(t *testing.T) {
 	cc, _ := tcpPair(t)
-	for _, cfg := range []SockConfig{{Size: 0, Samples: 16}, {Size: maxSockSize + 1, Samples: 16}, {Size: 8, Samples: 8}} {
-		if g, err := NewSockEngine(cc, cfg); err == nil {
+	for _, cfg := range []Config{{Size: 0, Samples: 16}, {Size: maxSize + 1, Samples: 16}, {Size: 8, Samples: 8}} {
+		if g, err := NewEngine(cc, cfg); err == nil {
 			g.Close()
-			t.Errorf("NewSockEngine(%+v) accepted", cfg)
+			t.Errorf("NewEngine(%+v) accepted", cfg)
 		}
 	}
-	if _, err := NewSockEngine(nil, SockConfig{Size: 8, Samples: 16}); err == nil {
-		t.Error("NewSockEngine(nil) accepted")
+	if _, err := NewEngine(nil, Config{Size: 8, Samples: 16}); err == nil {
+		t.Error("NewEngine(nil) accepted")
 	}
-	g := newSock(t, cc, 8, time.Second)
+	g := newEngine(t, cc, 8, time.Second)
 	if err := g.LatClient(g.Capacity() + 1); err == nil {
 		t.Error("LatClient beyond the sample buffer accepted")
 	}
@@ -342,5 +342,8 @@ func TestSockBadInputs(t *testing.T) {
 	}
 	if err := g.Close(); err != nil || g.Close() != nil {
 		t.Error("Close is not idempotent")
+	}
+	if err := (*Engine)(nil).Close(); err != nil {
+		t.Errorf("(*Engine)(nil).Close() = %v, want nil", err)
 	}
 }
