@@ -105,29 +105,29 @@ func cmAddress(device string, port int, local netip.Addr) (netip.Addr, string, s
 		if err != nil {
 			return netip.Addr{}, "", "", err
 		}
-		tbl, err := ctx.GIDTable(port)
+		addrs, err := deviceAddrs(ctx, port)
 		ctx.Close()
 		if err != nil {
 			return netip.Addr{}, "", "", err
 		}
-		if a, ok := gidAddress(tbl); ok {
+		if a, ok := firstAddress(addrs); ok {
 			return a, name, fmt.Sprintf("rdma_cm cannot use the loopback address %s: %s is %s's first other address", local, a, name), nil
 		}
 	}
-	which := "no RDMA device has another IP address in its GID table"
+	which := "no RDMA device has another IP address (in its GID table, or on an iWARP device's netdev)"
 	if device != "" {
-		which = device + " has no other IP address in its GID table"
+		which = device + " has no other IP address (in its GID table, or on an iWARP device's netdev)"
 	}
 	return netip.Addr{}, "", "", fmt.Errorf("--rdma-cm: rdma_cm cannot resolve the loopback address %s, and %s: add one to the device's netdev, or use a control address that is not loopback",
 		local, which)
 }
 
-// gidAddress is the first IPv4 (then IPv6) address of a GID table that is
+// firstAddress is the first IPv4 (then IPv6) address of addrs that is
 // neither loopback nor link-local.
-func gidAddress(tbl []verbs.GIDEntry) (netip.Addr, bool) {
+func firstAddress(addrs []netip.Addr) (netip.Addr, bool) {
 	var v6 netip.Addr
-	for _, g := range tbl {
-		a := netip.AddrFrom16(g.GID).Unmap()
+	for _, a := range addrs {
+		a = a.Unmap()
 		if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsUnspecified() {
 			continue
 		}

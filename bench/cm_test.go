@@ -68,29 +68,28 @@ func FuzzCMPrivate(f *testing.F) {
 	})
 }
 
-func TestGIDAddress(t *testing.T) {
-	gid := func(s string) verbs.GIDEntry {
-		return verbs.GIDEntry{GID: verbs.GID(netip.MustParseAddr(s).As16())}
-	}
+func TestFirstAddress(t *testing.T) {
+	ip := netip.MustParseAddr
 	for _, tc := range []struct {
-		name string
-		tbl  []verbs.GIDEntry
-		want string
+		name  string
+		addrs []netip.Addr
+		want  string
 	}{
-		{"rxe on lo", []verbs.GIDEntry{gid("fe80::200:ff:fe00:0"), gid("::ffff:127.0.0.1"), gid("::1")}, ""},
-		{"ipv4 first", []verbs.GIDEntry{gid("fe80::1"), gid("2001:db8::5"), gid("::ffff:192.0.2.1")}, "192.0.2.1"},
-		{"ipv6 only", []verbs.GIDEntry{gid("fe80::1"), gid("2001:db8::5")}, "2001:db8::5"},
+		{"rxe on lo", []netip.Addr{ip("fe80::200:ff:fe00:0"), ip("::ffff:127.0.0.1"), ip("::1")}, ""},
+		{"ipv4 first", []netip.Addr{ip("fe80::1"), ip("2001:db8::5"), ip("::ffff:192.0.2.1")}, "192.0.2.1"},
+		{"plain ipv4 (iWARP netdev)", []netip.Addr{ip("fe80::1"), ip("203.0.113.1")}, "203.0.113.1"},
+		{"ipv6 only", []netip.Addr{ip("fe80::1"), ip("2001:db8::5")}, "2001:db8::5"},
 		{"empty", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, ok := gidAddress(tc.tbl)
+			a, ok := firstAddress(tc.addrs)
 			if got := ""; ok {
 				got = a.String()
 				if got != tc.want {
-					t.Fatalf("gidAddress: %s, want %q", got, tc.want)
+					t.Fatalf("firstAddress: %s, want %q", got, tc.want)
 				}
 			} else if tc.want != "" {
-				t.Fatalf("gidAddress: none, want %s", tc.want)
+				t.Fatalf("firstAddress: none, want %s", tc.want)
 			}
 		})
 	}

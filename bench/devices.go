@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,9 @@ type DeviceReport struct {
 	VendorID     uint32       `json:"vendor_id"`
 	VendorPartID uint32       `json:"vendor_part_id"`
 	SoftwareRDMA bool         `json:"software_rdma"` // rxe or siw
-	Ports        []PortReport `json:"ports"`
+	// Transport is "InfiniBand", "RoCE" or "iWARP".
+	Transport string       `json:"transport"`
+	Ports     []PortReport `json:"ports"`
 }
 
 // PortReport describes one port of a device.
@@ -33,6 +36,11 @@ type PortReport struct {
 	Speed     string      `json:"speed"`      // e.g. "2.5 Gbps"
 	Width     string      `json:"width"`      // e.g. "1X"
 	GIDs      []GIDReport `json:"gids"`
+	// Netdev and Addresses are the port's network device and its IP
+	// addresses (RoCE and iWARP; for iWARP the netdev whose MAC the GID
+	// carries): what --bind, rdma_cm and the choice by route use.
+	Netdev    string   `json:"netdev,omitempty"`
+	Addresses []string `json:"addresses,omitempty"`
 }
 
 // GIDReport is one valid entry of a port's GID table.
@@ -88,6 +96,8 @@ func describeDevice(name string) (rep DeviceReport, err error) {
 		for _, g := range tbl {
 			pr.GIDs = append(pr.GIDs, GIDReport{Index: g.Index, Type: g.Type.String(), GID: g.GID.String(), Netdev: g.Netdev})
 		}
+		pr.Netdev, pr.Addresses = portNetdev(ctx, tbl)
+		rep.Transport = transportOf(ctx, pa.LinkLayer)
 		rep.Ports = append(rep.Ports, pr)
 	}
 	return rep, nil
@@ -115,12 +125,16 @@ func WriteDevices(w io.Writer, reps []DeviceReport) error {
 			sw = "yes (" + result.SoftwareKind(d.Name, d.Driver) + "): " + result.SoftwareCaveat
 		}
 		kv("  ", "software RDMA", sw)
+		kv("  ", "transport", orUnknown(d.Transport))
 		for _, p := range d.Ports {
 			fmt.Fprintf(&b, "  port %d\n", p.Port)
 			kv("    ", "state", p.State)
 			kv("    ", "link layer", p.LinkLayer)
 			kv("    ", "active MTU", fmt.Sprintf("%d (max %d)", p.ActiveMTU, p.MaxMTU))
 			kv("    ", "speed", strings.TrimSpace(p.Speed+" ("+p.Width+")"))
+			if p.Netdev != "" {
+				kv("    ", "netdev", strings.TrimSpace(p.Netdev+" "+strings.Join(p.Addresses, " ")))
+			}
 			if len(p.GIDs) == 0 {
 				kv("    ", "GIDs", "none")
 				continue
@@ -157,4 +171,42 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// transportOf names a device's transport: iWARP, RoCE (Ethernet link
+// layer) or InfiniBand.
+func transportOf(ctx *verbs.Context, linkLayer string) string {
+	switch {
+	case ctx.IsIWARP():
+		return "iWARP"
+	case linkLayer == "Ethernet":
+		return "RoCE"
+	case linkLayer == "InfiniBand":
+		return "InfiniBand"
+	}
+	return ""
+}
+
+// portNetdev is a port's network device and its IP addresses: the netdev of
+// its GIDs (RoCE), or the one whose MAC the GID carries (iWARP).
+func portNetdev(ctx *verbs.Context, tbl []verbs.GIDEntry) (string, []string) {
+	var ifc *net.Interface
+	if ctx.IsIWARP() && len(tbl) > 0 {
+		ifc = netdevOfGID(tbl[0].GID)
+	} else {
+		for _, g := range tbl {
+			if g.Netdev != "" {
+				ifc, _ = net.InterfaceByName(g.Netdev)
+				break
+			}
+		}
+	}
+	if ifc == nil {
+		return "", nil
+	}
+	var addrs []string
+	for _, a := range interfaceAddrs(ifc) {
+		addrs = append(addrs, a.String())
+	}
+	return ifc.Name, addrs
 }

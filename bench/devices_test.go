@@ -16,7 +16,7 @@ import (
 // rxeOnLo mimics `rdma link add rxe0 type rxe netdev lo`.
 func rxeOnLo() []DeviceReport {
 	return []DeviceReport{{
-		Name: "rxe0", Driver: "rdma_rxe", Firmware: "0.0.0", VendorID: 0xffffff, VendorPartID: 0, SoftwareRDMA: true,
+		Name: "rxe0", Driver: "rdma_rxe", Firmware: "0.0.0", VendorID: 0xffffff, VendorPartID: 0, SoftwareRDMA: true, Transport: "RoCE",
 		Ports: []PortReport{{
 			Port: 1, State: "PORT_ACTIVE", LinkLayer: "Ethernet", ActiveMTU: 4096, MaxMTU: 4096,
 			Speed: "2.5 Gbps", Width: "1X",
@@ -24,6 +24,7 @@ func rxeOnLo() []DeviceReport {
 				{Index: 0, Type: "RoCE v2", GID: "fe80::200:ff:fe00:0", Netdev: "lo"},
 				{Index: 1, Type: "RoCE v2", GID: "::ffff:127.0.0.1", Netdev: "lo"},
 			},
+			Netdev: "lo", Addresses: []string{"127.0.0.1", "::1"},
 		}},
 	}}
 }
@@ -47,10 +48,10 @@ func TestDevicesJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[{"name":"rxe0","driver":"rdma_rxe","firmware":"0.0.0","vendor_id":16777215,"vendor_part_id":0,` +
-		`"software_rdma":true,"ports":[{"port":1,"state":"PORT_ACTIVE","link_layer":"Ethernet","active_mtu":4096,` +
+		`"software_rdma":true,"transport":"RoCE","ports":[{"port":1,"state":"PORT_ACTIVE","link_layer":"Ethernet","active_mtu":4096,` +
 		`"max_mtu":4096,"speed":"2.5 Gbps","width":"1X","gids":[` +
 		`{"index":0,"type":"RoCE v2","gid":"fe80::200:ff:fe00:0","netdev":"lo"},` +
-		`{"index":1,"type":"RoCE v2","gid":"::ffff:127.0.0.1","netdev":"lo"}]}]}]`
+		`{"index":1,"type":"RoCE v2","gid":"::ffff:127.0.0.1","netdev":"lo"}],"netdev":"lo","addresses":["127.0.0.1","::1"]}]}]`
 	if string(b) != want {
 		t.Errorf("unexpected JSON:\n got  %s\n want %s", b, want)
 	}

@@ -36,12 +36,12 @@ func DeviceForAddress(local netip.Addr) (name string, port int, reason string, o
 			continue
 		}
 		for p := 1; p <= max(attr.PhysPortCnt, 1); p++ {
-			tbl, err := ctx.GIDTable(p)
+			addrs, err := deviceAddrs(ctx, p)
 			if err != nil {
 				continue
 			}
-			for _, g := range tbl {
-				if netip.AddrFrom16(g.GID).Unmap() == want {
+			for _, a := range addrs {
+				if a.Unmap() == want {
 					ctx.Close()
 					return n, p, fmt.Sprintf("by route: %s port %d holds %s, this side's control connection address", n, p, want), true, nil
 				}
@@ -142,4 +142,59 @@ func isLocalAddr(a netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// deviceAddrs lists the IP addresses a device's port answers on: the IP
+// GIDs of its GID table (RoCE), or, for iWARP, whose GIDs are derived from
+// the MAC, the addresses of the netdev with that MAC.
+func deviceAddrs(ctx *verbs.Context, port int) ([]netip.Addr, error) {
+	tbl, err := ctx.GIDTable(port)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.IsIWARP() {
+		if len(tbl) == 0 {
+			return nil, nil
+		}
+		ifc := netdevOfGID(tbl[0].GID)
+		if ifc == nil {
+			return nil, nil
+		}
+		return interfaceAddrs(ifc), nil
+	}
+	var out []netip.Addr
+	for _, g := range tbl {
+		out = append(out, netip.AddrFrom16(g.GID))
+	}
+	return out, nil
+}
+
+// netdevOfGID is the network interface whose MAC address an iWARP GID
+// carries in its first six bytes (siw, cxgb4, irdma), or nil.
+func netdevOfGID(g verbs.GID) *net.Interface {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	for i := range ifs {
+		if hw := ifs[i].HardwareAddr; len(hw) == 6 && string(hw) == string(g[:6]) {
+			return &ifs[i]
+		}
+	}
+	return nil
+}
+
+// interfaceAddrs lists ifc's IP addresses.
+func interfaceAddrs(ifc *net.Interface) []netip.Addr {
+	as, err := ifc.Addrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, a := range as {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr())
+		}
+	}
+	return out
 }
