@@ -15,12 +15,12 @@ import (
 
 // DeviceReport describes one RDMA device for `rdmabench devices`.
 type DeviceReport struct {
-	Name         string       `json:"name"`     // e.g. "rxe0"
-	Driver       string       `json:"driver"`   // kernel driver, e.g. "rdma_rxe"; "" if unknown
-	Firmware     string       `json:"firmware"` // fw_ver
-	VendorID     uint32       `json:"vendor_id"`
-	VendorPartID uint32       `json:"vendor_part_id"`
-	SoftwareRDMA bool         `json:"software_rdma"` // rxe or siw
+	Name         string `json:"name"`     // e.g. "rxe0"
+	Driver       string `json:"driver"`   // kernel driver, e.g. "rdma_rxe"; "" if unknown
+	Firmware     string `json:"firmware"` // fw_ver
+	VendorID     uint32 `json:"vendor_id"`
+	VendorPartID uint32 `json:"vendor_part_id"`
+	SoftwareRDMA bool   `json:"software_rdma"` // rxe or siw
 	// Transport is "InfiniBand", "RoCE" or "iWARP".
 	Transport string       `json:"transport"`
 	Ports     []PortReport `json:"ports"`
