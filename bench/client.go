@@ -83,7 +83,8 @@ type Client struct {
 	// PathMTU is the path MTU of the last test, bytes: the minimum of both
 	// ports' active MTUs and --mtu.
 	PathMTU int
-	// Inline is the inline size the device granted in the last test, bytes.
+	// Inline is the largest inline size the device grants to the last
+	// test's QP type (Device.MaxInline), bytes.
 	Inline int
 	// conn is the connection setup of the last RDMA test.
 	conn *result.ConnSetup
@@ -209,6 +210,11 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	}
 	ep := eps.probe
 	cl.Inline = ep.qp.Caps().MaxInlineData
+	if t, err := verbsQPType(spec); err == nil {
+		if probe, err := cl.dev.MaxInline(t); err == nil {
+			cl.Inline = probe // what the device grants, not what this test asked for
+		}
+	}
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err

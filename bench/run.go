@@ -146,7 +146,11 @@ func ListenAndServe(ctx context.Context, addr string, cfg ServerConfig) error {
 		return err
 	}
 	if cfg.Log != nil {
-		cfg.Log.Printf("listening on %s (device %q port %d)", ln.Addr(), srv.deviceName(), cfg.Port)
+		dev := fmt.Sprintf("device %q port %d", srv.deviceName(), cfg.Port)
+		if cfg.Device == "" && srv.dev != nil {
+			dev = fmt.Sprintf("device per client, by route (else %s)", srv.deviceName())
+		}
+		cfg.Log.Printf("listening on %s (%s)", ln.Addr(), dev)
 	}
 	err = srv.Serve(ctx, ln)
 	if errors.Is(err, net.ErrClosed) {
