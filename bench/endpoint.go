@@ -96,8 +96,11 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoin
 	if s.TxDepth > dev.Attr.MaxQPWR || s.RxDepth > dev.Attr.MaxQPWR {
 		return nil, fmt.Errorf("tx depth %d / rx depth %d exceed %s's max_qp_wr %d", s.TxDepth, s.RxDepth, dev.Ctx.Name(), dev.Attr.MaxQPWR)
 	}
+	if dev.Ctx.IsIWARP() && s.qpType() != result.QPTypeRC {
+		return nil, fmt.Errorf("%s is an iWARP device: --qp-type %s %w (iWARP carries reliable connections only)", dev.Ctx.Name(), s.qpType(), verbs.ErrNotSupported)
+	}
 	if dev.Ctx.IsIWARP() && !s.RDMACM {
-		return nil, fmt.Errorf("%s is an iWARP device: its QPs connect only through rdma_cm (use --rdma-cm)", dev.Ctx.Name())
+		return nil, fmt.Errorf("%s is an iWARP device: connecting its QPs without rdma_cm is %w: use --rdma-cm", dev.Ctx.Name(), verbs.ErrNotSupported)
 	}
 	if (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && dev.Attr.AtomicCap == 0 {
 		return nil, fmt.Errorf("%s: atomics %w (atomic_cap 0)", dev.Ctx.Name(), verbs.ErrNotSupported)

@@ -43,6 +43,7 @@ func CollectEnv(ctx *verbs.Context, port int) (result.Env, []string, error) {
 		return env, nil, err
 	}
 	env.LinkLayer, env.ActiveMTU, env.LinkSpeed, env.LinkGbps = pa.LinkLayer, pa.ActiveMTU, pa.Speed, pa.LinkGbps()
+	env.Transport = transportOf(ctx, pa.LinkLayer)
 
 	if env.SoftwareRDMA { // runAll says which case applies (softwareNote)
 		env.SoftwareRDMANote = result.SoftwareRDMANote(env.Device, env.Driver, "", false)

@@ -393,7 +393,7 @@ func measureTCPBW(eng *sockeng.Engine, s Spec, o RunOptions) (result.Result, int
 // local address as the device and "TCP" as the connection type.
 func tcpEnv(local net.Addr, cpu int) (result.Env, []string) {
 	env, warn := hostEnv()
-	env.QPType, env.EnginePinnedCPU, env.Device = "TCP", cpu, "tcp"
+	env.QPType, env.EnginePinnedCPU, env.Device, env.Transport = "TCP", cpu, "tcp", "TCP"
 	if ifc := interfaceOf(addrOf(local)); ifc != nil {
 		env.Device, env.ActiveMTU = ifc.Name, ifc.MTU
 		env.LinkLayer = linkLayerOf(ifc.Name)

@@ -58,13 +58,16 @@ type Env struct {
 	SoftwareRDMA     bool   `json:"software_rdma"`                // rxe or siw
 	SoftwareRDMANote string `json:"software_rdma_note,omitempty"` // why such numbers are not hardware numbers
 
-	Port      int     `json:"port"`
-	Netdev    string  `json:"netdev,omitempty"` // the network device of the chosen GID (RoCE, iWARP), e.g. "eth0"
-	LinkLayer string  `json:"link_layer"`       // "Ethernet" or "InfiniBand"
-	ActiveMTU int     `json:"active_mtu"`       // bytes
-	PathMTU   int     `json:"path_mtu"`         // bytes; the MTU the QPs use
-	LinkSpeed string  `json:"link_speed"`       // e.g. "100.0 Gbps"
-	LinkGbps  float64 `json:"link_gbps"`        // nominal link rate, 10^9 bit/s
+	Port      int    `json:"port"`
+	Netdev    string `json:"netdev,omitempty"` // the network device of the chosen GID (RoCE, iWARP), e.g. "eth0"
+	LinkLayer string `json:"link_layer"`       // "Ethernet" or "InfiniBand"
+	// Transport is the fabric: "InfiniBand", "RoCE", "iWARP" or "TCP" (the
+	// kernel TCP baseline); "" in older documents.
+	Transport string  `json:"transport,omitempty"`
+	ActiveMTU int     `json:"active_mtu"` // bytes
+	PathMTU   int     `json:"path_mtu"`   // bytes; the MTU the QPs use
+	LinkSpeed string  `json:"link_speed"` // e.g. "100.0 Gbps"
+	LinkGbps  float64 `json:"link_gbps"`  // nominal link rate, 10^9 bit/s
 
 	GIDIndex  int    `json:"gid_index"`
 	GIDType   string `json:"gid_type"`   // e.g. "RoCE v2"
