@@ -195,6 +195,12 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		return cl.runTCP(ctx, spec, o)
 	}
 	if cl.dev == nil {
+		return result.Result{}, fmt.Errorf("%s: no RDMA device is open on this side", spec.Name())
+	}
+	if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
+		return result.Result{}, err
+	}
+	if cl.dev == nil {
 		return result.Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
 	}
 	connect := cl.connectExchange

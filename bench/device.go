@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -95,3 +96,24 @@ func (d *Device) pickGID(port, gidIndex int, local netip.Addr) error {
 
 // Close closes the device.
 func (d *Device) Close() error { return d.Ctx.Close() }
+
+// supports refuses, before anything is created, a spec the device cannot
+// run, naming the device and what it lacks; what the device lacks wraps
+// verbs.ErrNotSupported (exit 3). The client checks before it sends the
+// test, the server again for its own device.
+func (d *Device) supports(s Spec) error {
+	name := d.Ctx.Name()
+	switch {
+	case s.TxDepth > d.Attr.MaxQPWR || s.RxDepth > d.Attr.MaxQPWR:
+		return fmt.Errorf("tx depth %d / rx depth %d exceed %s's max_qp_wr %d", s.TxDepth, s.RxDepth, name, d.Attr.MaxQPWR)
+	case d.Ctx.IsIWARP() && s.qpType() != result.QPTypeRC:
+		return fmt.Errorf("%s is an iWARP device: --qp-type %s %w (iWARP carries reliable connections only)", name, s.qpType(), verbs.ErrNotSupported)
+	case d.Ctx.IsIWARP() && !s.RDMACM:
+		return fmt.Errorf("%s is an iWARP device: connecting its QPs without rdma_cm is %w: use --rdma-cm", name, verbs.ErrNotSupported)
+	case (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && d.Attr.AtomicCap == 0:
+		return fmt.Errorf("%s: atomics %w (atomic_cap 0)", name, verbs.ErrNotSupported)
+	case uint64(s.Size) > uint64(d.Port.MaxMsgSize) && d.Port.MaxMsgSize != 0:
+		return fmt.Errorf("size %d bytes exceeds %s port %d max_msg_sz %d", s.Size, name, d.Port.Port, d.Port.MaxMsgSize)
+	}
+	return nil
+}

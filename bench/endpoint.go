@@ -90,23 +90,11 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoin
 			e.close()
 		}
 	}()
-	if e.inline, e.inlineWhy, err = dev.inlineFor(s); err != nil {
+	if err := dev.supports(s); err != nil {
 		return nil, err
 	}
-	if s.TxDepth > dev.Attr.MaxQPWR || s.RxDepth > dev.Attr.MaxQPWR {
-		return nil, fmt.Errorf("tx depth %d / rx depth %d exceed %s's max_qp_wr %d", s.TxDepth, s.RxDepth, dev.Ctx.Name(), dev.Attr.MaxQPWR)
-	}
-	if dev.Ctx.IsIWARP() && s.qpType() != result.QPTypeRC {
-		return nil, fmt.Errorf("%s is an iWARP device: --qp-type %s %w (iWARP carries reliable connections only)", dev.Ctx.Name(), s.qpType(), verbs.ErrNotSupported)
-	}
-	if dev.Ctx.IsIWARP() && !s.RDMACM {
-		return nil, fmt.Errorf("%s is an iWARP device: connecting its QPs without rdma_cm is %w: use --rdma-cm", dev.Ctx.Name(), verbs.ErrNotSupported)
-	}
-	if (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && dev.Attr.AtomicCap == 0 {
-		return nil, fmt.Errorf("%s: atomics %w (atomic_cap 0)", dev.Ctx.Name(), verbs.ErrNotSupported)
-	}
-	if uint64(s.Size) > uint64(dev.Port.MaxMsgSize) && dev.Port.MaxMsgSize != 0 {
-		return nil, fmt.Errorf("size %d bytes exceeds %s port %d max_msg_sz %d", s.Size, dev.Ctx.Name(), dev.Port.Port, dev.Port.MaxMsgSize)
+	if e.inline, e.inlineWhy, err = dev.inlineFor(s); err != nil {
+		return nil, err
 	}
 	qpType, err := verbsQPType(s)
 	if err != nil {

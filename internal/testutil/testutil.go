@@ -163,3 +163,31 @@ func newSide(tb testing.TB, ctx *verbs.Context, cfg PairConfig) *Side {
 	closeLater(s.QP, "qp")
 	return s
 }
+
+// RequireIWARP returns the name of an iWARP device (siw in the test bed), or
+// skips the test when there is none, and fails it instead under
+// RDMABENCH_REQUIRE_RDMA=1: the guest suite must run on iWARP too.
+func RequireIWARP(tb testing.TB) string {
+	tb.Helper()
+	RequireRDMA(tb)
+	names, err := verbs.DeviceNames()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, n := range names {
+		ctx, err := verbs.Open(n)
+		if err != nil {
+			continue
+		}
+		iw := ctx.IsIWARP()
+		ctx.Close()
+		if iw {
+			return n
+		}
+	}
+	if Required() {
+		tb.Fatalf("%s=1 but no iWARP device among %v (boot the guest with siw: scripts/vm-run.sh --siw require)", RequireEnv, names)
+	}
+	tb.Skipf("no iWARP device among %v", names)
+	return ""
+}
