@@ -45,6 +45,7 @@ Usage:
   rdmabench mr [flags]                    memory registration cost: reg/dereg latency per size, pooled vs per-op WRITE
   rdmabench compare A.json B.json ...     compare result files; --baseline gates regressions
   rdmabench plot A.json [B.json ...] -o F.svg|F.png   latency distributions, CDFs, size sweeps
+  rdmabench report FILES... [--format markdown] [--plot F.svg]   fabrics side by side (RoCE, iWARP, TCP), ratios to TCP
   rdmabench version
 
 Run 'rdmabench COMMAND --help' for the flags of a command.
@@ -84,6 +85,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdCompare(args[1:], stdout, stderr)
 	case "plot":
 		err = cmdPlot(args[1:], stdout, stderr)
+	case "report":
+		err = cmdReport(args[1:], stdout, stderr)
 	case "mr":
 		err = cmdMR(ctx, args[1:], stdout, stderr)
 	case "version":
