@@ -228,6 +228,9 @@ func sideEnv(dev *Device, local net.Addr, cpu int) (result.Env, []string, error)
 			return env, nil, err
 		}
 		env.DeviceReason, env.Netdev = dev.Reason, dev.GID.Netdev
+		if ifc := netdevOfGID(dev.GID.GID); env.Netdev == "" && dev.Ctx.IsIWARP() && ifc != nil {
+			env.Netdev = ifc.Name // iWARP GIDs carry the netdev's MAC
+		}
 		env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
 		env.EnginePinnedCPU = cpu
 	}
