@@ -78,6 +78,19 @@ apt_update() {
   updated=1
 }
 
+# apt-cache, with its binary package cache kept in $CACHE/apt: this image's apt
+# config disables the cache (Dir::Cache::pkgcache ""), which makes every apt-cache
+# call parse all package lists again (about 1 to 2 s each on a busy 2-core machine;
+# 0.3 s with the cache). apt rebuilds the cache itself when the lists change.
+aptc() {
+  if mkdir -p "$CACHE/apt" 2>/dev/null && [[ -w $CACHE/apt ]]; then
+    apt-cache -o Dir::Cache::pkgcache="$CACHE/apt/pkgcache.bin" \
+      -o Dir::Cache::srcpkgcache="$CACHE/apt/srcpkgcache.bin" "$@"
+  else
+    apt-cache "$@"
+  fi
+}
+
 need_root() {
   [[ $(id -u) -eq 0 ]] || die "$1 needs root (try: sudo $0)"
 }
@@ -108,12 +121,12 @@ install_packages() {
 
 # --- kernel -------------------------------------------------------------------
 resolve_kernel_pkg() {
-  apt-cache depends linux-image-amd64 2>/dev/null \
+  aptc depends linux-image-amd64 2>/dev/null \
     | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }'
 }
 
 pkg_version() {
-  apt-cache show --no-all-versions "$1" 2>/dev/null | awk '/^Version:/ { print $2; exit }'
+  aptc show --no-all-versions "$1" 2>/dev/null | awk '/^Version:/ { print $2; exit }'
 }
 
 fetch_kernel() {
@@ -197,10 +210,10 @@ ensure_pkg() {
   have=$(installed_version "$pkg")
   [[ -n $have && ( $have == "$want" || -z $want ) ]] && return 0
   need_root "installing $pkg"
-  avail=$(apt-cache madison "$pkg" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
+  avail=$(aptc madison "$pkg" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
   if [[ -z $avail ]]; then
     apt_update
-    avail=$(apt-cache madison "$pkg" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
+    avail=$(aptc madison "$pkg" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
   fi
   [[ -n $avail ]] || { log "siw: no package $pkg in the archive"; return 1; }
   if [[ -n $want ]] && grep -qxF "$want" <<<"$avail"; then
@@ -295,11 +308,11 @@ install_go() {
   need_root "installing Go"
   local want boot bootpkg tmp dir
   want=$(go_toolchain_version)
-  bootpkg=$(apt-cache depends golang-go 2>/dev/null \
+  bootpkg=$(aptc depends golang-go 2>/dev/null \
               | awk '$1 == "Depends:" && $2 ~ /^golang-1\.[0-9]+-go$/ { print $2; exit }')
   if [[ -z $bootpkg ]]; then
     apt_update
-    bootpkg=$(apt-cache depends golang-go 2>/dev/null \
+    bootpkg=$(aptc depends golang-go 2>/dev/null \
                 | awk '$1 == "Depends:" && $2 ~ /^golang-1\.[0-9]+-go$/ { print $2; exit }')
     [[ -n $bootpkg ]] || die "cannot resolve Debian's golang-go"
   fi
