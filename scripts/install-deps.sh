@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh: install what the SoftRoCE test bed needs on a Debian 12 host
 # (run as root), and fetch + unpack Debian's kernel image for the qemu guest.
+# Also builds soft-iWARP (siw.ko, which Debian's kernels lack) for that kernel from
+# Debian's own linux-source package and caches it by kernel release.
 # Idempotent: work already done is skipped, so a second run takes about a second.
 set -euo pipefail
 
@@ -20,14 +22,20 @@ readonly PACKAGES=(
 
 usage() {
   cat <<EOF
-Usage: $PROG [--kernel-only | --no-kernel] [--update] [-h]
+Usage: $PROG [--kernel-only | --siw-only | --no-kernel] [--no-siw] [--update] [-h]
 
 Installs (as root, on Debian 12) the packages the rdmabench SoftRoCE test bed needs:
   ${PACKAGES[*]}
 and fetches the current Debian kernel image package (resolved with
 'apt-cache depends linux-image-amd64'), unpacked with 'dpkg -x' into
   \${RDMABENCH_CACHE:-/var/cache/rdmabench}/kernel/<package>   (now: $CACHE)
-with 'kernel/current' pointing at it. If no 'go' is found on PATH or in
+with 'kernel/current' pointing at it. Then it builds soft-iWARP's siw.ko for that
+kernel release (Debian's kernels are built without it): installs linux-source-<X.Y>
+and linux-headers-<release>, extracts only drivers/infiniband/sw/siw from
+/usr/src/linux-source-<X.Y>.tar.xz and builds it out of tree against the headers into
+  \${RDMABENCH_CACHE:-/var/cache/rdmabench}/siw/<release>/siw.ko
+(scripts/vm-run.sh --siw puts it into the guest). A failed siw build is reported but
+not fatal (guests then have rxe only), except with --siw-only. If no 'go' is found on PATH or in
 /usr/local/go/bin, the Go toolchain named by go.mod is installed into /usr/local/go
 (fetched from the Go module proxy with Debian's Go as the bootstrap).
 
@@ -35,8 +43,10 @@ with 'kernel/current' pointing at it. If no 'go' is found on PATH or in
 package cannot be resolved or downloaded, or --update is given.
 
 Options:
-  --kernel-only  only fetch the kernel (used by vm-run.sh; no packages, no Go)
-  --no-kernel    skip the kernel fetch
+  --kernel-only  only fetch the kernel (used by vm-run.sh; no packages, no siw, no Go)
+  --siw-only     only build siw.ko (fetching the kernel first if needed); fail if that fails
+  --no-kernel    skip the kernel fetch (and the siw build)
+  --no-siw       skip the siw build
   --update       run 'apt-get update' first (picks up a newer kernel ABI)
   -h, --help     show this help
 EOF
@@ -45,12 +55,14 @@ EOF
 log() { printf '%s: %s\n' "$PROG" "$*"; }
 die() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 1; }
 
-do_packages=1 do_kernel=1 do_go=1 force_update=0
+do_packages=1 do_kernel=1 do_siw=1 do_go=1 force_update=0 siw_strict=0
 while (($#)); do
   case $1 in
     -h|--help) usage; exit 0 ;;
-    --kernel-only) do_packages=0 do_go=0 ;;
-    --no-kernel) do_kernel=0 ;;
+    --kernel-only) do_packages=0 do_siw=0 do_go=0 ;;
+    --siw-only) do_packages=0 do_go=0 siw_strict=1 ;;
+    --no-kernel) do_kernel=0 do_siw=0 ;;
+    --no-siw) do_siw=0 ;;
     --update) force_update=1 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -64,6 +76,19 @@ apt_update() {
   log "running apt-get update"
   apt-get update -qq || die "apt-get update failed"
   updated=1
+}
+
+# apt-cache, with its binary package cache kept in $CACHE/apt: this image's apt
+# config disables the cache (Dir::Cache::pkgcache ""), which makes every apt-cache
+# call parse all package lists again (about 1 to 2 s each on a busy 2-core machine;
+# 0.3 s with the cache). apt rebuilds the cache itself when the lists change.
+aptc() {
+  if mkdir -p "$CACHE/apt" 2>/dev/null && [[ -w $CACHE/apt ]]; then
+    apt-cache -o Dir::Cache::pkgcache="$CACHE/apt/pkgcache.bin" \
+      -o Dir::Cache::srcpkgcache="$CACHE/apt/srcpkgcache.bin" "$@"
+  else
+    apt-cache "$@"
+  fi
 }
 
 need_root() {
@@ -96,12 +121,12 @@ install_packages() {
 
 # --- kernel -------------------------------------------------------------------
 resolve_kernel_pkg() {
-  apt-cache depends linux-image-amd64 2>/dev/null \
+  aptc depends linux-image-amd64 2>/dev/null \
     | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }'
 }
 
 pkg_version() {
-  apt-cache show --no-all-versions "$1" 2>/dev/null | awk '/^Version:/ { print $2; exit }'
+  aptc show --no-all-versions "$1" 2>/dev/null | awk '/^Version:/ { print $2; exit }'
 }
 
 fetch_kernel() {
@@ -163,6 +188,104 @@ fetch_kernel() {
   log "kernel: $pkg $ver ($kver) unpacked into $dir"
 }
 
+# --- soft-iWARP (siw.ko) ----------------------------------------------------------
+# Debian builds its kernels without CONFIG_RDMA_SIW. Build the module out of tree
+# from Debian's own source for the exact guest kernel release, against the
+# matching linux-headers package, so that its vermagic matches.
+siw_fail() {
+  if ((siw_strict)); then die "siw: $*"; fi
+  log "siw: WARNING: $* (guests get rxe only; rerun $PROG --siw-only to retry)"
+  return 1
+}
+
+# installed_version PKG: the installed version of PKG, or nothing.
+installed_version() {
+  dpkg-query -W -f='${db:Status-Status} ${Version}\n' "$1" 2>/dev/null \
+    | awk '$1 == "installed" { print $2 }'
+}
+
+# ensure_pkg PKG WANTVER: install PKG, at WANTVER when the archive has it.
+ensure_pkg() {
+  local pkg=$1 want=$2 have avail
+  have=$(installed_version "$pkg")
+  [[ -n $have && ( $have == "$want" || -z $want ) ]] && return 0
+  need_root "installing $pkg"
+  avail=$(aptc madison "$pkg" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
+  if [[ -z $avail ]]; then
+    apt_update
+    avail=$(aptc madison "$pkg" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
+  fi
+  [[ -n $avail ]] || { log "siw: no package $pkg in the archive"; return 1; }
+  if [[ -n $want ]] && grep -qxF "$want" <<<"$avail"; then
+    [[ -n $have ]] && log "siw: $pkg $have installed, want $want"
+    log "siw: installing $pkg=$want"
+    apt-get install -y -qq --no-install-recommends "$pkg=$want" >/dev/null || return 1
+  elif [[ -n $have ]]; then
+    log "siw: note: $pkg $want not in the archive; using the installed $have"
+  else
+    log "siw: note: $pkg $want not in the archive; installing its candidate"
+    apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null || return 1
+  fi
+}
+
+build_siw() {
+  local kdir=$CACHE/kernel/current KVER='' VERSION='' k v
+  if [[ ! -f $kdir/.rdmabench-kernel ]]; then
+    siw_fail "no kernel in $kdir (run $PROG without --no-kernel first)"; return
+  fi
+  while IFS='=' read -r k v; do
+    case $k in KVER) KVER=$v ;; VERSION) VERSION=$v ;; esac
+  done <"$kdir/.rdmabench-kernel"
+  local out=$CACHE/siw/$KVER
+  local stamp=$out/.rdmabench-siw
+  if [[ -s $out/siw.ko && -f $stamp ]] && grep -qxF "KERNEL_VERSION=$VERSION" "$stamp"; then
+    log "siw: siw.ko for $KVER already in $out"
+    return 0
+  fi
+  local t0=$SECONDS series src hdrs srcver tmp dir vermagic
+  series=$(awk -F. '{ print $1 "." $2 }' <<<"$KVER") # 6.1.0-57-amd64 -> 6.1
+  src=linux-source-$series hdrs=linux-headers-$KVER
+  # The archive's linux-source and linux-headers share the kernel image's version.
+  ensure_pkg "$src" "$VERSION" || { siw_fail "installing $src failed"; return; }
+  ensure_pkg "$hdrs" "$VERSION" || { siw_fail "installing $hdrs failed"; return; }
+  [[ -f /usr/src/$src.tar.xz ]] || { siw_fail "/usr/src/$src.tar.xz not found"; return; }
+  [[ -d /usr/src/$hdrs ]] || { siw_fail "/usr/src/$hdrs not found"; return; }
+  srcver=$(installed_version "$src")
+  mkdir -p "$CACHE/siw" || { siw_fail "cannot create $CACHE/siw"; return; }
+  tmp=$(mktemp -d "$CACHE/siw/.build.XXXXXX")
+  # shellcheck disable=SC2064 # expand $tmp now
+  trap "rm -rf '$tmp'" EXIT
+  log "siw: extracting drivers/infiniband/sw/siw from /usr/src/$src.tar.xz"
+  if ! tar -C "$tmp" -xJf "/usr/src/$src.tar.xz" --wildcards '*/drivers/infiniband/sw/siw/*'; then
+    rm -rf "$tmp"; trap - EXIT; siw_fail "extracting siw from /usr/src/$src.tar.xz failed"; return
+  fi
+  dir=$(find "$tmp" -type d -path '*/drivers/infiniband/sw/siw' | head -n1)
+  [[ -n $dir && -f $dir/Makefile ]] || { rm -rf "$tmp"; trap - EXIT; siw_fail "no siw sources in $src"; return; }
+  log "siw: building siw.ko against /usr/src/$hdrs"
+  if ! make -s -C "/usr/src/$hdrs" M="$dir" CONFIG_RDMA_SIW=m -j"$(nproc)" modules >"$tmp/build.log" 2>&1 \
+     || [[ ! -f $dir/siw.ko ]]; then
+    tail -n 30 "$tmp/build.log" >&2
+    rm -rf "$tmp"; trap - EXIT; siw_fail "building siw.ko failed"; return
+  fi
+  vermagic=$(modinfo -F vermagic "$dir/siw.ko" 2>/dev/null || true)
+  if [[ ${vermagic%% *} != "$KVER" ]]; then
+    rm -rf "$tmp"; trap - EXIT; siw_fail "siw.ko has vermagic '$vermagic', not $KVER"; return
+  fi
+  strip --strip-debug "$dir/siw.ko" 2>/dev/null || true
+  mkdir -p "$tmp/out"
+  cp "$dir/siw.ko" "$tmp/out/siw.ko"
+  printf 'KVER=%s\nKERNEL_VERSION=%s\nSOURCE=%s\nSOURCE_VERSION=%s\nVERMAGIC=%s\n' \
+    "$KVER" "$VERSION" "$src" "$srcver" "$vermagic" >"$tmp/out/.rdmabench-siw"
+  rm -rf "$out"
+  mv "$tmp/out" "$out"
+  chmod 755 "$out"
+  # Drop modules built for kernels no longer cached.
+  find "$CACHE/siw" -mindepth 1 -maxdepth 1 -type d ! -name '.*' ! -name "$KVER" -exec rm -rf {} +
+  rm -rf "$tmp"
+  trap - EXIT
+  log "siw: built $out/siw.ko for $KVER from $src $srcver in $((SECONDS - t0)) s"
+}
+
 # --- go -----------------------------------------------------------------------
 # Debian 12's golang-go is Go 1.19: it cannot parse go.mod's 'go 1.26.0' line and
 # has no toolchain switching. Use it (unpacked in a temp dir) only to download the
@@ -185,11 +308,11 @@ install_go() {
   need_root "installing Go"
   local want boot bootpkg tmp dir
   want=$(go_toolchain_version)
-  bootpkg=$(apt-cache depends golang-go 2>/dev/null \
+  bootpkg=$(aptc depends golang-go 2>/dev/null \
               | awk '$1 == "Depends:" && $2 ~ /^golang-1\.[0-9]+-go$/ { print $2; exit }')
   if [[ -z $bootpkg ]]; then
     apt_update
-    bootpkg=$(apt-cache depends golang-go 2>/dev/null \
+    bootpkg=$(aptc depends golang-go 2>/dev/null \
                 | awk '$1 == "Depends:" && $2 ~ /^golang-1\.[0-9]+-go$/ { print $2; exit }')
     [[ -n $bootpkg ]] || die "cannot resolve Debian's golang-go"
   fi
@@ -225,5 +348,6 @@ install_go() {
 
 ((do_packages)) && install_packages
 ((do_kernel)) && fetch_kernel
+((do_siw)) && { build_siw || true; }
 ((do_go)) && install_go
 log "done"
