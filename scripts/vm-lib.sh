@@ -96,11 +96,23 @@ guest_path() {
 }
 
 # add_libs MANIFEST FILE: append the shared libraries (and loader) FILE needs.
+# The answer is kept in $ldd_cache (if set) under a key of FILE's and dpkg's status
+# (size, mtime): ldd costs about 0.3 s a binary on a busy machine, 5 s a run.
 add_libs() {
-  local manifest=$1 f=$2 out line lib real g
+  local manifest=$1 f=$2 out line lib real g key='' cf=''
+  if [[ -n ${ldd_cache:-} ]]; then
+    key=$(stat -L -c '%n %s %Y' "$f" /var/lib/dpkg/status 2>/dev/null | sha256sum) || key=''
+    cf=$ldd_cache/${key:0:24}
+    if [[ -n $key && -f $cf ]]; then
+      cat "$cf" >>"$manifest"
+      return 0
+    fi
+  fi
+  local libs=$tmp/libs.$$
+  : >"$libs"
   out=$(LC_ALL=C ldd "$f" 2>&1) || true
   case $out in
-    *"not a dynamic executable"*|*"statically linked"*) return 0 ;;
+    *"not a dynamic executable"*|*"statically linked"*) out='' ;;
   esac
   while IFS= read -r line; do
     line=${line#"${line%%[![:space:]]*}"}
@@ -110,15 +122,32 @@ add_libs() {
       /*) lib=${line%% (*} ;;
       *) continue ;;
     esac
-    printf '%s\t%s\n' "$(guest_path "$lib")" "$lib" >>"$manifest"
+    printf '%s\t%s\n' "$(guest_path "$lib")" "$lib" >>"$libs"
     case $lib in
       # also under the versioned file name, which tells the rdma-core release
       */libibverbs.so.*|*/librdmacm.so.*)
         real=$(readlink -f "$lib")
         g=$(guest_path "$lib")
-        printf '%s\t%s\n' "${g%/*}/${real##*/}" "$real" >>"$manifest" ;;
+        printf '%s\t%s\n' "${g%/*}/${real##*/}" "$real" >>"$libs" ;;
     esac
   done <<<"$out"
+  cat "$libs" >>"$manifest"
+  if [[ -n $cf ]]; then
+    if ! { cp "$libs" "$cf.$$" 2>/dev/null && mv -f "$cf.$$" "$cf" 2>/dev/null; }; then
+      rm -f "$cf.$$"
+    fi
+  fi
+  rm -f "$libs"
+}
+
+# vm_ldd_cache DIR: where add_libs keeps its answers (DIR/ldd), if DIR is writable.
+vm_ldd_cache() {
+  ldd_cache=''
+  if mkdir -p "$1/ldd" 2>/dev/null && [[ -w $1/ldd ]]; then
+    ldd_cache=$1/ldd
+    # forget answers for binaries not seen for a week (old builds of --bin files)
+    find "$ldd_cache" -type f -mtime +7 -delete 2>/dev/null || true
+  fi
 }
 
 add_bin() {
@@ -181,6 +210,8 @@ vm_modules() {
 vm_build_base() {
   base_manifest=$tmp/base.manifest
   : >"$base_manifest"
+  vm_ldd_cache "$CACHE/initramfs"
+  [[ -n $ldd_cache ]] || vm_ldd_cache "${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/rdmabench/initramfs"
   local busybox_bin p b d f provider siwprov='' tcbin
   busybox_bin=$(command -v busybox)
   add_bin "$base_manifest" "$busybox_bin" /bin/busybox
