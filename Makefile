@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps build check unit vm-test test demo bench clean
+.PHONY: all deps build check unit vm-test pair-test siw-smoke test demo bench fabrics clean
 
 all: build
 
@@ -33,12 +33,23 @@ vm-test: build
 	$(GO) test -c -o $(BUILD)/mr.test ./bench/mr
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/sockeng-cgocheck2.test ./bench/sockeng
 	CGO_ENABLED=0 $(GO) test -c -o $(BUILD)/result.test ./bench/result
-	$(VM) --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
+	$(VM) --siw require --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
 		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
 		--file scripts/guest-test.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
 
-test: deps check unit vm-test
+# Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);
+# server in one, client in the other, no -d (rxe2 chosen by route); kills and stops.
+pair-test: build
+	scripts/pair-test.sh
+
+# soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).
+siw-smoke:
+	$(VM) --siw require -- sh -c 'ibv_devinfo -d siw1 | grep -E "transport|PORT_ACTIVE" || exit 1; \
+		ib_send_lat -d siw1 -R -n 200 >/tmp/srv.txt 2>&1 & s=$$!; \
+		wait-listen 18515 30 && ib_send_lat -d siw1 -R -n 200 203.0.113.1 && wait $$s'
+
+test: deps check unit vm-test pair-test
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
 demo: deps build
@@ -48,6 +59,11 @@ demo: deps build
 
 bench: deps build
 	scripts/bench-vs-perftest.sh
+
+# The fabric comparison on this bed: SEND, WRITE, READ on rxe, siw and TCP in one
+# guest, then build/fabrics/report.md and the plot.
+fabrics: deps build
+	scripts/fabrics.sh
 
 clean:
 	rm -rf $(BUILD)

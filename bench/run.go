@@ -52,7 +52,8 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 	}
 	doc.ServerEnv = cl.serverEnv
 	if env.SoftwareRDMA {
-		same := doc.ServerEnv != nil && doc.ServerEnv.Host == env.Host && doc.ServerEnv.Device == env.Device
+		// one device when both ends use the same GID (host names may be unset)
+		same := doc.ServerEnv != nil && doc.ServerEnv.Device == env.Device && doc.ServerEnv.GID == env.GID
 		env.SoftwareRDMANote = result.SoftwareRDMANote(env.Device, env.Driver, env.Netdev, same)
 		warns = append(warns, env.SoftwareRDMANote)
 	}

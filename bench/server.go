@@ -20,7 +20,7 @@ import (
 var (
 	ctrlTimeout      = 10 * time.Second // one control message
 	heartbeatEvery   = time.Second      // client heartbeat while a test runs
-	heartbeatTimeout = 15 * time.Second // server gives up on a silent client
+	heartbeatTimeout = 6 * time.Second  // server gives up on a silent (dead or stopped) client: 6 missed heartbeats
 	sessionIdle      = 10 * time.Minute // server closes an idle session
 )
 

@@ -97,6 +97,22 @@ grep 'by route' /tmp/server-route.log | head -1
 rdmabench loopback -d rxe0,rxe1 --op send --mode lat -n 300 --json /tmp/multi.json | tee /tmp/multi.txt | tail -6
 [ -s /tmp/multi-rxe0.json ] && [ -s /tmp/multi-rxe1.json ] && grep -q 'rxe0.*rxe1' /tmp/multi.txt || fail "-d rxe0,rxe1 sweep"
 
+echo "=== soft-iWARP (siw1 on dummy1, 203.0.113.1): loopback and server/run with no -d"
+rdmabench devices | grep -A12 '^siw1' | grep -E 'transport|netdev' 
+rdmabench loopback -d siw1 --rdma-cm --op send,write,read --mode lat,bw -n 300 --json /tmp/siw.json | grep -E 'Device|software|^ (send|write|read) '
+grep -q '"transport": "iWARP"' /tmp/siw.json && grep -q '"netdev": "dummy1"' /tmp/siw.json || fail "loopback -d siw1 --rdma-cm"
+rdmabench server --bind 203.0.113.1 -p 18602 >/tmp/server-siw.log 2>&1 &
+spid=$!
+sleep 1
+rdmabench run 203.0.113.1 -p 18602 --rdma-cm --op send,write,read --mode lat,bw -n 300 --json /tmp/siw-run.json | grep -E 'Device|software'
+grep -q '"device": "siw1"' /tmp/siw-run.json && grep -q '"transport": "iWARP"' /tmp/siw-run.json || fail "server/run on the siw address"
+kill $spid; wait $spid 2>/dev/null || true
+grep 'by route: siw1' /tmp/server-siw.log | head -1 || fail "server did not choose siw1 by route"
+set +e
+rdmabench loopback -d siw1 --qp-type ud --op send --mode lat -n 10 >/tmp/err.txt 2>&1; rc=$?
+set -e
+[ $rc = 3 ] && grep -q 'siw1 is an iWARP device: --qp-type ud not supported by the device' /tmp/err.txt || { cat /tmp/err.txt; fail "UD on siw1: exit $rc"; }
+
 echo "=== HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null
 grep -q 'Tag=send-lat-2B,' /tmp/r.hlog && grep -q '#\[Mean' /tmp/r-send-lat-2B.hgrm || fail ".hlog/.hgrm output"
@@ -107,7 +123,7 @@ set +e
 rdmabench loopback -d nosuch0 >/tmp/err.txt 2>&1; rc=$?
 set -e
 cat /tmp/err.txt
-[ $rc = 2 ] && grep -q 'device "nosuch0" not found; available: rxe0, rxe1' /tmp/err.txt || fail "unknown device: exit $rc"
+[ $rc = 2 ] && grep -q 'device "nosuch0" not found; available: rxe0, rxe1, siw1' /tmp/err.txt || fail "unknown device: exit $rc"
 set +e
 rdmabench loopback -x 7 >/tmp/err.txt 2>&1; rc=$?
 set -e
@@ -118,14 +134,15 @@ rdmabench loopback -i 2 >/tmp/err.txt 2>&1; rc=$?
 set -e
 cat /tmp/err.txt
 [ $rc = 2 ] && grep -q 'port 2 invalid: rxe0 has 1 port' /tmp/err.txt || fail "port 2: exit $rc"
-# hide the rxe userspace provider: the kernel still has rxe0
+# hide the userspace providers (rxe, siw): the kernel still has the devices
 mkdir -p /tmp/hidden
-for f in /etc/libibverbs.d/rxe.driver /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so; do mv "$f" /tmp/hidden/; done
+for f in /etc/libibverbs.d/rxe.driver /etc/libibverbs.d/siw.driver /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so \
+	/usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav*.so; do mv "$f" /tmp/hidden/; done
 set +e
 rdmabench devices >/tmp/err.txt 2>&1; rc=$?
 set -e
-mv /tmp/hidden/rxe.driver /etc/libibverbs.d/
-mv /tmp/hidden/librxe-rdmav*.so /usr/lib/x86_64-linux-gnu/libibverbs/
+mv /tmp/hidden/rxe.driver /tmp/hidden/siw.driver /etc/libibverbs.d/
+mv /tmp/hidden/librxe-rdmav*.so /tmp/hidden/libsiw-rdmav*.so /usr/lib/x86_64-linux-gnu/libibverbs/
 cat /tmp/err.txt
 [ $rc = 3 ] && grep -q 'no userspace provider' /tmp/err.txt || fail "missing provider: exit $rc"
 

@@ -592,8 +592,10 @@ vm_initrd() {
 # The guest kernel would pick the emulated HPET as its clocksource, where every
 # clock_gettime costs about 1 us; real hosts read the TSC through the vDSO (tens of
 # ns). tsc=reliable gives the guest the TSC, so timestamps cost what they do on hardware.
+# no_timer_check: a loaded host can starve the emulated 8254 during boot, and the
+# kernel then panics "IO-APIC + timer doesn't work" (seen with two guests on 2 cores).
 vm_append() {
-  printf '%s\n' "console=ttyS0 panic=-1 quiet tsc=reliable${append_extra:+ $append_extra}"
+  printf '%s\n' "console=ttyS0 panic=-1 quiet tsc=reliable no_timer_check${append_extra:+ $append_extra}"
 }
 
 # --- console ------------------------------------------------------------------------

@@ -28,7 +28,7 @@ func WriteHeader(w io.Writer, doc *result.Document) error {
 		dev += " (" + e.DeviceReason + ")"
 	}
 	line("Device", dev)
-	if s := doc.ServerEnv; s != nil && s.Device != "" && (s.Host != e.Host || s.Device != e.Device) {
+	if s := doc.ServerEnv; s != nil && s.Device != "" && (s.Host != e.Host || s.Device != e.Device || s.GID != e.GID) {
 		srv := fmt.Sprintf("%s on %s, GID %d %s", s.Device, s.Host, s.GIDIndex, s.GID)
 		if s.DeviceReason != "" {
 			srv += " (" + s.DeviceReason + ")"

@@ -1,0 +1,127 @@
+#!/bin/sh
+# pair-test-guest.sh a|b: the two-host stage of 'make test', run inside the two
+# guests of scripts/vm-pair.sh (a: 198.51.100.1 runs the servers, b:
+# 198.51.100.2 runs the clients). No -d anywhere: both sides must choose rxe2
+# by route. Prints 'PAIR-OK name seconds' per case; exits non-zero on the first
+# failure.
+set -u
+role=$1
+A=198.51.100.1
+fail() { echo "PAIR-FAIL: $*"; exit 1; }
+now() { date +%s; }
+ok() { echo "PAIR-OK $1 $(($(now) - $2))s"; }
+
+if [ "$role" = a ]; then
+	# --- servers; b drives the cases and raises a flag when it needs a change here
+	rdmabench server --bind $A >/tmp/server.log 2>&1 &
+	spid=$!
+	wait-listen 18515 60 || fail "server does not listen"
+	pair-signal srv1
+	pair-wait clients-done 600 || { cat /tmp/server.log; fail "b did not finish its client cases"; }
+	kill -0 $spid 2>/dev/null || { cat /tmp/server.log; fail "the server died during the client cases"; }
+	grep -q 'by route: rxe2 port 1 holds 198.51.100.1' /tmp/server.log || { cat /tmp/server.log; fail "server did not choose rxe2 by route"; }
+	for sig in KILL STOP; do
+		pair-wait "running-$sig" 120 || fail "b's client for the server $sig case did not start"
+		sleep 3
+		t0=$(now)
+		kill -$sig $spid
+		echo "server: SIG$sig mid-test"
+		pair-wait "client-ended-$sig" 120 || fail "b's client did not end after the server's SIG$sig"
+		if [ $sig = STOP ]; then kill -CONT $spid; else wait $spid 2>/dev/null; fi
+		if [ $sig = KILL ]; then
+			rdmabench server --bind $A >>/tmp/server.log 2>&1 &
+			spid=$!
+			wait-listen 18515 60 || fail "restarted server does not listen"
+		fi
+		pair-signal "srv-$sig"
+		ok "server-$sig" $t0
+	done
+	pair-wait done 300 || fail "b did not finish"
+	kill -0 $spid 2>/dev/null || { tail -20 /tmp/server.log; fail "the server died after being stopped and continued"; }
+	kill $spid; wait $spid 2>/dev/null
+	grep -E 'client|lost|heartbeat|silent|cannot talk' /tmp/server.log | tail -12
+	echo "PAIR-A DONE"
+	exit 0
+fi
+
+# --- b: the clients
+pair-wait srv1 120 || fail "server in a not up"
+check_json() { grep -q "$2" "$1" || { echo "--- $1"; head -c 3000 "$1"; fail "$3"; }; }
+
+t0=$(now)
+rdmabench run $A --op send,write,read --mode lat,bw -n 100 --json /out/basic.json >/tmp/basic.txt 2>&1 || { cat /tmp/basic.txt; fail "send/write/read lat,bw across the wire"; }
+grep -E 'Device|Server device|software|^ (send|write|read) ' /tmp/basic.txt | head -14
+check_json /out/basic.json '"device_reason": "by route: rxe2 port 1 holds 198.51.100.2' "client did not choose rxe2 by route"
+check_json /out/basic.json '"server_environment"' "no server environment in the JSON"
+check_json /out/basic.json 'rxe over eth0' "banner does not name rxe over eth0"
+ok basic $t0
+
+t0=$(now)
+rdmabench run $A --rdma-cm --op send,read --mode lat,bw -n 100 --json /out/cm.json >/tmp/cm.txt 2>&1 || { cat /tmp/cm.txt; fail "rdma_cm across the wire"; }
+check_json /out/cm.json '"method": "rdma_cm"' "rdma_cm not used"
+check_json /out/cm.json '"address": "198.51.100.1:' "rdma_cm address"
+ok rdma-cm $t0
+
+t0=$(now)
+rdmabench run $A --qp-type ud --mode lat,bw --size 1024 -n 100 --json /out/ud.json >/tmp/ud.txt 2>&1 || { cat /tmp/ud.txt; fail "UD across the wire"; }
+check_json /out/ud.json '"qp_type": "UD"' "UD result"
+ok ud $t0
+
+t0=$(now)
+rdmabench run $A --op write --mode bw --qps 4 --threads 2 --size 4K -n 400 --json /out/qps.json >/tmp/qps.txt 2>&1 || { cat /tmp/qps.txt; fail "4 QPs across the wire"; }
+check_json /out/qps.json '"per_qp"' "per-QP results"
+ok qps4 $t0
+
+# a loopback GID (rxe0) against a remote peer: refused before any traffic, in < 2 s
+t0=$(date +%s%N)
+rdmabench run $A -d rxe0 --op send --mode lat -n 10 >/tmp/lo.txt 2>&1 && fail "rxe0 against a remote peer was not refused"
+ms=$((($(date +%s%N) - t0) / 1000000))
+cat /tmp/lo.txt | tail -2
+grep -q 'these ends cannot talk (a loopback GID reaches only its own host' /tmp/lo.txt && grep -q '::ffff:127.0.0.1' /tmp/lo.txt \
+	&& grep -q '::ffff:198.51.100.1' /tmp/lo.txt || fail "loopback-GID refusal does not name both GIDs"
+[ $ms -lt 2000 ] || fail "loopback-GID refusal took $ms ms (limit 2000)"
+echo "PAIR-OK loopback-gid-refused ${ms}ms"
+
+# the client killed mid-test: the server serves the next client
+t0=$(now)
+rdmabench run $A --op send --mode lat -D 60s >/dev/null 2>&1 &
+cpid=$!
+sleep 4
+kill -9 $cpid; wait $cpid 2>/dev/null
+rdmabench run $A --op send --mode lat -n 50 --connect-timeout 40s >/tmp/next.txt 2>&1 || { cat /tmp/next.txt; fail "next client after a killed one"; }
+ok client-KILL $t0
+
+# the client stopped mid-test: the server drops it at its heartbeat deadline
+# and serves the next client (which retries 'busy' meanwhile)
+t0=$(now)
+rdmabench run $A --op write --mode bw -D 60s >/dev/null 2>&1 &
+cpid=$!
+sleep 4
+kill -STOP $cpid
+rdmabench run $A --op send --mode lat -n 50 --connect-timeout 40s >/tmp/next.txt 2>&1 || { cat /tmp/next.txt; fail "next client while one is stopped"; }
+kill -9 $cpid; kill -CONT $cpid 2>/dev/null; wait $cpid 2>/dev/null
+[ $(($(now) - t0)) -lt 40 ] || fail "the stopped client held the server for $(($(now) - t0)) s"
+ok client-STOP $t0
+pair-signal clients-done
+
+# the server killed, then stopped, mid-test: the client ends with an error
+# within its deadline, and the (restarted, continued) server serves the next client
+for sig in KILL STOP; do
+	t0=$(now)
+	rdmabench run $A --op send --mode lat -D 60s >/tmp/victim.txt 2>&1 &
+	cpid=$!
+	sleep 2
+	pair-signal "running-$sig"
+	wait $cpid; rc=$?
+	dt=$(($(now) - t0))
+	pair-signal "client-ended-$sig"
+	tail -2 /tmp/victim.txt
+	[ $rc != 0 ] || fail "client exit 0 after the server's SIG$sig"
+	[ $dt -lt 45 ] || fail "client took $dt s to give up after the server's SIG$sig"
+	grep -qiE 'peer|control|closed|no progress|timeout|reset' /tmp/victim.txt || fail "client error after the server's SIG$sig is not clear"
+	pair-wait "srv-$sig" 120 || fail "server not back after SIG$sig"
+	rdmabench run $A --op send --mode lat -n 50 --connect-timeout 40s >/tmp/next.txt 2>&1 || { cat /tmp/next.txt; fail "next client after the server's SIG$sig"; }
+	ok "client-after-server-$sig" $t0
+done
+pair-signal done
+echo "PAIR-B DONE"
