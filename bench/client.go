@@ -188,6 +188,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	}
 	ep := eps.probe
 	cl.Inline = ep.qp.Caps().MaxInlineData
+	counters := snapshotCounters(cl.dev) // before the server's start: before any traffic
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err
@@ -236,6 +237,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	}
 	cl.PathMTU = mtu
 	res.Connection = conn
+	res.Counters = counters.testCounters(sr.Counters)
 	cl.conn = conn
 	return res, nil
 }
