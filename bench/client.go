@@ -221,6 +221,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 			cl.Inline = probe // what the device grants, not what this test asked for
 		}
 	}
+	counters := snapshotCounters(cl.dev) // before the server's start: before any traffic
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err
@@ -269,6 +270,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	}
 	cl.PathMTU = mtu
 	res.Connection = conn
+	res.Counters = counters.testCounters(sr.Counters)
 	cl.conn = conn
 	return res, nil
 }

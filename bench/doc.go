@@ -11,5 +11,6 @@
 // memory.go and mrmode.go (registered memory), cm.go (rdma_cm), load.go
 // (latency under load), measure.go and multi.go (the measurement), tcp.go
 // (the kernel TCP baseline), env.go, envcheck.go and devices.go (where a run
-// took place). docs/architecture.md has the map.
+// took place), counters.go (each side's port counters around each test).
+// docs/architecture.md has the map.
 package bench

@@ -135,6 +135,7 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	active := spec.Op == result.OpSend || (spec.Op == result.OpWrite && spec.Mode == result.ModeLat)
 	qps := eps.measured()
+	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
 	// one responder loop per measured QP, each on its own locked thread;
 	// a loop's error also goes to firstErr
 	dones := make([]chan error, len(qps))
@@ -227,7 +228,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 		wg.Wait()
 	}
 	loopErr := errors.Join(loopErrs...)
-	res := proto.ServerResult{}
+	res := proto.ServerResult{Counters: counters.serverDeltas()}
 	for i, ep := range qps {
 		res.Iterations += int64(ep.eng.Iterations())
 		res.CPUUserNS += cpuUser[i]

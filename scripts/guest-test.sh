@@ -77,6 +77,7 @@ echo "=== inline by default (device probe), and perftest's rules"
 rdmabench loopback --op send,write --mode lat --size 2 -n 2000 --json /tmp/inline.json | tee /tmp/inline.txt | grep -E 'inline|Inline'
 grep -q 'Max inline data : 236\[B\] send lat, 220\[B\] write lat' /tmp/inline.txt && grep -q '"inline_bytes": 236' /tmp/inline.json \
 	&& grep -q '"inline_reason": "auto: rxe0 grants up to 512 B on RC QPs' /tmp/inline.json || fail "default inline on rxe"
+grep -A12 '"counters"' /tmp/inline.json | grep -qE '"(sent|rcvd)_pkts": [1-9]' || fail "no counters object with a nonzero packet counter in the loopback JSON"
 rdmabench loopback --op send --mode lat --size 2 -n 500 --inline-size perftest --json /tmp/inline-pt.json | grep -E 'inline|Inline'
 grep -q '"inline_bytes": 0' /tmp/inline-pt.json && grep -q 'perftest disables inline on devices it does not recognise' /tmp/inline-pt.json \
 	|| fail "--inline-size perftest on rxe"

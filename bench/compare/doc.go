@@ -1,4 +1,5 @@
 // Package compare lines up the tests of several result documents (text,
 // Markdown, Go benchmark format) and gates a run against a baseline with
-// per-metric limits. Pure Go: it runs on a laptop without rdma-core.
+// per-metric limits and port counter limits (counters.go). Pure Go: it runs
+// on a laptop without rdma-core.
 package compare

@@ -39,9 +39,11 @@ func (r Regression) Format(unit string) string {
 // String is Format with bandwidth in MiB/sec.
 func (r Regression) String() string { return r.Format(result.UnitMiB) }
 
-// RegressionError reports the regressions Gate found.
+// RegressionError reports the regressions Gate found and the counter limits
+// CheckCounters found exceeded.
 type RegressionError struct {
 	Regressions []Regression
+	Counters    []CounterExcess
 }
 
 func (e *RegressionError) Error() string {
@@ -49,11 +51,14 @@ func (e *RegressionError) Error() string {
 	for _, r := range e.Regressions {
 		parts = append(parts, fmt.Sprintf("%s %s %+.1f%%", r.Test, r.Metric, r.Change*100))
 	}
+	for _, c := range e.Counters {
+		parts = append(parts, fmt.Sprintf("%s %s %s %d > %d", c.Test, c.Side, c.Name, c.Value, c.Max))
+	}
 	n := "regressions"
-	if len(e.Regressions) == 1 {
+	if len(parts) == 1 {
 		n = "regression"
 	}
-	return fmt.Sprintf("%d %s: %s", len(e.Regressions), n, strings.Join(parts, "; "))
+	return fmt.Sprintf("%d %s: %s", len(parts), n, strings.Join(parts, "; "))
 }
 
 // GateReport is the outcome of Gate.
@@ -62,14 +67,19 @@ type GateReport struct {
 	Notes       []string // skipped metrics (n/a) and tests not compared
 	Tests       int      // tests present in both documents
 	Checked     int      // test × metric pairs compared
+	// Counters are the counter limits exceeded (CheckCounters), and
+	// CountersChecked the test × side × limit triples checked.
+	Counters        []CounterExcess
+	CountersChecked int
 }
 
-// Err returns a *RegressionError listing the regressions, or nil.
+// Err returns a *RegressionError listing the regressions and exceeded
+// counter limits, or nil.
 func (g *GateReport) Err() error {
-	if len(g.Regressions) == 0 {
+	if len(g.Regressions) == 0 && len(g.Counters) == 0 {
 		return nil
 	}
-	return &RegressionError{Regressions: g.Regressions}
+	return &RegressionError{Regressions: g.Regressions, Counters: g.Counters}
 }
 
 // Gate compares cur against base for every test present in both and every

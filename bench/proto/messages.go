@@ -73,4 +73,15 @@ type ServerResult struct {
 	// CPU time of the server's engine thread during the test, ns.
 	CPUUserNS int64 `json:"cpu_user_ns,omitempty"`
 	CPUSysNS  int64 `json:"cpu_sys_ns,omitempty"`
+	// Counters are the server's port counters that moved during the test;
+	// nil when it could not read them.
+	Counters *PortCounters `json:"counters,omitempty"`
+}
+
+// PortCounters are one port's counter deltas over a test (result.PortCounters).
+type PortCounters struct {
+	Device string           `json:"device"`
+	Port   int              `json:"port"`
+	Deltas map[string]int64 `json:"deltas"` // after − before of the counters that moved
+	Reset  []string         `json:"reset,omitempty"`
 }

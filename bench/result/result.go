@@ -176,6 +176,9 @@ type Result struct {
 	MRMode string `json:"mr_mode,omitempty"`
 	// HugePages is set when the data path buffers came from huge pages.
 	HugePages bool `json:"hugepages,omitempty"`
+	// Counters are the RDMA port counters that moved during the test, on
+	// each side (RDMA tests whose ports' sysfs counters could be read).
+	Counters *CounterDeltas `json:"counters,omitempty"`
 }
 
 // SetLatency fills r.Latency from h divided by div (see NewLatency),

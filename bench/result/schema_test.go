@@ -157,9 +157,10 @@ func del(t *testing.T, doc []byte, p string) []byte {
 }
 
 // testdata/full.json's results: 0 SEND latency (open loop, RTT/2,
-// intervals, event, huge pages), 1 WRITE latency under load over rdma_cm,
-// 2 WRITE bandwidth on 4 QPs and 2 threads with per-op registration, 3 UD
-// SEND bandwidth with lost messages. testdata/tcp.json: TCP latency and
+// intervals, event, huge pages, both sides' port counters), 1 WRITE latency
+// under load over rdma_cm, 2 WRITE bandwidth on 4 QPs and 2 threads with
+// per-op registration (client counters, none moved), 3 UD SEND bandwidth
+// with lost messages. testdata/tcp.json: TCP latency and
 // bandwidth.
 func TestMutationsFail(t *testing.T) {
 	full := readFile(t, "testdata/full.json")
@@ -262,6 +263,19 @@ func TestMutationsFail(t *testing.T) {
 		{"empty omitempty string", set(t, full, "/peer", ""), ValidateDocument, "/peer", "minLength"},
 		{"mr results", set(t, mr, "/results", []any{map[string]any{}}), ValidateMRDocument, "/results", "maxItems"},
 
+		// port counters
+		{"zero counter delta", set(t, full, r(0, "/counters/client/deltas/sent_pkts"), 0), ValidateDocument, r(0, "/counters/client/deltas/sent_pkts"), "minimum"},
+		{"negative counter delta", set(t, full, r(0, "/counters/server/deltas/rcvd_pkts"), -3), ValidateDocument, r(0, "/counters/server/deltas/rcvd_pkts"), "minimum"},
+		{"counter delta string", set(t, full, r(0, "/counters/client/deltas/sent_pkts"), "7"), ValidateDocument, r(0, "/counters/client/deltas/sent_pkts"), "got string, want integer"},
+		{"bad counter name", set(t, full, r(0, "/counters/client/deltas/sent pkts"), 1), ValidateDocument, r(0, "/counters/client/deltas"), `additional properties 'sent pkts' not allowed`},
+		{"unknown counters field", set(t, full, r(0, "/counters/total"), map[string]any{}), ValidateDocument, r(0, "/counters"), `additional properties 'total' not allowed`},
+		{"unknown port counters field", set(t, full, r(0, "/counters/client/lid"), 1), ValidateDocument, r(0, "/counters/client"), `additional properties 'lid' not allowed`},
+		{"no deltas", del(t, full, r(0, "/counters/client/deltas")), ValidateDocument, r(0, "/counters/client"), `missing property 'deltas'`},
+		{"no counter device", del(t, full, r(0, "/counters/server/device")), ValidateDocument, r(0, "/counters/server"), `missing property 'device'`},
+		{"counters of no side", set(t, full, r(0, "/counters"), map[string]any{}), ValidateDocument, r(0, "/counters"), "minProperties"},
+		{"empty reset list", set(t, full, r(0, "/counters/server/reset"), []any{}), ValidateDocument, r(0, "/counters/server/reset"), "minItems"},
+		{"tcp with counters", set(t, full, r(0, "/transport"), "tcp"), ValidateDocument, r(0, "/counters"), "not allowed here"},
+
 		// not a document at all
 		{"not JSON", []byte("{"), ValidateDocument, "-", "not JSON"},
 		{"array", []byte("[]"), ValidateDocument, "", "got array, want object"},
@@ -316,6 +330,9 @@ func TestMutationsPass(t *testing.T) {
 		{"integral float", set(t, full, "/environment/link_gbps", 100), ValidateDocument},
 		{"time with offset", set(t, full, "/end_time", "2026-12-01T10:30:09.5+01:00"), ValidateDocument},
 		{"unknown GID type", set(t, full, "/environment/gid_type", "GIDType(7)"), ValidateDocument},
+		{"counters of the client only", del(t, full, "/results/0/counters/server"), ValidateDocument},
+		{"no counters", del(t, full, "/results/0/counters"), ValidateDocument},
+		{"hw_counters name", set(t, full, "/results/0/counters/client/deltas/hw_counters~1link_downed", 1), ValidateDocument},
 		{"no ODP", set(t, set(t, mr, "/mr/odp", false), "/mr/access", "LOCAL_WRITE"), ValidateMRDocument},
 		{"no ops, no skipped", del(t, del(t, mr, "/mr/ops"), "/mr/skipped"), ValidateMRDocument},
 		{"no time limit", set(t, mr, "/mr/time_per_size_ns", -1), ValidateMRDocument},
@@ -500,6 +517,12 @@ func schemaPaths(t *testing.T, docs map[string]schemaDoc, n subschema, prefix st
 				schemaPaths(t, docs, subschema{s.file, pm}, path, out)
 			}
 		}
+		if pp, ok := s.node["patternProperties"].(map[string]any); ok { // a map: any member name
+			out[prefix+".*"] = true
+			for _, p := range pp {
+				schemaPaths(t, docs, subschema{s.file, p.(map[string]any)}, prefix+".*", out)
+			}
+		}
 		if items, ok := s.node["items"].(map[string]any); ok && s.node["maxItems"] != 0.0 {
 			schemaPaths(t, docs, subschema{s.file, items}, prefix+"[]", out)
 		}
@@ -542,9 +565,13 @@ func TestFixturesCoverSchema(t *testing.T) {
 		}
 		docPaths(v, "", seen[kind])
 	}
-	for kind, got := range seen {
+	for kind, doc := range seen {
 		want := map[string]bool{}
 		schemaPaths(t, docs, subschema{kind, docs[kind].root}, "", want)
+		got := map[string]bool{} // member names of maps (patternProperties) as "*"
+		for p := range doc {
+			got[wildcardPath(p, want)] = true
+		}
 		var missing, extra []string
 		for p := range want {
 			// mr.schema.json takes environment from schema.json: the
@@ -572,6 +599,25 @@ func TestFixturesCoverSchema(t *testing.T) {
 			t.Errorf("%s: only %d paths found in the schema", kind, len(want))
 		}
 	}
+}
+
+// wildcardPath replaces each member name of p that is a map key in the
+// schema (want has the path up to it followed by ".*") with "*", e.g.
+// "results[].counters.client.deltas.sent_pkts" becomes
+// "results[].counters.client.deltas.*".
+func wildcardPath(p string, want map[string]bool) string {
+	var out string
+	for _, seg := range strings.Split(p, ".") {
+		name, arr := seg, ""
+		if i := strings.Index(seg, "["); i > 0 {
+			name, arr = seg[:i], seg[i:]
+		}
+		if want[strings.TrimPrefix(out+".*", ".")] {
+			name = "*"
+		}
+		out = strings.TrimPrefix(out+"."+name+arr, ".")
+	}
+	return out
 }
 
 // TestSchemaObjectsClosed checks that every object schema (one with

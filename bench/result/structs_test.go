@@ -35,6 +35,8 @@ var goTypes = []struct{ name, file, def string }{
 	{"Interval", "schema.json", "Interval"},
 	{"ConnSetup", "schema.json", "ConnSetup"},
 	{"QPResult", "schema.json", "QPResult"},
+	{"CounterDeltas", "schema.json", "CounterDeltas"},
+	{"PortCounters", "schema.json", "PortCounters"},
 	{"mr.Document", "mr.schema.json", ""},
 	{"mr.Report", "mr.schema.json", "Report"},
 	{"mr.RegResult", "mr.schema.json", "RegResult"},
@@ -219,6 +221,22 @@ func checkType(t *testing.T, docs map[string]schemaDoc, at string, e ast.Expr, p
 		t.Errorf("%s: array schema without items", at)
 		return
 	}
+	if m, ok := e.(*ast.MapType); ok {
+		if !slices.Equal(types, []string{"object"}) {
+			t.Errorf("%s: Go map, schema types %v", at, types)
+			return
+		}
+		for _, n := range nodes {
+			if pp, ok := n.node["patternProperties"].(map[string]any); ok && len(pp) == 1 {
+				for _, v := range pp {
+					checkType(t, docs, at+"{}", m.Value, subschema{n.file, v.(map[string]any)})
+				}
+				return
+			}
+		}
+		t.Errorf("%s: Go map, schema without one patternProperties entry for its values", at)
+		return
+	}
 	name := typeName(e)
 	want := map[string][]string{
 		"int": {"integer"}, "int64": {"integer"}, "int32": {"integer"}, "uint32": {"integer"}, "uint64": {"integer"},
@@ -268,7 +286,8 @@ func TestStructsMatchSchema(t *testing.T) {
 		}
 		props, _ := obj["properties"].(map[string]any)
 		var required []string
-		for _, r := range obj["required"].([]any) {
+		req, _ := obj["required"].([]any) // absent: nothing required
+		for _, r := range req {
 			required = append(required, r.(string))
 		}
 		fields := jsonFields(t, structs, st)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -13,12 +14,13 @@ import (
 
 const compareUsage = `Usage:
   rdmabench compare A.json B.json [C.json ...] [--format table|markdown|gobench] [--metrics LIST] [--unit U]
-  rdmabench compare --baseline BASE.json NEW.json [--max-regress p99=10%,bw=5%] [--format table|markdown]
+  rdmabench compare --baseline BASE.json NEW.json [--max-regress p99=10%,bw=5%] [--max-counter retransmissions=0] [--format table|markdown]
 
 Lines up the tests (op, mode, size) of rdmabench JSON results side by side, one
 column per file; each column after the first shows its ratio to the first.
 With --baseline, also checks NEW.json against BASE.json and exits 1 on a
-regression beyond --max-regress.
+regression beyond --max-regress, or when a port counter of a test of NEW.json
+moved more than --max-counter allows.
 
 Flags:
 `
@@ -32,6 +34,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	unit := fs.String("unit", "MiB", "bandwidth unit: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
 	baseline := fs.String("baseline", "", "gate: compare the one file given against this baseline file; exit 1 on a regression")
 	maxRegress := fs.String("max-regress", "p99=10%,bw=5%", "gate limits, METRIC=PERCENT%,...: latency metrics regress when higher, bw and mpps when lower")
+	maxCounter := fs.String("max-counter", "", "gate: port counter limits of the new run, NAME=N,...: NAME is a category ("+
+		strings.Join(result.TroubleCategories(), ", ")+": the sum of its counters) or a counter (e.g. rcvd_seq_err); "+
+		"fails when a test's delta on the client or on the server (each side on its own) exceeds N")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), compareUsage)
 		fs.PrintDefaults()
@@ -58,7 +63,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if !gate && fs.Changed("max-regress") {
 		return usageError{errors.New("--max-regress needs --baseline")}
 	}
+	if !gate && fs.Changed("max-counter") {
+		return usageError{errors.New("--max-counter needs --baseline")}
+	}
 	var limits map[string]float64
+	var counterLimits map[string]int64
 	paths := fs.Args()
 	if gate {
 		if *baseline == "" {
@@ -72,6 +81,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 		}
 		if limits, err = compare.ParseMaxRegress(*maxRegress); err != nil {
 			return usageError{err}
+		}
+		if fs.Changed("max-counter") {
+			if counterLimits, err = compare.ParseMaxCounter(*maxCounter); err != nil {
+				return usageError{err}
+			}
 		}
 		paths = append([]string{*baseline}, paths...)
 	} else if len(paths) == 0 {
@@ -107,6 +121,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	}
 
 	g := compare.Gate(docs[0], docs[1], limits)
+	g.CheckCounters(docs[1], counterLimits)
 	bullet := ""
 	if *format == "markdown" {
 		bullet = "- "
@@ -118,6 +133,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	for _, r := range g.Regressions {
 		fmt.Fprintf(stdout, "%sREGRESSION %s\n", bullet, r.Format(*unit))
 	}
+	for _, c := range g.Counters {
+		fmt.Fprintf(stdout, "%sREGRESSION %s (--max-counter)\n", bullet, c)
+	}
 	if err := g.Err(); err != nil {
 		return err
 	}
@@ -127,7 +145,14 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if g.Checked == 0 {
 		return fmt.Errorf("none of the metrics in --max-regress %q could be checked (see the notes)", *maxRegress)
 	}
-	fmt.Fprintf(stdout, "%sno regressions (%d tests, %d metrics checked)\n", bullet, g.Tests, g.Checked)
+	if counterLimits != nil && g.CountersChecked == 0 {
+		return fmt.Errorf("none of the counter limits in --max-counter %q could be checked: %s has no port counters (see the notes)", *maxCounter, paths[1])
+	}
+	counters := ""
+	if counterLimits != nil {
+		counters = fmt.Sprintf(", %d counter limits checked", g.CountersChecked)
+	}
+	fmt.Fprintf(stdout, "%sno regressions (%d tests, %d metrics checked%s)\n", bullet, g.Tests, g.Checked, counters)
 	return nil
 }
 

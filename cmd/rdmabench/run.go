@@ -279,6 +279,7 @@ func printReport(doc *result.Document, w io.Writer, unit, jsonPath string) error
 			report.WriteBandwidthTable(w, bw, unit)
 		}
 		report.WriteConnectionTable(w, doc.Results)
+		report.WriteCounterLines(w, doc.Results)
 		for _, s := range doc.Warnings {
 			fmt.Fprintf(w, "WARNING: %s\n", s)
 		}
