@@ -25,15 +25,26 @@ type Line struct {
 // else as the data suggests (see the size plots). Lines without points are
 // skipped; it is an error wrapping ErrNothingToPlot if none has one.
 func SizeLines(title, yLabel string, lines []Line, logY bool, path string) error {
+	return drawLines(title, "", yLabel, lines, logY, path)
+}
+
+// Lines is SizeLines on a linear x axis labelled xLabel: Line.Sizes hold
+// the x values (any quantity, such as a loss rate in percent).
+func Lines(title, xLabel, yLabel string, lines []Line, logY bool, path string) error {
+	return drawLines(title, xLabel, yLabel, lines, logY, path)
+}
+
+// drawLines draws lines; xLabel "" means a log2 message size axis.
+func drawLines(title, xLabel, yLabel string, lines []Line, logY bool, path string) error {
 	if _, err := Format(path); err != nil {
 		return err
 	}
 	f := newFigure()
-	var ys, sizes []float64
+	var ys, xs []float64
 	for _, l := range lines {
 		var xys plotter.XYs
 		for i, x := range l.Sizes {
-			if i >= len(l.Ys) || !(x > 0) {
+			if i >= len(l.Ys) || xLabel == "" && !(x > 0) {
 				break
 			}
 			y := l.Ys[i]
@@ -41,7 +52,7 @@ func SizeLines(title, yLabel string, lines []Line, logY bool, path string) error
 				continue
 			}
 			xys = append(xys, plotter.XY{X: x, Y: y})
-			ys, sizes = append(ys, y), append(sizes, x)
+			ys, xs = append(ys, y), append(xs, x)
 		}
 		if len(xys) > 0 {
 			f.addLine(xys, l.Name, l.Color, l.Glyph, l.Dash, true)
@@ -52,9 +63,13 @@ func SizeLines(title, yLabel string, lines []Line, logY bool, path string) error
 	}
 	p := f.p
 	p.Title.Text = title
-	p.X.Label.Text = "message size (bytes, log2 scale)"
 	p.Y.Label.Text = yLabel
-	f.sizeAxis(sizes)
+	if xLabel == "" {
+		p.X.Label.Text = "message size (bytes, log2 scale)"
+		f.sizeAxis(xs)
+	} else {
+		p.X.Label.Text = xLabel
+	}
 	f.valueAxis(&p.Y, &f.yt, ys, false, logY)
 	return f.save(path)
 }
