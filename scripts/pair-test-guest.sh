@@ -9,6 +9,7 @@ role=$1
 A=198.51.100.1
 fail() { echo "PAIR-FAIL: $*"; exit 1; }
 now() { date +%s; }
+ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; } # busybox date has no %N
 ok() { echo "PAIR-OK $1 $(($(now) - $2))s"; }
 
 if [ "$role" = a ]; then
@@ -73,14 +74,14 @@ check_json /out/qps.json '"per_qp"' "per-QP results"
 ok qps4 $t0
 
 # a loopback GID (rxe0) against a remote peer: refused before any traffic, in < 2 s
-t0=$(date +%s%N)
+t0=$(ms)
 rdmabench run $A -d rxe0 --op send --mode lat -n 10 >/tmp/lo.txt 2>&1 && fail "rxe0 against a remote peer was not refused"
-ms=$((($(date +%s%N) - t0) / 1000000))
+took=$(($(ms) - t0))
 cat /tmp/lo.txt | tail -2
 grep -q 'these ends cannot talk (a loopback GID reaches only its own host' /tmp/lo.txt && grep -q '::ffff:127.0.0.1' /tmp/lo.txt \
 	&& grep -q '::ffff:198.51.100.1' /tmp/lo.txt || fail "loopback-GID refusal does not name both GIDs"
-[ $ms -lt 2000 ] || fail "loopback-GID refusal took $ms ms (limit 2000)"
-echo "PAIR-OK loopback-gid-refused ${ms}ms"
+[ $took -lt 2000 ] || fail "loopback-GID refusal took $took ms (limit 2000)"
+echo "PAIR-OK loopback-gid-refused ${took}ms"
 
 # the client killed mid-test: the server serves the next client
 t0=$(now)
