@@ -60,6 +60,7 @@ demo: deps build
 bench: deps build
 	scripts/bench-vs-perftest.sh
 	scripts/loss-tail.sh
+	scripts/pair-bidir.sh
 
 # The fabric comparison on this bed: SEND, WRITE, READ on rxe, siw and TCP in one
 # guest, then build/fabrics/report.md and the plot.
