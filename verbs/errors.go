@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/internal/operr"
 )
 
 // Sentinel errors. Callers test them with errors.Is.
@@ -32,29 +34,7 @@ const SoftRoCEHint = "to get a software RDMA device: on a kernel with rdma_rxe r
 
 // Error is a failed verb: Op names the C function, Err is usually a
 // syscall.Errno. Detail, when set, names the arguments that mattered.
-type Error struct {
-	Op     string
-	Detail string
-	Err    error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Op)
-	if e.Detail != "" {
-		b.WriteString(" (")
-		b.WriteString(e.Detail)
-		b.WriteString(")")
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	return b.String()
-}
-
-// Unwrap returns the underlying error (usually a syscall.Errno).
-func (e *Error) Unwrap() error { return e.Err }
+type Error = operr.Error
 
 // newError returns nil when err is nil, like os.NewSyscallError.
 func newError(op string, err error) error {

@@ -12,13 +12,13 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unsafe"
 
 	_ "github.com/rdmabench/rdmabench/internal/cloop" // cloop.h: rebuild when it changes
+	"github.com/rdmabench/rdmabench/internal/operr"
 )
 
 // Sentinel errors. Callers test them with errors.Is.
@@ -34,29 +34,7 @@ var (
 
 // Error is a failed system call: Op names it, Err is usually a
 // syscall.Errno. Detail, when set, names the loop and what it waited for.
-type Error struct {
-	Op     string
-	Detail string
-	Err    error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Op)
-	if e.Detail != "" {
-		b.WriteString(" (")
-		b.WriteString(e.Detail)
-		b.WriteString(")")
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	return b.String()
-}
-
-// Unwrap returns the underlying error (usually a syscall.Errno).
-func (e *Error) Unwrap() error { return e.Err }
+type Error = operr.Error
 
 // PeerClosedError is an EOF in a socket loop. Got and Want are the bytes
 // of the unit in progress (a message, a phase header, a phase); Boundary
