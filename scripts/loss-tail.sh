@@ -12,7 +12,7 @@ repo=$(dirname "$dir")
 bin=${RDMABENCH_BIN:-$repo/build/rdmabench}
 out=${LOSS_OUT:-$repo/build/loss-tail}
 rates=${LOSS_RATES:-0 0.1 1 5}
-iters=${LOSS_ITERS:-300}
+iters=${LOSS_ITERS:-1000}
 delay=${LOSS_DELAY:-}
 go=$(command -v go || echo /usr/local/go/bin/go)
 [[ -x $bin ]] || (cd "$repo" && "$go" build -o "$bin" ./cmd/rdmabench)
