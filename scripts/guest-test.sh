@@ -97,6 +97,19 @@ grep 'by route' /tmp/server-route.log | head -1
 rdmabench loopback -d rxe0,rxe1 --op send --mode lat -n 300 --json /tmp/multi.json | tee /tmp/multi.txt | tail -6
 [ -s /tmp/multi-rxe0.json ] && [ -s /tmp/multi-rxe1.json ] && grep -q 'rxe0.*rxe1' /tmp/multi.txt || fail "-d rxe0,rxe1 sweep"
 
+echo "=== bidirectional bandwidth (-b), the sum and, with --report-both, each side"
+rdmabench loopback -b --op write,send --mode bw --size 64K -n 3000 --json /tmp/bidir.json | tee /tmp/bidir.txt | grep -E 'bidir|^ +(client|server)'
+grep -q '^ write bidir  *65536  *6000 ' /tmp/bidir.txt && grep -q '^ send bidir  *65536  *6000 ' /tmp/bidir.txt \
+	&& grep -q 'sums of both sides' /tmp/bidir.txt && ! grep -q '^   client' /tmp/bidir.txt \
+	&& grep -q '"bidirectional": true' /tmp/bidir.json && grep -q '"server": {' /tmp/bidir.json || fail "-b output"
+rdmabench loopback -b --report-both --op read --mode bw --size 4K -D 1s --json /tmp/bidir-both.json | tee /tmp/bidir-both.txt | grep -E 'bidir|^ +(client|server)'
+grep -q '^ read bidir ' /tmp/bidir-both.txt && grep -q '^   client  *4096 ' /tmp/bidir-both.txt && grep -q '^   server  *4096 ' /tmp/bidir-both.txt \
+	&& grep -q 'perftest --report-both' /tmp/bidir-both.txt && grep -q '"sides"' /tmp/bidir-both.json || fail "-b --report-both output"
+set +e
+rdmabench loopback -b --op send --mode lat -n 100 >/tmp/err.txt 2>&1; rc=$?
+set -e
+[ $rc = 2 ] && grep -q 'applies to bandwidth tests' /tmp/err.txt || { cat /tmp/err.txt; fail "-b with --mode lat: exit $rc"; }
+
 echo "=== HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null
 grep -q 'Tag=send-lat-2B,' /tmp/r.hlog && grep -q '#\[Mean' /tmp/r-send-lat-2B.hgrm || fail ".hlog/.hgrm output"

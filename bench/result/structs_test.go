@@ -35,6 +35,8 @@ var goTypes = []struct{ name, file, def string }{
 	{"Interval", "schema.json", "Interval"},
 	{"ConnSetup", "schema.json", "ConnSetup"},
 	{"QPResult", "schema.json", "QPResult"},
+	{"BidirSides", "schema.json", "BidirSides"},
+	{"SideResult", "schema.json", "SideResult"},
 	{"mr.Document", "mr.schema.json", ""},
 	{"mr.Report", "mr.schema.json", "Report"},
 	{"mr.RegResult", "mr.schema.json", "RegResult"},
