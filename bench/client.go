@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -231,16 +232,19 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 			e.eng.Abort()
 		}
 	})()
-	stopHeartbeat := cl.heartbeat()
+	stopHeartbeat := sync.OnceFunc(cl.heartbeat())
 	var res result.Result
 	var total int64
 	var totals []int64 // per QP, multi-QP tests
+	var sr proto.ServerResult
 	var load *loadRun
 	if len(eps.loads) > 0 {
 		load = startLoad(eps.loads, o.LoadCPUs)
 	}
 	if spec.Mode == result.ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)
+	} else if spec.Bidirectional { // ends the test itself: the server's result comes while it receives
+		res, sr, err = cl.runBidir(ctx, ep, spec, o, stopHeartbeat)
 	} else if len(eps.extra) > 0 {
 		res, totals, err = measureBWMulti(eps.measured(), spec, o)
 		for _, t := range totals {
@@ -254,7 +258,9 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		res.Load, err = lr, errors.Join(err, lerr)
 	}
 	stopHeartbeat()
-	sr, err := cl.finishTest(total, err, totals...)
+	if !spec.Bidirectional {
+		sr, err = cl.finishTest(total, err, totals...)
+	}
 	if err != nil {
 		return result.Result{}, err
 	}
@@ -263,6 +269,9 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		res.CPU.ServerUSPerMsg = perMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)
 	}
 	if g := cl.dev.Port.LinkGbps(); g > 0 {
+		if spec.Bidirectional {
+			g *= 2 // both directions of the link
+		}
 		res.LinkUtilization = res.Bandwidth.GbitPerSec / g
 	}
 	if spec.Unreliable() && spec.Op == result.OpSend && spec.Mode == result.ModeBW && sr.Iterations < total {

@@ -51,7 +51,14 @@ const sampleCap = 1 << 16
 // test needs (least privilege).
 // On iWARP the sink of a READ must be remotely writable too: iWARP carries
 // READ responses as writes into it.
+//
+// In a bidirectional test (-b) each side is both initiator and target of the
+// operation, so each gets what either side needs of a one-way test.
 func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
+	if s.Bidirectional {
+		s.Bidirectional = false
+		return remoteAccess(s, false, iwarp) | remoteAccess(s, true, iwarp)
+	}
 	switch s.Op {
 	case result.OpWrite:
 		if s.Mode == result.ModeLat || !client {

@@ -61,13 +61,13 @@ func (p Plan) Specs() ([]Spec, error) {
 
 // forMode clears the template fields that do not apply to s.Mode. A latency
 // test runs one operation at a time (tx depth and CQ moderation 1). With
-// explicit modes, --qps stays on a latency spec so that Validate refuses it
-// by name; with the default modes it applies to bandwidth only.
+// explicit modes, --qps and -b stay on a latency spec so that Validate
+// refuses them by name; with the default modes they apply to bandwidth only.
 func (s Spec) forMode(explicitModes bool) Spec {
 	if s.Mode == result.ModeLat {
 		s.TxDepth, s.CQMod, s.PostList = 1, 1, 0
 		if !explicitModes {
-			s.QPs, s.Threads = 0, 0
+			s.QPs, s.Threads, s.Bidirectional = 0, 0, false
 		}
 		return s
 	}

@@ -133,6 +133,9 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 // serve runs the server side of a test whose QPs are connected: the
 // responder loops, the barriers and the result.
 func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
+	if spec.Bidirectional {
+		return s.serveBidir(c, spec, eps)
+	}
 	active := spec.Op == result.OpSend || (spec.Op == result.OpWrite && spec.Mode == result.ModeLat)
 	qps := eps.measured()
 	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic

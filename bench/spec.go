@@ -77,6 +77,11 @@ type Spec struct {
 	// (max_rd_atomic, perftest -o); 0: the device's maximum for READ and
 	// atomic tests (perftest's default), 1 for other tests.
 	OutstandingReads int `json:"outstanding_reads,omitempty"`
+	// Bidirectional runs a bandwidth test in both directions at once
+	// (perftest -b): the server posts the same operation towards the
+	// client's memory while the client posts towards the server's, both
+	// from one barrier; see bidir.go.
+	Bidirectional bool `json:"bidirectional,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.
@@ -164,6 +169,9 @@ func (s Spec) TimedInterval() string {
 	}
 	if s.mrMode() == result.MRModePerOp {
 		return s.perOpInterval()
+	}
+	if s.Bidirectional {
+		return bidirInterval
 	}
 	if s.Mode == result.ModeBW {
 		return "bandwidth: first post to last completion; latency: post to completion of each signaled work request"

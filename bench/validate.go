@@ -177,5 +177,8 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("--sl %d with --rdma-cm: rdma_cm derives the service level from the route (use --tclass for the ToS)", s.SL)
 		}
 	}
+	if err := s.validateBidir(); err != nil {
+		return err
+	}
 	return s.validateMR()
 }

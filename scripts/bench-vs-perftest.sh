@@ -22,7 +22,9 @@ Boots one qemu SoftRoCE guest (scripts/vm-run.sh) and runs there, side by side:
      tx depth 128 and CQ moderation 100 given explicitly
   3. the same over 4 QPs: ib_write_bw -q 4 vs rdmabench --qps 4 --threads 1 (perftest
      drives its QPs from one thread), and on 1 QP connected by rdma_cm on rxe1
-     (192.0.2.1 on dummy0): ib_write_bw -R vs rdmabench --rdma-cm
+     (192.0.2.1 on dummy0): ib_write_bw -R vs rdmabench --rdma-cm, and both ways at once:
+     ib_write_bw -b (server and client, as perftest requires) vs rdmabench -b; both
+     report the sum of the two directions
   1b. inline: rdmabench's default (probe: SEND 236 B, WRITE 220 B on rxe) against ib_send_lat/ib_write_lat -I
      with the same size (perftest turns -I off on devices it does not recognise, rxe among them)
   4. rdmabench's peak RSS for a SEND latency run of --rss-small vs --rss-large iterations
@@ -100,7 +102,7 @@ port=19100
 fail=0
 step=0
 set -- $ORDER
-steps=$((8 * $# + 2))
+steps=$((9 * $# + 2))
 say() { echo "bench-guest: $*"; }
 status() { echo "$1 $2" >>$O/status; [ "$2" = 0 ] || { fail=1; say "FAILED: $1 (exit $2)"; }; }
 
@@ -268,6 +270,16 @@ for who in $ORDER; do
   fi
 done
 PT_DEV='-d rxe0 -x 1' PT_HOST=127.0.0.1 RB_DEV=rxe0
+# 2d. the same 1-QP bandwidth both ways at once: -b on both perftest sides (it
+# requires that), -b on rdmabench's client (its server learns it from the test)
+a=0 b=0
+for who in $ORDER; do
+  if [ $who = pt ]; then
+    a=$((a + 1)); pt bwb-pt$a $tb ib_write_bw -b -s 65536 -D "$BWDUR" -t 128 -Q 100
+  else
+    b=$((b + 1)); rb bwb-rb$b $tb --op write --mode bw --size 64K -D "${BWDUR}s" --tx-depth 128 --cq-mod 100 -b
+  fi
+done
 date +%s >$O/t2
 
 # 3. peak RSS
@@ -289,7 +301,7 @@ GUEST
 # Generous guest timeout: boot + about 100 us per latency iteration + the rest.
 order='pt rb rb pt rb pt pt rb'
 reps=4 # runs per tool in $order
-est=$((60 + 24 * (10 + iters / 10000) + 16 * (bwdur + 15) + (rss_small + rss_large) / 10000 + 40))
+est=$((60 + 24 * (10 + iters / 10000) + 32 * (bwdur + 15) + (rss_small + rss_large) / 10000 + 40))
 vm_timeout=$((est * 2 + 120))
 ((vm_timeout >= 600)) || vm_timeout=600
 
@@ -484,8 +496,9 @@ for ((r = 1; r <= reps; r++)); do
       err "warning: bw-$who$r ran with tx depth '${tx}' and CQ moderation '${cq}', not 128/100"
   done
 done
-# 4 QPs and rdma_cm: the same unit as the single-QP runs (checked above)
-for k in bwq bwcm; do
+# 4 QPs, rdma_cm and both ways: the same unit as the single-QP runs (checked above);
+# ib_write_bw -b prints the sum of both sides' averages (its #iterations are its own side's)
+for k in bwq bwcm bwb; do
   for ((r = 1; r <= reps; r++)); do
     avg=$(pt_col "$k-pt$r" 4)
     if isnum "$avg"; then
@@ -494,9 +507,13 @@ for k in bwq bwcm; do
         *) R[$k.pt$r]=$avg ;;
       esac
     else
-      problem "$k-pt$r: no BW average from ib_write_bw ($([[ $k == bwq ]] && echo '-q 4' || echo '-R'))"
+      problem "$k-pt$r: no BW average from ib_write_bw ($(case $k in bwq) echo '-q 4' ;; bwcm) echo '-R' ;; *) echo '-b' ;; esac))"
     fi
     R[$k.rb$r]=$(jget "$k-rb$r" results.0.bandwidth.mib_per_s)
+    if [[ $k == bwb ]]; then # rdmabench's two sides, for the record
+      R[bwb.rbc$r]=$(jget "$k-rb$r" results.0.sides.client.bandwidth.mib_per_s)
+      R[bwb.rbs$r]=$(jget "$k-rb$r" results.0.sides.server.bandwidth.mib_per_s)
+    fi
   done
   mapfile -t vals < <(runs "$k.pt#")
   R[$k.pt]=$(median "${vals[@]}")
@@ -571,7 +588,9 @@ report() {
     "--qps 4 $(num %.2f "${R[bwq.rb]}")"
   printf '%-22s %29s | %29s\n' "  ... with rdma_cm" "ib_write_bw -R $(num %.2f "${R[bwcm.pt]}")" \
     "--rdma-cm $(num %.2f "${R[bwcm.rb]}")"
-  echo "  (${bwdur} s per run, tx depth 128, CQ moderation 100 for both)"
+  printf '%-22s %29s | %29s\n' "  ... both ways (-b)" "ib_write_bw -b $(num %.2f "${R[bwb.pt]}")" \
+    "-b $(num %.2f "${R[bwb.rb]}")"
+  echo "  (${bwdur} s per run, tx depth 128, CQ moderation 100 for both; -b: the sum of both directions in both tools)"
   echo "per run, in run order (perftest | rdmabench):"
   for op in send write read; do
     printf '  %-5s t_typical%s | p50%s\n' "$op" "$(runs "$op.pt#.typ" | list %.2f)" "$(runs "$op.rb#.p50" | list %.2f)"
@@ -582,6 +601,8 @@ report() {
   printf '  bw    MiB/s%s | MiB/s%s\n' "$(runs 'bw.pt#' | list %.2f)" "$(runs 'bw.rb#' | list %.2f)"
   printf '  bw x4 MiB/s%s | MiB/s%s\n' "$(runs 'bwq.pt#' | list %.2f)" "$(runs 'bwq.rb#' | list %.2f)"
   printf '  bw cm MiB/s%s | MiB/s%s\n' "$(runs 'bwcm.pt#' | list %.2f)" "$(runs 'bwcm.rb#' | list %.2f)"
+  printf '  bw -b MiB/s%s | MiB/s%s\n' "$(runs 'bwb.pt#' | list %.2f)" "$(runs 'bwb.rb#' | list %.2f)"
+  printf '  bw -b rdmabench client side MiB/s%s, server side MiB/s%s\n' "$(runs 'bwb.rbc#' | list %.2f)" "$(runs 'bwb.rbs#' | list %.2f)"
   [[ -z $bw_unit_note ]] || echo "  ($bw_unit_note)"
   printf 'peak RSS, rdmabench SEND lat: %s it %s MiB (%s B), %s it %s MiB (%s B) [%s]\n' \
     "$(pow10 "$rss_small")" "$(num %.2f "$(calc "${R[rss.small]:-0} / 1048576")")" "${R[rss.small]:-n/a}" \
@@ -614,6 +635,10 @@ report() {
   v=''
   isnum "${R[bwcm.rb]}" && isnum "${R[bwcm.pt]}" && v=$(calc "${R[bwcm.rb]} / ${R[bwcm.pt]}")
   printf '%-46s %10s  %-10s %s\n' "bw rdma_cm: --rdma-cm / ib_write_bw -R" "$(num %.3f "$v")" '>= 0.95' \
+    "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
+  v=''
+  isnum "${R[bwb.rb]}" && isnum "${R[bwb.pt]}" && v=$(calc "${R[bwb.rb]} / ${R[bwb.pt]}")
+  printf '%-46s %10s  %-10s %s\n' "bw both ways: -b / ib_write_bw -b (sums)" "$(num %.3f "$v")" '>= 0.95' \
     "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
   v=''
   isnum "${R[rss.small]}" && isnum "${R[rss.large]}" && v=$(calc "(${R[rss.large]} - ${R[rss.small]}) / 1048576")

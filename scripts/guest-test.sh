@@ -113,6 +113,18 @@ set +e
 rdmabench loopback -d siw1 --qp-type ud --op send --mode lat -n 10 >/tmp/err.txt 2>&1; rc=$?
 set -e
 [ $rc = 3 ] && grep -q 'siw1 is an iWARP device: --qp-type ud not supported by the device' /tmp/err.txt || { cat /tmp/err.txt; fail "UD on siw1: exit $rc"; }
+echo "=== bidirectional bandwidth (-b), the sum and, with --report-both, each side"
+rdmabench loopback -b --op write,send --mode bw --size 64K -n 3000 --json /tmp/bidir.json | tee /tmp/bidir.txt | grep -E 'bidir|^ +(client|server)'
+grep -q '^ write bidir  *65536  *6000 ' /tmp/bidir.txt && grep -q '^ send bidir  *65536  *6000 ' /tmp/bidir.txt \
+	&& grep -q 'sums of both sides' /tmp/bidir.txt && ! grep -q '^   client' /tmp/bidir.txt \
+	&& grep -q '"bidirectional": true' /tmp/bidir.json && grep -q '"server": {' /tmp/bidir.json || fail "-b output"
+rdmabench loopback -b --report-both --op read --mode bw --size 4K -D 1s --json /tmp/bidir-both.json | tee /tmp/bidir-both.txt | grep -E 'bidir|^ +(client|server)'
+grep -q '^ read bidir ' /tmp/bidir-both.txt && grep -q '^   client  *4096 ' /tmp/bidir-both.txt && grep -q '^   server  *4096 ' /tmp/bidir-both.txt \
+	&& grep -q 'perftest --report-both' /tmp/bidir-both.txt && grep -q '"sides"' /tmp/bidir-both.json || fail "-b --report-both output"
+set +e
+rdmabench loopback -b --op send --mode lat -n 100 >/tmp/err.txt 2>&1; rc=$?
+set -e
+[ $rc = 2 ] && grep -q 'applies to bandwidth tests' /tmp/err.txt || { cat /tmp/err.txt; fail "-b with --mode lat: exit $rc"; }
 
 echo "=== HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null

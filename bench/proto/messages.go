@@ -56,6 +56,14 @@ const (
 	PhaseStart = "start" // server: my side is connected and running
 	PhaseAlive = "alive" // client: heartbeat while the test runs
 	PhaseEnd   = "end"   // client: done; Total is the iteration count including warm-up
+
+	// The barrier of a bidirectional test (Spec.Bidirectional), where both
+	// sides post: after the server's start, the client says warmup and both
+	// warm up; the server says warm when its warm-up is done; once both are,
+	// the client says measure and both measure from then on.
+	PhaseWarmup  = "warmup"  // client: my QP is ready; warm up now
+	PhaseWarm    = "warm"    // server: my warm-up is done
+	PhaseMeasure = "measure" // client: measuring starts now
 )
 
 // Ready is the barrier and heartbeat message.
@@ -76,6 +84,9 @@ type ServerResult struct {
 	// Counters are the server's port counters that moved during the test;
 	// nil when it could not read them.
 	Counters *PortCounters `json:"counters,omitempty"`
+	// Bidir is the server's own operations in a bidirectional test: what
+	// it posted towards the client while the client posted towards it.
+	Bidir *Direction `json:"bidirectional,omitempty"`
 }
 
 // PortCounters are one port's counter deltas over a test (result.PortCounters).
@@ -84,4 +95,11 @@ type PortCounters struct {
 	Port   int              `json:"port"`
 	Deltas map[string]int64 `json:"deltas"` // after − before of the counters that moved
 	Reset  []string         `json:"reset,omitempty"`
+}
+
+// Direction is what one side's own operations did in a bidirectional test.
+type Direction struct {
+	Ops        int64 `json:"ops"`         // measured operations, all complete
+	Warmup     int64 `json:"warmup"`      // operations completed before measuring
+	DurationNS int64 `json:"duration_ns"` // first post to last completion of the measured operations
 }

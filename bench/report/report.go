@@ -178,8 +178,17 @@ func WriteLatencyTable(w io.Writer, results []result.Result) error {
 // WriteBandwidthTable writes results as perftest's bandwidth table with an
 // op column first, the average bandwidth in unit (UnitMiB, UnitMB or UnitGb)
 // and, instead of perftest's BW peak, the completion latency (post to
-// completion of signaled work requests) p50 and p99 in µs.
+// completion of signaled work requests) p50 and p99 in µs. A bidirectional
+// result's row (op "write bidir") has the sums over both sides.
 func WriteBandwidthTable(w io.Writer, results []result.Result, unit string) error {
+	return WriteBandwidthTableSides(w, results, unit, false)
+}
+
+// WriteBandwidthTableSides is WriteBandwidthTable; with sides, each
+// bidirectional result's row is followed by one row per side (its own
+// operations, bandwidth and message rate, perftest's --report-both), and the
+// table ends with a bytes column: the bytes each row moved.
+func WriteBandwidthTableSides(w io.Writer, results []result.Result, unit string, sides bool) error {
 	_, label, err := result.Bandwidth{}.In(unit)
 	if err != nil {
 		return err
@@ -190,23 +199,51 @@ func WriteBandwidthTable(w io.Writer, results []result.Result, unit string) erro
 		{Head: "comp_p50[usec]"}, {Head: "comp_p99[usec]"},
 		{Head: "CPU[usec/msg] cli/srv"}, {Head: "link[%]"},
 	}
+	sides = sides && slices.ContainsFunc(results, func(r result.Result) bool { return r.Sides != nil })
+	if sides {
+		t = append(t, Column{Head: "bytes"})
+	}
 	var rows [][]string
-	na, perOp := false, false
+	na, perOp, bidir := false, false, false
 	for _, r := range results {
 		bw, _, _ := r.Bandwidth.In(unit)
 		op := r.Op
 		if r.QPs > 1 {
 			op += fmt.Sprintf(" x%d", r.QPs) // aggregate over QPs
 		}
+		if r.Bidirectional {
+			op += " bidir" // sum over both sides
+		}
 		row := []string{op, strconv.Itoa(r.SizeBytes), strconv.FormatInt(r.Iterations, 10),
 			strconv.FormatFloat(bw, 'f', 2, 64), strconv.FormatFloat(r.Bandwidth.Mpps, 'f', 6, 64),
 			r.Latency.P50.US(), r.Latency.P99.US(), cpuPerMsg(r.CPU), linkPercent(r.LinkUtilization)}
+		if sides {
+			row = append(row, strconv.FormatInt(r.Iterations*int64(r.SizeBytes), 10))
+		}
 		na = na || !r.Latency.P50.OK || !r.Latency.P99.OK
 		perOp = perOp || r.MRMode == result.MRModePerOp
+		bidir = bidir || r.Bidirectional
 		rows = append(rows, row)
+		if sides && r.Sides != nil {
+			for _, sd := range []struct {
+				name string
+				s    result.SideResult
+			}{{"  client", r.Sides.Client}, {"  server", r.Sides.Server}} {
+				bw, _, _ := sd.s.Bandwidth.In(unit)
+				rows = append(rows, []string{sd.name, strconv.Itoa(r.SizeBytes), strconv.FormatInt(sd.s.Ops, 10),
+					strconv.FormatFloat(bw, 'f', 2, 64), strconv.FormatFloat(sd.s.Bandwidth.Mpps, 'f', 6, 64),
+					"-", "-", "-", "-", strconv.FormatInt(sd.s.Bytes, 10)})
+			}
+		}
 	}
 	var b strings.Builder
 	t.Write(&b, rows)
+	if bidir {
+		b.WriteString(bidirNote + "\n")
+		if sides {
+			b.WriteString(bidirSidesNote + "\n")
+		}
+	}
 	if perOp {
 		b.WriteString(perOpBWNote + "\n")
 	}
@@ -216,6 +253,13 @@ func WriteBandwidthTable(w io.Writer, results []result.Result, unit string) erro
 	_, err = io.WriteString(w, b.String())
 	return err
 }
+
+// bidirNote is printed under a bandwidth table with bidirectional results.
+const bidirNote = "bidir: both sides posted at once (-b); BW average and MsgRate are the sums of both sides' rates, " +
+	"#iterations both sides' operations (perftest -b); comp_* are the client's completions"
+
+// bidirSidesNote is printed under the per-side rows (--report-both).
+const bidirSidesNote = "client, server: each side's own operations, over its own span from the common start (perftest --report-both)"
 
 // WriteConnectionTable writes how each RDMA test's QPs were connected and
 // their setup times in ms (per QP: p50 and max; see ConnSetup), after a

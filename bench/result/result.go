@@ -143,7 +143,8 @@ type Result struct {
 	// CPU is the CPU time each side's engine thread spent on the test.
 	CPU *CPUUsage `json:"cpu,omitempty"`
 	// LinkUtilization is the bandwidth over the port's nominal rate (active
-	// speed × width), 0..1; 0 when the rate is unknown.
+	// speed × width), 0..1; for bidirectional tests the sum of both
+	// directions over twice that rate; 0 when the rate is unknown.
 	LinkUtilization float64 `json:"link_utilization"`
 	// Load is set for latency-under-load tests: the background traffic.
 	Load *LoadResult `json:"load,omitempty"`
@@ -179,6 +180,15 @@ type Result struct {
 	// Counters are the RDMA port counters that moved during the test, on
 	// each side (RDMA tests whose ports' sysfs counters could be read).
 	Counters *CounterDeltas `json:"counters,omitempty"`
+
+	// Bidirectional is set for bidirectional bandwidth tests (-b): both
+	// sides posted the operation towards each other at once, from one
+	// barrier. Iterations, Warmup and Bandwidth (data and message rate) are
+	// then the sums over both sides, as perftest -b reports, and DurationNS
+	// the longer side's span; Latency holds the client's completions. Sides
+	// has each side's own figures.
+	Bidirectional bool        `json:"bidirectional,omitempty"`
+	Sides         *BidirSides `json:"sides,omitempty"`
 }
 
 // SetLatency fills r.Latency from h divided by div (see NewLatency),

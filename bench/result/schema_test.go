@@ -160,8 +160,8 @@ func del(t *testing.T, doc []byte, p string) []byte {
 // intervals, event, huge pages, both sides' port counters), 1 WRITE latency
 // under load over rdma_cm, 2 WRITE bandwidth on 4 QPs and 2 threads with
 // per-op registration (client counters, none moved), 3 UD SEND bandwidth
-// with lost messages. testdata/tcp.json: TCP latency and
-// bandwidth.
+// with lost messages, 4 bidirectional READ bandwidth with both sides'
+// figures. testdata/tcp.json: TCP latency and bandwidth.
 func TestMutationsFail(t *testing.T) {
 	full := readFile(t, "testdata/full.json")
 	mr := readFile(t, "testdata/full_mr.json")
@@ -192,6 +192,10 @@ func TestMutationsFail(t *testing.T) {
 		{"no per_op", del(t, mr, "/mr/ops/per_op"), ValidateMRDocument, "/mr/ops", `missing property 'per_op'`},
 		{"client without peer", del(t, full, "/peer"), ValidateDocument, "", `missing property 'peer'`},
 		{"qps without per_qp", del(t, full, r(2, "/per_qp")), ValidateDocument, r(2, ""), `'per_qp' required, if 'qps' exists`},
+		{"bidirectional without sides", del(t, full, r(4, "/sides")), ValidateDocument, r(4, ""), `'sides' required, if 'bidirectional' exists`},
+		{"sides without bidirectional", del(t, full, r(4, "/bidirectional")), ValidateDocument, r(4, ""), `'bidirectional' required, if 'sides' exists`},
+		{"no server side", del(t, full, r(4, "/sides/server")), ValidateDocument, r(4, "/sides"), `missing property 'server'`},
+		{"no side bytes", del(t, full, r(4, "/sides/client/bytes")), ValidateDocument, r(4, "/sides/client"), `missing property 'bytes'`},
 
 		// wrong types
 		{"size string", set(t, full, r(0, "/size_bytes"), "2"), ValidateDocument, r(0, "/size_bytes"), "got string, want integer"},
@@ -257,6 +261,9 @@ func TestMutationsFail(t *testing.T) {
 		{"open loop bandwidth", set(t, full, r(2, "/open_loop"), map[string]any{"schedule": "constant", "rate_target": 1, "rate_achieved": 1}),
 			ValidateDocument, r(2, "/open_loop"), "not allowed here"},
 		{"tcp with connection", set(t, full, r(0, "/transport"), "tcp"), ValidateDocument, r(0, "/connection"), "not allowed here"},
+		{"bidirectional latency", set(t, full, r(4, "/mode"), "lat"), ValidateDocument, r(4, "/bidirectional"), "not allowed here"},
+		{"bidirectional tcp", set(t, full, r(4, "/transport"), "tcp"), ValidateDocument, r(4, "/sides"), "not allowed here"},
+		{"bidirectional false", set(t, full, r(4, "/bidirectional"), false), ValidateDocument, r(4, "/bidirectional"), "value must be true"},
 		{"tcp write", set(t, tcp, r(0, "/op"), "write"), ValidateDocument, r(0, "/op"), `value must be 'send'`},
 		{"loopback with peer", set(t, tcp, "/peer", "127.0.0.1:1"), ValidateDocument, "/peer", "not allowed here"},
 		{"exchange with address", set(t, full, r(0, "/connection/address"), "192.0.2.1:1"), ValidateDocument, r(0, "/connection/address"), "not allowed here"},

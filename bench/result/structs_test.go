@@ -37,6 +37,8 @@ var goTypes = []struct{ name, file, def string }{
 	{"QPResult", "schema.json", "QPResult"},
 	{"CounterDeltas", "schema.json", "CounterDeltas"},
 	{"PortCounters", "schema.json", "PortCounters"},
+	{"BidirSides", "schema.json", "BidirSides"},
+	{"SideResult", "schema.json", "SideResult"},
 	{"mr.Document", "mr.schema.json", ""},
 	{"mr.Report", "mr.schema.json", "Report"},
 	{"mr.RegResult", "mr.schema.json", "RegResult"},

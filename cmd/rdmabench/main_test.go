@@ -115,3 +115,24 @@ func TestExitCodeTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestBidirFlags: -b and --report-both are refused where they do not apply,
+// by name, before any device is opened.
+func TestBidirFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"loopback", "--op", "write", "--mode", "bw", "--report-both"}, "--report-both reports the two sides of a bidirectional test: add -b"},
+		{[]string{"loopback", "--op", "write", "--mode", "lat", "-b"}, "-b (bidirectional) applies to bandwidth tests"},
+		{[]string{"loopback", "--op", "send", "--mode", "bw", "-b", "--qps", "2"}, "-b (bidirectional) with --qps 2 is not supported"},
+		{[]string{"loopback", "--op", "send", "--mode", "bw", "--bidirectional", "--qp-type", "ud", "--size", "1024"}, "SEND on UD QPs is not supported"},
+		{[]string{"loopback", "--transport", "tcp", "--mode", "bw", "-b"}, "not to the TCP baseline"},
+		{[]string{"loopback", "--op", "write", "--mode", "bw", "-b", "--mr-mode", "per-op"}, "--mr-mode per-op is not supported"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(c.args, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%q: exit %d (want %d), stderr lacks %q:\n%s", c.args, code, exitUsage, c.want, errOut.String())
+		}
+	}
+}

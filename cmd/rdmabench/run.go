@@ -63,6 +63,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	threads := fs.Int("threads", 0, "bw: drive the --qps QPs from this many client threads (1..QPs), QP i on thread i mod N")
 	mrMode := fs.String("mr-mode", result.MRModePool, "memory registration of the data path: pool (a fresh pool per test, registered once), "+
 		"per-op (the client registers each operation's local buffer before its post and deregisters it at its completion) or odp (On-Demand Paging pools)")
+	bidir := fs.BoolP("bidirectional", "b", false, "bw: both sides post at once, the server towards the client too (perftest -b); the table and JSON bandwidth are the sum of both directions, JSON sides has each")
+	reportBoth := fs.Bool("report-both", false, "with -b: also print each side's figures (bytes, messages, bandwidth, message rate) under the sum (perftest --report-both)")
 	rdmaCM := fs.BoolP("rdma-cm", "R", false, "create and connect the QPs with librdmacm (rdma_cm), as iWARP needs, instead of exchanging QP numbers on the control connection (perftest -R); RC only")
 	hugePages := fs.Bool("hugepages", false, "map the data path buffers from 2 MiB huge pages (reserve them with sysctl vm.nr_hugepages=N)")
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
@@ -93,7 +95,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		QPTimeout: *qpTimeout, RetryCount: *retryCount, RNRRetry: *rnrRetry, OutstandingReads: *outReads,
 		Rate: *rate, Schedule: *schedule, SL: *sl, TClass: *tclass, QPType: strings.ToLower(*qpType), Transport: *transport,
 		QPs: *qps, Threads: *threads, MRMode: strings.ToLower(*mrMode), HugePages: *hugePages, RDMACM: *rdmaCM,
+		Bidirectional: *bidir,
 	}}
+	if *reportBoth && !*bidir {
+		return usageError{fmt.Errorf("--report-both reports the two sides of a bidirectional test: add -b")}
+	}
 	var err error
 	if plan.Template.InlinePolicy, plan.Template.Inline, err = parseInline(*inline); err != nil {
 		return usageError{err}
@@ -191,7 +197,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 			err = envError{err} // exit 3, as for rdmabench mr
 		}
 		if doc != nil {
-			if werr := printReport(doc, stdout, *unit, devicePath(*jsonPath, cfg.Client.Device, len(devices))); werr != nil && err == nil {
+			if werr := printReport(doc, stdout, *unit, devicePath(*jsonPath, cfg.Client.Device, len(devices)), *reportBoth); werr != nil && err == nil {
 				err = werr
 			}
 			if *hgrmPrefix != "" {
@@ -261,7 +267,10 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-func printReport(doc *result.Document, w io.Writer, unit, jsonPath string) error {
+// printReport writes doc's header and tables (unless jsonPath is "-") and
+// its JSON (jsonPath); with reportBoth the bandwidth table has each side of
+// a bidirectional test under the sum.
+func printReport(doc *result.Document, w io.Writer, unit, jsonPath string, reportBoth bool) error {
 	if jsonPath != "-" {
 		report.WriteHeader(w, doc)
 		var lat, bw []result.Result
@@ -276,7 +285,7 @@ func printReport(doc *result.Document, w io.Writer, unit, jsonPath string) error
 			report.WriteLatencyTable(w, lat)
 		}
 		if len(bw) > 0 {
-			report.WriteBandwidthTable(w, bw, unit)
+			report.WriteBandwidthTableSides(w, bw, unit, reportBoth)
 		}
 		report.WriteConnectionTable(w, doc.Results)
 		report.WriteCounterLines(w, doc.Results)

@@ -1,0 +1,480 @@
+package bench
+
+// Bidirectional bandwidth tests (-b, as perftest's -b): both sides post the
+// test's operation towards each other at once, on the one measured QP.
+//
+// The server learns it from Spec.Bidirectional. For WRITE, READ and atomics
+// it runs the same sender loop as the client (rb_bw_client) towards the
+// client's target area, which then grants the server's operation (see
+// remoteAccess); for SEND each side runs rb_bidir_send, one loop that posts
+// its SENDs and keeps re-posting the receives of the peer's.
+//
+// Both sides measure over the same interval: on the control connection,
+// after the server's start, the client says warmup and both warm up; the
+// server says warm when it is done; once the client is done too it says
+// measure and takes its start time, the server takes its own on receipt
+// (one control message later). Each side then measures for the duration,
+// or for the iterations, from its own start, and reports its own span
+// (first post to last completion). The client's end carries its total, the
+// server's result its own figures (proto.ServerResult.Bidir); a SEND side
+// keeps receiving until the peer's total arrived. The result's figures are
+// the sums over both sides, as perftest -b prints them, and Sides has each.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// bidirInterval is Spec.TimedInterval of a bidirectional test.
+const bidirInterval = "bidirectional bandwidth: both sides post at once from one barrier, each from its first post to its last " +
+	"completion; the total is the sum of both sides' rates (perftest -b); latency: the client's signaled work requests, post to completion"
+
+// validateBidir refuses what a bidirectional test does not support, by name.
+func (s Spec) validateBidir() error {
+	if !s.Bidirectional {
+		return nil
+	}
+	switch {
+	case s.Mode != result.ModeBW:
+		return fmt.Errorf("-b (bidirectional) applies to bandwidth tests (--mode bw), not to mode %s: a latency ping-pong already runs both ways", s.Mode)
+	case s.Transport == result.TransportTCP:
+		return fmt.Errorf("-b (bidirectional) applies to RDMA tests, not to the TCP baseline")
+	case s.NumQPs() > 1:
+		return fmt.Errorf("-b (bidirectional) with --qps %d is not supported: a bidirectional test runs on one QP", s.QPs)
+	case s.Op == result.OpSend && s.Unreliable():
+		return fmt.Errorf("-b (bidirectional) SEND on %s QPs is not supported: a lost message would leave its receiver waiting "+
+			"for it (use --qp-type rc; WRITE runs on uc)", s.QPTypeLabel())
+	case s.Op == result.OpSend && s.Event:
+		return fmt.Errorf("-b (bidirectional) SEND with --event is not supported: each side polls its send and receive completions in one loop")
+	case s.mrMode() == result.MRModePerOp:
+		return fmt.Errorf("-b (bidirectional) with --mr-mode per-op is not supported: per-op registration is the client's; " +
+			"the server's operations would run on pooled memory")
+	}
+	return nil
+}
+
+// bidirSlice is how long one C call of a SEND side runs while it waits at
+// the barrier, receiving: Go checks the barrier between calls.
+const bidirSlice = time.Millisecond
+
+// bidirBarrierLimit is how long a side waits at the barrier for the other
+// side's warm-up, after its own took warm: as long again, at least
+// --warmup-time, plus the engine and control timeouts.
+func bidirBarrierLimit(s Spec, warm time.Duration) time.Duration {
+	return EngineTimeout + ctrlTimeout + max(s.WarmupTime, warm)
+}
+
+// bidirSide is one side of a bidirectional test: its endpoint and the
+// hooks through which it meets the other side at the barrier.
+type bidirSide struct {
+	ep *endpoint
+	s  Spec
+	o  RunOptions // the client's (interval lines, progress, CPU); the server's CPU
+	// ctx ends when the control connection fails (its cause says why) or
+	// the run is cancelled; whoever cancels it also aborts the engine.
+	ctx context.Context
+
+	startWarmup <-chan struct{}                // closed when this side may warm up (nil: at once)
+	warmed      func(took time.Duration) error // called once this side's warm-up is done
+	measure     <-chan struct{}                // closed when this side may measure
+	begin       func() error                   // called right before this side takes its start time (nil: none)
+	measured    func(total int64) error        // called once its measured operations are complete, with its total
+}
+
+// bidirRun is what one side's own operations did.
+type bidirRun struct {
+	warmed, ops int64 // operations completed in the warm-up and measured
+	first, last int64 // the measured operations' first post and last completion (engine clock)
+	lat         *hist.Histogram
+	intervals   []result.Interval
+	user, sys   int64 // CPU time of the engine thread while measuring, ns
+}
+
+// total is every operation the side posted: what the peer receives (SEND).
+func (r bidirRun) total() int64 { return r.warmed + r.ops }
+
+// direction is r as the server reports it.
+func (r bidirRun) direction() *proto.Direction {
+	return &proto.Direction{Ops: r.ops, Warmup: r.warmed, DurationNS: r.last - r.first}
+}
+
+// step runs the side's C loop until until (engine clock): rb_bidir_send for
+// SEND, rb_bw_client for the others.
+func (b *bidirSide) step(until int64) error {
+	b.ep.eng.ResetSamples()
+	var err error
+	if b.s.Op == result.OpSend {
+		_, err = b.ep.eng.BidirSend(until)
+	} else {
+		_, err = b.ep.eng.BWClient(until)
+	}
+	return err
+}
+
+// err is the cause of the side's context, or err itself.
+func (b *bidirSide) err(err error) error {
+	if c := context.Cause(b.ctx); c != nil {
+		return c
+	}
+	return err
+}
+
+// await waits until ch is closed, the context ends or limit passes. A SEND
+// side keeps receiving meanwhile: the peer may still be sending.
+func (b *bidirSide) await(ch <-chan struct{}, limit time.Duration, what string) error {
+	if ch == nil {
+		return nil
+	}
+	timeout := fmt.Errorf("bidirectional barrier: no %s within %v", what, limit)
+	if b.s.Op != result.OpSend {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		select {
+		case <-ch:
+			return nil
+		case <-b.ctx.Done():
+			return b.err(b.ctx.Err())
+		case <-t.C:
+			return timeout
+		}
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		select {
+		case <-ch:
+			return nil
+		case <-b.ctx.Done():
+			return b.err(b.ctx.Err())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return timeout
+		}
+		if err := b.step(verbs.Now() + int64(bidirSlice)); err != nil { // no sends pending: receives only
+			return b.err(err)
+		}
+	}
+}
+
+// run is the side's engine thread: barrier, warm-up, barrier, the measured
+// operations and, for SEND, the rest of the peer's messages.
+func (b *bidirSide) run() (bidirRun, error) {
+	var out bidirRun
+	if err := lockThread(b.o.CPU); err != nil {
+		return out, err
+	}
+	defer runtime.UnlockOSThread()
+	eng, s := b.ep.eng, b.s
+	far := int64(math.MaxInt64)
+	if err := b.await(b.startWarmup, ctrlTimeout+EngineTimeout, "word from the client to warm up"); err != nil {
+		return out, err
+	}
+	warmStart := time.Now()
+	if s.Warmup > 0 || s.WarmupTime > 0 {
+		target, until := uint64(s.Warmup), far
+		if s.WarmupTime > 0 {
+			target, until = math.MaxUint64, verbs.Now()+int64(s.WarmupTime)
+		}
+		eng.SetTarget(target)
+		for eng.Completed() < target {
+			if err := b.step(until); err != nil {
+				return out, fmt.Errorf("warm-up: %w", b.err(err))
+			}
+			if until != far && verbs.Now() >= until {
+				target, until = eng.Posted()+1, far // complete the unsignaled tail
+				eng.SetTarget(target)
+			}
+		}
+		out.warmed = int64(eng.Completed())
+		eng.ResetCounters()
+	}
+	took := time.Since(warmStart)
+	if b.warmed != nil {
+		if err := b.warmed(took); err != nil {
+			return out, err
+		}
+	}
+	if err := b.await(b.measure, bidirBarrierLimit(s, took), "word that the other side is warm"); err != nil {
+		return out, err
+	}
+	if b.begin != nil {
+		if err := b.begin(); err != nil {
+			return out, err
+		}
+	}
+	cpu := startCPU()
+	out.lat = hist.New()
+	target := uint64(math.MaxUint64)
+	if s.Iters > 0 {
+		target = uint64(s.Iters)
+	}
+	eng.SetTarget(target)
+	start := verbs.Now()
+	iv := newIntervals(s, b.o, start)
+	prog := newProgress(s, b.o, start)
+	defer prog.clear()
+	deadline := far
+	if s.Duration > 0 {
+		deadline = start + int64(s.Duration)
+	}
+	finishing := false
+	lastDone := uint64(0)
+	for eng.Completed() < target {
+		until := min(iv.next, deadline)
+		if finishing {
+			until = far
+		}
+		if err := b.step(until); err != nil {
+			return out, b.err(err)
+		}
+		samples := eng.Samples()
+		out.lat.RecordSlice(samples, 0)
+		now := verbs.Now()
+		if !finishing && now >= deadline {
+			target = eng.Posted() + 1 // one more signaled operation completes the unsignaled tail
+			eng.SetTarget(target)
+			finishing = true
+			iv.next = math.MaxInt64
+		}
+		done := eng.Completed()
+		iv.add(samples, int64(done-lastDone), now)
+		prog.update(now, int64(done), out.lat)
+		lastDone = done
+	}
+	out.user, out.sys = cpu.stop()
+	out.ops = int64(eng.Completed())
+	out.first, out.last = eng.Span()
+	iv.flush(out.last)
+	if iv.err != nil {
+		return out, fmt.Errorf("write .hlog: %w", iv.err)
+	}
+	out.intervals = iv.list
+	if b.measured != nil {
+		if err := b.measured(out.total()); err != nil {
+			return out, err
+		}
+	}
+	if s.Op == result.OpSend { // receive until the stop count: the peer's total
+		eng.ResetSamples()
+		if _, err := eng.BidirSend(far); err != nil {
+			return out, fmt.Errorf("receiving the rest of the peer's messages: %w", b.err(err))
+		}
+	}
+	return out, nil
+}
+
+// runBidir is the client side of a bidirectional test, from the server's
+// start to its result. stopHeartbeat is called before the end is sent.
+func (cl *Client) runBidir(ctx context.Context, ep *endpoint, s Spec, o RunOptions, stopHeartbeat func()) (result.Result, proto.ServerResult, error) {
+	eng := ep.eng
+	bctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	fail := func(err error) {
+		cancel(err)
+		eng.Abort()
+	}
+	measure := make(chan struct{})
+	type served struct {
+		sr  proto.ServerResult
+		err error
+	}
+	var results chan served // set once the end is sent
+	side := &bidirSide{ep: ep, s: s, o: o, ctx: bctx, measure: measure,
+		warmed: func(took time.Duration) error {
+			go func() { // the server's warm: it may have come already
+				var r proto.Ready
+				err := cl.c.RecvTimeout(proto.MsgReady, &r, bidirBarrierLimit(s, took))
+				if err == nil && r.Phase != proto.PhaseWarm {
+					err = fmt.Errorf("server sent %q, expected %q", r.Phase, proto.PhaseWarm)
+				}
+				if err != nil {
+					fail(fmt.Errorf("bidirectional barrier: %w", err))
+					return
+				}
+				close(measure)
+			}()
+			return nil
+		},
+		begin: func() error { return cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
+		measured: func(total int64) error {
+			stopHeartbeat() // the server reads no message after the end
+			if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
+				return err
+			}
+			results = make(chan served, 1)
+			go func() { // a SEND side receives meanwhile, until the server's total
+				var sr proto.ServerResult
+				err := cl.c.RecvTimeout(proto.MsgResult, &sr, EngineTimeout+15*time.Second)
+				switch {
+				case err != nil:
+				case sr.Error != "":
+					err = fmt.Errorf("server: %s", sr.Error)
+				case sr.Bidir == nil:
+					err = errors.New("the server's result has no figures of its own direction: it did not run bidirectionally")
+				}
+				if err != nil {
+					fail(err)
+				} else {
+					eng.SetStop(sr.Bidir.Warmup + sr.Bidir.Ops)
+				}
+				results <- served{sr, err}
+			}()
+			return nil
+		},
+	}
+	run, err := func() (bidirRun, error) {
+		if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarmup}); err != nil {
+			return bidirRun{}, err
+		}
+		return side.run()
+	}()
+	var sr proto.ServerResult
+	if results != nil {
+		got := <-results
+		sr = got.sr
+		if got.err != nil { // the server's word: it also ended our side's receiving
+			err = got.err
+		}
+	}
+	if err != nil {
+		if results == nil { // the server waits for the end: tell it why none comes
+			cl.c.SendError(err)
+		}
+		return result.Result{}, sr, err
+	}
+	if s.Op == result.OpSend && sr.Iterations != run.total() {
+		return result.Result{}, sr, fmt.Errorf("the server received %d of the client's %d SENDs", sr.Iterations, run.total())
+	}
+	r, err := bidirResult(baseResult(s, ep), s, run, *sr.Bidir)
+	return r, sr, err
+}
+
+// bidirResult is the result of a bidirectional test from the client's run
+// and the server's direction: both sides' figures, and their sums.
+func bidirResult(r result.Result, s Spec, run bidirRun, srv proto.Direction) (result.Result, error) {
+	cli := result.NewSideResult(s.Size, run.ops, run.warmed, run.last-run.first)
+	sv := result.NewSideResult(s.Size, srv.Ops, srv.Warmup, srv.DurationNS)
+	r.Bidirectional, r.Sides = true, &result.BidirSides{Client: cli, Server: sv}
+	r.Iterations, r.Warmup = cli.Ops+sv.Ops, cli.Warmup+sv.Warmup
+	r.DurationNS = max(cli.DurationNS, sv.DurationNS)
+	r.Bandwidth = cli.Bandwidth.Plus(sv.Bandwidth)
+	r.Intervals = run.intervals
+	r.CPU = &result.CPUUsage{ClientUserNS: run.user, ClientSysNS: run.sys, ClientUSPerMsg: perMsgUS(run.user+run.sys, r.Iterations)}
+	lat := run.lat
+	if lat == nil {
+		lat = hist.New()
+	}
+	if err := r.SetLatency(lat, 1); err != nil {
+		return result.Result{}, fmt.Errorf("encode histogram: %w", err)
+	}
+	return r, nil
+}
+
+// serveBidir is the server side of a bidirectional test whose QP is
+// connected: its own direction, the barrier and the result.
+func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error {
+	eng := eps.probe.eng
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	fail := func(err error) {
+		cancel(err)
+		eng.Abort()
+	}
+	warmup, measure := make(chan struct{}), make(chan struct{})
+	side := &bidirSide{ep: eps.probe, s: spec, o: RunOptions{CPU: serverCPU(s.cfg.CPUs, 0)}, ctx: ctx,
+		startWarmup: warmup, measure: measure,
+		warmed: func(time.Duration) error { return c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarm}) },
+	}
+	type ran struct {
+		run bidirRun
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		r, err := side.run()
+		done <- ran{r, err}
+	}()
+	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
+		fail(err)
+		<-done
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { // the client's barrier, heartbeats and end
+		var end proto.Ready
+		err := readBidirClient(c, warmup, measure, &end)
+		if err != nil {
+			fail(fmt.Errorf("client lost during the test: %w", err))
+		} else {
+			eng.SetStop(end.Total) // a SEND side receives until the client's total
+		}
+		ended <- err
+	}()
+	var r ran
+	var endErr error
+	gotEnd := false
+	select {
+	case r = <-done:
+	case endErr = <-ended:
+		gotEnd = true
+		r = <-done // a lost client aborted it
+		if endErr != nil {
+			return fmt.Errorf("client lost during the test: %w", endErr)
+		}
+	}
+	if r.err != nil {
+		// the client reads this in place of the server's warm or result, and
+		// answers with its error, or has sent its end already
+		c.SendError(r.err)
+		if !gotEnd {
+			endErr = <-ended
+		}
+		if endErr != nil {
+			return fmt.Errorf("%v; then: %w", r.err, endErr)
+		}
+		return nil // in step: the client has the error and sent its end
+	}
+	if !gotEnd {
+		if err := <-ended; err != nil {
+			return fmt.Errorf("client lost during the test: %w", err)
+		}
+	}
+	return c.Send(proto.MsgResult, proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
+		Bidir: r.run.direction()})
+}
+
+// readBidirClient reads the client's messages of a bidirectional test:
+// warmup (closes warmup), measure (closes measure), heartbeats, until its
+// end (*end). Each within heartbeatTimeout.
+func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Ready) error {
+	next := proto.PhaseWarmup
+	for {
+		var r proto.Ready
+		if err := c.RecvTimeout(proto.MsgReady, &r, heartbeatTimeout); err != nil {
+			return err
+		}
+		switch {
+		case r.Phase == proto.PhaseAlive:
+		case r.Phase == next && next == proto.PhaseWarmup:
+			close(warmup)
+			next = proto.PhaseMeasure
+		case r.Phase == next && next == proto.PhaseMeasure:
+			close(measure)
+			next = proto.PhaseEnd
+		case r.Phase == next && next == proto.PhaseEnd:
+			*end = r
+			return nil
+		default:
+			return fmt.Errorf("client sent %q in a bidirectional test, expected %q", r.Phase, next)
+		}
+	}
+}
