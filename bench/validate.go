@@ -177,5 +177,11 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("--sl %d with --rdma-cm: rdma_cm derives the service level from the route (use --tclass for the ToS)", s.SL)
 		}
 	}
+	if err := s.validateVerify(); err != nil {
+		return err
+	}
+	if err := s.validateSRQ(); err != nil {
+		return err
+	}
 	return s.validateMR()
 }

@@ -35,6 +35,7 @@ var goTypes = []struct{ name, file, def string }{
 	{"Interval", "schema.json", "Interval"},
 	{"ConnSetup", "schema.json", "ConnSetup"},
 	{"QPResult", "schema.json", "QPResult"},
+	{"Verification", "schema.json", "Verification"},
 	{"mr.Document", "mr.schema.json", ""},
 	{"mr.Report", "mr.schema.json", "Report"},
 	{"mr.RegResult", "mr.schema.json", "RegResult"},
