@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
 // checkVerified checks that every result of back carries the verify pass
@@ -118,4 +119,27 @@ func TestRDMASRQ(t *testing.T) {
 		}
 	}
 	checkVerified(t, &vdoc, verified)
+}
+
+// TestRDMASRQRDMACM: QPs that rdma_cm creates take their receives from the
+// SRQ too (rdma_create_qp with ibv_qp_init_attr.srq), on 2 QPs, verified.
+func TestRDMASRQRDMACM(t *testing.T) {
+	testutil.CMAddress(t)
+	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{4096},
+		Template: Spec{Iters: 300, Warmup: -1, TxDepth: 16, RDMACM: true, SRQ: true, Verify: true}})
+	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: Spec{Iters: 300, Warmup: -1, TxDepth: 16, QPs: 2, RDMACM: true, SRQ: true, Verify: true}})...)
+	cfg := runCfg(specs)
+	cfg.Client.RDMACM = true
+	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := checkDoc(t, doc, specs)
+	for i, r := range back.Results {
+		if !r.SRQ || r.Connection == nil || r.Connection.Method != result.ConnRDMACM {
+			t.Errorf("%s: srq %v, connection %+v", specs[i].Name(), r.SRQ, r.Connection)
+		}
+	}
+	checkVerified(t, back, specs)
 }
