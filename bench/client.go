@@ -264,6 +264,11 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if err != nil {
 		return result.Result{}, err
 	}
+	if spec.Verify { // after the measured run: see verify.go
+		if res.Verify, err = cl.verifyPass(spec, eps); err != nil {
+			return result.Result{}, err
+		}
+	}
 	if res.CPU != nil {
 		res.CPU.ServerUserNS, res.CPU.ServerSysNS = sr.CPUUserNS, sr.CPUSysNS
 		res.CPU.ServerUSPerMsg = perMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)

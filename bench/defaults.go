@@ -20,6 +20,9 @@ const (
 	DefaultRetryCount  = 7        // transport retries
 	DefaultRNRRetry    = 7        // receiver-not-ready retries: 7 retries forever
 	DefaultRNRTimer    = 12       // min_rnr_timer 12: 0.64 ms (not a flag)
+	// DefaultVerifyMessages is how many messages the --verify pass checks
+	// per test (fewer above 1 MiB, never fewer than the QPs; verifyMessages).
+	DefaultVerifyMessages = 64
 	// largeMessage: bandwidth tests above this size signal every send by
 	// default, as perftest does.
 	largeMessage = 8 << 10

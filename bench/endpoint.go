@@ -42,6 +42,10 @@ type endpoint struct {
 	inlineWhy string
 	// rdDepth is the READ/atomic initiator depth the QP got (max_rd_atomic).
 	rdDepth int
+	// srq is the side's shared receive queue (--srq; not owned), or nil;
+	// recvs is how many receives the engine posts before traffic (SEND).
+	srq   *verbs.SRQ
+	recvs int
 }
 
 // sampleCap is the C sample buffer size per engine, entries (8 bytes each).
@@ -89,9 +93,10 @@ var verbsOps = map[string]verbs.Opcode{
 }
 
 // newEndpoint creates the resources of one side of spec, with its buffer
-// from pool. Call close on it.
-func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool) (_ *endpoint, err error) {
-	e := &endpoint{dev: dev, spec: s, client: client, access: remoteAccess(s, client, dev.Ctx.IsIWARP())}
+// from pool and, when srq is not nil, its receives from srq. Call close on
+// it.
+func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool, srq *verbs.SRQ) (_ *endpoint, err error) {
+	e := &endpoint{dev: dev, spec: s, client: client, access: remoteAccess(s, client, dev.Ctx.IsIWARP()), srq: srq, recvs: recvPosts(s)}
 	defer func() {
 		if err != nil {
 			e.close()
@@ -162,8 +167,11 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 	if err != nil {
 		return err
 	}
-	cfg := verbs.QPConfig{Type: qpType, SendCQ: e.scq, RecvCQ: e.rcq,
+	cfg := verbs.QPConfig{Type: qpType, SendCQ: e.scq, RecvCQ: e.rcq, SRQ: e.srq,
 		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxInlineData: e.inline}}
+	if e.srq != nil {
+		cfg.Caps.MaxRecvWR = 0 // its receives come from the SRQ
+	}
 	if id == nil {
 		e.qp, err = e.pd.CreateQP(cfg)
 	} else {
@@ -319,11 +327,7 @@ func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	}
 	e.eng = eng
 	if s.Op == result.OpSend {
-		n := s.RxDepth
-		if s.Mode == result.ModeLat {
-			n = min(n, 16)
-		}
-		if err := eng.PostRecvs(n); err != nil {
+		if err := eng.PostRecvs(e.recvs); err != nil {
 			return err
 		}
 	}

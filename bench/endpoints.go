@@ -15,6 +15,7 @@ type testEndpoints struct {
 	extra []*endpoint // the measured QPs after probe (Spec.QPs > 1)
 	loads []*endpoint
 	mem   *testMemory // the pools every QP above takes its buffer from
+	srq   *verbs.SRQ  // the measured QPs' shared receive queue (--srq), or nil
 	// rdma_cm tests: the client's event channel, or the server's listener
 	// (closed after the endpoints and their ids)
 	cmch *verbs.EventChannel
@@ -36,19 +37,29 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 	if t.mem, err = newTestMemory(dev, s, client); err != nil {
 		return nil, err
 	}
-	if t.probe, err = newEndpoint(dev, s, client, t.mem.measured); err != nil {
+	if usesSRQ(s, client) {
+		if t.srq, err = newSRQ(dev, s, t.mem.pd); err != nil {
+			return nil, err
+		}
+	}
+	if t.probe, err = newEndpoint(dev, s, client, t.mem.measured, t.srq); err != nil {
 		return nil, err
 	}
 	for i := 1; i < s.NumQPs(); i++ {
-		ep, err := newEndpoint(dev, s, client, t.mem.measured)
+		ep, err := newEndpoint(dev, s, client, t.mem.measured, t.srq)
 		if err != nil {
 			return nil, fmt.Errorf("QP %d: %w", i, err)
 		}
 		t.extra = append(t.extra, ep)
 	}
+	if t.srq != nil { // the SRQ holds one QP's receives: each posts its share
+		for i, ep := range t.measured() {
+			ep.recvs = int(qpIters(int64(recvPosts(s)), s.NumQPs(), i))
+		}
+	}
 	if s.Load != nil {
 		for i := 0; i < s.Load.QPs; i++ {
-			ep, err := newEndpoint(dev, s.loadSpec(), client, t.mem.load)
+			ep, err := newEndpoint(dev, s.loadSpec(), client, t.mem.load, nil)
 			if err != nil {
 				return nil, fmt.Errorf("load QP %d: %w", i, err)
 			}
@@ -98,6 +109,7 @@ func (t *testEndpoints) close() error {
 	if t.probe != nil {
 		errs = append(errs, t.probe.close())
 	}
+	errs = append(errs, t.srq.Close()) // after its QPs, before the PD
 	if t.mem != nil {
 		errs = append(errs, t.mem.close())
 	}

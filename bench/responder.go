@@ -243,6 +243,9 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	if err := c.Send(proto.MsgResult, res); err != nil {
 		return err
 	}
+	if loopErr == nil && spec.Verify { // after the measured run: see verify.go
+		return s.serveVerify(c, spec, eps)
+	}
 	return loopErr
 }
 

@@ -82,6 +82,17 @@ type Spec struct {
 	// client's memory while the client posts towards the server's, both
 	// from one barrier; see bidir.go.
 	Bidirectional bool `json:"bidirectional,omitempty"`
+	// Verify checks payloads (--verify) in a pass after the measured run,
+	// outside every timed interval: the client fills each of
+	// verifyMessages messages with a pattern of the test and the message,
+	// the server checks what SENDs and WRITEs delivered, the client what
+	// its READs fetched (the server filled it). See verify.go.
+	Verify bool `json:"verify,omitempty"`
+	// SRQ makes the receiving QPs of a SEND test take their receives from
+	// one shared receive queue per side (--srq): the server's QPs (all
+	// --qps of them), and in latency tests, where the client receives the
+	// replies, the client's QP too. See srq.go.
+	SRQ bool `json:"srq,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.

@@ -180,5 +180,11 @@ func (s Spec) Validate() error {
 	if err := s.validateBidir(); err != nil {
 		return err
 	}
+	if err := s.validateVerify(); err != nil {
+		return err
+	}
+	if err := s.validateSRQ(); err != nil {
+		return err
+	}
 	return s.validateMR()
 }

@@ -62,6 +62,16 @@ rdmabench loopback --op write --mode lat -n 100 --hugepages >/tmp/err.txt 2>&1; 
 set -e
 [ $rc = 3 ] && grep -q 'no huge pages are reserved' /tmp/err.txt || { cat /tmp/err.txt; fail "--hugepages without huge pages: exit $rc"; }
 
+echo "=== payload checking (--verify) and shared receive queues (--srq)"
+rdmabench loopback --op send,write,read --mode lat,bw --size 4099 -n 500 --verify --json /tmp/verify.json | grep -E '^ (send|write|read) |Payload check'
+[ "$(grep -c '"checked_by": "server"' /tmp/verify.json)" = 4 ] && [ "$(grep -c '"checked_by": "client"' /tmp/verify.json)" = 2 ] \
+	&& grep -q '"messages": 64,' /tmp/verify.json && grep -q '"bytes": 262336,' /tmp/verify.json || fail "--verify JSON"
+rdmabench loopback --srq --mode lat,bw -n 1000 --verify --json /tmp/srq.json | grep -E '^ send|Receive queue'
+rdmabench loopback --srq --mode bw --qps 4 --size 4K -n 2000 --verify --json /tmp/srq4.json | grep -E '^ send'
+[ "$(grep -c '"srq": true' /tmp/srq.json)" = 2 ] && [ "$(grep -c '"checked_by": "server"' /tmp/srq.json)" = 2 ] \
+	&& grep -q '"srq": true' /tmp/srq4.json && grep -q '"qps": 4,' /tmp/srq4.json && grep -q '"checked_by": "server"' /tmp/srq4.json \
+	|| fail "--srq JSON"
+
 echo "=== rdma_cm (rxe1 on dummy0: rdma_cm cannot use loopback addresses)"
 rdmabench loopback --rdma-cm --qps 8 --threads 2 --op write --mode bw -n 4000 --json /tmp/cm.json | tee /tmp/cm.txt
 grep -q '"method": "rdma_cm"' /tmp/cm.json && grep -q '"setup_p50_ns": [0-9]' /tmp/cm.json && grep -q 'chosen by rdma_cm for 192.0.2.1' /tmp/cm.json \

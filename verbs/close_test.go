@@ -23,6 +23,7 @@ func TestCloseNil(t *testing.T) {
 		(*MR)(nil),
 		(*CQ)(nil),
 		(*QP)(nil),
+		(*SRQ)(nil),
 		(*AH)(nil),
 		(*Engine)(nil),
 		(*Pool)(nil),

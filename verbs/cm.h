@@ -83,9 +83,9 @@ static inline struct ibv_qp *rb_cm_qp(struct rdma_cm_id *id) { return id->qp; }
 // id (destroy it with rdma_destroy_qp). It returns 0 or an errno; caps get
 // what the device granted.
 static inline int rb_cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
-		int qp_type, int sq_sig_all, rb_qp_caps *caps) {
+		struct ibv_srq *srq, int qp_type, int sq_sig_all, rb_qp_caps *caps) {
 	struct ibv_qp_init_attr a;
-	rb_qp_init_attr(&a, scq, rcq, qp_type, sq_sig_all, caps);
+	rb_qp_init_attr(&a, scq, rcq, srq, qp_type, sq_sig_all, caps);
 	if (rdma_create_qp(id, pd, &a))
 		return errno;
 	rb_qp_granted(caps, &a);

@@ -187,6 +187,9 @@ type DeviceAttr struct {
 	MaxQPInitRdAtom int    `json:"max_qp_init_rd_atom"`
 	AtomicCap       int    `json:"atomic_cap"` // 0 none, 1 HCA, 2 global
 	PhysPortCnt     int    `json:"phys_port_cnt"`
+	MaxSRQ          int    `json:"max_srq"` // 0: no shared receive queues
+	MaxSRQWR        int    `json:"max_srq_wr"`
+	MaxSRQSGE       int    `json:"max_srq_sge"`
 }
 
 // QueryDevice calls ibv_query_device.
@@ -217,6 +220,9 @@ func (c *Context) QueryDevice() (DeviceAttr, error) {
 		MaxQPInitRdAtom: int(a.max_qp_init_rd_atom),
 		AtomicCap:       int(a.atomic_cap),
 		PhysPortCnt:     int(a.phys_port_cnt),
+		MaxSRQ:          int(a.max_srq),
+		MaxSRQWR:        int(a.max_srq_wr),
+		MaxSRQSGE:       int(a.max_srq_sge),
 	}, nil
 }
 

@@ -83,15 +83,18 @@ static int wait_byte(rb_engine *e, volatile uint8_t *p, uint8_t v, int responder
 	}
 }
 
+// post_recv1 posts one receive into the receive area, to the QP or its SRQ.
+// Its wr_id is the area's address: with an SRQ shared by several engines,
+// a completion tells whose area the message landed in.
 static int post_recv1(rb_engine *e) {
 	// UD: the GRH (40 bytes) lands first, the payload after it
 	struct ibv_sge sge = { .addr = e->laddr + e->roff, .length = e->size + e->recv_extra, .lkey = e->lkey };
 	struct ibv_recv_wr wr, *bad = NULL;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = e->recv_posted;
+	wr.wr_id = sge.addr;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	int rc = ibv_post_recv(e->qp, &wr, &bad);
+	int rc = e->srq ? ibv_post_srq_recv(e->srq, &wr, &bad) : ibv_post_recv(e->qp, &wr, &bad);
 	if (rc) {
 		e->err_errno = rc;
 		return RB_ERR_POST;
@@ -535,4 +538,15 @@ int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which) {
 			return RB_OK;
 		}
 	}
+}
+
+// rb_recv_one waits for one receive completion and re-posts one receive,
+// outside the timed loops (the --verify pass): *wr_id is the address of the
+// receive area the message landed in (post_recv1), *byte_len its length.
+int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len) {
+	struct ibv_wc wc;
+	RB_TRY(wait_one(e, e->rcq, &wc, 0, "a message of the verify pass (receive completion)"));
+	*wr_id = wc.wr_id;
+	*byte_len = wc.byte_len;
+	return post_recv1(e);
 }

@@ -49,6 +49,7 @@ typedef struct rb_engine {
 	struct ibv_ah *ah;         // (cfg) UD: the peer's address handle (NULL on connected QPs)
 	uint32_t remote_qpn, qkey; // (cfg) UD: the peer's QP number and Q_Key
 	uint32_t recv_extra;       // (cfg) UD: bytes before the payload in a receive (the 40-byte GRH)
+	struct ibv_srq *srq;       // (cfg) post receives to this shared receive queue (NULL: the QP's own)
 
 	// Per-operation registration (per_op = 1): each work request's local
 	// buffer (the source, or the sink of a READ/atomic) lies in op_base's
@@ -88,5 +89,6 @@ int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which);
 int rb_bw_server(rb_engine *e);
 int rb_drain_send(rb_engine *e, uint64_t n);
 int rb_op_release(rb_engine *e);
+int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len);
 
 #endif

@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"syscall"
 	"time"
@@ -171,6 +172,9 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	if cfg.Event {
 		e.event, e.sch, e.rch = 1, cfg.QP.send.ch, cfg.QP.recv.ch
 	}
+	if cfg.QP.srq != nil {
+		e.srq = cfg.QP.srq.srq
+	}
 	if cfg.QP.typ == QPTypeUD {
 		e.ah, e.remote_qpn, e.qkey, e.recv_extra = cfg.UD.AH.ah, C.uint32_t(cfg.UD.QPN), C.uint32_t(cfg.UD.QKey), GRHSize
 	}
@@ -244,7 +248,9 @@ func (g *Engine) err(rc C.int, what string) error {
 	return fmt.Errorf("%s: engine returned %d", what, int(rc))
 }
 
-// PostRecvs posts n receives into the receive area.
+// PostRecvs posts n receives into the receive area: to the QP's SRQ when
+// it was created with one (QPConfig.SRQ), else to its receive queue. A
+// receive's wr_id is the address of the receive area (RecvArea).
 func (g *Engine) PostRecvs(n int) error {
 	return g.err(C.rb_post_recvs(g.e, C.uint32_t(n)), "post receives")
 }
@@ -417,4 +423,54 @@ func BWClientMulti(engs []*Engine, until int64) (full bool, err error) {
 		return true, nil
 	}
 	return false, engs[int(which)].err(rc, "bandwidth sender")
+}
+
+// The --verify pass: single steps outside the measured loops, each with
+// the engine's no-progress deadline.
+
+// PostOne posts one operation, signaled, and waits for its completion. It
+// resets a bandwidth sender's counters and samples first: call it only
+// when every operation posted before has completed.
+func (g *Engine) PostOne() error {
+	g.ResetCounters()
+	g.SetTarget(1)
+	if _, err := g.BWClient(math.MaxInt64); err != nil {
+		return err
+	}
+	if g.Completed() < 1 {
+		return fmt.Errorf("verbs: %s of %d bytes not complete", g.cfg.Op, g.cfg.Size)
+	}
+	return nil
+}
+
+// RecvOne waits for one receive completion and posts one receive in its
+// place (to the SRQ, if any). It returns the receive's wr_id, the address
+// of the receive area the message landed in (with an SRQ shared by several
+// engines, possibly another engine's), and the completion's byte count
+// (UD: with the GRH).
+func (g *Engine) RecvOne() (addr uint64, n int, err error) {
+	if g.cfg.Op != OpSend && g.cfg.Op != OpWriteWithImm {
+		return 0, 0, fmt.Errorf("verbs: %s consumes no receives", g.cfg.Op)
+	}
+	var wrID C.uint64_t
+	var byteLen C.uint32_t
+	if err := g.err(C.rb_recv_one(g.e, &wrID, &byteLen), "receive"); err != nil {
+		return 0, 0, err
+	}
+	return uint64(wrID), int(byteLen), nil
+}
+
+// RecvArea is the address of the engine's receive area (the wr_id of its
+// receives): the MR's address plus RecvOffset.
+func (g *Engine) RecvArea() uint64 { return g.cfg.MR.Addr() + uint64(g.cfg.RecvOffset) }
+
+// ResetAbort clears an earlier Abort and stop count, so that the engine can
+// run another loop (e.g. after an unreliable receiver was stopped). Call it
+// only while no loop runs.
+func (g *Engine) ResetAbort() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		C.rb_ctl_init(&g.e.ctl, g.e.ctl.timeout_ns)
+	}
 }

@@ -51,6 +51,11 @@ type QPConfig struct {
 	Caps   QPCaps
 	// SigAll signals every send work request (sq_sig_all).
 	SigAll bool
+	// SRQ, when set, is the shared receive queue the QP's receives come
+	// from (ibv_qp_init_attr.srq): the QP has no receive queue of its own
+	// (Caps.MaxRecvWR is ignored) and QP.PostRecv is refused. It must stay
+	// open until the QP is closed.
+	SRQ *SRQ
 }
 
 // QP is a queue pair (struct ibv_qp).
@@ -61,6 +66,7 @@ type QP struct {
 	caps   QPCaps
 	send   *CQ
 	recv   *CQ
+	srq    *SRQ // the shared receive queue, or nil
 	closed bool
 	opsMu  sync.Mutex
 	ops    map[uint64]Opcode // signaled control-path posts by wr_id
@@ -77,17 +83,43 @@ func (p *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	if err != nil {
 		return nil, err
 	}
+	srq, err := cfg.acquireSRQ()
+	if err != nil {
+		p.release()
+		return nil, err
+	}
 	caps, sig := cfg.cCaps()
-	qp, err := C.rb_create_qp(pd, cfg.SendCQ.cq, cfg.RecvCQ.cq, C.int(cfg.Type), sig, &caps)
+	qp, err := C.rb_create_qp(pd, cfg.SendCQ.cq, cfg.RecvCQ.cq, srq, C.int(cfg.Type), sig, &caps)
 	if qp == nil {
 		p.release()
-		detail := fmt.Sprintf("%s, send_wr %d, recv_wr %d, inline %d", cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR, cfg.Caps.MaxInlineData)
+		cfg.SRQ.releaseQP()
+		detail := fmt.Sprintf("%s, send_wr %d, recv_wr %d, inline %d%s", cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR, cfg.Caps.MaxInlineData, cfg.srqDetail())
 		if da, qerr := p.ctx.QueryDevice(); qerr == nil {
 			detail += fmt.Sprintf("; device limits: max_qp_wr %d, max_sge %d", da.MaxQPWR, da.MaxSGE)
 		}
 		return nil, &Error{Op: "ibv_create_qp", Detail: detail, Err: err}
 	}
 	return newQP(p, qp, cfg, &caps, nil), nil
+}
+
+// acquireSRQ counts the QP about to be created with cfg.SRQ and returns the
+// C SRQ (nil without one); undo with cfg.SRQ.releaseQP.
+func (cfg QPConfig) acquireSRQ() (*C.struct_ibv_srq, error) {
+	if cfg.SRQ == nil {
+		return nil, nil
+	}
+	if cfg.SRQ.pd.ctx != nil && cfg.SendCQ.ctx != nil && cfg.SRQ.pd.ctx != cfg.SendCQ.ctx {
+		return nil, fmt.Errorf("verbs: the SRQ is from %s, the QP's CQs from %s", cfg.SRQ.pd.ctx.Name(), cfg.SendCQ.ctx.Name())
+	}
+	return cfg.SRQ.acquire()
+}
+
+// srqDetail names the SRQ in errors ("" without one).
+func (cfg QPConfig) srqDetail() string {
+	if cfg.SRQ == nil {
+		return ""
+	}
+	return fmt.Sprintf(", SRQ of %d receives", cfg.SRQ.maxWR)
 }
 
 // cCaps is the C form of cfg's requested sizes (at least one SGE each way)
@@ -105,7 +137,7 @@ func (cfg QPConfig) cCaps() (C.rb_qp_caps, C.int) {
 // newQP wraps a created QP with the sizes granted (caps) and registers it
 // for completion error reports; cm is the rdma_cm id that owns it, or nil.
 func newQP(p *PD, qp *C.struct_ibv_qp, cfg QPConfig, caps *C.rb_qp_caps, cm *CMID) *QP {
-	out := &QP{pd: p, qp: qp, typ: cfg.Type, send: cfg.SendCQ, recv: cfg.RecvCQ, ops: map[uint64]Opcode{}, cm: cm,
+	out := &QP{pd: p, qp: qp, typ: cfg.Type, send: cfg.SendCQ, recv: cfg.RecvCQ, srq: cfg.SRQ, ops: map[uint64]Opcode{}, cm: cm,
 		caps: QPCaps{MaxSendWR: int(caps.max_send_wr), MaxRecvWR: int(caps.max_recv_wr), MaxSendSGE: int(caps.max_send_sge),
 			MaxRecvSGE: int(caps.max_recv_sge), MaxInlineData: int(caps.max_inline_data)}}
 	qpRegistry.Store(out.QPN(), out)
@@ -157,6 +189,9 @@ func (q *QP) SendCQ() *CQ { return q.send }
 
 // RecvCQ is the receive CQ.
 func (q *QP) RecvCQ() *CQ { return q.recv }
+
+// SRQ is the shared receive queue the QP was created with, or nil.
+func (q *QP) SRQ() *SRQ { return q.srq }
 
 // ToInit moves the QP from RESET to INIT on port with the remote access the
 // peer may use (only what the test needs). A UD QP gets DefaultQKey.
@@ -398,6 +433,9 @@ func (q *QP) PostRecv(wrID uint64, mr *MR, offset, length int) error {
 	if q.closed {
 		return ErrClosed
 	}
+	if q.srq != nil {
+		return fmt.Errorf("verbs: post recv on QP 0x%x, which takes its receives from an SRQ: post to the SRQ (SRQ.PostRecv)", q.QPN())
+	}
 	if offset < 0 || length < 0 || uint64(offset+length) > mr.length {
 		return fmt.Errorf("verbs: post recv: %d bytes at offset %d outside the %d-byte MR", length, offset, mr.length)
 	}
@@ -414,6 +452,7 @@ func (q *QP) Close() error {
 	}
 	q.closed = true
 	defer q.pd.release()
+	defer q.srq.releaseQP() // after the QP is destroyed
 	qpRegistry.CompareAndDelete(q.QPN(), q)
 	if q.cm != nil {
 		C.rdma_destroy_qp(q.cm.id)

@@ -45,12 +45,14 @@ typedef struct {
 	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline_data;
 } rb_qp_caps;
 
-// rb_qp_init_attr fills a for a QP of qp_type on scq/rcq asking for caps.
+// rb_qp_init_attr fills a for a QP of qp_type on scq/rcq asking for caps;
+// srq, when not NULL, is the shared receive queue its receives come from.
 static inline void rb_qp_init_attr(struct ibv_qp_init_attr *a, struct ibv_cq *scq, struct ibv_cq *rcq,
-		int qp_type, int sq_sig_all, const rb_qp_caps *caps) {
+		struct ibv_srq *srq, int qp_type, int sq_sig_all, const rb_qp_caps *caps) {
 	memset(a, 0, sizeof(*a));
 	a->send_cq = scq;
 	a->recv_cq = rcq;
+	a->srq = srq;
 	a->qp_type = (enum ibv_qp_type)qp_type;
 	a->sq_sig_all = sq_sig_all;
 	a->cap.max_send_wr = caps->max_send_wr;
@@ -70,9 +72,9 @@ static inline void rb_qp_granted(rb_qp_caps *caps, const struct ibv_qp_init_attr
 }
 
 static inline struct ibv_qp *rb_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
-		int qp_type, int sq_sig_all, rb_qp_caps *caps) {
+		struct ibv_srq *srq, int qp_type, int sq_sig_all, rb_qp_caps *caps) {
 	struct ibv_qp_init_attr a;
-	rb_qp_init_attr(&a, scq, rcq, qp_type, sq_sig_all, caps);
+	rb_qp_init_attr(&a, scq, rcq, srq, qp_type, sq_sig_all, caps);
 	struct ibv_qp *qp = ibv_create_qp(pd, &a);
 	if (qp)
 		rb_qp_granted(caps, &a);
@@ -246,6 +248,31 @@ static inline int rb_post_recv(struct ibv_qp *qp, uint64_t wr_id, uint64_t laddr
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	return ibv_post_recv(qp, &wr, &bad);
+}
+
+// rb_create_srq calls ibv_create_srq asking for max_wr receives of max_sge
+// entries; *max_wr and *max_sge get what the device granted.
+static inline struct ibv_srq *rb_create_srq(struct ibv_pd *pd, uint32_t *max_wr, uint32_t *max_sge) {
+	struct ibv_srq_init_attr a;
+	memset(&a, 0, sizeof(a));
+	a.attr.max_wr = *max_wr;
+	a.attr.max_sge = *max_sge;
+	struct ibv_srq *srq = ibv_create_srq(pd, &a);
+	if (srq) {
+		*max_wr = a.attr.max_wr;
+		*max_sge = a.attr.max_sge;
+	}
+	return srq;
+}
+
+static inline int rb_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id, uint64_t laddr, uint32_t len, uint32_t lkey) {
+	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
+	struct ibv_recv_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return ibv_post_srq_recv(srq, &wr, &bad);
 }
 
 static inline struct ibv_mr *rb_reg_mr(struct ibv_pd *pd, uint64_t addr, uint64_t len, int access) {

@@ -40,6 +40,7 @@ const (
 	MsgResult                      // server -> client or client -> server: measured data
 	MsgError                       // either way: a RemoteError payload, the peer gives up on the current test
 	MsgBye                         // client -> server: session over
+	MsgVerify                      // both ways: one message of a test's --verify pass
 
 	msgTypeEnd // one past the last known type
 )
@@ -53,6 +54,7 @@ var msgTypeNames = [...]string{
 	MsgResult:   "result",
 	MsgError:    "error",
 	MsgBye:      "bye",
+	MsgVerify:   "verify",
 }
 
 // String returns the lowercase name used in error messages ("ready",

@@ -28,7 +28,7 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
 	f.Add(protoHeader(Magic, 2, 1, 0)) // wrong version
 	f.Add(protoHeader(Magic, 1, 0, 0)) // unknown types
-	f.Add(protoHeader(Magic, 1, 9, 3))
+	f.Add(protoHeader(Magic, 1, 10, 3))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		typ, payload, err := ReadFrame(bytes.NewReader(data))

@@ -103,3 +103,27 @@ type Direction struct {
 	Warmup     int64 `json:"warmup"`      // operations completed before measuring
 	DurationNS int64 `json:"duration_ns"` // first post to last completion of the measured operations
 }
+
+// Verify is one step of a test's --verify pass, after the server's
+// result. The client sends it for message Message on measured QP QP (in
+// QP order): for SEND and WRITE once the message is delivered, for READ
+// before reading it. The server answers with the same numbers once it
+// checked the message (SEND, WRITE) or filled its buffer with it (READ).
+// After the last message the client sends Message = the count, QP 0, and
+// expects no answer: the pass is over.
+type Verify struct {
+	QP      int `json:"qp"`
+	Message int `json:"message"`
+	// Mismatch, in the server's answer, says the message differed from its
+	// pattern; absent when it matched (and in READ answers).
+	Mismatch *Mismatch `json:"mismatch,omitempty"`
+}
+
+// Mismatch is a message that failed its check: the first byte that
+// differs from the pattern, or a length other than the message size.
+type Mismatch struct {
+	Offset   int   `json:"offset"` // bytes into the message
+	Expected uint8 `json:"expected"`
+	Seen     uint8 `json:"seen"`
+	Len      int   `json:"len"` // bytes that arrived
+}

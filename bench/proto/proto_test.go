@@ -65,6 +65,7 @@ var protoTestMessages = []struct {
 	{"result", MsgResult, &protoTestResult{Bytes: 1 << 40, Seconds: 10.5, Histogram: bytes.Repeat([]byte("HISTv2"), 20000), Notes: []string{"software RDMA"}}, func() any { return new(protoTestResult) }},
 	{"error", MsgError, &RemoteError{Msg: "device rxe0 not found", Code: "device"}, nil},
 	{"bye", MsgBye, &protoTestEmpty{}, func() any { return new(protoTestEmpty) }},
+	{"verify", MsgVerify, &Verify{QP: 3, Message: 63, Mismatch: &Mismatch{Offset: 1000, Expected: 0x3c, Seen: 0xc3, Len: 65536}}, func() any { return new(Verify) }},
 }
 
 // protoHeader builds a raw 12-byte header.
@@ -144,8 +145,9 @@ func TestProtoMsgTypeString(t *testing.T) {
 		{"result", MsgResult, "result"},
 		{"error", MsgError, "error"},
 		{"bye", MsgBye, "bye"},
+		{"verify", MsgVerify, "verify"},
 		{"zero", 0, "MsgType(0)"},
-		{"unknown", 9, "MsgType(9)"},
+		{"unknown", 10, "MsgType(10)"},
 		{"max", 0xffff, "MsgType(65535)"},
 	}
 	for _, tt := range tests {
@@ -177,7 +179,7 @@ func TestProtoAppendFrame(t *testing.T) {
 		{"max payload", MsgResult, MaxPayload, nil, ""},
 		{"too large", MsgResult, MaxPayload + 1, ErrTooLarge, "1048577 bytes, limit 1048576"},
 		{"type zero", 0, 0, ErrUnknownType, "unknown message type 0"},
-		{"type unknown", 9, 2, ErrUnknownType, "unknown message type 9"},
+		{"type unknown", 10, 2, ErrUnknownType, "unknown message type 10"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,7 +259,7 @@ func TestReadFrameErrors(t *testing.T) {
 		{"version 2", protoHeader(Magic, 2, 1, 0), ErrVersion, "peer speaks protocol version 2, this side speaks version 1", false},
 		{"version 0", protoHeader(Magic, 0, 1, 0), ErrVersion, "version 0", false},
 		{"type 0", protoHeader(Magic, 1, 0, 0), ErrUnknownType, "unknown message type 0", false},
-		{"type 9", protoHeader(Magic, 1, 9, 0), ErrUnknownType, "unknown message type 9", false},
+		{"type 10", protoHeader(Magic, 1, 10, 0), ErrUnknownType, "unknown message type 10", false},
 		{"type 65535", protoHeader(Magic, 1, 0xffff, 5), ErrUnknownType, "unknown message type 65535", false},
 	}
 	for _, tt := range tests {

@@ -67,6 +67,12 @@ func WriteHeader(w io.Writer, doc *result.Document) error {
 	if m := mrModeLine(doc.Results); m != "" {
 		line("MR mode", m)
 	}
+	if srqUsed(doc.Results) {
+		line("Receive queue", "shared (--srq): one SRQ for the server's QPs; in latency tests the client's QP has one too")
+	}
+	if v := verifyLine(doc.Results); v != "" {
+		line("Payload check", v)
+	}
 	if doc.Peer != "" {
 		line("Peer", doc.Peer)
 	}
@@ -108,6 +114,33 @@ func mrModeLine(results []result.Result) string {
 		modes = append(modes, "huge pages")
 	}
 	return strings.Join(modes, ", ")
+}
+
+// srqUsed reports whether a result ran with a shared receive queue.
+func srqUsed(results []result.Result) bool {
+	return slices.ContainsFunc(results, func(r result.Result) bool { return r.SRQ })
+}
+
+// verifyLine sums up the --verify passes of results for the header, e.g.
+// "3 tests, 192 messages, 12288 bytes checked in a pass after each measured
+// run (no figure includes it)"; "" when no result was verified.
+func verifyLine(results []result.Result) string {
+	var tests, msgs, bytes int64
+	for _, r := range results {
+		if v := r.Verify; v != nil {
+			tests++
+			msgs += v.Messages
+			bytes += v.Bytes
+		}
+	}
+	if tests == 0 {
+		return ""
+	}
+	plural := "s"
+	if tests == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf("--verify: %d test%s, %d messages, %d bytes checked in a pass after each measured run (no figure includes it)", tests, plural, msgs, bytes)
 }
 
 // perOpBWNote is printed under a bandwidth table with per-op results.

@@ -217,3 +217,23 @@ func TestInlineSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifySRQHeader: the header sums up the --verify passes and says when
+// a shared receive queue was used; neither line appears otherwise.
+func TestVerifySRQHeader(t *testing.T) {
+	if verifyLine([]result.Result{{}}) != "" || srqUsed([]result.Result{{}}) {
+		t.Error("verify or SRQ line for results without them")
+	}
+	rs := []result.Result{{SRQ: true, Verify: &result.Verification{Messages: 64, Bytes: 128, CheckedBy: "server"}},
+		{Verify: &result.Verification{Messages: 64, Bytes: 4096 * 64, CheckedBy: "client"}}}
+	if got, want := verifyLine(rs), "--verify: 2 tests, 128 messages, 262272 bytes checked in a pass after each measured run (no figure includes it)"; got != want {
+		t.Errorf("verifyLine = %q, want %q", got, want)
+	}
+	var b strings.Builder
+	if err := WriteHeader(&b, &result.Document{Results: rs}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), " Receive queue   : shared (--srq)") || !strings.Contains(b.String(), " Payload check   : --verify: 2 tests") {
+		t.Errorf("header:\n%s", b.String())
+	}
+}

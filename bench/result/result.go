@@ -189,6 +189,24 @@ type Result struct {
 	// has each side's own figures.
 	Bidirectional bool        `json:"bidirectional,omitempty"`
 	Sides         *BidirSides `json:"sides,omitempty"`
+	// SRQ is set when the receiving QPs of the test took their receives
+	// from a shared receive queue (--srq).
+	SRQ bool `json:"srq,omitempty"`
+	// Verify is set when payloads were checked (--verify), in a pass after
+	// the measured run: no figure above includes it.
+	Verify *Verification `json:"verify,omitempty"`
+}
+
+// Verification is what the --verify pass of a test checked: Messages
+// messages, each filled with a pattern of the test and the message by the
+// side that sends (or, for READ, is read from) and compared byte for byte
+// by the side that receives them.
+type Verification struct {
+	Messages int64 `json:"messages"`
+	Bytes    int64 `json:"bytes"` // payload bytes compared
+	// CheckedBy is the side that compared: "server" (send, write: what
+	// arrived) or "client" (read: what it read).
+	CheckedBy string `json:"checked_by"`
 }
 
 // SetLatency fills r.Latency from h divided by div (see NewLatency),

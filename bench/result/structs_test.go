@@ -39,6 +39,7 @@ var goTypes = []struct{ name, file, def string }{
 	{"PortCounters", "schema.json", "PortCounters"},
 	{"BidirSides", "schema.json", "BidirSides"},
 	{"SideResult", "schema.json", "SideResult"},
+	{"Verification", "schema.json", "Verification"},
 	{"mr.Document", "mr.schema.json", ""},
 	{"mr.Report", "mr.schema.json", "Report"},
 	{"mr.RegResult", "mr.schema.json", "RegResult"},

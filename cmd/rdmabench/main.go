@@ -32,7 +32,7 @@ const (
 	exitUsage     = 2 // bad flags or values, unknown device, port or GID index
 	exitEnv       = 3 // no RDMA in the kernel, no device or provider, port down, memlock, unsupported
 	exitPeer      = 4 // control connection, handshake, peer errors
-	exitTransport = 5 // completion errors, timeouts in the data path
+	exitTransport = 5 // completion errors, timeouts in the data path, payloads that fail --verify
 )
 
 const usage = `rdmabench: RDMA verbs latency percentiles and bandwidth (SEND, WRITE, READ)
@@ -114,6 +114,7 @@ func exitCode(err error) int {
 	var pe *proto.Error
 	var ne *net.OpError
 	var ve *verbs.Error
+	var vfe *bench.VerifyError
 	switch {
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
@@ -122,7 +123,7 @@ func exitCode(err error) int {
 	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
 		errors.As(err, &me), errors.Is(err, verbs.ErrNotSupported), errors.Is(err, bench.ErrPortNotActive):
 		return exitEnv
-	case errors.As(err, &wce), errors.Is(err, verbs.ErrTimeout), errors.Is(err, sockeng.ErrTimeout),
+	case errors.As(err, &wce), errors.As(err, &vfe), errors.Is(err, verbs.ErrTimeout), errors.Is(err, sockeng.ErrTimeout),
 		errors.Is(err, sockeng.ErrPeerClosed):
 		return exitTransport
 	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne):

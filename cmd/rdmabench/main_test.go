@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
 
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -72,6 +73,11 @@ func TestUsageErrors(t *testing.T) {
 		{"loopback", "--iters", "10", "--duration", "1s"},
 		{"loopback", "--unit", "furlongs"},
 		{"loopback", "--cpu", "999"},
+		{"loopback", "--verify", "--op", "fetch_add"},
+		{"loopback", "--verify", "--transport", "tcp"},
+		{"loopback", "--srq", "--op", "write"},
+		{"loopback", "--srq", "--qp-type", "uc"},
+		{"loopback", "--srq", "--transport", "tcp"},
 		{"server", "--cpu", "x"},
 		{"run"},
 		{"nosuchcommand"},
@@ -109,6 +115,7 @@ func TestExitCodeTransport(t *testing.T) {
 		&verbs.WCError{Status: verbs.WCRetryExcErr},
 		fmt.Errorf("TCP latency client: %w", sockeng.ErrTimeout),
 		&sockeng.PeerClosedError{Loop: "TCP latency responder"},
+		&bench.VerifyError{Op: "send", Checker: "server", Messages: 64, Size: 64, Len: 64, Offset: 3, Expected: 1, Seen: 2},
 	} {
 		if got := exitCode(fmt.Errorf("send lat 2B: %w", err)); got != exitTransport {
 			t.Errorf("exitCode(%v) = %d, want %d", err, got, exitTransport)

@@ -67,6 +67,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	reportBoth := fs.Bool("report-both", false, "with -b: also print each side's figures (bytes, messages, bandwidth, message rate) under the sum (perftest --report-both)")
 	rdmaCM := fs.BoolP("rdma-cm", "R", false, "create and connect the QPs with librdmacm (rdma_cm), as iWARP needs, instead of exchanging QP numbers on the control connection (perftest -R); RC only")
 	hugePages := fs.Bool("hugepages", false, "map the data path buffers from 2 MiB huge pages (reserve them with sysctl vm.nr_hugepages=N)")
+	verify := fs.Bool("verify", false, "check payloads in a pass after each measured run, outside every timed interval: the client fills each message with a pattern "+
+		"of the test and the message, the server checks what SEND and WRITE delivered, the client what READ fetched; a mismatch names the offset and both bytes "+
+		"and exits 5 (perftest --data_validation); not for atomics or TCP")
+	srq := fs.Bool("srq", false, "send tests: the receiving QPs take their receives from one shared receive queue per side (the server's --qps QPs share one; "+
+		"in latency tests the client's QP, which receives the replies, has one too) (perftest --use-srq); RC and UD; without --op, runs send only")
 	loadQPs := fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
 	loadOp := fs.String("load-op", result.OpWrite, "operation of the load streams: write or read")
 	loadSize := fs.String("load-size", report.SizeLabel(bench.DefaultLoadSize), "message size of the load streams")
@@ -96,6 +101,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		Rate: *rate, Schedule: *schedule, SL: *sl, TClass: *tclass, QPType: strings.ToLower(*qpType), Transport: *transport,
 		QPs: *qps, Threads: *threads, MRMode: strings.ToLower(*mrMode), HugePages: *hugePages, RDMACM: *rdmaCM,
 		Bidirectional: *bidir,
+		Verify:        *verify, SRQ: *srq,
 	}}
 	if *reportBoth && !*bidir {
 		return usageError{fmt.Errorf("--report-both reports the two sides of a bidirectional test: add -b")}
@@ -112,8 +118,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 			return usageError{fmt.Errorf("--%s %d: must be at least %d", f.name, f.v, f.lo)}
 		}
 	}
-	if *transport == result.TransportTCP && !fs.Changed("op") {
-		*ops = result.OpSend // the one op with a TCP equivalent
+	if (*transport == result.TransportTCP || *srq) && !fs.Changed("op") {
+		*ops = result.OpSend // the one op with a TCP equivalent, or that consumes receives
 	}
 	if fs.Changed("op") || plan.Template.QPType == "" || plan.Template.QPType == result.QPTypeRC || *transport == result.TransportTCP {
 		if plan.Ops, err = bench.ParseList("op", *ops, result.Ops); err != nil {

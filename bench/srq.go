@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Shared receive queues (--srq, perftest's --use-srq).
+//
+// With --srq, every QP of a side that receives SENDs takes its receives
+// from one SRQ of that side's test (verbs.SRQ, created in the test's PD
+// before its QPs): the server's QPs (all --qps of them share it) and, in
+// latency tests, where the client receives the server's replies, the
+// client's QP too, so both directions of the ping-pong pay the same. A
+// bandwidth client receives nothing and has none.
+//
+// The SRQ holds what one QP's receive queue would: the rx depth (latency:
+// at most 16 posted, as without --srq). Each engine posts its share of
+// them (qpIters) into its own receive area and, in its C loop, re-posts
+// one to the SRQ for every message its QP receives; a message takes the
+// oldest receive, whichever engine posted it, and the receive's wr_id
+// names the area it landed in (the --verify pass reads it there).
+
+// validateSRQ refuses --srq where no QP consumes receives or where it is
+// not supported.
+func (s Spec) validateSRQ() error {
+	if !s.SRQ {
+		return nil
+	}
+	switch {
+	case s.Transport == result.TransportTCP:
+		return fmt.Errorf("--srq applies to RDMA tests, not to the TCP baseline")
+	case s.Op != result.OpSend:
+		return fmt.Errorf("--srq applies to send tests: only a SEND consumes receives (op %s): use --op send", s.Op)
+	case s.qpType() == result.QPTypeUC:
+		return fmt.Errorf("--srq is not supported on UC QPs: use --qp-type rc or ud")
+	}
+	return nil
+}
+
+// usesSRQ reports whether one side's QPs of s take their receives from an
+// SRQ: the server's, and the client's in latency tests.
+func usesSRQ(s Spec, client bool) bool { return s.SRQ && (!client || s.Mode == result.ModeLat) }
+
+// recvPosts is how many receives one side of a SEND test posts before
+// traffic, per QP (or, with --srq, in all): the rx depth, at most 16 in
+// latency tests (one message is in flight at a time).
+func recvPosts(s Spec) int {
+	if s.Mode == result.ModeLat {
+		return min(s.RxDepth, 16)
+	}
+	return s.RxDepth
+}
+
+// newSRQ creates the shared receive queue of one side of s in pd, after
+// checking the device's limits.
+func newSRQ(dev *Device, s Spec, pd *verbs.PD) (*verbs.SRQ, error) {
+	switch {
+	case dev.Attr.MaxSRQ == 0:
+		return nil, fmt.Errorf("--srq: %s has no shared receive queues (max_srq 0): %w", dev.Ctx.Name(), verbs.ErrNotSupported)
+	case s.RxDepth > dev.Attr.MaxSRQWR:
+		return nil, fmt.Errorf("--srq: rx depth %d exceeds %s's max_srq_wr %d", s.RxDepth, dev.Ctx.Name(), dev.Attr.MaxSRQWR)
+	}
+	return pd.CreateSRQ(verbs.SRQConfig{MaxWR: s.RxDepth})
+}

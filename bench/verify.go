@@ -1,0 +1,371 @@
+package bench
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Payload checking (--verify, perftest's --data_validation).
+//
+// The measured run is left alone: its buffers are never touched while it
+// runs, so no timed interval and no bandwidth figure includes a check.
+// After it (after the server's result), the test runs a verify pass of
+// verifyMessages(s) messages, message k on measured QP k mod QPs, in lock
+// step over the control connection:
+//
+//   - SEND, WRITE: the client fills its source with message k's pattern,
+//     posts one operation and waits for its completion (Engine.PostOne),
+//     then sends proto.Verify{k}. The server takes the receive completion
+//     (SEND, Engine.RecvOne: the receive's wr_id names the buffer it landed
+//     in, which matters with a shared receive queue) or reads its target
+//     area (WRITE), compares it with the pattern and answers, with the
+//     first differing byte when there is one.
+//   - READ: the client sends proto.Verify{k}; the server fills its target
+//     area with the pattern and answers; the client reads it with one READ
+//     and compares what landed in its sink.
+//
+// After the last message the client sends proto.Verify{Message: count},
+// the end of the pass: only then may the server free the buffer the
+// client's last READ reads.
+//
+// The pattern of message k is a byte stream that depends on the test (its
+// name: op, mode, size, transport) and on k (verifySeed), so a buffer left
+// over from an earlier message, or from the measured run, fails as surely
+// as a flipped bit. Atomics carry an 8-byte operand, not a payload, and the
+// TCP baseline is not RDMA: both refuse --verify (validateVerify).
+
+// verifyBytes bounds the bytes one verify pass moves: above 1 MiB messages
+// it checks fewer than DefaultVerifyMessages.
+const verifyBytes = 64 << 20
+
+// minVerifyMessages is the fewest messages a pass checks (of any size).
+const minVerifyMessages = 4
+
+// verifyMessages is how many messages the verify pass of s checks:
+// DefaultVerifyMessages, fewer for messages above 1 MiB (at most
+// verifyBytes in all, at least minVerifyMessages), and at least one per QP.
+func verifyMessages(s Spec) int {
+	n := min(DefaultVerifyMessages, max(verifyBytes/s.Size, minVerifyMessages))
+	return max(n, s.NumQPs())
+}
+
+// verifyCorrupt, when >= 0, flips the byte at that offset of every message
+// the checking side received, right before its check: the tests' way to
+// plant a corruption (and see the check catch it).
+var verifyCorrupt = -1
+
+// verifyTimeout is how long one side of the verify pass waits for the
+// other's step: the peer's step may wait EngineTimeout for its completion.
+func verifyTimeout() time.Duration { return EngineTimeout + ctrlTimeout }
+
+// verifyGrace is how long the server keeps looking at the target area of an
+// unreliable (UC) WRITE whose bytes do not match yet: a UC WRITE completes
+// at the client when it is sent, not when it lands.
+var verifyGrace = time.Second
+
+// validateVerify refuses --verify where it checks nothing.
+func (s Spec) validateVerify() error {
+	if !s.Verify {
+		return nil
+	}
+	switch {
+	case s.Transport == result.TransportTCP:
+		return fmt.Errorf("--verify checks RDMA payloads, not the TCP baseline (TCP checksums its own data)")
+	case s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap:
+		return fmt.Errorf("--verify checks the payloads of send, write and read; %s carries an 8-byte operand, not a payload: run atomics without --verify", s.Op)
+	}
+	return nil
+}
+
+// verifyChecker is the side that compares: the server for SEND and WRITE
+// (what arrived), the client for READ (what it read).
+func verifyChecker(op string) string {
+	if op == result.OpRead {
+		return "client"
+	}
+	return "server"
+}
+
+// verifySeed is the pattern seed of message k of test s: the same on both
+// sides, different for every test and message.
+func verifySeed(s Spec, k int) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s.Name()))
+	return mix64(h.Sum64() ^ uint64(k+1)*0x9e3779b97f4a7c15)
+}
+
+// mix64 is splitmix64's finalizer.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// patternWord is word i (bytes 8i..8i+7, little-endian) of seed's pattern:
+// counter-based, so any word is computed on its own.
+func patternWord(seed uint64, i int) uint64 { return mix64(seed + uint64(i+1)*0x9e3779b97f4a7c15) }
+
+// fillPattern writes seed's pattern into b.
+func fillPattern(b []byte, seed uint64) {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], patternWord(seed, i/8))
+	}
+	if i < len(b) {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], patternWord(seed, i/8))
+		copy(b[i:], w[:])
+	}
+}
+
+// checkPattern compares b with seed's pattern. On a mismatch it returns the
+// offset of the first differing byte, the pattern's byte and b's, and false.
+func checkPattern(b []byte, seed uint64) (off int, want, got byte, ok bool) {
+	var w [8]byte
+	for i := 0; i < len(b); i += 8 {
+		binary.LittleEndian.PutUint64(w[:], patternWord(seed, i/8))
+		end := min(i+8, len(b))
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == binary.LittleEndian.Uint64(w[:]) {
+			continue
+		}
+		for j := i; j < end; j++ {
+			if b[j] != w[j-i] {
+				return j, w[j-i], b[j], false
+			}
+		}
+	}
+	return 0, 0, 0, true
+}
+
+// plantCorruption applies verifyCorrupt to a received message b.
+func plantCorruption(b []byte) {
+	if verifyCorrupt >= 0 && verifyCorrupt < len(b) {
+		b[verifyCorrupt] ^= 0xff
+	}
+}
+
+// mismatchOf checks a received message b of test s (want bytes; n arrived)
+// against message k's pattern; nil when it matches.
+func mismatchOf(s Spec, k int, b []byte, n int) *proto.Mismatch {
+	if n != s.Size {
+		return &proto.Mismatch{Len: n}
+	}
+	off, want, got, ok := checkPattern(b, verifySeed(s, k))
+	if ok {
+		return nil
+	}
+	return &proto.Mismatch{Offset: off, Expected: want, Seen: got, Len: n}
+}
+
+// VerifyError is a message that failed its --verify check: its first byte
+// that differs from the pattern, or (SEND) a length other than the message
+// size. The CLI exits with the data-path code.
+type VerifyError struct {
+	Op       string // the test's op: send, write or read
+	Checker  string // the side that compared: "server" or "client"
+	Message  int    // 0-based, of Messages
+	Messages int
+	QP       int // measured QP index (in --qps order)
+	Size     int // message size, bytes
+	Len      int // bytes that arrived
+	Offset   int
+	Expected byte
+	Seen     byte
+}
+
+func (e *VerifyError) Error() string {
+	where := fmt.Sprintf("--verify: %s payload corrupted, seen by the %s in message %d of %d (QP %d)",
+		strings.ToUpper(e.Op), e.Checker, e.Message, e.Messages, e.QP)
+	if e.Len != e.Size {
+		return fmt.Sprintf("%s: %d bytes arrived, want %d", where, e.Len, e.Size)
+	}
+	return fmt.Sprintf("%s: offset %d of %d: expected byte 0x%02x, seen 0x%02x", where, e.Offset, e.Size, e.Expected, e.Seen)
+}
+
+// verifyErrorOf builds the VerifyError of message k's mismatch m.
+func verifyErrorOf(s Spec, k, qp int, m *proto.Mismatch) *VerifyError {
+	return &VerifyError{Op: s.Op, Checker: verifyChecker(s.Op), Message: k, Messages: verifyMessages(s), QP: qp, Size: s.Size,
+		Len: m.Len, Offset: m.Offset, Expected: m.Expected, Seen: m.Seen}
+}
+
+// sourceBytes is the endpoint's source area (what SEND and WRITE post):
+// in the per-op buffer with per-op registration, else in the pool buffer.
+func (e *endpoint) sourceBytes() []byte {
+	if e.opBuf != nil {
+		return e.opBuf.Bytes()[:e.spec.Size]
+	}
+	return e.mr.Bytes()[:e.spec.Size]
+}
+
+// sinkBytes is where the endpoint's READs land.
+func (e *endpoint) sinkBytes() []byte {
+	if e.opBuf != nil {
+		return e.opBuf.Bytes()[e.area : e.area+e.spec.Size]
+	}
+	return e.mr.Bytes()[e.area : e.area+e.spec.Size]
+}
+
+// targetBytes is the endpoint's target area: where the peer's WRITEs land
+// and READs read from.
+func (e *endpoint) targetBytes() []byte { return e.mr.Bytes()[e.area : e.area+e.spec.Size] }
+
+// verifyPass runs the client's side of the verify pass after the measured
+// run and the server's result.
+func (cl *Client) verifyPass(s Spec, eps *testEndpoints) (*result.Verification, error) {
+	qps := eps.measured()
+	n := verifyMessages(s)
+	for k := range n {
+		q := k % len(qps)
+		ep := qps[q]
+		if s.Op == result.OpSend || s.Op == result.OpWrite {
+			fillPattern(ep.sourceBytes(), verifySeed(s, k))
+			if err := ep.eng.PostOne(); err != nil {
+				err = fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err)
+				cl.c.SendError(err)
+				return nil, err
+			}
+		}
+		reply, err := cl.verifyStep(q, k)
+		if err != nil {
+			return nil, err
+		}
+		if reply.Mismatch != nil {
+			return nil, verifyErrorOf(s, k, q, reply.Mismatch)
+		}
+		if s.Op == result.OpRead {
+			if err := ep.eng.PostOne(); err != nil {
+				err = fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err)
+				cl.c.SendError(err)
+				return nil, err
+			}
+			b := ep.sinkBytes()
+			plantCorruption(b)
+			if m := mismatchOf(s, k, b, len(b)); m != nil {
+				verr := verifyErrorOf(s, k, q, m)
+				cl.c.SendError(verr)
+				return nil, verr
+			}
+		}
+	}
+	// the end of the pass: the server may free its buffers (the last READ is done)
+	if err := cl.c.Send(proto.MsgVerify, proto.Verify{Message: n}); err != nil {
+		return nil, err
+	}
+	return &result.Verification{Messages: int64(n), Bytes: int64(n) * int64(s.Size), CheckedBy: verifyChecker(s.Op)}, nil
+}
+
+// verifyStep tells the server that message k on QP q is ready and returns
+// its answer.
+func (cl *Client) verifyStep(q, k int) (proto.Verify, error) {
+	if err := cl.c.Send(proto.MsgVerify, proto.Verify{QP: q, Message: k}); err != nil {
+		return proto.Verify{}, err
+	}
+	var reply proto.Verify
+	if err := cl.c.RecvTimeout(proto.MsgVerify, &reply, verifyTimeout()); err != nil {
+		return proto.Verify{}, fmt.Errorf("--verify: message %d (QP %d): %w", k, q, err)
+	}
+	if reply.QP != q || reply.Message != k {
+		return proto.Verify{}, &proto.Error{Op: "--verify", Err: fmt.Errorf("server answered message %d on QP %d, want message %d on QP %d", reply.Message, reply.QP, k, q)}
+	}
+	return reply, nil
+}
+
+// serveVerify runs the server's side of the verify pass of spec on its
+// measured endpoints, after its result. A mismatch goes to the client in
+// the answer (the client reports it); it is logged here and ends the pass.
+func (s *Server) serveVerify(c *proto.Conn, spec Spec, eps *testEndpoints) error {
+	qps := eps.measured()
+	n := verifyMessages(spec)
+	for _, ep := range qps {
+		ep.eng.ResetAbort() // an unreliable receiver may have been stopped (awaitQuiet)
+	}
+	for k := 0; ; k++ {
+		var v proto.Verify
+		if err := c.RecvTimeout(proto.MsgVerify, &v, verifyTimeout()); err != nil {
+			var re *proto.RemoteError
+			if errors.As(err, &re) { // the client gave up (its own check or step failed): it reports
+				s.log.Printf("%s: --verify: the client stopped at message %d: %v", spec.Name(), k, re)
+				return nil
+			}
+			return err
+		}
+		if k == n && v.Message == n && v.QP == 0 && v.Mismatch == nil {
+			return nil // the end of the pass
+		}
+		if q := k % len(qps); k == n || v.Message != k || v.QP != q || v.Mismatch != nil {
+			return fmt.Errorf("--verify: client sent message %d on QP %d, want message %d on QP %d (%d messages, %d QPs)", v.Message, v.QP, k, q, n, len(qps))
+		}
+		m, err := verifyServerStep(spec, qps, v.QP, k)
+		if err != nil {
+			return fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, v.QP, err)
+		}
+		if err := c.Send(proto.MsgVerify, proto.Verify{QP: v.QP, Message: k, Mismatch: m}); err != nil {
+			return err
+		}
+		if m != nil {
+			s.log.Printf("%s: %v", spec.Name(), verifyErrorOf(spec, k, v.QP, m))
+			return nil
+		}
+	}
+}
+
+// verifyServerStep is the server's part of message k on QP q: check what a
+// SEND or WRITE delivered, or fill the target area a READ will read.
+func verifyServerStep(s Spec, qps []*endpoint, q, k int) (*proto.Mismatch, error) {
+	ep := qps[q]
+	switch s.Op {
+	case result.OpSend:
+		addr, n, err := ep.eng.RecvOne()
+		if err != nil {
+			return nil, err
+		}
+		b, err := recvBytes(qps, addr)
+		if err != nil {
+			return nil, err
+		}
+		if ep.qp.Type() == verbs.QPTypeUD {
+			n -= verbs.GRHSize
+		}
+		plantCorruption(b)
+		return mismatchOf(s, k, b, n), nil
+	case result.OpWrite:
+		b := ep.targetBytes()
+		plantCorruption(b)
+		m := mismatchOf(s, k, b, len(b))
+		for end := time.Now().Add(verifyGrace); m != nil && s.Unreliable() && time.Now().Before(end); {
+			time.Sleep(time.Millisecond) // UC: the WRITE may still be on its way
+			m = mismatchOf(s, k, b, len(b))
+		}
+		return m, nil
+	case result.OpRead:
+		fillPattern(ep.targetBytes(), verifySeed(s, k))
+		return nil, nil
+	}
+	return nil, fmt.Errorf("op %s has no payload to check", s.Op)
+}
+
+// recvBytes is the message in the receive area at addr (a receive's wr_id),
+// whichever of the test's endpoints it belongs to: with a shared receive
+// queue a message takes whichever receive is oldest. UD: after the GRH.
+func recvBytes(qps []*endpoint, addr uint64) ([]byte, error) {
+	for _, ep := range qps {
+		if ep.eng.RecvArea() == addr {
+			b := ep.mr.Bytes()[ep.area:]
+			if ep.qp.Type() == verbs.QPTypeUD {
+				b = b[verbs.GRHSize:]
+			}
+			return b[:ep.spec.Size], nil
+		}
+	}
+	return nil, fmt.Errorf("a receive completed at 0x%x, which is no receive area of the test's %d QPs", addr, len(qps))
+}

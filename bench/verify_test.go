@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// TestPattern: a filled buffer checks clean at every length (whole words
+// and a tail); a flipped byte is found at its offset with both bytes; the
+// pattern differs between messages and between tests.
+func TestPattern(t *testing.T) {
+	s := Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 4096}
+	for _, n := range []int{1, 2, 7, 8, 9, 63, 64, 4096, 4099} {
+		b := make([]byte, n)
+		fillPattern(b, verifySeed(s, 5))
+		if off, _, _, ok := checkPattern(b, verifySeed(s, 5)); !ok {
+			t.Fatalf("%d bytes: clean buffer fails at %d", n, off)
+		}
+		for _, at := range []int{0, n / 2, n - 1} {
+			c := append([]byte(nil), b...)
+			c[at] ^= 0x5a
+			off, want, got, ok := checkPattern(c, verifySeed(s, 5))
+			if ok || off != at || want != b[at] || got != b[at]^0x5a {
+				t.Errorf("%d bytes, flip at %d: offset %d expected 0x%02x seen 0x%02x ok %v", n, at, off, want, got, ok)
+			}
+		}
+		if _, _, _, ok := checkPattern(b, verifySeed(s, 6)); ok && n >= 4 {
+			t.Errorf("%d bytes: message 5's pattern passes as message 6's (a stale buffer would)", n)
+		}
+	}
+	other := s
+	other.Size = 8192
+	if verifySeed(s, 0) == verifySeed(other, 0) {
+		t.Error("two tests share a seed")
+	}
+}
+
+func TestVerifyMessages(t *testing.T) {
+	for _, tc := range []struct {
+		size, qps, want int
+	}{
+		{2, 0, DefaultVerifyMessages},
+		{1 << 20, 0, DefaultVerifyMessages},
+		{4 << 20, 0, 16},
+		{1 << 30, 0, minVerifyMessages},
+		{64, 64, 64},
+		{1 << 30, 8, 8},
+	} {
+		if got := verifyMessages(Spec{Size: tc.size, QPs: tc.qps}); got != tc.want {
+			t.Errorf("verifyMessages(size %d, qps %d) = %d, want %d", tc.size, tc.qps, got, tc.want)
+		}
+	}
+}
+
+// TestVerifyErrorText: the message names the op, the side, the message,
+// the offset and both bytes.
+func TestVerifyErrorText(t *testing.T) {
+	s := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 65536}
+	err := verifyErrorOf(s, 0, 0, &proto.Mismatch{Offset: 1000, Expected: 0x3c, Seen: 0xc3, Len: 65536})
+	want := "--verify: WRITE payload corrupted, seen by the server in message 0 of 64 (QP 0): offset 1000 of 65536: expected byte 0x3c, seen 0xc3"
+	if err.Error() != want {
+		t.Errorf("got  %q\nwant %q", err, want)
+	}
+	short := verifyErrorOf(Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 64}, 2, 0, &proto.Mismatch{Len: 60})
+	if !strings.Contains(short.Error(), "60 bytes arrived, want 64") {
+		t.Errorf("short message: %v", short)
+	}
+	if m := mismatchOf(s, 1, make([]byte, 10), 10); m == nil || m.Len != 10 {
+		t.Errorf("a 10-byte message of a 65536-byte test: %+v", m)
+	}
+}
+
+// TestVerifySRQValidation: --verify and --srq are refused, by name, where
+// they do not apply.
+func TestVerifySRQValidation(t *testing.T) {
+	base := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Spec)
+		want string // "" = valid
+	}{
+		{"verify send", func(s *Spec) { s.Verify = true }, ""},
+		{"verify read", func(s *Spec) { s.Verify, s.Op = true, result.OpRead }, ""},
+		{"verify ud", func(s *Spec) { s.Verify, s.QPType = true, result.QPTypeUD }, ""},
+		{"verify atomics", func(s *Spec) { s.Verify, s.Op, s.Size = true, result.OpFetchAdd, 8 }, "fetch_add carries an 8-byte operand"},
+		{"verify tcp", func(s *Spec) { s.Verify, s.Transport = true, result.TransportTCP }, "not the TCP baseline"},
+		{"srq send", func(s *Spec) { s.SRQ = true }, ""},
+		{"srq ud", func(s *Spec) { s.SRQ, s.QPType = true, result.QPTypeUD }, ""},
+		{"srq write", func(s *Spec) { s.SRQ, s.Op = true, result.OpWrite }, "only a SEND consumes receives (op write)"},
+		{"srq uc", func(s *Spec) { s.SRQ, s.QPType = true, result.QPTypeUC }, "not supported on UC QPs"},
+		{"srq tcp", func(s *Spec) { s.SRQ, s.Transport = true, result.TransportTCP }, "not to the TCP baseline"},
+	} {
+		s := base
+		tc.mod(&s)
+		err := s.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestUsesSRQ(t *testing.T) {
+	lat := Spec{Op: result.OpSend, Mode: result.ModeLat, SRQ: true}
+	bw := Spec{Op: result.OpSend, Mode: result.ModeBW, SRQ: true}
+	if !usesSRQ(lat, true) || !usesSRQ(lat, false) || usesSRQ(bw, true) || !usesSRQ(bw, false) || usesSRQ(Spec{}, false) {
+		t.Error("an SRQ on every receiving side: both in latency, the server in bandwidth, none without --srq")
+	}
+}
