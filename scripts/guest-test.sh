@@ -172,7 +172,10 @@ cat /tmp/err.txt
 echo "=== SIGINT aborts a running test and keeps the finished ones"
 rdmabench loopback --op write,send --mode lat -D 4s --json /tmp/int.json >/tmp/int.txt 2>&1 &
 ipid=$!
-sleep 7
+# interrupt during the second test, however long the first one's setup took
+i=0
+until grep -q '\[2/2\] send lat' /tmp/int.txt || [ $i -ge 120 ]; do sleep 0.5; i=$((i + 1)); done
+sleep 1
 kill -INT $ipid
 set +e
 wait $ipid; rc=$?
