@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # pair-bidir.sh: bidirectional WRITE bandwidth across the two-host bed
 # (scripts/vm-pair.sh), rdmabench -b against perftest's ib_write_bw -b, both
-# 64 KiB, tx depth 128, CQ moderation 100, SECS seconds per run, 4 runs each
-# in ABBA BAAB order (a: servers, b: clients); prints each run and the ratio
-# of the medians (target >= 0.95). Part of 'make bench'.
+# 64 KiB, tx depth 128, CQ moderation 100, ITERS iterations per side and run
+# (BIDIR_ITERS, default 800), 4 runs each in ABBA BAAB order (a: servers, b:
+# clients); prints each run and the ratio of the medians (target >= 0.95).
+# Part of 'make bench'.
+#
+# Iterations, not -D: in iteration mode both tools time the same interval,
+# each side from its first post to its last completion. perftest's -D
+# samples a window in the middle of the run instead, which leaves out the
+# pipeline's fill and drain; across this emulated wire a full send queue
+# (128 x 64 KiB) takes ~0.5 s to complete, so the two -D figures time
+# different intervals (rdmabench's -D is first post to last completion too).
 set -euo pipefail
 dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$dir")
 bin=${RDMABENCH_BIN:-$repo/build/rdmabench}
 out=${BIDIR_OUT:-$repo/build/pair-bidir}
-secs=${BIDIR_SECS:-4}
+iters=${BIDIR_ITERS:-800}
 order="pt rb rb pt rb pt pt rb"
 [[ -x $bin ]] || { echo "pair-bidir: $bin missing (make build)" >&2; exit 2; }
 rm -rf "$out"
 mkdir -p "$out"
-pt="ib_write_bw -d rxe2 -x 1 -b -s 65536 -D $secs -t 128 -Q 100"
+pt="ib_write_bw -d rxe2 -x 1 -b -s 65536 -n $iters -t 128 -Q 100"
 "$dir/vm-pair.sh" --siw off --timeout "${BIDIR_TIMEOUT:-1200}" --bin "$bin" --outdir "$out/guests" \
 	--a "rdmabench server --bind 198.51.100.1 -p 18600 >/out/server.log 2>&1 &
 i=0
@@ -35,7 +43,7 @@ for who in $order; do
     pair-signal want-\$i; pair-wait up-\$i 120 || exit 1
     $pt 198.51.100.1 >/out/pt-\$i.txt 2>&1 || { cat /out/pt-\$i.txt; exit 1; }
   else
-    rdmabench run 198.51.100.1 -p 18600 --op write --mode bw --size 64K -D ${secs}s --tx-depth 128 --cq-mod 100 -b --report-both \
+    rdmabench run 198.51.100.1 -p 18600 --op write --mode bw --size 64K --iters $iters --tx-depth 128 --cq-mod 100 -b --report-both ${BIDIR_RB_FLAGS:-} \
       --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || { cat /out/rb-\$i.txt; exit 1; }
   fi
 done
