@@ -33,8 +33,10 @@ vm-test: build
 	$(GO) test -c -o $(BUILD)/mr.test ./bench/mr
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/sockeng-cgocheck2.test ./bench/sockeng
 	CGO_ENABLED=0 $(GO) test -c -o $(BUILD)/result.test ./bench/result
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/faults ./scripts/faults
 	$(VM) --siw require --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
 		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
+		--bin $(BUILD)/faults \
 		--file scripts/guest-test.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
 

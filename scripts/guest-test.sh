@@ -211,6 +211,9 @@ grep 'rdma_cm' /tmp/server-cm.log | head -2
 echo "=== every JSON document above against bench/result/schema.json"
 RDMABENCH_JSON_DIR=/tmp result.test -test.run '^TestSchemaFiles$' -test.v 2>&1 | tee /tmp/schema.log | grep -E '^(--- |PASS|FAIL|ok)|schema' | head -40 || true
 grep -q '^PASS' /tmp/schema.log || { tail -30 /tmp/schema.log; fail "JSON schema"; }
+echo "=== fault-injection suite (scripts/faults)"
+faults -bin "$(command -v rdmabench)" 2>&1 | tee /tmp/faults.log
+tail -1 /tmp/faults.log | grep -q ', 0 failed,' || fail "fault-injection suite"
 
 passed=$(cat /tmp/verbs.log /tmp/sockeng.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- PASS' || true)
 failed=$(cat /tmp/verbs.log /tmp/sockeng.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- FAIL' || true)
