@@ -35,8 +35,8 @@ func newConnSetup(method string, eps []*endpoint) *result.ConnSetup {
 		c.SetupNS = append(c.SetupNS, ns)
 		h.Record(ns)
 	}
-	if p, ok := h.Percentile(50); ok {
-		c.P50NS = hist.Value{NS: p, OK: true}
+	if n := h.Count(); n >= 2 { // the median of these QPs (descriptive, not an estimate)
+		c.P50NS = hist.Value{NS: h.ValueAtRank((n + 1) / 2), OK: true}
 	}
 	if len(eps) > 0 {
 		c.MaxNS = slices.Max(c.SetupNS)

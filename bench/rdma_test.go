@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/hist"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
@@ -118,7 +119,7 @@ func checkDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document
 			}
 			prev = p.NS
 		}
-		if !l.P50.OK || (r.Samples >= 1000 && !l.P99_9.OK) || (r.Samples < 1000 && l.P99_9.OK) {
+		if need := hist.MinSamples(99.9, hist.DefaultConfidence); !l.P50.OK || (r.Samples >= need && !l.P99_9.OK) || (r.Samples < need && l.P99_9.OK) {
 			t.Errorf("%s: n/a rule broken: %d samples, p50 %v, p99.9 %v", name, r.Samples, l.P50, l.P99_9)
 		}
 		if r.Bandwidth.MBPerSec <= 0 || r.DurationNS <= 0 || r.TimedInterval == "" {

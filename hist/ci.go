@@ -1,6 +1,9 @@
 package hist
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // Confidence intervals for percentiles, distribution-free: from the order
 // statistics of the samples, with the binomial distribution of how many of
@@ -171,4 +174,45 @@ func (h *Histogram) ValueAtRank(r int64) int64 {
 		}
 	}
 	return h.max
+}
+
+// MinSamples is the number of samples percentile p (in percent, in
+// (0, 100)) needs for its conf confidence interval to stay inside the
+// data: the smallest n with q^n and (1-q)^n both at most (1-conf)/2.
+func MinSamples(p, conf float64) int64 {
+	q, tail := p/100, (1-conf)/2
+	if !(q > 0 && q < 1) || !(conf > 0 && conf < 1) {
+		return 0
+	}
+	worst := math.Max(q, 1-q)
+	n := int64(math.Ceil(math.Log(tail) / math.Log(worst)))
+	for n > 1 && math.Pow(worst, float64(n-1)) <= tail { // float rounding
+		n--
+	}
+	for math.Pow(worst, float64(n)) > tail {
+		n++
+	}
+	return max(n, 1)
+}
+
+// NARule describes the n/a rule at confidence conf for the percentiles
+// ps, e.g. "p50 needs 6 samples, p99 368".
+func NARule(ps []float64, conf float64) string {
+	var b []byte
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, 'p')
+		b = strconv.AppendFloat(b, p, 'f', -1, 64)
+		b = append(b, ' ')
+		if i == 0 {
+			b = append(b, "needs "...)
+		}
+		b = strconv.AppendInt(b, MinSamples(p, conf), 10)
+		if i == 0 {
+			b = append(b, " samples"...)
+		}
+	}
+	return string(b)
 }

@@ -184,3 +184,20 @@ func BenchmarkPercentileCI(b *testing.B) {
 		h.PercentileCI(99.9, 0.95)
 	}
 }
+
+func TestMinSamples(t *testing.T) {
+	for p, want := range map[float64]int64{50: 6, 90: 36, 99: 368, 99.9: 3688, 99.99: 36887} {
+		if got := MinSamples(p, 0.95); got != want {
+			t.Errorf("MinSamples(%g) = %d, want %d", p, got, want)
+		}
+		if _, _, ok := OrderStatCI(want, p/100, 0.95); !ok {
+			t.Errorf("p%g: %d samples give no interval", p, want)
+		}
+		if _, _, ok := OrderStatCI(want-1, p/100, 0.95); ok {
+			t.Errorf("p%g: %d samples give an interval", p, want-1)
+		}
+	}
+	if got := NARule([]float64{50, 99.9}, 0.95); got != "p50 needs 6 samples, p99.9 3688" {
+		t.Errorf("NARule: %q", got)
+	}
+}

@@ -36,13 +36,19 @@
 // Percentile 0 reports the exact minimum. Percentile 100 is not a percentile
 // and is never backed: use [Histogram.Max].
 //
-// # Backing (the n/a rule)
+// # Backing (the n/a rule) and confidence intervals
 //
-// A percentile is reported only when at least one sample lies above its rank:
-// N*(1-p/100) >= 1. Thus p50 needs 2 samples, p99 100, p99.9 1,000 and p99.99
-// 10,000. Below that, [Histogram.Percentile] returns ok == false and a
-// [Summary] holds a [Value] that prints as "n/a" and marshals to JSON null,
-// rather than a number that is really the maximum under another name.
+// [Histogram.PercentileCI] gives each percentile a distribution-free
+// confidence interval (95 % by default): the order statistics X(lo) and
+// X(hi) whose ranks the binomial distribution of the number of samples
+// below the true percentile puts around p/100*N ([OrderStatCI]). A
+// percentile is reported only when that interval stays inside the data:
+// when even the largest sample lies above the true p99 too rarely, the
+// data cannot say where p99 is. Thus, at 95 %, p50 needs 6 samples, p90
+// 36, p99 368, p99.9 3,688 and p99.99 36,887 (q^N <= 2.5 %). Below that,
+// [Histogram.Percentile] returns ok == false and a [Summary] holds a
+// [Value] that prints as "n/a" and marshals to JSON null, rather than a
+// number that is really the maximum under another name.
 //
 // # Mean and standard deviation
 //

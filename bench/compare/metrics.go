@@ -38,15 +38,16 @@ type metricDef struct {
 	key  string // canonical name, e.g. "p99_9"
 	name string // display name, e.g. "p99.9"
 	rate bool   // bandwidth or message rate: higher is better, bw tests only
+	pct  float64 // a latency percentile's percent (99.9); 0 for the others
 }
 
 // metricDefs lists the metrics in their canonical order.
 var metricDefs = []metricDef{
-	{key: MetricP50, name: "p50"},
-	{key: MetricP90, name: "p90"},
-	{key: MetricP99, name: "p99"},
-	{key: MetricP99_9, name: "p99.9"},
-	{key: MetricP99_99, name: "p99.99"},
+	{key: MetricP50, name: "p50", pct: 50},
+	{key: MetricP90, name: "p90", pct: 90},
+	{key: MetricP99, name: "p99", pct: 99},
+	{key: MetricP99_9, name: "p99.9", pct: 99.9},
+	{key: MetricP99_99, name: "p99.99", pct: 99.99},
 	{key: MetricMean, name: "mean"},
 	{key: MetricMax, name: "max"},
 	{key: MetricBW, name: "bw", rate: true},
@@ -59,15 +60,23 @@ func metricKeys() string {
 	for _, m := range metricDefs {
 		keys = append(keys, m.key)
 	}
-	return strings.Join(keys, ", ")
+	return strings.Join(keys, ", ") + ", or any percentile the results report (--percentiles), e.g. p99.999"
 }
 
-// lookupMetric finds a metric by canonical name or alias ("p99.9", "p99.99").
+// lookupMetric finds a metric by canonical name or alias ("p99.9",
+// "p99.99"), or makes one for any other percentile ("p99.999" or
+// "p99_999"), which reads the results' Latency.Percentiles.
 func lookupMetric(s string) (metricDef, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	for _, m := range metricDefs {
 		if s == m.key || s == m.name {
 			return m, true
+		}
+	}
+	if num, ok := strings.CutPrefix(s, "p"); ok {
+		if p, err := strconv.ParseFloat(strings.ReplaceAll(num, "_", "."), 64); err == nil && p > 0 && p < 100 {
+			name := result.PercentileLabel(p)
+			return metricDef{key: strings.ReplaceAll(name, ".", "_"), name: name, pct: p}, true
 		}
 	}
 	return metricDef{}, false
@@ -86,6 +95,9 @@ func (m metricDef) appliesTo(mode string) bool { return !m.rate || mode == resul
 // backed: an n/a percentile, or a latency of an empty histogram, is not.
 func (m metricDef) value(r *result.Result) (float64, bool) {
 	l := &r.Latency
+	if q, ok := l.Quantile(m.pct); ok && m.pct > 0 {
+		return q.Value.NS, q.Value.OK
+	}
 	switch m.key {
 	case MetricP50:
 		return l.P50.NS, l.P50.OK

@@ -72,8 +72,8 @@ func TestMRSkipReason(t *testing.T) {
 
 // mrFixture is a document as Run returns it, with made-up figures.
 func mrFixture() *Document {
-	reg := newRegResult(4096, []uint64{30000, 31000, 32000, 29000}, []uint64{8000, 9000, 8500, 9500})
-	big := newRegResult(256<<20, []uint64{4000000, 5000000}, []uint64{700000, 800000})
+	reg := newRegResult(4096, []uint64{30000, 31000, 32000, 29000, 30500, 29500}, []uint64{8000, 9000, 8500, 9500, 8700, 9100})
+	big := newRegResult(256<<20, []uint64{4000000, 5000000, 4100000, 3900000, 4200000, 3800000}, []uint64{700000, 800000, 750000, 720000, 780000, 760000})
 	ops := &Ops{Op: result.OpWrite, SizeBytes: 4096, Iterations: 200, Warmup: 10,
 		Pooled: OpResult{Mode: "pooled", TimedInterval: timedPooled, Latency: result.Latency{Count: 200, P50: result.Nanos{NS: 65000, OK: true}, P99: result.Nanos{NS: 90000, OK: true}},
 			DurationNS: 14e6, OpsPerSec: 14285.7, Bandwidth: result.NewBandwidth(4096, 200, 14e6)},
@@ -90,15 +90,15 @@ func mrFixture() *Document {
 }
 
 func TestMRRegResult(t *testing.T) {
-	r := newRegResult(4096, []uint64{1000, 2000, 3000}, []uint64{500, 500, 500})
-	if r.Iterations != 3 || !r.Reg.P50.OK || r.Reg.Max != 3000 || r.Dereg.Min != 500 {
+	r := newRegResult(4096, []uint64{1000, 2000, 3000, 1500, 2500, 2200}, []uint64{500, 500, 500, 500, 500, 500})
+	if r.Iterations != 6 || !r.Reg.P50.OK || r.Reg.Max != 3000 || r.Dereg.Min != 500 {
 		t.Fatalf("result %+v", r)
 	}
 	if want := 4096 / r.Reg.P50.NS; r.RegGBPerSec != want {
 		t.Fatalf("rate %v GB/s, want size / p50 = %v", r.RegGBPerSec, want)
 	}
-	if one := newRegResult(4096, []uint64{1000}, []uint64{500}); one.Reg.P50.OK || one.RegGBPerSec != 0 {
-		t.Fatalf("one sample: p50 %v, rate %v; want n/a and 0", one.Reg.P50, one.RegGBPerSec)
+	if five := newRegResult(4096, []uint64{1000, 1, 2, 3, 4}, []uint64{500, 1, 2, 3, 4}); five.Reg.P50.OK || five.RegGBPerSec != 0 {
+		t.Fatalf("five samples: p50 %v, rate %v; want n/a and 0 (p50 needs 6)", five.Reg.P50, five.RegGBPerSec)
 	}
 }
 
@@ -130,12 +130,12 @@ func TestMRReport(t *testing.T) {
 			t.Errorf("header lacks %s: %s", f, head)
 		}
 	}
-	// 4 samples: p50 backed (30 us at the histogram's resolution), p99 n/a;
+	// 6 samples: p50 backed (30 us at the histogram's resolution), p99 n/a;
 	// 4096 B / 30 us = 0.14 GB/s.
-	if f := strings.Fields(row); len(f) != 9 || f[1] != "4" || f[2] != "30.02" || f[3] != "n/a" || f[4] != "32.00" || f[8] != "0.14" {
+	if f := strings.Fields(row); len(f) != 9 || f[1] != "6" || f[2] != "30.02" || f[3] != "n/a" || f[4] != "32.00" || f[8] != "0.14" {
 		t.Errorf("4K row: %q", f)
 	}
-	if f := strings.Fields(find("256M")); f[8] != "67.08" { // 268435456 B / 4 ms
+	if f := strings.Fields(find("256M")); f[8] != "67.08" { // 268435456 B / 4 ms (the p50 of 6)
 		t.Errorf("256M row: %q", f)
 	}
 	for _, want := range []string{
@@ -144,7 +144,7 @@ func TestMRReport(t *testing.T) {
 		"RDMA WRITE of 4K to a passive QP on the same device, one at a time: 200 per mode after 10 warm-up",
 		"pooled/per-op throughput ratio: 1.79x",
 		"per-op: lat_* time from before ibv_reg_mr to after ibv_dereg_mr",
-		"n/a: too few samples",
+		"n/a: the percentile's 95 % confidence interval runs off the end of the data",
 		"Device          : rxe0",
 	} {
 		if !strings.Contains(out, want) {

@@ -154,7 +154,8 @@ func FormatUS(v hist.Value) string { return v.Format(1000, 2) }
 func US(ns float64) string { return strconv.FormatFloat(ns/1000, 'f', 2, 64) }
 
 // LatencyNA reports the n/a rule under a table that printed n/a.
-const LatencyNA = "n/a: too few samples back the percentile (p50 needs 2, p90 10, p99 100, p99.9 1000, p99.99 10000)"
+var LatencyNA = "n/a: the percentile's " + strconv.Itoa(int(hist.DefaultConfidence*100)) + " % confidence interval runs off the end of the data (" +
+	hist.NARule([]float64{50, 90, 99, 99.9, 99.99}, hist.DefaultConfidence) + ")"
 
 // WriteLatencyTable writes results as perftest's latency table, in µs, with
 // an op column first and p90 and p99.99 columns last. t_typical is the

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/rdmabench/rdmabench/hist"
@@ -195,6 +193,9 @@ type Result struct {
 	// Verify is set when payloads were checked (--verify), in a pass after
 	// the measured run: no figure above includes it.
 	Verify *Verification `json:"verify,omitempty"`
+
+	// stats is what SetLatency reports (UseStats); not part of the document.
+	stats Stats
 }
 
 // Verification is what the --verify pass of a test checked: Messages
@@ -209,6 +210,10 @@ type Verification struct {
 	CheckedBy string `json:"checked_by"`
 }
 
+// UseStats sets the percentiles and confidence SetLatency reports (the
+// default: DefaultPercentiles at 95 %).
+func (r *Result) UseStats(st Stats) { r.stats = st }
+
 // SetLatency fills r.Latency from h divided by div (see NewLatency),
 // r.Histogram, r.HistogramDivisor and r.Samples from h, and, when div is not
 // 1, r.RTT from h undivided. h holds the recorded samples in ns.
@@ -218,10 +223,10 @@ func (r *Result) SetLatency(h *hist.Histogram, div float64) error {
 	if err != nil {
 		return err
 	}
-	r.Latency = NewLatency(h, div)
+	r.Latency = NewLatencyAt(h, div, r.stats)
 	r.RTT = nil
 	if div != 1 {
-		rtt := NewLatency(h, 1)
+		rtt := NewLatencyAt(h, 1, r.stats)
 		r.RTT = &rtt
 	}
 	r.Histogram, r.HistogramDivisor, r.Samples = enc, div, h.Count()
@@ -235,120 +240,6 @@ func (r *Result) DecodeHistogram() (*hist.Histogram, error) {
 		return nil, errors.New("bench: result has no histogram")
 	}
 	return hist.Decode(r.Histogram)
-}
-
-// Nanos is a latency in ns, possibly fractional, that may be absent (n/a)
-// because too few samples back it (see hist.Histogram.Percentile). It
-// marshals to a JSON number, or null when absent. Its zero value is absent.
-type Nanos struct {
-	NS float64 // nanoseconds; meaningful only when OK
-	OK bool    // whether enough samples back the value
-}
-
-// NanosOf converts v to Nanos divided by div (div <= 0 counts as 1).
-func NanosOf(v hist.Value, div float64) Nanos {
-	if !v.OK {
-		return Nanos{}
-	}
-	return Nanos{NS: float64(v.NS) / Divisor(div), OK: true}
-}
-
-// MarshalJSON encodes n as a number of ns, or null when !n.OK.
-func (n Nanos) MarshalJSON() ([]byte, error) {
-	if !n.OK {
-		return []byte("null"), nil
-	}
-	return appendNumber(nil, n.NS), nil
-}
-
-// UnmarshalJSON decodes a number of ns, or null as an absent value.
-func (n *Nanos) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*n = Nanos{}
-		return nil
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("bench: latency %q is not a number of ns or null", b)
-	}
-	*n = Nanos{NS: f, OK: true}
-	return nil
-}
-
-// US formats n as µs with 2 decimals (perftest's resolution), or "n/a".
-func (n Nanos) US() string {
-	if !n.OK {
-		return "n/a"
-	}
-	return strconv.FormatFloat(n.NS/1000, 'f', 2, 64)
-}
-
-// String returns n in ns, such as "750.5ns", or "n/a".
-func (n Nanos) String() string {
-	if !n.OK {
-		return "n/a"
-	}
-	return string(appendNumber(nil, n.NS)) + "ns"
-}
-
-func appendNumber(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	return strconv.AppendFloat(b, f, 'f', -1, 64)
-}
-
-// Latency summarises a latency distribution in ns. Min and Max are exact;
-// Mean and Stdev carry the histogram's 0.1 % resolution. A percentile that
-// too few samples back is absent (JSON null, printed n/a): p50 needs 2
-// samples, p90 10, p99 100, p99.9 1,000 and p99.99 10,000.
-type Latency struct {
-	Count  int64   `json:"count"`
-	Min    float64 `json:"min"`
-	Mean   float64 `json:"mean"`
-	Stdev  float64 `json:"stdev"` // population standard deviation
-	P50    Nanos   `json:"p50"`
-	P90    Nanos   `json:"p90"`
-	P99    Nanos   `json:"p99"`
-	P99_9  Nanos   `json:"p99_9"`
-	P99_99 Nanos   `json:"p99_99"`
-	Max    float64 `json:"max"` // the true maximum, nothing discarded
-}
-
-// NewLatency summarises h with every value divided by div: div 2 reports
-// RTT/2 from recorded round trips (the percentiles of RTT/2 are those of RTT
-// halved). Fractional ns are kept. div <= 0 counts as 1.
-func NewLatency(h *hist.Histogram, div float64) Latency {
-	div = Divisor(div)
-	s := h.Summary()
-	return Latency{
-		Count:  s.Count,
-		Min:    float64(s.Min) / div,
-		Mean:   finite(s.Mean) / div,
-		Stdev:  finite(s.StdDev) / div,
-		P50:    NanosOf(s.P50, div),
-		P90:    NanosOf(s.P90, div),
-		P99:    NanosOf(s.P99, div),
-		P99_9:  NanosOf(s.P999, div),
-		P99_99: NanosOf(s.P9999, div),
-		Max:    float64(s.Max) / div,
-	}
-}
-
-// Divisor is the effective histogram divisor of div: div itself, or 1 when
-// div is not a positive finite number (older documents, bandwidth tests).
-func Divisor(div float64) float64 {
-	if !(div > 0) || math.IsInf(div, 0) {
-		return 1
-	}
-	return div
-}
-
-func finite(f float64) float64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0
-	}
-	return f
 }
 
 // Bandwidth is a data and message rate.

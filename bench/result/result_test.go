@@ -52,8 +52,8 @@ func TestResultJSONRoundTrip(t *testing.T) {
 			t.Errorf("%s: p50 %v, decoded histogram p50/%v = %v", r.Op, r.Latency.P50.NS, r.HistogramDivisor, want)
 		}
 	}
-	if got.Results[0].Samples != 1001 || got.Results[1].Samples != 4 {
-		t.Errorf("samples %d, %d; want 1001, 4", got.Results[0].Samples, got.Results[1].Samples)
+	if got.Results[0].Samples != 4001 || got.Results[1].Samples != 7 {
+		t.Errorf("samples %d, %d; want 4001, 7", got.Results[0].Samples, got.Results[1].Samples)
 	}
 }
 
@@ -91,7 +91,7 @@ func TestResultJSONKeys(t *testing.T) {
 			"duration_ns", "timed_interval", "tx_depth", "cq_mod", "rx_depth", "inline_bytes", "latency_ns", "rtt_ns",
 			"bandwidth", "histogram", "histogram_divisor", "samples", "link_utilization")},
 		{"latency_ns", m["results"].([]any)[0].(map[string]any)["latency_ns"], sorted("count", "min", "mean", "stdev",
-			"p50", "p90", "p99", "p99_9", "p99_99", "max")},
+			"p50", "p90", "p99", "p99_9", "p99_99", "max", "confidence", "percentiles")},
 		{"bandwidth", m["results"].([]any)[0].(map[string]any)["bandwidth"], sorted("mb_per_s", "mib_per_s",
 			"gbit_per_s", "mpps")},
 		{"interval", m["results"].([]any)[1].(map[string]any)["intervals"].([]any)[0], sorted("start_ns", "end_ns",
@@ -112,8 +112,8 @@ func TestLatencyRTTHalf(t *testing.T) {
 	if r.Latency.Max != 88500.5 || r.RTT.Max != 177001 {
 		t.Errorf("max %v (rtt %v); want the true max 88500.5 (177001)", r.Latency.Max, r.RTT.Max)
 	}
-	if r.Latency.Min != 4500.5 {
-		t.Errorf("min %v, want 4500.5", r.Latency.Min)
+	if r.Latency.Min != 4500 { // 9000/2
+		t.Errorf("min %v, want 4500", r.Latency.Min)
 	}
 	for _, p := range [][2]result.Nanos{{r.Latency.P50, r.RTT.P50}, {r.Latency.P99, r.RTT.P99}, {r.Latency.P99_9, r.RTT.P99_9}} {
 		if !p[0].OK || p[0].NS != p[1].NS/2 {
@@ -121,7 +121,7 @@ func TestLatencyRTTHalf(t *testing.T) {
 		}
 	}
 	if r.Latency.P99_99.OK {
-		t.Errorf("p99.99 of 1001 samples is %v, want n/a", r.Latency.P99_99)
+		t.Errorf("p99.99 of 4001 samples is %v, want n/a", r.Latency.P99_99)
 	}
 	if math.Abs(r.Latency.Mean*2-r.RTT.Mean) > 1e-6 || math.Abs(r.Latency.Stdev*2-r.RTT.Stdev) > 1e-6 {
 		t.Errorf("mean/stdev not halved: %v/%v vs %v/%v", r.Latency.Mean, r.Latency.Stdev, r.RTT.Mean, r.RTT.Stdev)
@@ -129,12 +129,14 @@ func TestLatencyRTTHalf(t *testing.T) {
 }
 
 func TestLatencyNAIsNull(t *testing.T) {
-	l := result.NewLatency(resulttest.Hist(t, 1000, 2000, 3000), 1)
+	l := result.NewLatency(resulttest.Hist(t, 1000, 2000, 3000, 1500, 2500, 2200), 1)
 	b, err := json.Marshal(l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"count":3,"min":1000,"mean":2000.3333333333335,"stdev":816.9048632218781,"p50":2000,"p90":null,"p99":null,"p99_9":null,"p99_99":null,"max":3000}`
+	want := `{"count":6,"min":1000,"mean":2033.8333333333333,"stdev":650.1967437288159,"p50":2000,"p90":null,"p99":null,"p99_9":null,"p99_99":null,"max":3000,` +
+		`"confidence":0.95,"percentiles":[{"p":50,"value":2000,"ci_low":1000,"ci_high":3000},{"p":90,"value":null,"ci_low":null,"ci_high":null},` +
+		`{"p":99,"value":null,"ci_low":null,"ci_high":null},{"p":99.9,"value":null,"ci_low":null,"ci_high":null},{"p":99.99,"value":null,"ci_low":null,"ci_high":null}]}`
 	if string(b) != want {
 		t.Errorf("unexpected JSON:\n got  %s\n want %s", b, want)
 	}
@@ -149,7 +151,7 @@ func TestLatencyNAIsNull(t *testing.T) {
 
 func TestLatencyEmpty(t *testing.T) {
 	l := result.NewLatency(hist.New(), 2)
-	if (l != result.Latency{}) {
+	if !reflect.DeepEqual(l, result.Latency{}) {
 		t.Errorf("empty histogram: %+v, want the zero Latency", l)
 	}
 	if _, err := json.Marshal(l); err != nil {

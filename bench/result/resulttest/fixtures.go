@@ -21,17 +21,17 @@ func Hist(t testing.TB, vals ...int64) *hist.Histogram {
 }
 
 // Document returns a document with one SEND latency result (RTT/2, from
-// 1000 round trips: p99.9 backed, p99.99 not) and one bandwidth result.
+// 4001 round trips: p99.9 backed, p99.99 not) and one bandwidth result.
 func Document(t testing.TB) *result.Document {
 	t.Helper()
 	h := hist.New()
-	for i := int64(1); i <= 1000; i++ {
-		h.Record(9000 + i)
+	for i := int64(1); i <= 4000; i++ {
+		h.Record(9000 + i/4)
 	}
 	h.Record(177001) // the true max, odd so RTT/2 is fractional
-	lat := result.Result{Op: "send", Mode: "lat", SizeBytes: 2, Iterations: 1001, Warmup: 100, DurationNS: 10_500_000,
+	lat := result.Result{Op: "send", Mode: "lat", SizeBytes: 2, Iterations: 4001, Warmup: 100, DurationNS: 10_500_000,
 		TimedInterval: "half of a SEND/RECV ping-pong round trip (RTT/2)", TxDepth: 1, CQMod: 1, RxDepth: 1,
-		Bandwidth: result.NewBandwidth(2, 1001, 10_500_000)}
+		Bandwidth: result.NewBandwidth(2, 4001, 10_500_000)}
 	if err := lat.SetLatency(h, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func Document(t testing.TB) *result.Document {
 		Bandwidth: result.NewBandwidth(65536, 5000, 1e9),
 		Intervals: []result.Interval{{StartNS: 0, EndNS: 5e8, Ops: 2500, Bandwidth: result.NewBandwidth(65536, 2500, 5e8),
 			P50: result.Nanos{NS: 4100, OK: true}}}}
-	if err := bw.SetLatency(Hist(t, 4000, 4100, 4200, 90000), 1); err != nil {
+	if err := bw.SetLatency(Hist(t, 4000, 4100, 4200, 4150, 4050, 4120, 90000), 1); err != nil {
 		t.Fatal(err)
 	}
 	return &result.Document{
