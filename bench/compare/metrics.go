@@ -35,9 +35,9 @@ var (
 
 // metricDef describes one metric.
 type metricDef struct {
-	key  string // canonical name, e.g. "p99_9"
-	name string // display name, e.g. "p99.9"
-	rate bool   // bandwidth or message rate: higher is better, bw tests only
+	key  string  // canonical name, e.g. "p99_9"
+	name string  // display name, e.g. "p99.9"
+	rate bool    // bandwidth or message rate: higher is better, bw tests only
 	pct  float64 // a latency percentile's percent (99.9); 0 for the others
 }
 
