@@ -430,6 +430,7 @@ func baseResult(s Spec, e *endpoint) result.Result {
 	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: s.TimedInterval(),
 		TxDepth: s.TxDepth, CQMod: s.CQMod, RxDepth: s.RxDepth, PostList: s.PostList, Event: s.Event,
 		QPType: s.QPTypeLabel(), MRMode: s.MRModeLabel(), HugePages: s.HugePages, SRQ: s.SRQ}
+	r.UseStats(s.stats())
 	if e != nil {
 		r.Inline, r.InlineReason = e.inline, e.inlineWhy
 		r.QPTimeout, r.RetryCount, r.RNRRetry, r.OutstandingReads = s.QPTimeout, s.RetryCount, s.RNRRetry, e.rdDepth

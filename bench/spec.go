@@ -93,6 +93,12 @@ type Spec struct {
 	// --qps of them), and in latency tests, where the client receives the
 	// replies, the client's QP too. See srq.go.
 	SRQ bool `json:"srq,omitempty"`
+	// Percentiles are the latency percentiles the results report, with
+	// their confidence intervals at Confidence (--percentiles,
+	// --confidence); empty and 0: result.DefaultPercentiles at 95 %. The
+	// client's business: the server ignores them. See stats.go.
+	Percentiles []float64 `json:"percentiles,omitempty"`
+	Confidence  float64   `json:"confidence,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.

@@ -283,8 +283,10 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.R
 // tcpResult is a TCP result's fixed part. The RDMA queue parameters (tx
 // depth, CQ moderation, rx depth, inline) do not apply and stay zero.
 func tcpResult(s Spec) result.Result {
-	return result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: tcpTimedInterval(s),
+	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: tcpTimedInterval(s),
 		Transport: result.TransportTCP}
+	r.UseStats(s.stats())
+	return r
 }
 
 // tcpPhase streams one counted phase of msgs messages and waits for the

@@ -27,6 +27,9 @@ const (
 // Validate checks a spec, naming the bad value and the limit. The server
 // runs it on every spec it receives.
 func (s Spec) Validate() error {
+	if err := s.ValidateStats(); err != nil {
+		return err
+	}
 	if !contains(result.Ops, s.Op) {
 		return fmt.Errorf("op %q unknown; valid: %s", s.Op, strings.Join(result.Ops, ", "))
 	}

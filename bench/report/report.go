@@ -158,16 +158,20 @@ var LatencyNA = "n/a: the percentile's " + strconv.Itoa(int(hist.DefaultConfiden
 	hist.NARule([]float64{50, 90, 99, 99.9, 99.99}, hist.DefaultConfidence) + ")"
 
 // WriteLatencyTable writes results as perftest's latency table, in µs, with
-// an op column first and p90 and p99.99 columns last. t_typical is the
-// median (p50), t_max the true maximum and the percentiles are those of the
-// HDR histogram. After the table, one line per op states what t_* time.
+// an op column first and a column for each other reported percentile last
+// (by default p90 and p99.99; --percentiles). t_typical is the median
+// (p50), t_max the true maximum and the percentiles are those of the HDR
+// histogram. After the table, one line per op states what t_* time.
 func WriteLatencyTable(w io.Writer, results []result.Result) error {
 	t := Table{
 		{Head: "op", Left: true}, {Head: "#bytes"}, {Head: "#iterations"},
 		{Head: "t_min[usec]"}, {Head: "t_max[usec]"}, {Head: "t_typical[usec]"},
 		{Head: "t_avg[usec]"}, {Head: "t_stdev[usec]"},
 		{Head: "99% percentile[usec]"}, {Head: "99.9% percentile[usec]"},
-		{Head: "p90[usec]"}, {Head: "p99.99[usec]"},
+	}
+	extra := extraPercentiles(results)
+	for _, p := range extra {
+		t = append(t, Column{Head: result.PercentileLabel(p) + "[usec]"})
 	}
 	var rows [][]string
 	na := false
@@ -181,7 +185,10 @@ func WriteLatencyTable(w io.Writer, results []result.Result) error {
 		}
 		row := []string{r.Op, strconv.Itoa(r.SizeBytes), strconv.FormatInt(r.Iterations, 10),
 			plain(l.Min), plain(l.Max), l.P50.US(), plain(l.Mean), plain(l.Stdev),
-			l.P99.US(), l.P99_9.US(), l.P90.US(), l.P99_99.US()}
+			l.P99.US(), l.P99_9.US()}
+		for _, p := range extra {
+			row = append(row, PercentileOf(l, p).Value.US())
+		}
 		for _, c := range row {
 			na = na || c == "n/a"
 		}

@@ -82,6 +82,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	hlogPath := fs.String("hlog", "", "write HdrHistogram interval logs (one histogram per second, tagged per test) to this .hlog file")
 	hgrmPrefix := fs.String("hgrm", "", "write one HdrHistogram percentile file per test: PREFIX-<op>-<mode>-<size>B.hgrm (values in usec)")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to the server after this long")
+	stats := addStatsFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -105,6 +106,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	}}
 	if *reportBoth && !*bidir {
 		return usageError{fmt.Errorf("--report-both reports the two sides of a bidirectional test: add -b")}
+	}
+	if err := stats.apply(&plan.Template); err != nil {
+		return err
 	}
 	var err error
 	if plan.Template.InlinePolicy, plan.Template.Inline, err = parseInline(*inline); err != nil {
@@ -203,7 +207,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 			err = envError{err} // exit 3, as for rdmabench mr
 		}
 		if doc != nil {
-			if werr := printReport(doc, stdout, *unit, devicePath(*jsonPath, cfg.Client.Device, len(devices)), *reportBoth); werr != nil && err == nil {
+			if werr := printReport(doc, stdout, *unit, devicePath(*jsonPath, cfg.Client.Device, len(devices)), *reportBoth, *stats.ci); werr != nil && err == nil {
 				err = werr
 			}
 			if *hgrmPrefix != "" {
@@ -275,8 +279,9 @@ func isTerminal(w io.Writer) bool {
 
 // printReport writes doc's header and tables (unless jsonPath is "-") and
 // its JSON (jsonPath); with reportBoth the bandwidth table has each side of
-// a bidirectional test under the sum.
-func printReport(doc *result.Document, w io.Writer, unit, jsonPath string, reportBoth bool) error {
+// a bidirectional test under the sum; with ci the latency table is followed
+// by the percentiles' confidence intervals.
+func printReport(doc *result.Document, w io.Writer, unit, jsonPath string, reportBoth, ci bool) error {
 	if jsonPath != "-" {
 		report.WriteHeader(w, doc)
 		var lat, bw []result.Result
@@ -289,6 +294,9 @@ func printReport(doc *result.Document, w io.Writer, unit, jsonPath string, repor
 		}
 		if len(lat) > 0 {
 			report.WriteLatencyTable(w, lat)
+			if ci {
+				report.WriteCITable(w, lat)
+			}
 		}
 		if len(bw) > 0 {
 			report.WriteBandwidthTableSides(w, bw, unit, reportBoth)
