@@ -78,7 +78,7 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "rdmabench: [%d/%d] %s\n", i+1, len(cfg.Specs), s.Name())
 		}
-		r, err := cl.Run(ctx, s, cfg.Client.Run)
+		r, err := runRepeated(ctx, cl, s, cfg.Client.Run)
 		if err != nil {
 			if ctx.Err() != nil {
 				doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted during %s (test %d of %d)", s.Name(), i+1, len(cfg.Specs)))

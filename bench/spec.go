@@ -99,6 +99,10 @@ type Spec struct {
 	// client's business: the server ignores them. See stats.go.
 	Percentiles []float64 `json:"percentiles,omitempty"`
 	Confidence  float64   `json:"confidence,omitempty"`
+	// Repeat runs the test this many times, each on fresh QPs (--repeat):
+	// the result holds each run's figures, their medians and spread
+	// (result.CombineRuns). 0 and 1: once.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.

@@ -194,6 +194,12 @@ type Result struct {
 	// the measured run: no figure above includes it.
 	Verify *Verification `json:"verify,omitempty"`
 
+	// Runs and Repeat are set when the test ran several times (--repeat):
+	// each run's figures, and how far each figure spread. The figures above
+	// are then the medians of the runs' (see CombineRuns).
+	Runs   []RunFigures `json:"runs,omitempty"`
+	Repeat *Repeat      `json:"repeat,omitempty"`
+
 	// stats is what SetLatency reports (UseStats); not part of the document.
 	stats Stats
 }

@@ -301,6 +301,7 @@ func printReport(doc *result.Document, w io.Writer, unit, jsonPath string, repor
 		if len(bw) > 0 {
 			report.WriteBandwidthTableSides(w, bw, unit, reportBoth)
 		}
+		report.WriteRepeatTable(w, doc.Results, unit)
 		report.WriteConnectionTable(w, doc.Results)
 		report.WriteCounterLines(w, doc.Results)
 		for _, s := range doc.Warnings {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
@@ -14,6 +16,7 @@ type statsFlags struct {
 	percentiles *string
 	confidence  *float64
 	ci          *bool
+	repeat      *int
 }
 
 func addStatsFlags(fs *flag.FlagSet) *statsFlags {
@@ -22,16 +25,21 @@ func addStatsFlags(fs *flag.FlagSet) *statsFlags {
 		confidence: fs.Float64("confidence", 0.95, "confidence level of the percentiles' intervals (order statistics; JSON ci_low/ci_high), in [0.5, 1); "+
 			"a percentile whose interval runs off the end of the data prints n/a"),
 		ci: fs.Bool("ci", false, "print each percentile's confidence interval in a table under the latency table"),
+		repeat: fs.Int("repeat", 1, "run each test this many times, each on fresh QPs: the result has each run's figures, their medians "+
+			"and spread (min, max, coefficient of variation); compare --baseline then tests each figure for significance"),
 	}
 }
 
 // apply sets the spec template's percentiles and confidence.
 func (f *statsFlags) apply(s *bench.Spec) error {
+	if *f.repeat < 1 {
+		return usageError{fmt.Errorf("--repeat %d: want at least 1 run (at most %d)", *f.repeat, bench.MaxRepeat)}
+	}
 	ps, err := result.ParsePercentiles(*f.percentiles)
 	if err != nil {
 		return usageError{err}
 	}
-	s.Percentiles, s.Confidence = ps, *f.confidence
+	s.Percentiles, s.Confidence, s.Repeat = ps, *f.confidence, *f.repeat
 	if err := s.ValidateStats(); err != nil {
 		return usageError{err}
 	}
