@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,6 +18,11 @@ type Regression struct {
 	New    float64 // the new run's value, in the same unit
 	Change float64 // New/Base - 1: +0.209 is 20.9 % more
 	Limit  float64 // the allowed change as a fraction, e.g. 0.10
+	// P is the Mann-Whitney p-value of the change when both sides ran
+	// several times (--repeat); Base and New are then the runs' medians.
+	// Repeated is false for single runs, where P means nothing.
+	P        float64
+	Repeated bool
 }
 
 // Format describes r on one line with bandwidth in unit, such as
@@ -32,8 +39,12 @@ func (r Regression) Format(unit string) string {
 	if m.rate {
 		cmp = "< -" + limit
 	}
-	return fmt.Sprintf("%s: %s %s %s -> %s %s (%+.1f%% %s%%)", r.Test, m.name,
-		m.format(r.Base, unit), ul, m.format(r.New, unit), ul, r.Change*100, cmp)
+	sig := ""
+	if r.Repeated {
+		sig = fmt.Sprintf(", p=%.3f", r.P)
+	}
+	return fmt.Sprintf("%s: %s %s %s -> %s %s (%+.1f%% %s%%%s)", r.Test, m.name,
+		m.format(r.Base, unit), ul, m.format(r.New, unit), ul, r.Change*100, cmp, sig)
 }
 
 // String is Format with bandwidth in MiB/sec.
@@ -71,6 +82,11 @@ type GateReport struct {
 	// CountersChecked the test × side × limit triples checked.
 	Counters        []CounterExcess
 	CountersChecked int
+	// Changes are every check of repeated tests (both sides with --repeat),
+	// regressed or not, for the benchstat-style lines (FormatChange).
+	Changes []Regression
+	// Alpha is the significance level the repeated tests were held to.
+	Alpha float64
 }
 
 // Err returns a *RegressionError listing the regressions and exceeded
@@ -82,26 +98,39 @@ func (g *GateReport) Err() error {
 	return &RegressionError{Regressions: g.Regressions, Counters: g.Counters}
 }
 
-// Gate compares cur against base for every test present in both and every
-// metric in limits (canonical name → allowed change as a fraction, as from
-// ParseMaxRegress). A latency metric regresses when cur > base × (1+limit),
-// bw and mpps when cur < base × (1−limit); bw and mpps are checked in bw
-// tests only, latency metrics in both modes (completion latency in bw
-// tests). A metric that is n/a on either side is skipped with a note; tests
-// present in only one document are noted as not compared.
+// DefaultAlpha is the significance level of the gate on repeated runs.
+const DefaultAlpha = 0.05
+
+// Gate is GateAlpha at DefaultAlpha.
 func Gate(base, cur *result.Document, limits map[string]float64) *GateReport {
-	g := &GateReport{}
+	return GateAlpha(base, cur, limits, DefaultAlpha)
+}
+
+// GateAlpha compares cur against base for every test present in both and
+// every metric in limits (canonical name → allowed change as a fraction,
+// as from ParseMaxRegress). A latency metric regresses when cur > base ×
+// (1+limit), bw and mpps when cur < base × (1−limit); bw and mpps are
+// checked in bw tests only, latency metrics in both modes (completion
+// latency in bw tests). When both results hold several runs (--repeat),
+// the medians of the runs are compared and a change counts only when the
+// Mann-Whitney U test of the two sets of runs is also significant (p <
+// alpha); every such check is listed in Changes. Single runs are compared
+// as they are, with a note that noise cannot be judged. A metric that is
+// n/a on either side is skipped with a note; tests present in only one
+// document are noted as not compared.
+func GateAlpha(base, cur *result.Document, limits map[string]float64, alpha float64) *GateReport {
+	g := &GateReport{Alpha: alpha}
 	var keys []metricDef
-	for _, m := range metricDefs {
-		if _, ok := limits[m.key]; ok {
-			keys = append(keys, m)
-		}
-	}
 	for k := range limits {
-		if _, ok := lookupMetric(k); !ok {
+		m, ok := lookupMetric(k)
+		if !ok {
 			g.Notes = append(g.Notes, fmt.Sprintf("metric %q unknown, not checked", k))
+			continue
 		}
+		keys = append(keys, m)
 	}
+	sortMetrics(keys)
+	single := false
 	c := Compare([]*result.Document{base, cur}, nil)
 	for _, t := range c.Tests {
 		b, n := t.Results[0], t.Results[1]
@@ -114,12 +143,30 @@ func Gate(base, cur *result.Document, limits map[string]float64) *GateReport {
 			continue
 		}
 		g.Tests++
+		repeated := len(b.Runs) > 1 && len(n.Runs) > 1
+		if !repeated {
+			single = true
+		} else if mp := MinP(len(b.Runs), len(n.Runs)); mp >= alpha {
+			g.Notes = append(g.Notes, fmt.Sprintf("%s: %d against %d runs cannot reach p < %g (the smallest p-value is %.3f): add runs (--repeat)",
+				t.Key, len(b.Runs), len(n.Runs), alpha, mp))
+		}
 		for _, m := range keys {
 			if !m.appliesTo(t.Key.Mode) {
 				continue
 			}
-			bv, bok := m.value(b)
-			nv, nok := m.value(n)
+			var bv, nv, p float64
+			var bok, nok bool
+			if repeated {
+				bs, ns := m.runValues(b), m.runValues(n)
+				bok, nok = len(bs) > 0, len(ns) > 0
+				if bok && nok {
+					bv, nv = median(bs), median(ns)
+					p, _, _ = MannWhitney(bs, ns)
+				}
+			} else {
+				bv, bok = m.value(b)
+				nv, nok = m.value(n)
+			}
 			var why string
 			switch {
 			case !bok && !nok:
@@ -141,11 +188,82 @@ func Gate(base, cur *result.Document, limits map[string]float64) *GateReport {
 			if m.rate {
 				worse = nv < bv*(1-limit)
 			}
+			ch := Regression{Test: t.Key, Metric: m.key, Base: bv, New: nv, Change: nv/bv - 1, Limit: limit, P: p, Repeated: repeated}
+			if repeated {
+				g.Changes = append(g.Changes, ch)
+				worse = worse && p < alpha
+			}
 			if worse {
-				g.Regressions = append(g.Regressions, Regression{Test: t.Key, Metric: m.key,
-					Base: bv, New: nv, Change: nv/bv - 1, Limit: limit})
+				g.Regressions = append(g.Regressions, ch)
 			}
 		}
 	}
+	if single {
+		g.Notes = append(g.Notes, "single runs: the gate cannot judge noise; run both sides with --repeat K (K >= 4) for a significance test")
+	}
 	return g
+}
+
+// FormatChange describes a check of repeated runs as benchstat does:
+// "send lat 2B: p99 41.20 us -> 42.10 us (+2.2%, p=0.310 ~)", where ~
+// marks a change that is not significant at alpha.
+func (r Regression) FormatChange(unit string, alpha float64) string {
+	m := metricByKey(r.Metric)
+	ul := m.unitLabel(unit)
+	mark := ""
+	if !(r.P < alpha) {
+		mark = " ~"
+	}
+	return fmt.Sprintf("%s: %s %s %s -> %s %s (%+.1f%%, p=%.3f%s)", r.Test, m.name,
+		m.format(r.Base, unit), ul, m.format(r.New, unit), ul, r.Change*100, r.P, mark)
+}
+
+// runValues are m's values in r's runs where backed.
+func (m metricDef) runValues(r *result.Result) []float64 {
+	var out []float64
+	for _, f := range r.Runs {
+		if v, ok := f.RunFigure(m.figure()); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// figure is m's name among result.Spread figures.
+func (m metricDef) figure() string {
+	switch m.key {
+	case MetricBW:
+		return "bw_mb_per_s"
+	case MetricMpps:
+		return "mpps"
+	}
+	return m.name
+}
+
+// median is the median of vals (not empty); vals is reordered.
+func median(vals []float64) float64 {
+	slices.Sort(vals)
+	n := len(vals)
+	if n%2 == 1 {
+		return vals[n/2]
+	}
+	return (vals[n/2-1] + vals[n/2]) / 2
+}
+
+// sortMetrics orders ms as metricDefs, then other percentiles by percent.
+func sortMetrics(ms []metricDef) {
+	rank := func(m metricDef) int {
+		for i, d := range metricDefs {
+			if d.key == m.key {
+				return i
+			}
+		}
+		return len(metricDefs)
+	}
+	slices.SortFunc(ms, func(a, b metricDef) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return cmp.Compare(a.pct, b.pct)
+	})
 }

@@ -14,13 +14,19 @@ import (
 
 const compareUsage = `Usage:
   rdmabench compare A.json B.json [C.json ...] [--format table|markdown|gobench] [--metrics LIST] [--unit U]
-  rdmabench compare --baseline BASE.json NEW.json [--max-regress p99=10%,bw=5%] [--max-counter retransmissions=0] [--format table|markdown]
+  rdmabench compare --baseline BASE.json NEW.json [--max-regress p99=10%,bw=5%] [--max-counter retransmissions=0] [--alpha 0.05] [--format table|markdown]
+  rdmabench compare --noise A.json [B.json ...]
 
 Lines up the tests (op, mode, size) of rdmabench JSON results side by side, one
 column per file; each column after the first shows its ratio to the first.
 With --baseline, also checks NEW.json against BASE.json and exits 1 on a
 regression beyond --max-regress, or when a port counter of a test of NEW.json
-moved more than --max-counter allows.
+moved more than --max-counter allows. When both files ran each test several
+times (run --repeat K), a change counts only when it is also significant: the
+Mann-Whitney U test of the two sets of runs gives p < --alpha. Every figure
+checked is listed with its p-value; ~ marks a change that is not significant.
+With --noise, reports each figure's run-to-run spread over repeated runs (or
+several files of the same tests) and suggests --max-regress limits.
 
 Flags:
 `
@@ -37,6 +43,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	maxCounter := fs.String("max-counter", "", "gate: port counter limits of the new run, NAME=N,...: NAME is a category ("+
 		strings.Join(result.TroubleCategories(), ", ")+": the sum of its counters) or a counter (e.g. rcvd_seq_err); "+
 		"fails when a test's delta on the client or on the server (each side on its own) exceeds N")
+	alpha := fs.Float64("alpha", compare.DefaultAlpha, "gate on repeated runs: a change regresses only when significant at this level (Mann-Whitney U test), in (0, 0.5]")
+	noise := fs.Bool("noise", false, "report each figure's run-to-run spread over repeated runs of the files given, and suggest --max-regress limits")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), compareUsage)
 		fs.PrintDefaults()
@@ -58,6 +66,15 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	if *format == "gobench" && (fs.Changed("metrics") || fs.Changed("unit")) {
 		return usageError{errors.New("--metrics and --unit apply to the table and markdown formats; gobench writes every metric")}
+	}
+	if !(*alpha > 0 && *alpha <= 0.5) {
+		return usageError{fmt.Errorf("--alpha %v: want a significance level in (0, 0.5], such as 0.05", *alpha)}
+	}
+	if *noise {
+		if fs.Changed("baseline") || fs.Changed("max-regress") || fs.Changed("max-counter") {
+			return usageError{errors.New("--noise reports the spread of runs; it takes no --baseline, --max-regress or --max-counter")}
+		}
+		return compareNoise(fs.Args(), mets, *unit, stdout)
 	}
 	gate := fs.Changed("baseline")
 	if !gate && fs.Changed("max-regress") {
@@ -120,7 +137,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	g := compare.Gate(docs[0], docs[1], limits)
+	g := compare.GateAlpha(docs[0], docs[1], limits, *alpha)
 	g.CheckCounters(docs[1], counterLimits)
 	bullet := ""
 	if *format == "markdown" {
@@ -129,6 +146,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout)
 	for _, n := range g.Notes {
 		fmt.Fprintf(stdout, "%snote: %s\n", bullet, n)
+	}
+	for _, c := range g.Changes {
+		fmt.Fprintf(stdout, "%s%s\n", bullet, c.FormatChange(*unit, g.Alpha))
+	}
+	if len(g.Changes) > 0 {
+		fmt.Fprintf(stdout, "%srepeated runs: medians of the runs; p: Mann-Whitney U test; ~: not significant at alpha %g\n", bullet, g.Alpha)
 	}
 	for _, r := range g.Regressions {
 		fmt.Fprintf(stdout, "%sREGRESSION %s\n", bullet, r.Format(*unit))
@@ -183,4 +206,20 @@ func runNames(paths []string) []string {
 		names[i] = n
 	}
 	return names
+}
+
+// compareNoise implements compare --noise: the spread of each figure over
+// the runs in paths.
+func compareNoise(paths, metrics []string, unit string, stdout io.Writer) error {
+	if len(paths) == 0 {
+		return usageError{errors.New("--noise needs one or more result files with repeated runs (run --repeat K --json FILE)")}
+	}
+	docs := make([]*result.Document, len(paths))
+	for i, p := range paths {
+		var err error
+		if docs[i], err = result.ReadJSONFile(p); err != nil {
+			return err
+		}
+	}
+	return compare.Noise(docs, metrics).Write(stdout, unit)
 }
