@@ -326,6 +326,9 @@ func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 		return err
 	}
 	e.eng = eng
+	if r := s.pace(); r > 0 && e.client { // load QPs: their loadSpec carries each one's pace
+		eng.SetPace(r / float64(s.NumQPs())) // the limit is the test's, over its QPs
+	}
 	if s.Op == result.OpSend {
 		if err := eng.PostRecvs(e.recvs); err != nil {
 			return err

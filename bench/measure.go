@@ -431,6 +431,7 @@ func baseResult(s Spec, e *endpoint) result.Result {
 		TxDepth: s.TxDepth, CQMod: s.CQMod, RxDepth: s.RxDepth, PostList: s.PostList, Event: s.Event,
 		QPType: s.QPTypeLabel(), MRMode: s.MRModeLabel(), HugePages: s.HugePages, SRQ: s.SRQ}
 	r.UseStats(s.stats())
+	r.RateLimit = s.shapeResult()
 	if e != nil {
 		r.Inline, r.InlineReason = e.inline, e.inlineWhy
 		r.QPTimeout, r.RetryCount, r.RNRRetry, r.OutstandingReads = s.QPTimeout, s.RetryCount, s.RNRRetry, e.rdDepth

@@ -119,7 +119,8 @@ func checkDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document
 			}
 			prev = p.NS
 		}
-		if need := hist.MinSamples(99.9, hist.DefaultConfidence); !l.P50.OK || (r.Samples >= need && !l.P99_9.OK) || (r.Samples < need && l.P99_9.OK) {
+		need50, need999 := hist.MinSamples(50, hist.DefaultConfidence), hist.MinSamples(99.9, hist.DefaultConfidence)
+		if (r.Samples >= need50) != l.P50.OK || (r.Samples >= need999) != l.P99_9.OK {
 			t.Errorf("%s: n/a rule broken: %d samples, p50 %v, p99.9 %v", name, r.Samples, l.P50, l.P99_9)
 		}
 		if r.Bandwidth.MBPerSec <= 0 || r.DurationNS <= 0 || r.TimedInterval == "" {

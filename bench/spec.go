@@ -103,6 +103,12 @@ type Spec struct {
 	// the result holds each run's figures, their medians and spread
 	// (result.CombineRuns). 0 and 1: once.
 	Repeat int `json:"repeat,omitempty"`
+	// LimitBW (bytes/s) and LimitMsgRate (messages/s) shape the client's
+	// sending (--limit-bw, --limit-msgrate; the lower wins): in bandwidth
+	// tests its measured QPs together, in latency-under-load tests its
+	// load QPs together. Enforced in the C loop. See shape.go.
+	LimitBW      float64 `json:"limit_bw,omitempty"`
+	LimitMsgRate float64 `json:"limit_msgrate,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.
@@ -173,7 +179,7 @@ func (l *Load) validate() error {
 // loadSpec is the bandwidth spec of each load QP.
 func (s Spec) loadSpec() Spec {
 	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
-		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass}
+		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.loadPace()}
 }
 
 // Name is a short label, e.g. "send lat 2B" or "tcp send bw 65536B".

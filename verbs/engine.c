@@ -382,17 +382,35 @@ int rb_lat_server(rb_engine *e) {
 // target_posts. For each signaled completion it appends the time from that
 // work request's post to its completion (ns). It returns RB_OK when all
 // target_posts completed or until_ns passed, RB_FULL when samples is full.
+// paced_room is how many posts pacing allows now (up to want): all of
+// them when unpaced.
+static inline uint64_t paced_room(rb_engine *e, uint64_t want) {
+	if (!e->pace_ns)
+		return want;
+	int64_t now = rb_now_ns();
+	if (!e->pace_start) {
+		e->pace_start = now;
+		e->pace_base = e->posted;
+	}
+	uint64_t allowed = (uint64_t)((now - e->pace_start) / e->pace_ns) + 1; // the first post goes at once
+	uint64_t done = e->posted - e->pace_base;
+	if (done >= allowed)
+		return 0;
+	return allowed - done < want ? allowed - done : want;
+}
+
 int rb_bw_client(rb_engine *e, int64_t until_ns) {
 	struct ibv_wc wcs[16];
 	int64_t idle_since = rb_now_ns();
 	for (uint64_t loops = 0;; loops++) {
-		while (e->posted - e->completed < e->tx_depth && e->posted < e->target_posts) {
+		while (e->posted - e->completed < e->tx_depth && e->posted < e->target_posts && paced_room(e, 1)) {
 			struct ibv_send_wr wrs[RB_MAX_POST_LIST];
 			struct ibv_sge sges[RB_MAX_POST_LIST];
 			uint64_t room = e->tx_depth - (e->posted - e->completed), left = e->target_posts - e->posted;
 			int n = (int)(e->post_list < room ? e->post_list : room);
 			if ((uint64_t)n > left)
 				n = (int)left;
+			n = (int)paced_room(e, (uint64_t)n);
 			int64_t t = rb_now_ns(); // one timestamp per post call (before any per-op registration)
 			for (int i = 0; i < n; i++) {
 				uint64_t k = e->posted + i;

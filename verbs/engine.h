@@ -75,6 +75,13 @@ typedef struct rb_engine {
 	uint64_t recv_posted;      // receives posted so far
 	int64_t t_first, t_last;   // first post, last completion (CLOCK_MONOTONIC_RAW ns)
 
+	// Bandwidth pacing (a rate limit, --limit-bw): on average no more than
+	// one post per pace_ns since the first paced post (a token bucket
+	// whose burst is the free room of the send queue).
+	int64_t pace_ns;           // (cfg) ns per operation; 0 = unlimited
+	int64_t pace_start;        // time of the first paced post; 0 = not yet
+	uint64_t pace_base;        // posted when pacing started
+
 	// error details
 	uint64_t err_wc_wr_id;
 	uint32_t err_wc_status, err_wc_opcode, err_wc_vendor_err, err_wc_qp_num;

@@ -391,6 +391,16 @@ func (g *Engine) SetSchedule(rate float64, poisson bool, seed uint64) {
 	g.e.next_intended, g.e.first_intended = 0, 0
 }
 
+// SetPace limits BWClient's posts to rate operations per second on average
+// (a rate limit enforced in the C loop, since the next post); 0 removes
+// the limit.
+func (g *Engine) SetPace(rate float64) {
+	g.e.pace_ns, g.e.pace_start, g.e.pace_base = 0, 0, 0
+	if rate > 0 {
+		g.e.pace_ns = C.int64_t(max(1, math.Round(1e9/rate)))
+	}
+}
+
 // FirstIntended is the intended time of the first send since SetSchedule
 // (engine clock, ns), 0 in closed loop.
 func (g *Engine) FirstIntended() int64 { return int64(g.e.first_intended) }
@@ -402,6 +412,7 @@ func (g *Engine) ResetCounters() {
 	g.e.posted, g.e.completed, g.e.target_posts = 0, 0, 0
 	g.e.t_first, g.e.t_last = 0, 0
 	g.e.nsamples = 0
+	g.e.pace_start, g.e.pace_base = 0, 0 // pacing restarts with the counters
 }
 
 // BWClientMulti drives several bandwidth senders round robin on the calling

@@ -221,3 +221,12 @@ func spreadOf(figure string, vals []float64) Spread {
 func bandwidthOfMB(mb float64) Bandwidth {
 	return Bandwidth{MBPerSec: mb, MiBPerSec: mb * 1e6 / (1 << 20), GbitPerSec: mb * 8 / 1e3}
 }
+
+// RateLimit is the rate limit a test's client sending ran under
+// (--limit-bw, --limit-msgrate), enforced in its C loop.
+type RateLimit struct {
+	MsgsPerSec float64 `json:"msgs_per_s"` // total over the QPs it applies to
+	// AppliesTo is "measured" (a bandwidth test's measured QPs) or "load"
+	// (the load QPs of a latency-under-load test).
+	AppliesTo string `json:"applies_to"`
+}

@@ -199,6 +199,8 @@ type Result struct {
 	// are then the medians of the runs' (see CombineRuns).
 	Runs   []RunFigures `json:"runs,omitempty"`
 	Repeat *Repeat      `json:"repeat,omitempty"`
+	// RateLimit is set when the client's sending was shaped.
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 
 	// stats is what SetLatency reports (UseStats); not part of the document.
 	stats Stats
