@@ -78,6 +78,16 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "rdmabench: [%d/%d] %s\n", i+1, len(cfg.Specs), s.Name())
 		}
+		if len(s.LoadSweep) > 0 {
+			rs, sw, err := runLoadSweep(ctx, cl, s, cfg.Client.Run)
+			doc.Results = append(doc.Results, rs...)
+			if err != nil {
+				doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s failed: %v", s.Name(), err))
+				return fmt.Errorf("%s: %w", s.Name(), err)
+			}
+			doc.LoadSweeps = append(doc.LoadSweeps, *sw)
+			continue
+		}
 		r, err := runRepeated(ctx, cl, s, cfg.Client.Run)
 		if err != nil {
 			if ctx.Err() != nil {

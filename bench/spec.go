@@ -109,6 +109,10 @@ type Spec struct {
 	// load QPs together. Enforced in the C loop. See shape.go.
 	LimitBW      float64 `json:"limit_bw,omitempty"`
 	LimitMsgRate float64 `json:"limit_msgrate,omitempty"`
+	// LoadSweep runs a latency-under-load test as a sweep over these
+	// fractions of the load's peak (--load-sweep): see loadsweep.go. The
+	// client's business: the server sees each step as a test of its own.
+	LoadSweep []float64 `json:"load_sweep,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.

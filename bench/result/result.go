@@ -35,6 +35,9 @@ type Document struct {
 	// PeakRSSBytes is the process's peak resident set size at the end of
 	// the run (getrusage ru_maxrss), bytes.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// LoadSweeps are the latency-against-load sweeps of the run
+	// (--load-sweep); their tests' results are in Results too.
+	LoadSweeps []LoadSweep `json:"load_sweeps,omitempty"`
 }
 
 // Env describes where a run took place: host, device, port, GID, clock and

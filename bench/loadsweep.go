@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// Latency against load (--load-sweep): a latency test with load QPs is
+// run as a sweep. First the load alone, unshaped, as a bandwidth test of
+// the load QPs: its peak rate. Then the latency probes open loop without
+// load, and under the load paced (in the C loop) at each fraction of the
+// peak. The probe rate is --rate, or a fifth of what the unloaded closed
+// loop p50 allows (at most maxProbeRate).
+
+// maxProbeRate bounds the probe rate the sweep picks, operations/s.
+const maxProbeRate = 10000
+
+// MaxSweepPoints bounds the fractions of one sweep.
+const MaxSweepPoints = 20
+
+// ParseLoadSweep parses fractions of the peak such as "10%,25%,50%" (or
+// "0.1,0.25,0.5") into ascending fractions in (0, 1].
+func ParseLoadSweep(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		num, pct := strings.CutSuffix(f, "%")
+		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err == nil && pct {
+			v /= 100
+		}
+		if err != nil || !(v > 0 && v <= 1) {
+			return nil, fmt.Errorf("--load-sweep %q: %q is not a load between 0 and 100%% of the peak, such as 50%%", s, f)
+		}
+		if len(out) > 0 && v <= out[len(out)-1] {
+			return nil, fmt.Errorf("--load-sweep %q: loads must rise (%q after %g%%)", s, f, out[len(out)-1]*100)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 || len(out) > MaxSweepPoints {
+		return nil, fmt.Errorf("--load-sweep %q: want 1..%d loads", s, MaxSweepPoints)
+	}
+	return out, nil
+}
+
+// validateSweep refuses a sweep on a test that is not a latency test with
+// load QPs.
+func (s Spec) validateSweep() error {
+	if len(s.LoadSweep) == 0 {
+		return nil
+	}
+	if s.Mode != result.ModeLat || s.Load == nil || s.Transport == result.TransportTCP {
+		return fmt.Errorf("--load-sweep runs RDMA latency tests (--mode lat) with load QPs (--load-qps N); %s has none", s.Name())
+	}
+	if s.LimitBW > 0 || s.LimitMsgRate > 0 {
+		return fmt.Errorf("--load-sweep sets the load's rate itself; drop --limit-bw and --limit-msgrate")
+	}
+	return nil
+}
+
+// runLoadSweep runs the sweep of s: its results (the peak, the unloaded
+// probe, one per fraction) and the sweep.
+func runLoadSweep(ctx context.Context, cl *Client, s Spec, o RunOptions) ([]result.Result, *result.LoadSweep, error) {
+	var out []result.Result
+	run := func(what string, t Spec) (result.Result, error) {
+		r, err := cl.Run(ctx, t, o)
+		if err != nil {
+			return r, fmt.Errorf("load sweep, %s: %w", what, err)
+		}
+		out = append(out, r)
+		return r, nil
+	}
+	// the load alone, unshaped: its peak
+	peakSpec := Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, QPs: s.Load.QPs, TxDepth: s.Load.TxDepth,
+		CQMod: s.Load.CQMod, Duration: max(2*time.Second, s.Duration/2), Warmup: -1, MTU: s.MTU, SL: s.SL, TClass: s.TClass,
+		QPType: s.QPType, RDMACM: s.RDMACM, Percentiles: s.Percentiles, Confidence: s.Confidence}.withDefaults()
+	peak, err := run("the load's peak", peakSpec)
+	if err != nil {
+		return out, nil, err
+	}
+	sw := &result.LoadSweep{Test: s.Name(), LoadOp: s.Load.Op, LoadSize: s.Load.Size, LoadQPs: s.Load.QPs,
+		PeakMsgsPerSec: peak.Bandwidth.Mpps * 1e6, PeakMBPerSec: peak.Bandwidth.MBPerSec}
+	if !(sw.PeakMsgsPerSec > 0) {
+		return out, nil, fmt.Errorf("load sweep: the load's peak is 0 messages/s")
+	}
+	probe := s
+	probe.Load, probe.LoadSweep = nil, nil
+	if probe.Rate == 0 { // a closed loop first: how fast may the probes go?
+		cl0, err := run("closed-loop probe", probe)
+		if err != nil {
+			return out, nil, err
+		}
+		probe.Rate = maxProbeRate
+		if p50 := cl0.Latency.P50; p50.OK && p50.NS > 0 {
+			probe.Rate = math.Min(maxProbeRate, math.Floor(0.2/(p50.NS*float64(divisorOf(s))/1e9)))
+		}
+		probe.Rate = math.Max(probe.Rate, 1)
+	}
+	sw.ProbeRate = probe.Rate
+	point := func(f float64, r result.Result) result.LoadPoint {
+		p := result.LoadPoint{Offered: f, OfferedMsgsPerSec: f * sw.PeakMsgsPerSec, P50: r.Latency.P50, P99: r.Latency.P99, P99_9: r.Latency.P99_9}
+		if r.Load != nil {
+			p.AchievedMsgsPerSec, p.AchievedMBPerSec = r.Load.Bandwidth.Mpps*1e6, r.Load.Bandwidth.MBPerSec
+		}
+		return p
+	}
+	r0, err := run("unloaded probe", probe)
+	if err != nil {
+		return out, nil, err
+	}
+	sw.Points = append(sw.Points, point(0, r0))
+	for _, f := range s.LoadSweep {
+		t := probe
+		t.Load = s.Load
+		t.LimitMsgRate = f * sw.PeakMsgsPerSec
+		r, err := run(fmt.Sprintf("load %g%%", f*100), t)
+		if err != nil {
+			return out, nil, err
+		}
+		sw.Points = append(sw.Points, point(f, r))
+	}
+	sw.FindKnee()
+	return out, sw, nil
+}
