@@ -18,12 +18,6 @@ func (s Spec) ValidateStats() error {
 	if s.Confidence != 0 && !(s.Confidence >= 0.5 && s.Confidence < 1) {
 		return fmt.Errorf("--confidence %v: want a level in [0.5, 1), such as 0.95", s.Confidence)
 	}
-	if err := s.validateSweep(); err != nil {
-		return err
-	}
-	if err := s.validateShape(); err != nil {
-		return err
-	}
 	if s.Repeat < 0 || s.Repeat > MaxRepeat {
 		return fmt.Errorf("--repeat %d: want 1..%d runs", s.Repeat, MaxRepeat)
 	}

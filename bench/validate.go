@@ -30,6 +30,12 @@ func (s Spec) Validate() error {
 	if err := s.ValidateStats(); err != nil {
 		return err
 	}
+	if err := s.validateSweep(); err != nil {
+		return err
+	}
+	if err := s.validateShape(); err != nil {
+		return err
+	}
 	if !contains(result.Ops, s.Op) {
 		return fmt.Errorf("op %q unknown; valid: %s", s.Op, strings.Join(result.Ops, ", "))
 	}

@@ -24,7 +24,7 @@ const (
 )
 
 // KindNames lists the plot kinds in the order Draw writes them.
-var KindNames = []string{KindAuto, KindPercentile, KindCDF, KindSizeLatency, KindSizeBW}
+var KindNames = []string{KindAuto, KindPercentile, KindCDF, KindSizeLatency, KindSizeBW, KindLoad}
 
 // Metrics lists the latency statistics a size-latency plot can show
 // (Selection.Metric), named as in the JSON latency_ns object.
@@ -106,6 +106,9 @@ func Kinds(docs []*result.Document, sel Selection) []string {
 			kinds = append(kinds, KindSizeBW)
 		}
 	}
+	if slices.ContainsFunc(docs, func(d *result.Document) bool { return len(d.LoadSweeps) > 0 }) {
+		kinds = append(kinds, KindLoad)
+	}
 	return kinds
 }
 
@@ -143,6 +146,10 @@ func Draw(docs []*result.Document, labels []string, kind string, sel Selection, 
 			err = SizeLatencies(docs, labels, sel, out)
 		case KindSizeBW:
 			err = SizeBandwidth(docs, labels, sel, out)
+		case KindLoad:
+			if _, err = selectOrErr(docs, labels, sel); err == nil {
+				err = LoadSweeps(docs, labels, out)
+			}
 		default:
 			return written, fmt.Errorf("plot kind %q unknown; valid: %s", k, strings.Join(KindNames, ", "))
 		}

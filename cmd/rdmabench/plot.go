@@ -36,7 +36,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	out := fs.StringP("output", "o", "", "image to write: FILE.svg or FILE.png (required)")
-	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw")
+	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw, load (latency against offered load, from --load-sweep)")
 	ops := fs.String("op", "", "only these ops, e.g. send,read (default: all)")
 	modes := fs.String("mode", "", "only these modes: lat, bw (default: per plot, see above)")
 	sizes := fs.StringP("size", "s", "", "only these message sizes, e.g. 2,64,4K or 2-64K")

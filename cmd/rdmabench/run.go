@@ -83,6 +83,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	hgrmPrefix := fs.String("hgrm", "", "write one HdrHistogram percentile file per test: PREFIX-<op>-<mode>-<size>B.hgrm (values in usec)")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to the server after this long")
 	stats := addStatsFlags(fs)
+	shape := addShapeFlags(fs)
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -106,6 +107,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	}}
 	if *reportBoth && !*bidir {
 		return usageError{fmt.Errorf("--report-both reports the two sides of a bidirectional test: add -b")}
+	}
+	if err := shape.apply(&plan.Template); err != nil {
+		return err
 	}
 	if err := stats.apply(&plan.Template); err != nil {
 		return err
@@ -302,6 +306,7 @@ func printReport(doc *result.Document, w io.Writer, unit, jsonPath string, repor
 			report.WriteBandwidthTableSides(w, bw, unit, reportBoth)
 		}
 		report.WriteRepeatTable(w, doc.Results, unit)
+		report.WriteLoadSweeps(w, doc.LoadSweeps, unit)
 		report.WriteConnectionTable(w, doc.Results)
 		report.WriteCounterLines(w, doc.Results)
 		for _, s := range doc.Warnings {
