@@ -43,6 +43,9 @@ func RunClient(ctx context.Context, addr string, cfg RunConfig) (*result.Documen
 }
 
 func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig) error {
+	if err := checkSpecs(cl.Device(), cfg.Specs); err != nil { // the device's limits, before any test
+		return err
+	}
 	env, warns, err := sideEnv(cl.Device(), cl.c.LocalAddr(), cfg.Client.Run.CPU)
 	if err != nil {
 		return err
