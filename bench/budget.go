@@ -155,9 +155,6 @@ func (e *BudgetError) what() string {
 	if strings.Contains(e.Limit, "--max-qps") {
 		return fmt.Sprintf("%d QPs", e.Need.QPs)
 	}
-	if e.Need.Registered > 0 && e.Need.Unregister == 0 {
-		return fmt.Sprintf("%s of registered memory (with %s of sample buffers)", FormatBytes(e.Need.Registered+e.Need.Engine), FormatBytes(e.Need.Engine))
-	}
 	return fmt.Sprintf("%s of memory (%s registered, %s other buffers)", FormatBytes(e.Need.Memory()),
 		FormatBytes(e.Need.Registered), FormatBytes(e.Need.Unregister+e.Need.Engine))
 }
@@ -280,7 +277,23 @@ func (s *Server) admit(c *proto.Conn, spec Spec) (release func(), err error) {
 		var skip proto.QPInfo
 		c.Recv(proto.MsgQPInfo, &skip)
 	}
-	return nil, &proto.RemoteError{Msg: "refused: " + err.Error(), Code: CodeBudget}
+	return nil, refusal{err}
+}
+
+// refusal is the server's budget refusal: its session logs it as it is
+// and sends it (proto.Conn.SendError) as a RemoteError with CodeBudget.
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return "refused: " + r.err.Error() }
+func (r refusal) Unwrap() error { return r.err }
+
+// As makes errors.As find the RemoteError the client is sent.
+func (r refusal) As(target any) bool {
+	re, ok := target.(**proto.RemoteError)
+	if ok {
+		*re = &proto.RemoteError{Msg: r.Error(), Code: CodeBudget}
+	}
+	return ok
 }
 
 // CheckBudget holds every spec of a run against this process's budget

@@ -28,7 +28,7 @@ func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 			Load: &Load{QPs: 3, Op: result.OpWrite, Size: 100 << 10}}},
 		{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{5000}, Template: Spec{Iters: 100, Warmup: -1, MRMode: result.MRModePerOp}},
 		{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{1024}, Template: Spec{Iters: 100, Warmup: -1, QPType: result.QPTypeUD}},
-		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{40 << 20}, Template: Spec{QPs: 3, Iters: 100, Warmup: -1}}, // two slabs
+		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: Spec{QPs: 6, Iters: 100, Warmup: -1}}, // two slabs (rxe: max_msg_sz 8 MiB)
 	} {
 		specs = append(specs, plan(t, p)...)
 	}
@@ -101,7 +101,7 @@ func TestRDMABudgetServerRefuses(t *testing.T) {
 		want string
 	}{
 		{plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: Spec{QPs: 2, Iters: 100, Warmup: -1}})[0],
-			"write bw 2 QPs x 1 MiB needs 4.0 MiB of registered memory"},
+			"write bw 2 QPs x 1 MiB needs 5.0 MiB of memory (4 MiB registered, 1.0 MiB other buffers) on the server; its --max-memory is 4 MiB"},
 		{plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Template: Spec{QPs: 3, Iters: 100, Warmup: -1}})[0],
 			"needs 3 QPs on the server; its --max-qps is 2"},
 		{plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: Spec{Transport: result.TransportTCP, Iters: 10, Warmup: -1}})[0],

@@ -57,7 +57,7 @@ func TestCheckNeed(t *testing.T) {
 		want      string // "" passes
 		wantInErr []string
 	}{
-		{"the bomb", n, b, 0, 0, -1, "write bw 16 QPs x 256 MiB needs 8.0 GiB of registered memory (with 8 MiB of sample buffers) on the server; its --max-memory is 512 MiB", nil},
+		{"the bomb", n, b, 0, 0, -1, "write bw 16 QPs x 256 MiB needs 8.0 GiB of memory (8 GiB registered, 8 MiB other buffers) on the server; its --max-memory is 512 MiB", nil},
 		{"QPs", Need{QPs: 16}, Budget{MaxMemory: 1 << 30, MaxQPs: 8}, 0, 0, -1, "needs 16 QPs on the server; its --max-qps is 8", nil},
 		{"QPs in use", Need{QPs: 4}, Budget{MaxMemory: 1 << 30, MaxQPs: 8}, 0, 6, -1, "its --max-qps is 8, 6 of them in use", nil},
 		{"memory in use", Need{Registered: 300 << 20}, b, 300 << 20, 0, -1, "its --max-memory is 512 MiB, 300 MiB of it in use", nil},
@@ -74,6 +74,11 @@ func TestCheckNeed(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrOverBudget) || !IsOverBudget(err) {
 			t.Errorf("%s: %v, want ErrOverBudget with %q", c.name, err, c.want)
 		}
+	}
+	r := refusal{&BudgetError{Test: "t", Side: "on the server", Limit: "its --max-qps is 1"}}
+	var re *proto.RemoteError
+	if !errors.As(r, &re) || re.Code != CodeBudget || re.Msg != r.Error() || !strings.HasPrefix(r.Error(), "refused: t needs") || !IsOverBudget(r) {
+		t.Errorf("refusal %v becomes %+v", r, re)
 	}
 	if !IsOverBudget(&proto.RemoteError{Msg: "refused", Code: CodeBudget}) || IsOverBudget(&proto.RemoteError{Msg: "busy", Code: codeBusy}) {
 		t.Error("IsOverBudget does not tell a server's budget refusal from other remote errors")

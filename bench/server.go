@@ -30,7 +30,7 @@ type ServerConfig struct {
 	Port     int // RDMA port
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
-	CPUs     []int // pin the responder thread to CPUs[0]; nil: no pinning
+	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
 	Budget   Budget // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
 }
 

@@ -23,8 +23,8 @@ const (
 	MaxRate             = 1e8 // operations per second
 	// MinRate is the lowest --rate, operations per second: below it one
 	// operation would wait more than a second for its send time.
-	MinRate = 1
-	MaxPostList         = 64  // work requests chained per post (verbs.MaxPostList)
+	MinRate     = 1
+	MaxPostList = 64 // work requests chained per post (verbs.MaxPostList)
 )
 
 // Validate checks a spec, naming the bad value and the limit. The server

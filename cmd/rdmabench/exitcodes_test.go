@@ -91,9 +91,9 @@ func TestExitCodes(t *testing.T) {
 		{exitUsage, []string{"run", "127.0.0.1", "--load-qps", "2", "--load-size", "0"}, "--load-size"},
 		{exitUsage, []string{"loopback", "--max-memory", "0"}, `memory size "0"`},
 		{exitEnv, []string{"loopback", "--op", "write", "--mode", "bw", "--size", "1G", "--max-memory", "64M"},
-			"write bw 1 QP x 1 GiB needs 4.0 GiB of registered memory"},
+			"write bw 1 QP x 1 GiB needs 4.0 GiB of memory (4 GiB registered, 1.0 MiB other buffers) in this process (client and server); --max-memory is 64 MiB"},
 		{exitEnv, []string{"run", "127.0.0.1", "--op", "write", "--mode", "bw", "--qps", "16", "--size", "256M", "--max-memory", "512M"},
-			"write bw 16 QPs x 256 MiB needs 8.0 GiB of registered memory (with 8.0 MiB of sample buffers) on the client; --max-memory is 512 MiB"},
+			"write bw 16 QPs x 256 MiB needs 8.0 GiB of memory (8 GiB registered, 8.0 MiB other buffers) on the client; --max-memory is 512 MiB"},
 		{exitPeer, []string{"run", "127.0.0.1", "-p", closed, "--transport", "tcp", "--connect-timeout", "200ms"}, "not reachable"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
