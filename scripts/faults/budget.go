@@ -42,25 +42,21 @@ func init() {
 			return t.Serves()
 		}},
 		Case{Group: "budget", Name: "cli-client-refused-by-server", Run: func(t *T) error {
-			if _, err := t.Server("--max-memory", "32M"); err != nil {
+			if _, err := t.Server("--max-memory", "4M"); err != nil {
 				return err
 			}
-			if err := t.ExpectExit(3, 5*time.Second, []string{"write bw 4 QPs x 8 MiB needs 66", "on the server; its --max-memory is 32 MiB"},
-				"run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "write", "--mode", "bw", "--qps", "4", "--size", "8M", "--iters", "100"); err != nil {
+			if err := t.ExpectExit(3, 8*time.Second, []string{"write bw 2 QPs x 1 MiB needs 5.0 MiB", "on the server; its --max-memory is 4 MiB"},
+				"run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "write", "--mode", "bw", "--qps", "2", "--size", "1M", "--iters", "100"); err != nil {
 				return err
 			}
 			return t.Serves()
 		}},
 		Case{Group: "budget", Name: "qp-bomb", Run: func(t *T) error {
-			if _, err := t.Server("--max-qps", "8"); err != nil {
+			if _, err := t.Server("--max-qps", "4"); err != nil {
 				return err
 			}
-			if err := t.ExpectExit(3, 5*time.Second, []string{"needs 16 QPs on the server; its --max-qps is 8"},
-				"run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "write", "--mode", "bw", "--qps", "16", "--size", "4K", "--iters", "100"); err != nil {
-				return err
-			}
-			if err := t.ExpectExit(3, 5*time.Second, []string{"send lat 1 QP x 2 B + 64 load QPs x 64 KiB needs 65 QPs on the server"},
-				"run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "send", "--mode", "lat", "--load-qps", "64", "--iters", "100"); err != nil {
+			if err := t.ExpectExit(3, 8*time.Second, []string{"send lat 1 QP x 2 B + 4 load QPs x 64 KiB needs 5 QPs on the server; its --max-qps is 4"},
+				"run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "send", "--mode", "lat", "--load-qps", "4", "--iters", "100"); err != nil {
 				return err
 			}
 			return t.Serves()
