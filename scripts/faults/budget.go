@@ -41,22 +41,17 @@ func init() {
 			}
 			return t.Serves()
 		}},
-		Case{Group: "budget", Name: "cli-client-refused-by-server", Run: func(t *T) error {
-			if _, err := t.Server("--max-memory", "4M"); err != nil {
+		Case{Group: "budget", Name: "cli-clients-refused-memory-and-qps", Run: func(t *T) error {
+			if _, err := t.Server("--max-memory", "4M", "--max-qps", "4"); err != nil {
 				return err
 			}
+			port := fmt.Sprint(t.Port())
 			if err := t.ExpectExit(3, 8*time.Second, []string{"write bw 2 QPs x 1 MiB needs 5.0 MiB", "on the server; its --max-memory is 4 MiB"},
-				"run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "write", "--mode", "bw", "--qps", "2", "--size", "1M", "--iters", "100"); err != nil {
+				"run", "127.0.0.1", "-p", port, "--op", "write", "--mode", "bw", "--qps", "2", "--size", "1M", "--iters", "100"); err != nil {
 				return err
 			}
-			return t.Serves()
-		}},
-		Case{Group: "budget", Name: "qp-bomb", Run: func(t *T) error {
-			if _, err := t.Server("--max-qps", "4"); err != nil {
-				return err
-			}
-			if err := t.ExpectExit(3, 8*time.Second, []string{"send lat 1 QP x 2 B + 4 load QPs x 64 KiB needs 5 QPs on the server; its --max-qps is 4"},
-				"run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "send", "--mode", "lat", "--load-qps", "4", "--iters", "100"); err != nil {
+			if err := t.ExpectExit(3, 8*time.Second, []string{"send lat 1 QP x 2 B + 4 load QPs x 4 KiB needs 5 QPs on the server; its --max-qps is 4"},
+				"run", "127.0.0.1", "-p", port, "--op", "send", "--mode", "lat", "--load-qps", "4", "--load-size", "4K", "--iters", "100"); err != nil {
 				return err
 			}
 			return t.Serves()
