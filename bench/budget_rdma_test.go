@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
 // TestRDMABudgetNeedMatchesMemory: Spec.Need, which the budget checks
@@ -115,5 +116,21 @@ func TestRDMABudgetServerRefuses(t *testing.T) {
 		if _, err := cl.Run(context.Background(), small, RunOptions{CPU: -1}); err != nil {
 			t.Fatalf("test within the budget after a refusal: %v", err)
 		}
+	}
+	cl.Close()
+	// rdma_cm: refused before the server binds a listener, and in step too
+	testutil.CMAddress(t)
+	cm, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1, RDMACM: true}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	bomb := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: Spec{QPs: 2, Iters: 100, Warmup: -1, RDMACM: true}})[0]
+	if _, err := cm.Run(context.Background(), bomb, RunOptions{CPU: -1}); !IsOverBudget(err) {
+		t.Errorf("rdma_cm %s: %v, want a budget refusal", bomb.Name(), err)
+	}
+	small.RDMACM = true
+	if _, err := cm.Run(context.Background(), small, RunOptions{CPU: -1}); err != nil {
+		t.Fatalf("rdma_cm test within the budget after a refusal: %v", err)
 	}
 }
