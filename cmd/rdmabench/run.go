@@ -82,7 +82,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	hlogPath := fs.String("hlog", "", "write HdrHistogram interval logs (one histogram per second, tagged per test) to this .hlog file")
 	hgrmPrefix := fs.String("hgrm", "", "write one HdrHistogram percentile file per test: PREFIX-<op>-<mode>-<size>B.hgrm (values in usec)")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to the server after this long")
+	var bud budgetFlags
+	bud.add(fs, false)
 	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := checkRunFlags(fs, &d, *port, *loadQPs, *warmup, *jsonPath, *hgrmPrefix, map[string]time.Duration{
+		"connect-timeout": *connTimeout, "interval": *interval}); err != nil {
+		return err
+	}
+	budget, err := bud.budget()
+	if err != nil {
 		return err
 	}
 	var addr string
@@ -106,7 +116,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	if *reportBoth && !*bidir {
 		return usageError{fmt.Errorf("--report-both reports the two sides of a bidirectional test: add -b")}
 	}
-	var err error
 	if plan.Template.InlinePolicy, plan.Template.Inline, err = parseInline(*inline); err != nil {
 		return usageError{err}
 	}
@@ -147,6 +156,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	specs, err := plan.Specs()
 	if err != nil {
 		return usageError{err}
+	}
+	if err := bench.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
+		return err
 	}
 	cpu := -1
 	var loadCPUs, serverCPUs []int
