@@ -81,6 +81,6 @@ func init() {
 				return fmt.Errorf("rdmabench %v: %w", f.args, err)
 			}
 			return nil
-		}})
+		}, Parallel: f.code == 2}) // usage errors need no device: nothing to contend for
 	}
 }
