@@ -103,7 +103,7 @@ func runLoadSweep(ctx context.Context, cl *Client, s Spec, o RunOptions) ([]resu
 		if p50 := cl0.Latency.P50; p50.OK && p50.NS > 0 {
 			probe.Rate = math.Min(maxProbeRate, math.Floor(0.2/(p50.NS*float64(divisorOf(s))/1e9)))
 		}
-		probe.Rate = math.Max(probe.Rate, 1)
+		probe.Rate = math.Max(probe.Rate, MinRate)
 	}
 	sw.ProbeRate = probe.Rate
 	point := func(f float64, r result.Result) result.LoadPoint {

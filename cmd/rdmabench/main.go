@@ -25,14 +25,18 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// Exit codes.
+// Exit codes: one table, docs/exit-codes.md and the usage text, kept in
+// step with these constants by TestExitCodeTable; TestExitCodes runs a
+// case of each code it can reach without RDMA.
 const (
-	exitOK        = 0
-	exitFail      = 1
-	exitUsage     = 2 // bad flags or values, unknown device, port or GID index
-	exitEnv       = 3 // no RDMA in the kernel, no device or provider, port down, memlock, unsupported
-	exitPeer      = 4 // control connection, handshake, peer errors
-	exitTransport = 5 // completion errors, timeouts in the data path, payloads that fail --verify
+	exitOK         = 0   // success; compare --baseline: no regression
+	exitFail       = 1   // any other failure; compare --baseline: a regression past the gate
+	exitUsage      = 2   // bad flags or values (checked before any test), unknown device, port or GID index, unwritable --json
+	exitEnv        = 3   // what this machine or device lacks: no RDMA, no device, port down, memlock, a device limit (max_qp_wr, max_cqe, max_inline_data, max_mr_size), a resource budget (this side's or the server's --max-memory/--max-qps)
+	exitPeer       = 4   // control connection, handshake, errors the peer reports
+	exitTransport  = 5   // completion errors, data-path timeouts, payloads that fail --verify
+	exitInterrupt  = 130 // interrupted by SIGINT (128+2)
+	exitTerminated = 143 // terminated by SIGTERM (128+15)
 )
 
 const usage = `rdmabench: RDMA verbs latency percentiles and bandwidth (SEND, WRITE, READ)
@@ -49,6 +53,16 @@ Usage:
   rdmabench version
 
 Run 'rdmabench COMMAND --help' for the flags of a command.
+
+Exit codes (docs/exit-codes.md):
+  0    success (compare --baseline: no regression)
+  1    any other failure (compare --baseline: a regression)
+  2    usage: a bad flag or value, found before any test
+  3    environment: no RDMA or device, port down, memlock, a device limit, a resource budget (--max-memory, --max-qps; ours or the server's)
+  4    peer: control connection, handshake, errors the peer reports
+  5    transport: completion errors, data-path timeouts, --verify mismatches
+  130  interrupted (SIGINT)
+  143  terminated (SIGTERM)
 `
 
 // usageError marks bad command-line input (exit 2).
@@ -118,6 +132,8 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
+	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
+		return exitEnv
 	case errors.As(err, &ve) && (ve.Op == "GID index" || ve.Op == "ibv_query_port") && errors.Is(err, syscall.EINVAL):
 		return exitUsage // a port or GID index the device does not have
 	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
@@ -187,7 +203,16 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	bind := fs.String("bind", "", "address to listen on (default: all addresses)")
 	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port")
 	cpuList := fs.String("cpu", "", "pin the responder thread to this CPU")
+	var bud budgetFlags
+	bud.add(fs, true)
 	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := d.check(fs); err != nil {
+		return err
+	}
+	budget, err := bud.budget()
+	if err != nil {
 		return err
 	}
 	if strings.Contains(d.device, ",") {
@@ -195,7 +220,6 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	var cpus []int
 	if *cpuList != "" {
-		var err error
 		if cpus, err = bench.ParseCPUs(*cpuList, runtime.NumCPU()); err != nil {
 			return usageError{fmt.Errorf("--cpu: %w", err)}
 		}
@@ -204,6 +228,7 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 		return usageError{fmt.Errorf("control port %d out of range 1..65535", *port)}
 	}
 	lg := log.New(stderr, "rdmabench server: ", log.LstdFlags)
+	lg.Printf("budget: %s", budget)
 	return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
-		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus})
+		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget})
 }

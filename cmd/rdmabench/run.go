@@ -84,7 +84,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to the server after this long")
 	stats := addStatsFlags(fs)
 	shape := addShapeFlags(fs)
+	var bud budgetFlags
+	bud.add(fs, false)
 	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := checkRunFlags(fs, &d, *port, *loadQPs, *warmup, *jsonPath, *hgrmPrefix, map[string]time.Duration{
+		"connect-timeout": *connTimeout, "interval": *interval}); err != nil {
+		return err
+	}
+	budget, err := bud.budget()
+	if err != nil {
 		return err
 	}
 	var addr string
@@ -114,7 +124,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	if err := stats.apply(&plan.Template); err != nil {
 		return err
 	}
-	var err error
 	if plan.Template.InlinePolicy, plan.Template.Inline, err = parseInline(*inline); err != nil {
 		return usageError{err}
 	}
@@ -155,6 +164,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	specs, err := plan.Specs()
 	if err != nil {
 		return usageError{err}
+	}
+	if err := bench.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
+		return err
 	}
 	cpu := -1
 	var loadCPUs, serverCPUs []int
