@@ -16,7 +16,7 @@ import (
 // the load QPs: its peak rate. Then the latency probes open loop without
 // load, and under the load paced (in the C loop) at each fraction of the
 // peak. The probe rate is --rate, or a fifth of what the unloaded closed
-// loop p50 allows (at most maxProbeRate).
+// loop's mean latency allows (at most maxProbeRate).
 
 // maxProbeRate bounds the probe rate the sweep picks, operations/s.
 const maxProbeRate = 10000
@@ -100,8 +100,8 @@ func runLoadSweep(ctx context.Context, cl *Client, s Spec, o RunOptions) ([]resu
 			return out, nil, err
 		}
 		probe.Rate = maxProbeRate
-		if p50 := cl0.Latency.P50; p50.OK && p50.NS > 0 {
-			probe.Rate = math.Min(maxProbeRate, math.Floor(0.2/(p50.NS*float64(divisorOf(s))/1e9)))
+		if mean := cl0.Latency.Mean * divisorOf(s); mean > 0 { // the mean, not the p50: a heavy tail queues the probes
+			probe.Rate = math.Min(maxProbeRate, math.Floor(0.2/(mean/1e9)))
 		}
 		probe.Rate = math.Max(probe.Rate, MinRate)
 	}
