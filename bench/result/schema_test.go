@@ -458,7 +458,7 @@ type schemaDoc struct {
 func loadSchemas(t *testing.T) map[string]schemaDoc {
 	t.Helper()
 	out := map[string]schemaDoc{}
-	for name, b := range map[string][]byte{"schema.json": SchemaJSON, "mr.schema.json": MRSchemaJSON} {
+	for name, b := range map[string][]byte{"schema.json": SchemaJSON, "mr.schema.json": MRSchemaJSON, "mesh.schema.json": MeshSchemaJSON} {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatal(err)
