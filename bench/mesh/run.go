@@ -193,7 +193,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	out := &Outcome{Own: rep.Pairs}
 	// In step the others end with rank 0: the longest wait is a test
 	// of theirs still running, bounded by the round timeout.
-	wait := cfg.RoundTimeout + 10*time.Second
+	wait := cfg.RoundTimeout + min(cfg.RoundTimeout, 10*time.Second)
 	if rank != 0 {
 		dctx, dcancel := context.WithTimeout(ctx, wait)
 		defer dcancel()

@@ -88,7 +88,7 @@ func TestRunTCPMesh(t *testing.T) {
 // run is partial, and nothing waits much past the round timeout.
 func TestRunRankDies(t *testing.T) {
 	t0 := time.Now()
-	outs, errs := runLocal(t, 4, PatternPairs, 3*time.Second, map[int]time.Duration{3: 100 * time.Millisecond})
+	outs, errs := runLocal(t, 4, PatternPairs, time.Second, map[int]time.Duration{3: 100 * time.Millisecond})
 	if errs[3] == nil {
 		t.Error("the dead rank returned no error")
 	}
