@@ -20,6 +20,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -33,6 +34,7 @@ const (
 	exitEnv       = 3 // no RDMA in the kernel, no device or provider, port down, memlock, unsupported
 	exitPeer      = 4 // control connection, handshake, peer errors
 	exitTransport = 5 // completion errors, timeouts in the data path, payloads that fail --verify
+	exitPartial   = 6 // mesh: the document was written, but some pairs failed or a rank was lost
 )
 
 const usage = `rdmabench: RDMA verbs latency percentiles and bandwidth (SEND, WRITE, READ)
@@ -42,6 +44,7 @@ Usage:
   rdmabench server [flags]                answer clients (options come from the client)
   rdmabench run HOST [flags]              run tests against 'rdmabench server' on HOST
   rdmabench loopback [flags]              run both ends in this process on one device
+  rdmabench mesh [flags]                  under mpiexec or srun: all-pairs fabric map (latency matrix, outliers)
   rdmabench mr [flags]                    memory registration cost: reg/dereg latency per size, pooled vs per-op WRITE
   rdmabench compare A.json B.json ...     compare result files; --baseline gates regressions
   rdmabench plot A.json [B.json ...] -o F.svg|F.png   latency distributions, CDFs, size sweeps
@@ -89,6 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdReport(args[1:], stdout, stderr)
 	case "mr":
 		err = cmdMR(ctx, args[1:], stdout, stderr)
+	case "mesh":
+		err = cmdMesh(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "rdmabench %s\n", bench.Version)
 	default:
@@ -115,7 +120,13 @@ func exitCode(err error) int {
 	var ne *net.OpError
 	var ve *verbs.Error
 	var vfe *bench.VerifyError
+	var pme partialError
+	var be *boot.OpError
 	switch {
+	case errors.As(err, &pme):
+		return exitPartial
+	case errors.As(err, &be):
+		return exitPeer // the launcher's PMI server failed or timed out
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case errors.As(err, &ve) && (ve.Op == "GID index" || ve.Op == "ibv_query_port") && errors.Is(err, syscall.EINVAL):
