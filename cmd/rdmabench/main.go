@@ -20,6 +20,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -121,10 +122,13 @@ func exitCode(err error) int {
 	var ve *verbs.Error
 	var vfe *bench.VerifyError
 	var pme partialError
+	var mre *compare.MeshRegressionError
 	var be *boot.OpError
 	switch {
 	case errors.As(err, &pme):
 		return exitPartial
+	case errors.As(err, &mre):
+		return exitFail // the mesh gate: regressed pairs
 	case errors.As(err, &be):
 		return exitPeer // the launcher's PMI server failed or timed out
 	case errors.As(err, &ue), errors.As(err, &nf):
