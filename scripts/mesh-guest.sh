@@ -28,8 +28,9 @@ if [ "$me" != 1 ]; then
 	exit 0
 fi
 
+mesh-wait-up 300 || { echo "MESH-FAIL guests not up"; pair-signal done; exit 1; }
 launch() {
-	mpiexec.hydra -launcher ssh -hosts "$RDMABENCH_MESH_HOSTS" -iface eth0 -disable-auto-cleanup \
+	timeout -s KILL "${MESH_TIMEOUT:-900}" mpiexec.hydra -launcher ssh -hosts "$RDMABENCH_MESH_HOSTS" -iface eth0 -disable-auto-cleanup \
 		-ppn 1 -np "$RDMABENCH_MESH_SIZE" rdmabench mesh --net 198.51.100.0/24 "$@"
 }
 rc=0

@@ -28,7 +28,9 @@ Ethernet segment (qemu '-netdev socket,mcast=230.0.0.1:PORT,localaddr=127.0.0.1'
 then runs SCRIPT (sh text, in /work, 'ulimit -l unlimited') in every guest, with
 RDMABENCH_MESH_INDEX=i, RDMABENCH_MESH_SIZE=N, RDMABENCH_MESH_HOSTS=mesh1,...,meshN.
 Guests other than 1 find guest 1's flags with pair-wait (RDMABENCH_PEER is guest 1);
-guest 1 raises them with pair-signal. Output lines come back behind 'gI: '.
+guest 1 raises them with pair-signal. 'mesh-wait-up [SECS]' waits until every guest's
+ssh server is up (each guest raises flag 'up' once dropbear runs): a launcher in
+guest 1 calls it first. Output lines come back behind 'gI: '.
 
 Options:
   --guests N          number of guests, 2..9 (default 3)
@@ -127,6 +129,19 @@ chmod 700 "$tmp/ssh"
 chmod 600 "$tmp/ssh/"*
 dropbearkey -t ed25519 -f "$tmp/dropbear_ed25519_host_key" >/dev/null 2>&1 || die "dropbearkey failed"
 bins+=("$(command -v ssh)" "$(command -v dropbear)")
+cat >"$tmp/mesh-wait-up" <<EOF
+#!/bin/sh
+# mesh-wait-up [SECS]: wait (default 300 s) until every guest's flag 'up' is raised.
+end=\$(( \$(date +%s) + \${1:-300} ))
+for i in \$(seq $n); do
+  until timeout 5 wget -q -O /dev/null "http://$PAIR_NET.\$i:$PAIR_FLAG_PORT/up" 2>/dev/null; do
+    [ "\$(date +%s)" -ge "\$end" ] && { echo "mesh-wait-up: guest \$i not up after \${1:-300} s" >&2; exit 1; }
+    sleep 0.5
+  done
+done
+EOF
+chmod 755 "$tmp/mesh-wait-up"
+files+=("$tmp/mesh-wait-up:/bin/mesh-wait-up")
 files+=("$tmp/ssh:/root/.ssh" "$tmp/dropbear_ed25519_host_key:/etc/dropbear/dropbear_ed25519_host_key")
 
 hosts='' names=''
@@ -150,6 +165,7 @@ hostname mesh$i
 printf '%s' '$hosts' >>/etc/hosts
 chmod 700 /root
 dropbear -s -g -P /tmp/dropbear.pid -p $PAIR_NET.$i:22 -r /etc/dropbear/dropbear_ed25519_host_key || fail 'dropbear on $PAIR_NET.$i:22'
+echo up >/tmp/pair-flags/up # ssh is up: see mesh-wait-up
 export RDMABENCH_MESH_INDEX=$i RDMABENCH_MESH_SIZE=$n RDMABENCH_MESH_HOSTS=$names"
   run=$tmp/run-$g
   mkdir -p "$run/etc/rdmabench"
