@@ -146,13 +146,13 @@ type Outlier struct {
 	Metric string  // "p99" (ns) or "bw" (MB/s)
 	Value  float64 // the pair's figure
 	Median float64 // the fabric's median
-	Score  float64 // (Value − Median) / (1.4826 × MAD), signed so that worse is positive; +Inf when MAD is 0
+	Score  float64 // (Value − Median) / max(1.4826 × MAD, 1 % of Median), worse is positive; +Inf when both are 0
 	Result *result.Result
 }
 
 // MeshOutliers finds, for every test, the pairs more than k robust
-// deviations (1.4826 × the median absolute deviation) worse than the
-// median of the measured pairs: p99 for latency tests, bandwidth for
+// deviations (1.4826 × the median absolute deviation, at least 1 % of the
+// median) worse than the median of the measured pairs: p99 for latency tests, bandwidth for
 // bandwidth tests. Tests with fewer than 3 measured pairs are skipped.
 // Worst first.
 func MeshOutliers(doc *result.MeshDocument, k float64) []Outlier {
@@ -194,7 +194,9 @@ func MeshOutliers(doc *result.MeshDocument, k float64) []Outlier {
 		for i, x := range xs {
 			dev[i] = math.Abs(x - med)
 		}
-		mad := 1.4826 * median(dev)
+		// the deviation unit: 1.4826 × MAD, but at least 1 % of the median,
+		// so that a fabric of equal figures does not make any wobble an outlier
+		mad := max(1.4826*median(dev), 0.01*math.Abs(med))
 		for _, v := range vals {
 			d := v.v - med
 			if metric == "bw" {
