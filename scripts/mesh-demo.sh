@@ -23,7 +23,8 @@ start=$(date +%s)
 set +e
 "$dir/vm-mesh.sh" --guests 3 --timeout "${MESH_TIMEOUT:-1800}" --bin "$bin" --bin "$(command -v mpiexec.hydra)" \
 	--bin "$(command -v hydra_pmi_proxy)" --file "$dir/mesh-guest.sh" --outdir "$out/guests" \
-	--env "MESH_ARGS=$args" --env "KILL_AFTER=${KILL_AFTER:-15}" --env "KILL_ROUND_TIMEOUT=${KILL_ROUND_TIMEOUT:-60s}" \
+	--env "MESH_ARGS=$args" --env "MESH_KILL_ARGS=${MESH_KILL_ARGS:---op send,write --mode lat,bw --size 4K -n 200}" \
+	--env "KILL_AFTER=${KILL_AFTER:-15}" --env "KILL_ROUND_TIMEOUT=${KILL_ROUND_TIMEOUT:-90s}" \
 	--run 'sh /work/mesh-guest.sh kill' 2>"$out/stderr.txt" | tee "$out/log.txt"
 rc=${PIPESTATUS[0]}
 set -e

@@ -4,9 +4,10 @@
 # mpiexec (hydra, over ssh to each guest's dropbear); the other guests only
 # host ranks (and, in MODE kill, guest 3 kills its rank mid-run).
 #   MODE run   one mesh run: MESH_ARGS (the test flags), JSON to /out/mesh.json
-#   MODE kill  then a second run where guest 3's rank is killed with SIGKILL
-#              after KILL_AFTER s: JSON to /out/mesh-kill.json, its exit status
-#              to /out/mesh-kill.rc
+#   MODE kill  then a second run (MESH_KILL_ARGS, default MESH_ARGS; with
+#              --device-map rxe2 and --round-timeout KILL_ROUND_TIMEOUT) where
+#              guest 3's rank is killed with SIGKILL after KILL_AFTER s: JSON to
+#              /out/mesh-kill.json, mpiexec's exit status to /out/mesh-kill.rc
 set -u
 mode=${1:-run}
 mkdir -p /out
@@ -46,7 +47,7 @@ if [ "$mode" = kill ]; then
 	pair-signal kill-armed
 	t0=$(now)
 	# shellcheck disable=SC2086
-	launch $MESH_ARGS --device-map rxe2 --round-timeout "${KILL_ROUND_TIMEOUT:-30s}" --json /out/mesh-kill.json >/out/mesh-kill.txt
+	launch ${MESH_KILL_ARGS:-$MESH_ARGS} --device-map rxe2 --round-timeout "${KILL_ROUND_TIMEOUT:-30s}" --json /out/mesh-kill.json >/out/mesh-kill.txt
 	r=$?
 	echo $r >/out/mesh-kill.rc
 	cat /out/mesh-kill.txt
