@@ -57,11 +57,23 @@ type OpError struct {
 func (e *OpError) Error() string { return fmt.Sprintf("boot: %s: %v", e.Op, e.Err) }
 func (e *OpError) Unwrap() error { return e.Err }
 
+// pmixDial is the PMIx client (pmix.go), set only in builds with -tags pmix.
+var pmixDial func() (Bootstrap, error)
+
 // FromEnv connects to the launcher named by the environment: PMI_FD (with
-// PMI_RANK, PMI_SIZE) for PMI-1.
+// PMI_RANK, PMI_SIZE) for PMI-1; PMIX_NAMESPACE for PMIx (Open MPI's mpirun,
+// srun --mpi=pmix), in a binary built with -tags pmix.
 func FromEnv() (Bootstrap, error) {
 	if os.Getenv("PMI_FD") != "" {
 		return DialPMI(os.Getenv("PMI_FD"), os.Getenv("PMI_RANK"), os.Getenv("PMI_SIZE"))
+	}
+	if os.Getenv("PMIX_NAMESPACE") != "" {
+		if pmixDial == nil {
+			return nil, &OpError{"init", errors.New("started by a PMIx launcher (Open MPI's mpirun, srun --mpi=pmix), " +
+				"but this rdmabench was built without PMIx: rebuild with 'go build -tags pmix' (needs libpmix-dev), " +
+				"or launch with MPICH's mpiexec or srun --mpi=pmi2 (see docs/mesh.md)")}
+		}
+		return pmixDial()
 	}
 	return nil, NotLaunchedError{}
 }
