@@ -3,6 +3,7 @@ package mesh
 import (
 	"context"
 	"net/netip"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestRunTCPMesh(t *testing.T) {
 // run is partial, and nothing waits much past the round timeout.
 func TestRunRankDies(t *testing.T) {
 	t0 := time.Now()
-	outs, errs := runLocal(t, 4, PatternPairs, time.Second, map[int]time.Duration{3: 100 * time.Millisecond})
+	outs, errs := runLocal(t, 4, PatternPairs, 3*time.Second, map[int]time.Duration{3: 100 * time.Millisecond})
 	if errs[3] == nil {
 		t.Error("the dead rank returned no error")
 	}
@@ -114,5 +115,10 @@ func TestRunRankDies(t *testing.T) {
 	}
 	if doc.Ranks[3].Status != result.StatusLost {
 		t.Errorf("rank 3: %s, want lost", doc.Ranks[3].Status)
+	}
+	if f := os.Getenv("RDMABENCH_MESH_FIXTURE"); f != "" { // bench/result/testdata/mesh_partial.json
+		if err := result.WriteMeshJSON(f, doc); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

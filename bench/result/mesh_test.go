@@ -54,7 +54,7 @@ func TestMeshMutations(t *testing.T) {
 	}{
 		{"partial", set(t, set(t, doc, "/outcome", "partial"), "/pairs/0/status", "failed")},
 		{"lost rank", del(t, set(t, doc, "/ranks/2/status", "lost"), "/ranks/2/environment")},
-		{"no warnings", del(t, doc, "/warnings")},
+		{"more warnings", set(t, doc, "/warnings", []any{"a", "b"})},
 	} {
 		if err := ValidateMeshDocument(c.doc); err != nil {
 			t.Errorf("%s: %v", c.name, err)
