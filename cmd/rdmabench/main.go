@@ -20,6 +20,8 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/compare"
+	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -35,6 +37,7 @@ const (
 	exitEnv        = 3   // what this machine or device lacks: no RDMA, no device, port down, memlock, a device limit (max_qp_wr, max_cqe, max_inline_data, max_mr_size), a resource budget (this side's or the server's --max-memory/--max-qps)
 	exitPeer       = 4   // control connection, handshake, errors the peer reports
 	exitTransport  = 5   // completion errors, data-path timeouts, payloads that fail --verify
+	exitPartial    = 6   // mesh: the document was written, but some pairs failed or a rank was lost
 	exitInterrupt  = 130 // interrupted by SIGINT (128+2)
 	exitTerminated = 143 // terminated by SIGTERM (128+15)
 )
@@ -46,6 +49,7 @@ Usage:
   rdmabench server [flags]                answer clients (options come from the client)
   rdmabench run HOST [flags]              run tests against 'rdmabench server' on HOST
   rdmabench loopback [flags]              run both ends in this process on one device
+  rdmabench mesh [flags]                  under mpiexec or srun: all-pairs fabric map (latency matrix, outliers)
   rdmabench mr [flags]                    memory registration cost: reg/dereg latency per size, pooled vs per-op WRITE
   rdmabench compare A.json B.json ...     compare result files; --baseline gates regressions
   rdmabench plot A.json [B.json ...] -o F.svg|F.png   latency distributions, CDFs, size sweeps
@@ -61,6 +65,7 @@ Exit codes (docs/exit-codes.md):
   3    environment: no RDMA or device, port down, memlock, a device limit, a resource budget (--max-memory, --max-qps; ours or the server's)
   4    peer: control connection, handshake, errors the peer reports
   5    transport: completion errors, data-path timeouts, --verify mismatches
+  6    partial: rdmabench mesh wrote its document, but some pairs failed or a rank was lost
   130  interrupted (SIGINT)
   143  terminated (SIGTERM)
 `
@@ -103,6 +108,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdReport(args[1:], stdout, stderr)
 	case "mr":
 		err = cmdMR(ctx, args[1:], stdout, stderr)
+	case "mesh":
+		err = cmdMesh(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "rdmabench %s\n", bench.Version)
 	default:
@@ -129,7 +136,16 @@ func exitCode(err error) int {
 	var ne *net.OpError
 	var ve *verbs.Error
 	var vfe *bench.VerifyError
+	var pme partialError
+	var mre *compare.MeshRegressionError
+	var be *boot.OpError
 	switch {
+	case errors.As(err, &pme):
+		return exitPartial
+	case errors.As(err, &mre):
+		return exitFail // the mesh gate: regressed pairs
+	case errors.As(err, &be):
+		return exitPeer // the launcher's PMI server failed or timed out
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
