@@ -30,9 +30,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	fs := newFlags(name)
 	var d deviceFlags
 	d.add(fs)
-	port := new(int)
+	port, keyFile := new(int), new(string)
 	if !loopback {
 		port = fs.IntP("port", "p", bench.DefaultPort, "TCP control port of the server")
+		keyFile = addKeyFlag(fs, "to prove to the server, which must prove it back")
 	}
 	ops := fs.String("op", "send,write,read", "operations: send, write, read, fetch_add, cmp_swap, or all")
 	modes := fs.String("mode", "lat,bw", "modes: lat (ping-pong latency), bw (streaming bandwidth)")
@@ -86,7 +87,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		return err
 	}
 	var addr string
+	var key []byte
 	if !loopback {
+		var err error
+		if key, err = loadKey(*keyFile, stderr); err != nil {
+			return err
+		}
 		if fs.NArg() != 1 {
 			return usageError{fmt.Errorf("run needs the server's host name or address (got %d arguments)", fs.NArg())}
 		}
@@ -168,7 +174,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		intervalOut = stderr
 	}
 	cfg := bench.RunConfig{
-		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *transport, RDMACM: *rdmaCM,
+		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *transport, RDMACM: *rdmaCM, AuthKey: key,
 			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Interval: *interval, Out: intervalOut, Unit: *unit}},
 		ServerCPUs: serverCPUs,
 		Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
