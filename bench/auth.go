@@ -154,6 +154,9 @@ func randomBytes(n int) []byte {
 func serverHandshake(c *proto.Conn, key []byte) (proto.Hello, []byte, error) {
 	var h proto.Hello
 	if err := c.Recv(proto.MsgHello, &h); err != nil {
+		if errors.Is(err, proto.ErrVersion) { // our frame tells an older client the same
+			c.SendError(&proto.RemoteError{Msg: err.Error(), Code: codeVersion})
+		}
 		return h, nil, err
 	}
 	if h.Version != proto.Version {

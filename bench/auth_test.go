@@ -289,3 +289,23 @@ func FuzzHandshake(f *testing.F) {
 		clientHandshake(proto.NewConn(streamConn{bytes.NewReader(b)}, time.Second), nil, "h")
 	})
 }
+
+// TestHandshakeOldFrames: a client that speaks protocol version 1 (its
+// frames' header) is told the mismatch in an error frame.
+func TestHandshakeOldFrames(t *testing.T) {
+	a, b := net.Pipe()
+	sc := proto.NewConn(b, 2*time.Second)
+	defer a.Close()
+	go func() {
+		defer sc.Close()
+		serverHandshake(sc, nil)
+	}()
+	hello := []byte(`{"version":1,"tool":"old","host":"h"}`)
+	frame, _ := proto.AppendFrame(nil, proto.MsgHello, hello)
+	frame[5] = 1 // header version 1
+	go a.Write(frame)
+	typ, payload, err := proto.ReadFrame(a)
+	if err != nil || typ != proto.MsgError || !strings.Contains(string(payload), "protocol version 1, this side speaks version 2") {
+		t.Fatalf("answer to a version-1 hello: %v %q %v", typ, payload, err)
+	}
+}

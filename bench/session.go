@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
-
-	"net"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 )

@@ -99,12 +99,16 @@ func init() {
 				return err
 			}
 			for _, c := range []struct {
+				cmd        []string
 				file, says string
-			}{{open, "chmod 600"}, {empty, "empty key"}, {filepath.Join(os.TempDir(), "faults-no-such-key"), "no such file"}} {
-				for _, cmd := range [][]string{{"server", "-p", fmt.Sprint(t.Port())}, t.client("127.0.0.1")} {
-					if err := t.ExpectExit(2, 5*time.Second, []string{"--auth-key-file", c.says}, append(cmd, "--auth-key-file", c.file)...); err != nil {
-						return fmt.Errorf("%s with key file %s: %w", cmd[0], filepath.Base(c.file), err)
-					}
+			}{
+				{[]string{"server", "-p", fmt.Sprint(t.Port())}, open, "chmod 600"},
+				{[]string{"server", "-p", fmt.Sprint(t.Port())}, empty, "empty key"},
+				{t.client("127.0.0.1"), filepath.Join(os.TempDir(), "faults-no-such-key"), "no such file"},
+				{t.client("127.0.0.1"), open, "chmod 600"},
+			} {
+				if err := t.ExpectExit(2, 5*time.Second, []string{"--auth-key-file", c.says}, append(c.cmd, "--auth-key-file", c.file)...); err != nil {
+					return fmt.Errorf("%s with key file %s: %w", c.cmd[0], filepath.Base(c.file), err)
 				}
 			}
 			return nil
