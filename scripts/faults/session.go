@@ -266,5 +266,8 @@ func flood(t *T, emfile bool) error {
 			return fmt.Errorf("no session 5 s after the flood: %w", err)
 		}
 	}
+	if emfile {
+		return nil // a session got in; the ulimit case runs a whole client
+	}
 	return t.Serves("--connect-timeout", "10s")
 }
