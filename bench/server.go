@@ -35,7 +35,8 @@ type ServerConfig struct {
 	Port     int // RDMA port
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
-	CPUs     []int // pin the responder thread to CPUs[0]; nil: no pinning
+	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
+	Budget   Budget // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
 	// AuthKey is the shared key a client must prove it holds (see
 	// auth.go); nil: no authentication. The server keeps the slice.
 	AuthKey []byte
@@ -74,6 +75,7 @@ type Server struct {
 	// "name/port".
 	routeDevs map[string]*Device
 	lis       listenState // the accept loop's state (listener.go)
+	ledger    *ledger     // the tests' memory and QPs against cfg.Budget
 }
 
 // NewServer opens the device and checks the port. Close it when done.
@@ -92,7 +94,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.Log.Printf("%v: serving TCP tests only", err)
 		dev = nil
 	}
-	return &Server{cfg: cfg, dev: dev, log: cfg.Log}, nil
+	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: newLedger(cfg.Budget)}, nil
 }
 
 // Close closes the devices. After a Serve whose sessions did not end in
