@@ -73,6 +73,9 @@ type ClientConfig struct {
 	// RDMACM opens the device through librdmacm, as rdma_cm tests need; with
 	// no Device, the device is the one rdma_cm reaches the server through.
 	RDMACM bool
+	// AuthKey is the shared key to prove to the server (and that the server
+	// must prove back); nil: none. See auth.go.
+	AuthKey []byte
 }
 
 // Client is a connected control session.
@@ -126,42 +129,13 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 		}
 		time.Sleep(delay)
 	}
+	// The handshake first, then the device: the server gives a handshake
+	// only a few seconds (handshakeTimeout), and opening a device may take
+	// longer.
 	c := proto.NewConn(nc, ctrlTimeout)
-	var dev *Device
-	if cfg.Transport != result.TransportTCP {
-		open, name, port, why := OpenDevice, cfg.Device, cfg.Port, "chosen with --ib-dev"
-		if !cfg.RDMACM {
-			name, port, why, err = chooseDevice(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
-		} else {
-			why = "chosen by rdma_cm for the server's address"
-			if cfg.Device != "" {
-				why = "chosen with --ib-dev"
-			}
-			open = OpenDeviceCM
-			if server := addrOf(nc.RemoteAddr()); name == "" {
-				name, err = clientCMDevice(server, cfg.Port)
-			} else if server.IsLoopback() { // fail before the first test, as the server would
-				_, _, _, err = cmAddress(name, cfg.Port, server)
-			}
-		}
-		if err == nil {
-			dev, err = open(name, port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
-		}
-		if err == nil {
-			dev.Reason = why
-		}
-		if err != nil {
-			c.Close()
-			return nil, err
-		}
-	}
 	host, _ := os.Hostname()
-	cl := &Client{c: c, dev: dev, peer: addr}
-	if err := c.Send(proto.MsgHello, proto.Hello{Version: proto.Version, Tool: "rdmabench", Host: host}); err != nil {
-		cl.Close()
-		return nil, err
-	}
-	if err := c.Recv(proto.MsgHelloAck, &cl.ack); err != nil {
+	cl := &Client{c: c, peer: addr}
+	if cl.ack, err = clientHandshake(c, cfg.AuthKey, host); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
@@ -173,7 +147,44 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 		}
 		cl.serverEnv = &env
 	}
+	if cfg.Transport != result.TransportTCP {
+		if cl.dev, err = openClientDevice(nc, cfg); err != nil {
+			cl.Close()
+			return nil, err
+		}
+	}
 	return cl, nil
+}
+
+// openClientDevice opens the client's device for a control connection nc:
+// by route from nc's local address, with --ib-dev, or (rdma_cm) the one
+// rdma_cm reaches the server through.
+func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
+	var err error
+	open, name, port, why := OpenDevice, cfg.Device, cfg.Port, "chosen with --ib-dev"
+	if !cfg.RDMACM {
+		name, port, why, err = chooseDevice(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
+	} else {
+		why = "chosen by rdma_cm for the server's address"
+		if cfg.Device != "" {
+			why = "chosen with --ib-dev"
+		}
+		open = OpenDeviceCM
+		if server := addrOf(nc.RemoteAddr()); name == "" {
+			name, err = clientCMDevice(server, cfg.Port)
+		} else if server.IsLoopback() { // fail before the first test, as the server would
+			_, _, _, err = cmAddress(name, cfg.Port, server)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	dev, err := open(name, port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
+	if err != nil {
+		return nil, err
+	}
+	dev.Reason = why
+	return dev, nil
 }
 
 // Device is the client's device.
@@ -346,6 +357,10 @@ func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *result.ConnSetup, 
 		return fail(nil, fmt.Errorf("server's rdma_cm address %q port %d invalid", remote.CMAddr, remote.CMPort))
 	}
 	dst := netip.AddrPortFrom(ip, uint16(remote.CMPort))
+	token, err := cmTokenFrom(remote.CMToken)
+	if err != nil {
+		return fail(nil, err)
+	}
 	eps, err := newTestEndpoints(cl.dev, spec, true)
 	if err != nil {
 		return fail(nil, err)
@@ -357,7 +372,7 @@ func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *result.ConnSetup, 
 		return fail(eps, err)
 	}
 	all := eps.all()
-	mtu, err := cmConnectAll(eps.cmch, all, dst)
+	mtu, err := cmConnectAll(eps.cmch, all, dst, token)
 	if err != nil {
 		return fail(eps, err)
 	}

@@ -86,6 +86,7 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 		return nil, err
 	}
 	eps.lis = lis
+	lis.log = s.log
 	defer func() {
 		if err != nil {
 			eps.close()
@@ -96,7 +97,7 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 		return nil, err
 	}
 	info := eps.info()
-	info.CMAddr, info.CMPort = lis.addr.Addr().String(), int(lis.addr.Port())
+	info.CMAddr, info.CMPort, info.CMToken = lis.addr.Addr().String(), int(lis.addr.Port()), lis.token[:]
 	if err := c.Send(proto.MsgQPInfo, info); err != nil {
 		return nil, err
 	}

@@ -104,8 +104,8 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	me := rankInfo{Rank: rank, Host: host, Addr: ip.String()}
 	var col *collector
 	if rank == 0 {
-		// The run key: it authenticates the reports to rank 0, and it is the
-		// key the servers and clients are to use (authKey below).
+		// The run key: it authenticates the reports to rank 0 and every
+		// pair's control session (authKey below).
 		me.Key = make([]byte, 32)
 		rand.Read(me.Key) //nolint:errcheck // crypto/rand does not fail on Linux
 		cln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
@@ -121,9 +121,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	// authKey is rank 0's run key, shared through the launcher: the key
-	// for bench.ServerConfig.AuthKey and bench.ClientConfig.AuthKey once
-	// the control protocol authenticates (see startServers and runPair).
+	// authKey is rank 0's run key, shared through the launcher: every
+	// pair's control session proves it (bench.ServerConfig.AuthKey and
+	// bench.ClientConfig.AuthKey; see startServers and runPair).
 	authKey := all[0].Key
 	me.Key, me.Collector = nil, ""
 	for _, o := range all[:rank] {
@@ -245,9 +245,9 @@ func (s *server) stop() {
 }
 
 // startServers opens slots servers bound to ip (never the wildcard).
-// authKey is the run key, for ServerConfig.AuthKey once it exists.
+// Their clients must prove the run key authKey. Bound to one address, they
+// are Exposed as with --bind.
 func startServers(ctx context.Context, cfg Config, ip netip.Addr, me rankInfo, slots int, authKey []byte) ([]*server, []net.Listener, error) {
-	_ = authKey // hook: bench.ServerConfig{..., AuthKey: authKey}
 	var srvs []*server
 	var lns []net.Listener
 	fail := func(err error) ([]*server, []net.Listener, error) {
@@ -262,7 +262,7 @@ func startServers(ctx context.Context, cfg Config, ip netip.Addr, me rankInfo, s
 			port = cfg.Port + me.LocalRank*slots + s
 		}
 		srv, err := bench.NewServer(bench.ServerConfig{Device: me.Device, Port: cfg.Client.Port,
-			GIDIndex: cfg.Client.GIDIndex, Log: log.New(io.Discard, "", 0)})
+			GIDIndex: cfg.Client.GIDIndex, Log: log.New(io.Discard, "", 0), AuthKey: authKey, Exposed: true})
 		if err != nil {
 			return fail(fmt.Errorf("mesh: server: %w", err))
 		}
@@ -284,9 +284,8 @@ func startServers(ctx context.Context, cfg Config, ip netip.Addr, me rankInfo, s
 }
 
 // runPair runs the test list against srv's server in slot and fills mp.
-// authKey is the run key, for ClientConfig.AuthKey once it exists.
+// The session proves the run key authKey.
 func runPair(ctx context.Context, cfg Config, me, srv rankInfo, slot int, authKey []byte, mp *result.MeshPair) {
-	_ = authKey // hook: cc.AuthKey = authKey
 	mp.Start = time.Now()
 	defer func() { mp.End = time.Now() }()
 	mp.Status = result.StatusFailed
@@ -297,7 +296,7 @@ func runPair(ctx context.Context, cfg Config, me, srv rankInfo, slot int, authKe
 	pctx, cancel := context.WithTimeout(ctx, cfg.RoundTimeout)
 	defer cancel()
 	cc := cfg.Client
-	cc.Device = me.Device
+	cc.Device, cc.AuthKey = me.Device, authKey
 	addr := net.JoinHostPort(srv.Addr, strconv.Itoa(srv.Ports[slot]))
 	doc, err := bench.RunClient(pctx, addr, bench.RunConfig{Client: cc, Specs: cfg.Specs,
 		ConnTimeout: min(cfg.ConnTimeout, cfg.RoundTimeout), CommandLine: cfg.CommandLine})

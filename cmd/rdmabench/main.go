@@ -10,12 +10,14 @@ import (
 	"io"
 	"log"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	flag "github.com/spf13/pflag"
 
@@ -136,6 +138,7 @@ func exitCode(err error) int {
 	var ne *net.OpError
 	var ve *verbs.Error
 	var vfe *bench.VerifyError
+	var ae *bench.AuthError
 	var pme partialError
 	var mre *compare.MeshRegressionError
 	var be *boot.OpError
@@ -158,7 +161,7 @@ func exitCode(err error) int {
 	case errors.As(err, &wce), errors.As(err, &vfe), errors.Is(err, verbs.ErrTimeout), errors.Is(err, sockeng.ErrTimeout),
 		errors.Is(err, sockeng.ErrPeerClosed):
 		return exitTransport
-	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne):
+	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne), errors.As(err, &ae):
 		return exitPeer
 	}
 	return exitFail
@@ -216,11 +219,24 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlags("server")
 	var d deviceFlags
 	d.add(fs)
-	bind := fs.String("bind", "", "address to listen on (default: all addresses)")
+	bind := fs.String("bind", "", "address to listen on (default: all addresses, serving loopback clients only unless there is a key: "+
+		"protected mode); an explicit --bind serves any client that reaches it")
 	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port")
 	cpuList := fs.String("cpu", "", "pin the responder thread to this CPU")
+	keyFile := addKeyFlag(fs, "that clients must prove they hold")
+	allow := fs.String("allow", "", "admit only clients from these CIDR prefixes or addresses (comma-separated, e.g. 10.0.0.0/8,192.0.2.7); checked at accept")
+	idle := fs.Duration("idle-timeout", bench.DefaultIdleTimeout, "close a session that sends nothing for this long between tests")
+	maxSession := fs.Duration("max-session", 0, "close a session this long after it opened, aborting its test (0: no limit)")
 	var bud budgetFlags
 	bud.add(fs, true)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: rdmabench server [flags]\n\n"+
+			"One client's tests at a time. A client that sends no heartbeat for %v during a test\n"+
+			"(dead, stopped or silent) is dropped and the next client served; every handshake must be\n"+
+			"done within %v, at most %d at once. SIGINT/SIGTERM abort the running test and exit within 2 s.\n\n",
+			bench.HeartbeatTimeout(), bench.HandshakeTimeout(), bench.MaxHandshakes())
+		fs.PrintDefaults()
+	}
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -230,6 +246,25 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	budget, err := bud.budget()
 	if err != nil {
 		return err
+	}
+	key, err := loadKey(*keyFile, stderr)
+	if err != nil {
+		return err
+	}
+	var nets []netip.Prefix
+	if fs.Changed("allow") {
+		if nets, err = bench.ParseAllow(*allow); err != nil {
+			return usageError{fmt.Errorf("--allow %q: %w", *allow, err)}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+		min  time.Duration
+	}{{"idle-timeout", *idle, time.Second}, {"max-session", *maxSession, 0}} {
+		if f.v < f.min {
+			return usageError{fmt.Errorf("--%s %v: must be at least %v", f.name, f.v, f.min)}
+		}
 	}
 	if strings.Contains(d.device, ",") {
 		return usageError{fmt.Errorf("server -d %s: a server serves on one device (or, without -d, on the device each client's route reaches)", d.device)}
@@ -245,6 +280,9 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	lg := log.New(stderr, "rdmabench server: ", log.LstdFlags)
 	lg.Printf("budget: %s", budget)
+	ctx, stop := serverContext(ctx, lg)
+	defer stop()
 	return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
-		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget})
+		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget,
+			AuthKey: key, Exposed: fs.Changed("bind"), Allow: nets, IdleTimeout: *idle, MaxSession: *maxSession})
 }

@@ -30,9 +30,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	fs := newFlags(name)
 	var d deviceFlags
 	d.add(fs)
-	port := new(int)
+	port, keyFile := new(int), new(string)
 	if !loopback {
 		port = fs.IntP("port", "p", bench.DefaultPort, "TCP control port of the server")
+		keyFile = addKeyFlag(fs, "to prove to the server, which must prove it back")
 	}
 	tf := addTestFlags(fs)
 	reportBoth := fs.Bool("report-both", false, "with -b: also print each side's figures (bytes, messages, bandwidth, message rate) under the sum (perftest --report-both)")
@@ -57,7 +58,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		return err
 	}
 	var addr string
+	var key []byte
 	if !loopback {
+		if key, err = loadKey(*keyFile, stderr); err != nil {
+			return err
+		}
 		if fs.NArg() != 1 {
 			return usageError{fmt.Errorf("run needs the server's host name or address (got %d arguments)", fs.NArg())}
 		}
@@ -98,7 +103,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		intervalOut = stderr
 	}
 	cfg := bench.RunConfig{
-		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *tf.transport, RDMACM: *tf.rdmaCM,
+		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *tf.transport, RDMACM: *tf.rdmaCM, AuthKey: key,
 			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Interval: *interval, Out: intervalOut, Unit: *unit}},
 		ServerCPUs: serverCPUs,
 		Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
