@@ -7,9 +7,10 @@ import (
 	"strconv"
 )
 
-// Version is the control protocol version this package speaks. A frame
+// Version is the control protocol version this package speaks (2: both
+// sides send heartbeats while a test runs). A frame
 // with another version is rejected with a *VersionError.
-const Version = 1
+const Version = 2
 
 // Magic starts every control frame: "RDMB" in ASCII, big-endian.
 const Magic uint32 = 0x52444D42
