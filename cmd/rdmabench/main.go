@@ -11,7 +11,6 @@ import (
 	"log"
 	"net"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -32,7 +31,9 @@ const (
 	exitUsage     = 2 // bad flags or values, unknown device, port or GID index
 	exitEnv       = 3 // no RDMA in the kernel, no device or provider, port down, memlock, unsupported
 	exitPeer      = 4 // control connection, handshake, peer errors
-	exitTransport = 5 // completion errors, timeouts in the data path, payloads that fail --verify
+	exitTransport = 5 // completion errors, timeouts in the data path, payloads that fail --verify, fatal async events
+	exitTimeout   = 6 // --run-timeout expired (finished results kept, JSON "partial": true)
+	// A client run ended by SIGINT or SIGTERM exits 128+N: 130, 143 (interrupt.go).
 )
 
 const usage = `rdmabench: RDMA verbs latency percentiles and bandwidth (SEND, WRITE, READ)
@@ -69,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	var err error
 	switch args[0] {
@@ -97,7 +98,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	if errors.Is(err, context.Canceled) {
+	var se *signalError
+	if errors.Is(err, context.Canceled) && !errors.As(err, &se) {
 		fmt.Fprintln(stderr, "rdmabench: interrupted")
 	} else {
 		fmt.Fprintf(stderr, "rdmabench: %v\n", err)
@@ -115,7 +117,19 @@ func exitCode(err error) int {
 	var ne *net.OpError
 	var ve *verbs.Error
 	var vfe *bench.VerifyError
+	var se *signalError
+	var rte *runTimeoutError
+	var pl *bench.PeerLostError
+	var ae *verbs.AsyncEventError
 	switch {
+	case errors.As(err, &se):
+		return 128 + int(se.sig)
+	case errors.As(err, &rte):
+		return exitTimeout
+	case errors.As(err, &pl):
+		return exitPeer
+	case errors.As(err, &ae):
+		return exitTransport
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case errors.As(err, &ve) && (ve.Op == "GID index" || ve.Op == "ibv_query_port") && errors.Is(err, syscall.EINVAL):
