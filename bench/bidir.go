@@ -351,8 +351,8 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 	if err != nil {
 		if cause := ab.err(nil); cause != nil {
 			err = cause
-		} else if lost := w.lostWithin(lostGrace); lost != nil {
-			err = lost
+		} else if c := w.causeWithin(ab, err, lostGrace); c != nil {
+			err = c
 		}
 		var pl *PeerLostError
 		if results == nil && !errors.As(err, &pl) { // the server waits for the end: tell it why none comes

@@ -15,10 +15,8 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// lostGrace is how long a test whose own loop failed waits for the watch
-// of the control connection to say whether the server is gone: the data
-// path of a dead server fails at about the time its control connection
-// closes.
+// lostGrace is how long a test whose own loop failed waits for the reason
+// (serverWatch.causeWithin): a lost server or a fatal async event.
 const lostGrace = 500 * time.Millisecond
 
 // finishTest ends a test on the control connection: it reports a measuring
@@ -30,8 +28,8 @@ func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err err
 		cause := ab.err(nil)
 		if cause != nil {
 			err = cause
-		} else if lost := w.lostWithin(lostGrace); lost != nil {
-			return proto.ServerResult{}, lost
+		} else if cause = w.causeWithin(ab, err, lostGrace); cause != nil {
+			err = cause
 		}
 		var pl *PeerLostError
 		if !errors.As(err, &pl) {
@@ -43,8 +41,8 @@ func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err err
 		return proto.ServerResult{}, err
 	}
 	if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total, Totals: totals}); err != nil {
-		if lost := w.lostWithin(lostGrace); lost != nil {
-			return proto.ServerResult{}, lost
+		if c := w.causeWithin(ab, err, lostGrace); c != nil {
+			return proto.ServerResult{}, c
 		}
 		return proto.ServerResult{}, err
 	}
@@ -197,6 +195,10 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
 		return result.Result{}, err
 	}
+	// until the server's start, a cancelled run (a signal, --run-timeout)
+	// closes the control connection: every setup wait ends at once
+	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() })
+	defer stopSetup()
 	if cl.dev == nil {
 		return result.Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
 	}
@@ -222,6 +224,9 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err
+	}
+	if !stopSetup() {
+		return result.Result{}, context.Cause(ctx)
 	}
 	var loops []aborter
 	for _, e := range append(eps.measured(), eps.loads...) {

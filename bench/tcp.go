@@ -228,6 +228,8 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.R
 	if err := checkTCPSpec(spec); err != nil {
 		return result.Result{}, err
 	}
+	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() }) // as in Client.Run
+	defer stopSetup()
 	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
 		return result.Result{}, err
 	}
@@ -266,6 +268,9 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.R
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err
+	}
+	if !stopSetup() {
+		return result.Result{}, context.Cause(ctx)
 	}
 	ab := newTestAbort(eng)
 	defer ab.disarm() // before eng.Close (deferred earlier)

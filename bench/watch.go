@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -86,13 +87,16 @@ type aborter interface{ Abort() }
 // error (the server usually saw the same event and said so a moment
 // later). After disarm it does nothing: the loops may be freed.
 type testAbort struct {
-	mu    sync.Mutex
-	loops []aborter
-	cause error
-	off   bool
+	mu     sync.Mutex
+	loops  []aborter
+	cause  error
+	off    bool
+	caused chan struct{} // closed with the first cause
 }
 
-func newTestAbort(loops ...aborter) *testAbort { return &testAbort{loops: loops} }
+func newTestAbort(loops ...aborter) *testAbort {
+	return &testAbort{loops: loops, caused: make(chan struct{})}
+}
 
 // abort records cause (when it is the first, see testAbort) and aborts the loops.
 func (a *testAbort) abort(cause error) {
@@ -103,6 +107,9 @@ func (a *testAbort) abort(cause error) {
 	}
 	var re *proto.RemoteError
 	var ae *verbs.AsyncEventError
+	if a.cause == nil {
+		close(a.caused)
+	}
 	if a.cause == nil || (errors.As(a.cause, &re) && errors.As(cause, &ae)) {
 		a.cause = cause
 	}
@@ -200,18 +207,26 @@ func (w *serverWatch) next(want proto.MsgType, v any, d time.Duration) error {
 	}
 }
 
-// lostWithin waits up to d for the watch to end and returns its
-// *PeerLostError if the server was lost: a test that failed on its data
-// path (a TCP reset, say) reports the server's death, not the symptom.
-func (w *serverWatch) lostWithin(d time.Duration) error {
+// causeWithin waits up to d for a reason why a test whose own loop failed
+// (err) did: the server lost (the watch ends with a *PeerLostError) or a
+// cause recorded by ab (a fatal async event, say). The data path of a dead
+// server or a downed port fails at about the time the control connection
+// closes or the event arrives; the test reports the reason, not the
+// symptom. It returns the reason, naming err too, or nil.
+func (w *serverWatch) causeWithin(ab *testAbort, err error, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-w.done:
 		var pl *PeerLostError
 		if errors.As(w.end, &pl) {
-			return w.end
+			return fmt.Errorf("%w (the test's loop: %v)", w.end, err)
 		}
+	case <-ab.caused:
+		if c := ab.err(nil); !errors.Is(c, context.Canceled) && !errors.Is(c, context.DeadlineExceeded) {
+			return fmt.Errorf("%w (the test's loop: %v)", c, err)
+		}
+		return ab.err(nil)
 	case <-t.C:
 	}
 	return nil

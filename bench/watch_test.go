@@ -82,8 +82,8 @@ func TestServerWatch(t *testing.T) {
 			if d := time.Since(start); d > time.Second {
 				t.Errorf("took %v", d)
 			}
-			if tt.lost && w.lostWithin(time.Second) == nil {
-				t.Error("lostWithin does not report the lost server")
+			if tt.lost && w.causeWithin(ab, errors.New("loop"), time.Second) == nil {
+				t.Error("causeWithin does not report the lost server")
 			}
 		})
 	}
