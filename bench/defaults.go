@@ -86,7 +86,7 @@ func bwDepths(tx, cqMod, size, def int) (int, int) {
 // iterations (at least DefaultLatWarmup) for latency tests.
 func defaultWarmup(s Spec) int64 {
 	if s.Mode == result.ModeBW {
-		return int64(s.TxDepth)
+		return int64(max(s.TxDepth, 0)) // a bad depth is refused by name (Validate)
 	}
 	return max(s.Iters/100, DefaultLatWarmup)
 }

@@ -17,7 +17,7 @@ func TestDefaultsMatchDoc(t *testing.T) {
 		"DefaultCQMod": DefaultCQMod, "DefaultRxDepth": DefaultRxDepth, "DefaultLatWarmup": DefaultLatWarmup,
 		"DefaultLoadTxDepth": DefaultLoadTxDepth, "DefaultLoadSize": DefaultLoadSize, "DefaultQPTimeout": DefaultQPTimeout,
 		"DefaultRetryCount": DefaultRetryCount, "DefaultRNRRetry": DefaultRNRRetry, "DefaultRNRTimer": DefaultRNRTimer,
-		"DefaultVerifyMessages": DefaultVerifyMessages,
+		"DefaultVerifyMessages": DefaultVerifyMessages, "DefaultMaxQPs": DefaultMaxQPs,
 	}
 	b, err := os.ReadFile("../docs/defaults.md")
 	if err != nil {

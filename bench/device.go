@@ -108,8 +108,16 @@ func (d *Device) Close() error { return errors.Join(d.events.close(), d.Ctx.Clos
 func (d *Device) supports(s Spec) error {
 	name := d.Ctx.Name()
 	switch {
-	case s.TxDepth > d.Attr.MaxQPWR || s.RxDepth > d.Attr.MaxQPWR:
-		return fmt.Errorf("tx depth %d / rx depth %d exceed %s's max_qp_wr %d", s.TxDepth, s.RxDepth, name, d.Attr.MaxQPWR)
+	case s.TxDepth > d.Attr.MaxQPWR:
+		return fmt.Errorf("tx depth %d is above %s's max_qp_wr %d (work requests per QP): %w", s.TxDepth, name, d.Attr.MaxQPWR, verbs.ErrNotSupported)
+	case s.RxDepth > d.Attr.MaxQPWR:
+		return fmt.Errorf("rx depth %d is above %s's max_qp_wr %d (work requests per QP): %w", s.RxDepth, name, d.Attr.MaxQPWR, verbs.ErrNotSupported)
+	case max(s.TxDepth, s.RxDepth)+cqSlack > d.Attr.MaxCQE:
+		return fmt.Errorf("tx depth %d / rx depth %d need CQs of %d entries (the depth + %d), above %s's max_cqe %d: %w",
+			s.TxDepth, s.RxDepth, max(s.TxDepth, s.RxDepth)+cqSlack, cqSlack, name, d.Attr.MaxCQE, verbs.ErrNotSupported)
+	case d.Attr.MaxMRSize != 0 && uint64(2*endpointArea(s)) > d.Attr.MaxMRSize:
+		return fmt.Errorf("size %d bytes needs memory regions of %d bytes, above %s's max_mr_size %d: %w",
+			s.Size, 2*endpointArea(s), name, d.Attr.MaxMRSize, verbs.ErrNotSupported)
 	case d.Ctx.IsIWARP() && s.qpType() != result.QPTypeRC:
 		return fmt.Errorf("%s is an iWARP device: --qp-type %s %w (iWARP carries reliable connections only)", name, s.qpType(), verbs.ErrNotSupported)
 	case d.Ctx.IsIWARP() && !s.RDMACM:
@@ -117,7 +125,32 @@ func (d *Device) supports(s Spec) error {
 	case (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && d.Attr.AtomicCap == 0:
 		return fmt.Errorf("%s: atomics %w (atomic_cap 0)", name, verbs.ErrNotSupported)
 	case uint64(s.Size) > uint64(d.Port.MaxMsgSize) && d.Port.MaxMsgSize != 0:
-		return fmt.Errorf("size %d bytes exceeds %s port %d max_msg_sz %d", s.Size, name, d.Port.Port, d.Port.MaxMsgSize)
+		return fmt.Errorf("size %d bytes exceeds %s port %d max_msg_sz %d: %w", s.Size, name, d.Port.Port, d.Port.MaxMsgSize, verbs.ErrNotSupported)
+	}
+	return nil
+}
+
+// cqSlack is what each CQ holds beyond its depth (newEndpoint).
+const cqSlack = 16
+
+// checkSpecs holds every spec of a run, and its load streams, against the
+// device's limits (supports) before the first test starts; nil for a
+// TCP-only client (dev nil) and for TCP specs.
+func checkSpecs(dev *Device, specs []Spec) error {
+	if dev == nil {
+		return nil
+	}
+	for _, s := range specs {
+		if s.Transport == result.TransportTCP {
+			continue
+		}
+		err := dev.supports(s)
+		if err == nil && s.Load != nil {
+			err = dev.supports(s.loadSpec())
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name(), err)
+		}
 	}
 	return nil
 }

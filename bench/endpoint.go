@@ -122,11 +122,10 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool, srq *verbs.
 		}
 	}
 	e.pd = pool.PD()
-	cqe := s.TxDepth + 16
-	if e.scq, err = dev.Ctx.CreateCQ(cqe, s.Event); err != nil {
+	if e.scq, err = dev.Ctx.CreateCQ(s.TxDepth+cqSlack, s.Event); err != nil {
 		return nil, err
 	}
-	if e.rcq, err = dev.Ctx.CreateCQ(s.RxDepth+16, s.Event); err != nil {
+	if e.rcq, err = dev.Ctx.CreateCQ(s.RxDepth+cqSlack, s.Event); err != nil {
 		return nil, err
 	}
 	e.area = endpointArea(s)

@@ -322,7 +322,7 @@ func parseCPUList(s string) ([]int, bool) {
 		if isRange {
 			b, err2 = strconv.Atoi(hi)
 		}
-		if err1 != nil || err2 != nil || a < 0 || b < a || b-a > 1<<16 {
+		if err1 != nil || err2 != nil || a < 0 || b < a || b > 1<<20 { // no machine has a million CPUs; no overflow below
 			return nil, false
 		}
 		for cpu := a; cpu <= b; cpu++ {

@@ -211,6 +211,7 @@ func TestEnvCheckCPUList(t *testing.T) {
 		{"", nil, false, ""},
 		{"3-1", nil, false, ""},
 		{"x", nil, false, ""},
+		{"9223372036854775806-9223372036854775807", nil, false, ""}, // no endless loop
 	} {
 		got, ok := parseCPUList(tt.in)
 		if ok != tt.ok || !reflect.DeepEqual(got, tt.want) {

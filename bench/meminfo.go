@@ -18,6 +18,7 @@ var ErrNoHugePages = errors.New("no huge pages are reserved")
 
 // Meminfo holds the /proc/meminfo values that bound buffer sizes, bytes.
 type Meminfo struct {
+	MemTotal       int64 // 0: unknown
 	MemAvailable   int64 // -1: unknown
 	HugePagesTotal int64 // pages
 	HugePagesFree  int64 // pages
@@ -45,6 +46,8 @@ func parseMeminfo(r io.Reader) Meminfo {
 			n *= 1024
 		}
 		switch k {
+		case "MemTotal":
+			m.MemTotal = n
 		case "MemAvailable":
 			m.MemAvailable = n
 		case "HugePages_Total":

@@ -17,7 +17,7 @@ Hugepagesize:       2048 kB
 
 func TestParseMeminfo(t *testing.T) {
 	m := parseMeminfo(strings.NewReader(meminfoText))
-	want := Meminfo{MemAvailable: 1 << 30, HugePagesTotal: 4, HugePagesFree: 3, HugePageSize: 2 << 20}
+	want := Meminfo{MemTotal: 2014252 << 10, MemAvailable: 1 << 30, HugePagesTotal: 4, HugePagesFree: 3, HugePageSize: 2 << 20}
 	if m != want {
 		t.Fatalf("parseMeminfo = %+v, want %+v", m, want)
 	}

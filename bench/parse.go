@@ -49,6 +49,9 @@ func ParseSizes(s string) ([]int, error) {
 		if part == "" {
 			return nil, fmt.Errorf("size list %q has an empty entry", s)
 		}
+		if strings.HasPrefix(part, "-") {
+			return nil, fmt.Errorf("size %q: want a positive number of bytes, e.g. 64, 4K, 1M", part)
+		}
 		if lo, hi, ok := strings.Cut(part, "-"); ok {
 			a, err := ParseSize(lo)
 			if err != nil {
@@ -79,15 +82,25 @@ func ParseSizes(s string) ([]int, error) {
 }
 
 // ParseCPUs parses a CPU list such as "2", "0,2" or "0-3,6" and checks
-// each CPU against the count online (n).
+// each CPU against the count online (n) before expanding a range, so a
+// list never grows beyond n entries per part.
 func ParseCPUs(s string, n int) ([]int, error) {
-	cpus, ok := parseCPUList(s)
-	if !ok || len(cpus) == 0 {
-		return nil, fmt.Errorf("CPU list %q: want CPU numbers such as 2, 0,2 or 0-3", s)
-	}
-	for _, c := range cpus {
-		if c < 0 || c >= n {
-			return nil, fmt.Errorf("CPU %d out of range 0..%d", c, n-1)
+	var cpus []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.ParseInt(lo, 10, 64)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.ParseInt(hi, 10, 64)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < a {
+			return nil, fmt.Errorf("CPU list %q: want CPU numbers such as 2, 0,2 or 0-3", s)
+		}
+		if b >= int64(n) {
+			return nil, fmt.Errorf("CPU %d out of range 0..%d (this machine has %d CPUs online)", b, n-1, n)
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, int(c))
 		}
 	}
 	return cpus, nil

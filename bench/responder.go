@@ -17,6 +17,11 @@ import (
 
 // runTest is the server side of one test.
 func (s *Server) runTest(c *proto.Conn, dev *Device, spec Spec) error {
+	release, err := s.admit(c, spec) // before anything is mapped: see budget.go
+	if err != nil {
+		return err
+	}
+	defer release()
 	if spec.Transport == result.TransportTCP {
 		return s.runTCPTest(c, spec)
 	}

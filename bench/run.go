@@ -77,6 +77,9 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 			doc.PeakRSSBytes = ru.Maxrss * 1024
 		}
 	}()
+	if err := checkSpecs(cl.Device(), cfg.Specs); err != nil { // the device's limits, before any test
+		return err
+	}
 	for i, s := range cfg.Specs {
 		if err := ctx.Err(); err != nil {
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted after %d of %d tests: %v", i, len(cfg.Specs), context.Cause(ctx)))

@@ -30,7 +30,8 @@ type ServerConfig struct {
 	Port     int // RDMA port
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
-	CPUs     []int // pin the responder thread to CPUs[0]; nil: no pinning
+	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
+	Budget   Budget // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
 }
 
 // Server answers clients one at a time, for as long as it runs. A client
@@ -46,6 +47,7 @@ type Server struct {
 	// routeDevs are the devices chosen by route for clients, by
 	// "name/port" (used under busy).
 	routeDevs map[string]*Device
+	ledger    *ledger // the tests' memory and QPs against cfg.Budget
 }
 
 // NewServer opens the device and checks the port. Close it when done.
@@ -61,7 +63,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.Log.Printf("%v: serving TCP tests only", err)
 		dev = nil
 	}
-	return &Server{cfg: cfg, dev: dev, log: cfg.Log}, nil
+	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: newLedger(cfg.Budget)}, nil
 }
 
 // Close closes the devices.

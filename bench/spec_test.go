@@ -205,6 +205,12 @@ func TestParseCPUs(t *testing.T) {
 		{"0-3", []int{0, 1, 2, 3}, ""},
 		{"4", nil, "CPU 4 out of range 0..3"},
 		{"x", nil, `CPU list "x"`},
+		{"", nil, `CPU list ""`},
+		{"-1", nil, `CPU list "-1"`},
+		{"3-1", nil, `CPU list "3-1"`},
+		{"9223372036854775806-9223372036854775807", nil, "CPU 9223372036854775807 out of range 0..3 (this machine has 4 CPUs online)"},
+		{"0-99999999999999999999", nil, `CPU list "0-99999999999999999999"`},
+		{"2-5", nil, "CPU 5 out of range 0..3"},
 	}
 	for _, tt := range tests {
 		got, err := ParseCPUs(tt.in, 4)

@@ -21,7 +21,10 @@ const (
 	// uint8_t); the device's max_qp_rd_atom bounds it further.
 	MaxOutstandingReads = 255
 	MaxRate             = 1e8 // operations per second
-	MaxPostList         = 64  // work requests chained per post (verbs.MaxPostList)
+	// MinRate is the lowest --rate, operations per second: below it one
+	// operation would wait more than a second for its send time.
+	MinRate     = 1
+	MaxPostList = 64 // work requests chained per post (verbs.MaxPostList)
 )
 
 // Validate checks a spec, naming the bad value and the limit. The server
@@ -93,8 +96,8 @@ func (s Spec) Validate() error {
 	if s.Transport == result.TransportTCP && s.Op != result.OpSend {
 		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
 	}
-	if s.Rate < 0 || s.Rate > MaxRate {
-		return fmt.Errorf("rate %g ops/s out of range (0, %g]", s.Rate, float64(MaxRate))
+	if !(s.Rate == 0 || (s.Rate >= MinRate && s.Rate <= MaxRate)) { // NaN fails both
+		return fmt.Errorf("rate %g ops/s out of range %g..%g", s.Rate, float64(MinRate), float64(MaxRate))
 	}
 	if s.Rate > 0 && s.Mode != result.ModeLat {
 		return fmt.Errorf("rate applies to latency tests (open loop), not to mode %s", s.Mode)

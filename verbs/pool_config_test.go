@@ -44,3 +44,24 @@ func TestPoolConfigLayout(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolConfigMappedBytes: the bytes a pool maps, slab by slab, rounded
+// to the page (or huge page), without a device.
+func TestPoolConfigMappedBytes(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  PoolConfig
+		want int64
+	}{
+		{"one buffer of two pages", PoolConfig{BufSize: 8192, Count: 1}, 8192},
+		{"rounded to a page", PoolConfig{BufSize: 65, Count: 1}, 4096},
+		{"slabs of three", PoolConfig{BufSize: 4096, Count: 10, SlabSize: 3*4096 + 100}, 10 * 4096},
+		{"huge pages per slab", PoolConfig{BufSize: 4096, Count: 10, SlabSize: 3 * 4096, HugePages: true}, 4 * HugePageSize},
+		{"16 x 512 MiB", PoolConfig{BufSize: 512 << 20, Count: 16}, 8 << 30},
+		{"empty", PoolConfig{}, 0},
+	} {
+		if got := tt.cfg.MappedBytes(); got != tt.want {
+			t.Errorf("%s: MappedBytes = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 )
 
@@ -54,6 +55,27 @@ func (c PoolConfig) perSlab() int {
 		size = DefaultSlabSize
 	}
 	return min(c.Count, max(1, size/c.stride()))
+}
+
+// MappedBytes is what NewPool maps and registers for c, bytes: every
+// slab's buffers, each slab rounded up to the page size (HugePageSize with
+// HugePages). Budgets use it before anything is mapped; Pool.MappedBytes
+// is the same figure of a pool that exists.
+func (c PoolConfig) MappedBytes() int64 {
+	if c.BufSize < 1 || c.Count < 1 {
+		return 0
+	}
+	page := int64(os.Getpagesize())
+	if c.HugePages {
+		page = HugePageSize
+	}
+	stride, per := int64(c.stride()), c.perSlab()
+	var total int64
+	for first := 0; first < c.Count; first += per {
+		n := int64(min(per, c.Count-first))
+		total += (n*stride + page - 1) / page * page
+	}
+	return total
 }
 
 // check validates the configuration, naming the bad value and the limit.
@@ -190,6 +212,16 @@ func (pl *Pool) Config() PoolConfig { return pl.cfg }
 // PD is the protection domain of the pool's MRs: QPs using the buffers
 // must belong to it.
 func (pl *Pool) PD() *PD { return pl.pd }
+
+// MappedBytes is the pool's mapped and registered memory, bytes: the sum of
+// its slabs' lengths (0 once closed).
+func (pl *Pool) MappedBytes() int64 {
+	var n int64
+	for _, s := range pl.slabs {
+		n += int64(s.Len())
+	}
+	return n
+}
 
 // Slabs is the number of registered slabs (MRs).
 func (pl *Pool) Slabs() int { return len(pl.mrs) }

@@ -19,21 +19,27 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/compare"
+	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// Exit codes.
+// Exit codes: one table, docs/exit-codes.md and the usage text, kept in
+// step with these constants by TestExitCodeTable; TestExitCodes runs a
+// case of each code it can reach without RDMA.
 const (
-	exitOK        = 0
-	exitFail      = 1
-	exitUsage     = 2 // bad flags or values, unknown device, port or GID index
-	exitEnv       = 3 // no RDMA in the kernel, no device or provider, port down, memlock, unsupported
-	exitPeer      = 4 // control connection, handshake, peer errors
-	exitTransport = 5 // completion errors, timeouts in the data path, payloads that fail --verify, fatal async events
-	exitTimeout   = 6 // --run-timeout expired (finished results kept, JSON "partial": true)
-	// A client run ended by SIGINT or SIGTERM exits 128+N: 130, 143 (interrupt.go).
+	exitOK         = 0   // success; compare --baseline: no regression
+	exitFail       = 1   // any other failure; compare --baseline: a regression past the gate
+	exitUsage      = 2   // bad flags or values (checked before any test), unknown device, port or GID index, unwritable --json
+	exitEnv        = 3   // what this machine or device lacks: no RDMA, no device, port down, memlock, a device limit (max_qp_wr, max_cqe, max_inline_data, max_mr_size), a resource budget (this side's or the server's --max-memory/--max-qps)
+	exitPeer       = 4   // control connection, handshake, errors the peer reports, a server lost mid-test (closed, no heartbeat)
+	exitTransport  = 5   // completion errors, data-path timeouts, payloads that fail --verify, fatal async events
+	exitPartial    = 6   // mesh: the document was written, but some pairs failed or a rank was lost
+	exitTimeout    = 7   // --run-timeout expired (finished results kept, JSON "partial": true)
+	exitInterrupt  = 130 // interrupted by SIGINT (128+2); finished results kept, JSON "partial": true
+	exitTerminated = 143 // terminated by SIGTERM (128+15); likewise
 )
 
 const usage = `rdmabench: RDMA verbs latency percentiles and bandwidth (SEND, WRITE, READ)
@@ -43,6 +49,7 @@ Usage:
   rdmabench server [flags]                answer clients (options come from the client)
   rdmabench run HOST [flags]              run tests against 'rdmabench server' on HOST
   rdmabench loopback [flags]              run both ends in this process on one device
+  rdmabench mesh [flags]                  under mpiexec or srun: all-pairs fabric map (latency matrix, outliers)
   rdmabench mr [flags]                    memory registration cost: reg/dereg latency per size, pooled vs per-op WRITE
   rdmabench compare A.json B.json ...     compare result files; --baseline gates regressions
   rdmabench plot A.json [B.json ...] -o F.svg|F.png   latency distributions, CDFs, size sweeps
@@ -50,6 +57,18 @@ Usage:
   rdmabench version
 
 Run 'rdmabench COMMAND --help' for the flags of a command.
+
+Exit codes (docs/exit-codes.md):
+  0    success (compare --baseline: no regression)
+  1    any other failure (compare --baseline: a regression)
+  2    usage: a bad flag or value, found before any test
+  3    environment: no RDMA or device, port down, memlock, a device limit, a resource budget (--max-memory, --max-qps; ours or the server's)
+  4    peer: control connection, handshake, errors the peer reports
+  5    transport: completion errors, data-path timeouts, --verify mismatches
+  6    partial: rdmabench mesh wrote its document, but some pairs failed or a rank was lost
+  7    run timeout: --run-timeout expired (finished results kept, JSON "partial": true)
+  130  interrupted (SIGINT)
+  143  terminated (SIGTERM)
 `
 
 // usageError marks bad command-line input (exit 2).
@@ -90,6 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdReport(args[1:], stdout, stderr)
 	case "mr":
 		err = cmdMR(ctx, args[1:], stdout, stderr)
+	case "mesh":
+		err = cmdMesh(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "rdmabench %s\n", bench.Version)
 	default:
@@ -121,17 +142,31 @@ func exitCode(err error) int {
 	var rte *runTimeoutError
 	var pl *bench.PeerLostError
 	var ae *verbs.AsyncEventError
+	var pme partialError
+	var mre *compare.MeshRegressionError
+	var be *boot.OpError
 	switch {
 	case errors.As(err, &se):
-		return 128 + int(se.sig)
+		if se.sig == syscall.SIGTERM {
+			return exitTerminated
+		}
+		return exitInterrupt
 	case errors.As(err, &rte):
 		return exitTimeout
 	case errors.As(err, &pl):
 		return exitPeer
 	case errors.As(err, &ae):
 		return exitTransport
+	case errors.As(err, &pme):
+		return exitPartial
+	case errors.As(err, &mre):
+		return exitFail // the mesh gate: regressed pairs
+	case errors.As(err, &be):
+		return exitPeer // the launcher's PMI server failed or timed out
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
+	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
+		return exitEnv
 	case errors.As(err, &ve) && (ve.Op == "GID index" || ve.Op == "ibv_query_port") && errors.Is(err, syscall.EINVAL):
 		return exitUsage // a port or GID index the device does not have
 	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
@@ -201,7 +236,16 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	bind := fs.String("bind", "", "address to listen on (default: all addresses)")
 	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port")
 	cpuList := fs.String("cpu", "", "pin the responder thread to this CPU")
+	var bud budgetFlags
+	bud.add(fs, true)
 	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := d.check(fs); err != nil {
+		return err
+	}
+	budget, err := bud.budget()
+	if err != nil {
 		return err
 	}
 	if strings.Contains(d.device, ",") {
@@ -209,7 +253,6 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	var cpus []int
 	if *cpuList != "" {
-		var err error
 		if cpus, err = bench.ParseCPUs(*cpuList, runtime.NumCPU()); err != nil {
 			return usageError{fmt.Errorf("--cpu: %w", err)}
 		}
@@ -218,6 +261,7 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 		return usageError{fmt.Errorf("control port %d out of range 1..65535", *port)}
 	}
 	lg := log.New(stderr, "rdmabench server: ", log.LstdFlags)
+	lg.Printf("budget: %s", budget)
 	return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
-		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus})
+		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget})
 }

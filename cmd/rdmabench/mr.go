@@ -51,6 +51,12 @@ func cmdMR(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 0 {
 		return usageError{fmt.Errorf("mr takes no arguments (got %q)", fs.Args())}
 	}
+	if err := d.check(fs); err != nil {
+		return err
+	}
+	if err := checkWritable("json", *jsonPath); err != nil {
+		return err
+	}
 	cfg := mr.Config{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Iters: *iters, TimePerSize: *perSize,
 		OpIters: *opIters, ODP: *odp, HugePages: *huge, Progress: stderr, CommandLine: os.Args}
 	if *perSize == 0 {

@@ -312,7 +312,7 @@ func interruptClient(t *T, sig syscall.Signal, want int) error {
 }
 
 // runTimeout: --run-timeout ends the run in its second test: the first
-// result is kept, the JSON says "partial": true, and the exit code is 6.
+// result is kept, the JSON says "partial": true, and the exit code is 7.
 func runTimeout(t *T) error {
 	path := fmt.Sprintf("/tmp/waits-%d.json", t.Port())
 	defer os.Remove(path)
@@ -320,7 +320,7 @@ func runTimeout(t *T) error {
 	if err != nil {
 		return err
 	}
-	if err := exitAfter(c, 6, 3*time.Second+peerLostWithin, "--run-timeout 3s expired"); err != nil {
+	if err := exitAfter(c, 7, 3*time.Second+peerLostWithin, "--run-timeout 3s expired"); err != nil {
 		return err
 	}
 	return checkPartial(path)

@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/testutil"
+)
+
+// TestRDMABudgetNeedMatchesMemory: Spec.Need, which the budget checks
+// before anything exists, is what newTestEndpoints really maps, registers
+// and opens, on both sides, for pools, load QPs, per-op buffers and UD.
+func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
+	requireDevice(t)
+	dev, err := OpenDevice("", 1, -1, netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	var specs []Spec
+	for _, p := range []Plan{
+		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536, 3000}, Template: Spec{QPs: 4, Iters: 100, Warmup: -1}},
+		{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Iters: 100, Warmup: -1,
+			Load: &Load{QPs: 3, Op: result.OpWrite, Size: 100 << 10}}},
+		{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{5000}, Template: Spec{Iters: 100, Warmup: -1, MRMode: result.MRModePerOp}},
+		{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{1024}, Template: Spec{Iters: 100, Warmup: -1, QPType: result.QPTypeUD}},
+		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: Spec{QPs: 6, Iters: 100, Warmup: -1}}, // two slabs (rxe: max_msg_sz 8 MiB)
+	} {
+		specs = append(specs, plan(t, p)...)
+	}
+	for _, s := range specs {
+		for _, client := range []bool{true, false} {
+			eps, err := newTestEndpoints(dev, s, client)
+			if err != nil {
+				t.Fatalf("%s client=%v: %v", s.Name(), client, err)
+			}
+			var got Need
+			got.Registered = eps.mem.measured.MappedBytes()
+			if eps.mem.load != nil {
+				got.Registered += eps.mem.load.MappedBytes()
+			}
+			for _, ep := range eps.all() {
+				if ep.opBuf != nil {
+					got.Unregister += int64(ep.opBuf.Len())
+				}
+			}
+			got.QPs = len(eps.all())
+			want := s.Need(client)
+			if got.Registered != want.Registered || got.Unregister != want.Unregister || got.QPs != want.QPs {
+				t.Errorf("%s client=%v: mapped %d registered + %d other, %d QPs; Need says %d + %d, %d QPs",
+					describe(s), client, got.Registered, got.Unregister, got.QPs, want.Registered, want.Unregister, want.QPs)
+			}
+			t.Logf("%s client=%v: %s registered, %d QPs", describe(s), client, FormatBytes(got.Registered), got.QPs)
+			if err := eps.close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// startBudgetServer serves on 127.0.0.1 with budget b until the test ends.
+func startBudgetServer(t *testing.T, b Budget) string {
+	t.Helper()
+	srv, err := NewServer(ServerConfig{GIDIndex: -1, Port: 1, Log: testLog(t), Budget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		srv.Close()
+	})
+	return ln.Addr().String()
+}
+
+// TestRDMABudgetServerRefuses: tests over the server's --max-memory or
+// --max-qps (RDMA and TCP) are refused with the figures, the session
+// stays in step, and a test within the budget then runs.
+func TestRDMABudgetServerRefuses(t *testing.T) {
+	requireDevice(t)
+	addr := startBudgetServer(t, Budget{MaxMemory: 4 << 20, MaxQPs: 2})
+	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	small := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200, Warmup: -1}})[0]
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: Spec{QPs: 2, Iters: 100, Warmup: -1}})[0],
+			"write bw 2 QPs x 1 MiB needs 5.0 MiB of memory (4 MiB registered, 1.0 MiB other buffers) on the server; its --max-memory is 4 MiB"},
+		{plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Template: Spec{QPs: 3, Iters: 100, Warmup: -1}})[0],
+			"needs 3 QPs on the server; its --max-qps is 2"},
+		{plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: Spec{Transport: result.TransportTCP, Iters: 10, Warmup: -1}})[0],
+			"tcp send bw 1 connection x 8 MiB needs"},
+	} {
+		_, err := cl.Run(context.Background(), c.spec, RunOptions{CPU: -1})
+		if !IsOverBudget(err) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "its --max-") {
+			t.Errorf("%s: %v, want a budget refusal with %q", c.spec.Name(), err, c.want)
+		}
+		t.Logf("%s: %v", c.spec.Name(), err)
+		if _, err := cl.Run(context.Background(), small, RunOptions{CPU: -1}); err != nil {
+			t.Fatalf("test within the budget after a refusal: %v", err)
+		}
+	}
+	cl.Close()
+	// rdma_cm: refused before the server binds a listener, and in step too
+	testutil.CMAddress(t)
+	cm, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1, RDMACM: true}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	bomb := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: Spec{QPs: 2, Iters: 100, Warmup: -1, RDMACM: true}})[0]
+	if _, err := cm.Run(context.Background(), bomb, RunOptions{CPU: -1}); !IsOverBudget(err) {
+		t.Errorf("rdma_cm %s: %v, want a budget refusal", bomb.Name(), err)
+	}
+	small.RDMACM = true
+	if _, err := cm.Run(context.Background(), small, RunOptions{CPU: -1}); err != nil {
+		t.Fatalf("rdma_cm test within the budget after a refusal: %v", err)
+	}
+}
