@@ -3,10 +3,12 @@ package bench
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,7 +138,7 @@ func TestHandshakeBadClient(t *testing.T) {
 		key   []byte
 		want  string
 	}{
-		{"old version", proto.Hello{Version: 1}, nil, "protocol version mismatch: client 1, server 2"},
+		{"old version", proto.Hello{Version: 1}, nil, "protocol version mismatch: client 1, server " + strconv.Itoa(proto.Version)},
 		{"short nonce", proto.Hello{Version: proto.Version, Auth: proto.AuthHMAC, Nonce: []byte{1, 2}}, key, "nonce has 2 bytes, want 32"},
 		{"other method", proto.Hello{Version: proto.Version, Auth: "plain", Nonce: make([]byte, 32)}, key, `offers authentication "plain"`},
 	} {
@@ -305,7 +307,7 @@ func TestHandshakeOldFrames(t *testing.T) {
 	frame[5] = 1 // header version 1
 	go a.Write(frame)
 	typ, payload, err := proto.ReadFrame(a)
-	if err != nil || typ != proto.MsgError || !strings.Contains(string(payload), "protocol version 1, this side speaks version 2") {
+	if err != nil || typ != proto.MsgError || !strings.Contains(string(payload), fmt.Sprintf("protocol version 1, this side speaks version %d", proto.Version)) {
 		t.Fatalf("answer to a version-1 hello: %v %q %v", typ, payload, err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -16,44 +15,39 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// heartbeat sends Ready{alive} every heartbeatEvery until the returned stop
-// is called: the server tells a slow test from a dead client.
-func (cl *Client) heartbeat() (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(heartbeatEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				if cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseAlive}) != nil {
-					return
-				}
-			}
-		}
-	}()
-	return func() {
-		close(quit)
-		<-done
-	}
-}
+// lostGrace is how long a test whose own loop failed waits for the reason
+// (serverWatch.causeWithin): a lost server or a fatal async event.
+const lostGrace = 500 * time.Millisecond
 
 // finishTest ends a test on the control connection: it reports a measuring
-// error to the server, or sends the end with the total iteration count and
-// returns the server's result.
-func (cl *Client) finishTest(total int64, err error, totals ...int64) (proto.ServerResult, error) {
+// error to the server (or the cause that aborted the test), or sends the
+// end with the total iteration count and returns the server's result (from
+// the watch w).
+func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err error, totals ...int64) (proto.ServerResult, error) {
 	if err != nil {
-		cl.c.SendError(err)
+		cause := ab.err(nil)
+		if cause != nil {
+			err = cause
+		} else if cause = w.causeWithin(ab, err, lostGrace); cause != nil {
+			err = cause
+		}
+		var pl *PeerLostError
+		if !errors.As(err, &pl) {
+			cl.c.SendError(err)
+		}
+		if cause == nil {
+			w.wait(heartbeatTimeout) // the server answers with its error: in step for the next test
+		}
 		return proto.ServerResult{}, err
 	}
 	if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total, Totals: totals}); err != nil {
+		if c := w.causeWithin(ab, err, lostGrace); c != nil {
+			return proto.ServerResult{}, c
+		}
 		return proto.ServerResult{}, err
 	}
 	var sr proto.ServerResult
-	if err := cl.c.RecvTimeout(proto.MsgResult, &sr, EngineTimeout+15*time.Second); err != nil {
+	if err := w.next(proto.MsgResult, &sr, EngineTimeout+15*time.Second); err != nil {
 		return proto.ServerResult{}, err
 	}
 	if sr.Error != "" {
@@ -212,6 +206,10 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
 		return result.Result{}, err
 	}
+	// until the server's start, a cancelled run (a signal, --run-timeout)
+	// closes the control connection: every setup wait ends at once
+	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() })
+	defer stopSetup()
 	if cl.dev == nil {
 		return result.Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
 	}
@@ -238,12 +236,19 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err
 	}
-	defer context.AfterFunc(ctx, func() {
-		for _, e := range eps.measured() {
-			e.eng.Abort()
-		}
-	})()
-	stopHeartbeat := sync.OnceFunc(cl.heartbeat())
+	if !stopSetup() {
+		return result.Result{}, context.Cause(ctx)
+	}
+	var loops []aborter
+	for _, e := range append(eps.measured(), eps.loads...) {
+		loops = append(loops, e.eng)
+	}
+	ab := newTestAbort(loops...)
+	defer ab.disarm() // before eps.close (deferred earlier)
+	w := cl.watchServer(ab)
+	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
+	defer cl.dev.onEvent(ab.abort)()
+	stopHeartbeat := heartbeat(cl.c)
 	var res result.Result
 	var total int64
 	var totals []int64 // per QP, multi-QP tests
@@ -255,7 +260,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if spec.Mode == result.ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)
 	} else if spec.Bidirectional { // ends the test itself: the server's result comes while it receives
-		res, sr, err = cl.runBidir(ctx, ep, spec, o, stopHeartbeat)
+		res, sr, err = cl.runBidir(ctx, w, ab, ep, spec, o, stopHeartbeat)
 	} else if len(eps.extra) > 0 {
 		res, totals, err = measureBWMulti(eps.measured(), spec, o)
 		for _, t := range totals {
@@ -270,7 +275,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	}
 	stopHeartbeat()
 	if !spec.Bidirectional {
-		sr, err = cl.finishTest(total, err, totals...)
+		sr, err = cl.finishTest(w, ab, total, err, totals...)
 	}
 	if err != nil {
 		return result.Result{}, err

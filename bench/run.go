@@ -42,7 +42,14 @@ func RunClient(ctx context.Context, addr string, cfg RunConfig) (*result.Documen
 	return doc, runAll(ctx, cl, doc, cfg)
 }
 
-func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig) error {
+// runAll runs the specs in order; the first failure ends the run, and the
+// document is then marked partial.
+func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig) (err error) {
+	defer func() {
+		if err != nil {
+			doc.Partial = true
+		}
+	}()
 	env, warns, err := sideEnv(cl.Device(), cl.c.LocalAddr(), cfg.Client.Run.CPU)
 	if err != nil {
 		return err
@@ -75,8 +82,8 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 	}
 	for i, s := range cfg.Specs {
 		if err := ctx.Err(); err != nil {
-			doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted after %d of %d tests", i, len(cfg.Specs)))
-			return err
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted after %d of %d tests: %v", i, len(cfg.Specs), context.Cause(ctx)))
+			return context.Cause(ctx)
 		}
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "rdmabench: [%d/%d] %s\n", i+1, len(cfg.Specs), s.Name())
@@ -94,8 +101,8 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 		r, err := runRepeated(ctx, cl, s, cfg.Client.Run)
 		if err != nil {
 			if ctx.Err() != nil {
-				doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted during %s (test %d of %d)", s.Name(), i+1, len(cfg.Specs)))
-				return ctx.Err()
+				doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted during %s (test %d of %d): %v", s.Name(), i+1, len(cfg.Specs), context.Cause(ctx)))
+				return context.Cause(ctx)
 			}
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s failed: %v", s.Name(), err))
 			return fmt.Errorf("%s: %w", s.Name(), err)

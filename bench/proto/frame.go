@@ -9,8 +9,10 @@ import (
 
 // Version is the control protocol version this package speaks. A frame
 // with another version is rejected with a *VersionError. Version 2 added
-// the authentication messages (MsgChallenge, MsgAuth) and the rdma_cm token.
-const Version = 2
+// the authentication messages (MsgChallenge, MsgAuth) and the rdma_cm
+// token; version 3 has the server send heartbeats while a test runs, as
+// the client does.
+const Version = 3
 
 // Magic starts every control frame: "RDMB" in ASCII, big-endian.
 const Magic uint32 = 0x52444D42

@@ -24,7 +24,7 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add(valid[:len(valid)-3])                                       // truncated payload
 	f.Add(protoHeader(Magic, Version, uint16(MsgResult), 0xFFFFFFFF)) // oversized
 	f.Add(protoHeader(Magic, Version, uint16(MsgResult), MaxPayload))
-	f.Add(protoHeader(0x52444D43, 1, 1, 0)) // bad magic
+	f.Add(protoHeader(0x52444D43, Version, 1, 0)) // bad magic
 	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
 	f.Add(protoHeader(Magic, Version+1, 1, 0)) // wrong version
 	f.Add(protoHeader(Magic, Version, 0, 0))   // unknown types

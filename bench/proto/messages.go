@@ -91,7 +91,7 @@ const CMTokenLen = 16
 // Phases of Ready messages.
 const (
 	PhaseStart = "start" // server: my side is connected and running
-	PhaseAlive = "alive" // client: heartbeat while the test runs
+	PhaseAlive = "alive" // both sides: heartbeat while the test runs (server: from its start to its result)
 	PhaseEnd   = "end"   // client: done; Total is the iteration count including warm-up
 
 	// The barrier of a bidirectional test (Spec.Bidirectional), where both

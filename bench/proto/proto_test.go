@@ -164,7 +164,7 @@ func TestProtoAppendFrame(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AppendFrame: %v", err)
 	}
-	want := []byte("xyRDMB\x00\x02\x00\x05\x00\x00\x00\x02{}")
+	want := []byte("xyRDMB\x00\x03\x00\x05\x00\x00\x00\x02{}") // version 3
 	if !bytes.Equal(got, want) {
 		t.Fatalf("unexpected frame:\n- want: %q\n-  got: %q", want, got)
 	}
@@ -254,9 +254,9 @@ func TestReadFrameErrors(t *testing.T) {
 		{"truncated payload", valid[:len(valid)-1], io.ErrUnexpectedEOF, "after 13 of 14 bytes", false},
 		{"oversized max uint32", protoHeader(Magic, Version, uint16(MsgResult), 0xFFFFFFFF), ErrTooLarge, "4294967295 bytes, limit 1048576", false},
 		{"oversized by one", protoHeader(Magic, Version, uint16(MsgResult), MaxPayload+1), ErrTooLarge, "1048577 bytes, limit 1048576", false},
-		{"bad magic", protoHeader(0x52444D43, 1, 1, 0), ErrBadMagic, `bad magic 0x52444d43 ("RDMC"), want 0x52444d42 ("RDMB")`, false},
+		{"bad magic", protoHeader(0x52444D43, Version, 1, 0), ErrBadMagic, `bad magic 0x52444d43 ("RDMC"), want 0x52444d42 ("RDMB")`, false},
 		{"http client", []byte("GET / HTTP/1.1\r\n\r\n"), ErrBadMagic, `"GET "`, false},
-		{"version 3", protoHeader(Magic, 3, 1, 0), ErrVersion, "peer speaks protocol version 3, this side speaks version 2", false},
+		{"version+1", protoHeader(Magic, Version+1, 1, 0), ErrVersion, fmt.Sprintf("peer speaks protocol version %d, this side speaks version %d", Version+1, Version), false},
 		{"version 0", protoHeader(Magic, 0, 1, 0), ErrVersion, "version 0", false},
 		{"type 0", protoHeader(Magic, Version, 0, 0), ErrUnknownType, "unknown message type 0", false},
 		{"type 12", protoHeader(Magic, Version, 12, 0), ErrUnknownType, "unknown message type 12", false},

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -37,11 +36,12 @@ const (
 	exitFail       = 1   // any other failure; compare --baseline: a regression past the gate
 	exitUsage      = 2   // bad flags or values (checked before any test), unknown device, port or GID index, unwritable --json
 	exitEnv        = 3   // what this machine or device lacks: no RDMA, no device, port down, memlock, a device limit (max_qp_wr, max_cqe, max_inline_data, max_mr_size), a resource budget (this side's or the server's --max-memory/--max-qps)
-	exitPeer       = 4   // control connection, handshake, errors the peer reports
-	exitTransport  = 5   // completion errors, data-path timeouts, payloads that fail --verify
+	exitPeer       = 4   // control connection, handshake, errors the peer reports, a server lost mid-test (closed, no heartbeat)
+	exitTransport  = 5   // completion errors, data-path timeouts, payloads that fail --verify, fatal async events
 	exitPartial    = 6   // mesh: the document was written, but some pairs failed or a rank was lost
-	exitInterrupt  = 130 // interrupted by SIGINT (128+2)
-	exitTerminated = 143 // terminated by SIGTERM (128+15)
+	exitTimeout    = 7   // --run-timeout expired (finished results kept, JSON "partial": true)
+	exitInterrupt  = 130 // interrupted by SIGINT (128+2); finished results kept, JSON "partial": true
+	exitTerminated = 143 // terminated by SIGTERM (128+15); likewise
 )
 
 const usage = `rdmabench: RDMA verbs latency percentiles and bandwidth (SEND, WRITE, READ)
@@ -68,6 +68,7 @@ Exit codes (docs/exit-codes.md):
   4    peer: control connection, handshake, errors the peer reports
   5    transport: completion errors, data-path timeouts, --verify mismatches
   6    partial: rdmabench mesh wrote its document, but some pairs failed or a rank was lost
+  7    run timeout: --run-timeout expired (finished results kept, JSON "partial": true)
   130  interrupted (SIGINT)
   143  terminated (SIGTERM)
 `
@@ -90,7 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	var err error
 	switch args[0] {
@@ -120,7 +121,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	if errors.Is(err, context.Canceled) {
+	var se *signalError
+	if errors.Is(err, context.Canceled) && !errors.As(err, &se) {
 		fmt.Fprintln(stderr, "rdmabench: interrupted")
 	} else {
 		fmt.Fprintf(stderr, "rdmabench: %v\n", err)
@@ -138,11 +140,26 @@ func exitCode(err error) int {
 	var ne *net.OpError
 	var ve *verbs.Error
 	var vfe *bench.VerifyError
-	var ae *bench.AuthError
+	var auth *bench.AuthError
+	var se *signalError
+	var rte *runTimeoutError
+	var pl *bench.PeerLostError
+	var ae *verbs.AsyncEventError
 	var pme partialError
 	var mre *compare.MeshRegressionError
 	var be *boot.OpError
 	switch {
+	case errors.As(err, &se):
+		if se.sig == syscall.SIGTERM {
+			return exitTerminated
+		}
+		return exitInterrupt
+	case errors.As(err, &rte):
+		return exitTimeout
+	case errors.As(err, &pl):
+		return exitPeer
+	case errors.As(err, &ae):
+		return exitTransport
 	case errors.As(err, &pme):
 		return exitPartial
 	case errors.As(err, &mre):
@@ -161,7 +178,7 @@ func exitCode(err error) int {
 	case errors.As(err, &wce), errors.As(err, &vfe), errors.Is(err, verbs.ErrTimeout), errors.Is(err, sockeng.ErrTimeout),
 		errors.Is(err, sockeng.ErrPeerClosed):
 		return exitTransport
-	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne), errors.As(err, &ae):
+	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne), errors.As(err, &auth):
 		return exitPeer
 	}
 	return exitFail

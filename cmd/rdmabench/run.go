@@ -44,6 +44,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	hlogPath := fs.String("hlog", "", "write HdrHistogram interval logs (one histogram per second, tagged per test) to this .hlog file")
 	hgrmPrefix := fs.String("hgrm", "", "write one HdrHistogram percentile file per test: PREFIX-<op>-<mode>-<size>B.hgrm (values in usec)")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to the server after this long")
+	runTimeout := fs.Duration("run-timeout", 0, "bound the whole run (all tests): on expiry abort the running test, keep the finished results "+
+		"(JSON \"partial\": true) and exit 7 (default: no bound)")
 	var bud budgetFlags
 	bud.add(fs, false)
 	if err := parse(fs, args, stderr); err != nil {
@@ -121,6 +123,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 			return err
 		}
 	}
+	if *runTimeout < 0 {
+		return usageError{fmt.Errorf("--run-timeout %v: must be positive (0: no bound)", *runTimeout)}
+	}
+	ctx, cancel := withRunTimeout(ctx, *runTimeout)
+	defer cancel()
 	devices := strings.Split(d.device, ",")
 	if len(devices) > 1 && *jsonPath == "-" {
 		return usageError{fmt.Errorf("--json - with %d devices (-d %s): one document per device needs a file name", len(devices), d.device)}
@@ -137,6 +144,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		if errors.Is(err, bench.ErrNoHugePages) {
 			err = envError{err} // exit 3, as for rdmabench mr
 		}
+		err = endedEarly(ctx, err) // a signal or --run-timeout: say so, and exit with its code
 		if doc != nil {
 			if werr := printReport(doc, stdout, *unit, devicePath(*jsonPath, cfg.Client.Device, len(devices)), *reportBoth, *tf.stats.ci); werr != nil && err == nil {
 				err = werr
