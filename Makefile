@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps build check unit vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
+.PHONY: all deps build check unit fuzz vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
 
 all: build
 
@@ -63,7 +63,19 @@ siw-smoke:
 		ib_send_lat -d siw1 -R -n 200 >/tmp/srv.txt 2>&1 & s=$$!; \
 		wait-listen 18515 30 && ib_send_lat -d siw1 -R -n 200 203.0.113.1 && wait $$s'
 
-test: deps check unit vm-test pair-test
+# Fuzz every parser of network bytes for a short time (FUZZTIME each),
+# starting from the committed corpora (testdata/fuzz/FuzzX); 'make unit'
+# already replays those corpora as tests.
+FUZZTIME ?= 3s
+FUZZ = bench/proto:FuzzReadFrame bench/mesh/boot:FuzzParseLine bench:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
+fuzz:
+	@for t in $(FUZZ); do p=$${t%%:*}; n=$${t#*:}; \
+		echo "fuzz $$n ($$p, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$n$$" -fuzztime $(FUZZTIME) -parallel 2 ./$$p >/tmp/fuzz-$$n.log 2>&1 \
+			|| { tail -30 /tmp/fuzz-$$n.log; exit 1; }; \
+	done
+
+test: deps check unit fuzz vm-test pair-test
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
 demo: deps build
