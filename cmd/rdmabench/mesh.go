@@ -133,7 +133,6 @@ func cmdMesh(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		DeviceMap: devs, Net: prefix, Port: *port, RoundTimeout: *roundTimeout, ConnTimeout: *connTimeout,
 		CommandLine: os.Args, Log: progress})
 	if err != nil {
-		b.Close()
 		return err
 	}
 	if out.Doc != nil {
