@@ -31,8 +31,8 @@ func tcpSpecs(t *testing.T) []bench.Spec {
 // interrupted (as by SIGTERM), each after a delay from the start.
 type faults struct {
 	kill        map[int]string // rank → killed when its progress line has this
-	interruptAt string       // every rank is interrupted when a progress line has this
-	specs       []bench.Spec // nil: tcpSpecs
+	interruptAt string         // every rank is interrupted when a progress line has this
+	specs       []bench.Spec   // nil: tcpSpecs
 }
 
 // trigger calls fn (once) when a written line contains s.
