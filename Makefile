@@ -34,10 +34,13 @@ vm-test: build
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/sockeng-cgocheck2.test ./bench/sockeng
 	CGO_ENABLED=0 $(GO) test -c -o $(BUILD)/result.test ./bench/result
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/faults ./scripts/faults
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
+	@command -v mpiexec.hydra >/dev/null && command -v hydra_pmi_proxy >/dev/null \
+		|| { echo "vm-test: mpiexec.hydra not found: run scripts/install-deps.sh (Debian package mpich)"; exit 2; }
 	$(VM) --siw require --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
 		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
-		--bin $(BUILD)/faults \
-		--file scripts/guest-test.sh --env RDMABENCH_REQUIRE_RDMA=1 \
+		--bin $(BUILD)/faults --bin $(BUILD)/meshcheck --bin $$(command -v mpiexec.hydra) --bin $$(command -v hydra_pmi_proxy) \
+		--file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
 
 # Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);

@@ -211,6 +211,8 @@ grep 'rdma_cm' /tmp/server-cm.log | head -2
 echo "=== every JSON document above against bench/result/schema.json"
 RDMABENCH_JSON_DIR=/tmp result.test -test.run '^TestSchemaFiles$' -test.v 2>&1 | tee /tmp/schema.log | grep -E '^(--- |PASS|FAIL|ok)|schema' | head -40 || true
 grep -q '^PASS' /tmp/schema.log || { tail -30 /tmp/schema.log; fail "JSON schema"; }
+echo "=== mesh: 3 ranks under MPICH's mpiexec in this guest (scripts/mesh-guest-local.sh)"
+sh /work/mesh-guest-local.sh || fail "mesh (3 local ranks)"
 echo "=== fault-injection suite (scripts/faults)"
 faults -bin "$(command -v rdmabench)" 2>&1 | tee /tmp/faults.log
 tail -1 /tmp/faults.log | grep -q ', 0 failed,' || fail "fault-injection suite"

@@ -11,8 +11,9 @@ import (
 )
 
 // assemble builds rank 0's document from the reports: every scheduled pair
-// appears once, failed when its client's report is missing.
-func assemble(cfg Config, start time.Time, launcher string, rounds []Round, all []rankInfo, reports map[int]Report) *result.MeshDocument {
+// appears once, failed when its client's report is missing; lost says why
+// each missing report is missing.
+func assemble(cfg Config, start time.Time, launcher string, rounds []Round, all []rankInfo, reports map[int]Report, lost map[int]string) *result.MeshDocument {
 	doc := &result.MeshDocument{SchemaVersion: result.MeshSchemaVersion, Kind: result.KindMesh, Tool: "rdmabench",
 		ToolVersion: bench.Version, CommandLine: cfg.CommandLine, Start: start, Launcher: launcher,
 		Pattern: cfg.Pattern, Rounds: len(rounds), UnsyncedFrom: -1, Outcome: result.MeshComplete}
@@ -43,7 +44,7 @@ func assemble(cfg Config, start time.Time, launcher string, rounds []Round, all 
 			if !ok {
 				mp = result.MeshPair{Round: ri, Client: p.Client, Server: p.Server,
 					ClientHost: all[p.Client].Host, ServerHost: all[p.Server].Host, Status: result.StatusFailed,
-					Error: fmt.Sprintf("rank %d (%s) is lost: its report never reached rank 0", p.Client, all[p.Client].Host)}
+					Error: fmt.Sprintf("rank %d (%s) is lost: %s", p.Client, all[p.Client].Host, lostWhy(lost, p.Client))}
 			}
 			if mp.Results == nil {
 				mp.Results = []result.Result{}
@@ -64,7 +65,7 @@ func assemble(cfg Config, start time.Time, launcher string, rounds []Round, all 
 		r, ok := reports[ri.Rank]
 		switch {
 		case !ok:
-			mr.Status, mr.Error = result.StatusLost, "no report reached rank 0 (the rank died, hung or could not connect)"
+			mr.Status, mr.Error = result.StatusLost, "no report reached rank 0: "+lostWhy(lost, ri.Rank)
 			doc.Outcome = result.MeshPartial
 		case failed[ri.Rank]:
 			mr.Status = result.StatusFailed
@@ -84,4 +85,11 @@ func assemble(cfg Config, start time.Time, launcher string, rounds []Round, all 
 	}
 	doc.End = time.Now()
 	return doc
+}
+
+func lostWhy(lost map[int]string, rank int) string {
+	if w := lost[rank]; w != "" {
+		return w
+	}
+	return "its report never reached rank 0"
 }

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
@@ -35,12 +36,16 @@ type Config struct {
 	// Port is the first TCP port of this host's servers (local rank l's
 	// slot s listens on Port + l*slots + s); 0: ephemeral ports.
 	Port int
-	// RoundTimeout bounds one pair's tests and one launcher barrier. A
-	// barrier that times out ends the synchronised rounds.
+	// RoundTimeout bounds the bootstrap, one pair's tests and rank 0's wait
+	// at a barrier (plus a slack of up to 10 s). A rank that misses a
+	// barrier runs its remaining rounds unsynchronised.
 	RoundTimeout time.Duration
 	ConnTimeout  time.Duration
 	CommandLine  []string
 	Log          io.Writer // progress lines (nil: none)
+	// kill, when it closes, makes the rank behave as a killed process
+	// (tests only; see watchKill).
+	kill <-chan struct{}
 }
 
 // rankInfo is what each rank tells the others through the launcher.
@@ -51,7 +56,7 @@ type rankInfo struct {
 	LocalRank int    `json:"local_rank"`
 	Ports     []int  `json:"ports,omitempty"`
 	Device    string `json:"device,omitempty"`
-	Collector string `json:"collector,omitempty"` // rank 0
+	Collector string `json:"collector,omitempty"` // rank 0: its coordinator's address
 	Key       []byte `json:"key,omitempty"`       // rank 0: the run key
 }
 
@@ -78,12 +83,19 @@ func (o *Outcome) Partial() bool {
 	return false
 }
 
-// Run runs this rank's part: servers up, rounds, report to rank 0; rank 0
-// also collects every report and builds the document. An error means the
-// rank could not take part at all (bootstrap, device, listen).
+// Run runs this rank's part: bootstrap through the launcher, servers up,
+// a link to rank 0, the rounds (with barriers over the links), the report;
+// rank 0 also collects every report and builds the document. An error
+// means the rank could not take part at all (bootstrap, device, listen).
+// Run closes cfg.Boot. Once the rounds have begun, ctx ending (SIGINT or
+// SIGTERM from the launcher) stops the rounds: the pairs not run are
+// failed, the reports still reach rank 0 within a few seconds, and rank 0
+// returns the partial document.
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	start := time.Now()
 	b := cfg.Boot
+	closeBoot := sync.OnceValue(b.Close)
+	defer closeBoot()
 	rank, n := b.Rank(), b.Size()
 	logf := func(format string, a ...any) {
 		if cfg.Log != nil {
@@ -102,20 +114,20 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	bootCtx, cancel := context.WithTimeout(ctx, cfg.RoundTimeout)
 	defer cancel()
 	me := rankInfo{Rank: rank, Host: host, Addr: ip.String()}
-	var col *collector
+	var co *coordinator
 	if rank == 0 {
-		// The run key: it authenticates the reports to rank 0 and every
+		// The run key: it authenticates the links to rank 0 and every
 		// pair's control session (authKey below).
 		me.Key = make([]byte, 32)
 		rand.Read(me.Key) //nolint:errcheck // crypto/rand does not fail on Linux
 		cln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
 		if err != nil {
-			return nil, fmt.Errorf("mesh: collector: %w", err)
+			return nil, fmt.Errorf("mesh: coordinator: %w", err)
 		}
 		me.Collector = cln.Addr().String()
-		col = newCollector(cln, me.Key, n)
-		go col.serve()
-		defer cln.Close()
+		co = newCoordinator(cln, me.Key, n)
+		go co.serve()
+		defer co.close()
 	}
 	all, err := gather(bootCtx, b, "host", me)
 	if err != nil {
@@ -134,6 +146,26 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if len(cfg.DeviceMap) > 0 {
 		me.Device = cfg.DeviceMap[me.LocalRank%len(cfg.DeviceMap)]
 	}
+	rep := Report{Rank: rank, UnsyncedFrom: -1}
+	var lk *link
+	var linkErr error
+	if rank != 0 {
+		// Before the last all-gather: rank 0 counts a rank without a link
+		// after it as lost.
+		lctx, lcancel := context.WithTimeout(bootCtx, cfg.ConnTimeout)
+		lk, linkErr = dialLink(lctx, all[0].Collector, authKey, rank)
+		lcancel()
+		if linkErr != nil {
+			linkErr = fmt.Errorf("mesh: link to rank 0 at %s: %w", all[0].Collector, linkErr)
+			if len(rounds) > 1 {
+				rep.UnsyncedFrom = 1
+			}
+			rep.Warnings = append(rep.Warnings, linkErr.Error()+": no barriers, and the report cannot reach rank 0")
+			logf("%v", linkErr)
+		} else {
+			defer lk.close()
+		}
+	}
 	slots := Inbound(rounds, rank)
 	srvs, lns, err := startServers(ctx, cfg, ip, me, slots, authKey)
 	if err != nil {
@@ -147,24 +179,48 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	for _, ln := range lns {
 		me.Ports = append(me.Ports, ln.Addr().(*net.TCPAddr).Port)
 	}
-	collectorAddr := all[0].Collector
 	if all, err = gather(bootCtx, b, "info", me); err != nil {
 		return nil, err
 	}
+	// The launcher's part ends here (PMI finalize): the barriers run over
+	// the links, so a rank the launcher loses cannot break them.
+	closeBoot() //nolint:errcheck // best effort: the launcher's part is over either way
 	cancel()
+	if co != nil {
+		co.expectAll()
+	}
+	ctx, killed := cfg.watchKill(ctx, lk)
 
-	rep := Report{Rank: rank, UnsyncedFrom: -1}
+	// slack is how far past its deadline a pair may still be returning.
+	slack := min(cfg.RoundTimeout, 10*time.Second)
+	pairTime := cfg.RoundTimeout + slack
+	interrupted := -1 // the round a signal stopped the run at
 	for ri, round := range rounds {
-		if rep.UnsyncedFrom < 0 && ri > 0 {
-			bctx, bcancel := context.WithTimeout(ctx, cfg.RoundTimeout)
-			err := b.Barrier(bctx)
-			bcancel()
+		if killed() {
+			return nil, errKilled
+		}
+		if ctx.Err() != nil {
+			interrupted = ri
+			break
+		}
+		if ri > 0 && rep.UnsyncedFrom < 0 {
+			var err error
+			if co != nil {
+				err = co.barrier(ctx, ri, pairTime)
+			} else {
+				// rank 0 may still run its own pair, then wait for the others
+				err = lk.barrier(ctx, ri, 2*pairTime+5*time.Second)
+			}
+			if killed() {
+				return nil, errKilled
+			}
+			if ctx.Err() != nil {
+				interrupted = ri
+				break
+			}
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
 				rep.UnsyncedFrom = ri
-				w := fmt.Sprintf("launcher barrier before round %d failed (%v): the remaining rounds run unsynchronised", ri, err)
+				w := fmt.Sprintf("barrier before round %d failed (%v): the remaining rounds run unsynchronised", ri, err)
 				rep.Warnings = append(rep.Warnings, w)
 				logf("%s", w)
 			}
@@ -174,10 +230,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 				continue
 			}
 			srv := all[p.Server]
-			slot := ServerSlot(round, i)
 			mp := result.MeshPair{Round: ri, Client: rank, Server: p.Server, ClientHost: host, ServerHost: srv.Host}
 			logf("round %d/%d: %s(%d) → %s(%d)", ri+1, len(rounds), host, rank, srv.Host, p.Server)
-			runPair(ctx, cfg, me, srv, slot, authKey, &mp)
+			runPair(ctx, cfg, me, srv, ServerSlot(round, i), authKey, &mp)
+			if killed() {
+				return nil, errKilled
+			}
 			if rep.Env == nil && mp.Env != nil {
 				rep.Env = mp.Env
 			}
@@ -186,30 +244,101 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			}
 			rep.Pairs = append(rep.Pairs, mp)
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	}
+	if interrupted < 0 && ctx.Err() != nil { // in the last round
+		interrupted = len(rounds)
+	}
+	if interrupted >= 0 {
+		w := fmt.Sprintf("interrupted (SIGINT or SIGTERM) in round %d of %d: the pairs not run are failed", max(interrupted, 1), len(rounds))
+		rep.Warnings = append(rep.Warnings, w)
+		logf("%s", w)
+		rep.Pairs = append(rep.Pairs, notRun(rounds[interrupted:], interrupted, rank, host, all)...)
 	}
 	out := &Outcome{Own: rep.Pairs}
-	// In step the others end with rank 0: the longest wait is a test
-	// of theirs still running, bounded by the round timeout.
-	wait := cfg.RoundTimeout + min(cfg.RoundTimeout, 10*time.Second)
+	// The longest wait for rank 0 is a test of another rank still running;
+	// after a signal every rank stops at once, so a few seconds do.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), pairTime)
+	defer wcancel()
+	if interrupted >= 0 {
+		wctx, wcancel = context.WithTimeout(wctx, interruptGrace)
+		defer wcancel()
+	} else {
+		stop := context.AfterFunc(ctx, func() { time.AfterFunc(interruptGrace, wcancel) })
+		defer stop()
+	}
 	if rank != 0 {
-		dctx, dcancel := context.WithTimeout(ctx, wait)
-		defer dcancel()
-		if err := deliver(dctx, collectorAddr, authKey, rep); err != nil {
-			out.Error = fmt.Errorf("mesh: report to rank 0 at %s: %w", collectorAddr, err)
+		switch {
+		case lk == nil:
+			out.Error = linkErr
+		default:
+			if err := lk.deliver(wctx, rep); err != nil {
+				out.Error = fmt.Errorf("mesh: report to rank 0: %w", err)
+			}
 		}
-		b.Close()
 		return out, nil
 	}
-	col.add(rep)
-	cctx, ccancel := context.WithTimeout(ctx, wait)
-	defer ccancel()
-	reports := col.wait(cctx)
-	b.Close()
-	out.Doc = assemble(cfg, start, b.Launcher(), rounds, all, reports)
+	ws, unsynced := co.syncState()
+	rep.Warnings = append(rep.Warnings, ws...)
+	if unsynced >= 0 && (rep.UnsyncedFrom < 0 || unsynced < rep.UnsyncedFrom) {
+		rep.UnsyncedFrom = unsynced
+	}
+	co.add(rep)
+	reports, lost := co.wait(wctx)
+	out.Doc = assemble(cfg, start, b.Launcher(), rounds, all, reports, lost)
 	return out, nil
+}
+
+// interruptGrace is how long, after a signal, a rank may take to deliver
+// its report and rank 0 waits for the reports.
+const interruptGrace = 5 * time.Second
+
+// errKilled is a rank stopped by Config.kill (tests: a killed process).
+var errKilled = errors.New("mesh: rank killed")
+
+// watchKill arms the test hook Config.kill: when it closes, the rank acts
+// as a killed process: its link closes, its test in progress stops, and
+// Run returns errKilled (its servers close on the way out). killed reports
+// whether that happened.
+func (cfg Config) watchKill(ctx context.Context, lk *link) (_ context.Context, killed func() bool) {
+	if cfg.kill == nil {
+		return ctx, func() bool { return false }
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-cfg.kill:
+		case <-ctx.Done():
+			return
+		}
+		if lk != nil {
+			lk.close()
+		}
+		cancel()
+	}()
+	return ctx, func() bool {
+		select {
+		case <-cfg.kill:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// notRun is rank's pairs as client in rounds (from round first on), failed
+// as not run.
+func notRun(rounds []Round, first, rank int, host string, all []rankInfo) []result.MeshPair {
+	var out []result.MeshPair
+	for k, round := range rounds {
+		for _, p := range round {
+			if p.Client == rank {
+				out = append(out, result.MeshPair{Round: first + k, Client: rank, Server: p.Server, ClientHost: host,
+					ServerHost: all[p.Server].Host, Status: result.StatusFailed, Results: []result.Result{},
+					Error: "not run: the rank was interrupted (SIGINT or SIGTERM)"})
+			}
+		}
+	}
+	return out
 }
 
 // gather is Allgather of rankInfo.
@@ -298,6 +427,15 @@ func runPair(ctx context.Context, cfg Config, me, srv rankInfo, slot int, authKe
 	cc := cfg.Client
 	cc.Device, cc.AuthKey = me.Device, authKey
 	addr := net.JoinHostPort(srv.Addr, strconv.Itoa(srv.Ports[slot]))
+	// Every server listened before the bootstrap ended, so one refused
+	// connection means its rank died: no retries until --connect-timeout.
+	var d net.Dialer
+	probe, err := d.DialContext(pctx, "tcp", addr)
+	if err != nil {
+		mp.Error = fmt.Sprintf("rank %d's server at %s: %v (the rank died or was killed)", srv.Rank, addr, err)
+		return
+	}
+	probe.Close()
 	doc, err := bench.RunClient(pctx, addr, bench.RunConfig{Client: cc, Specs: cfg.Specs,
 		ConnTimeout: min(cfg.ConnTimeout, cfg.RoundTimeout), CommandLine: cfg.CommandLine})
 	if doc != nil {

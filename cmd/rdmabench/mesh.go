@@ -25,14 +25,18 @@ const meshUsage = `Usage:
 
 Every rank runs a server; in each round of the pattern, the client of each
 pair runs the test list (the same flags as 'run') against its peer's server.
-The ranks find each other through the launcher's PMI-1 interface (PMI_FD),
-which also gives the barriers between rounds. Rank 0 prints the matrix and
-the outliers and writes the JSON document (--json). See docs/mesh.md.
+The ranks find each other through the launcher's PMI-1 interface (PMI_FD);
+after that bootstrap each rank holds a connection to rank 0 (authenticated
+with a per-run key) for the barriers between rounds and its report, so a
+rank that dies is marked lost at once and the others go on. Rank 0 prints
+the matrix and the outliers and writes the JSON document (--json), also
+after the launcher's SIGTERM or SIGINT (then partial). See docs/mesh.md.
 
 Exit status: 0 every pair measured; 6 partial: the document was written but
-some pairs failed or a rank was lost (a rank other than 0 exits 6 when one of
-its own pairs failed or its report did not reach rank 0); 2 bad flags or not
-started by a launcher; 3, 4 as for run when a rank cannot take part at all.
+some pairs failed, a rank was lost or the run was interrupted (a rank other
+than 0 exits 6 when one of its own pairs failed or its report did not reach
+rank 0); 2 bad flags or not started by a launcher; 3, 4 as for run when a
+rank cannot take part at all.
 
 Flags:
 `
@@ -54,7 +58,7 @@ func cmdMesh(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	deviceMap := fs.String("device-map", "", "devices by local rank (the rank's index among the ranks on its host), e.g. mlx5_0,mlx5_1: local rank i uses entry i mod the list's length; default: -d, or by route")
 	netFlag := fs.String("net", "", "control network, e.g. 10.0.0.0/8: each rank's servers bind to its address in it (default: the address of the default route)")
 	port := fs.IntP("port", "p", 0, "first TCP control port of the servers on a host (local rank l's slot s uses PORT + l×slots + s); 0: ephemeral ports, exchanged through the launcher")
-	roundTimeout := fs.Duration("round-timeout", 5*time.Minute, "the longest one pair's tests, or one launcher barrier, may take; a pair past it is failed, a barrier past it ends the synchronised rounds")
+	roundTimeout := fs.Duration("round-timeout", 5*time.Minute, "the longest the bootstrap, one pair's tests, or rank 0's wait at a barrier may take; a pair past it is failed, a rank that misses a barrier runs its remaining rounds unsynchronised")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to a peer's server after this long")
 	unit := fs.String("unit", "MiB", "bandwidth unit of the matrix: MiB, MB, Gb")
 	outlierK := fs.Float64("outlier-k", 3, "outliers: pairs more than this many robust deviations (1.4826 × MAD) worse than the fabric's median")
@@ -133,7 +137,6 @@ func cmdMesh(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		DeviceMap: devs, Net: prefix, Port: *port, RoundTimeout: *roundTimeout, ConnTimeout: *connTimeout,
 		CommandLine: os.Args, Log: progress})
 	if err != nil {
-		b.Close()
 		return err
 	}
 	if out.Doc != nil {

@@ -1,8 +1,12 @@
-// Command meshcheck checks and edits mesh documents for the mesh stages of
-// the Makefile (scripts/mesh-test.sh, scripts/mesh-demo.sh):
+// Command meshcheck checks and edits mesh documents for the mesh stages
+// (scripts/mesh-test.sh, scripts/mesh-demo.sh, scripts/mesh-guest-local.sh):
 //
-//	meshcheck complete FILE N OPS     every pair of an N-rank pairs run measured, with
-//	                                  p50/p99/p99.9 (lat) and bandwidth (bw) for each op of OPS
+//	meshcheck complete FILE N OPS [modes=lat,bw] [hosts=N]
+//	                                  every pair of an N-rank pairs run measured, with
+//	                                  p50/p99/p99.9 (lat) and bandwidth (bw) for each op of OPS,
+//	                                  the ranks on that many hosts (N: one rank per host)
+//	meshcheck local FILE N DEVICE PORT  N ranks on one host: local ranks 0..N-1, each on
+//	                                  DEVICE, local rank l's server on port PORT+l
 //	meshcheck killed FILE RANK        a partial run: RANK lost, its pairs as client failed,
 //	                                  every pair without RANK measured
 //	meshcheck raise IN OUT PAIR F     multiply the lat p99 of pair index PAIR by F
@@ -13,6 +17,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,11 +48,30 @@ func run(args []string) error {
 	}
 	switch args[0] {
 	case "complete":
-		if len(args) != 4 {
-			return fmt.Errorf("complete FILE N OPS")
+		if len(args) < 4 {
+			return fmt.Errorf("complete FILE N OPS [modes=lat,bw] [hosts=N]")
 		}
 		n, _ := strconv.Atoi(args[2])
-		return complete(doc, n, strings.Split(args[3], ","))
+		modes, hosts := []string{result.ModeLat, result.ModeBW}, n
+		for _, a := range args[4:] {
+			k, v, _ := strings.Cut(a, "=")
+			switch k {
+			case "modes":
+				modes = strings.Split(v, ",")
+			case "hosts":
+				hosts, _ = strconv.Atoi(v)
+			default:
+				return fmt.Errorf("complete: unknown option %q", a)
+			}
+		}
+		return complete(doc, n, strings.Split(args[3], ","), modes, hosts)
+	case "local":
+		if len(args) != 5 {
+			return fmt.Errorf("local FILE N DEVICE PORT")
+		}
+		n, _ := strconv.Atoi(args[2])
+		port, _ := strconv.Atoi(args[4])
+		return local(doc, n, args[3], port)
 	case "killed":
 		rank, _ := strconv.Atoi(args[2])
 		return killed(doc, rank)
@@ -72,7 +96,7 @@ func run(args []string) error {
 	return fmt.Errorf("unknown check %q", args[0])
 }
 
-func complete(doc *result.MeshDocument, n int, ops []string) error {
+func complete(doc *result.MeshDocument, n int, ops, modes []string, nhosts int) error {
 	if doc.Outcome != result.MeshComplete || len(doc.Ranks) != n || len(doc.Pairs) != n*(n-1)/2 {
 		return fmt.Errorf("outcome %s, %d ranks, %d pairs; want complete, %d, %d", doc.Outcome, len(doc.Ranks), len(doc.Pairs), n, n*(n-1)/2)
 	}
@@ -83,11 +107,11 @@ func complete(doc *result.MeshDocument, n int, ops []string) error {
 			return fmt.Errorf("rank %d has no environment", r.Rank)
 		}
 	}
-	if len(hosts) != n {
-		return fmt.Errorf("ranks on %d hosts, want %d (one per host)", len(hosts), n)
+	if len(hosts) != nhosts {
+		return fmt.Errorf("ranks on %d hosts, want %d", len(hosts), nhosts)
 	}
 	for _, p := range doc.Pairs {
-		if p.Status != result.StatusOK || p.ClientHost == p.ServerHost {
+		if p.Status != result.StatusOK || (nhosts == n && p.ClientHost == p.ServerHost) {
 			return fmt.Errorf("pair %s: %s %s", p.Name(), p.Status, p.Error)
 		}
 		for _, op := range ops {
@@ -106,12 +130,35 @@ func complete(doc *result.MeshDocument, n int, ops []string) error {
 					bw = r.Bandwidth.MBPerSec > 0
 				}
 			}
-			if !lat || !bw {
+			if (slices.Contains(modes, result.ModeLat) && !lat) || (slices.Contains(modes, result.ModeBW) && !bw) {
 				return fmt.Errorf("pair %s %s: latency %v, bandwidth %v", p.Name(), op, lat, bw)
 			}
 		}
 	}
-	fmt.Printf("meshcheck: %d ranks on %d hosts, %d pairs complete with %s latency and bandwidth\n", n, len(hosts), len(doc.Pairs), strings.Join(ops, ", "))
+	fmt.Printf("meshcheck: %d ranks on %d hosts, %d pairs complete with %s (%s)\n", n, len(hosts), len(doc.Pairs),
+		strings.Join(ops, ", "), strings.Join(modes, ", "))
+	return nil
+}
+
+// local checks N ranks on one host: distinct local ranks, the device map
+// applied, each local rank's server on its own port.
+func local(doc *result.MeshDocument, n int, device string, port int) error {
+	if len(doc.Ranks) != n {
+		return fmt.Errorf("%d ranks, want %d", len(doc.Ranks), n)
+	}
+	for _, r := range doc.Ranks {
+		if r.Host != doc.Ranks[0].Host || r.LocalRank != r.Rank || r.Device != device ||
+			len(r.Ports) != 1 || r.Ports[0] != port+r.LocalRank {
+			return fmt.Errorf("rank %d: host %s, local rank %d, device %q, ports %v; want host %s, local rank %d, device %s, port %d",
+				r.Rank, r.Host, r.LocalRank, r.Device, r.Ports, doc.Ranks[0].Host, r.Rank, device, port+r.Rank)
+		}
+	}
+	for _, p := range doc.Pairs {
+		if p.Env == nil || (device != "" && p.Env.Device != device) {
+			return fmt.Errorf("pair %s: client device %v, want %s", p.Name(), p.Env, device)
+		}
+	}
+	fmt.Printf("meshcheck: %d ranks on %s, local ranks 0..%d, all on %s, ports %d..%d\n", n, doc.Ranks[0].Host, n-1, device, port, port+n-1)
 	return nil
 }
 

@@ -2,6 +2,8 @@
 // launcher that started them (mpiexec, srun), never through a coordinator of
 // rdmabench's own. It offers what a mesh needs of a launcher and no more: who
 // am I (rank, size), an all-gather of a small blob per rank, and a barrier.
+// The mesh uses it for the bootstrap only (two all-gathers, then Close); its
+// round barriers run over its own connections to rank 0 (bench/mesh).
 //
 // The launcher's interface is PMI-1's wire protocol (pmi.go), spoken in pure
 // Go over the socket the launcher passes in PMI_FD: MPICH's hydra (mpiexec,
