@@ -198,6 +198,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if cl.dev == nil {
 		return result.Result{}, fmt.Errorf("%s: no RDMA device is open on this side", spec.Name())
 	}
+	o.NodeCPUs = cl.dev.numa.cpus
 	if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
 		return result.Result{}, err
 	}
@@ -239,7 +240,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	var sr proto.ServerResult
 	var load *loadRun
 	if len(eps.loads) > 0 {
-		load = startLoad(eps.loads, o.LoadCPUs)
+		load = startLoad(eps.loads, o.LoadCPUs, o.NodeCPUs)
 	}
 	if spec.Mode == result.ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)

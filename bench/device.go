@@ -23,6 +23,7 @@ type Device struct {
 	// Reason says why this device was chosen: with --ib-dev, by route
 	// (its GID table holds the control connection's address), or first.
 	Reason string
+	numa   placement // set by Place
 }
 
 // OpenDevice opens name (""= the first device), checks that port is active

@@ -88,7 +88,7 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 				warmDone := sync.OnceFunc(warm.Done)
 				defer warmDone()
 				defer runtime.UnlockOSThread()
-				if err := lockThread(threadCPUOf(o, t)); err != nil {
+				if err := lockThread(threadCPUOf(o, t), o.NodeCPUs); err != nil {
 					failed.Store(true)
 					return err
 				}

@@ -155,7 +155,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 			go func() {
 				err := func() error {
 					defer runtime.UnlockOSThread()
-					if err := lockThread(serverCPU(s.cfg.CPUs, i)); err != nil {
+					if err := lockThread(serverCPU(s.cfg.CPUs, i), ep.dev.numa.cpus); err != nil {
 						return err
 					}
 					cpu := startCPU()
