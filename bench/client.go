@@ -73,6 +73,8 @@ type ClientConfig struct {
 	// RDMACM opens the device through librdmacm, as rdma_cm tests need; with
 	// no Device, the device is the one rdma_cm reaches the server through.
 	RDMACM bool
+	// NUMA is where the engine threads and buffers go (Device.Place).
+	NUMA NUMAChoice
 }
 
 // Client is a connected control session.
@@ -149,6 +151,7 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 		}
 		if err == nil {
 			dev.Reason = why
+			dev.Place(cfg.NUMA)
 		}
 		if err != nil {
 			c.Close()

@@ -110,7 +110,7 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 // protocol and code as a two-host run.
 func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*result.Document, error) {
 	srv, err := NewServer(ServerConfig{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex,
-		Log: serverLog, CPUs: cfg.ServerCPUs})
+		Log: serverLog, CPUs: cfg.ServerCPUs, NUMA: cfg.Client.NUMA})
 	if err != nil {
 		return nil, err
 	}

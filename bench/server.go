@@ -30,8 +30,9 @@ type ServerConfig struct {
 	Port     int // RDMA port
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
-	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
-	Budget   Budget // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
+	CPUs     []int      // pin the responder thread to CPUs[0]; nil: no pinning
+	Budget   Budget     // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
+	NUMA     NUMAChoice // where each device's responder threads and buffers go (Device.Place)
 }
 
 // Server answers clients one at a time, for as long as it runs. A client
@@ -62,6 +63,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		}
 		cfg.Log.Printf("%v: serving TCP tests only", err)
 		dev = nil
+	} else {
+		dev.Place(cfg.NUMA)
 	}
 	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: newLedger(cfg.Budget)}, nil
 }
@@ -90,6 +93,7 @@ func (s *Server) cmDevice(name string) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Place(s.cfg.NUMA)
 	if s.cmDevs == nil {
 		s.cmDevs = map[string]*Device{}
 	}
@@ -251,6 +255,7 @@ func (s *Server) routeDevice(name string, port int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Place(s.cfg.NUMA)
 	if s.routeDevs == nil {
 		s.routeDevs = map[string]*Device{}
 	}

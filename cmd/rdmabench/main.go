@@ -203,6 +203,8 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	bind := fs.String("bind", "", "address to listen on (default: all addresses)")
 	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port")
 	cpuList := fs.String("cpu", "", "pin the responder thread to this CPU")
+	var nf numaFlags
+	nf.add(fs, "the responder threads")
 	var bud budgetFlags
 	bud.add(fs, true)
 	if err := parse(fs, args, stderr); err != nil {
@@ -212,6 +214,10 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	budget, err := bud.budget()
+	if err != nil {
+		return err
+	}
+	numaChoice, err := nf.choice(fs)
 	if err != nil {
 		return err
 	}
@@ -230,5 +236,5 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	lg := log.New(stderr, "rdmabench server: ", log.LstdFlags)
 	lg.Printf("budget: %s", budget)
 	return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
-		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget})
+		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget, NUMA: numaChoice})
 }

@@ -83,6 +83,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	hgrmPrefix := fs.String("hgrm", "", "write one HdrHistogram percentile file per test: PREFIX-<op>-<mode>-<size>B.hgrm (values in usec)")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to the server after this long")
 	stats := addStatsFlags(fs)
+	var nf numaFlags
+	nf.add(fs, "the engine threads")
 	shape := addShapeFlags(fs)
 	var bud budgetFlags
 	bud.add(fs, false)
@@ -94,6 +96,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		return err
 	}
 	budget, err := bud.budget()
+	if err != nil {
+		return err
+	}
+	numaChoice, err := nf.choice(fs)
 	if err != nil {
 		return err
 	}
@@ -188,7 +194,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		intervalOut = stderr
 	}
 	cfg := bench.RunConfig{
-		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *transport, RDMACM: *rdmaCM,
+		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *transport, RDMACM: *rdmaCM, NUMA: numaChoice,
 			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Interval: *interval, Out: intervalOut, Unit: *unit}},
 		ServerCPUs: serverCPUs,
 		Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
