@@ -22,8 +22,10 @@ func NUMALine(e *result.Env) string {
 	switch {
 	case e.EnginePinnedCPU >= 0:
 		parts = append(parts, fmt.Sprintf("engine on CPU %d (--cpu)", e.EnginePinnedCPU))
-	case p.CPUs != "":
+	case strings.ContainsAny(p.CPUs, ",-"):
 		parts = append(parts, "engine on CPUs "+p.CPUs)
+	case p.CPUs != "":
+		parts = append(parts, "engine on CPU "+p.CPUs)
 	}
 	if p.MemoryBound {
 		parts = append(parts, "buffers bound")

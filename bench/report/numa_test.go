@@ -18,6 +18,8 @@ func TestNUMALine(t *testing.T) {
 			"none (rxe0 has no NUMA node)"},
 		{"flag", result.Env{EnginePinnedCPU: -1, NUMA: &result.NUMAPlacement{Node: 1, Source: result.NUMASourceFlag, Reason: "--numa-node", CPUs: "2-3", MemoryBound: true}},
 			"node 1 (--numa-node), engine on CPUs 2-3, buffers bound"},
+		{"one CPU", result.Env{EnginePinnedCPU: -1, NUMA: &result.NUMAPlacement{Node: 1, Source: result.NUMASourceFlag, Reason: "--numa-node", CPUs: "1", MemoryBound: true}},
+			"node 1 (--numa-node), engine on CPU 1, buffers bound"},
 		{"cpu wins", result.Env{EnginePinnedCPU: 5, NUMA: &result.NUMAPlacement{Node: 0, Source: result.NUMASourceDevice, Reason: "mlx5_0's NUMA node", CPUs: "0-7", MemoryBound: true}},
 			"node 0 (mlx5_0's NUMA node), engine on CPU 5 (--cpu), buffers bound"},
 	} {
