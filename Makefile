@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps build check unit vm-test pair-test siw-smoke test demo bench fabrics clean
+.PHONY: all deps build check unit vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
 
 all: build
 
@@ -44,6 +44,18 @@ vm-test: build
 # server in one, client in the other, no -d (rxe2 chosen by route); kills and stops.
 pair-test: build
 	scripts/pair-test.sh
+
+# Cluster scale: three guests on one segment (scripts/vm-mesh.sh); MPICH's mpiexec in
+# guest 1 launches 'rdmabench mesh' on all three over ssh. mesh-test: a small pairs
+# mesh (SEND, WRITE; lat, bw) and its checks; mesh-demo: build/mesh/mesh.json,
+# heatmap.svg, a run with one rank killed, and the gate (docs/mesh.md).
+mesh-test: build
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
+	scripts/mesh-test.sh
+
+mesh-demo: deps build
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
+	scripts/mesh-demo.sh
 
 # soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).
 siw-smoke:

@@ -273,14 +273,17 @@ func (b *bidirSide) run() (bidirRun, error) {
 }
 
 // runBidir is the client side of a bidirectional test, from the server's
-// start to its result. stopHeartbeat is called before the end is sent.
-func (cl *Client) runBidir(ctx context.Context, ep *endpoint, s Spec, o RunOptions, stopHeartbeat func()) (result.Result, proto.ServerResult, error) {
+// start to its result: the server's messages come through the watch w,
+// and whatever aborts the test goes through ab. stopHeartbeat is called
+// before the end is sent.
+func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, ep *endpoint, s Spec, o RunOptions,
+	stopHeartbeat func()) (result.Result, proto.ServerResult, error) {
 	eng := ep.eng
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	fail := func(err error) {
 		cancel(err)
-		eng.Abort()
+		ab.abort(err)
 	}
 	measure := make(chan struct{})
 	type served struct {
@@ -292,7 +295,7 @@ func (cl *Client) runBidir(ctx context.Context, ep *endpoint, s Spec, o RunOptio
 		warmed: func(took time.Duration) error {
 			go func() { // the server's warm: it may have come already
 				var r proto.Ready
-				err := cl.c.RecvTimeout(proto.MsgReady, &r, bidirBarrierLimit(s, took))
+				err := w.next(proto.MsgReady, &r, bidirBarrierLimit(s, took))
 				if err == nil && r.Phase != proto.PhaseWarm {
 					err = fmt.Errorf("server sent %q, expected %q", r.Phase, proto.PhaseWarm)
 				}
@@ -313,7 +316,7 @@ func (cl *Client) runBidir(ctx context.Context, ep *endpoint, s Spec, o RunOptio
 			results = make(chan served, 1)
 			go func() { // a SEND side receives meanwhile, until the server's total
 				var sr proto.ServerResult
-				err := cl.c.RecvTimeout(proto.MsgResult, &sr, EngineTimeout+15*time.Second)
+				err := w.next(proto.MsgResult, &sr, EngineTimeout+15*time.Second)
 				switch {
 				case err != nil:
 				case sr.Error != "":
@@ -346,7 +349,13 @@ func (cl *Client) runBidir(ctx context.Context, ep *endpoint, s Spec, o RunOptio
 		}
 	}
 	if err != nil {
-		if results == nil { // the server waits for the end: tell it why none comes
+		if cause := ab.err(nil); cause != nil {
+			err = cause
+		} else if c := w.causeWithin(ab, err, lostGrace); c != nil {
+			err = c
+		}
+		var pl *PeerLostError
+		if results == nil && !errors.As(err, &pl) { // the server waits for the end: tell it why none comes
 			cl.c.SendError(err)
 		}
 		return result.Result{}, sr, err
@@ -403,11 +412,14 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 		r, err := side.run()
 		done <- ran{r, err}
 	}()
+	defer eps.probe.dev.onEvent(fail)() // a fatal event of the device ends the test at once
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		fail(err)
 		<-done
 		return err
 	}
+	stopBeat := heartbeat(c) // until the result or error: the client's watch
+	defer stopBeat()
 	ended := make(chan error, 1)
 	go func() { // the client's barrier, heartbeats and end
 		var end proto.Ready
@@ -434,6 +446,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 	if r.err != nil {
 		// the client reads this in place of the server's warm or result, and
 		// answers with its error, or has sent its end already
+		stopBeat()
 		c.SendError(r.err)
 		if !gotEnd {
 			endErr = <-ended
@@ -448,6 +461,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 			return fmt.Errorf("client lost during the test: %w", err)
 		}
 	}
+	stopBeat()
 	return c.Send(proto.MsgResult, proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
 		Bidir: r.run.direction()})
 }

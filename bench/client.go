@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -16,44 +15,39 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// heartbeat sends Ready{alive} every heartbeatEvery until the returned stop
-// is called: the server tells a slow test from a dead client.
-func (cl *Client) heartbeat() (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(heartbeatEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				if cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseAlive}) != nil {
-					return
-				}
-			}
-		}
-	}()
-	return func() {
-		close(quit)
-		<-done
-	}
-}
+// lostGrace is how long a test whose own loop failed waits for the reason
+// (serverWatch.causeWithin): a lost server or a fatal async event.
+const lostGrace = 500 * time.Millisecond
 
 // finishTest ends a test on the control connection: it reports a measuring
-// error to the server, or sends the end with the total iteration count and
-// returns the server's result.
-func (cl *Client) finishTest(total int64, err error, totals ...int64) (proto.ServerResult, error) {
+// error to the server (or the cause that aborted the test), or sends the
+// end with the total iteration count and returns the server's result (from
+// the watch w).
+func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err error, totals ...int64) (proto.ServerResult, error) {
 	if err != nil {
-		cl.c.SendError(err)
+		cause := ab.err(nil)
+		if cause != nil {
+			err = cause
+		} else if cause = w.causeWithin(ab, err, lostGrace); cause != nil {
+			err = cause
+		}
+		var pl *PeerLostError
+		if !errors.As(err, &pl) {
+			cl.c.SendError(err)
+		}
+		if cause == nil {
+			w.wait(heartbeatTimeout) // the server answers with its error: in step for the next test
+		}
 		return proto.ServerResult{}, err
 	}
 	if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total, Totals: totals}); err != nil {
+		if c := w.causeWithin(ab, err, lostGrace); c != nil {
+			return proto.ServerResult{}, c
+		}
 		return proto.ServerResult{}, err
 	}
 	var sr proto.ServerResult
-	if err := cl.c.RecvTimeout(proto.MsgResult, &sr, EngineTimeout+15*time.Second); err != nil {
+	if err := w.next(proto.MsgResult, &sr, EngineTimeout+15*time.Second); err != nil {
 		return proto.ServerResult{}, err
 	}
 	if sr.Error != "" {
@@ -75,6 +69,9 @@ type ClientConfig struct {
 	RDMACM bool
 	// NUMA is where the engine threads and buffers go (Device.Place).
 	NUMA NUMAChoice
+	// AuthKey is the shared key to prove to the server (and that the server
+	// must prove back); nil: none. See auth.go.
+	AuthKey []byte
 }
 
 // Client is a connected control session.
@@ -128,43 +125,13 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 		}
 		time.Sleep(delay)
 	}
+	// The handshake first, then the device: the server gives a handshake
+	// only a few seconds (handshakeTimeout), and opening a device may take
+	// longer.
 	c := proto.NewConn(nc, ctrlTimeout)
-	var dev *Device
-	if cfg.Transport != result.TransportTCP {
-		open, name, port, why := OpenDevice, cfg.Device, cfg.Port, "chosen with --ib-dev"
-		if !cfg.RDMACM {
-			name, port, why, err = chooseDevice(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
-		} else {
-			why = "chosen by rdma_cm for the server's address"
-			if cfg.Device != "" {
-				why = "chosen with --ib-dev"
-			}
-			open = OpenDeviceCM
-			if server := addrOf(nc.RemoteAddr()); name == "" {
-				name, err = clientCMDevice(server, cfg.Port)
-			} else if server.IsLoopback() { // fail before the first test, as the server would
-				_, _, _, err = cmAddress(name, cfg.Port, server)
-			}
-		}
-		if err == nil {
-			dev, err = open(name, port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
-		}
-		if err == nil {
-			dev.Reason = why
-			dev.Place(cfg.NUMA)
-		}
-		if err != nil {
-			c.Close()
-			return nil, err
-		}
-	}
 	host, _ := os.Hostname()
-	cl := &Client{c: c, dev: dev, peer: addr}
-	if err := c.Send(proto.MsgHello, proto.Hello{Version: proto.Version, Tool: "rdmabench", Host: host}); err != nil {
-		cl.Close()
-		return nil, err
-	}
-	if err := c.Recv(proto.MsgHelloAck, &cl.ack); err != nil {
+	cl := &Client{c: c, peer: addr}
+	if cl.ack, err = clientHandshake(c, cfg.AuthKey, host); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
@@ -176,7 +143,45 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 		}
 		cl.serverEnv = &env
 	}
+	if cfg.Transport != result.TransportTCP {
+		if cl.dev, err = openClientDevice(nc, cfg); err != nil {
+			cl.Close()
+			return nil, err
+		}
+	}
 	return cl, nil
+}
+
+// openClientDevice opens the client's device for a control connection nc:
+// by route from nc's local address, with --ib-dev, or (rdma_cm) the one
+// rdma_cm reaches the server through.
+func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
+	var err error
+	open, name, port, why := OpenDevice, cfg.Device, cfg.Port, "chosen with --ib-dev"
+	if !cfg.RDMACM {
+		name, port, why, err = chooseDevice(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
+	} else {
+		why = "chosen by rdma_cm for the server's address"
+		if cfg.Device != "" {
+			why = "chosen with --ib-dev"
+		}
+		open = OpenDeviceCM
+		if server := addrOf(nc.RemoteAddr()); name == "" {
+			name, err = clientCMDevice(server, cfg.Port)
+		} else if server.IsLoopback() { // fail before the first test, as the server would
+			_, _, _, err = cmAddress(name, cfg.Port, server)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	dev, err := open(name, port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
+	if err != nil {
+		return nil, err
+	}
+	dev.Reason = why
+	dev.Place(cfg.NUMA)
+	return dev, nil
 }
 
 // Device is the client's device.
@@ -205,6 +210,10 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
 		return result.Result{}, err
 	}
+	// until the server's start, a cancelled run (a signal, --run-timeout)
+	// closes the control connection: every setup wait ends at once
+	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() })
+	defer stopSetup()
 	if cl.dev == nil {
 		return result.Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
 	}
@@ -231,12 +240,19 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err
 	}
-	defer context.AfterFunc(ctx, func() {
-		for _, e := range eps.measured() {
-			e.eng.Abort()
-		}
-	})()
-	stopHeartbeat := sync.OnceFunc(cl.heartbeat())
+	if !stopSetup() {
+		return result.Result{}, context.Cause(ctx)
+	}
+	var loops []aborter
+	for _, e := range append(eps.measured(), eps.loads...) {
+		loops = append(loops, e.eng)
+	}
+	ab := newTestAbort(loops...)
+	defer ab.disarm() // before eps.close (deferred earlier)
+	w := cl.watchServer(ab)
+	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
+	defer cl.dev.onEvent(ab.abort)()
+	stopHeartbeat := heartbeat(cl.c)
 	var res result.Result
 	var total int64
 	var totals []int64 // per QP, multi-QP tests
@@ -248,7 +264,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if spec.Mode == result.ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)
 	} else if spec.Bidirectional { // ends the test itself: the server's result comes while it receives
-		res, sr, err = cl.runBidir(ctx, ep, spec, o, stopHeartbeat)
+		res, sr, err = cl.runBidir(ctx, w, ab, ep, spec, o, stopHeartbeat)
 	} else if len(eps.extra) > 0 {
 		res, totals, err = measureBWMulti(eps.measured(), spec, o)
 		for _, t := range totals {
@@ -263,7 +279,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	}
 	stopHeartbeat()
 	if !spec.Bidirectional {
-		sr, err = cl.finishTest(total, err, totals...)
+		sr, err = cl.finishTest(w, ab, total, err, totals...)
 	}
 	if err != nil {
 		return result.Result{}, err
@@ -350,6 +366,10 @@ func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *result.ConnSetup, 
 		return fail(nil, fmt.Errorf("server's rdma_cm address %q port %d invalid", remote.CMAddr, remote.CMPort))
 	}
 	dst := netip.AddrPortFrom(ip, uint16(remote.CMPort))
+	token, err := cmTokenFrom(remote.CMToken)
+	if err != nil {
+		return fail(nil, err)
+	}
 	eps, err := newTestEndpoints(cl.dev, spec, true)
 	if err != nil {
 		return fail(nil, err)
@@ -361,7 +381,7 @@ func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *result.ConnSetup, 
 		return fail(eps, err)
 	}
 	all := eps.all()
-	mtu, err := cmConnectAll(eps.cmch, all, dst)
+	mtu, err := cmConnectAll(eps.cmch, all, dst, token)
 	if err != nil {
 		return fail(eps, err)
 	}

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
 	"github.com/rdmabench/rdmabench/hist"
@@ -20,9 +23,9 @@ import (
 //
 //	client                                  server
 //	Test                           ->
-//	                               <-       QPInfo{CMAddr, CMPort, buffers}
-//	rdma_connect per QP (private   ->       rdma_accept per QP
-//	data: index and count)
+//	                               <-       QPInfo{CMAddr, CMPort, CMToken, buffers}
+//	rdma_connect per QP (private   ->       rdma_accept per QP (requests
+//	data: index, count, token)              without the token: rdma_reject)
 //	QPInfo{buffers}                ->
 //	                               <-       Ready{start}
 
@@ -45,39 +48,51 @@ func newConnSetup(method string, eps []*endpoint) *result.ConnSetup {
 }
 
 // cmPrivate is the private data of an rdma_cm connect request: which QP of
-// the test it connects.
+// the test it connects, and the test's token (proto.QPInfo.CMToken), which
+// the server issued over the authenticated control session.
 type cmPrivate struct {
 	Index, Count uint32
+	Token        [proto.CMTokenLen]byte
 }
 
-// cmMagic starts rdmabench's connect requests ("RBC" and format 1).
-var cmMagic = [4]byte{'R', 'B', 'C', 1}
+// cmMagic starts rdmabench's connect requests ("RBC" and format 2).
+var cmMagic = [4]byte{'R', 'B', 'C', 2}
 
 // cmPrivateLen is the length of marshalled cmPrivate, bytes.
-const cmPrivateLen = 12
+const cmPrivateLen = 12 + proto.CMTokenLen
 
 func (p cmPrivate) marshal() []byte {
 	b := make([]byte, cmPrivateLen)
 	copy(b, cmMagic[:])
 	binary.BigEndian.PutUint32(b[4:], p.Index)
 	binary.BigEndian.PutUint32(b[8:], p.Count)
+	copy(b[12:], p.Token[:])
 	return b
 }
 
 // parseCMPrivate decodes the private data of a connect request. The
-// transport may pad it with zeros (RC requests carry 56 bytes).
+// transport may pad it with zeros (RC requests carry 56 bytes). It does not
+// check the token (see cmListener.accept).
 func parseCMPrivate(b []byte) (cmPrivate, error) {
 	if len(b) < cmPrivateLen {
 		return cmPrivate{}, fmt.Errorf("rdma_cm private data: %d bytes, want at least %d", len(b), cmPrivateLen)
 	}
 	if [4]byte(b[:4]) != cmMagic {
-		return cmPrivate{}, fmt.Errorf("rdma_cm private data: magic % x, want % x (not an rdmabench client)", b[:4], cmMagic[:])
+		return cmPrivate{}, fmt.Errorf("rdma_cm private data: magic % x, want % x (not an rdmabench client of this version)", b[:4], cmMagic[:])
 	}
-	p := cmPrivate{Index: binary.BigEndian.Uint32(b[4:]), Count: binary.BigEndian.Uint32(b[8:])}
+	p := cmPrivate{Index: binary.BigEndian.Uint32(b[4:]), Count: binary.BigEndian.Uint32(b[8:]), Token: [proto.CMTokenLen]byte(b[12:cmPrivateLen])}
 	if p.Count == 0 || p.Count > maxCMQPs || p.Index >= p.Count {
 		return cmPrivate{}, fmt.Errorf("rdma_cm private data: QP %d of %d out of range (at most %d QPs)", p.Index, p.Count, maxCMQPs)
 	}
 	return p, nil
+}
+
+// cmTokenFrom checks the token the server sent in its QPInfo.
+func cmTokenFrom(b []byte) ([proto.CMTokenLen]byte, error) {
+	if len(b) != proto.CMTokenLen {
+		return [proto.CMTokenLen]byte{}, fmt.Errorf("server's rdma_cm token has %d bytes, want %d", len(b), proto.CMTokenLen)
+	}
+	return [proto.CMTokenLen]byte(b), nil
 }
 
 // maxCMQPs bounds the QPs of one test: measured plus load QPs.
@@ -176,9 +191,9 @@ func cmDevice(dst netip.Addr, timeout time.Duration) (string, error) {
 var cmTimeout = 5 * time.Second
 
 // cmConnect creates the endpoint's QP on a new id of ch and connects it to
-// dst as QP index of count, within cmTimeout per step. It returns the path
-// MTU rdma_cm chose.
-func (e *endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, count int) (int, error) {
+// dst as QP index of count with the test's token, within cmTimeout per
+// step. It returns the path MTU rdma_cm chose.
+func (e *endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, count int, token [proto.CMTokenLen]byte) (int, error) {
 	e.setupStart = time.Now()
 	id, err := ch.CreateID()
 	if err != nil {
@@ -204,7 +219,7 @@ func (e *endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, 
 	}
 	rd := e.maxRdAtomic()
 	e.rdDepth = e.initDepth(rd)
-	p := verbs.ConnParam{PrivateData: cmPrivate{Index: uint32(index), Count: uint32(count)}.marshal(),
+	p := verbs.ConnParam{PrivateData: cmPrivate{Index: uint32(index), Count: uint32(count), Token: token}.marshal(),
 		ResponderResources: rd, InitiatorDepth: e.rdDepth, RetryCount: e.spec.RetryCount, RNRRetryCount: e.spec.RNRRetry}
 	if err := id.Connect(p, time.Now().Add(cmTimeout)); err != nil {
 		return 0, err
@@ -226,12 +241,13 @@ func (e *endpoint) cmEstablished() (int, error) {
 	return path.MTU, nil
 }
 
-// cmConnectAll connects every QP of eps to the server's rdma_cm address dst,
-// one after the other. It returns the probe's path MTU.
-func cmConnectAll(ch *verbs.EventChannel, eps []*endpoint, dst netip.AddrPort) (int, error) {
+// cmConnectAll connects every QP of eps to the server's rdma_cm address dst
+// with the test's token, one after the other. It returns the probe's path
+// MTU.
+func cmConnectAll(ch *verbs.EventChannel, eps []*endpoint, dst netip.AddrPort, token [proto.CMTokenLen]byte) (int, error) {
 	mtu := 0
 	for i, ep := range eps {
-		m, err := ep.cmConnect(ch, dst, i, len(eps))
+		m, err := ep.cmConnect(ch, dst, i, len(eps), token)
 		if err != nil {
 			return 0, fmt.Errorf("rdma_cm QP %d of %d to %s: %w", i, len(eps), dst, err)
 		}
@@ -247,6 +263,10 @@ type cmListener struct {
 	ch   *verbs.EventChannel
 	id   *verbs.CMID
 	addr netip.AddrPort
+	// token is the test's random token: requests without it are rejected.
+	token [proto.CMTokenLen]byte
+	// log notes rejected requests (nil: not logged).
+	log printfer
 }
 
 // bindCM binds a listener's id to addr (an ephemeral port); its device
@@ -267,6 +287,7 @@ func bindCM(addr netip.Addr) (_ *cmListener, err error) {
 	if err := l.id.Bind(netip.AddrPortFrom(addr, 0)); err != nil {
 		return nil, err
 	}
+	rand.Read(l.token[:])
 	l.addr = netip.AddrPortFrom(addr, uint16(l.id.LocalPort()))
 	return l, nil
 }
@@ -293,8 +314,9 @@ func (l *cmListener) close() error {
 
 // acceptAll accepts one connection per endpoint (the client says which in
 // its private data) until every one is established, deadline passes or
-// abort is closed. A request that does not fit is rejected, and ends the
-// test.
+// abort is closed. A request without the test's token (not from this
+// test's client) is rejected and logged, and the wait goes on; a request
+// with the token that does not fit is rejected, and ends the test.
 func (l *cmListener) acceptAll(dev *Device, eps []*endpoint, deadline time.Time, abort <-chan struct{}) error {
 	established := 0
 	for established < len(eps) {
@@ -304,6 +326,14 @@ func (l *cmListener) acceptAll(dev *Device, eps []*endpoint, deadline time.Time,
 		}
 		switch ev.Type {
 		case verbs.CMEventConnectRequest:
+			if err := l.checkToken(ev.PrivateData); err != nil {
+				ev.ID.Reject()
+				ev.ID.Close()
+				if l.log != nil {
+					l.log.Printf("rdma_cm: rejected a connection request on %s: %v", l.addr, err)
+				}
+				continue
+			}
 			if err := l.accept(dev, eps, ev); err != nil {
 				ev.ID.Reject()
 				ev.ID.Close()
@@ -321,6 +351,19 @@ func (l *cmListener) acceptAll(dev *Device, eps []*endpoint, deadline time.Time,
 		default:
 			return fmt.Errorf("rdma_cm: %d of %d QPs connected: %s (status %d)", established, len(eps), ev.Type, ev.Status)
 		}
+	}
+	return nil
+}
+
+// checkToken checks a connect request's private data for the test's token
+// (in constant time).
+func (l *cmListener) checkToken(b []byte) error {
+	p, err := parseCMPrivate(b)
+	if err != nil {
+		return err
+	}
+	if subtle.ConstantTimeCompare(p.Token[:], l.token[:]) != 1 {
+		return errors.New("rdma_cm private data: not this test's token")
 	}
 	return nil
 }

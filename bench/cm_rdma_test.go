@@ -113,6 +113,17 @@ func TestRDMACMLoopbackOnlyDevice(t *testing.T) {
 // it returns the connection and where the server listens.
 func startCMTest(t *testing.T, addr string, spec Spec) (*proto.Conn, netip.AddrPort) {
 	t.Helper()
+	c, info := startCMTestInfo(t, addr, spec)
+	ip, err := netip.ParseAddr(info.CMAddr)
+	if err != nil || info.CMPort == 0 || info.QPN != 0 {
+		t.Fatalf("server's rdma_cm info: addr %q port %d qpn %d", info.CMAddr, info.CMPort, info.QPN)
+	}
+	return c, netip.AddrPortFrom(ip, uint16(info.CMPort))
+}
+
+// startCMTestInfo is startCMTest returning the server's whole QP info.
+func startCMTestInfo(t *testing.T, addr string, spec Spec) (*proto.Conn, proto.QPInfo) {
+	t.Helper()
 	var c *proto.Conn
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -142,11 +153,7 @@ func startCMTest(t *testing.T, addr string, spec Spec) (*proto.Conn, netip.AddrP
 	if err := c.Recv(proto.MsgQPInfo, &info); err != nil {
 		t.Fatal(err)
 	}
-	ip, err := netip.ParseAddr(info.CMAddr)
-	if err != nil || info.CMPort == 0 || info.QPN != 0 {
-		t.Fatalf("server's rdma_cm info: addr %q port %d qpn %d", info.CMAddr, info.CMPort, info.QPN)
-	}
-	return c, netip.AddrPortFrom(ip, uint16(info.CMPort))
+	return c, info
 }
 
 // TestRDMACMServerSurvivesBadClients: a client that vanishes while the

@@ -7,28 +7,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 func TestCMPrivate(t *testing.T) {
-	good := cmPrivate{Index: 3, Count: 8}.marshal()
-	if len(good) != cmPrivateLen {
-		t.Fatalf("marshal: %d bytes, want %d", len(good), cmPrivateLen)
+	tok := [proto.CMTokenLen]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	good := cmPrivate{Index: 3, Count: 8, Token: tok}.marshal()
+	if len(good) != cmPrivateLen || cmPrivateLen > verbs.MaxPrivateData {
+		t.Fatalf("marshal: %d bytes, want %d (at most %d)", len(good), cmPrivateLen, verbs.MaxPrivateData)
 	}
-	padded := append(append([]byte{}, good...), make([]byte, 56-len(good))...) // RC requests carry 56 bytes
+	padded := append(append([]byte{}, good...), make([]byte, verbs.MaxPrivateData-len(good))...) // RC requests carry 56 bytes
 	for _, tc := range []struct {
 		name string
 		in   []byte
 		want cmPrivate
 		err  string
 	}{
-		{"exact", good, cmPrivate{3, 8}, ""},
-		{"padded", padded, cmPrivate{3, 8}, ""},
-		{"short", good[:11], cmPrivate{}, "11 bytes, want at least 12"},
+		{"exact", good, cmPrivate{3, 8, tok}, ""},
+		{"padded", padded, cmPrivate{3, 8, tok}, ""},
+		{"short", good[:27], cmPrivate{}, "27 bytes, want at least 28"},
 		{"empty", nil, cmPrivate{}, "0 bytes"},
-		{"magic", append([]byte("RBX\x01"), good[4:]...), cmPrivate{}, "not an rdmabench client"},
+		{"magic", append([]byte("RBX\x02"), good[4:]...), cmPrivate{}, "not an rdmabench client"},
+		{"format 1", append([]byte("RBC\x01"), good[4:]...), cmPrivate{}, "not an rdmabench client of this version"},
 		{"index", cmPrivate{Index: 8, Count: 8}.marshal(), cmPrivate{}, "QP 8 of 8 out of range"},
 		{"zero count", cmPrivate{Index: 0, Count: 0}.marshal(), cmPrivate{}, "QP 0 of 0"},
 		{"too many", cmPrivate{Index: 0, Count: maxCMQPs + 1}.marshal(), cmPrivate{}, "at most 128 QPs"},
@@ -48,15 +51,55 @@ func TestCMPrivate(t *testing.T) {
 	}
 }
 
+// TestCMToken: the listener takes only requests with its test's token.
+func TestCMToken(t *testing.T) {
+	l := &cmListener{token: [proto.CMTokenLen]byte{9, 9, 9}}
+	other := l.token
+	other[proto.CMTokenLen-1] ^= 1
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		err  string
+	}{
+		{"the token", cmPrivate{Index: 0, Count: 1, Token: l.token}.marshal(), ""},
+		{"another token", cmPrivate{Index: 0, Count: 1, Token: other}.marshal(), "not this test's token"},
+		{"no token", cmPrivate{Index: 0, Count: 1}.marshal(), "not this test's token"},
+		{"old format", []byte("RBC\x01\x00\x00\x00\x00\x00\x00\x00\x01"), "12 bytes"},
+		{"garbage", []byte("GET / HTTP/1.1\r\n\r\n0123456789abcdef"), "not an rdmabench client"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := l.checkToken(tc.in)
+			if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("checkToken: %v, want %q", err, tc.err)
+			}
+		})
+	}
+	if _, err := cmTokenFrom(make([]byte, 15)); err == nil || !strings.Contains(err.Error(), "15 bytes, want 16") {
+		t.Errorf("cmTokenFrom(15 bytes): %v", err)
+	}
+	if tok, err := cmTokenFrom(l.token[:]); err != nil || tok != l.token {
+		t.Errorf("cmTokenFrom: %x %v", tok, err)
+	}
+}
+
 // FuzzCMPrivate: the private data of a connect request comes from the
-// network; parsing never panics and what it accepts round-trips.
+// network; parsing and the token check never panic, what parsing accepts
+// round-trips, and only the listener's own token passes its check.
 func FuzzCMPrivate(f *testing.F) {
+	tok := [proto.CMTokenLen]byte{0xde, 0xad, 0xbe, 0xef}
+	f.Add(cmPrivate{Index: 1, Count: 2, Token: tok}.marshal())
 	f.Add(cmPrivate{Index: 1, Count: 2}.marshal())
-	f.Add([]byte("RBC\x01\x00\x00\x00\x00\xff\xff\xff\xff"))
+	f.Add([]byte("RBC\x02\x00\x00\x00\x00\xff\xff\xff\xff0123456789abcdef"))
+	f.Add([]byte("RBC\x01\x00\x00\x00\x00\x00\x00\x00\x02"))
 	f.Add(make([]byte, 56))
+	l := &cmListener{token: tok}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := parseCMPrivate(b)
+		terr := l.checkToken(b)
 		if err != nil {
+			if terr == nil {
+				t.Fatalf("token check passed data parsing refused: %v", err)
+			}
 			return
 		}
 		if p.Index >= p.Count || p.Count > maxCMQPs {
@@ -64,6 +107,9 @@ func FuzzCMPrivate(f *testing.F) {
 		}
 		if !bytes.Equal(p.marshal(), b[:cmPrivateLen]) {
 			t.Fatalf("%+v does not round-trip %x", p, b[:cmPrivateLen])
+		}
+		if (terr == nil) != (p.Token == tok) {
+			t.Fatalf("token %x: check %v", p.Token, terr)
 		}
 	})
 }

@@ -23,6 +23,9 @@ type Device struct {
 	// Reason says why this device was chosen: with --ib-dev, by route
 	// (its GID table holds the control connection's address), or first.
 	Reason string
+	// events watches the device's asynchronous events (asyncevents.go);
+	// nil when the watch could not start.
+	events *deviceEvents
 	numa   placement // set by Place
 }
 
@@ -49,6 +52,7 @@ func openDevice(open func(string) (*verbs.Context, error), name string, port, gi
 		ctx.Close()
 		return nil, err
 	}
+	d.events = watchEvents(d)
 	return d, nil
 }
 
@@ -96,7 +100,7 @@ func (d *Device) pickGID(port, gidIndex int, local netip.Addr) error {
 }
 
 // Close closes the device.
-func (d *Device) Close() error { return d.Ctx.Close() }
+func (d *Device) Close() error { return errors.Join(d.events.close(), d.Ctx.Close()) }
 
 // supports refuses, before anything is created, a spec the device cannot
 // run, naming the device and what it lacks; what the device lacks wraps

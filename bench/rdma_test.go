@@ -42,10 +42,11 @@ func startServer(t *testing.T) string {
 }
 
 // startServerOn serves on an ephemeral port of ip, with no --ib-dev (the
-// device is chosen per client, by route), until the test ends.
+// device is chosen per client, by route), until the test ends. Like
+// --bind ip, it serves clients that are not on loopback without a key.
 func startServerOn(t *testing.T, ip string) string {
 	t.Helper()
-	srv, err := NewServer(ServerConfig{GIDIndex: -1, Port: 1, Log: testLog(t)})
+	srv, err := NewServer(ServerConfig{GIDIndex: -1, Port: 1, Log: testLog(t), Exposed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,12 +351,22 @@ func TestRDMAServerSurvivesLostClient(t *testing.T) {
 	checkDoc(t, doc, specs)
 }
 
-// TestRDMABusyServer: a second client is refused while one is connected.
+// TestRDMABusyServer: a second client is refused while one has run a test
+// (the busy lock is taken at the first test, not at hello).
 func TestRDMABusyServer(t *testing.T) {
 	requireDevice(t)
 	addr := startServer(t)
 	first, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
 	if err != nil {
+		t.Fatal(err)
+	}
+	idle, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, time.Second)
+	if err != nil {
+		t.Fatalf("a second client before the first one's test: %v, want admitted", err)
+	}
+	idle.Close()
+	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 100}})[0]
+	if _, err := first.Run(context.Background(), spec, RunOptions{CPU: -1}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -86,6 +86,7 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 		return nil, err
 	}
 	eps.lis = lis
+	lis.log = s.log
 	defer func() {
 		if err != nil {
 			eps.close()
@@ -96,7 +97,7 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 		return nil, err
 	}
 	info := eps.info()
-	info.CMAddr, info.CMPort = lis.addr.Addr().String(), int(lis.addr.Port())
+	info.CMAddr, info.CMPort, info.CMToken = lis.addr.Addr().String(), int(lis.addr.Port()), lis.token[:]
 	if err := c.Send(proto.MsgQPInfo, info); err != nil {
 		return nil, err
 	}
@@ -149,6 +150,20 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	dones := make([]chan error, len(qps))
 	firstErr := make(chan error, 1)
 	cpuUser, cpuSys := make([]int64, len(qps)), make([]int64, len(qps)) // written before dones
+	var loops []aborter
+	for _, ep := range qps {
+		loops = append(loops, ep.eng)
+	}
+	ab := newTestAbort(loops...)
+	defer ab.disarm()
+	// a fatal event of the device ends the test at once, and the client hears which
+	defer qps[0].dev.onEvent(func(err error) {
+		ab.abort(err)
+		select {
+		case firstErr <- err:
+		default:
+		}
+	})()
 	if active {
 		for i, ep := range qps {
 			dones[i] = make(chan error, 1)
@@ -165,6 +180,9 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 					}
 					return ep.eng.BWServer()
 				}()
+				if err != nil {
+					err = ab.err(err) // an event's abort: the event
+				}
 				if err != nil && len(qps) > 1 {
 					err = fmt.Errorf("QP %d: %w", i, err)
 				}
@@ -190,6 +208,8 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 		stopLoops()
 		return err
 	}
+	stopBeat := heartbeat(c) // until the result or error: the client's watch
+	defer stopBeat()
 	var end proto.Ready
 	msgs := awaitEnd(c, &end)
 	select {
@@ -201,6 +221,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	case loopErr := <-firstErr:
 		// A loop failed (or timed out): tell the client, then wait for its end.
 		stopLoops()
+		stopBeat()
 		return reportLoopError(c, loopErr, msgs)
 	}
 	totals := end.Totals
@@ -245,6 +266,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	if loopErr != nil {
 		res.Error = loopErr.Error()
 	}
+	stopBeat()
 	if err := c.Send(proto.MsgResult, res); err != nil {
 		return err
 	}

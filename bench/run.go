@@ -42,7 +42,14 @@ func RunClient(ctx context.Context, addr string, cfg RunConfig) (*result.Documen
 	return doc, runAll(ctx, cl, doc, cfg)
 }
 
-func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig) error {
+// runAll runs the specs in order; the first failure ends the run, and the
+// document is then marked partial.
+func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig) (err error) {
+	defer func() {
+		if err != nil {
+			doc.Partial = true
+		}
+	}()
 	env, warns, err := sideEnv(cl.Device(), cl.c.LocalAddr(), cfg.Client.Run.CPU)
 	if err != nil {
 		return err
@@ -75,8 +82,8 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 	}
 	for i, s := range cfg.Specs {
 		if err := ctx.Err(); err != nil {
-			doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted after %d of %d tests", i, len(cfg.Specs)))
-			return err
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted after %d of %d tests: %v", i, len(cfg.Specs), context.Cause(ctx)))
+			return context.Cause(ctx)
 		}
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "rdmabench: [%d/%d] %s\n", i+1, len(cfg.Specs), s.Name())
@@ -94,8 +101,8 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 		r, err := runRepeated(ctx, cl, s, cfg.Client.Run)
 		if err != nil {
 			if ctx.Err() != nil {
-				doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted during %s (test %d of %d)", s.Name(), i+1, len(cfg.Specs)))
-				return ctx.Err()
+				doc.Warnings = append(doc.Warnings, fmt.Sprintf("interrupted during %s (test %d of %d): %v", s.Name(), i+1, len(cfg.Specs), context.Cause(ctx)))
+				return context.Cause(ctx)
 			}
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s failed: %v", s.Name(), err))
 			return fmt.Errorf("%s: %w", s.Name(), err)
@@ -108,9 +115,15 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 // RunLoopback runs both ends in this process on one device: a server on
 // 127.0.0.1 (an ephemeral port) and a client, over the same control
 // protocol and code as a two-host run.
+//
+// The two ends share a random key of their own (or cfg.Client.AuthKey): the
+// in-process server answers no other client, even on 127.0.0.1.
 func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*result.Document, error) {
+	if len(cfg.Client.AuthKey) == 0 {
+		cfg.Client.AuthKey = randomBytes(32)
+	}
 	srv, err := NewServer(ServerConfig{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex,
-		Log: serverLog, CPUs: cfg.ServerCPUs, NUMA: cfg.Client.NUMA})
+		Log: serverLog, CPUs: cfg.ServerCPUs, AuthKey: cfg.Client.AuthKey, NUMA: cfg.Client.NUMA})
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +161,27 @@ func envQPType(specs []Spec) string {
 	return strings.Join(types, ",")
 }
 
+// exposure says in words who the server admits.
+func (s *Server) exposure() string {
+	var who string
+	switch {
+	case len(s.cfg.AuthKey) > 0:
+		who = "clients that prove the key"
+	case s.cfg.Exposed:
+		who = "any client (no key: see --auth-key-file)"
+	default:
+		who = "loopback clients only (protected mode: no key and no --bind)"
+	}
+	if len(s.cfg.Allow) > 0 {
+		who += fmt.Sprintf(", from %v only", s.cfg.Allow)
+	}
+	limits := fmt.Sprintf("idle timeout %v, heartbeat deadline %v", s.cfg.IdleTimeout, heartbeatTimeout)
+	if s.cfg.MaxSession > 0 {
+		limits += fmt.Sprintf(", sessions at most %v", s.cfg.MaxSession)
+	}
+	return "serving " + who + "; " + limits
+}
+
 // ListenAndServe runs `rdmabench server` on addr until ctx ends.
 func ListenAndServe(ctx context.Context, addr string, cfg ServerConfig) error {
 	srv, err := NewServer(cfg)
@@ -164,7 +198,7 @@ func ListenAndServe(ctx context.Context, addr string, cfg ServerConfig) error {
 		if cfg.Device == "" && srv.dev != nil {
 			dev = fmt.Sprintf("device per client, by route (else %s)", srv.deviceName())
 		}
-		cfg.Log.Printf("listening on %s (%s)", ln.Addr(), dev)
+		cfg.Log.Printf("listening on %s (%s); %s", ln.Addr(), dev, srv.exposure())
 	}
 	err = srv.Serve(ctx, ln)
 	if errors.Is(err, net.ErrClosed) {

@@ -1,16 +1,14 @@
 package bench
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -18,11 +16,18 @@ import (
 
 // Timeouts of the control connection.
 var (
-	ctrlTimeout      = 10 * time.Second // one control message
-	heartbeatEvery   = time.Second      // client heartbeat while a test runs
-	heartbeatTimeout = 6 * time.Second  // server gives up on a silent (dead or stopped) client: 6 missed heartbeats
-	sessionIdle      = 10 * time.Minute // server closes an idle session
+	ctrlTimeout    = 10 * time.Second // one control message
+	heartbeatEvery = time.Second      // client heartbeat while a test runs
+	// heartbeatTimeout is how long the server waits for a heartbeat of a
+	// client in a test before it drops it (dead, stopped or silent) and
+	// serves the next client: 4 missed heartbeats.
+	heartbeatTimeout = 4 * time.Second
 )
+
+// DefaultIdleTimeout is how long a session may sit between tests (or
+// between its hello and its first test) before the server closes it, when
+// ServerConfig.IdleTimeout is 0.
+const DefaultIdleTimeout = 15 * time.Second
 
 // ServerConfig configures `rdmabench server`.
 type ServerConfig struct {
@@ -30,31 +35,59 @@ type ServerConfig struct {
 	Port     int // RDMA port
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
-	CPUs     []int      // pin the responder thread to CPUs[0]; nil: no pinning
-	Budget   Budget     // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
-	NUMA     NUMAChoice // where each device's responder threads and buffers go (Device.Place)
+	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
+	Budget   Budget // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
+	// NUMA is where each device's responder threads and buffers go
+	// (Device.Place).
+	NUMA NUMAChoice
+	// AuthKey is the shared key a client must prove it holds (see
+	// auth.go); nil: no authentication. The server keeps the slice.
+	AuthKey []byte
+	// Exposed serves clients that are not on loopback although there is no
+	// AuthKey: the operator chose the address (--bind). Without AuthKey and
+	// without Exposed the server is in protected mode: it serves loopback
+	// clients (127.0.0.0/8, ::1) only and tells others how to open it.
+	Exposed bool
+	// Allow, when not empty, admits only clients whose address lies in one
+	// of these prefixes; checked at accept, before anything is read.
+	Allow []netip.Prefix
+	// IdleTimeout closes a session that sends nothing for this long between
+	// tests; 0: DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxSession closes a session this long after its hello, aborting its
+	// running test; 0: no limit.
+	MaxSession time.Duration
 }
 
 // Server answers clients one at a time, for as long as it runs. A client
 // that fails or disappears ends only its own session.
 type Server struct {
-	cfg  ServerConfig
-	dev  *Device
-	busy sync.Mutex
-	log  *log.Logger
+	cfg ServerConfig
+	dev *Device
+	log *log.Logger
+	// busy is held by the session whose tests run: taken at its first test
+	// request (after authentication), released when it ends.
+	busy atomic.Bool
+	// devMu guards cmDevs and routeDevs: sessions choose their device
+	// concurrently, before any holds busy.
+	devMu sync.Mutex
 	// cmDevs are librdmacm's contexts of the devices rdma_cm tests ran on,
-	// by name (used under busy: one session at a time).
+	// by name.
 	cmDevs map[string]*Device
 	// routeDevs are the devices chosen by route for clients, by
-	// "name/port" (used under busy).
+	// "name/port".
 	routeDevs map[string]*Device
-	ledger    *ledger // the tests' memory and QPs against cfg.Budget
+	lis       listenState // the accept loop's state (listener.go)
+	ledger    *ledger     // the tests' memory and QPs against cfg.Budget
 }
 
 // NewServer opens the device and checks the port. Close it when done.
 func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = log.New(io.Discard, "", 0)
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	dev, err := OpenDevice(cfg.Device, cfg.Port, -2, netip.Addr{})
 	if err != nil {
@@ -69,8 +102,15 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: newLedger(cfg.Budget)}, nil
 }
 
-// Close closes the devices.
+// Close closes the devices. After a Serve whose sessions did not end in
+// time (a shutdown that gave up on them) it leaves them open: the process
+// is about to exit, and they may still back QPs.
 func (s *Server) Close() error {
+	if s.lis.abandoned.Load() {
+		return nil
+	}
+	s.devMu.Lock()
+	defer s.devMu.Unlock()
 	var errs []error
 	for _, d := range s.cmDevs {
 		errs = append(errs, d.Close())
@@ -86,6 +126,8 @@ func (s *Server) Close() error {
 
 // cmDevice is librdmacm's context of the named device, opened on first use.
 func (s *Server) cmDevice(name string) (*Device, error) {
+	s.devMu.Lock()
+	defer s.devMu.Unlock()
 	if d := s.cmDevs[name]; d != nil {
 		return d, nil
 	}
@@ -99,126 +141,6 @@ func (s *Server) cmDevice(name string) (*Device, error) {
 	}
 	s.cmDevs[name] = d
 	return d, nil
-}
-
-// Serve accepts control connections until ctx ends or the listener fails.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-	}()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.session(c)
-		}()
-	}
-}
-
-func (s *Server) session(nc net.Conn) {
-	c := proto.NewConn(nc, ctrlTimeout)
-	defer c.Close()
-	peer := c.RemoteAddr().String()
-	var h proto.Hello
-	if err := c.Recv(proto.MsgHello, &h); err != nil {
-		s.log.Printf("client %s: %v", peer, err)
-		return
-	}
-	if h.Version != proto.Version {
-		err := fmt.Errorf("protocol version mismatch: client %d, server %d", h.Version, proto.Version)
-		c.SendError(err)
-		s.log.Printf("client %s: %v", peer, err)
-		return
-	}
-	if !s.busy.TryLock() {
-		c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
-		s.log.Printf("client %s: refused, busy", peer)
-		return
-	}
-	defer s.busy.Unlock()
-	dev, err := s.sessionDevice(c)
-	if err != nil {
-		c.SendError(err)
-		s.log.Printf("client %s: %v", peer, err)
-		return
-	}
-	ack := proto.HelloAck{Version: proto.Version, Device: s.deviceName()}
-	ack.Host, _ = os.Hostname()
-	if dev != nil {
-		ack.Device = dev.Ctx.Name()
-	}
-	if env, _, err := sideEnv(dev, c.LocalAddr(), serverCPU(s.cfg.CPUs, 0)); err == nil {
-		ack.Env, _ = json.Marshal(env)
-	}
-	if err := c.Send(proto.MsgHelloAck, ack); err != nil {
-		s.log.Printf("client %s: %v", peer, err)
-		return
-	}
-	if dev != nil {
-		s.log.Printf("client %s (%s) connected; device %s port %d (%s), GID %d (%s)", peer, h.Host, dev.Ctx.Name(), dev.Port.Port,
-			dev.Reason, dev.GID.Index, dev.GIDReason)
-	} else {
-		s.log.Printf("client %s (%s) connected; TCP tests only", peer, h.Host)
-	}
-	for {
-		t, payload, err := c.RecvAny(sessionIdle)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				s.log.Printf("client %s: disconnected", peer)
-			} else {
-				s.log.Printf("client %s: %v", peer, err)
-			}
-			return
-		}
-		switch t {
-		case proto.MsgBye:
-			s.log.Printf("client %s: done", peer)
-			return
-		case proto.MsgTest:
-			var spec Spec
-			if err := c.Decode(t, payload, &spec); err != nil {
-				c.SendError(err)
-				return
-			}
-			if err := spec.Validate(); err != nil {
-				s.log.Printf("client %s: bad test: %v", peer, err)
-				if !spec.RDMACM { // the client's QP info follows: stay in step
-					if _, _, err := c.RecvAny(ctrlTimeout); err != nil {
-						return
-					}
-				}
-				c.SendError(fmt.Errorf("bad test parameters: %w", err))
-				continue
-			}
-			if err := s.runTest(c, dev, spec); err != nil {
-				s.log.Printf("client %s: %s: %v", peer, spec.Name(), err)
-				var pe *proto.Error
-				if errors.As(err, &pe) || errors.Is(err, io.EOF) {
-					return // the connection is gone
-				}
-				c.SendError(err)
-				continue
-			}
-			s.log.Printf("client %s: %s done", peer, spec.Name())
-		default:
-			c.SendError(fmt.Errorf("unexpected %s message", t))
-			return
-		}
-	}
 }
 
 // sessionDevice picks the GID for this connection's local address.
@@ -247,6 +169,8 @@ func (s *Server) sessionDevice(c *proto.Conn) (*Device, error) {
 
 // routeDevice opens (once) the device and port a client's route chose.
 func (s *Server) routeDevice(name string, port int) (*Device, error) {
+	s.devMu.Lock()
+	defer s.devMu.Unlock()
 	key := fmt.Sprintf("%s/%d", name, port)
 	if d := s.routeDevs[key]; d != nil {
 		return d, nil

@@ -150,6 +150,8 @@ func (s *Server) runTCPTest(c *proto.Conn, spec Spec) error {
 		<-done
 		return err
 	}
+	stopBeat := heartbeat(c) // until the result or error: the client's watch
+	defer stopBeat()
 	var end proto.Ready
 	msgs := awaitEnd(c, &end)
 	var loopErr error
@@ -168,6 +170,7 @@ func (s *Server) runTCPTest(c *proto.Conn, spec Spec) error {
 			// why, then wait for its end.
 			eng.Close()
 			dc.Close()
+			stopBeat()
 			return reportLoopError(c, loopErr, msgs)
 		}
 		if err := <-msgs; err != nil {
@@ -194,6 +197,7 @@ func (s *Server) runTCPTest(c *proto.Conn, spec Spec) error {
 	if loopErr != nil {
 		res.Error = loopErr.Error()
 	}
+	stopBeat()
 	if err := c.Send(proto.MsgResult, res); err != nil {
 		return err
 	}
@@ -224,6 +228,8 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.R
 	if err := checkTCPSpec(spec); err != nil {
 		return result.Result{}, err
 	}
+	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() }) // as in Client.Run
+	defer stopSetup()
 	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
 		return result.Result{}, err
 	}
@@ -263,8 +269,14 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.R
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err
 	}
-	defer context.AfterFunc(ctx, eng.Abort)()
-	stopHeartbeat := cl.heartbeat()
+	if !stopSetup() {
+		return result.Result{}, context.Cause(ctx)
+	}
+	ab := newTestAbort(eng)
+	defer ab.disarm() // before eng.Close (deferred earlier)
+	w := cl.watchServer(ab)
+	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
+	stopHeartbeat := heartbeat(cl.c)
 	var res result.Result
 	var total int64
 	if spec.Mode == result.ModeLat {
@@ -274,7 +286,7 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.R
 	}
 	dc.CloseWrite() // the end of the stream: the server's loop returns
 	stopHeartbeat()
-	if _, err := cl.finishTest(total, err); err != nil {
+	if _, err := cl.finishTest(w, ab, total, err); err != nil {
 		return result.Result{}, err
 	}
 	return res, nil

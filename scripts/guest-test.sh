@@ -181,8 +181,8 @@ set +e
 wait $ipid; rc=$?
 set -e
 tail -3 /tmp/int.txt
-[ $rc != 0 ] && grep -q 'interrupted during send lat' /tmp/int.txt && grep -q '"op": "write"' /tmp/int.json \
-	|| fail "SIGINT: exit $rc"
+[ $rc = 130 ] && grep -q 'interrupted during send lat' /tmp/int.txt && grep -q '"op": "write"' /tmp/int.json \
+	&& grep -q '"partial": true' /tmp/int.json || fail "SIGINT: exit $rc (want 130 and JSON with \"partial\": true)"
 
 echo "=== server survives a client killed mid-test"
 rdmabench server --bind 127.0.0.1 -p 18600 2>/tmp/server.log &

@@ -18,6 +18,7 @@ readonly PACKAGES=(
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils
   rdmacm-utils perftest iproute2
   xz-utils zstd gzip util-linux coreutils ca-certificates gcc libc6-dev make git jq
+  mpich dropbear-bin openssh-client
 )
 
 usage() {

@@ -450,6 +450,8 @@ vm_write_cmd() {
 # vm_write_init RUNDIR: the guest's /init. Uses token, outdir (non-empty: send /out
 # back), siw_mode (off|auto|require), and for vm-pair.sh pair_self (1 or 2: eth0
 # gets $PAIR_NET.N and rxe2) and pair_name (a|b); pair_self empty for one guest.
+# vm-mesh.sh also sets pair_peer (RDMABENCH_PEER: guest 1's address) and init_extra
+# (sh text run after the wire is up).
 vm_write_init() {
   local run=$1
   # Markers are assembled at run time so that the init script's text (if CMD prints it)
@@ -495,7 +497,7 @@ until grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state 2>/dev/null && [ -
 done
 EOF
   if [[ -n ${pair_self:-} ]]; then
-    local addr=$PAIR_NET.$pair_self peer=$PAIR_NET.$((3 - pair_self))
+    local addr=$PAIR_NET.$pair_self peer=${pair_peer:-$PAIR_NET.$((3 - pair_self))}
     cat >>"$run/init" <<EOF
 # The wire to the other guest (vm-pair.sh): virtio-net eth0, rxe2 on it.
 for m in \$(cat /etc/rdmabench-modules-net); do
@@ -525,6 +527,8 @@ httpd -p $addr:$PAIR_FLAG_PORT -h /tmp/pair-flags || fail "flag server (httpd) o
 export RDMABENCH_GUEST=$pair_name RDMABENCH_ADDR=$addr RDMABENCH_PEER=$peer RDMABENCH_FLAG_PORT=$PAIR_FLAG_PORT
 EOF
   fi
+  # vm-mesh.sh: its own setup (host names, the ssh agent), after the wire is up.
+  [[ -z ${init_extra:-} ]] || printf '%s\n' "$init_extra" >>"$run/init"
   if [[ $siw_mode != off ]]; then
     cat >>"$run/init" <<EOF
 # soft-iWARP: siw1 on its own dummy1 (sharing a netdev with rxe would let rdma_cm

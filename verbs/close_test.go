@@ -30,6 +30,7 @@ func TestCloseNil(t *testing.T) {
 		(*MROpLoop)(nil),
 		(*EventChannel)(nil),
 		(*CMID)(nil),
+		(*AsyncWatcher)(nil),
 	}
 	var tested []string
 	for _, c := range closers {

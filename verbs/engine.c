@@ -292,6 +292,10 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 		return RB_FULL;
 	for (uint64_t i = 0; i < n; i++) {
 		int64_t t0, t1, intended = 0;
+		// each iteration: a passive peer (READ, atomics) answers before a
+		// wait's periodic check comes round, so the waits alone may never see it
+		if (rb_aborted(&e->ctl))
+			return RB_ABORTED;
 		if (e->interval_ns > 0) { // open loop: wait for the intended send time
 			if (e->next_intended == 0)
 				e->next_intended = e->first_intended = rb_now_ns();
@@ -462,6 +466,10 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 			idle_since = now;
 			if (e->completed >= e->target_posts)
 				return RB_OK;
+			// completions keep coming from a passive peer's device (WRITE,
+			// READ) even when the peer is gone or stopped: check here too
+			if (rb_aborted(&e->ctl))
+				return RB_ABORTED;
 			if (e->nsamples + 16 > e->cap)
 				return RB_FULL;
 			if (now >= until_ns)
@@ -498,6 +506,8 @@ int rb_bw_server(rb_engine *e) {
 				RB_TRY(post_recv1(e));
 			}
 			idle_since = 0;
+			if (rb_aborted(&e->ctl))
+				return RB_ABORTED;
 		}
 		if (rb_stop_reached(&e->ctl, e->iter))
 			return RB_OK;

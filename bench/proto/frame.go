@@ -8,8 +8,11 @@ import (
 )
 
 // Version is the control protocol version this package speaks. A frame
-// with another version is rejected with a *VersionError.
-const Version = 1
+// with another version is rejected with a *VersionError. Version 2 added
+// the authentication messages (MsgChallenge, MsgAuth) and the rdma_cm
+// token; version 3 has the server send heartbeats while a test runs, as
+// the client does.
+const Version = 3
 
 // Magic starts every control frame: "RDMB" in ASCII, big-endian.
 const Magic uint32 = 0x52444D42
@@ -32,29 +35,33 @@ type MsgType uint16
 // Message types. The payload structs are defined by the callers; the comment
 // says who sends what.
 const (
-	MsgHello    MsgType = iota + 1 // client -> server: version, tool, host
-	MsgHelloAck                    // server -> client
-	MsgTest                        // client -> server: parameters of one test
-	MsgQPInfo                      // both ways: QP numbers, PSN, GID, rkey, address, length
-	MsgReady                       // barrier: both ways
-	MsgResult                      // server -> client or client -> server: measured data
-	MsgError                       // either way: a RemoteError payload, the peer gives up on the current test
-	MsgBye                         // client -> server: session over
-	MsgVerify                      // both ways: one message of a test's --verify pass
+	MsgHello     MsgType = iota + 1 // client -> server: version, tool, host
+	MsgHelloAck                     // server -> client
+	MsgTest                         // client -> server: parameters of one test
+	MsgQPInfo                       // both ways: QP numbers, PSN, GID, rkey, address, length
+	MsgReady                        // barrier: both ways
+	MsgResult                       // server -> client or client -> server: measured data
+	MsgError                        // either way: a RemoteError payload, the peer gives up on the current test
+	MsgBye                          // client -> server: session over
+	MsgVerify                       // both ways: one message of a test's --verify pass
+	MsgChallenge                    // server -> client: the server's nonce (a server with a key)
+	MsgAuth                         // client -> server: the client's proof of the key
 
 	msgTypeEnd // one past the last known type
 )
 
 var msgTypeNames = [...]string{
-	MsgHello:    "hello",
-	MsgHelloAck: "hello-ack",
-	MsgTest:     "test",
-	MsgQPInfo:   "qp-info",
-	MsgReady:    "ready",
-	MsgResult:   "result",
-	MsgError:    "error",
-	MsgBye:      "bye",
-	MsgVerify:   "verify",
+	MsgHello:     "hello",
+	MsgHelloAck:  "hello-ack",
+	MsgTest:      "test",
+	MsgQPInfo:    "qp-info",
+	MsgReady:     "ready",
+	MsgResult:    "result",
+	MsgError:     "error",
+	MsgBye:       "bye",
+	MsgVerify:    "verify",
+	MsgChallenge: "challenge",
+	MsgAuth:      "auth",
 }
 
 // String returns the lowercase name used in error messages ("ready",

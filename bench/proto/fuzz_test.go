@@ -20,15 +20,15 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add(protoMustFrame(f, MsgReady, nil))
 	f.Add(append(protoMustFrame(f, MsgBye, nil), valid...)) // two frames
 	f.Add([]byte{})
-	f.Add(valid[:5])                                            // truncated header
-	f.Add(valid[:len(valid)-3])                                 // truncated payload
-	f.Add(protoHeader(Magic, 1, uint16(MsgResult), 0xFFFFFFFF)) // oversized
-	f.Add(protoHeader(Magic, 1, uint16(MsgResult), MaxPayload))
-	f.Add(protoHeader(0x52444D43, 1, 1, 0)) // bad magic
+	f.Add(valid[:5])                                                  // truncated header
+	f.Add(valid[:len(valid)-3])                                       // truncated payload
+	f.Add(protoHeader(Magic, Version, uint16(MsgResult), 0xFFFFFFFF)) // oversized
+	f.Add(protoHeader(Magic, Version, uint16(MsgResult), MaxPayload))
+	f.Add(protoHeader(0x52444D43, Version, 1, 0)) // bad magic
 	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
-	f.Add(protoHeader(Magic, 2, 1, 0)) // wrong version
-	f.Add(protoHeader(Magic, 1, 0, 0)) // unknown types
-	f.Add(protoHeader(Magic, 1, 10, 3))
+	f.Add(protoHeader(Magic, Version+1, 1, 0)) // wrong version
+	f.Add(protoHeader(Magic, Version, 0, 0))   // unknown types
+	f.Add(protoHeader(Magic, Version, 10, 3))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		typ, payload, err := ReadFrame(bytes.NewReader(data))

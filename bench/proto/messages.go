@@ -9,15 +9,46 @@ type Hello struct {
 	Version int    `json:"version"`
 	Tool    string `json:"tool"`
 	Host    string `json:"host"`
+	// Auth is the authentication the client offers: AuthHMAC when it has a
+	// key, "" when it has none.
+	Auth string `json:"auth,omitempty"`
+	// Nonce is the client's fresh random nonce (NonceLen bytes) when Auth is
+	// set.
+	Nonce []byte `json:"nonce,omitempty"`
 }
 
-// HelloAck answers Hello with the server's device.
+// AuthHMAC names the challenge-response over a shared key: HMAC-SHA256 of
+// a domain-separation label and both nonces (the key never travels).
+const AuthHMAC = "hmac-sha256"
+
+// NonceLen is the length of each side's nonce, bytes.
+const NonceLen = 32
+
+// MACLen is the length of an HMAC-SHA256 proof, bytes.
+const MACLen = 32
+
+// Challenge is a keyed server's answer to Hello: its own nonce. The client
+// answers with Auth.
+type Challenge struct {
+	Auth  string `json:"auth"`  // AuthHMAC
+	Nonce []byte `json:"nonce"` // NonceLen bytes
+}
+
+// Auth is the client's proof that it holds the key (after Challenge).
+type Auth struct {
+	MAC []byte `json:"mac"` // MACLen bytes
+}
+
+// HelloAck answers Hello (or, with a key, Auth) with the server's device.
 type HelloAck struct {
 	Version int    `json:"version"`
 	Host    string `json:"host"`
 	Device  string `json:"device"`
 	// Env is the server's environment for this session (a result.Env).
 	Env json.RawMessage `json:"env,omitempty"`
+	// Proof is the server's proof that it holds the key too (MACLen bytes),
+	// when the session is authenticated.
+	Proof []byte `json:"proof,omitempty"`
 }
 
 // QPInfo is what a peer needs to reach a QP and its target buffer.
@@ -49,12 +80,18 @@ type QPInfo struct {
 	// connections of an rdma_cm test (Spec.RDMACM); QPN and PSN are then 0.
 	CMAddr string `json:"cm_addr,omitempty"`
 	CMPort int    `json:"cm_port,omitempty"`
+	// CMToken is the test's random token (CMTokenLen bytes): the server's
+	// rdma_cm listener accepts only connection requests that carry it.
+	CMToken []byte `json:"cm_token,omitempty"`
 }
+
+// CMTokenLen is the length of an rdma_cm test's token, bytes.
+const CMTokenLen = 16
 
 // Phases of Ready messages.
 const (
 	PhaseStart = "start" // server: my side is connected and running
-	PhaseAlive = "alive" // client: heartbeat while the test runs
+	PhaseAlive = "alive" // both sides: heartbeat while the test runs (server: from its start to its result)
 	PhaseEnd   = "end"   // client: done; Total is the iteration count including warm-up
 
 	// The barrier of a bidirectional test (Spec.Bidirectional), where both

@@ -147,7 +147,7 @@ func TestProtoMsgTypeString(t *testing.T) {
 		{"bye", MsgBye, "bye"},
 		{"verify", MsgVerify, "verify"},
 		{"zero", 0, "MsgType(0)"},
-		{"unknown", 10, "MsgType(10)"},
+		{"unknown", 12, "MsgType(12)"},
 		{"max", 0xffff, "MsgType(65535)"},
 	}
 	for _, tt := range tests {
@@ -164,7 +164,7 @@ func TestProtoAppendFrame(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AppendFrame: %v", err)
 	}
-	want := []byte("xyRDMB\x00\x01\x00\x05\x00\x00\x00\x02{}")
+	want := []byte("xyRDMB\x00\x03\x00\x05\x00\x00\x00\x02{}") // version 3
 	if !bytes.Equal(got, want) {
 		t.Fatalf("unexpected frame:\n- want: %q\n-  got: %q", want, got)
 	}
@@ -179,7 +179,7 @@ func TestProtoAppendFrame(t *testing.T) {
 		{"max payload", MsgResult, MaxPayload, nil, ""},
 		{"too large", MsgResult, MaxPayload + 1, ErrTooLarge, "1048577 bytes, limit 1048576"},
 		{"type zero", 0, 0, ErrUnknownType, "unknown message type 0"},
-		{"type unknown", 10, 2, ErrUnknownType, "unknown message type 10"},
+		{"type unknown", 12, 2, ErrUnknownType, "unknown message type 12"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,15 +252,15 @@ func TestReadFrameErrors(t *testing.T) {
 		{"truncated header 11", valid[:11], io.ErrUnexpectedEOF, "after 11 of 12 bytes", false},
 		{"header only", valid[:12], io.ErrUnexpectedEOF, "read test payload: unexpected EOF after 0 of 14 bytes", false},
 		{"truncated payload", valid[:len(valid)-1], io.ErrUnexpectedEOF, "after 13 of 14 bytes", false},
-		{"oversized max uint32", protoHeader(Magic, 1, uint16(MsgResult), 0xFFFFFFFF), ErrTooLarge, "4294967295 bytes, limit 1048576", false},
-		{"oversized by one", protoHeader(Magic, 1, uint16(MsgResult), MaxPayload+1), ErrTooLarge, "1048577 bytes, limit 1048576", false},
-		{"bad magic", protoHeader(0x52444D43, 1, 1, 0), ErrBadMagic, `bad magic 0x52444d43 ("RDMC"), want 0x52444d42 ("RDMB")`, false},
+		{"oversized max uint32", protoHeader(Magic, Version, uint16(MsgResult), 0xFFFFFFFF), ErrTooLarge, "4294967295 bytes, limit 1048576", false},
+		{"oversized by one", protoHeader(Magic, Version, uint16(MsgResult), MaxPayload+1), ErrTooLarge, "1048577 bytes, limit 1048576", false},
+		{"bad magic", protoHeader(0x52444D43, Version, 1, 0), ErrBadMagic, `bad magic 0x52444d43 ("RDMC"), want 0x52444d42 ("RDMB")`, false},
 		{"http client", []byte("GET / HTTP/1.1\r\n\r\n"), ErrBadMagic, `"GET "`, false},
-		{"version 2", protoHeader(Magic, 2, 1, 0), ErrVersion, "peer speaks protocol version 2, this side speaks version 1", false},
+		{"version+1", protoHeader(Magic, Version+1, 1, 0), ErrVersion, fmt.Sprintf("peer speaks protocol version %d, this side speaks version %d", Version+1, Version), false},
 		{"version 0", protoHeader(Magic, 0, 1, 0), ErrVersion, "version 0", false},
-		{"type 0", protoHeader(Magic, 1, 0, 0), ErrUnknownType, "unknown message type 0", false},
-		{"type 10", protoHeader(Magic, 1, 10, 0), ErrUnknownType, "unknown message type 10", false},
-		{"type 65535", protoHeader(Magic, 1, 0xffff, 5), ErrUnknownType, "unknown message type 65535", false},
+		{"type 0", protoHeader(Magic, Version, 0, 0), ErrUnknownType, "unknown message type 0", false},
+		{"type 12", protoHeader(Magic, Version, 12, 0), ErrUnknownType, "unknown message type 12", false},
+		{"type 65535", protoHeader(Magic, Version, 0xffff, 5), ErrUnknownType, "unknown message type 65535", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,9 +318,9 @@ func TestReadFrameAllocation(t *testing.T) {
 		max  uint64 // bytes
 	}{
 		// Rejected before any payload allocation.
-		{"length 0xFFFFFFFF", protoHeader(Magic, 1, uint16(MsgResult), 0xFFFFFFFF), 16 << 10},
+		{"length 0xFFFFFFFF", protoHeader(Magic, Version, uint16(MsgResult), 0xFFFFFFFF), 16 << 10},
 		// Announces 1 MiB but sends 10 bytes: only the first chunk is allocated.
-		{"short 1 MiB", append(protoHeader(Magic, 1, uint16(MsgResult), MaxPayload), "0123456789"...), payloadChunk + 16<<10},
+		{"short 1 MiB", append(protoHeader(Magic, Version, uint16(MsgResult), MaxPayload), "0123456789"...), payloadChunk + 16<<10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -614,9 +614,9 @@ func TestConnRejectsMalformed(t *testing.T) {
 		wantErr error
 	}{
 		{"bad magic", []byte("SSH-2.0-OpenSSH_9.2\r\n"), ErrBadMagic},
-		{"version", protoHeader(Magic, 2, 1, 0), ErrVersion},
-		{"too large", protoHeader(Magic, 1, 1, 0xFFFFFFFF), ErrTooLarge},
-		{"unknown type", protoHeader(Magic, 1, 42, 0), ErrUnknownType},
+		{"version", protoHeader(Magic, Version+1, 1, 0), ErrVersion},
+		{"too large", protoHeader(Magic, Version, 1, 0xFFFFFFFF), ErrTooLarge},
+		{"unknown type", protoHeader(Magic, Version, 42, 0), ErrUnknownType},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -294,6 +294,12 @@ func WriteBandwidthTableSides(w io.Writer, results []result.Result, unit string,
 	if perOp {
 		b.WriteString(perOpBWNote + "\n")
 	}
+	for _, r := range results {
+		if r.RateLimit != nil && r.RateLimit.AppliesTo == "measured" {
+			fmt.Fprintf(&b, "%s %s %dB: the client's sending was paced at %.0f messages/s in the C loop (--limit-bw, --limit-msgrate)\n",
+				r.Op, r.Mode, r.SizeBytes, r.RateLimit.MsgsPerSec)
+		}
+	}
 	if na {
 		b.WriteString(LatencyNA + "\n")
 	}

@@ -32,6 +32,9 @@ type Document struct {
 	ServerEnv *Env     `json:"server_environment,omitempty"`
 	Results   []Result `json:"results"`
 	Warnings  []string `json:"warnings,omitempty"`
+	// Partial marks a run that ended before its last test (a failure, a
+	// signal, --run-timeout): Results holds the tests that finished.
+	Partial bool `json:"partial,omitempty"`
 	// PeakRSSBytes is the process's peak resident set size at the end of
 	// the run (getrusage ru_maxrss), bytes.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`

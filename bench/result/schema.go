@@ -1,7 +1,8 @@
 // Package result holds the JSON Schemas (draft 2020-12) of rdmabench's JSON
 // documents and validates documents against them: schema.json for the
 // result document of `rdmabench loopback|run --json` and mr.schema.json for
-// the document of `rdmabench mr --json`.
+// the document of `rdmabench mr --json`, mesh.schema.json for the document
+// of `rdmabench mesh --json`.
 package result
 
 import (
@@ -26,21 +27,24 @@ var (
 	SchemaJSON []byte
 	//go:embed mr.schema.json
 	MRSchemaJSON []byte
+	//go:embed mesh.schema.json
+	MeshSchemaJSON []byte
 )
 
 const (
 	schemaURL   = "https://github.com/rdmabench/rdmabench/bench/result/schema.json"
 	mrSchemaURL = "https://github.com/rdmabench/rdmabench/bench/result/mr.schema.json"
+	meshURL     = "https://github.com/rdmabench/rdmabench/bench/result/mesh.schema.json"
 )
 
-type schemas struct{ doc, mr *jsonschema.Schema }
+type schemas struct{ doc, mr, mesh *jsonschema.Schema }
 
 // compiled compiles both schemas once. date-time formats are asserted.
 var compiled = sync.OnceValues(func() (schemas, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	for url, b := range map[string][]byte{schemaURL: SchemaJSON, mrSchemaURL: MRSchemaJSON} {
+	for url, b := range map[string][]byte{schemaURL: SchemaJSON, mrSchemaURL: MRSchemaJSON, meshURL: MeshSchemaJSON} {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			return schemas{}, fmt.Errorf("result: schema %s: %w", url, err)
@@ -56,6 +60,9 @@ var compiled = sync.OnceValues(func() (schemas, error) {
 	}
 	if s.mr, err = c.Compile(mrSchemaURL); err != nil {
 		return schemas{}, fmt.Errorf("result: compile mr.schema.json: %w", err)
+	}
+	if s.mesh, err = c.Compile(meshURL); err != nil {
+		return schemas{}, fmt.Errorf("result: compile mesh.schema.json: %w", err)
 	}
 	return s, nil
 })
@@ -97,9 +104,23 @@ func IsMRDocument(data []byte) bool {
 	return ok
 }
 
-// Validate checks data against mr.schema.json when IsMRDocument says it is
-// an `rdmabench mr` document, against schema.json otherwise.
+// ValidateMeshDocument checks data, an `rdmabench mesh` document
+// (MeshDocument), against mesh.schema.json, as ValidateDocument does.
+func ValidateMeshDocument(data []byte) error {
+	s, err := compiled()
+	if err != nil {
+		return err
+	}
+	return validate(s.mesh, data)
+}
+
+// Validate checks data against mesh.schema.json when IsMeshDocument says it
+// is a mesh document, against mr.schema.json when IsMRDocument says it is an
+// `rdmabench mr` document, against schema.json otherwise.
 func Validate(data []byte) error {
+	if IsMeshDocument(data) {
+		return ValidateMeshDocument(data)
+	}
 	if IsMRDocument(data) {
 		return ValidateMRDocument(data)
 	}

@@ -47,6 +47,9 @@ var goTypes = []struct{ name, file, def string }{
 	{"mr.Ops", "mr.schema.json", "Ops"},
 	{"mr.OpResult", "mr.schema.json", "OpResult"},
 	{"ODPCaps", "mr.schema.json", "ODPCaps"},
+	{"MeshDocument", "mesh.schema.json", ""},
+	{"MeshRank", "mesh.schema.json", "MeshRank"},
+	{"MeshPair", "mesh.schema.json", "MeshPair"},
 }
 
 // namedDefs are the Go types with their own JSON form (MarshalJSON,

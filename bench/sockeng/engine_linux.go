@@ -83,8 +83,31 @@ type Config struct {
 type Engine struct {
 	e      *C.rb_sock
 	cfg    Config
-	mu     sync.Mutex // orders SetStop and Abort (any goroutine) before Close
+	mu     sync.Mutex // orders SetStop, Abort and the accessors (any goroutine) with Close
 	closed bool
+	loops  sync.WaitGroup // loops running: Close aborts them and waits before it frees
+}
+
+// errClosed is what a loop started after Close returns.
+var errClosed = errors.New("sockeng: engine closed")
+
+// enter registers a loop about to run; it fails after Close. Pair it with
+// g.loops.Done.
+func (g *Engine) enter() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return errClosed
+	}
+	g.loops.Add(1)
+	return nil
+}
+
+// state is the C state, or nil after Close.
+func (g *Engine) state() *C.rb_sock {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.e
 }
 
 // maxSize is the largest message an Engine sends, bytes.
@@ -176,16 +199,29 @@ func Now() int64 { return int64(C.rb_now_ns()) }
 func (g *Engine) Size() int { return g.cfg.Size }
 
 // ResetSamples empties the sample buffer.
-func (g *Engine) ResetSamples() { g.e.nsamples = 0 }
+func (g *Engine) ResetSamples() {
+	if e := g.state(); e != nil {
+		e.nsamples = 0
+	}
+}
 
 // Samples is a view of the samples collected since the last ResetSamples,
 // ns, in C memory: valid until the next call on the engine.
 func (g *Engine) Samples() []uint64 {
-	return unsafe.Slice((*uint64)(unsafe.Pointer(g.e.samples)), int(g.e.nsamples))
+	e := g.state()
+	if e == nil {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(e.samples)), int(e.nsamples))
 }
 
 // Capacity is the sample buffer's size, entries.
-func (g *Engine) Capacity() int { return int(g.e.cap) }
+func (g *Engine) Capacity() int {
+	if e := g.state(); e != nil {
+		return int(e.cap)
+	}
+	return 0
+}
 
 // LatClient runs n ping-pong iterations in one C call: it sends Size bytes,
 // reads Size bytes back, and appends the round trip (ns) to the sample
@@ -194,6 +230,10 @@ func (g *Engine) LatClient(n int) error {
 	if n <= 0 {
 		return nil
 	}
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.loops.Done()
 	if int(g.e.nsamples)+n > int(g.e.cap) {
 		return fmt.Errorf("sockeng: %d iterations do not fit the %d-sample buffer (%d used)", n, int(g.e.cap), int(g.e.nsamples))
 	}
@@ -204,6 +244,10 @@ func (g *Engine) LatClient(n int) error {
 // Abort, an error, or the timeout passes without a byte. The peer's close
 // is a *PeerClosedError; Boundary is set when it came between iterations.
 func (g *Engine) LatServer() error {
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.loops.Done()
 	return g.err(C.rbs_lat_server(g.e), "TCP latency responder", true, g.Iterations())
 }
 
@@ -230,10 +274,21 @@ func (g *Engine) Abort() {
 
 // Iterations is the number of ping-pong iterations done, or of whole
 // messages received by a bandwidth receiver.
-func (g *Engine) Iterations() uint64 { return uint64(g.e.iter) }
+// After Close it is 0.
+func (g *Engine) Iterations() uint64 {
+	if e := g.state(); e != nil {
+		return uint64(e.iter)
+	}
+	return 0
+}
 
 // Received is the payload a bandwidth receiver got, bytes.
-func (g *Engine) Received() uint64 { return uint64(g.e.bytes) }
+func (g *Engine) Received() uint64 {
+	if e := g.state(); e != nil {
+		return uint64(e.bytes)
+	}
+	return 0
+}
 
 // BWPhase starts a bandwidth phase of msgs messages, or OpenEnded: it
 // sends the phase header and resets Written and Span.
@@ -241,6 +296,10 @@ func (g *Engine) BWPhase(msgs uint64) error {
 	if msgs == 0 {
 		return errors.New("sockeng: a bandwidth phase needs at least one message")
 	}
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.loops.Done()
 	return g.err(C.rbs_bw_phase(g.e, C.uint64_t(msgs)), "TCP bandwidth sender", false, g.Written())
 }
 
@@ -248,6 +307,10 @@ func (g *Engine) BWPhase(msgs uint64) error {
 // the engine clock passes until (ns, see Now), or the sample buffer is full
 // (full=true). Each message appends the time its send calls took (ns).
 func (g *Engine) BWClient(until int64) (full bool, err error) {
+	if err := g.enter(); err != nil {
+		return false, err
+	}
+	defer g.loops.Done()
 	rc := C.rbs_bw_client(g.e, C.int64_t(until))
 	if rc == C.RB_FULL {
 		return true, nil
@@ -256,13 +319,22 @@ func (g *Engine) BWClient(until int64) (full bool, err error) {
 }
 
 // Written is the number of messages written in the current phase.
-func (g *Engine) Written() uint64 { return uint64(g.e.written) }
+func (g *Engine) Written() uint64 {
+	if e := g.state(); e != nil {
+		return uint64(e.written)
+	}
+	return 0
+}
 
 // BWFinish ends the phase and waits for the receiver's acknowledgement of
 // its last byte. A counted phase must be complete (Written equals its
 // count); an open-ended one is ended by shutting down the sending side, so
 // it is the stream's last.
 func (g *Engine) BWFinish() error {
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.loops.Done()
 	if t := uint64(g.e.target); t != OpenEnded && uint64(g.e.written) != t {
 		return fmt.Errorf("sockeng: bandwidth phase of %d messages finished after %d", t, uint64(g.e.written))
 	}
@@ -271,28 +343,43 @@ func (g *Engine) BWFinish() error {
 
 // Span is the phase's first send and the arrival of the receiver's
 // acknowledgement (engine clock, ns), once BWFinish returned.
-func (g *Engine) Span() (first, last int64) { return int64(g.e.t_first), int64(g.e.t_last) }
+func (g *Engine) Span() (first, last int64) {
+	if e := g.state(); e != nil {
+		return int64(e.t_first), int64(e.t_last)
+	}
+	return 0, 0
+}
 
 // BWServer receives bandwidth phases, acknowledging each one's last byte,
 // until an open-ended phase ends or the sender closes between phases; an
 // EOF inside a phase is a *PeerClosedError.
 func (g *Engine) BWServer() error {
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.loops.Done()
 	return g.err(C.rbs_bw_server(g.e), "TCP bandwidth receiver", false, g.Iterations())
 }
 
 // Close closes the engine's descriptor (not the connection: close that too)
-// and frees the C state. Idempotent; nil on a nil *Engine. Call it when no
-// loop runs.
+// and frees the C state. A loop still running is aborted first, and Close
+// waits for it to return (within 100 ms); later calls return an error, and
+// the accessors return zeros. Idempotent; nil on a nil *Engine.
 func (g *Engine) Close() error {
 	if g == nil {
 		return nil
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.closed {
+		g.mu.Unlock()
 		return nil
 	}
 	g.closed = true
+	C.rb_ctl_abort(&g.e.ctl)
+	g.mu.Unlock()
+	g.loops.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	C.rbs_close(g.e)
 	C.free(unsafe.Pointer(g.e.buf))
 	C.free(unsafe.Pointer(g.e.rbuf))

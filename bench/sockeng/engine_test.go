@@ -347,3 +347,45 @@ func TestBadInputs(t *testing.T) {
 		t.Errorf("(*Engine)(nil).Close() = %v, want nil", err)
 	}
 }
+
+// TestCloseWhileRunning: Close aborts a running loop and waits for it before
+// it frees the engine; afterwards the accessors read zeros and loops fail
+// (a test that gave up on a loop closes the engine under it).
+func TestCloseWhileRunning(t *testing.T) {
+	_, sc := tcpPair(t)
+	g, err := NewEngine(sc, Config{Size: 64, Samples: 16, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := async(func() error {
+		err := g.LatServer() // the peer sends nothing: it waits until aborted
+		g.Iterations()       // what the error path reads
+		return err
+	})
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	if err := waitErr(t, done, time.Second); !errors.Is(err, ErrAborted) {
+		t.Errorf("loop under Close: %v, want ErrAborted", err)
+	}
+	if g.Iterations() != 0 || g.Written() != 0 || g.Received() != 0 || g.Samples() != nil || g.Capacity() != 0 {
+		t.Error("accessors after Close are not zero")
+	}
+	if f, l := g.Span(); f != 0 || l != 0 {
+		t.Error("Span after Close is not zero")
+	}
+	g.ResetSamples()
+	g.SetStop(1)
+	g.Abort()
+	if err := g.LatServer(); err == nil {
+		t.Error("a loop after Close ran")
+	}
+	if _, err := g.BWClient(0); err == nil {
+		t.Error("BWClient after Close ran")
+	}
+}

@@ -19,6 +19,8 @@ const compareUsage = `Usage:
 
 Lines up the tests (op, mode, size) of rdmabench JSON results side by side, one
 column per file; each column after the first shows its ratio to the first.
+Mesh documents (rdmabench mesh --json) compare pair by pair: one table per
+pair, and the gate names every pair that regressed or failed.
 With --baseline, also checks NEW.json against BASE.json and exits 1 on a
 regression beyond --max-regress, or when a port counter of a test of NEW.json
 moved more than --max-counter allows. When both files ran each test several
@@ -116,6 +118,15 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	if stdin > 1 {
 		return usageError{errors.New("only one file can be - (stdin)")}
+	}
+	if meshes := countMesh(paths); meshes > 0 {
+		if meshes != len(paths) {
+			return usageError{fmt.Errorf("%d of %d files are mesh documents: compare mesh documents only with mesh documents", meshes, len(paths))}
+		}
+		if *format == "gobench" {
+			return usageError{errors.New("mesh documents compare as tables (table format), not gobench")}
+		}
+		return compareMesh(paths, gate, limits, mets, *unit, stdout)
 	}
 	docs := make([]*result.Document, len(paths))
 	for i, p := range paths {
@@ -222,4 +233,51 @@ func compareNoise(paths, metrics []string, unit string, stdout io.Writer) error 
 		}
 	}
 	return compare.Noise(docs, metrics).Write(stdout, unit)
+}
+
+// countMesh counts the mesh documents among paths (stdin is never one).
+func countMesh(paths []string) int {
+	n := 0
+	for _, p := range paths {
+		if isMeshFile(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// compareMesh is compare for mesh documents: a table per pair, and with
+// gate the pair-by-pair gate (exit 1 naming the regressed pairs).
+func compareMesh(paths []string, gate bool, limits map[string]float64, mets []string, unit string, stdout io.Writer) error {
+	docs := make([]*result.MeshDocument, len(paths))
+	for i, p := range paths {
+		var err error
+		if docs[i], err = result.ReadMeshFile(p); err != nil {
+			return err
+		}
+	}
+	if err := compare.WriteMeshTables(stdout, docs, runNames(paths), mets, unit); err != nil {
+		return err
+	}
+	if !gate {
+		return nil
+	}
+	g := compare.GateMesh(docs[0], docs[1], limits)
+	for _, n := range g.Notes {
+		fmt.Fprintf(stdout, "note: %s\n", n)
+	}
+	for _, f := range g.Failed {
+		fmt.Fprintf(stdout, "REGRESSION pair %s: failed in the new run\n", f)
+	}
+	for _, r := range g.Regressions {
+		fmt.Fprintf(stdout, "REGRESSION pair %s: %s\n", r.Pair, r.Format(unit))
+	}
+	if err := g.Err(); err != nil {
+		return err
+	}
+	if g.Checked == 0 {
+		return fmt.Errorf("no pair metric of %s could be checked against %s (see the notes)", paths[1], paths[0])
+	}
+	fmt.Fprintf(stdout, "no regressions (%d pairs, %d metrics checked)\n", g.Pairs, g.Checked)
+	return nil
 }

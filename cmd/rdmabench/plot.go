@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -19,6 +20,10 @@ Draws the results of one or more 'rdmabench --json' files:
   cdf           cumulative fraction against latency
   size-latency  p50 and p99 (or --metric) latency against message size
   size-bw       bandwidth against message size
+  heatmap       one mesh document ('rdmabench mesh --json'): the N×N map of one
+                test, rows the client, columns the server, axes named by host;
+                p99 (or --metric) for a latency test, bandwidth for a bw test
+                (pick the test with --op, --mode, --size; default: the first lat test)
 --kind auto draws percentile for several files or one message size, and the
 size plots for a size sweep; when several kinds apply, -o x.svg writes
 x-percentile.svg, x-size-latency.svg, ... Percentile and cdf plots default to
@@ -36,7 +41,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	out := fs.StringP("output", "o", "", "image to write: FILE.svg or FILE.png (required)")
-	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw, load (latency against offered load, from --load-sweep)")
+	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw, load (latency against offered load, from --load-sweep), heatmap (mesh documents)")
 	ops := fs.String("op", "", "only these ops, e.g. send,read (default: all)")
 	modes := fs.String("mode", "", "only these modes: lat, bw (default: per plot, see above)")
 	sizes := fs.StringP("size", "s", "", "only these message sizes, e.g. 2,64,4K or 2-64K")
@@ -53,8 +58,8 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 	if _, err := plot.Format(*out); err != nil {
 		return usageError{err}
 	}
-	if !slices.Contains(plot.KindNames, *kind) {
-		return usageError{fmt.Errorf("--kind %q unknown; valid: %s", *kind, strings.Join(plot.KindNames, ", "))}
+	if !slices.Contains(plot.KindNames, *kind) && *kind != plot.KindHeatmap {
+		return usageError{fmt.Errorf("--kind %q unknown; valid: %s, %s", *kind, strings.Join(plot.KindNames, ", "), plot.KindHeatmap)}
 	}
 	var sel plot.Selection
 	if *metric != "" {
@@ -83,6 +88,9 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 	if n := countStdin(paths); n > 1 {
 		return usageError{errors.New("plot can read stdin (-) only once")}
 	}
+	if *kind == plot.KindHeatmap || (len(paths) == 1 && isMeshFile(paths[0])) {
+		return plotHeatmap(paths, *kind, sel, *out, stdout)
+	}
 	docs := make([]*result.Document, len(paths))
 	for i, p := range paths {
 		if docs[i], err = result.ReadJSONFile(p); err != nil {
@@ -107,4 +115,35 @@ func countStdin(paths []string) int {
 		}
 	}
 	return n
+}
+
+// isMeshFile reports whether path (not stdin) holds a mesh document.
+func isMeshFile(path string) bool {
+	if path == "-" {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && result.IsMeshDocument(b)
+}
+
+// plotHeatmap draws one mesh document's heatmap.
+func plotHeatmap(paths []string, kind string, sel plot.Selection, out string, stdout io.Writer) error {
+	if len(paths) != 1 {
+		return usageError{fmt.Errorf("--kind heatmap draws one mesh document (got %d files)", len(paths))}
+	}
+	if kind != plot.KindHeatmap && kind != plot.KindAuto {
+		return usageError{fmt.Errorf("%s is a mesh document: its plot is --kind heatmap, not %s", paths[0], kind)}
+	}
+	doc, err := result.ReadMeshFile(paths[0])
+	if err != nil {
+		return usageError{err}
+	}
+	err = plot.Heatmap(doc, sel, out)
+	if errors.Is(err, plot.ErrNothingToPlot) {
+		return usageError{err}
+	}
+	if err == nil {
+		fmt.Fprintf(stdout, "wrote %s\n", out)
+	}
+	return err
 }

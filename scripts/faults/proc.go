@@ -131,6 +131,11 @@ func (p *Proc) Wait(limit time.Duration) (int, time.Duration) {
 	select {
 	case <-p.done:
 	case <-time.After(limit):
+		p.Signal(syscall.SIGQUIT) // a Go program prints its goroutines: where it hung
+		select {
+		case <-p.done:
+		case <-time.After(2 * time.Second):
+		}
 		p.Signal(syscall.SIGKILL)
 		<-p.done
 		return -1, time.Since(t0)

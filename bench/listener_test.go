@@ -1,0 +1,387 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+)
+
+// testServer is a Server without a device (TCP tests only), whose log
+// goes to the returned buffer.
+func testServer(t *testing.T, cfg ServerConfig) (*Server, *logBuf) {
+	t.Helper()
+	lb := &logBuf{}
+	cfg.Log = log.New(lb, "", 0)
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	return &Server{cfg: cfg, log: cfg.Log}, lb
+}
+
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitLog waits up to 3 s for s in the log.
+func (l *logBuf) waitLog(t *testing.T, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); !strings.Contains(l.String(), s); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the server log:\n%s", s, l)
+		}
+	}
+}
+
+// serve runs srv on ln until the test ends; it checks that Serve returns.
+func serve(t *testing.T, srv *Server, ln net.Listener) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Errorf("Serve did not return 3 s after its context ended")
+		}
+	})
+}
+
+// peerListener is a TCP listener on 127.0.0.1 whose connections report
+// the remote address peer: a client "from" any address.
+type peerListener struct {
+	net.Listener
+	peer net.Addr
+}
+
+func listenAs(t *testing.T, peer string) *peerListener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &peerListener{ln, net.TCPAddrFromAddrPort(netip.MustParseAddrPort(peer))}
+}
+
+type addrConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c addrConn) RemoteAddr() net.Addr { return c.remote }
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return addrConn{c, l.peer}, nil
+}
+
+func (l *peerListener) dial(t *testing.T) *proto.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", l.Addr().String(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proto.NewConn(c, 2*time.Second)
+}
+
+// TestAdmission: protected mode and --allow, end to end over the handshake.
+func TestAdmission(t *testing.T) {
+	key := []byte("0123456789abcdef")
+	allow, _ := ParseAllow("10.0.0.0/8, 127.0.0.1")
+	for _, tc := range []struct {
+		name      string
+		cfg       ServerConfig
+		peer      string
+		clientKey []byte
+		want      string // a RemoteError code; "" admitted
+		mention   []string
+	}{
+		{"protected: loopback", ServerConfig{}, "127.0.0.5:4000", nil, "", nil},
+		{"protected: ipv6 loopback", ServerConfig{}, "[::1]:4000", nil, "", nil},
+		{"protected: other", ServerConfig{}, "192.0.2.1:4000", nil, codeProtected, []string{"protected mode", "192.0.2.1", "--bind ADDR", "--auth-key-file FILE"}},
+		{"exposed (--bind)", ServerConfig{Exposed: true}, "192.0.2.1:4000", nil, "", nil},
+		{"key opens it", ServerConfig{AuthKey: key}, "192.0.2.1:4000", key, "", nil},
+		{"allow: in", ServerConfig{Exposed: true, Allow: allow}, "10.9.8.7:4000", nil, "", nil},
+		{"allow: out", ServerConfig{Exposed: true, Allow: allow}, "192.0.2.1:4000", nil, codeNotAllowed, []string{"192.0.2.1 is not in the server's --allow list"}},
+		{"allow: loopback not listed", ServerConfig{Allow: allow}, "127.0.0.2:4000", nil, codeNotAllowed, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, lb := testServer(t, tc.cfg)
+			ln := listenAs(t, tc.peer)
+			serve(t, srv, ln)
+			c := ln.dial(t)
+			defer c.Close()
+			_, err := clientHandshake(c, tc.clientKey, "test")
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v\n%s", err, lb)
+				}
+				return
+			}
+			var re *proto.RemoteError
+			if !errors.As(err, &re) || re.Code != tc.want {
+				t.Fatalf("handshake: %v, want a refusal with code %q", err, tc.want)
+			}
+			for _, m := range tc.mention {
+				if !strings.Contains(re.Msg, m) {
+					t.Errorf("refusal %q lacks %q", re.Msg, m)
+				}
+			}
+			lb.waitLog(t, "refused ("+tc.want+")")
+		})
+	}
+}
+
+func TestParseAllow(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{"10.0.0.0/8", "[10.0.0.0/8]", ""},
+		{"10.1.2.3/8,fd00::/8", "[10.0.0.0/8 fd00::/8]", ""},
+		{" 192.0.2.7 , ::1", "[192.0.2.7/32 ::1/128]", ""},
+		{"10.0.0.0/33", "", `"10.0.0.0/33" is neither`},
+		{"host.example", "", "neither a CIDR prefix"},
+		{",", "", "empty list"},
+	} {
+		got, err := ParseAllow(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseAllow(%q): %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(got) != tc.want {
+			t.Errorf("ParseAllow(%q): %v %v, want %s", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestIdlePeerHoldsNothing: a peer that said hello and went quiet takes no
+// lock (the next client gets in) and is closed at the idle timeout.
+func TestIdlePeerHoldsNothing(t *testing.T) {
+	srv, lb := testServer(t, ServerConfig{IdleTimeout: 300 * time.Millisecond})
+	ln := listenAs(t, "127.0.0.1:1000")
+	serve(t, srv, ln)
+	idle := ln.dial(t)
+	if _, err := clientHandshake(idle, nil, "idle"); err != nil {
+		t.Fatal(err)
+	}
+	next := ln.dial(t)
+	if _, err := clientHandshake(next, nil, "next"); err != nil {
+		t.Fatalf("a second client after an idle one: %v", err)
+	}
+	if srv.busy.Load() {
+		t.Fatal("busy without a test")
+	}
+	start := time.Now()
+	_, _, err := idle.RecvAny(2 * time.Second)
+	var re *proto.RemoteError
+	if !errors.As(err, &re) || !strings.Contains(re.Msg, "idle for 300ms between tests (server --idle-timeout)") {
+		t.Fatalf("idle peer got %v, want the idle-timeout error", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("idle peer closed after %v, want about 300ms", d)
+	}
+	lb.waitLog(t, "idle for 300ms")
+}
+
+// TestBusyAtFirstTest: the busy lock is taken at the first test, and a
+// second session's first test (or hello) is refused while it is held.
+func TestBusyAtFirstTest(t *testing.T) {
+	srv, _ := testServer(t, ServerConfig{})
+	ln := listenAs(t, "127.0.0.1:1000")
+	serve(t, srv, ln)
+	first := ln.dial(t)
+	second := ln.dial(t)
+	for _, c := range []*proto.Conn{first, second} {
+		if _, err := clientHandshake(c, nil, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// first's test takes the lock (and then waits for its QP info)
+	if err := first.Send(proto.MsgTest, Spec{Op: "send", Mode: "lat", Size: 8, Iters: 10, Transport: "tcp"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Second); !srv.busy.Load(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first test took no lock")
+		}
+	}
+	if err := second.Send(proto.MsgTest, Spec{}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := second.RecvAny(2 * time.Second)
+	var re *proto.RemoteError
+	if !errors.As(err, &re) || re.Code != codeBusy {
+		t.Fatalf("second session's test: %v, want busy", err)
+	}
+	third := ln.dial(t)
+	if _, err := clientHandshake(third, nil, "x"); !errors.As(err, &re) || re.Code != codeBusy {
+		t.Fatalf("hello while busy: %v, want busy", err)
+	}
+	first.Close()
+	for deadline := time.Now().Add(2 * time.Second); srv.busy.Load(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lock outlived its session")
+		}
+	}
+}
+
+// TestHandshakeLimits: a trickling peer is closed at the handshake
+// deadline, and connections beyond maxHandshakes are closed at once.
+func TestHandshakeLimits(t *testing.T) {
+	defer func(d time.Duration, n int) { handshakeTimeout, maxHandshakes = d, n }(handshakeTimeout, maxHandshakes)
+	handshakeTimeout, maxHandshakes = 500*time.Millisecond, 3
+	srv, lb := testServer(t, ServerConfig{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv, ln)
+	var slow []net.Conn
+	for range maxHandshakes {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("RD")) // a header, trickled: never done
+		slow = append(slow, c)
+	}
+	time.Sleep(100 * time.Millisecond)
+	extra, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	extra.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := extra.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("connection beyond %d handshakes: %v, want closed at once (EOF)", maxHandshakes, err)
+	}
+	lb.waitLog(t, "3 connections already in the handshake")
+	start := time.Now()
+	for _, c := range slow {
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("trickling peer: %v, want closed", err)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("trickling peers closed after %v, want the 500ms handshake deadline", d)
+	}
+	lb.waitLog(t, "handshake not done within 500ms")
+	// the slots are free again: a client gets in
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := proto.NewConn(c, 2*time.Second)
+	defer pc.Close()
+	if _, err := clientHandshake(pc, nil, "x"); err != nil {
+		t.Fatalf("client after the flood: %v", err)
+	}
+}
+
+// flakyListener fails Accept with EMFILE n times, then delegates.
+type flakyListener struct {
+	net.Listener
+	mu sync.Mutex
+	n  int
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if l.n > 0 {
+		l.n--
+		l.mu.Unlock()
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: &osSyscallError{syscall.EMFILE}}
+	}
+	l.mu.Unlock()
+	return l.Listener.Accept()
+}
+
+type osSyscallError struct{ err error }
+
+func (e *osSyscallError) Error() string { return "accept4: " + e.err.Error() }
+func (e *osSyscallError) Unwrap() error { return e.err }
+
+// TestAcceptBackoff: the accept loop outlives EMFILE, logs it and serves.
+func TestAcceptBackoff(t *testing.T) {
+	srv, lb := testServer(t, ServerConfig{})
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv, &flakyListener{Listener: inner, n: 5})
+	c, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := proto.NewConn(c, 3*time.Second)
+	defer pc.Close()
+	if _, err := clientHandshake(pc, nil, "x"); err != nil {
+		t.Fatalf("client after EMFILE: %v\n%s", err, lb)
+	}
+	lb.waitLog(t, "accept4: too many open files; backing off")
+}
+
+// TestShutdownClosesSessions: when Serve's context ends, an open session is
+// closed and Serve returns within the grace period.
+func TestShutdownClosesSessions(t *testing.T) {
+	srv, _ := testServer(t, ServerConfig{})
+	ln := listenAs(t, "127.0.0.1:1000")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	c := ln.dial(t)
+	if _, err := clientHandshake(c, nil, "x"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Serve still running 2 s after its context ended")
+	}
+	if _, _, err := c.RecvAny(time.Second); err == nil || !errors.Is(err, io.EOF) {
+		t.Errorf("session after shutdown: %v, want closed", err)
+	}
+	if d := time.Since(start); d > shutdownGrace {
+		t.Errorf("shutdown took %v", d)
+	}
+}

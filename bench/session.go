@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+)
+
+// One client's session on the server: admission, handshake, then its tests
+// one after the other. Nothing is allocated for the peer before it has
+// authenticated; the server's busy lock is taken at its first test request.
+
+// session serves one accepted connection; it holds a handshake slot
+// (Serve's) that it frees once the handshake is over.
+func (s *Server) session(ctx context.Context, nc net.Conn) {
+	slot := true
+	freeSlot := func() {
+		if slot {
+			slot = false
+			s.releaseSlot()
+		}
+	}
+	defer freeSlot()
+	peer := nc.RemoteAddr().String()
+	if re := s.refusal(addrOf(nc.RemoteAddr())); re != nil {
+		s.lis.limit.printf(s.log, "refused "+re.Code, "client %s: refused (%s)", peer, re.Code)
+		refuse(nc, re)
+		return
+	}
+	c := proto.NewConn(nc, handshakeTimeout)
+	defer c.Close()
+	defer s.track(c, peer)()
+	if ctx.Err() != nil { // shutting down: closeSessions may have missed it
+		return
+	}
+	// the whole handshake within handshakeTimeout, however the peer trickles
+	expired := time.AfterFunc(handshakeTimeout, func() { c.Close() })
+	h, proof, err := serverHandshake(c, s.cfg.AuthKey)
+	if !expired.Stop() && ctx.Err() == nil {
+		err = fmt.Errorf("handshake not done within %v: closed", handshakeTimeout)
+	}
+	freeSlot()
+	if err != nil {
+		// one line per second per kind: a flood cannot flood the log, and
+		// probes that connect and close hide no authentication failure
+		kind := "handshake"
+		var ae *AuthError
+		switch {
+		case errors.As(err, &ae):
+			kind = "auth"
+		case errors.Is(err, io.EOF):
+			kind = "closed"
+		}
+		s.lis.limit.printf(s.log, kind, "client %s: %v", peer, err)
+		return
+	}
+	c.SetTimeout(ctrlTimeout)
+	if s.busy.Load() { // advisory: the lock itself is taken at the first test
+		c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
+		s.log.Printf("client %s: refused, busy", peer)
+		return
+	}
+	if s.cfg.MaxSession > 0 {
+		limit := time.AfterFunc(s.cfg.MaxSession, func() {
+			s.endSession(c, peer, fmt.Sprintf("session limit reached (server --max-session %v)", s.cfg.MaxSession))
+		})
+		defer limit.Stop()
+	}
+	dev, err := s.sessionDevice(c)
+	if err != nil {
+		c.SendError(err)
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	ack := proto.HelloAck{Version: proto.Version, Device: s.deviceName(), Proof: proof}
+	ack.Host, _ = os.Hostname()
+	if dev != nil {
+		ack.Device = dev.Ctx.Name()
+	}
+	if env, _, err := sideEnv(dev, c.LocalAddr(), serverCPU(s.cfg.CPUs, 0)); err == nil {
+		ack.Env, _ = json.Marshal(env)
+	}
+	if err := c.Send(proto.MsgHelloAck, ack); err != nil {
+		s.log.Printf("client %s: %v", peer, err)
+		return
+	}
+	auth := ""
+	if proof != nil {
+		auth = ", authenticated"
+	}
+	if dev != nil {
+		s.log.Printf("client %s (%s) connected%s; device %s port %d (%s), GID %d (%s)", peer, h.Host, auth, dev.Ctx.Name(), dev.Port.Port,
+			dev.Reason, dev.GID.Index, dev.GIDReason)
+	} else {
+		s.log.Printf("client %s (%s) connected%s; TCP tests only", peer, h.Host, auth)
+	}
+	s.serveTests(c, dev, peer)
+}
+
+// endSession tells the client why the server ends its session (within a
+// second) and closes the connection, which aborts a running test.
+func (s *Server) endSession(c *proto.Conn, peer, why string) {
+	s.log.Printf("client %s: %s: closing", peer, why)
+	sent := make(chan struct{})
+	go func() {
+		c.SendError(errors.New(why))
+		close(sent)
+	}()
+	select {
+	case <-sent:
+	case <-time.After(time.Second):
+	}
+	c.Close()
+}
+
+// serveTests runs the client's tests until it says bye, goes idle for
+// IdleTimeout, or the connection fails. It takes the busy lock at the first
+// test and keeps it to the end of the session.
+func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
+	locked := false
+	defer func() {
+		if locked {
+			s.busy.Store(false)
+		}
+	}()
+	for {
+		t, payload, err := c.RecvAny(s.cfg.IdleTimeout)
+		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF):
+				s.log.Printf("client %s: disconnected", peer)
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				s.endSession(c, peer, fmt.Sprintf("idle for %v between tests (server --idle-timeout)", s.cfg.IdleTimeout))
+			default:
+				s.log.Printf("client %s: %v", peer, err)
+			}
+			return
+		}
+		switch t {
+		case proto.MsgBye:
+			s.log.Printf("client %s: done", peer)
+			return
+		case proto.MsgTest:
+			if !locked {
+				if !s.busy.CompareAndSwap(false, true) {
+					c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
+					s.log.Printf("client %s: refused at its first test, busy", peer)
+					return
+				}
+				locked = true
+			}
+			var spec Spec
+			if err := c.Decode(t, payload, &spec); err != nil {
+				c.SendError(err)
+				return
+			}
+			if err := spec.Validate(); err != nil {
+				s.log.Printf("client %s: bad test: %v", peer, err)
+				if !spec.RDMACM { // the client's QP info follows: stay in step
+					if _, _, err := c.RecvAny(ctrlTimeout); err != nil {
+						return
+					}
+				}
+				c.SendError(fmt.Errorf("bad test parameters: %w", err))
+				continue
+			}
+			if err := s.runTest(c, dev, spec); err != nil {
+				s.log.Printf("client %s: %s: %v", peer, spec.Name(), err)
+				var pe *proto.Error
+				if errors.As(err, &pe) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+					return // the connection is gone
+				}
+				c.SendError(err)
+				continue
+			}
+			s.log.Printf("client %s: %s done", peer, spec.Name())
+		default:
+			c.SendError(fmt.Errorf("unexpected %s message", t))
+			return
+		}
+	}
+}
