@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -172,7 +171,7 @@ func (b *bidirSide) run() (bidirRun, error) {
 	if err := lockThread(b.o.CPU, b.o.NodeCPUs); err != nil {
 		return out, err
 	}
-	defer runtime.UnlockOSThread()
+	defer unlockThread()
 	eng, s := b.ep.eng, b.s
 	far := int64(math.MaxInt64)
 	if err := b.await(b.startWarmup, ctrlTimeout+EngineTimeout, "word from the client to warm up"); err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,7 +45,7 @@ func startLoad(eps []*endpoint, cpus, node []int) *loadRun {
 
 // stream posts until stop, then completes the unsignaled tail.
 func stream(eng *verbs.Engine, stop *atomic.Bool, cpu int, node []int) error {
-	defer runtime.UnlockOSThread()
+	defer unlockThread()
 	if err := lockThread(cpu, node); err != nil {
 		return err
 	}

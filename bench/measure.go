@@ -43,7 +43,7 @@ type RunOptions struct {
 
 // lockThread locks the goroutine to its OS thread and pins it: to cpu when
 // cpu >= 0, else to the NUMA node's CPUs node (nil: not pinned). The caller
-// must call runtime.UnlockOSThread.
+// must call unlockThread.
 func lockThread(cpu int, node []int) error {
 	runtime.LockOSThread()
 	var set unix.CPUSet
@@ -64,6 +64,35 @@ func lockThread(cpu int, node []int) error {
 		return fmt.Errorf("pin the engine thread to the NUMA node's CPUs %v: %w", node, err)
 	}
 	return nil
+}
+
+// processCPUs is the CPU affinity the process started with (nil: unknown).
+var processCPUs = func() *unix.CPUSet {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return nil
+	}
+	return &set
+}()
+
+// restoreAffinity gives the calling thread the process's CPU affinity back.
+func restoreAffinity() error {
+	if processCPUs == nil {
+		return nil
+	}
+	return unix.SchedSetaffinity(0, processCPUs)
+}
+
+// unlockThread undoes lockThread: the thread gets the process's CPU
+// affinity back before the runtime may run other goroutines on it, so
+// that one test's pinning (--cpu, the NUMA node) does not follow the
+// thread into the next test or into the server's next session. A thread
+// whose affinity cannot be restored stays locked and ends with its
+// goroutine.
+func unlockThread() {
+	if restoreAffinity() == nil {
+		runtime.UnlockOSThread()
+	}
 }
 
 // threadCPU returns the calling thread's user and system CPU time, ns.
@@ -239,7 +268,7 @@ func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result
 	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
-	defer runtime.UnlockOSThread()
+	defer unlockThread()
 	capN := int64(eng.Capacity())
 	total := int64(0)
 	warmEnd := verbs.Now() + int64(s.WarmupTime)
@@ -356,7 +385,7 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
-	defer runtime.UnlockOSThread()
+	defer unlockThread()
 	eng := e.eng
 	far := int64(math.MaxInt64)
 	warmed := int64(0)

@@ -121,14 +121,20 @@ func TestLockThreadNode(t *testing.T) {
 		{all[0], all, all[:1]},
 		{-1, nil, all},
 	} {
-		got := make(chan []int, 1)
+		got, back := make(chan []int, 1), make(chan []int, 1)
 		go func() { // a fresh thread each time: it ends with the goroutine
 			lockThread(tc.cpu, tc.node)
 			c, _ := numa.Affinity()
 			got <- c
+			restoreAffinity() // what unlockThread does before unlocking
+			c, _ = numa.Affinity()
+			back <- c
 		}()
 		if c := <-got; !reflect.DeepEqual(c, tc.want) {
 			t.Errorf("lockThread(%d, %v): affinity %v, want %v", tc.cpu, tc.node, c, tc.want)
+		}
+		if c := <-back; !reflect.DeepEqual(c, all) {
+			t.Errorf("after lockThread(%d, %v), restoreAffinity: affinity %v, want the process's %v", tc.cpu, tc.node, c, all)
 		}
 	}
 }

@@ -325,7 +325,7 @@ func measureTCPBW(eng *sockeng.Engine, s Spec, o RunOptions) (result.Result, int
 	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
-	defer runtime.UnlockOSThread()
+	defer unlockThread()
 	warmed := int64(0)
 	if s.WarmupTime > 0 {
 		until := verbs.Now() + int64(s.WarmupTime)
