@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -169,10 +168,10 @@ func (b *bidirSide) await(ch <-chan struct{}, limit time.Duration, what string) 
 // operations and, for SEND, the rest of the peer's messages.
 func (b *bidirSide) run() (bidirRun, error) {
 	var out bidirRun
-	if err := lockThread(b.o.CPU); err != nil {
+	if err := lockThread(b.o.CPU, b.o.NodeCPUs); err != nil {
 		return out, err
 	}
-	defer runtime.UnlockOSThread()
+	defer unlockThread()
 	eng, s := b.ep.eng, b.s
 	far := int64(math.MaxInt64)
 	if err := b.await(b.startWarmup, ctrlTimeout+EngineTimeout, "word from the client to warm up"); err != nil {
@@ -399,7 +398,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 		eng.Abort()
 	}
 	warmup, measure := make(chan struct{}), make(chan struct{})
-	side := &bidirSide{ep: eps.probe, s: spec, o: RunOptions{CPU: serverCPU(s.cfg.CPUs, 0)}, ctx: ctx,
+	side := &bidirSide{ep: eps.probe, s: spec, o: RunOptions{CPU: serverCPU(s.cfg.CPUs, 0), NodeCPUs: eps.probe.dev.numa.cpus}, ctx: ctx,
 		startWarmup: warmup, measure: measure,
 		warmed: func(time.Duration) error { return c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarm}) },
 	}

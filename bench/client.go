@@ -67,6 +67,8 @@ type ClientConfig struct {
 	// RDMACM opens the device through librdmacm, as rdma_cm tests need; with
 	// no Device, the device is the one rdma_cm reaches the server through.
 	RDMACM bool
+	// NUMA is where the engine threads and buffers go (Device.Place).
+	NUMA NUMAChoice
 	// AuthKey is the shared key to prove to the server (and that the server
 	// must prove back); nil: none. See auth.go.
 	AuthKey []byte
@@ -178,6 +180,7 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
 		return nil, err
 	}
 	dev.Reason = why
+	dev.Place(cfg.NUMA)
 	return dev, nil
 }
 
@@ -203,6 +206,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	if cl.dev == nil {
 		return result.Result{}, fmt.Errorf("%s: no RDMA device is open on this side", spec.Name())
 	}
+	o.NodeCPUs = cl.dev.numa.cpus
 	if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
 		return result.Result{}, err
 	}
@@ -255,7 +259,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	var sr proto.ServerResult
 	var load *loadRun
 	if len(eps.loads) > 0 {
-		load = startLoad(eps.loads, o.LoadCPUs)
+		load = startLoad(eps.loads, o.LoadCPUs, o.NodeCPUs)
 	}
 	if spec.Mode == result.ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)

@@ -26,6 +26,7 @@ type Device struct {
 	// events watches the device's asynchronous events (asyncevents.go);
 	// nil when the watch could not start.
 	events *deviceEvents
+	numa   placement // set by Place
 }
 
 // OpenDevice opens name (""= the first device), checks that port is active

@@ -233,6 +233,8 @@ func sideEnv(dev *Device, local net.Addr, cpu int) (result.Env, []string, error)
 		}
 		env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
 		env.EnginePinnedCPU = cpu
+		pl := dev.NUMA()
+		env.NUMA = &pl
 	}
 	checks, cw := CheckEnv(env.Device, env.EnginePinnedCPU)
 	env.Checks = checks

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,8 +26,8 @@ type loadRun struct {
 const loadSlice = 50 * time.Millisecond
 
 // startLoad starts one stream per endpoint, pinned round robin to cpus
-// (nil: not pinned).
-func startLoad(eps []*endpoint, cpus []int) *loadRun {
+// (nil: to the NUMA node's CPUs node, or not pinned when nil too).
+func startLoad(eps []*endpoint, cpus, node []int) *loadRun {
 	l := &loadRun{eps: eps, errs: make([]error, len(eps))}
 	for i, ep := range eps {
 		cpu := -1
@@ -38,16 +37,16 @@ func startLoad(eps []*endpoint, cpus []int) *loadRun {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			l.errs[i] = stream(ep.eng, &l.stop, cpu)
+			l.errs[i] = stream(ep.eng, &l.stop, cpu, node)
 		}()
 	}
 	return l
 }
 
 // stream posts until stop, then completes the unsignaled tail.
-func stream(eng *verbs.Engine, stop *atomic.Bool, cpu int) error {
-	defer runtime.UnlockOSThread()
-	if err := lockThread(cpu); err != nil {
+func stream(eng *verbs.Engine, stop *atomic.Bool, cpu int, node []int) error {
+	defer unlockThread()
+	if err := lockThread(cpu, node); err != nil {
 		return err
 	}
 	eng.SetTarget(math.MaxUint64)

@@ -24,6 +24,10 @@ var EngineTimeout = 10 * time.Second
 // RunOptions control how the client side measures and reports.
 type RunOptions struct {
 	CPU int // pin the engine thread to this CPU; -1: no pinning
+	// NodeCPUs are the CPUs of the device's NUMA node (Device.Place):
+	// threads that CPU and LoadCPUs leave unpinned are pinned to them.
+	// Client.Run sets it.
+	NodeCPUs []int
 	// LoadCPUs pins the load QPs' threads, round robin (nil: not pinned).
 	LoadCPUs []int
 	Interval time.Duration // interval lines; 0: 1 s in duration mode, none otherwise
@@ -37,19 +41,58 @@ type RunOptions struct {
 	HLog *hist.LogWriter
 }
 
-// lockThread locks the goroutine to its OS thread and pins it when cpu >= 0.
-// The caller must call runtime.UnlockOSThread.
-func lockThread(cpu int) error {
+// lockThread locks the goroutine to its OS thread and pins it: to cpu when
+// cpu >= 0, else to the NUMA node's CPUs node (nil: not pinned). The caller
+// must call unlockThread.
+func lockThread(cpu int, node []int) error {
 	runtime.LockOSThread()
-	if cpu < 0 {
+	var set unix.CPUSet
+	switch {
+	case cpu >= 0:
+		set.Set(cpu)
+	case len(node) > 0:
+		for _, c := range node {
+			set.Set(c)
+		}
+	default:
 		return nil
 	}
-	var set unix.CPUSet
-	set.Set(cpu)
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return fmt.Errorf("pin the engine thread to CPU %d: %w", cpu, err)
+		if cpu >= 0 {
+			return fmt.Errorf("pin the engine thread to CPU %d: %w", cpu, err)
+		}
+		return fmt.Errorf("pin the engine thread to the NUMA node's CPUs %v: %w", node, err)
 	}
 	return nil
+}
+
+// processCPUs is the CPU affinity the process started with (nil: unknown).
+var processCPUs = func() *unix.CPUSet {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return nil
+	}
+	return &set
+}()
+
+// restoreAffinity gives the calling thread the process's CPU affinity back.
+func restoreAffinity() error {
+	if processCPUs == nil {
+		return nil
+	}
+	return unix.SchedSetaffinity(0, processCPUs)
+}
+
+// unlockThread undoes lockThread: the thread gets the process's CPU
+// affinity back before the runtime may run other goroutines on it, so
+// that one test's pinning (--cpu, the NUMA node) does not follow the
+// thread into the next test or into the server's next session. A thread
+// whose affinity cannot be restored stays locked and ends with its
+// goroutine.
+func unlockThread() {
+	if restoreAffinity() == nil {
+		runtime.UnlockOSThread()
+	}
 }
 
 // threadCPU returns the calling thread's user and system CPU time, ns.
@@ -222,10 +265,10 @@ type scheduler interface {
 // base carries the result fields the transport knows (queue sizes, ...). It
 // returns the result and the total iterations including warm-up.
 func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result.Result, int64, error) {
-	if err := lockThread(o.CPU); err != nil {
+	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
-	defer runtime.UnlockOSThread()
+	defer unlockThread()
 	capN := int64(eng.Capacity())
 	total := int64(0)
 	warmEnd := verbs.Now() + int64(s.WarmupTime)
@@ -339,10 +382,10 @@ func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
 
 // measureBW runs the client side of a bandwidth test.
 func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) {
-	if err := lockThread(o.CPU); err != nil {
+	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
-	defer runtime.UnlockOSThread()
+	defer unlockThread()
 	eng := e.eng
 	far := int64(math.MaxInt64)
 	warmed := int64(0)

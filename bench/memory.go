@@ -42,7 +42,8 @@ type testMemory struct {
 	load     *verbs.Pool // nil without load QPs
 }
 
-// newTestMemory registers the pools of spec s. With --hugepages it first
+// newTestMemory registers the pools of spec s, bound to the device's NUMA
+// node when its placement says so (Device.Place). With --hugepages it first
 // checks that huge pages are reserved (ErrNoHugePages); in odp mode the
 // device's ODP support (*verbs.NotSupportedError, "ODP not supported by
 // rxe0"), before any QP exists.
@@ -61,16 +62,25 @@ func newTestMemory(dev *Device, s Spec, client bool) (_ *testMemory, err error) 
 	if m.pd, err = dev.Ctx.AllocPD(); err != nil {
 		return nil, err
 	}
+	if err = dev.bindMemory(func() error { return m.newPools(dev, s, client) }); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newPools maps and registers the pools of spec s on m.pd.
+func (m *testMemory) newPools(dev *Device, s Spec, client bool) error {
+	var err error
 	odp := s.mrMode() == result.MRModeODP
 	if m.measured, err = m.pd.NewPool(poolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {
-		return nil, fmt.Errorf("--mr-mode %s: %w", s.mrMode(), err)
+		return fmt.Errorf("--mr-mode %s: %w", s.mrMode(), err)
 	}
 	if s.Load != nil {
 		if m.load, err = m.pd.NewPool(poolConfig(s.loadSpec(), client, dev.Ctx.IsIWARP(), s.Load.QPs, odp, s.HugePages)); err != nil {
-			return nil, fmt.Errorf("--mr-mode %s: load QPs: %w", s.mrMode(), err)
+			return fmt.Errorf("--mr-mode %s: load QPs: %w", s.mrMode(), err)
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // close releases the pools, then the PD: call it after every endpoint

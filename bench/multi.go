@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,8 +86,8 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 			errs[t] = func() error {
 				warmDone := sync.OnceFunc(warm.Done)
 				defer warmDone()
-				defer runtime.UnlockOSThread()
-				if err := lockThread(threadCPUOf(o, t)); err != nil {
+				defer unlockThread()
+				if err := lockThread(threadCPUOf(o, t), o.NodeCPUs); err != nil {
 					failed.Store(true)
 					return err
 				}

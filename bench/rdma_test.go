@@ -93,6 +93,9 @@ func checkDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document
 			t.Errorf("rxe environment: software %v, GID %d %s, path MTU %d; want true, 1 RoCE v2, 4096",
 				back.Env.SoftwareRDMA, back.Env.GIDIndex, back.Env.GIDType, back.Env.PathMTU)
 		}
+		if n := back.Env.NUMA; n == nil || n.Source == result.NUMASourceNone && (n.Node != -1 || n.MemoryBound || n.Reason == "") {
+			t.Errorf("rxe environment: NUMA placement %+v, want one (none: node -1, not bound, a reason)", n)
+		}
 	}
 	if len(back.Results) != len(specs) {
 		t.Fatalf("%d results, want %d", len(back.Results), len(specs))

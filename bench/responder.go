@@ -3,7 +3,6 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
@@ -169,8 +168,8 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 			dones[i] = make(chan error, 1)
 			go func() {
 				err := func() error {
-					defer runtime.UnlockOSThread()
-					if err := lockThread(serverCPU(s.cfg.CPUs, i)); err != nil {
+					defer unlockThread()
+					if err := lockThread(serverCPU(s.cfg.CPUs, i), ep.dev.numa.cpus); err != nil {
 						return err
 					}
 					cpu := startCPU()

@@ -123,7 +123,7 @@ func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*re
 		cfg.Client.AuthKey = randomBytes(32)
 	}
 	srv, err := NewServer(ServerConfig{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex,
-		Log: serverLog, CPUs: cfg.ServerCPUs, AuthKey: cfg.Client.AuthKey})
+		Log: serverLog, CPUs: cfg.ServerCPUs, AuthKey: cfg.Client.AuthKey, NUMA: cfg.Client.NUMA})
 	if err != nil {
 		return nil, err
 	}

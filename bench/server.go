@@ -37,6 +37,9 @@ type ServerConfig struct {
 	Log      *log.Logger
 	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
 	Budget   Budget // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
+	// NUMA is where each device's responder threads and buffers go
+	// (Device.Place).
+	NUMA NUMAChoice
 	// AuthKey is the shared key a client must prove it holds (see
 	// auth.go); nil: no authentication. The server keeps the slice.
 	AuthKey []byte
@@ -93,6 +96,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		}
 		cfg.Log.Printf("%v: serving TCP tests only", err)
 		dev = nil
+	} else {
+		dev.Place(cfg.NUMA)
 	}
 	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: newLedger(cfg.Budget)}, nil
 }
@@ -130,6 +135,7 @@ func (s *Server) cmDevice(name string) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Place(s.cfg.NUMA)
 	if s.cmDevs == nil {
 		s.cmDevs = map[string]*Device{}
 	}
@@ -173,6 +179,7 @@ func (s *Server) routeDevice(name string, port int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Place(s.cfg.NUMA)
 	if s.routeDevs == nil {
 		s.routeDevs = map[string]*Device{}
 	}

@@ -322,10 +322,10 @@ func tcpPhase(eng *sockeng.Engine, msgs uint64) error {
 // phase (counted in iterations mode, open-ended in duration mode) lasts from
 // its first write to the acknowledgement of its last byte.
 func measureTCPBW(eng *sockeng.Engine, s Spec, o RunOptions) (result.Result, int64, error) {
-	if err := lockThread(o.CPU); err != nil {
+	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
-	defer runtime.UnlockOSThread()
+	defer unlockThread()
 	warmed := int64(0)
 	if s.WarmupTime > 0 {
 		until := verbs.Now() + int64(s.WarmupTime)

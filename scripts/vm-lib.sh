@@ -598,6 +598,23 @@ vm_initrd() {
 # ns). tsc=reliable gives the guest the TSC, so timestamps cost what they do on hardware.
 # no_timer_check: a loaded host can starve the emulated 8254 during boot, and the
 # kernel then panics "IO-APIC + timer doesn't work" (seen with two guests on 2 cores).
+# vm_numa_args NODES SMP MEM: qemu arguments for a guest with NODES NUMA
+# nodes: the MEM MiB split among them (the last takes the remainder), the
+# SMP CPUs dealt out in blocks (node i gets CPUs i*SMP/NODES..). One node:
+# nothing. Prints one argument per line.
+vm_numa_args() {
+  local nodes=$1 smp=$2 mem=$3 i size lo hi
+  ((nodes > 1)) || return 0
+  ((smp >= nodes)) || die "--numa $nodes needs at least $nodes CPUs (--smp $smp)"
+  ((mem >= 64 * nodes)) || die "--numa $nodes needs at least $((64 * nodes)) MB (--mem $mem)"
+  for ((i = 0; i < nodes; i++)); do
+    size=$((mem / nodes))
+    ((i < nodes - 1)) || size=$((mem - (nodes - 1) * (mem / nodes)))
+    lo=$((i * smp / nodes)) hi=$(((i + 1) * smp / nodes - 1))
+    printf '%s\n' -object "memory-backend-ram,size=${size}M,id=m$i" -numa "node,nodeid=$i,cpus=$lo-$hi,memdev=m$i"
+  done
+}
+
 vm_append() {
   printf '%s\n' "console=ttyS0 panic=-1 quiet tsc=reliable no_timer_check${append_extra:+ $append_extra}"
 }

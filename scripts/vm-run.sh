@@ -13,7 +13,7 @@ readonly SCRIPT_DIR
 usage() {
   cat <<EOF
 Usage: $PROG [--bin FILE]... [--file SRC[:DEST]]... [--env K=V]... [--outdir HOSTDIR]
-             [--timeout SECS] [--mem MB] [--smp N] [--append ARGS] [--siw MODE]
+             [--timeout SECS] [--mem MB] [--smp N] [--numa N] [--append ARGS] [--siw MODE]
              [--console] -- CMD [ARGS...]
 
 Boots Debian's kernel (from \${RDMABENCH_CACHE:-/var/cache/rdmabench}, see install-deps.sh)
@@ -32,6 +32,9 @@ Options:
   --timeout SECS      give up after SECS seconds, boot included (default 600)
   --mem MB            guest memory (default 2048)
   --smp N             guest CPUs (default 2)
+  --numa N            boot with N NUMA nodes (qemu -numa): the memory split evenly, the CPUs
+                      dealt out in blocks (--numa 2 --smp 2: CPU 0 on node 0, CPU 1 on node 1);
+                      default 1 (no NUMA)
   --append ARGS       extra kernel command line arguments
   --siw MODE          soft-iWARP beside rxe: 'auto' adds siw1 on dummy1 ($SIW_ADDR/24,
                       MTU 9000) when siw.ko was built (install-deps.sh), else says so and
@@ -56,7 +59,7 @@ EOF
 }
 
 # --- arguments ------------------------------------------------------------------
-bins=() files=() envs=() outdir='' timeout=600 mem=2048 smp=2 append_extra='' console=0
+bins=() files=() envs=() outdir='' timeout=600 mem=2048 smp=2 numa=1 append_extra='' console=0
 siw_opt=${RDMABENCH_SIW:-off}
 need_arg() { (($2 >= 2)) || die "$1 needs an argument (see -h)"; }
 while (($#)); do
@@ -71,6 +74,7 @@ while (($#)); do
     --timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
     --mem) need_arg "$1" $#; mem=$2; shift 2 ;;
     --smp) need_arg "$1" $#; smp=$2; shift 2 ;;
+    --numa) need_arg "$1" $#; numa=$2; shift 2 ;;
     --append) need_arg "$1" $#; append_extra=$2; shift 2 ;;
     --siw) need_arg "$1" $#; siw_opt=$2; shift 2 ;;
     --console) console=1; shift ;;
@@ -82,6 +86,9 @@ done
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer"
 [[ $mem =~ ^[1-9][0-9]*$ ]] || die "--mem must be a positive integer"
 [[ $smp =~ ^[1-9][0-9]*$ ]] || die "--smp must be a positive integer"
+[[ $numa =~ ^[1-9][0-9]*$ ]] || die "--numa must be a positive integer"
+mapfile -t numa_args < <(vm_numa_args "$numa" "$smp" "$mem") || exit 2
+((numa < 2 || ${#numa_args[@]} > 0)) || exit 2
 for kv in "${envs[@]}"; do
   [[ $kv =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants K=V with K a shell name, got: $kv"
 done
@@ -122,7 +129,7 @@ M="@@rdmabench-$token"
 fifo=$tmp/console.fifo
 mkfifo "$fifo"
 timeout -k 5 "$timeout" qemu-system-x86_64 \
-  -accel tcg -cpu max -smp "$smp" -m "$mem" \
+  -accel tcg -cpu max -smp "$smp" -m "$mem" "${numa_args[@]}" \
   -nographic -no-reboot -nic none \
   -kernel "$vmlinuz" -initrd "$tmp/initrd.gz" -append "$(vm_append)" \
   </dev/null >"$fifo" 2>"$tmp/qemu.err" &

@@ -63,6 +63,12 @@ func WriteHeader(w io.Writer, doc *result.Document) error {
 		clock += fmt.Sprintf(" (resolution %d ns)", e.ClockResolutionNS)
 	}
 	line("Clock", clock)
+	if e.NUMA != nil {
+		line("NUMA", NUMALine(e))
+	}
+	if s := doc.ServerEnv; s != nil && s.NUMA != nil && e.NUMA != nil && *s.NUMA != *e.NUMA {
+		line("Server NUMA", NUMALine(s))
+	}
 	line("Connection type", e.QPType)
 	if m := mrModeLine(doc.Results); m != "" {
 		line("MR mode", m)

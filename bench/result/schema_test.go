@@ -216,7 +216,9 @@ func TestMutationsFail(t *testing.T) {
 		// unknown fields
 		{"unknown top-level field", set(t, full, "/host", "x"), ValidateDocument, "", `additional properties 'host' not allowed`},
 		{"unknown result field", set(t, full, r(0, "/p99_us"), 1), ValidateDocument, r(0, ""), `additional properties 'p99_us' not allowed`},
-		{"unknown env field", set(t, full, "/environment/numa", 0), ValidateDocument, "/environment", `additional properties 'numa' not allowed`},
+		{"unknown env field", set(t, full, "/environment/numa_policy", 0), ValidateDocument, "/environment", `additional properties 'numa_policy' not allowed`},
+		{"unknown numa field", set(t, full, "/environment/numa/distance", 10), ValidateDocument, "/environment/numa", `additional properties 'distance' not allowed`},
+		{"bad numa source", set(t, full, "/environment/numa/source", "auto"), ValidateDocument, "/environment/numa/source", "must be one of"},
 		{"unknown checks field", set(t, full, "/environment/checks/thp", "always"), ValidateDocument, "/environment/checks", `additional properties 'thp' not allowed`},
 		{"unknown latency field", set(t, full, r(0, "/latency_ns/p75"), 1), ValidateDocument, r(0, "/latency_ns"), `additional properties 'p75' not allowed`},
 		{"unknown bandwidth field", set(t, full, r(0, "/bandwidth/kpps"), 1), ValidateDocument, r(0, "/bandwidth"), `additional properties 'kpps' not allowed`},

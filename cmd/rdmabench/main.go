@@ -240,6 +240,8 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 		"protected mode); an explicit --bind serves any client that reaches it")
 	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port")
 	cpuList := fs.String("cpu", "", "pin the responder thread to this CPU")
+	var nf numaFlags
+	nf.add(fs, "the responder threads")
 	keyFile := addKeyFlag(fs, "that clients must prove they hold")
 	allow := fs.String("allow", "", "admit only clients from these CIDR prefixes or addresses (comma-separated, e.g. 10.0.0.0/8,192.0.2.7); checked at accept")
 	idle := fs.Duration("idle-timeout", bench.DefaultIdleTimeout, "close a session that sends nothing for this long between tests")
@@ -261,6 +263,10 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	budget, err := bud.budget()
+	if err != nil {
+		return err
+	}
+	numaChoice, err := nf.choice(fs)
 	if err != nil {
 		return err
 	}
@@ -301,5 +307,5 @@ func cmdServer(ctx context.Context, args []string, stderr io.Writer) error {
 	defer stop()
 	return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
 		bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget,
-			AuthKey: key, Exposed: fs.Changed("bind"), Allow: nets, IdleTimeout: *idle, MaxSession: *maxSession})
+			AuthKey: key, Exposed: fs.Changed("bind"), Allow: nets, IdleTimeout: *idle, MaxSession: *maxSession, NUMA: numaChoice})
 }

@@ -46,6 +46,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to the server after this long")
 	runTimeout := fs.Duration("run-timeout", 0, "bound the whole run (all tests): on expiry abort the running test, keep the finished results "+
 		"(JSON \"partial\": true) and exit 7 (default: no bound)")
+	var nf numaFlags
+	nf.add(fs, "the engine threads")
 	var bud budgetFlags
 	bud.add(fs, false)
 	if err := parse(fs, args, stderr); err != nil {
@@ -56,6 +58,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		return err
 	}
 	budget, err := bud.budget()
+	if err != nil {
+		return err
+	}
+	numaChoice, err := nf.choice(fs)
 	if err != nil {
 		return err
 	}
@@ -105,7 +111,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		intervalOut = stderr
 	}
 	cfg := bench.RunConfig{
-		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *tf.transport, RDMACM: *tf.rdmaCM, AuthKey: key,
+		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *tf.transport, RDMACM: *tf.rdmaCM, AuthKey: key, NUMA: numaChoice,
 			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Interval: *interval, Out: intervalOut, Unit: *unit}},
 		ServerCPUs: serverCPUs,
 		Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,

@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/numa"
+)
+
+// fakeNUMA points numa.Root at a sysfs tree with the given files.
+func fakeNUMA(t *testing.T, files map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	for p, s := range files {
+		p = filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := numa.Root
+	numa.Root = dir
+	t.Cleanup(func() { numa.Root = old })
+}
+
+func TestPlaceNUMA(t *testing.T) {
+	two := map[string]string{
+		"sys/class/infiniband/mlx5_0/device/numa_node": "1",
+		"sys/class/infiniband/mlx5_1/device/numa_node": "3", // not online
+		"sys/class/infiniband/rxe0/device/numa_node":   "-1",
+		"sys/devices/system/node/online":               "0-1",
+		"sys/devices/system/node/node0/cpulist":        "0-1",
+		"sys/devices/system/node/node1/cpulist":        "2-3",
+	}
+	one := map[string]string{
+		"sys/class/infiniband/mlx5_0/device/numa_node": "0",
+		"sys/devices/system/node/online":               "0",
+		"sys/devices/system/node/node0/cpulist":        "0-3",
+	}
+	memOnly := map[string]string{
+		"sys/class/infiniband/mlx5_0/device/numa_node": "1",
+		"sys/devices/system/node/online":               "0-1",
+		"sys/devices/system/node/node0/cpulist":        "0-3",
+		"sys/devices/system/node/node1/cpulist":        "\n",
+	}
+	none := func(why string) result.NUMAPlacement {
+		return result.NUMAPlacement{Node: -1, Source: result.NUMASourceNone, Reason: why}
+	}
+	for _, tc := range []struct {
+		name  string
+		sys   map[string]string
+		dev   string
+		c     NUMAChoice
+		want  result.NUMAPlacement
+		cpus  []int
+		bound bool
+	}{
+		{"device", two, "mlx5_0", NUMAChoice{}, result.NUMAPlacement{Node: 1, Source: "device", Reason: "mlx5_0's NUMA node", CPUs: "2-3", MemoryBound: true}, []int{2, 3}, true},
+		{"flag", two, "rxe0", NUMAChoice{Node: 0, Set: true}, result.NUMAPlacement{Node: 0, Source: "flag", Reason: "--numa-node", CPUs: "0-1", MemoryBound: true}, []int{0, 1}, true},
+		{"no bind", two, "mlx5_0", NUMAChoice{NoBind: true}, none("--no-numa-bind"), nil, false},
+		{"rxe", two, "rxe0", NUMAChoice{}, none("rxe0 has no NUMA node"), nil, false},
+		{"no sysfs file", two, "siw0", NUMAChoice{}, none("siw0 has no NUMA node"), nil, false},
+		{"offline node", two, "mlx5_1", NUMAChoice{}, none("node 3 is not online (online: 0-1)"), nil, false},
+		{"one node", one, "mlx5_0", NUMAChoice{}, none("this machine has one NUMA node"), nil, false},
+		{"one node, flag", one, "mlx5_0", NUMAChoice{Node: 0, Set: true}, none("this machine has one NUMA node"), nil, false},
+		{"memory-only node", memOnly, "mlx5_0", NUMAChoice{},
+			result.NUMAPlacement{Node: 1, Source: "device", Reason: "mlx5_0's NUMA node; engine not pinned: node 1 has no CPUs", MemoryBound: true}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fakeNUMA(t, tc.sys)
+			p := placeNUMA(tc.dev, tc.c)
+			if p.rec != tc.want || !reflect.DeepEqual(p.cpus, tc.cpus) || p.bound() != tc.bound {
+				t.Errorf("placeNUMA(%q, %+v) = %+v, CPUs %v, bound %v; want %+v, %v, %v", tc.dev, tc.c, p.rec, p.cpus, p.bound(), tc.want, tc.cpus, tc.bound)
+			}
+		})
+	}
+}
+
+func TestNUMAChoiceValidate(t *testing.T) {
+	fakeNUMA(t, map[string]string{"sys/devices/system/node/online": "0-1"})
+	for _, tc := range []struct {
+		c       NUMAChoice
+		wantErr string
+	}{
+		{NUMAChoice{}, ""},
+		{NUMAChoice{NoBind: true}, ""},
+		{NUMAChoice{Node: 1, Set: true}, ""},
+		{NUMAChoice{Node: 2, Set: true}, "--numa-node 2: no such NUMA node (online: 0-1)"},
+		{NUMAChoice{Node: 0, Set: true, NoBind: true}, "--numa-node 0 and --no-numa-bind contradict each other: give one"},
+	} {
+		err := tc.c.Validate()
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr) {
+			t.Errorf("%+v.Validate() = %v, want %q", tc.c, err, tc.wantErr)
+		}
+	}
+	var ne *NUMANodeError
+	if err := (NUMAChoice{Node: 5, Set: true}).Validate(); !errors.As(err, &ne) || ne.Node != 5 {
+		t.Errorf("Validate of node 5: %v, want a *NUMANodeError", err)
+	}
+}
+
+// TestLockThreadNode: an unpinned thread is pinned to the node's CPUs, and
+// --cpu wins.
+func TestLockThreadNode(t *testing.T) {
+	all, err := numa.Affinity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cpu  int
+		node []int
+		want []int
+	}{
+		{-1, all[:1], all[:1]},
+		{all[0], all, all[:1]},
+		{-1, nil, all},
+	} {
+		got, back := make(chan []int, 1), make(chan []int, 1)
+		go func() { // a fresh thread each time: it ends with the goroutine
+			lockThread(tc.cpu, tc.node)
+			c, _ := numa.Affinity()
+			got <- c
+			restoreAffinity() // what unlockThread does before unlocking
+			c, _ = numa.Affinity()
+			back <- c
+		}()
+		if c := <-got; !reflect.DeepEqual(c, tc.want) {
+			t.Errorf("lockThread(%d, %v): affinity %v, want %v", tc.cpu, tc.node, c, tc.want)
+		}
+		if c := <-back; !reflect.DeepEqual(c, all) {
+			t.Errorf("after lockThread(%d, %v), restoreAffinity: affinity %v, want the process's %v", tc.cpu, tc.node, c, all)
+		}
+	}
+}
