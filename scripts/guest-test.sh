@@ -4,45 +4,47 @@
 set -eu
 export RDMABENCH_REQUIRE_RDMA=1
 fail() { echo "GUEST-TEST FAIL: $*"; exit 1; }
+T0=$(date +%s)
+stage() { echo "=== [$(($(date +%s) - T0)) s] $*"; } # each stage with the time since the start
 
-echo "=== verbs tests (rxe0)"
+stage "verbs tests (rxe0)"
 verbs.test -test.v -test.count=1 2>&1 | tee /tmp/verbs.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+rdma_test)' || true
 grep -q '^PASS' /tmp/verbs.log || { tail -50 /tmp/verbs.log; fail "verbs tests"; }
 grep -q -- '--- SKIP' /tmp/verbs.log && fail "verbs tests skipped inside the guest"
 
-echo "=== verbs tests with GOEXPERIMENT=cgocheck2"
+stage "verbs tests with GOEXPERIMENT=cgocheck2"
 verbs-cgocheck2.test -test.count=1 -test.run 'RDMA' 2>&1 | tail -3 | tee /tmp/cgocheck2.log
 grep -q '^PASS' /tmp/cgocheck2.log || fail "verbs tests under cgocheck2"
 
-echo "=== socket engine tests (bench/sockeng, GOEXPERIMENT=cgocheck2)"
+stage "socket engine tests (bench/sockeng, GOEXPERIMENT=cgocheck2)"
 sockeng-cgocheck2.test -test.v -test.count=1 2>&1 | tee /tmp/sockeng.log | grep -E '^(--- |PASS|FAIL|ok)' || true
 grep -q '^PASS' /tmp/sockeng.log || { tail -30 /tmp/sockeng.log; fail "socket engine tests"; }
 grep -q -- '--- SKIP' /tmp/sockeng.log && fail "socket engine tests skipped inside the guest"
 
-echo "=== verbs benchmark"
+stage "verbs benchmark"
 verbs.test -test.run x -test.bench RDMA -test.benchtime 2000x 2>&1 | grep -E 'Benchmark|ok' || fail "verbs benchmark"
 
-echo "=== bench tests (rxe0)"
+stage "bench tests (rxe0)"
 # (the golden-file tests need testdata/ and run on the host)
 bench.test -test.v -test.count=1 -test.run 'RDMA|Describe|TCP' 2>&1 | tee /tmp/bench.log | grep -E '^(--- |PASS|FAIL|ok)' || true
 grep -q '^PASS' /tmp/bench.log || { tail -60 /tmp/bench.log; ls -la /tmp; free -m; dmesg | tail -20; fail "bench tests"; }
 grep -q -- '--- SKIP' /tmp/bench.log && fail "bench tests skipped inside the guest"
 
-echo "=== MR benchmark tests (rxe0)"
+stage "MR benchmark tests (rxe0)"
 mr.test -test.v -test.count=1 -test.run 'RDMA' 2>&1 | tee /tmp/mr.log | grep -E '^(--- |PASS|FAIL|ok)' || true
 grep -q '^PASS' /tmp/mr.log || { tail -40 /tmp/mr.log; fail "MR benchmark tests"; }
 grep -q -- '--- SKIP' /tmp/mr.log && fail "MR benchmark tests skipped inside the guest"
 
-echo "=== rdmabench devices"
+stage "rdmabench devices"
 rdmabench devices | tee /tmp/devices.txt
 grep -q rxe0 /tmp/devices.txt && grep -q PORT_ACTIVE /tmp/devices.txt && grep -q '::ffff:127.0.0.1' /tmp/devices.txt \
 	|| fail "devices output"
 
-echo "=== TCP baseline in the guest"
+stage "TCP baseline in the guest"
 rdmabench loopback --transport tcp --mode lat,bw --size 2,64K -n 2000 --json /tmp/tcp.json | grep -E '^ send|Connection type'
 grep -q '"transport": "tcp"' /tmp/tcp.json || fail "TCP baseline JSON"
 
-echo "=== memory registration benchmark"
+stage "memory registration benchmark"
 rdmabench mr --sizes 4K,1M --iters 50 --op-iters 500 --json /tmp/mr.json | tail -8
 grep -q '"pooled_over_per_op"' /tmp/mr.json || fail "rdmabench mr JSON"
 set +e
@@ -50,7 +52,7 @@ rdmabench mr --odp --sizes 4K --iters 5 --op-iters 10 >/tmp/err.txt 2>&1; rc=$?
 set -e
 [ $rc = 3 ] && grep -q 'ODP not supported by rxe0' /tmp/err.txt || { cat /tmp/err.txt; fail "ODP on rxe0: exit $rc"; }
 
-echo "=== data path memory registration (--mr-mode)"
+stage "data path memory registration (--mr-mode)"
 rdmabench loopback --op write --mode bw --size 4K -n 2000 --mr-mode per-op --json /tmp/perop.json | grep -E '^ write|MR mode'
 grep -q '"mr_mode": "per-op"' /tmp/perop.json || fail "--mr-mode per-op JSON"
 set +e
@@ -62,7 +64,7 @@ rdmabench loopback --op write --mode lat -n 100 --hugepages >/tmp/err.txt 2>&1; 
 set -e
 [ $rc = 3 ] && grep -q 'no huge pages are reserved' /tmp/err.txt || { cat /tmp/err.txt; fail "--hugepages without huge pages: exit $rc"; }
 
-echo "=== payload checking (--verify) and shared receive queues (--srq)"
+stage "payload checking (--verify) and shared receive queues (--srq)"
 rdmabench loopback --op send,write,read --mode lat,bw --size 4099 -n 500 --verify --json /tmp/verify.json | grep -E '^ (send|write|read) |Payload check'
 [ "$(grep -c '"checked_by": "server"' /tmp/verify.json)" = 4 ] && [ "$(grep -c '"checked_by": "client"' /tmp/verify.json)" = 2 ] \
 	&& grep -q '"messages": 64,' /tmp/verify.json && grep -q '"bytes": 262336,' /tmp/verify.json || fail "--verify JSON"
@@ -72,7 +74,7 @@ rdmabench loopback --srq --mode bw --qps 4 --size 4K -n 2000 --verify --json /tm
 	&& grep -q '"srq": true' /tmp/srq4.json && grep -q '"qps": 4,' /tmp/srq4.json && grep -q '"checked_by": "server"' /tmp/srq4.json \
 	|| fail "--srq JSON"
 
-echo "=== rdma_cm (rxe1 on dummy0: rdma_cm cannot use loopback addresses)"
+stage "rdma_cm (rxe1 on dummy0: rdma_cm cannot use loopback addresses)"
 rdmabench loopback --rdma-cm --qps 8 --threads 2 --op write --mode bw -n 4000 --json /tmp/cm.json | tee /tmp/cm.txt
 grep -q '"method": "rdma_cm"' /tmp/cm.json && grep -q '"setup_p50_ns": [0-9]' /tmp/cm.json && grep -q 'chosen by rdma_cm for 192.0.2.1' /tmp/cm.json \
 	&& grep -q 'setup_max\[msec\]' /tmp/cm.txt && grep -q '"inline_size_granted"' /tmp/cm.json && grep -q '"link_utilization": 0\.[0-9]' /tmp/cm.json \
@@ -83,7 +85,7 @@ set -e
 [ $rc != 0 ] && grep -q 'cannot resolve the loopback address 127.0.0.1, and rxe0 has no other IP address' /tmp/err.txt \
 	|| { cat /tmp/err.txt; fail "--rdma-cm on the loopback-only rxe0: exit $rc"; }
 
-echo "=== inline by default (device probe), and perftest's rules"
+stage "inline by default (device probe), and perftest's rules"
 rdmabench loopback --op send,write --mode lat --size 2 -n 2000 --json /tmp/inline.json | tee /tmp/inline.txt | grep -E 'inline|Inline'
 grep -q 'Max inline data : 236\[B\] send lat, 220\[B\] write lat' /tmp/inline.txt && grep -q '"inline_bytes": 236' /tmp/inline.json \
 	&& grep -q '"inline_reason": "auto: rxe0 grants up to 512 B on RC QPs' /tmp/inline.json || fail "default inline on rxe"
@@ -96,7 +98,7 @@ rdmabench loopback --op send --mode lat -n 100 --inline-size 1024 >/tmp/err.txt 
 set -e
 [ $rc = 3 ] && grep -q 'grants at most 512 bytes of inline data' /tmp/err.txt || { cat /tmp/err.txt; fail "--inline-size 1024 on rxe: exit $rc"; }
 
-echo "=== device by route, and one run over two devices (-d rxe0,rxe1)"
+stage "device by route, and one run over two devices (-d rxe0,rxe1)"
 rdmabench server --bind 192.0.2.1 -p 18600 >/tmp/server-route.log 2>&1 &
 spid=$!
 sleep 1
@@ -108,7 +110,7 @@ grep 'by route' /tmp/server-route.log | head -1
 rdmabench loopback -d rxe0,rxe1 --op send --mode lat -n 300 --json /tmp/multi.json | tee /tmp/multi.txt | tail -6
 [ -s /tmp/multi-rxe0.json ] && [ -s /tmp/multi-rxe1.json ] && grep -q 'rxe0.*rxe1' /tmp/multi.txt || fail "-d rxe0,rxe1 sweep"
 
-echo "=== soft-iWARP (siw1 on dummy1, 203.0.113.1): loopback and server/run with no -d"
+stage "soft-iWARP (siw1 on dummy1, 203.0.113.1): loopback and server/run with no -d"
 rdmabench devices | grep -A12 '^siw1' | grep -E 'transport|netdev' 
 rdmabench loopback -d siw1 --rdma-cm --op send,write,read --mode lat,bw -n 300 --json /tmp/siw.json | grep -E 'Device|software|^ (send|write|read) '
 grep -q '"transport": "iWARP"' /tmp/siw.json && grep -q '"netdev": "dummy1"' /tmp/siw.json || fail "loopback -d siw1 --rdma-cm"
@@ -123,7 +125,7 @@ set +e
 rdmabench loopback -d siw1 --qp-type ud --op send --mode lat -n 10 >/tmp/err.txt 2>&1; rc=$?
 set -e
 [ $rc = 3 ] && grep -q 'siw1 is an iWARP device: --qp-type ud not supported by the device' /tmp/err.txt || { cat /tmp/err.txt; fail "UD on siw1: exit $rc"; }
-echo "=== bidirectional bandwidth (-b), the sum and, with --report-both, each side"
+stage "bidirectional bandwidth (-b), the sum and, with --report-both, each side"
 rdmabench loopback -b --op write,send --mode bw --size 64K -n 3000 --json /tmp/bidir.json | tee /tmp/bidir.txt | grep -E 'bidir|^ +(client|server)'
 grep -q '^ write bidir  *65536  *6000 ' /tmp/bidir.txt && grep -q '^ send bidir  *65536  *6000 ' /tmp/bidir.txt \
 	&& grep -q 'sums of both sides' /tmp/bidir.txt && ! grep -q '^   client' /tmp/bidir.txt \
@@ -136,12 +138,12 @@ rdmabench loopback -b --op send --mode lat -n 100 >/tmp/err.txt 2>&1; rc=$?
 set -e
 [ $rc = 2 ] && grep -q 'applies to bandwidth tests' /tmp/err.txt || { cat /tmp/err.txt; fail "-b with --mode lat: exit $rc"; }
 
-echo "=== HdrHistogram files"
+stage "HdrHistogram files"
 rdmabench loopback --op send --mode lat -n 3000 --interval 200ms --hlog /tmp/r.hlog --hgrm /tmp/r >/dev/null
 grep -q 'Tag=send-lat-2B,' /tmp/r.hlog && grep -q '#\[Mean' /tmp/r-send-lat-2B.hgrm || fail ".hlog/.hgrm output"
 head -3 /tmp/r-send-lat-2B.hgrm
 
-echo "=== clear errors"
+stage "clear errors"
 set +e
 rdmabench loopback -d nosuch0 >/tmp/err.txt 2>&1; rc=$?
 set -e
@@ -169,7 +171,7 @@ mv /tmp/hidden/librxe-rdmav*.so /tmp/hidden/libsiw-rdmav*.so /usr/lib/x86_64-lin
 cat /tmp/err.txt
 [ $rc = 3 ] && grep -q 'no userspace provider' /tmp/err.txt || fail "missing provider: exit $rc"
 
-echo "=== SIGINT aborts a running test and keeps the finished ones"
+stage "SIGINT aborts a running test and keeps the finished ones"
 rdmabench loopback --op write,send --mode lat -D 4s --json /tmp/int.json >/tmp/int.txt 2>&1 &
 ipid=$!
 # interrupt during the second test, however long the first one's setup took
@@ -184,7 +186,7 @@ tail -3 /tmp/int.txt
 [ $rc = 130 ] && grep -q 'interrupted during send lat' /tmp/int.txt && grep -q '"op": "write"' /tmp/int.json \
 	&& grep -q '"partial": true' /tmp/int.json || fail "SIGINT: exit $rc (want 130 and JSON with \"partial\": true)"
 
-echo "=== server survives a client killed mid-test"
+stage "server survives a client killed mid-test"
 rdmabench server --bind 127.0.0.1 -p 18600 2>/tmp/server.log &
 spid=$!
 sleep 1
@@ -199,7 +201,7 @@ kill -0 $spid || fail "server died"
 kill $spid; wait $spid 2>/dev/null || true
 grep -E 'client|lost' /tmp/server.log | tail -5
 
-echo "=== rdma_cm between a server and a client, as on two hosts (control and rdma_cm on 192.0.2.1)"
+stage "rdma_cm between a server and a client, as on two hosts (control and rdma_cm on 192.0.2.1)"
 rdmabench server --bind 192.0.2.1 -p 18601 2>/tmp/server-cm.log &
 spid=$!
 sleep 1
@@ -208,16 +210,16 @@ rdmabench run 192.0.2.1 -p 18601 --rdma-cm --op send,read --mode lat,bw --iters 
 grep -q '"address": "192.0.2.1:' /tmp/cm-run.json && grep -q '"device": "rxe1"' /tmp/cm-run.json || fail "run --rdma-cm JSON"
 kill $spid; wait $spid 2>/dev/null || true
 grep 'rdma_cm' /tmp/server-cm.log | head -2
-echo "=== every JSON document above against bench/result/schema.json"
+stage "every JSON document above against bench/result/schema.json"
 RDMABENCH_JSON_DIR=/tmp result.test -test.run '^TestSchemaFiles$' -test.v 2>&1 | tee /tmp/schema.log | grep -E '^(--- |PASS|FAIL|ok)|schema' | head -40 || true
 grep -q '^PASS' /tmp/schema.log || { tail -30 /tmp/schema.log; fail "JSON schema"; }
-echo "=== mesh: 3 ranks under MPICH's mpiexec in this guest (scripts/mesh-guest-local.sh)"
+stage "mesh: 3 ranks under MPICH's mpiexec in this guest (scripts/mesh-guest-local.sh)"
 sh /work/mesh-guest-local.sh || fail "mesh (3 local ranks)"
-echo "=== fault-injection suite (scripts/faults)"
+stage "fault-injection suite (scripts/faults)"
 faults -bin "$(command -v rdmabench)" 2>&1 | tee /tmp/faults.log
 tail -1 /tmp/faults.log | grep -q ', 0 failed,' || fail "fault-injection suite"
 
 passed=$(cat /tmp/verbs.log /tmp/sockeng.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- PASS' || true)
 failed=$(cat /tmp/verbs.log /tmp/sockeng.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- FAIL' || true)
-echo "GUEST-TEST OK"
+echo "GUEST-TEST OK ($(($(date +%s) - T0)) s)"
 echo "guest: $passed passed, $failed failed"
