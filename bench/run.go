@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -121,6 +122,20 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*result.Document, error) {
 	if len(cfg.Client.AuthKey) == 0 {
 		cfg.Client.AuthKey = randomBytes(32)
+	}
+	if cfg.Client.GIDIndex >= 0 && cfg.Client.Transport != result.TransportTCP && !cfg.Client.RDMACM {
+		// the user's -x: refuse it here, as this side's error, before the
+		// in-process server meets it in the handshake
+		lo := netip.MustParseAddr("127.0.0.1")
+		name, port, _, err := chooseDevice(cfg.Client.Device, cfg.Client.Port, lo)
+		if err != nil {
+			return nil, err
+		}
+		dev, err := OpenDevice(name, port, cfg.Client.GIDIndex, lo)
+		if err != nil {
+			return nil, err
+		}
+		dev.Close()
 	}
 	srv, err := NewServer(ServerConfig{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex,
 		Log: serverLog, CPUs: cfg.ServerCPUs, AuthKey: cfg.Client.AuthKey, NUMA: cfg.Client.NUMA})
