@@ -69,7 +69,7 @@ siw-smoke:
 # Fuzz every parser of network bytes for a short time (FUZZTIME each),
 # starting from the committed corpora (testdata/fuzz/FuzzX); 'make unit'
 # already replays those corpora as tests.
-FUZZTIME ?= 3s
+FUZZTIME ?= 2s
 FUZZ = bench/proto:FuzzReadFrame bench/mesh/boot:FuzzParseLine bench:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
 fuzz:
 	@for t in $(FUZZ); do p=$${t%%:*}; n=$${t#*:}; \

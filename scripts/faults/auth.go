@@ -16,8 +16,8 @@ const wireIP = "192.0.2.1"
 
 func init() {
 	register(
-		Case{Group: "auth", Name: "wrong-key-refused-nothing-allocated", Run: wrongKey},
-		Case{Group: "auth", Name: "protected-mode-non-loopback", Run: func(t *T) error {
+		Case{Group: "auth", Name: "wrong-key-refused-nothing-allocated", Parallel: true, Run: wrongKey},
+		Case{Group: "auth", Name: "protected-mode-non-loopback", Parallel: true, Run: func(t *T) error {
 			if _, err := t.Server(); err != nil { // no key, no --bind
 				return err
 			}
@@ -31,7 +31,7 @@ func init() {
 			}
 			return c.Close()
 		}},
-		Case{Group: "auth", Name: "key-both-sides", Run: func(t *T) error {
+		Case{Group: "auth", Name: "key-both-sides", Parallel: true, Run: func(t *T) error {
 			key, err := t.keyFile("k", "shared-secret-0123456789")
 			if err != nil {
 				return err
@@ -51,7 +51,7 @@ func init() {
 			}
 			return nil
 		}},
-		Case{Group: "auth", Name: "key-on-client-only", Run: func(t *T) error {
+		Case{Group: "auth", Name: "key-on-client-only", Parallel: true, Run: func(t *T) error {
 			key, err := t.keyFile("k", "shared-secret-0123456789")
 			if err != nil {
 				return err
@@ -65,7 +65,7 @@ func init() {
 			}
 			return srv.WaitOutput("this server has none", 2*time.Second)
 		}},
-		Case{Group: "auth", Name: "key-on-server-only", Run: func(t *T) error {
+		Case{Group: "auth", Name: "key-on-server-only", Parallel: true, Run: func(t *T) error {
 			key, err := t.keyFile("k", "shared-secret-0123456789")
 			if err != nil {
 				return err
@@ -79,7 +79,7 @@ func init() {
 			}
 			return srv.WaitOutput("requires a key", 2*time.Second)
 		}},
-		Case{Group: "auth", Name: "allow-refuses", Run: func(t *T) error {
+		Case{Group: "auth", Name: "allow-refuses", Parallel: true, Run: func(t *T) error {
 			srv, err := t.serverOn(wireIP, "--allow", "10.0.0.0/8,127.0.0.1")
 			if err != nil {
 				return err
@@ -92,7 +92,7 @@ func init() {
 			}
 			return t.ExpectExit(2, 5*time.Second, []string{`--allow "10.0.0.0/33"`}, "server", "-p", fmt.Sprint(t.Port()+1000), "--allow", "10.0.0.0/33")
 		}},
-		Case{Group: "auth", Name: "bad-key-files", Run: func(t *T) error {
+		Case{Group: "auth", Name: "bad-key-files", Parallel: true, Run: func(t *T) error {
 			open, err := t.keyFile("open", "shared-secret-0123456789")
 			if err != nil {
 				return err

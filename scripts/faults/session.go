@@ -20,7 +20,7 @@ import (
 
 func init() {
 	register(
-		Case{Group: "session", Name: "idle-peer-after-hello-no-lockout", Run: func(t *T) error {
+		Case{Group: "session", Name: "idle-peer-after-hello-no-lockout", Parallel: true, Run: func(t *T) error {
 			srv, err := t.Server("--idle-timeout", "5s")
 			if err != nil {
 				return err
@@ -51,7 +51,7 @@ func init() {
 			}
 			return srv.WaitOutput("idle for 5s between tests", time.Second)
 		}},
-		Case{Group: "session", Name: "slowloris-handshake", Run: func(t *T) error {
+		Case{Group: "session", Name: "slowloris-handshake", Parallel: true, Run: func(t *T) error {
 			srv, err := t.Server()
 			if err != nil {
 				return err
@@ -104,7 +104,7 @@ func init() {
 		}},
 		Case{Group: "session", Name: "200-connections-ulimit-64", Run: func(t *T) error { return flood(t, false) }},
 		Case{Group: "session", Name: "accept-emfile-backoff", Run: func(t *T) error { return flood(t, true) }},
-		Case{Group: "session", Name: "stopped-client-dropped", Run: func(t *T) error {
+		Case{Group: "session", Name: "stopped-client-dropped", Parallel: true, Run: func(t *T) error {
 			srv, err := t.Server()
 			if err != nil {
 				return err
@@ -126,7 +126,7 @@ func init() {
 			}
 			return t.Serves("--connect-timeout", "20s")
 		}},
-		Case{Group: "session", Name: "max-session", Run: func(t *T) error {
+		Case{Group: "session", Name: "max-session", Parallel: true, Run: func(t *T) error {
 			srv, err := t.Server("--max-session", "4s")
 			if err != nil {
 				return err
@@ -156,7 +156,7 @@ func init() {
 				}
 			}
 		}},
-		Case{Group: "session", Name: "sigterm-with-session-open", Run: func(t *T) error {
+		Case{Group: "session", Name: "sigterm-with-session-open", Parallel: true, Run: func(t *T) error {
 			srv, err := t.Server()
 			if err != nil {
 				return err
