@@ -13,7 +13,7 @@ repo=$(dirname "$dir")
 bin=${RDMABENCH_BIN:-$repo/build/rdmabench}
 check=${MESHCHECK_BIN:-$repo/build/meshcheck}
 out=${MESH_OUT:-$repo/build/mesh}
-args=${MESH_DEMO_ARGS:---op send,write --mode lat,bw --size 4K -n 1000 --round-timeout 300s}
+args=${MESH_DEMO_ARGS:---op send,write --mode lat,bw --size 4K -n 4000 --round-timeout 300s}
 for f in "$bin" "$check"; do
 	[[ -x $f ]] || { echo "mesh-demo: $f missing (make build)" >&2; exit 2; }
 done

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/hist"
 )
 
 func main() {
@@ -88,6 +89,11 @@ func run(args []string) error {
 			r := &doc.Pairs[i].Results[j]
 			if r.Mode == result.ModeLat {
 				r.Latency.P99.NS *= f
+				for k := range r.Latency.Percentiles {
+					if q := &r.Latency.Percentiles[k]; q.P == 99 {
+						q.Value.NS, q.CILow.NS, q.CIHigh.NS = q.Value.NS*f, q.CILow.NS*f, q.CIHigh.NS*f
+					}
+				}
 			}
 		}
 		fmt.Printf("meshcheck: raised the lat p99 of pair %s by ×%g\n", doc.Pairs[i].Name(), f)
@@ -122,9 +128,16 @@ func complete(doc *result.MeshDocument, n int, ops, modes []string, nhosts int) 
 				}
 				switch r.Mode {
 				case result.ModeLat:
-					lat = r.Latency.P50.OK && r.Latency.P99.OK
-					if lat && !r.Latency.P99_9.OK && r.Iterations >= 1000 {
-						return fmt.Errorf("pair %s %s lat: p99.9 n/a with %d iterations", p.Name(), op, r.Iterations)
+					// each percentile present exactly when the samples back it
+					// (hist.MinSamples: its confidence interval stays in the data)
+					lat = r.Latency.P50.OK
+					for _, q := range []struct {
+						p  float64
+						ok bool
+					}{{50, r.Latency.P50.OK}, {99, r.Latency.P99.OK}, {99.9, r.Latency.P99_9.OK}} {
+						if want := r.Samples >= hist.MinSamples(q.p, hist.DefaultConfidence); q.ok != want {
+							return fmt.Errorf("pair %s %s lat: p%g present %v with %d samples", p.Name(), op, q.p, q.ok, r.Samples)
+						}
 					}
 				case result.ModeBW:
 					bw = r.Bandwidth.MBPerSec > 0
