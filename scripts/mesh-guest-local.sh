@@ -4,7 +4,7 @@
 # meshcheck, mpiexec.hydra and hydra_pmi_proxy in PATH). MPICH's mpiexec
 # launches 3 ranks locally (-launcher fork, no ssh), all on rxe0 and
 # 127.0.0.1 (--device-map rxe0, --net 127.0.0.0/8):
-#   1. a pairs mesh, SEND and WRITE latency, 200 iterations: exit 0, every pair
+#   1. a pairs mesh, SEND and WRITE latency, 400 iterations (p99 needs 368 samples): exit 0, every pair
 #      measured (meshcheck complete), local ranks 0..2 with their own ports
 #      (meshcheck local), and the document passes the gate against itself;
 #   2. rank 2 killed (SIGKILL) as it starts its pair in round 2: rank 0 exits 6
@@ -29,11 +29,11 @@ ops=${MESH_LOCAL_OPS:-send,write}
 hosts3="-launcher fork -disable-auto-cleanup -hosts 127.0.0.1,127.0.0.2,127.0.0.3 -ppn 1"
 hosts2="-launcher fork -disable-auto-cleanup -hosts 127.0.0.1,127.0.0.2 -ppn 1"
 
-echo "--- 3 ranks, one proxy: SEND and WRITE latency, 200 iterations"
+echo "--- 3 ranks, one proxy: SEND and WRITE latency, 400 iterations (p99 needs 368 samples)"
 t0=$(now)
 # shellcheck disable=SC2086 # word lists
 timeout -s KILL 60 mpiexec.hydra -launcher fork -np 3 rdmabench mesh $common --port 18700 --op $ops --mode lat \
-	-n 200 --round-timeout 30s --connect-timeout 10s --json "$out/mesh.json" >"$out/mesh.txt" 2>"$out/mesh.err"
+	-n 400 --round-timeout 30s --connect-timeout 10s --json "$out/mesh.json" >"$out/mesh.txt" 2>"$out/mesh.err"
 rc=$?
 cat "$out/mesh.txt"
 echo "mesh: exit $rc after $(($(now) - t0)) s"
