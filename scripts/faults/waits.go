@@ -316,7 +316,7 @@ func interruptClient(t *T, sig syscall.Signal, want int) error {
 func runTimeout(t *T) error {
 	path := fmt.Sprintf("/tmp/waits-%d.json", t.Port())
 	defer os.Remove(path)
-	c, err := t.Start("client", "loopback", "--op", "write,send", "--mode", "lat", "-D", "1s", "--run-timeout", "3s", "--json", path)
+	c, err := t.Start("client", "loopback", "--op", "write,send,read", "--mode", "lat", "-D", "2s", "--run-timeout", "3s", "--json", path)
 	if err != nil {
 		return err
 	}
