@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/numa"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,7 +87,7 @@ func (c checker) checkGovernors() string {
 	for g, cpus := range byGov {
 		c.Governors = append(c.Governors, g)
 		if g != "performance" {
-			slow = append(slow, fmt.Sprintf("%s on CPU %s", g, formatCPUList(cpus)))
+			slow = append(slow, fmt.Sprintf("%s on CPU %s", g, numa.FormatList(cpus)))
 		}
 	}
 	sort.Strings(c.Governors)
@@ -147,7 +148,7 @@ func (c checker) checkSMT(pinned int) string {
 	if len(others) == 0 {
 		return ""
 	}
-	c.PinnedCPUSiblings = formatCPUList(others)
+	c.PinnedCPUSiblings = numa.FormatList(others)
 	return fmt.Sprintf("SMT is on: CPU %d, where the engine thread is pinned, shares its core with CPU %s; "+
 		"anything running there (other processes, interrupts, Go runtime threads) competes for the core and adds jitter: "+
 		"keep CPU %s idle (isolcpus, taskset) or turn SMT off (echo off > /sys/devices/system/cpu/smt/control)",
@@ -330,24 +331,4 @@ func parseCPUList(s string) ([]int, bool) {
 		}
 	}
 	return cpus, true
-}
-
-// formatCPUList formats CPUs as a sysfs CPU list, e.g. "0-3,8".
-func formatCPUList(cpus []int) string {
-	cpus = append([]int(nil), cpus...)
-	sort.Ints(cpus)
-	var parts []string
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] <= cpus[j]+1 {
-			j++
-		}
-		if cpus[j] == cpus[i] {
-			parts = append(parts, strconv.Itoa(cpus[i]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/numa"
 
 	"golang.org/x/sys/unix"
 )
@@ -217,8 +218,8 @@ func TestEnvCheckCPUList(t *testing.T) {
 		if ok != tt.ok || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("parseCPUList(%q) = %v, %v, want %v, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
-		if s := formatCPUList(got); s != tt.out {
-			t.Errorf("formatCPUList(%v) = %q, want %q", got, s, tt.out)
+		if s := numa.FormatList(got); s != tt.out {
+			t.Errorf("numa.FormatList(%v) = %q, want %q", got, s, tt.out)
 		}
 	}
 	for b, want := range map[int64]string{-1: "unlimited", 65536: "64 KiB", 8 << 20: "8 MiB", 1000: "1000 bytes", 0: "0 bytes"} {

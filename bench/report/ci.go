@@ -50,17 +50,8 @@ func PercentileOf(l *result.Latency, p float64) result.Quantile {
 		return q
 	}
 	q := result.Quantile{P: p}
-	switch p {
-	case 50:
-		q.Value = l.P50
-	case 90:
-		q.Value = l.P90
-	case 99:
-		q.Value = l.P99
-	case 99.9:
-		q.Value = l.P99_9
-	case 99.99:
-		q.Value = l.P99_99
+	if f := l.Fixed(p); f != nil {
+		q.Value = *f
 	}
 	return q
 }

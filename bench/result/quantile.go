@@ -101,3 +101,21 @@ func ParsePercentiles(s string) ([]float64, error) {
 	slices.Sort(out)
 	return out, nil
 }
+
+// Fixed is l's fixed field of percentile p (P50, P90, P99, P99_9 or
+// P99_99), or nil for any other percentile.
+func (l *Latency) Fixed(p float64) *Nanos {
+	switch p {
+	case 50:
+		return &l.P50
+	case 90:
+		return &l.P90
+	case 99:
+		return &l.P99
+	case 99.9:
+		return &l.P99_9
+	case 99.99:
+		return &l.P99_99
+	}
+	return nil
+}

@@ -170,17 +170,8 @@ func CombineRuns(runs []Result) (Result, error) {
 		if lo, hi, ok := hist.OrderStatCI(int64(len(vals)), 0.5, st.Confidence); ok {
 			q.CILow, q.CIHigh = Nanos{NS: vals[lo-1], OK: true}, Nanos{NS: vals[hi-1], OK: true}
 		}
-		switch q.P {
-		case 50:
-			l.P50 = q.Value
-		case 90:
-			l.P90 = q.Value
-		case 99:
-			l.P99 = q.Value
-		case 99.9:
-			l.P99_9 = q.Value
-		case 99.99:
-			l.P99_99 = q.Value
+		if f := l.Fixed(q.P); f != nil {
+			*f = q.Value
 		}
 	}
 	if v, ok := med("bw_mb_per_s"); ok {
