@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"time"
 )
 
@@ -152,13 +150,7 @@ func WriteMeshJSON(path string, doc *MeshDocument) error {
 
 // ReadMeshFile reads a mesh document ("-": stdin).
 func ReadMeshFile(path string) (*MeshDocument, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(os.Stdin)
-	} else {
-		b, err = os.ReadFile(path)
-	}
+	b, err := readPath(path)
 	if err != nil {
 		return nil, fmt.Errorf("bench: read mesh: %w", err)
 	}

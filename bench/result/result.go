@@ -397,16 +397,18 @@ func WriteJSON(path string, v any) error {
 	return nil
 }
 
+// readPath reads the file at path, or stdin for "-".
+func readPath(path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(path)
+}
+
 // ReadJSONFile reads a document written by WriteJSONFile; path "-" reads
 // stdin. A document of another schema version is an error.
 func ReadJSONFile(path string) (*Document, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(os.Stdin)
-	} else {
-		b, err = os.ReadFile(path)
-	}
+	b, err := readPath(path)
 	if err != nil {
 		return nil, fmt.Errorf("bench: read results: %w", err)
 	}
