@@ -167,27 +167,8 @@ func cellValue(r *result.Result, mode, metric string) (float64, bool) {
 	if mode == result.ModeBW {
 		return r.Bandwidth.MBPerSec, true
 	}
-	l := r.Latency
-	var ns result.Nanos
-	switch metric {
-	case "min":
-		return l.Min / 1000, l.Count > 0
-	case "mean":
-		return l.Mean / 1000, l.Count > 0
-	case "max":
-		return l.Max / 1000, l.Count > 0
-	case "p50":
-		ns = l.P50
-	case "p90":
-		ns = l.P90
-	case "p99":
-		ns = l.P99
-	case "p99_9":
-		ns = l.P99_9
-	case "p99_99":
-		ns = l.P99_99
-	}
-	return ns.NS / 1000, ns.OK
+	ns, ok := latencyMetric(r.Latency, metric)
+	return ns / 1000, ok
 }
 
 func reversed(p palette.Palette) palette.Palette {
