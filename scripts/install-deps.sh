@@ -17,7 +17,7 @@ readonly PACKAGES=(
   qemu-system-x86 busybox-static cpio kmod
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils
   rdmacm-utils perftest iproute2
-  xz-utils zstd gzip util-linux coreutils ca-certificates gcc libc6-dev make git jq
+  xz-utils zstd gzip util-linux coreutils ca-certificates gcc libc6-dev pkg-config make git jq
   mpich dropbear-bin openssh-client
 )
 

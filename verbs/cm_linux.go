@@ -1,7 +1,6 @@
 package verbs
 
 /*
-#cgo LDFLAGS: -lrdmacm
 #include <stdlib.h>
 #include "cm.h"
 */

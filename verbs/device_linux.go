@@ -1,7 +1,6 @@
 package verbs
 
 /*
-#cgo LDFLAGS: -libverbs
 #include <stdlib.h>
 #include "shim.h"
 */
