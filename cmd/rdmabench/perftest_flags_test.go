@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	flag "github.com/spf13/pflag"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/version"
 )
 
 // TestPerftestFlags: perftest's spellings set the rdmabench flags they
@@ -70,5 +74,27 @@ func TestPerftestFlagConflicts(t *testing.T) {
 		if code := run(c.args, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("%q: exit %d (want %d), stderr lacks %q:\n%s", c.args, code, exitUsage, c.want, errOut.String())
 		}
+	}
+}
+
+// TestPerftestHistogramAndJSON: -H prints the latency distribution after
+// the tables and --out_json writes the document, whose tool_version is
+// the --version identity (the kernel TCP baseline: no RDMA device needed).
+func TestPerftestHistogramAndJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.json")
+	var out, errOut bytes.Buffer
+	code := run([]string{"loopback", "--transport", "tcp", "--mode", "lat", "-n", "300", "-H", "-F", "--out_json", "--out_json_file", path}, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "send lat 2B: latency distribution (usec)\n Value\tPercentile") {
+		t.Errorf("-H printed no distribution:\n%s", out.String())
+	}
+	doc, err := result.ReadJSONFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := version.String(); doc.ToolVersion != want {
+		t.Errorf("tool_version %q, want %q", doc.ToolVersion, want)
 	}
 }
