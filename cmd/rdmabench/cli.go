@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
@@ -139,7 +140,7 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cliState) {
 	}
 	root.AddCommand(manCommand(root))
 	root.InitDefaultVersionFlag()
-	root.InitDefaultHelpCmd()
+	root.SetHelpCommand(helpCommand(root))
 	root.InitDefaultCompletionCmd()
 	return root, state
 }
@@ -158,6 +159,35 @@ func newSubcommand(sc subcommand, state *cliState) *cobra.Command {
 		return act(c.Context(), args, c.OutOrStdout(), c.ErrOrStderr())
 	}
 	return c
+}
+
+// helpCommand is 'rdmabench help [command]': cobra's, except that an
+// unknown command is a usage error (exit 2) with cobra's suggestion.
+func helpCommand(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:     "help [command]",
+		Short:   "Help about any command",
+		Long:    "Shows a command's synopsis, description, examples and flags; without one, rdmabench's.",
+		Example: "  rdmabench help run\n  rdmabench help compare",
+		ValidArgsFunction: func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			for _, c := range root.Commands() {
+				if len(args) == 0 && c.IsAvailableCommand() && strings.HasPrefix(c.Name(), toComplete) {
+					names = append(names, c.Name()+"\t"+c.Short)
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, _, err := root.Find(args)
+			if err != nil {
+				return usageError{fmt.Errorf("help: %w", err)}
+			}
+			c.InitDefaultHelpFlag()
+			c.InitDefaultVersionFlag()
+			return c.Help()
+		},
+	}
 }
 
 // cmdVersion is 'rdmabench version'.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	flag "github.com/spf13/pflag"
@@ -14,6 +15,9 @@ import (
 func cmdDevices(fs *flag.FlagSet) action {
 	asJSON := fs.Bool("json", false, "print JSON")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if len(args) != 0 {
+			return usageError{fmt.Errorf("devices takes no arguments (got %q)", args)}
+		}
 		reps, err := bench.DescribeDevices()
 		if err != nil {
 			return err

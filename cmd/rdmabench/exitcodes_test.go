@@ -54,6 +54,7 @@ func TestExitCodes(t *testing.T) {
 		{exitUsage, []string{}, "Usage"},
 		{exitUsage, []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{exitUsage, []string{"runn"}, "Did you mean this?\n\trun"},
+		{exitUsage, []string{"help", "runn"}, "Did you mean this?\n\trun"},
 		{exitUsage, []string{"run", "127.0.0.1", "--iter", "5"}, "Did you mean this?\n\t--iters"},
 		{exitUsage, []string{"loopback", "--szie", "64"}, "Did you mean this?\n\t--size"},
 		{exitUsage, []string{"run", "127.0.0.1", "-D", "ten"}, "want seconds (10) or a duration"},

@@ -90,6 +90,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rdmabench: %s\n", strings.TrimRight(err.Error(), "\n"))
 	}
 	if !state.started && cmd != nil {
+		if cmd.Name() == "help" {
+			cmd = cmd.Root()
+		}
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return exitCode(err)
