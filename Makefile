@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps build man check unit fuzz vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
+.PHONY: all deps build man package package-files package-test check unit fuzz vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
 
 all: build
 
@@ -30,6 +30,25 @@ build:
 man: build
 	rm -rf $(BUILD)/man
 	$(BUILD)/rdmabench gen-man $(BUILD)/man
+
+# Packages in build/pkg: .deb, .rpm and .tar.gz (scripts/package: nfpm as a library, in
+# its own go.mod). The version is scripts/version.sh's (git describe, else 0.0.0+g<commit>),
+# in the packages and in the binary; the build date is the commit's time, so the same commit
+# gives the same files. The packaged binary is linked again stripped (-s -w).
+package:
+	SOURCE_DATE_EPOCH=$$(scripts/version.sh --epoch) $(MAKE) --no-print-directory package-files \
+		RDMABENCH_VERSION=$$(scripts/version.sh)
+
+package-files: man
+	rm -rf $(BUILD)/pkg
+	$(GO) build -ldflags "-s -w $(LDFLAGS)" -o $(BUILD)/pkg-bin/rdmabench ./cmd/rdmabench
+	cd scripts/package && $(GO) run . -strict -bin $(CURDIR)/$(BUILD)/pkg-bin/rdmabench -man $(CURDIR)/$(BUILD)/man \
+		-root $(CURDIR) -out $(CURDIR)/$(BUILD)/pkg -version "$(RDMABENCH_VERSION)" -date "$(BUILD_DATE)"
+
+# Installs build/pkg's .deb on this machine (as root, Debian), checks the installed
+# rdmabench, the .rpm's metadata and the tarball, then removes the package again.
+package-test: package
+	scripts/package-test.sh
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -94,7 +113,7 @@ fuzz:
 			|| { tail -30 /tmp/fuzz-$$n.log; exit 1; }; \
 	done
 
-test: deps check unit fuzz vm-test pair-test
+test: deps check unit fuzz package-test vm-test pair-test
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
 demo: deps build

@@ -12,13 +12,15 @@ REPO_DIR=$(dirname "$SCRIPT_DIR")
 readonly SCRIPT_DIR REPO_DIR
 CACHE=${RDMABENCH_CACHE:-/var/cache/rdmabench}
 
-# Debian packages used by scripts/vm-run.sh, scripts/softroce.sh and cgo builds.
+# Debian packages used by scripts/vm-run.sh, scripts/softroce.sh, cgo builds and
+# scripts/package-test.sh (rpm to read the .rpm, man-db for man -w, bash-completion).
 readonly PACKAGES=(
   qemu-system-x86 busybox-static cpio kmod
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils
   rdmacm-utils perftest iproute2
   xz-utils zstd gzip util-linux coreutils ca-certificates gcc libc6-dev pkg-config make git jq
   mpich dropbear-bin openssh-client
+  rpm man-db bash-completion
 )
 
 usage() {

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# version.sh: this tree's version, commit and date, for 'make build' (-ldflags -X
-# into internal/version) and 'make package' (the package version).
+# version.sh: this tree's version, commit and date for 'make package': the package
+# version, the binary's (make build RDMABENCH_VERSION=..., internal/version) and the
+# time stamped on the packages' files.
 #   version  from 'git describe --tags --match v[0-9]*': v1.2.3 -> 1.2.3; three commits
 #            after it -> 1.2.3+3.gabc1234 (sorts after 1.2.3 for dpkg and rpm);
 #            no tag -> 0.0.0+gabc1234; no git -> 0.0.0+unknown
 #   commit   the full hash, with "-dirty" when the tree has uncommitted changes
 #   date     $SOURCE_DATE_EPOCH if set, else the commit's time, RFC 3339 UTC (the same
 #            commit builds the same binary and packages)
-# Usage: version.sh [--version | --commit | --date | --ldflags]   (default: --version)
+#   epoch    the same date in seconds (SOURCE_DATE_EPOCH for the build)
+# Usage: version.sh [--version | --commit | --date | --epoch]   (default: --version)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-readonly PKGPATH=github.com/rdmabench/rdmabench/internal/version
 
 version='' commit='' date=''
 if git rev-parse --git-dir >/dev/null 2>&1 && commit=$(git rev-parse HEAD 2>/dev/null); then
@@ -35,11 +36,7 @@ case ${1:---version} in
   --version) printf '%s\n' "$version" ;;
   --commit) printf '%s\n' "$commit" ;;
   --date) printf '%s\n' "$date" ;;
-  --ldflags)
-    printf -- '-X %s.Version=%s' "$PKGPATH" "$version"
-    [[ -z $commit ]] || printf -- ' -X %s.Commit=%s' "$PKGPATH" "$commit"
-    [[ -z $date ]] || printf -- ' -X %s.Date=%s' "$PKGPATH" "$date"
-    printf '\n' ;;
-  -h|--help) sed -n '2,10s/^# \{0,1\}//p' "$0" ;;
+  --epoch) printf '%s\n' "$epoch" ;;
+  -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0" ;;
   *) echo "version.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 esac

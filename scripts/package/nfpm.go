@@ -58,6 +58,7 @@ func writeNFPM(c *config, format string, es []entry, d deps) (string, error) {
 		ct := &files.Content{Destination: "/usr/" + e.dst}
 		if e.link != "" {
 			ct.Type, ct.Source = files.TypeSymlink, e.link
+			ct.FileInfo = &files.ContentFileInfo{Mode: 0o777, MTime: c.mtime}
 		} else {
 			ct.Source = e.src
 			ct.FileInfo = &files.ContentFileInfo{Mode: e.mode, MTime: c.mtime}
