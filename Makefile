@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps build man package package-files package-test check unit fuzz vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
+.PHONY: all deps build man package package-files package-test script-test check unit fuzz vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
 
 all: build
 
@@ -49,6 +49,11 @@ package-files: man
 # rdmabench, the .rpm's metadata and the tarball, then removes the package again.
 package-test: package
 	scripts/package-test.sh
+
+# Host-side tests of the test bed's and the CI action's scripts (no guest boot):
+# vm-run.sh's accelerator choice (KVM probe, TCG fallback).
+script-test:
+	scripts/vm-accel-test.sh
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -113,7 +118,7 @@ fuzz:
 			|| { tail -30 /tmp/fuzz-$$n.log; exit 1; }; \
 	done
 
-test: deps check unit fuzz package-test vm-test pair-test
+test: deps check unit fuzz script-test package-test vm-test pair-test
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
 demo: deps build

@@ -10,6 +10,7 @@
 # installed before the test: then the one from build/pkg stays installed (say so).
 # Run by 'make package-test' (part of make test). Exit 0 ok, 1 a check failed,
 # 2 cannot run (not root, no dpkg, no packages).
+# shellcheck disable=SC2015 # "A && ok || bad": ok, bad and log always succeed
 set -euo pipefail
 
 readonly PROG=${0##*/}

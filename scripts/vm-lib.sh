@@ -80,6 +80,78 @@ vm_siw_check() {
   err "note: $why: the guest gets rxe only, no siw1"
 }
 
+# --- accelerator ------------------------------------------------------------------
+# vm_accel: choose qemu's accelerator after vm_load_kernel (needs $tmp, vmlinuz):
+# sets accel_args (-accel, -cpu) and prints which accelerator on stderr, with
+# the reason for TCG. KVM when /dev/kvm opens read-write and a probe boot of the guest
+# kernel under -accel kvm reaches its /init within 20 s: some hosts have a /dev/kvm on
+# which this kernel stalls right after decompression, or qemu aborts on an MSR. Else
+# TCG. A probe that booted or stalled is kept for a day per host kernel, guest kernel
+# and qemu (in $CACHE/accel), so a host whose KVM stalls pays the 20 s once a day.
+# RDMABENCH_ACCEL=tcg skips the probe; RDMABENCH_ACCEL=kvm fails (exit 2) without KVM.
+# RDMABENCH_KVM_DEV (default /dev/kvm) is the device checked (for tests).
+# shellcheck disable=SC2034 # accel_args: read by the sourcing script
+vm_accel() {
+  local want=${RDMABENCH_ACCEL:-auto} dev=${RDMABENCH_KVM_DEV:-/dev/kvm} why=''
+  case $want in auto|kvm|tcg) ;; *) die "RDMABENCH_ACCEL wants auto, kvm or tcg, got: $want" ;; esac
+  if [[ $want == tcg ]]; then
+    why="RDMABENCH_ACCEL=tcg"
+  elif [[ ! -e $dev ]]; then
+    why="no $dev"
+  elif ! { : <>"$dev"; } 2>/dev/null; then
+    why="$dev is not readable and writable by $(id -un)"
+  else
+    why=$(vm_kvm_probe "$dev") || true
+  fi
+  if [[ $why == ok* ]]; then
+    accel_args=(-accel kvm -cpu max)
+    err "accelerator: KVM (${why#ok })"
+    return 0
+  fi
+  [[ $want != kvm ]] || die "RDMABENCH_ACCEL=kvm but KVM does not work here: $why"
+  accel_args=(-accel tcg -cpu max)
+  err "accelerator: TCG ($why)"
+}
+
+# vm_kvm_probe DEV: boot the guest kernel under KVM with a tiny initramfs whose /init
+# prints a marker and powers off; prints "ok ..." or why KVM is not usable.
+vm_kvm_probe() {
+  local dev=$1 key cachef='' qv verdict d=$tmp/kvmprobe rc=0 t0
+  qv=$(qemu-system-x86_64 --version 2>/dev/null | head -n1)
+  key=$(printf '%s\n' "$(uname -r)" "$KVER" "$VERSION" "$qv" "$dev" | sha256sum | cut -c1-16)
+  if mkdir -p "$CACHE/accel" 2>/dev/null && [[ -w $CACHE/accel ]]; then
+    cachef=$CACHE/accel/kvm-$key
+    find "$CACHE/accel" -type f -mtime +0 -delete 2>/dev/null || true
+    if [[ -s $cachef ]]; then
+      printf '%s, cached in %s\n' "$(<"$cachef")" "$cachef"
+      return 0
+    fi
+  fi
+  mkdir -p "$d/root/dev"
+  : >"$d/manifest"
+  add_bin "$d/manifest" "$(command -v busybox)" /bin/busybox
+  stage "$d/manifest" "$d/root"
+  printf '%s\n' '#!/bin/busybox sh' '/bin/busybox mount -t devtmpfs devtmpfs /dev' \
+    'echo rdmabench-kvm-probe-ok >/dev/console' '/bin/busybox poweroff -f' >"$d/root/init"
+  chmod 755 "$d/root/init"
+  mkcpio "$d/root" "$d/initrd.gz" 1
+  t0=$SECONDS
+  timeout -k 2 20 qemu-system-x86_64 -accel kvm -cpu max -smp 1 -m 256 -nographic -no-reboot -nic none \
+    -kernel "$vmlinuz" -initrd "$d/initrd.gz" -append "console=ttyS0 panic=-1 quiet tsc=reliable no_timer_check" \
+    </dev/null >"$d/console" 2>"$d/qemu.err" || rc=$?
+  if grep -q rdmabench-kvm-probe-ok "$d/console"; then
+    verdict="ok: a probe boot under -accel kvm reached /init in $((SECONDS - t0)) s"
+  elif ((rc == 124 || rc == 137)); then
+    verdict="a probe boot under -accel kvm did not reach /init in 20 s"
+  else
+    verdict="qemu -accel kvm failed (exit $rc): $(grep -v '^[[:space:]]*$' "$d/qemu.err" | tail -n1)"
+  fi
+  rm -rf "$d"
+  # Keep what cost a boot (ok, or a stall); a quick failure is cheap to probe again.
+  [[ -z $cachef || $verdict == qemu* ]] || printf '%s\n' "$verdict" >"$cachef"
+  printf '%s\n' "$verdict"
+}
+
 # --- helpers to collect files -----------------------------------------------------
 # A manifest line is "GUESTPATH<TAB>HOSTPATH"; the staged tree is built from it.
 # Guest libraries live under /usr (the guest has /lib -> usr/lib, /lib64 -> usr/lib64).

@@ -151,6 +151,7 @@ for ((i = 1; i <= n; i++)); do
 done
 
 # --- initramfs: base + shared payload + one small archive per guest ------------------
+vm_accel
 vm_build_base
 vm_stage_payload "$tmp/payload"
 chmod 700 "$tmp/payload/root" "$tmp/payload/root/.ssh"
@@ -195,7 +196,7 @@ start_guest() { # start_guest NAME MAC
   ) &
   ppid_[$g]=$!
   timeout -k 5 "$timeout" qemu-system-x86_64 \
-    -accel tcg -cpu max -smp "$smp" -m "$mem" \
+    "${accel_args[@]}" -smp "$smp" -m "$mem" \
     -nographic -no-reboot -nic none \
     -netdev "socket,id=n0,mcast=230.0.0.1:$port,localaddr=127.0.0.1" \
     -device "virtio-net-pci,netdev=n0,mac=$mac,romfile=" \

@@ -18,7 +18,7 @@ Usage: $PROG [--bin FILE]... [--file SRC[:DEST]]... [--env K=V]... [--outdir HOS
              --a 'SCRIPT' --b 'SCRIPT'
 
 Boots two guests, a and b, each as scripts/vm-run.sh boots one (Debian's kernel under
-qemu TCG, rxe0 on lo, rxe1 on dummy0 with $CM_ADDR/24, siw1 on dummy1 with
+qemu, KVM or TCG as vm-run.sh -h says, rxe0 on lo, rxe1 on dummy0 with $CM_ADDR/24, siw1 on dummy1 with
 $SIW_ADDR/24 as --siw says), joined by a virtual Ethernet wire (qemu
 '-netdev socket' over a TCP connection on 127.0.0.1; a listens, b connects):
   guest a: eth0 $PAIR_NET.1/24, MTU 9000, rxe2 on eth0 (GID 1 ::ffff:$PAIR_NET.1)
@@ -142,6 +142,7 @@ since() { # seconds since t_start, one decimal
 }
 
 # --- initramfs: base + shared payload + one small archive per guest ------------------
+vm_accel
 vm_build_base
 vm_stage_payload "$tmp/payload"
 mkcpio "$tmp/payload" "$tmp/payload.cpio.gz" 1
@@ -187,7 +188,7 @@ start_guest() {
   ) &
   ppid_[$g]=$!
   timeout -k 5 "$tmo" qemu-system-x86_64 \
-    -accel tcg -cpu max -smp "$smp" -m "$mem" \
+    "${accel_args[@]}" -smp "$smp" -m "$mem" \
     -nographic -no-reboot -nic none \
     -netdev "socket,id=n0,$netdev" -device "virtio-net-pci,netdev=n0,mac=$mac,romfile=" \
     -kernel "$vmlinuz" -initrd "$tmp/initrd-$g.gz" -append "$append" \

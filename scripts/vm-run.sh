@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vm-run.sh: boot Debian's kernel under qemu (TCG) with SoftRoCE (rdma_rxe on lo)
+# vm-run.sh: boot Debian's kernel under qemu (KVM where it works, else TCG) with SoftRoCE (rdma_rxe on lo)
 # from an initramfs, run one command in it, and stream its output back.
 # See /work/shared/softroce-vm.md for the recipe this follows.
 set -euo pipefail
@@ -17,7 +17,8 @@ Usage: $PROG [--bin FILE]... [--file SRC[:DEST]]... [--env K=V]... [--outdir HOS
              [--console] -- CMD [ARGS...]
 
 Boots Debian's kernel (from \${RDMABENCH_CACHE:-/var/cache/rdmabench}, see install-deps.sh)
-in qemu (-accel tcg -cpu max), loads rdma_rxe, runs 'rdma link add rxe0 type rxe
+in qemu (-accel kvm -cpu max when /dev/kvm works, else -accel tcg -cpu max: see
+Accelerator below), loads rdma_rxe, runs 'rdma link add rxe0 type rxe
 netdev lo' (and rxe1 on a dummy0 with $CM_ADDR/24 for rdma_cm, which cannot
 use loopback addresses), then runs CMD in /work with 'ulimit -l unlimited'. CMD's stdout and stderr
 stream to this script's stdout; the exit status is CMD's.
@@ -52,6 +53,12 @@ provider, iproute2's tc (/usr/sbin/tc, which knows netem: 'insmod
 until a local TCP port listens, without connecting to it). /tmp is tmpfs, /out exists, PATH=/bin:/sbin:/usr/bin:/usr/sbin. On lo, use
 GID index 1 (::ffff:127.0.0.1), e.g. 'ib_send_lat -d rxe0 -x 1'. Kernel console messages
 ('[ 12.345678] ...') seen while CMD runs go to stderr. /out travels at about 0.4 MB/s.
+
+Accelerator: KVM when /dev/kvm opens read-write and a probe boot of the guest kernel
+under -accel kvm reaches its /init within 20 s (the verdict is cached for a day in
+\${RDMABENCH_CACHE}/accel), else TCG; the choice and the reason for TCG go to stderr
+("$PROG: accelerator: TCG (no /dev/kvm)"). RDMABENCH_ACCEL=tcg forces TCG,
+RDMABENCH_ACCEL=kvm fails (exit 2) without KVM.
 
 Exit status: CMD's; 124 on timeout; 125 if the guest failed (boot, panic, rxe setup,
 lost output); 2 on bad usage or a missing prerequisite on the host.
@@ -116,6 +123,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- initramfs: the cached base and this run's archive -------------------------------
+vm_accel
 vm_build_base
 token=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 pair_self=''
@@ -129,7 +137,7 @@ M="@@rdmabench-$token"
 fifo=$tmp/console.fifo
 mkfifo "$fifo"
 timeout -k 5 "$timeout" qemu-system-x86_64 \
-  -accel tcg -cpu max -smp "$smp" -m "$mem" "${numa_args[@]}" \
+  "${accel_args[@]}" -smp "$smp" -m "$mem" "${numa_args[@]}" \
   -nographic -no-reboot -nic none \
   -kernel "$vmlinuz" -initrd "$tmp/initrd.gz" -append "$(vm_append)" \
   </dev/null >"$fifo" 2>"$tmp/qemu.err" &
