@@ -51,9 +51,11 @@ package-test: package
 	scripts/package-test.sh
 
 # Host-side tests of the test bed's and the CI action's scripts (no guest boot):
-# vm-run.sh's accelerator choice (KVM probe, TCG fallback).
-script-test:
+# vm-run.sh's accelerator choice (KVM probe, TCG fallback); scripts/ci-action.sh, the
+# GitHub Action's steps (gate on fixtures, install and rxe logic with stubs).
+script-test: build
 	scripts/vm-accel-test.sh
+	scripts/ci-action-test.sh
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
