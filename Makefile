@@ -61,6 +61,7 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd scripts/package && $(GO) vet .   # its own module (make package)
 
 unit:
 	$(GO) test -count=1 ./...
