@@ -142,6 +142,15 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cliState) {
 	root.InitDefaultVersionFlag()
 	root.SetHelpCommand(helpCommand(root))
 	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error { // cobra's only prints its help, even for an unknown shell
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("completion %s: unknown shell; valid: bash, zsh, fish, powershell", args[0])}
+			}
+			return c.Help()
+		}
+	}
 	return root, state
 }
 

@@ -183,3 +183,17 @@ func TestFlagSuggestions(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionScripts: zsh and fish get cobra's scripts, which ask
+// rdmabench itself (__complete) as bash's does.
+func TestCompletionScripts(t *testing.T) {
+	for shell, want := range map[string]string{"zsh": "#compdef rdmabench", "fish": "complete -c rdmabench"} {
+		if s := helpText(t, "completion", shell); !strings.Contains(s, want) || !strings.Contains(s, "__complete") {
+			t.Errorf("completion %s lacks %q or __complete", shell, want)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"completion", "tcsh"}, &out, &errOut); code != exitUsage {
+		t.Errorf("completion tcsh: exit %d, want %d", code, exitUsage)
+	}
+}
