@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 // (or a launcher running it).
 func TestHelp(t *testing.T) {
 	top := helpText(t, "--help")
+	if head := strings.Join(strings.SplitN(top, "\n", 11)[:10], "\n"); !strings.Contains(head, "Commands:\n  devices ") ||
+		!strings.Contains(head, "\n  run ") {
+		t.Errorf("the first 10 lines of --help do not list the commands:\n%s", head)
+	}
 	if h := helpText(t, "help"); h != top {
 		t.Errorf("'rdmabench help' differs from --help")
 	}
