@@ -33,11 +33,28 @@ READ, atomics) over real queue pairs, in the manner of perftest: start
 both ends on one device with 'rdmabench loopback'. Results print as tables
 and, with --json FILE, as a JSON document that compare, plot and report read.`
 
-// helpTemplate is cobra's default help with, for rdmabench itself, the
-// exit code table after the usage.
-const helpTemplate = `{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
+// helpTemplate is cobra's default help for the commands, and for
+// rdmabench itself one that lists the commands first (so that
+// 'rdmabench --help | head' shows them) and ends with the exit codes.
+const helpTemplate = `{{if .HasParent}}{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
 
-{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{if not .HasParent}}
+{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{else}}rdmabench: {{.Short}}
+
+Usage: rdmabench COMMAND [flags]
+
+Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}
+
+{{.Long | trimTrailingWhitespaces}}
+
+Examples:
+{{.Example}}
+
+Flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}
+
+Run 'rdmabench help COMMAND' (or 'rdmabench COMMAND --help') for a command's synopsis, flags and examples.
+
 ` + helpExitCodes + "{{end}}"
 
 // subcommand is one entry of the command tree.
@@ -123,9 +140,9 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cliState) {
 		Use:   "rdmabench",
 		Short: "RDMA verbs latency percentiles and bandwidth (SEND, WRITE, READ)",
 		Long:  rootLong,
-		Example: "  rdmabench server                      # on host A\n" +
-			"  rdmabench run A --op write --json w.json   # on host B\n" +
-			"  rdmabench compare --baseline base.json w.json",
+		Example: "  rdmabench server                                  # on host-a\n" +
+			"  rdmabench run host-a --op write --json w.json     # on host-b\n" +
+			"  rdmabench compare --baseline base.json w.json     # the regression gate",
 		Version:       version.String(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -142,6 +159,15 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cliState) {
 	root.InitDefaultVersionFlag()
 	root.SetHelpCommand(helpCommand(root))
 	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error { // cobra's only prints its help, even for an unknown shell
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("completion %s: unknown shell; valid: bash, zsh, fish, powershell", args[0])}
+			}
+			return c.Help()
+		}
+	}
 	return root, state
 }
 

@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 // (or a launcher running it).
 func TestHelp(t *testing.T) {
 	top := helpText(t, "--help")
+	if head := strings.Join(strings.SplitN(top, "\n", 11)[:10], "\n"); !strings.Contains(head, "Commands:\n  devices ") ||
+		!strings.Contains(head, "\n  run ") {
+		t.Errorf("the first 10 lines of --help do not list the commands:\n%s", head)
+	}
 	if h := helpText(t, "help"); h != top {
 		t.Errorf("'rdmabench help' differs from --help")
 	}
@@ -181,5 +185,19 @@ func TestFlagSuggestions(t *testing.T) {
 		if got := nearestFlag(runCmd.Flags(), c.typed); got != c.want {
 			t.Errorf("--%s: suggests %q, want %q", c.typed, got, c.want)
 		}
+	}
+}
+
+// TestCompletionScripts: zsh and fish get cobra's scripts, which ask
+// rdmabench itself (__complete) as bash's does.
+func TestCompletionScripts(t *testing.T) {
+	for shell, want := range map[string]string{"zsh": "#compdef rdmabench", "fish": "complete -c rdmabench"} {
+		if s := helpText(t, "completion", shell); !strings.Contains(s, want) || !strings.Contains(s, "__complete") {
+			t.Errorf("completion %s lacks %q or __complete", shell, want)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"completion", "tcsh"}, &out, &errOut); code != exitUsage {
+		t.Errorf("completion tcsh: exit %d, want %d", code, exitUsage)
 	}
 }

@@ -44,6 +44,7 @@ func (e partialError) Error() string {
 	return fmt.Sprintf("mesh partial: %d of %d pairs failed", e.failed, e.total)
 }
 
+// cmdMesh is 'rdmabench mesh'.
 func cmdMesh(fs *flag.FlagSet) action {
 	var d deviceFlags
 	d.add(fs)

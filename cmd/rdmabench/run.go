@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// cmdRun is 'rdmabench run' and, with loopback, 'rdmabench loopback'.
 func cmdRun(fs *flag.FlagSet, loopback bool) action {
 	var d deviceFlags
 	d.add(fs)

@@ -13,9 +13,14 @@
 package version
 
 import (
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
+
+// pseudo matches the end of a Go pseudo-version (v0.0.0-20261201071347-3967ea548b8f):
+// the commit's UTC time and its 12-digit hash.
+var pseudo = regexp.MustCompile(`[.-](\d{14})-([0-9a-f]{12})(\+incompatible)?$`)
 
 // Link-time overrides (-ldflags -X); empty: from the build info.
 var (
@@ -52,6 +57,13 @@ func resolve(bi *debug.BuildInfo, v, c, d string) Info {
 	if bi != nil {
 		if in.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			in.Version = bi.Main.Version
+			if m := pseudo.FindStringSubmatch(in.Version); m != nil && c == "" {
+				// go install ...@<commit>: the pseudo-version names the commit and its time
+				in.Commit = m[2]
+				if in.Date == "" {
+					in.Date = m[1][:4] + "-" + m[1][4:6] + "-" + m[1][6:8] + "T" + m[1][8:10] + ":" + m[1][10:12] + ":" + m[1][12:] + "Z"
+				}
+			}
 		}
 		if c == "" {
 			for _, s := range bi.Settings {

@@ -21,6 +21,10 @@ func TestResolve(t *testing.T) {
 		{"no build info", nil, "", "", "", Base + " (commit unknown, date unknown)"},
 		{"git checkout", vcs, "", "", "", Base + " (commit 3f2a9c1d7e0b-dirty, 2026-12-01T07:00:00Z)"},
 		{"go install @v1.2.0", installed, "", "", "", "v1.2.0 (commit unknown, date unknown)"},
+		{"go install @commit", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201071347-3967ea548b8f"}}, "", "", "",
+			"v0.0.0-20261201071347-3967ea548b8f (commit 3967ea548b8f, 2026-12-01T07:13:47Z)"},
+		{"go install @commit after a tag", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.1-0.20261201071347-3967ea548b8f"}}, "", "", "",
+			"v1.2.1-0.20261201071347-3967ea548b8f (commit 3967ea548b8f, 2026-12-01T07:13:47Z)"},
 		{"ldflags win", vcs, "1.3.0", "abcdef0-dirty", "2026-12-02T00:00:00Z", "1.3.0 (commit abcdef0-dirty, 2026-12-02T00:00:00Z)"},
 		{"ldflags commit only", vcs, "", "abcdef0", "", Base + " (commit abcdef0, date unknown)"},
 	} {
