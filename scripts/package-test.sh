@@ -33,6 +33,9 @@ debs=("$PKGDIR"/*.deb) rpms=("$PKGDIR"/*.rpm) tgzs=("$PKGDIR"/*.tar.gz)
 deb=${debs[0]} rpm=${rpms[0]} tgz=${tgzs[0]}
 version=$(dpkg-deb -f "$deb" Version)
 [[ $version == "$(scripts/version.sh)" ]] || bad "$deb has version $version, scripts/version.sh says $(scripts/version.sh)"
+depends=$(dpkg-deb -f "$deb" Depends)
+[[ $depends == *"libibverbs1 (>= "* && $depends == *"librdmacm1 (>= "* && $depends == *"libc6 (>= "* ]] \
+  && ok "Depends: $depends" || bad "$deb Depends: '$depends', want libc6, libibverbs1 and librdmacm1 with versions"
 commit=$(scripts/version.sh --commit)
 commit=${commit%-dirty}
 
