@@ -229,19 +229,33 @@ func WriteOutput(w io.Writer, o Options, rs []result.Result) error {
 // latRow is the nine-column row of a latency result.
 func latRow(r result.Result) (string, error) {
 	l := r.Latency
-	p99, p999 := l.P99.NS, l.P99_9.NS
-	if !l.P99.OK || !l.P99_9.OK { // too few samples for rdmabench's n/a rule: the values at their ranks, as perftest
-		h, err := r.DecodeHistogram()
-		if err != nil {
-			return "", fmt.Errorf("%s %s %d B: %w", r.Op, r.Mode, r.SizeBytes, err)
-		}
-		div := divisor(r)
-		n := h.Count()
-		p99 = float64(h.ValueAtRank(int64(math.Ceil(float64(n)*0.99)))) / div
-		p999 = float64(h.ValueAtRank(int64(math.Ceil(float64(n)*0.999)))) / div
+	p99, p999, err := tailPercentiles(r)
+	if err != nil {
+		return "", err
 	}
 	return fmt.Sprintf(rowLat, r.SizeBytes, r.Iterations, l.Min/1000, l.Max/1000, l.P50.NS/1000, l.Mean/1000, l.Stdev/1000,
 		p99/1000, p999/1000), nil
+}
+
+// tailPercentiles are r's 99th and 99.9th percentiles in ns. With too few
+// samples for rdmabench's n/a rule they are the values at their ranks in
+// the histogram (ceil(n·p)), as perftest prints them whatever the count,
+// kept within the true minimum and maximum.
+func tailPercentiles(r result.Result) (p99, p999 float64, err error) {
+	l := r.Latency
+	if l.P99.OK && l.P99_9.OK {
+		return l.P99.NS, l.P99_9.NS, nil
+	}
+	h, err := r.DecodeHistogram()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s %s %d B: %w", r.Op, r.Mode, r.SizeBytes, err)
+	}
+	div, n := divisor(r), h.Count()
+	at := func(p float64) float64 {
+		v := float64(h.ValueAtRank(int64(math.Ceil(float64(n)*p)))) / div
+		return min(max(v, l.Min), l.Max)
+	}
+	return at(0.99), at(0.999), nil
 }
 
 // writeSamples writes -H's "#, usec" list: every sample in ascending order,
@@ -253,11 +267,18 @@ func writeSamples(b *strings.Builder, r result.Result) error {
 	}
 	div := divisor(r)
 	b.WriteString("#, usec\n")
-	i := 0
+	i, n := int64(0), h.Count()
 	for _, bk := range h.Buckets() {
 		for range bk.Count {
 			i++
-			fmt.Fprintf(b, "%d, %g\n", i, float64(bk.High)/div/1000)
+			v := min(max(float64(bk.High)/div, r.Latency.Min), r.Latency.Max)
+			switch i { // the ends exactly: t_min and t_max
+			case 1:
+				v = r.Latency.Min
+			case n:
+				v = r.Latency.Max
+			}
+			fmt.Fprintf(b, "%d, %g\n", i, v/1000)
 		}
 	}
 	return nil

@@ -32,6 +32,13 @@ func NewReport(doc *result.Document, runErr error, keepHist bool, limit int) ([]
 		rep.Error = runErr.Error()
 	}
 	rep.Results = append(rep.Results, doc.Results...)
+	for i, r := range rep.Results { // the server's table needs them without the histogram
+		if r.Mode == "lat" && r.Histogram != "" {
+			if p99, p999, err := tailPercentiles(r); err == nil {
+				rep.Results[i].Latency.P99, rep.Results[i].Latency.P99_9 = result.Nanos{NS: p99, OK: true}, result.Nanos{NS: p999, OK: true}
+			}
+		}
+	}
 	if !keepHist {
 		stripHist(rep.Results)
 	}
