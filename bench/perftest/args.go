@@ -309,6 +309,21 @@ func (o Options) CQModOrDefault() int {
 	return min(m, o.TxDepthOrDefault())
 }
 
+// RxDepthOrDefault is -r, else 512 capped at the iterations, as perftest
+// caps it; 0 (rdmabench's default) for tools that post no receives.
+func (o Options) RxDepthOrDefault() int {
+	switch {
+	case o.RxDepth > 0:
+		return o.RxDepth
+	case o.Tool.Verb != Send:
+		return 0
+	}
+	if n := o.ItersOrDefault(); o.Duration == 0 && n < 512 {
+		return int(n)
+	}
+	return 512
+}
+
 // QPsOrDefault is -q, else 1.
 func (o Options) QPsOrDefault() int { return max(o.QPs, 1) }
 

@@ -101,7 +101,7 @@ func dropInSpecs(o perftest.Options) ([]bench.Spec, error) {
 			t.Iters *= int64(o.QPsOrDefault()) // perftest's -n is per QP, rdmabench's the total
 		}
 	}
-	t.RxDepth = o.RxDepth
+	t.RxDepth = o.RxDepthOrDefault()
 	mtu := o.MTU
 	if mtu == 0 {
 		mtu = 4096
