@@ -133,7 +133,7 @@ func dropInClient(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 			Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}},
 		Specs: specs, ConnTimeout: 30 * time.Second, CommandLine: os.Args,
 		ByeReport: func(doc *result.Document, err error) []byte {
-			b, _ := perftest.NewReport(doc, err, o.Histogram, proto.MaxPayload-4096)
+			b, _ := perftest.NewReport(doc, err, true, proto.MaxPayload-4096) // histograms for the server's -H, while they fit
 			return b
 		},
 	}
