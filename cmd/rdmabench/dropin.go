@@ -201,7 +201,7 @@ func dropInServer(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 	defer srv.Close()
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(o.Port)))
 	if err != nil {
-		return usageError{fmt.Errorf("-p %d: %w", o.Port, err)}
+		return fmt.Errorf("-p %d: %w", o.Port, err) // as rdmabench server: a listen error is exit 4
 	}
 	if err := srv.Serve(ctx, newOneSession(ln)); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
