@@ -133,7 +133,7 @@ var flags = []*flagDef{
 	{short: 'w', long: "limit_bw", arg: true, in: bwOnly, only: "bandwidth tests only", set: setPositive(func(o *Options) *float64 { return &o.LimitBW })},
 	{short: 'W', long: "report-counters", arg: true, why: "rdmabench records the port counters that moved in its JSON (rdmabench run --json), not in perftest's table"},
 	{short: 'x', long: "gid-index", arg: true, set: setInt(0, 255, func(o *Options) *int { return &o.GIDIndex })},
-	{short: 'X', long: "vector", arg: true, why: "the completion vector is not chosen (-e uses vector 0)"},
+	{short: 'X', long: "vector", arg: true, why: "the completion vector is not chosen"},
 	{short: 'y', long: "limit_msgrate", arg: true, in: bwOnly, only: "bandwidth tests only", set: setPositive(func(o *Options) *float64 { return &o.LimitMsgRate })},
 	{short: 'z', long: "com_rdma_cm", why: "rdmabench's control connection is TCP; -R creates the QPs with rdma_cm"},
 
