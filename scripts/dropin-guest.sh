@@ -79,10 +79,10 @@ check() {
 }
 
 # one pair at a time: both ends busy-poll, and the guest has 2 vCPUs
-pair lat-real 18711 ib_send_lat -n 200
-pair lat 18712 $T/bin/ib_send_lat -n 200
-pair bw-real 18713 ib_write_bw -n 200 -s 4096
-pair bw 18714 $T/bin/ib_write_bw -n 200 -s 4096
+pair lat-real 18741 ib_send_lat -n 200
+pair lat 18742 $T/bin/ib_send_lat -n 200
+pair bw-real 18743 ib_write_bw -n 200 -s 4096
+pair bw 18744 $T/bin/ib_write_bw -n 200 -s 4096
 check lat lat-real 9 2 200
 check bw bw-real 5 4096 200
 # a flag the drop-in cannot honour: exit 2, naming it, before anything runs
