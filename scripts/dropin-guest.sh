@@ -78,12 +78,31 @@ check() {
   echo "$name: client and server parse ($(pt_row $T/$name.client.txt | tr -s ' \t' ' ')), layout as $real"
 }
 
-# one pair at a time: both ends busy-poll, and the guest has 2 vCPUs
+# one pair at a time: both ends busy-poll, and the guest has 2 vCPUs; perftest's
+# own ib_send_lat in this guest is the reference for the layout
 pair lat-real 18741 ib_send_lat -n 200
 pair lat 18742 $T/bin/ib_send_lat -n 200
-pair bw-real 18743 ib_write_bw -n 200 -s 4096
 pair bw 18744 $T/bin/ib_write_bw -n 200 -s 4096
 check lat lat-real 9 2 200
+# ib_write_bw against what perftest 6.06 printed in this guest for the same
+# command (bench/perftest/testdata/perftest-6.06 has the whole outputs; the
+# host tests compare the drop-in with them byte for byte): a real pair here
+# would add ~5-10 s to make test
+for side in client server; do
+  {
+    echo '---------------------------------------------------------------------------------------'
+    echo '                    RDMA_Write BW Test'
+    printf ' Dual-port       : OFF\t\tDevice         : rxe0\n Number of qps   : 1\t\tTransport type : IB\n'
+    printf ' Connection type : RC\t\tUsing SRQ      : OFF\n PCIe relax order: ON\n ibv_wr* API     : OFF\n'
+    [ $side = client ] && echo ' TX depth        : 128'
+    printf ' CQ Moderation   : 100\n Mtu             : 4096[B]\n Link type       : Ethernet\n GID index       : 1\n'
+    printf ' Max inline data : 0[B]\n rdma_cm QPs\t : OFF\n Data ex. method : Ethernet\n'
+    echo '---------------------------------------------------------------------------------------'
+    echo ' #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]'
+    echo ' 4096       200              0.00               8.00   		   0.002000'
+    echo '---------------------------------------------------------------------------------------'
+  } >$T/bw-real.$side.txt
+done
 check bw bw-real 5 4096 200
 # a flag the drop-in cannot honour: exit 2, naming it, before anything runs
 $T/bin/ib_send_lat -U 127.0.0.1 >$T/u.txt 2>&1
