@@ -4,9 +4,10 @@
 # ib_send_lat and ib_write_bw). Links named ib_send_lat and ib_write_bw to
 # rdmabench run as perftest's server and client on rxe0 (127.0.0.1, GID 1);
 # their output must parse with scripts/bench-vs-perftest.sh's perftest parser
-# and have the layout real perftest prints in the same guest: the same header
-# box labels in the same order, the same table header line, the same number
-# of columns, and the same depths, MTU, GID index and inline size.
+# and have perftest's layout (ib_send_lat: what perftest's own ib_send_lat
+# prints in this guest; ib_write_bw: what perftest 6.06 printed here): the
+# same header box labels in the same order, the same table header line, the
+# same number of columns, and the same depths, MTU, GID index and inline size.
 # Exit 0 when all holds; 1 with the reason otherwise.
 set -u
 fail() { echo "dropin-guest FAIL: $*"; exit 1; }
