@@ -10,7 +10,7 @@ import (
 )
 
 // purePackages are the data tools a user runs without rdma-core.
-var purePackages = []string{"./bench/result", "./bench/proto", "./bench/report", "./bench/compare", "./bench/plot", "./bench/fabric"}
+var purePackages = []string{"./bench/result", "./bench/proto", "./bench/report", "./bench/compare", "./bench/plot", "./bench/fabric", "./bench/perftest"}
 
 // moduleRoot is the directory holding go.mod.
 func moduleRoot(t *testing.T) string {
