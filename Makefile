@@ -82,7 +82,7 @@ vm-test: build
 	$(VM) --siw require --numa 2 --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
 		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
 		--bin $(BUILD)/faults --bin $(BUILD)/meshcheck --bin $$(command -v mpiexec.hydra) --bin $$(command -v hydra_pmi_proxy) \
-		--file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --env RDMABENCH_REQUIRE_RDMA=1 \
+		--file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
 
 # Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);

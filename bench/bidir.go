@@ -412,6 +412,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 		done <- ran{r, err}
 	}()
 	defer eps.probe.dev.onEvent(fail)() // a fatal event of the device ends the test at once
+	counters := snapshotCounters(eps.probe.dev) // before the start message: before any traffic
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		fail(err)
 		<-done
@@ -462,7 +463,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 	}
 	stopBeat()
 	return c.Send(proto.MsgResult, proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
-		Bidir: r.run.direction()})
+		Bidir: r.run.direction(), Counters: counters.serverDeltas()})
 }
 
 // readBidirClient reads the client's messages of a bidirectional test:

@@ -48,6 +48,9 @@ func checkBidir(t *testing.T, doc *result.Document, specs []Spec) []result.Resul
 		if r.CPU == nil || r.CPU.ServerUserNS+r.CPU.ServerSysNS <= 0 || r.CPU.ClientUserNS+r.CPU.ClientSysNS <= 0 {
 			t.Errorf("%s: CPU %+v: both sides' engine threads work", name, r.CPU)
 		}
+		if r.Counters == nil || r.Counters.Client == nil || r.Counters.Server == nil || r.Counters.Server.Deltas["sent_pkts"] <= 0 {
+			t.Errorf("%s: counters %+v: both sides' port counters, with packets sent", name, r.Counters)
+		}
 		if r.TimedInterval != bidirInterval || r.Samples <= 0 {
 			t.Errorf("%s: interval %q, %d samples", name, r.TimedInterval, r.Samples)
 		}

@@ -91,7 +91,13 @@ type Client struct {
 	// serverEnv is the server's environment from its hello-ack (nil from
 	// an older server).
 	serverEnv *result.Env
+	// byeReport is the Bye's Report (SetByeReport); nil: an empty bye.
+	byeReport []byte
 }
+
+// SetByeReport makes Close hand report (JSON) to the server in its bye,
+// for the server's ServerConfig.OnBye.
+func (cl *Client) SetByeReport(report []byte) { cl.byeReport = report }
 
 // Dial connects to a server, retrying until timeout, and opens the device.
 func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Duration) (*Client, error) {
@@ -189,7 +195,11 @@ func (cl *Client) Device() *Device { return cl.dev }
 
 // Close says goodbye and releases everything.
 func (cl *Client) Close() error {
-	cl.c.Send(proto.MsgBye, nil)
+	if cl.byeReport != nil {
+		cl.c.Send(proto.MsgBye, proto.Bye{Report: cl.byeReport})
+	} else {
+		cl.c.Send(proto.MsgBye, nil)
+	}
 	err := cl.c.Close()
 	if cl.dev != nil {
 		err = errors.Join(err, cl.dev.Close())

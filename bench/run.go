@@ -25,6 +25,10 @@ type RunConfig struct {
 	Progress    io.Writer     // one line per test as it starts (nil: none)
 	CommandLine []string
 	ServerCPUs  []int // loopback: pin the in-process server's responder thread to ServerCPUs[0]; nil: no pinning
+	// ByeReport, when set, makes the report RunClient hands the server in
+	// its bye (ServerConfig.OnBye) from the finished document and the run's
+	// error; nil from it: an empty bye.
+	ByeReport func(doc *result.Document, err error) []byte
 }
 
 // RunClient runs every spec against the server at addr and returns the
@@ -38,7 +42,11 @@ func RunClient(ctx context.Context, addr string, cfg RunConfig) (*result.Documen
 		return nil, err
 	}
 	defer cl.Close()
-	return doc, runAll(ctx, cl, doc, cfg)
+	err = runAll(ctx, cl, doc, cfg)
+	if cfg.ByeReport != nil {
+		cl.SetByeReport(cfg.ByeReport(doc, err))
+	}
+	return doc, err
 }
 
 // runAll runs the specs in order; the first failure ends the run, and the

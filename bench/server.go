@@ -57,6 +57,10 @@ type ServerConfig struct {
 	// MaxSession closes a session this long after its hello, aborting its
 	// running test; 0: no limit.
 	MaxSession time.Duration
+	// OnBye, when set, receives the Report of a client's bye (proto.Bye),
+	// at most proto.MaxPayload bytes of the client's JSON, unchecked; it
+	// runs on the session's goroutine. Empty byes do not call it.
+	OnBye func(peer string, report []byte)
 }
 
 // Server answers clients one at a time, for as long as it runs. A client

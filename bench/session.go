@@ -146,6 +146,10 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 		switch t {
 		case proto.MsgBye:
 			s.log.Printf("client %s: done", peer)
+			var bye proto.Bye
+			if len(payload) > 0 && s.cfg.OnBye != nil && c.Decode(t, payload, &bye) == nil && len(bye.Report) > 0 {
+				s.cfg.OnBye(peer, bye.Report)
+			}
 			return
 		case proto.MsgTest:
 			if !locked {

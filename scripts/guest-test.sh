@@ -186,6 +186,9 @@ grep 'rdma_cm' /tmp/server-cm.log | head -2
 stage "every JSON document above against bench/result/schema.json"
 RDMABENCH_JSON_DIR=/tmp result.test -test.run '^TestSchemaFiles$' -test.v 2>&1 | tee /tmp/schema.log | grep -E '^(--- |PASS|FAIL|ok)|schema' | head -40 || true
 grep -q '^PASS' /tmp/schema.log || { tail -30 /tmp/schema.log; fail "JSON schema"; }
+stage "perftest drop-in: ib_send_lat and ib_write_bw links to rdmabench, against perftest's own output (scripts/dropin-guest.sh)"
+sh /work/dropin-guest.sh || fail "perftest drop-in"
+
 stage "mesh: 3 ranks under MPICH's mpiexec in this guest (scripts/mesh-guest-local.sh)"
 sh /work/mesh-guest-local.sh || fail "mesh (3 local ranks)"
 stage "fault-injection suite (scripts/faults)"

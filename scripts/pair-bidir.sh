@@ -2,9 +2,17 @@
 # pair-bidir.sh: bidirectional WRITE bandwidth across the two-host bed
 # (scripts/vm-pair.sh), rdmabench -b against perftest's ib_write_bw -b, both
 # 64 KiB, tx depth 128, CQ moderation 100, ITERS iterations per side and run
-# (BIDIR_ITERS, default 800), 4 runs each in ABBA BAAB order (a: servers, b:
-# clients); prints each run and the ratio of the medians (target >= 0.95).
+# (BIDIR_ITERS, default 800), QP timeout exponent BIDIR_QP_TIMEOUT (default
+# 14, perftest's), 4 runs each per round in ABBA BAAB order (BIDIR_ROUNDS
+# rounds, default 1; a: servers, b: clients); prints each run with both
+# sides' retransmissions (rxe's completer_retry_err) and how busy each
+# guest's CPUs were, and the ratio of the medians (target >= 0.95).
 # Part of 'make bench'.
+#
+# Across this emulated wire a stall of the host (another guest's vCPU
+# scheduled in) longer than the ACK timeout (4.096 us x 2^14 = 67 ms) makes
+# rxe retransmit, and every retransmission costs a run a few percent: under
+# host load both tools' single runs swing by 2x. Compare on a quiet host.
 #
 # Iterations, not -D: in iteration mode both tools time the same interval,
 # each side from its first post to its last completion. perftest's -D
@@ -18,43 +26,84 @@ repo=$(dirname "$dir")
 bin=${RDMABENCH_BIN:-$repo/build/rdmabench}
 out=${BIDIR_OUT:-$repo/build/pair-bidir}
 iters=${BIDIR_ITERS:-800}
-order="pt rb rb pt rb pt pt rb"
+qpt=${BIDIR_QP_TIMEOUT:-14}
+# ABBA BAAB: 4 runs of each tool per round (BIDIR_ROUNDS, default 1)
+order=$(for _ in $(seq "${BIDIR_ROUNDS:-1}"); do printf 'pt rb rb pt rb pt pt rb '; done)
 [[ -x $bin ]] || { echo "pair-bidir: $bin missing (make build)" >&2; exit 2; }
 rm -rf "$out"
 mkdir -p "$out"
-pt="ib_write_bw -d rxe2 -x 1 -b -s 65536 -n $iters -t 128 -Q 100"
+pt="ib_write_bw -d rxe2 -x 1 -b -s 65536 -n $iters -t 128 -Q 100 -u $qpt"
+rb="--op write --mode bw --size 64K --iters $iters --tx-depth 128 --cq-mod 100 -u $qpt -b --report-both ${BIDIR_RB_FLAGS:-}"
+# Each guest's prelude: ctr dumps rxe2's hw_counters (read around the perftest
+# runs; rdmabench puts its own deltas in its JSON). With BIDIR_PIN=1 (the
+# default) both tools' busy-polling thread runs on CPU 1 and the NIC's
+# interrupts on CPU 0, in both guests: unpinned, a poller that lands on the
+# CPU taking virtio-net's interrupts starves rxe's receive path, and single
+# runs of either tool swing by 2x across this wire.
+prelude="ctr() {
+  for f in /sys/class/infiniband/rxe2/ports/1/hw_counters/*; do echo \$(basename \$f) \$(cat \$f); done
+  head -1 /proc/stat | awk '{ print \"cpu_busy\", \$2 + \$3 + \$4 + \$7 + \$8; print \"cpu_total\", \$2 + \$3 + \$4 + \$5 + \$6 + \$7 + \$8 }'
+}
+pin=''
+if [ ${BIDIR_PIN:-1} = 1 ]; then
+  for q in \$(grep virtio /proc/interrupts | cut -d: -f1); do echo 1 >/proc/irq/\$q/smp_affinity 2>/dev/null; done
+  pin='busybox taskset -c 1'; rbpin='--cpu 1'
+fi"
 "$dir/vm-pair.sh" --siw off --timeout "${BIDIR_TIMEOUT:-1200}" --bin "$bin" --outdir "$out/guests" \
-	--a "rdmabench server --bind 198.51.100.1 -p 18600 >/out/server.log 2>&1 &
+	--a "$prelude
+rdmabench server --bind 198.51.100.1 -p 18600 \$rbpin >/out/server.log 2>&1 &
 i=0
 for who in $order; do
   i=\$((i + 1))
-  [ \$who = pt ] || continue
+  if [ \$who = rb ]; then
+    pair-wait rb-\$i 600 || exit 1; ctr >/out/rb-ctr-\$i-0.txt; pair-signal rb-ready-\$i
+    pair-wait rb-end-\$i 900 || exit 1; ctr >/out/rb-ctr-\$i-1.txt; pair-signal rb-ended-\$i
+    continue
+  fi
   pair-wait want-\$i 600 || exit 1
-  $pt >/out/pt-server-\$i.txt 2>&1 &
+  ctr >/out/pt-ctr-\$i-0.txt
+  \$pin $pt >/out/pt-server-\$i.txt 2>&1 &
   p=\$!
   wait-listen 18515 60 && pair-signal up-\$i
   wait \$p
+  ctr >/out/pt-ctr-\$i-1.txt
 done
-pair-wait done 600" \
-	--b "i=0
+pair-wait done 900" \
+	--b "$prelude
+i=0
 for who in $order; do
   i=\$((i + 1))
   if [ \$who = pt ]; then
     pair-signal want-\$i; pair-wait up-\$i 120 || exit 1
-    $pt 198.51.100.1 >/out/pt-\$i.txt 2>&1 || { cat /out/pt-\$i.txt; exit 1; }
+    ctr >/out/pt-ctr-\$i-0.txt
+    \$pin $pt 198.51.100.1 >/out/pt-\$i.txt 2>&1 || echo failed >>/out/pt-\$i.txt
+    ctr >/out/pt-ctr-\$i-1.txt
   else
-    rdmabench run 198.51.100.1 -p 18600 --op write --mode bw --size 64K --iters $iters --tx-depth 128 --cq-mod 100 -b --report-both ${BIDIR_RB_FLAGS:-} \
-      --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || { cat /out/rb-\$i.txt; exit 1; }
+    pair-signal rb-\$i; pair-wait rb-ready-\$i 120 || exit 1
+    ctr >/out/rb-ctr-\$i-0.txt
+    rdmabench run 198.51.100.1 -p 18600 $rb \$rbpin --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || echo failed >>/out/rb-\$i.txt
+    ctr >/out/rb-ctr-\$i-1.txt
+    pair-signal rb-end-\$i; pair-wait rb-ended-\$i 120 || exit 1
   fi
 done
 pair-signal done" >"$out/log.txt" 2>&1 || { tail -30 "$out/log.txt"; exit 1; }
 cd "$out/guests/b"
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-pts=() rbs=()
+# retransmissions (rxe's completer_retry_err) during run i of tool t, on one guest's side
+retries() { join "$1/$2-ctr-$3-0.txt" "$1/$2-ctr-$3-1.txt" 2>/dev/null | awk '$1 == "completer_retry_err" { print $3 - $2; f = 1 } END { if (!f) print "?" }'; }
+# the guest's CPUs busy during that run (user, system, irq, softirq), % of all its CPUs
+busy() { join "$1/$2-ctr-$3-0.txt" "$1/$2-ctr-$3-1.txt" 2>/dev/null | awk '$1 == "cpu_busy" { b = $3 - $2 } $1 == "cpu_total" { t = $3 - $2 } END { if (t) printf "%.0f%%", 100 * b / t; else print "?" }'; }
+sidestats() { echo "retransmissions client $(retries . "$1" "$2"), server $(retries ../a "$1" "$2"); guest CPUs busy client $(busy . "$1" "$2"), server $(busy ../a "$1" "$2")"; }
+pts=() rbs=() fails=0
 i=0
 for who in $order; do
 	i=$((i + 1))
 	if [[ $who == pt ]]; then
+		if grep -q '^failed' "pt-$i.txt"; then
+			echo "run $i perftest ib_write_bw -b: FAILED: $(grep -m1 -iE 'error|fail' "pt-$i.txt")"
+			fails=$((fails + 1))
+			continue
+		fi
 		# the row after the header: #bytes #iterations BW peak BW average MsgRate; -b sums both sides
 		read -r bw rate < <(awk '/BW average/ { getline; print $4, $5; exit }' "pt-$i.txt")
 		# perftest's MB/sec: 2^20 or 10^6 bytes/s? decide from the message rate
@@ -62,16 +111,22 @@ for who in $order; do
 		unit=$(awk -v b="$bw" -v m="$mib" 'BEGIN { print (b > 0.9 * m && b < 1.1 * m) ? "MiB" : "MB" }')
 		[[ $unit == MiB ]] || bw=$(awk -v b="$bw" 'BEGIN { printf "%.4f", b * 1e6 / 1048576 }')
 		pts+=("$bw")
-		echo "run $i perftest ib_write_bw -b: $bw MiB/s (both directions)"
+		echo "run $i perftest ib_write_bw -b: $bw MiB/s (both directions; $(sidestats pt $i))"
 	else
+		if grep -q '^failed' "rb-$i.txt"; then
+			echo "run $i rdmabench -b: FAILED: $(grep -m1 '^rdmabench:' "rb-$i.txt")"
+			fails=$((fails + 1))
+			continue
+		fi
 		bw=$(jq -r '.results[0].bandwidth.mib_per_s' "rb-$i.json")
 		sides=$(jq -r '.results[0].sides | "client \(.client.bandwidth.mib_per_s) + server \(.server.bandwidth.mib_per_s)"' "rb-$i.json" 2>/dev/null || true)
 		rbs+=("$bw")
-		echo "run $i rdmabench -b: $bw MiB/s (both directions${sides:+: $sides})"
+		echo "run $i rdmabench -b: $bw MiB/s (both directions${sides:+: $sides}; $(sidestats rb $i))"
 	fi
 done
+((${#pts[@]} && ${#rbs[@]})) || { echo "pair-bidir: no run of one tool succeeded ($fails failed)" >&2; exit 1; }
 p=$(printf '%s\n' "${pts[@]}" | median)
 r=$(printf '%s\n' "${rbs[@]}" | median)
 v=$(awk -v a="$r" -v b="$p" 'BEGIN { printf "%.3f", a / b }')
 res=$(awk -v v="$v" 'BEGIN { print (v >= 0.95) ? "PASS" : "MISS" }')
-echo "medians: rdmabench -b $r MiB/s, ib_write_bw -b $p MiB/s; ratio $v (target >= 0.95) $res"
+echo "medians: rdmabench -b $r MiB/s (${#rbs[@]} runs), ib_write_bw -b $p MiB/s (${#pts[@]} runs); ratio $v (target >= 0.95) $res; $fails runs failed"

@@ -111,6 +111,13 @@ type Ready struct {
 	Totals []int64 `json:"totals,omitempty"`
 }
 
+// Bye ends a session (client -> server). Report, when set, is an opaque
+// document for the server's OnBye (the perftest drop-in's results, so that
+// its server prints perftest's table too); an empty bye has no payload.
+type Bye struct {
+	Report json.RawMessage `json:"report,omitempty"`
+}
+
 // ServerResult is what the server reports after a test.
 type ServerResult struct {
 	Iterations int64  `json:"iterations"` // iterations answered or messages received

@@ -160,6 +160,10 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cliState) {
 	root.SetHelpCommand(helpCommand(root))
 	root.InitDefaultCompletionCmd()
 	if c, _, err := root.Find([]string{"completion"}); err == nil {
+		c.Example = "  source <(rdmabench completion bash)\n" +
+			"  rdmabench completion bash > /etc/bash_completion.d/rdmabench\n" +
+			"  rdmabench completion zsh > \"${fpath[1]}/_rdmabench\"\n" +
+			"  rdmabench completion fish > ~/.config/fish/completions/rdmabench.fish"
 		c.Args = cobra.ArbitraryArgs
 		c.RunE = func(c *cobra.Command, args []string) error { // cobra's only prints its help, even for an unknown shell
 			if len(args) > 0 {

@@ -58,6 +58,12 @@ func TestHelp(t *testing.T) {
 			t.Errorf("help %s repeats the exit code table", name)
 		}
 	}
+	root, _ := newRoot(&bytes.Buffer{}, &bytes.Buffer{})
+	for _, c := range root.Commands() { // cobra's own commands too
+		if c.IsAvailableCommand() && (c.Short == "" || c.Example == "") {
+			t.Errorf("%s has no short description or no examples", c.Name())
+		}
+	}
 	if h := helpText(t, "help", "run"); !strings.Contains(h, "--iters") || !strings.Contains(h, "-c, --qp-type") {
 		t.Errorf("help run lacks its flags:\n%s", h)
 	}

@@ -61,6 +61,9 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func main() {
+	if code, ok := dropIn(os.Args); ok { // invoked as ib_send_lat etc.: dropin.go
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/perftest"
+)
+
+// TestDropInUsage: refused and unknown options exit 2 naming the option,
+// before anything is opened; --help (stdout) and -V exit 0.
+func TestDropInUsage(t *testing.T) {
+	for _, tc := range []struct {
+		tool, args string
+		code       int
+		out, err   string
+	}{
+		{"ib_send_lat", "-h", exitOK, "Options taken:", ""},
+		{"ib_write_bw", "--version", exitOK, "Version: rdmabench", ""},
+		{"ib_send_lat", "-U 127.0.0.1", exitUsage, "", "-U: not supported"},
+		{"ib_write_bw", "--run_infinitely 127.0.0.1", exitUsage, "", "--run_infinitely: not supported"},
+		{"ib_read_bw", "-c UC", exitUsage, "", "UC has no READ"},
+		{"ib_send_lat", "-q 2 host", exitUsage, "", "-q: ib_send_lat has no such option"},
+		{"ib_write_bw", "--nonsense", exitUsage, "", "--nonsense: unknown option"},
+		{"ib_write_bw", "-q 65 host", exitUsage, "", "-q: 65 out of range 1..64"},
+		{"ib_send_bw", "-c UD -s 8192 -m 1024 host", exitUsage, "", "8192"}, // UD above the path MTU: rdmabench's own check
+	} {
+		var out, errb bytes.Buffer
+		code := runDropIn(perftest.Tools[tc.tool], strings.Fields(tc.args), &out, &errb)
+		if code != tc.code || !strings.Contains(out.String(), tc.out) || !strings.Contains(errb.String(), tc.err) {
+			t.Errorf("%s %s: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.tool, tc.args, code, out.String(), errb.String(), tc.code, tc.out, tc.err)
+		}
+	}
+	if _, ok := dropIn([]string{"/usr/bin/rdmabench", "run"}); ok {
+		t.Error("rdmabench taken for a drop-in")
+	}
+}
+
+// TestDropInSpecs: perftest's defaults and counts become rdmabench's tests.
+func TestDropInSpecs(t *testing.T) {
+	for _, tc := range []struct {
+		tool, args string
+		n          int
+		check      func(op, mode string, size int, iters int64, tx, cq, qps int, d time.Duration) bool
+	}{
+		{"ib_send_lat", "h", 1, func(op, mode string, size int, iters int64, tx, cq, qps int, d time.Duration) bool {
+			return op == "send" && mode == "lat" && size == 2 && iters == 1000
+		}},
+		{"ib_write_bw", "-q 4 -n 100 h", 1, func(op, mode string, size int, iters int64, tx, cq, qps int, d time.Duration) bool {
+			return op == "write" && mode == "bw" && size == 65536 && iters == 400 && tx == 100 && cq == 1 && qps == 4
+		}},
+		{"ib_atomic_bw", "-A CMP_AND_SWAP -D 3 h", 1, func(op, mode string, size int, iters int64, tx, cq, qps int, d time.Duration) bool {
+			return op == "cmp_swap" && size == 8 && d == 3*time.Second && iters == 0 && tx == 128 && cq == 100
+		}},
+		{"ib_read_lat", "-a h", 23, nil},
+	} {
+		o, err := perftest.Parse(perftest.Tools[tc.tool], strings.Fields(tc.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs, err := dropInSpecs(o)
+		if err != nil || len(specs) != tc.n {
+			t.Fatalf("%s %s: %d specs, %v", tc.tool, tc.args, len(specs), err)
+		}
+		s := specs[0]
+		if tc.check != nil && !tc.check(s.Op, s.Mode, s.Size, s.Iters, s.TxDepth, s.CQMod, s.NumQPs(), s.Duration) {
+			t.Errorf("%s %s: %+v", tc.tool, tc.args, s)
+		}
+	}
+}
+
+// TestDropInGuestParser: the guest stage parses the drop-in's output with
+// the very awk and sed of scripts/bench-vs-perftest.sh.
+func TestDropInGuestParser(t *testing.T) {
+	bvp, err := os.ReadFile("../../scripts/bench-vs-perftest.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage, err := os.ReadFile("../../scripts/dropin-guest.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{`awk '/\^ \*#bytes/[^']*'`, `sed -n "s/[^"]*"`} {
+		want := regexp.MustCompile(re).Find(bvp)
+		if want == nil {
+			t.Fatalf("no %s in bench-vs-perftest.sh", re)
+		}
+		if !bytes.Contains(stage, want) {
+			t.Errorf("scripts/dropin-guest.sh lacks bench-vs-perftest.sh's %s", want)
+		}
+	}
+	gt, err := os.ReadFile("../../scripts/guest-test.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(gt, []byte("dropin-guest.sh")) {
+		t.Error("scripts/guest-test.sh does not run scripts/dropin-guest.sh")
+	}
+}
+
+// TestDropInDocsEveryFlag: docs/perftest.md has a row for every option the
+// drop-in knows.
+func TestDropInDocsEveryFlag(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/perftest.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range perftest.Flags() {
+		if !bytes.Contains(doc, []byte("| `"+f.Short+"`, `"+f.Long+"`")) && !bytes.Contains(doc, []byte("| `"+f.Long+"`")) {
+			t.Errorf("docs/perftest.md has no row for %s %s", f.Short, f.Long)
+		}
+	}
+}
+
+// TestOneSession: the drop-in server's listener takes one connection, stops
+// listening, and ends (net.ErrClosed) once that connection is closed, or
+// at Close.
+func TestOneSession(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newOneSession(ln)
+	go net.Dial("tcp", ln.Addr().String())
+	c, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nc, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		nc.Close()
+		t.Error("a second client connected")
+	}
+	next := make(chan error, 1)
+	go func() { _, err := l.Accept(); next <- err }()
+	select {
+	case err := <-next:
+		t.Fatalf("second Accept returned %v while the session is open", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	c.Close()
+	select {
+	case err := <-next:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("after the session: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Accept still blocked after the session closed")
+	}
+	l2 := newOneSession(mustListen(t))
+	l2.mu.Lock()
+	l2.accepted = true
+	l2.mu.Unlock()
+	go func() { time.Sleep(20 * time.Millisecond); l2.Close() }()
+	if _, err := l2.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}
+
+func mustListen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
