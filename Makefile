@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps build check unit fuzz vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
+.PHONY: all deps build man check unit fuzz vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
 
 all: build
 
@@ -13,8 +13,23 @@ deps:
 	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps.sh; \
 	else echo "make deps: not root; skipping scripts/install-deps.sh (run it as root once)"; fi
 
+# The identity 'rdmabench --version' prints and the JSON's tool_version records
+# (internal/version): this tree's commit, "-dirty" with uncommitted changes, and the
+# build date (SOURCE_DATE_EPOCH when set); RDMABENCH_VERSION=1.2.0 sets the version.
+VERSION_PKG := github.com/rdmabench/rdmabench/internal/version
+COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; echo $$c; })
+BUILD_DATE := $(shell date -u $${SOURCE_DATE_EPOCH:+-d @$$SOURCE_DATE_EPOCH} +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(BUILD_DATE) \
+	$(if $(RDMABENCH_VERSION),-X $(VERSION_PKG).Version=$(RDMABENCH_VERSION))
+
 build:
-	$(GO) build -o $(BUILD)/rdmabench ./cmd/rdmabench
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BUILD)/rdmabench ./cmd/rdmabench
+
+# Man pages from the command tree (rdmabench gen-man, cobra/doc): build/man/rdmabench.1,
+# rdmabench-run.1, ...; read one with 'man -l build/man/rdmabench-run.1'.
+man: build
+	rm -rf $(BUILD)/man
+	$(BUILD)/rdmabench gen-man $(BUILD)/man
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

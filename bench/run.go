@@ -12,12 +12,10 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/version"
 
 	"golang.org/x/sys/unix"
 )
-
-// Version is rdmabench's version, written into every result.
-var Version = "0.1.0"
 
 // RunConfig is a whole client run: where, which tests, how to report.
 type RunConfig struct {
@@ -37,7 +35,7 @@ type RunConfig struct {
 // whole document. On an error the document holds the results so far and
 // the error is returned too.
 func RunClient(ctx context.Context, addr string, cfg RunConfig) (*result.Document, error) {
-	doc := &result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: Version,
+	doc := &result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: version.String(),
 		CommandLine: cfg.CommandLine, Start: time.Now(), Role: "client", Peer: addr}
 	cl, err := Dial(ctx, addr, cfg.Client, cfg.ConnTimeout)
 	if err != nil {

@@ -27,10 +27,13 @@ var (
 	ErrNotSupported = errors.New("not supported by the device")
 )
 
-// SoftRoCEHint tells a user without RDMA hardware how to get a device.
-const SoftRoCEHint = "to get a software RDMA device: on a kernel with rdma_rxe run " +
-	"'scripts/softroce.sh up' (modprobe rdma_rxe; rdma link add rxe0 type rxe netdev <if>); " +
-	"on a kernel without RDMA run the benchmark in the SoftRoCE VM: 'scripts/vm-run.sh --bin rdmabench -- rdmabench devices'"
+// SoftRoCEHint tells a user without an RDMA device what to install and
+// load; it names no file of the source tree, which an installed rdmabench
+// does not have.
+const SoftRoCEHint = "RDMA needs rdma-core's libraries and providers (Debian/Ubuntu: apt install rdma-core ibverbs-providers; " +
+	"Fedora/RHEL: dnf install rdma-core) and a device; without RDMA hardware, make a SoftRoCE device over an Ethernet " +
+	"interface: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev <if> (rdma from iproute2); where the kernel has " +
+	"no rdma_rxe module, see SoftRoCE in the project's docs for a test VM"
 
 // Error is a failed verb: Op names the C function, Err is usually a
 // syscall.Errno. Detail, when set, names the arguments that mattered.

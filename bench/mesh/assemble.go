@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/version"
 )
 
 // assemble builds rank 0's document from the reports: every scheduled pair
@@ -15,7 +15,7 @@ import (
 // each missing report is missing.
 func assemble(cfg Config, start time.Time, launcher string, rounds []Round, all []rankInfo, reports map[int]Report, lost map[int]string) *result.MeshDocument {
 	doc := &result.MeshDocument{SchemaVersion: result.MeshSchemaVersion, Kind: result.KindMesh, Tool: "rdmabench",
-		ToolVersion: bench.Version, CommandLine: cfg.CommandLine, Start: start, Launcher: launcher,
+		ToolVersion: version.String(), CommandLine: cfg.CommandLine, Start: start, Launcher: launcher,
 		Pattern: cfg.Pattern, Rounds: len(rounds), UnsyncedFrom: -1, Outcome: result.MeshComplete}
 	if cfg.Pattern == PatternAllToOne {
 		doc.Root = cfg.Root

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/internal/version"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -202,7 +203,7 @@ func Run(ctx context.Context, cfg Config) (_ *Document, err error) {
 	checks, cw := bench.CheckEnv(env.Device, -1)
 	env.Checks = checks
 	doc := &Document{
-		Document: result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: bench.Version, CommandLine: cfg.CommandLine,
+		Document: result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: version.String(), CommandLine: cfg.CommandLine,
 			Start: time.Now(), Role: "mr", Env: env, Results: []result.Result{}, Warnings: append(warns, cw...)},
 		MR: Report{Access: mrAccess(cfg.ODP).String(), ODP: cfg.ODP, HugePages: cfg.HugePages, ODPCaps: caps,
 			Iterations: cfg.Iters, TimePerSizeNS: max(cfg.TimePerSize.Nanoseconds(), -1), Registration: []RegResult{}},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,16 +9,14 @@ import (
 	"strconv"
 	"strings"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
-const compareUsage = `Usage:
-  rdmabench compare A.json B.json [C.json ...] [--format table|markdown|gobench] [--metrics LIST] [--unit U]
-  rdmabench compare --baseline BASE.json NEW.json [--max-regress p99=10%,bw=5%] [--max-counter retransmissions=0] [--alpha 0.05] [--format table|markdown]
-  rdmabench compare --noise A.json [B.json ...]
-
-Lines up the tests (op, mode, size) of rdmabench JSON results side by side, one
+// compareLong is the description of 'rdmabench compare' (its help and man page).
+const compareLong = `Lines up the tests (op, mode, size) of rdmabench JSON results side by side, one
 column per file; each column after the first shows its ratio to the first.
 Mesh documents (rdmabench mesh --json) compare pair by pair: one table per
 pair, and the gate names every pair that regressed or failed.
@@ -28,15 +27,11 @@ times (run --repeat K), a change counts only when it is also significant: the
 Mann-Whitney U test of the two sets of runs gives p < --alpha. Every figure
 checked is listed with its p-value; ~ marks a change that is not significant.
 With --noise, reports each figure's run-to-run spread over repeated runs (or
-several files of the same tests) and suggests --max-regress limits.
-
-Flags:
-`
+several files of the same tests) and suggests --max-regress limits.`
 
 // cmdCompare implements 'rdmabench compare': side-by-side tables of result
 // files, the Go benchmark format for benchstat, and the regression gate.
-func cmdCompare(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("compare")
+func cmdCompare(fs *flag.FlagSet) action {
 	format := fs.String("format", "table", "output: table (aligned text), markdown (GitHub table), gobench (Go benchmark format, for benchstat)")
 	metrics := fs.String("metrics", "", "table rows per test, from p50,p90,p99,p99_9,p99_99,mean,max,bw,mpps (default: p50,p99,p99_9,max for lat tests; bw,p50,p99 for bw tests)")
 	unit := fs.String("unit", "MiB", "bandwidth unit: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
@@ -47,147 +42,142 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 		"fails when a test's delta on the client or on the server (each side on its own) exceeds N")
 	alpha := fs.Float64("alpha", compare.DefaultAlpha, "gate on repeated runs: a change regresses only when significant at this level (Mann-Whitney U test), in (0, 0.5]")
 	noise := fs.Bool("noise", false, "report each figure's run-to-run spread over repeated runs of the files given, and suggest --max-regress limits")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), compareUsage)
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args, stderr); err != nil {
-		return err
-	}
-	switch *format {
-	case "table", "markdown", "gobench":
-	default:
-		return usageError{fmt.Errorf("format %q unknown; valid: table, markdown, gobench", *format)}
-	}
-	if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
-		return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
-	}
-	mets, err := compare.ParseMetrics(*metrics)
-	if err != nil {
-		return usageError{err}
-	}
-	if *format == "gobench" && (fs.Changed("metrics") || fs.Changed("unit")) {
-		return usageError{errors.New("--metrics and --unit apply to the table and markdown formats; gobench writes every metric")}
-	}
-	if !(*alpha > 0 && *alpha <= 0.5) {
-		return usageError{fmt.Errorf("--alpha %v: want a significance level in (0, 0.5], such as 0.05", *alpha)}
-	}
-	if *noise {
-		if fs.Changed("baseline") || fs.Changed("max-regress") || fs.Changed("max-counter") {
-			return usageError{errors.New("--noise reports the spread of runs; it takes no --baseline, --max-regress or --max-counter")}
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		switch *format {
+		case "table", "markdown", "gobench":
+		default:
+			return usageError{fmt.Errorf("format %q unknown; valid: table, markdown, gobench", *format)}
 		}
-		return compareNoise(fs.Args(), mets, *unit, stdout)
-	}
-	gate := fs.Changed("baseline")
-	if !gate && fs.Changed("max-regress") {
-		return usageError{errors.New("--max-regress needs --baseline")}
-	}
-	if !gate && fs.Changed("max-counter") {
-		return usageError{errors.New("--max-counter needs --baseline")}
-	}
-	var limits map[string]float64
-	var counterLimits map[string]int64
-	paths := fs.Args()
-	if gate {
-		if *baseline == "" {
-			return usageError{errors.New("--baseline needs a file name")}
+		if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
+			return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
 		}
-		if *format == "gobench" {
-			return usageError{errors.New("--baseline works with the table and markdown formats, not gobench")}
-		}
-		if len(paths) != 1 {
-			return usageError{fmt.Errorf("with --baseline, give exactly one new result file (got %d)", len(paths))}
-		}
-		if limits, err = compare.ParseMaxRegress(*maxRegress); err != nil {
+		mets, err := compare.ParseMetrics(*metrics)
+		if err != nil {
 			return usageError{err}
 		}
-		if fs.Changed("max-counter") {
-			if counterLimits, err = compare.ParseMaxCounter(*maxCounter); err != nil {
+		if *format == "gobench" && (fs.Changed("metrics") || fs.Changed("unit")) {
+			return usageError{errors.New("--metrics and --unit apply to the table and markdown formats; gobench writes every metric")}
+		}
+		if !(*alpha > 0 && *alpha <= 0.5) {
+			return usageError{fmt.Errorf("--alpha %v: want a significance level in (0, 0.5], such as 0.05", *alpha)}
+		}
+		if *noise {
+			if fs.Changed("baseline") || fs.Changed("max-regress") || fs.Changed("max-counter") {
+				return usageError{errors.New("--noise reports the spread of runs; it takes no --baseline, --max-regress or --max-counter")}
+			}
+			return compareNoise(fs.Args(), mets, *unit, stdout)
+		}
+		gate := fs.Changed("baseline")
+		if !gate && fs.Changed("max-regress") {
+			return usageError{errors.New("--max-regress needs --baseline")}
+		}
+		if !gate && fs.Changed("max-counter") {
+			return usageError{errors.New("--max-counter needs --baseline")}
+		}
+		var limits map[string]float64
+		var counterLimits map[string]int64
+		paths := fs.Args()
+		if gate {
+			if *baseline == "" {
+				return usageError{errors.New("--baseline needs a file name")}
+			}
+			if *format == "gobench" {
+				return usageError{errors.New("--baseline works with the table and markdown formats, not gobench")}
+			}
+			if len(paths) != 1 {
+				return usageError{fmt.Errorf("with --baseline, give exactly one new result file (got %d)", len(paths))}
+			}
+			if limits, err = compare.ParseMaxRegress(*maxRegress); err != nil {
 				return usageError{err}
 			}
+			if fs.Changed("max-counter") {
+				if counterLimits, err = compare.ParseMaxCounter(*maxCounter); err != nil {
+					return usageError{err}
+				}
+			}
+			paths = append([]string{*baseline}, paths...)
+		} else if len(paths) == 0 {
+			return usageError{errors.New("compare needs one or more result files (rdmabench run/loopback --json FILE)")}
 		}
-		paths = append([]string{*baseline}, paths...)
-	} else if len(paths) == 0 {
-		return usageError{errors.New("compare needs one or more result files (rdmabench run/loopback --json FILE)")}
-	}
-	stdin := 0
-	for _, p := range paths {
-		if p == "-" {
-			stdin++
+		stdin := 0
+		for _, p := range paths {
+			if p == "-" {
+				stdin++
+			}
 		}
-	}
-	if stdin > 1 {
-		return usageError{errors.New("only one file can be - (stdin)")}
-	}
-	if meshes := countMesh(paths); meshes > 0 {
-		if meshes != len(paths) {
-			return usageError{fmt.Errorf("%d of %d files are mesh documents: compare mesh documents only with mesh documents", meshes, len(paths))}
+		if stdin > 1 {
+			return usageError{errors.New("only one file can be - (stdin)")}
 		}
+		if meshes := countMesh(paths); meshes > 0 {
+			if meshes != len(paths) {
+				return usageError{fmt.Errorf("%d of %d files are mesh documents: compare mesh documents only with mesh documents", meshes, len(paths))}
+			}
+			if *format == "gobench" {
+				return usageError{errors.New("mesh documents compare as tables (table format), not gobench")}
+			}
+			return compareMesh(paths, gate, limits, mets, *unit, stdout)
+		}
+		docs := make([]*result.Document, len(paths))
+		for i, p := range paths {
+			if docs[i], err = readDocument(p); err != nil {
+				return err
+			}
+		}
+
 		if *format == "gobench" {
-			return usageError{errors.New("mesh documents compare as tables (table format), not gobench")}
+			return compare.WriteGobench(stdout, docs)
 		}
-		return compareMesh(paths, gate, limits, mets, *unit, stdout)
-	}
-	docs := make([]*result.Document, len(paths))
-	for i, p := range paths {
-		if docs[i], err = result.ReadJSONFile(p); err != nil {
+		c := compare.Compare(docs, runNames(paths))
+		if *format == "markdown" {
+			err = c.WriteMarkdown(stdout, mets, *unit)
+		} else {
+			err = c.WriteTable(stdout, mets, *unit)
+		}
+		if err != nil || !gate {
 			return err
 		}
-	}
 
-	if *format == "gobench" {
-		return compare.WriteGobench(stdout, docs)
+		g := compare.GateAlpha(docs[0], docs[1], limits, *alpha)
+		g.CheckCounters(docs[1], counterLimits)
+		bullet := ""
+		if *format == "markdown" {
+			bullet = "- "
+		}
+		fmt.Fprintln(stdout)
+		for _, n := range g.Notes {
+			fmt.Fprintf(stdout, "%snote: %s\n", bullet, n)
+		}
+		for _, c := range g.Changes {
+			fmt.Fprintf(stdout, "%s%s\n", bullet, c.FormatChange(*unit, g.Alpha))
+		}
+		if len(g.Changes) > 0 {
+			fmt.Fprintf(stdout, "%srepeated runs: medians of the runs; p: Mann-Whitney U test; ~: not significant at alpha %g\n", bullet, g.Alpha)
+		}
+		for _, r := range g.Regressions {
+			fmt.Fprintf(stdout, "%sREGRESSION %s\n", bullet, r.Format(*unit))
+		}
+		for _, c := range g.Counters {
+			fmt.Fprintf(stdout, "%sREGRESSION %s (--max-counter)\n", bullet, c)
+		}
+		if err := g.Err(); err != nil {
+			return err
+		}
+		if g.Tests == 0 {
+			return fmt.Errorf("no test is in both %s and %s: nothing to gate", paths[0], paths[1])
+		}
+		if g.Checked == 0 {
+			return fmt.Errorf("none of the metrics in --max-regress %q could be checked (see the notes)", *maxRegress)
+		}
+		if counterLimits != nil && g.CountersChecked == 0 {
+			return fmt.Errorf("none of the counter limits in --max-counter %q could be checked: %s has no port counters (see the notes)", *maxCounter, paths[1])
+		}
+		counters := ""
+		if counterLimits != nil {
+			counters = fmt.Sprintf(", %d counter limits checked", g.CountersChecked)
+		}
+		fmt.Fprintf(stdout, "%sno regressions (%d tests, %d metrics checked%s)\n", bullet, g.Tests, g.Checked, counters)
+		return nil
 	}
-	c := compare.Compare(docs, runNames(paths))
-	if *format == "markdown" {
-		err = c.WriteMarkdown(stdout, mets, *unit)
-	} else {
-		err = c.WriteTable(stdout, mets, *unit)
-	}
-	if err != nil || !gate {
-		return err
-	}
-
-	g := compare.GateAlpha(docs[0], docs[1], limits, *alpha)
-	g.CheckCounters(docs[1], counterLimits)
-	bullet := ""
-	if *format == "markdown" {
-		bullet = "- "
-	}
-	fmt.Fprintln(stdout)
-	for _, n := range g.Notes {
-		fmt.Fprintf(stdout, "%snote: %s\n", bullet, n)
-	}
-	for _, c := range g.Changes {
-		fmt.Fprintf(stdout, "%s%s\n", bullet, c.FormatChange(*unit, g.Alpha))
-	}
-	if len(g.Changes) > 0 {
-		fmt.Fprintf(stdout, "%srepeated runs: medians of the runs; p: Mann-Whitney U test; ~: not significant at alpha %g\n", bullet, g.Alpha)
-	}
-	for _, r := range g.Regressions {
-		fmt.Fprintf(stdout, "%sREGRESSION %s\n", bullet, r.Format(*unit))
-	}
-	for _, c := range g.Counters {
-		fmt.Fprintf(stdout, "%sREGRESSION %s (--max-counter)\n", bullet, c)
-	}
-	if err := g.Err(); err != nil {
-		return err
-	}
-	if g.Tests == 0 {
-		return fmt.Errorf("no test is in both %s and %s: nothing to gate", paths[0], paths[1])
-	}
-	if g.Checked == 0 {
-		return fmt.Errorf("none of the metrics in --max-regress %q could be checked (see the notes)", *maxRegress)
-	}
-	if counterLimits != nil && g.CountersChecked == 0 {
-		return fmt.Errorf("none of the counter limits in --max-counter %q could be checked: %s has no port counters (see the notes)", *maxCounter, paths[1])
-	}
-	counters := ""
-	if counterLimits != nil {
-		counters = fmt.Sprintf(", %d counter limits checked", g.CountersChecked)
-	}
-	fmt.Fprintf(stdout, "%sno regressions (%d tests, %d metrics checked%s)\n", bullet, g.Tests, g.Checked, counters)
-	return nil
 }
 
 // runNames labels result files by base name ("stdin" for -), or by the path
@@ -228,7 +218,7 @@ func compareNoise(paths, metrics []string, unit string, stdout io.Writer) error 
 	docs := make([]*result.Document, len(paths))
 	for i, p := range paths {
 		var err error
-		if docs[i], err = result.ReadJSONFile(p); err != nil {
+		if docs[i], err = readDocument(p); err != nil {
 			return err
 		}
 	}
@@ -252,7 +242,7 @@ func compareMesh(paths []string, gate bool, limits map[string]float64, mets []st
 	docs := make([]*result.MeshDocument, len(paths))
 	for i, p := range paths {
 		var err error
-		if docs[i], err = result.ReadMeshFile(p); err != nil {
+		if docs[i], err = readMeshDocument(p); err != nil {
 			return err
 		}
 	}

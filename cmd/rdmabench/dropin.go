@@ -17,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/version"
 )
 
 // The perftest drop-in (docs/perftest.md): invoked through a link named
@@ -51,7 +52,7 @@ func runDropIn(tool perftest.Tool, args []string, stdout, stderr io.Writer) int 
 		writeDropInUsage(stdout, tool)
 		return exitOK
 	case o.Version:
-		fmt.Fprintf(stdout, "Version: rdmabench %s (perftest drop-in for %s)\n", bench.Version, tool.Name)
+		fmt.Fprintf(stdout, "Version: rdmabench %s (perftest drop-in for %s)\n", version.String(), tool.Name)
 		return exitOK
 	}
 	ctx, stop := signalContext()
@@ -285,7 +286,7 @@ func (c *sessionConn) Close() error {
 // writeDropInUsage prints the drop-in's usage: perftest's synopsis and the
 // options it takes.
 func writeDropInUsage(w io.Writer, tool perftest.Tool) {
-	fmt.Fprintf(w, "Usage (rdmabench %s, perftest drop-in; docs/perftest.md):\n", bench.Version)
+	fmt.Fprintf(w, "Usage (rdmabench %s, perftest drop-in; docs/perftest.md):\n", version.String())
 	fmt.Fprintf(w, "  %-20s start a server and wait for one client (rdmabench's drop-in on the other end)\n", tool.Name)
 	fmt.Fprintf(w, "  %-20s connect to server at <host>\n\nOptions taken:\n", tool.Name+" <host>")
 	var refused []string

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -32,16 +33,31 @@ func TestExitCodes(t *testing.T) {
 	closed := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port) // nothing listens there once closed
 	ln.Close()
 	huge := "9223372036854775806-9223372036854775807"
+	regressed, _ := withP99Regression(t)
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		code int
 		args []string
 		want string // in stderr
 	}{
 		{exitOK, []string{"version"}, ""},
-		{exitOK, []string{"help"}, "Exit codes"},
-		{exitFail, []string{"compare", filepath.Join(dir, "missing.json"), filepath.Join(dir, "missing2.json")}, "missing.json"},
+		{exitOK, []string{"help"}, ""},
+		{exitOK, []string{"--version"}, ""},
+		{exitFail, []string{"compare", "--baseline", fixtureA, regressed, "--max-regress", "p99=10%"}, ""},
+		{exitInput, []string{"compare", filepath.Join(dir, "missing.json"), filepath.Join(dir, "missing2.json")}, "missing.json"},
+		{exitInput, []string{"compare", "--baseline", fixtureA, garbage}, "garbage.json"},
+		{exitInput, []string{"plot", garbage, "-o", filepath.Join(dir, "p.svg")}, "garbage.json"},
+		{exitInput, []string{"report", filepath.Join(dir, "missing.json")}, "missing.json"},
 		{exitUsage, []string{}, "Usage"},
 		{exitUsage, []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{exitUsage, []string{"runn"}, "Did you mean this?\n\trun"},
+		{exitUsage, []string{"help", "runn"}, "Did you mean this?\n\trun"},
+		{exitUsage, []string{"run", "127.0.0.1", "--iter", "5"}, "Did you mean this?\n\t--iters"},
+		{exitUsage, []string{"loopback", "--szie", "64"}, "Did you mean this?\n\t--size"},
+		{exitUsage, []string{"run", "127.0.0.1", "-D", "ten"}, "want seconds (10) or a duration"},
 		{exitUsage, []string{"run"}, "server's host name"},
 		{exitUsage, []string{"run", "127.0.0.1", "--no-such-flag"}, "no-such-flag"},
 		{exitUsage, []string{"run", "127.0.0.1", "--rate", "NaN"}, "rate NaN ops/s out of range 1..1e+08"},
@@ -118,7 +134,7 @@ func TestExitCodes(t *testing.T) {
 			}
 		})
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 { // ro only: no probe files left behind
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 { // ro and garbage.json only: no probe files left behind
 		t.Errorf("files left behind in %s: %v", dir, entries)
 	}
 }
@@ -183,6 +199,8 @@ func TestExitCodeTable(t *testing.T) {
 	for _, m := range regexp.MustCompile("(?m)^\\| (\\d+) \\| `(exit\\w+)` \\|").FindAllStringSubmatch(string(doc), -1) {
 		rows[m[2]], _ = strconv.Atoi(m[1])
 	}
+	texts := map[string]string{"helpExitCodes": helpExitCodes, "rdmabench --help": helpText(t, "--help"),
+		"rdmabench.1": manPage(t, "rdmabench.1")}
 	if len(consts) < 6 {
 		t.Fatalf("found %d exit constants in main.go", len(consts))
 	}
@@ -190,8 +208,10 @@ func TestExitCodeTable(t *testing.T) {
 		if got, ok := rows[name]; !ok || got != code {
 			t.Errorf("docs/exit-codes.md: %s is %d (present %v), main.go says %d", name, got, ok, code)
 		}
-		if !regexp.MustCompile(fmt.Sprintf("(?m)^  %d +\\S", code)).MatchString(usage) {
-			t.Errorf("the usage text's exit code table lacks %d (%s)", code, name)
+		for where, text := range texts {
+			if !regexp.MustCompile(fmt.Sprintf("(?m)^ +%d +\\S", code)).MatchString(text) {
+				t.Errorf("%s: the exit code table lacks %d (%s)", where, code, name)
+			}
 		}
 	}
 	for name := range rows {
@@ -199,4 +219,36 @@ func TestExitCodeTable(t *testing.T) {
 			t.Errorf("docs/exit-codes.md lists %s, which main.go does not define", name)
 		}
 	}
+}
+
+// helpText is the standard output of rdmabench args, which must exit 0
+// with nothing on stderr.
+func helpText(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := run(args, &out, &errOut); code != exitOK || errOut.Len() != 0 {
+		t.Fatalf("rdmabench %q: exit %d, stderr:\n%s", args, code, errOut.String())
+	}
+	return out.String()
+}
+
+// manPage generates the man pages (rdmabench gen-man) and returns one,
+// as man(1) would show it when groff is installed (else its source).
+func manPage(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	helpText(t, "gen-man", dir)
+	path := filepath.Join(dir, name)
+	if groff, err := exec.LookPath("groff"); err == nil {
+		out, err := exec.Command(groff, "-man", "-Tutf8", "-P", "-c", path).Output()
+		if err != nil {
+			t.Fatalf("groff %s: %v", name, err)
+		}
+		return string(out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

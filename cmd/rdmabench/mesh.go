@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/mesh"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
@@ -19,11 +21,8 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
-const meshUsage = `Usage:
-  mpiexec -n N [-hosts h1,h2,...] rdmabench mesh [flags]     (MPICH hydra)
-  srun --mpi=pmi2 -N N rdmabench mesh [flags]                  (Slurm)
-
-Every rank runs a server; in each round of the pattern, the client of each
+// meshLong is the description of 'rdmabench mesh' (its help and man page).
+const meshLong = `Every rank runs a server; in each round of the pattern, the client of each
 pair runs the test list (the same flags as 'run') against its peer's server.
 The ranks find each other through the launcher's PMI-1 interface (PMI_FD);
 after that bootstrap each rank holds a connection to rank 0 (authenticated
@@ -36,10 +35,7 @@ Exit status: 0 every pair measured; 6 partial: the document was written but
 some pairs failed, a rank was lost or the run was interrupted (a rank other
 than 0 exits 6 when one of its own pairs failed or its report did not reach
 rank 0); 2 bad flags or not started by a launcher; 3, 4 as for run when a
-rank cannot take part at all.
-
-Flags:
-`
+rank cannot take part at all.`
 
 // partialError is a mesh run with failed pairs (exit 6).
 type partialError struct{ failed, total int }
@@ -48,8 +44,8 @@ func (e partialError) Error() string {
 	return fmt.Sprintf("mesh partial: %d of %d pairs failed", e.failed, e.total)
 }
 
-func cmdMesh(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("mesh")
+// cmdMesh is 'rdmabench mesh'.
+func cmdMesh(fs *flag.FlagSet) action {
 	var d deviceFlags
 	d.add(fs)
 	tf := addTestFlags(fs)
@@ -64,117 +60,112 @@ func cmdMesh(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	outlierK := fs.Float64("outlier-k", 3, "outliers: pairs more than this many robust deviations (1.4826 × MAD) worse than the fabric's median")
 	jsonPath := fs.String("json", "", "rank 0 writes the mesh document to this file (- for stdout)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), meshUsage)
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args, stderr); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return usageError{fmt.Errorf("mesh takes no arguments (got %q): the launcher says where the ranks run", fs.Args())}
-	}
-	if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
-		return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
-	}
-	if strings.Contains(d.device, ",") {
-		return usageError{fmt.Errorf("mesh -d %s: one device per rank; several ranks per host take --device-map", d.device)}
-	}
-	if *roundTimeout < time.Second {
-		return usageError{fmt.Errorf("--round-timeout %v: at least 1s", *roundTimeout)}
-	}
-	if *port < 0 || *port > 65535 {
-		return usageError{fmt.Errorf("--port %d out of range 0..65535", *port)}
-	}
-	if *outlierK <= 0 {
-		return usageError{fmt.Errorf("--outlier-k %g: must be positive", *outlierK)}
-	}
-	var prefix netip.Prefix
-	if *netFlag != "" {
-		var err error
-		if prefix, err = netip.ParsePrefix(*netFlag); err != nil {
-			return usageError{fmt.Errorf("--net %q: want a prefix such as 10.0.0.0/8", *netFlag)}
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if fs.NArg() != 0 {
+			return usageError{fmt.Errorf("mesh takes no arguments (got %q): the launcher says where the ranks run", fs.Args())}
 		}
-		prefix = prefix.Masked()
-	}
-	var devs []string
-	if *deviceMap != "" {
-		for _, s := range strings.Split(*deviceMap, ",") {
-			if s = strings.TrimSpace(s); s == "" {
-				return usageError{fmt.Errorf("--device-map %q: an empty device name", *deviceMap)}
+		if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
+			return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+		}
+		if strings.Contains(d.device, ",") {
+			return usageError{fmt.Errorf("mesh -d %s: one device per rank; several ranks per host take --device-map", d.device)}
+		}
+		if *roundTimeout < time.Second {
+			return usageError{fmt.Errorf("--round-timeout %v: at least 1s", *roundTimeout)}
+		}
+		if *port < 0 || *port > 65535 {
+			return usageError{fmt.Errorf("--port %d out of range 0..65535", *port)}
+		}
+		if *outlierK <= 0 {
+			return usageError{fmt.Errorf("--outlier-k %g: must be positive", *outlierK)}
+		}
+		var prefix netip.Prefix
+		if *netFlag != "" {
+			var err error
+			if prefix, err = netip.ParsePrefix(*netFlag); err != nil {
+				return usageError{fmt.Errorf("--net %q: want a prefix such as 10.0.0.0/8", *netFlag)}
 			}
-			devs = append(devs, s)
+			prefix = prefix.Masked()
 		}
-	} else if d.device != "" {
-		devs = []string{d.device}
-	}
-	specs, err := tf.specs(fs)
-	if err != nil {
-		return err
-	}
-	// The launcher relays stdout and stderr: when it goes away first (it
-	// lost a rank), a write must fail with EPIPE, not kill rank 0 before it
-	// has written its document.
-	signal.Ignore(syscall.SIGPIPE)
-	b, err := boot.FromEnv()
-	if err != nil {
-		var nl boot.NotLaunchedError
-		if errors.As(err, &nl) {
+		var devs []string
+		if *deviceMap != "" {
+			for _, s := range strings.Split(*deviceMap, ",") {
+				if s = strings.TrimSpace(s); s == "" {
+					return usageError{fmt.Errorf("--device-map %q: an empty device name", *deviceMap)}
+				}
+				devs = append(devs, s)
+			}
+		} else if d.device != "" {
+			devs = []string{d.device}
+		}
+		specs, err := tf.specs(fs)
+		if err != nil {
+			return err
+		}
+		// The launcher relays stdout and stderr: when it goes away first (it
+		// lost a rank), a write must fail with EPIPE, not kill rank 0 before it
+		// has written its document.
+		signal.Ignore(syscall.SIGPIPE)
+		b, err := boot.FromEnv()
+		if err != nil {
+			var nl boot.NotLaunchedError
+			if errors.As(err, &nl) {
+				return usageError{err}
+			}
+			return err
+		}
+		if _, err := mesh.Schedule(*pattern, b.Size(), *root); err != nil {
+			b.Close()
 			return usageError{err}
 		}
-		return err
-	}
-	if _, err := mesh.Schedule(*pattern, b.Size(), *root); err != nil {
-		b.Close()
-		return usageError{err}
-	}
-	var progress io.Writer
-	if !*quiet {
-		progress = stderr
-	}
-	out, err := mesh.Run(ctx, mesh.Config{Boot: b, Pattern: *pattern, Root: *root, Specs: specs,
-		Client:    clientConfig(d, *tf.transport, *tf.rdmaCM),
-		DeviceMap: devs, Net: prefix, Port: *port, RoundTimeout: *roundTimeout, ConnTimeout: *connTimeout,
-		CommandLine: os.Args, Log: progress})
-	if err != nil {
-		return err
-	}
-	if out.Doc != nil {
-		doc := out.Doc
-		if *jsonPath != "-" {
-			if err := report.WriteMeshMatrix(stdout, doc, *unit); err != nil {
-				return err
-			}
-			if err := report.WriteMeshOutliers(stdout, report.MeshOutliers(doc, *outlierK), *outlierK); err != nil {
-				return err
-			}
-			for _, w := range doc.Warnings {
-				fmt.Fprintf(stdout, "WARNING: %s\n", w)
-			}
+		var progress io.Writer
+		if !*quiet {
+			progress = stderr
 		}
-		if *jsonPath != "" {
-			if err := result.WriteMeshJSON(*jsonPath, doc); err != nil {
-				return err
-			}
+		out, err := mesh.Run(ctx, mesh.Config{Boot: b, Pattern: *pattern, Root: *root, Specs: specs,
+			Client:    clientConfig(d, *tf.transport, *tf.rdmaCM),
+			DeviceMap: devs, Net: prefix, Port: *port, RoundTimeout: *roundTimeout, ConnTimeout: *connTimeout,
+			CommandLine: os.Args, Log: progress})
+		if err != nil {
+			return err
 		}
-		if doc.Outcome != result.MeshComplete {
-			return partialError{doc.Failed(), len(doc.Pairs)}
+		if out.Doc != nil {
+			doc := out.Doc
+			if *jsonPath != "-" {
+				if err := report.WriteMeshMatrix(stdout, doc, *unit); err != nil {
+					return err
+				}
+				if err := report.WriteMeshOutliers(stdout, report.MeshOutliers(doc, *outlierK), *outlierK); err != nil {
+					return err
+				}
+				for _, w := range doc.Warnings {
+					fmt.Fprintf(stdout, "WARNING: %s\n", w)
+				}
+			}
+			if *jsonPath != "" {
+				if err := result.WriteMeshJSON(*jsonPath, doc); err != nil {
+					return err
+				}
+			}
+			if doc.Outcome != result.MeshComplete {
+				return partialError{doc.Failed(), len(doc.Pairs)}
+			}
+			return nil
+		}
+		if out.Error != nil {
+			fmt.Fprintf(stderr, "rdmabench: mesh rank %d: %v\n", b.Rank(), out.Error)
+		}
+		if out.Partial() {
+			failed := 0
+			for _, p := range out.Own {
+				if p.Status != result.StatusOK {
+					failed++
+				}
+			}
+			return partialError{failed, len(out.Own)}
 		}
 		return nil
 	}
-	if out.Error != nil {
-		fmt.Fprintf(stderr, "rdmabench: mesh rank %d: %v\n", b.Rank(), out.Error)
-	}
-	if out.Partial() {
-		failed := 0
-		for _, p := range out.Own {
-			if p.Status != result.StatusOK {
-				failed++
-			}
-		}
-		return partialError{failed, len(out.Own)}
-	}
-	return nil
 }
 
 // clientConfig is the client side of every pair: the device comes from the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,14 +9,15 @@ import (
 	"slices"
 	"strings"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/plot"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
-const plotUsage = `Usage: rdmabench plot A.json [B.json ...] -o FILE.svg|FILE.png [flags]
-
-Draws the results of one or more 'rdmabench --json' files:
+// plotLong is the description of 'rdmabench plot' (its help and man page).
+const plotLong = `Draws the results of one or more 'rdmabench --json' files:
   percentile    latency against percentile (HdrHistogram style; runs overlay)
   cdf           cumulative fraction against latency
   size-latency  p50 and p99 (or --metric) latency against message size
@@ -28,83 +30,74 @@ Draws the results of one or more 'rdmabench --json' files:
 size plots for a size sweep; when several kinds apply, -o x.svg writes
 x-percentile.svg, x-size-latency.svg, ... Percentile and cdf plots default to
 lat mode and the smallest size. Latency is as in latency_ns (RTT/2 for SEND
-and WRITE, RTT for READ).
-
-Flags:
-`
+and WRITE, RTT for READ).`
 
 // cmdPlot is 'rdmabench plot'.
-func cmdPlot(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("plot")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, plotUsage)
-		fs.PrintDefaults()
-	}
+func cmdPlot(fs *flag.FlagSet) action {
 	out := fs.StringP("output", "o", "", "image to write: FILE.svg or FILE.png (required)")
 	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw, load (latency against offered load, from --load-sweep), heatmap (mesh documents)")
 	ops := fs.String("op", "", "only these ops, e.g. send,read (default: all)")
 	modes := fs.String("mode", "", "only these modes: lat, bw (default: per plot, see above)")
 	sizes := fs.StringP("size", "s", "", "only these message sizes, e.g. 2,64,4K or 2-64K")
 	metric := fs.String("metric", "", "size-latency statistic: "+strings.Join(plot.Metrics, ", ")+" (default: p50 and p99)")
-	if err := parse(fs, args, stderr); err != nil {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if fs.NArg() == 0 {
+			return usageError{errors.New("plot needs at least one result file (rdmabench ... --json FILE)")}
+		}
+		if *out == "" {
+			return usageError{errors.New("plot needs -o FILE.svg or -o FILE.png")}
+		}
+		if _, err := plot.Format(*out); err != nil {
+			return usageError{err}
+		}
+		if !slices.Contains(plot.KindNames, *kind) && *kind != plot.KindHeatmap {
+			return usageError{fmt.Errorf("--kind %q unknown; valid: %s, %s", *kind, strings.Join(plot.KindNames, ", "), plot.KindHeatmap)}
+		}
+		var sel plot.Selection
+		if *metric != "" {
+			if !slices.Contains(plot.Metrics, *metric) {
+				return usageError{fmt.Errorf("--metric %q unknown; valid: %s", *metric, strings.Join(plot.Metrics, ", "))}
+			}
+			sel.Metric = *metric
+		}
+		var err error
+		if *ops != "" {
+			if sel.Ops, err = bench.ParseList("op", *ops, result.Ops); err != nil {
+				return usageError{err}
+			}
+		}
+		if *modes != "" {
+			if sel.Modes, err = bench.ParseList("mode", *modes, result.Modes); err != nil {
+				return usageError{err}
+			}
+		}
+		if *sizes != "" {
+			if sel.Sizes, err = bench.ParseSizes(*sizes); err != nil {
+				return usageError{err}
+			}
+		}
+		paths := fs.Args()
+		if n := countStdin(paths); n > 1 {
+			return usageError{errors.New("plot can read stdin (-) only once")}
+		}
+		if *kind == plot.KindHeatmap || (len(paths) == 1 && isMeshFile(paths[0])) {
+			return plotHeatmap(paths, *kind, sel, *out, stdout)
+		}
+		docs := make([]*result.Document, len(paths))
+		for i, p := range paths {
+			if docs[i], err = readDocument(p); err != nil {
+				return err
+			}
+		}
+		written, err := plot.Draw(docs, plot.Labels(paths), *kind, sel, *out)
+		for _, w := range written {
+			fmt.Fprintf(stdout, "wrote %s\n", w)
+		}
+		if errors.Is(err, plot.ErrNothingToPlot) {
+			return usageError{err}
+		}
 		return err
 	}
-	if fs.NArg() == 0 {
-		return usageError{errors.New("plot needs at least one result file (rdmabench ... --json FILE)")}
-	}
-	if *out == "" {
-		return usageError{errors.New("plot needs -o FILE.svg or -o FILE.png")}
-	}
-	if _, err := plot.Format(*out); err != nil {
-		return usageError{err}
-	}
-	if !slices.Contains(plot.KindNames, *kind) && *kind != plot.KindHeatmap {
-		return usageError{fmt.Errorf("--kind %q unknown; valid: %s, %s", *kind, strings.Join(plot.KindNames, ", "), plot.KindHeatmap)}
-	}
-	var sel plot.Selection
-	if *metric != "" {
-		if !slices.Contains(plot.Metrics, *metric) {
-			return usageError{fmt.Errorf("--metric %q unknown; valid: %s", *metric, strings.Join(plot.Metrics, ", "))}
-		}
-		sel.Metric = *metric
-	}
-	var err error
-	if *ops != "" {
-		if sel.Ops, err = bench.ParseList("op", *ops, result.Ops); err != nil {
-			return usageError{err}
-		}
-	}
-	if *modes != "" {
-		if sel.Modes, err = bench.ParseList("mode", *modes, result.Modes); err != nil {
-			return usageError{err}
-		}
-	}
-	if *sizes != "" {
-		if sel.Sizes, err = bench.ParseSizes(*sizes); err != nil {
-			return usageError{err}
-		}
-	}
-	paths := fs.Args()
-	if n := countStdin(paths); n > 1 {
-		return usageError{errors.New("plot can read stdin (-) only once")}
-	}
-	if *kind == plot.KindHeatmap || (len(paths) == 1 && isMeshFile(paths[0])) {
-		return plotHeatmap(paths, *kind, sel, *out, stdout)
-	}
-	docs := make([]*result.Document, len(paths))
-	for i, p := range paths {
-		if docs[i], err = result.ReadJSONFile(p); err != nil {
-			return err
-		}
-	}
-	written, err := plot.Draw(docs, plot.Labels(paths), *kind, sel, *out)
-	for _, w := range written {
-		fmt.Fprintf(stdout, "wrote %s\n", w)
-	}
-	if errors.Is(err, plot.ErrNothingToPlot) {
-		return usageError{err}
-	}
-	return err
 }
 
 func countStdin(paths []string) int {
@@ -134,9 +127,9 @@ func plotHeatmap(paths []string, kind string, sel plot.Selection, out string, st
 	if kind != plot.KindHeatmap && kind != plot.KindAuto {
 		return usageError{fmt.Errorf("%s is a mesh document: its plot is --kind heatmap, not %s", paths[0], kind)}
 	}
-	doc, err := result.ReadMeshFile(paths[0])
+	doc, err := readMeshDocument(paths[0])
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	err = plot.Heatmap(doc, sel, out)
 	if errors.Is(err, plot.ErrNothingToPlot) {

@@ -1,18 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench/fabric"
 	"github.com/rdmabench/rdmabench/bench/plot"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
-const reportUsage = `Usage: rdmabench report FILE.json... [--format text|markdown] [--unit U] [--plot FILE.svg|FILE.png]
-
-Compares fabrics: one column per fabric (RoCE, iWARP, InfiniBand, TCP), named
+// reportLong is the description of 'rdmabench report' (its help and man page).
+const reportLong = `Compares fabrics: one column per fabric (RoCE, iWARP, InfiniBand, TCP), named
 from each file's environment (transport, device, driver; the host when the
 files come from several), one row per op, mode and message size. Files of one
 fabric (a latency run and a bandwidth run) share a column. Latency and
@@ -20,65 +22,56 @@ bandwidth show their ratio to the TCP baseline ('rdmabench loopback
 --transport tcp') of the same mode and size; TCP has only SEND, so SEND, WRITE
 and READ rows all take TCP's SEND as baseline. Rows whose results differ in
 a setting (RTT against RTT/2, inline, open loop, QP type, MR mode, QP count)
-are flagged, and the flags explained under the table.
-
-Flags:
-`
+are flagged, and the flags explained under the table.`
 
 // cmdReport is 'rdmabench report': the fabric comparison.
-func cmdReport(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report")
+func cmdReport(fs *flag.FlagSet) action {
 	format := fs.String("format", "text", "output: text (aligned, perftest style) or markdown (GitHub tables)")
 	unit := fs.String("unit", result.UnitMiB, "bandwidth unit: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
 	plotPath := fs.String("plot", "", "also draw p50 and p99.9 latency per fabric against message size to FILE.svg or FILE.png")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), reportUsage)
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args, stderr); err != nil {
-		return err
-	}
-	if *format != "text" && *format != "markdown" {
-		return usageError{fmt.Errorf("format %q unknown; valid: text, markdown", *format)}
-	}
-	if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
-		return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
-	}
-	if *plotPath != "" {
-		if _, err := plot.Format(*plotPath); err != nil {
-			return usageError{err}
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if *format != "text" && *format != "markdown" {
+			return usageError{fmt.Errorf("format %q unknown; valid: text, markdown", *format)}
 		}
-	}
-	paths := fs.Args()
-	if len(paths) == 0 {
-		return usageError{errors.New("report needs one or more result files (rdmabench loopback/run --json FILE)")}
-	}
-	if countStdin(paths) > 1 {
-		return usageError{errors.New("report can read stdin (-) only once")}
-	}
-	docs := make([]*result.Document, len(paths))
-	for i, p := range paths {
+		if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
+			return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+		}
+		if *plotPath != "" {
+			if _, err := plot.Format(*plotPath); err != nil {
+				return usageError{err}
+			}
+		}
+		paths := fs.Args()
+		if len(paths) == 0 {
+			return usageError{errors.New("report needs one or more result files (rdmabench loopback/run --json FILE)")}
+		}
+		if countStdin(paths) > 1 {
+			return usageError{errors.New("report can read stdin (-) only once")}
+		}
+		docs := make([]*result.Document, len(paths))
+		for i, p := range paths {
+			var err error
+			if docs[i], err = readDocument(p); err != nil {
+				return err
+			}
+		}
+		rep := fabric.New(docs)
 		var err error
-		if docs[i], err = result.ReadJSONFile(p); err != nil {
+		if *format == "markdown" {
+			err = rep.WriteMarkdown(stdout, *unit)
+		} else {
+			err = rep.WriteText(stdout, *unit)
+		}
+		if err != nil || *plotPath == "" {
 			return err
 		}
-	}
-	rep := fabric.New(docs)
-	var err error
-	if *format == "markdown" {
-		err = rep.WriteMarkdown(stdout, *unit)
-	} else {
-		err = rep.WriteText(stdout, *unit)
-	}
-	if err != nil || *plotPath == "" {
-		return err
-	}
-	if err := rep.Plot(*plotPath); err != nil {
-		if errors.Is(err, plot.ErrNothingToPlot) {
-			return fmt.Errorf("--plot %s: %w (the files need latency results)", *plotPath, err)
+		if err := rep.Plot(*plotPath); err != nil {
+			if errors.Is(err, plot.ErrNothingToPlot) {
+				return fmt.Errorf("--plot %s: %w (the files need latency results)", *plotPath, err)
+			}
+			return err
 		}
-		return err
+		fmt.Fprintf(stderr, "wrote %s\n", *plotPath)
+		return nil
 	}
-	fmt.Fprintf(stderr, "wrote %s\n", *plotPath)
-	return nil
 }

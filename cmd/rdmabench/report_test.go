@@ -28,7 +28,7 @@ func TestReportCommand(t *testing.T) {
 		{"bad format", append([]string{"--format", "html"}, fabricFixtures...), exitUsage, `format "html" unknown`},
 		{"bad unit", append([]string{"--unit", "KB"}, fabricFixtures...), exitUsage, `unit "KB" unknown`},
 		{"bad plot", append([]string{"--plot", "x.pdf"}, fabricFixtures...), exitUsage, "x.pdf"},
-		{"missing file", []string{"no-such.json"}, exitFail, "no-such.json"},
+		{"missing file", []string{"no-such.json"}, exitInput, "no-such.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/report"
@@ -22,12 +24,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopback bool) error {
-	name := "run"
-	if loopback {
-		name = "loopback"
-	}
-	fs := newFlags(name)
+// cmdRun is 'rdmabench run' and, with loopback, 'rdmabench loopback'.
+func cmdRun(fs *flag.FlagSet, loopback bool) action {
 	var d deviceFlags
 	d.add(fs)
 	port, keyFile := new(int), new(string)
@@ -36,6 +34,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 		keyFile = addKeyFlag(fs, "to prove to the server, which must prove it back")
 	}
 	tf := addTestFlags(fs)
+	ptf := addPerftestFlags(fs)
 	reportBoth := fs.Bool("report-both", false, "with -b: also print each side's figures (bytes, messages, bandwidth, message rate) under the sum (perftest --report-both)")
 	cpuList := fs.String("cpu", "", "pin threads: the first CPU takes the client's engine thread; in loopback the second takes the server's responder; the rest (or all) take load QP threads, e.g. --cpu 0 or --cpu 0,1,2-3")
 	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
@@ -50,127 +49,134 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, loopba
 	nf.add(fs, "the engine threads")
 	var bud budgetFlags
 	bud.add(fs, false)
-	if err := parse(fs, args, stderr); err != nil {
-		return err
-	}
-	if err := checkRunFlags(fs, &d, *port, *tf.loadQPs, *tf.warmup, *jsonPath, *hgrmPrefix, map[string]time.Duration{
-		"connect-timeout": *connTimeout, "interval": *interval}); err != nil {
-		return err
-	}
-	budget, err := bud.budget()
-	if err != nil {
-		return err
-	}
-	numaChoice, err := nf.choice(fs)
-	if err != nil {
-		return err
-	}
-	var addr string
-	var key []byte
-	if !loopback {
-		if key, err = loadKey(*keyFile, stderr); err != nil {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if err := ptf.apply(fs, tf, unit, jsonPath); err != nil {
 			return err
 		}
-		if fs.NArg() != 1 {
-			return usageError{fmt.Errorf("run needs the server's host name or address (got %d arguments)", fs.NArg())}
-		}
-		addr = net.JoinHostPort(fs.Arg(0), strconv.Itoa(*port))
-	} else if fs.NArg() != 0 {
-		return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
-	}
-	if *reportBoth && !*tf.bidir {
-		return usageError{fmt.Errorf("--report-both reports the two sides of a bidirectional test: add -b")}
-	}
-	if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
-		return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
-	}
-	specs, err := tf.specs(fs)
-	if err != nil {
-		return err
-	}
-	if err := bench.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
-		return err
-	}
-	cpu := -1
-	var loadCPUs, serverCPUs []int
-	if *cpuList != "" {
-		cpus, err := bench.ParseCPUs(*cpuList, runtime.NumCPU())
-		if err != nil {
-			return usageError{fmt.Errorf("--cpu: %w", err)}
-		}
-		cpu, loadCPUs = cpus[0], cpus
-		if loopback && len(cpus) > 1 {
-			serverCPUs = cpus[1:2]
-		}
-		if len(cpus) > 2 {
-			loadCPUs = cpus[2:]
-		}
-	}
-	intervalOut := stdout
-	if *jsonPath == "-" { // keep stdout pure JSON
-		intervalOut = stderr
-	}
-	cfg := bench.RunConfig{
-		Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *tf.transport, RDMACM: *tf.rdmaCM, AuthKey: key, NUMA: numaChoice,
-			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Interval: *interval, Out: intervalOut, Unit: *unit}},
-		ServerCPUs: serverCPUs,
-		Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
-	}
-	if isTerminal(stderr) {
-		cfg.Client.Run.Progress = stderr
-	}
-	if *hlogPath != "" {
-		f, err := os.Create(*hlogPath)
-		if err != nil {
-			return usageError{err}
-		}
-		defer f.Close()
-		if cfg.Client.Run.HLog, err = hist.NewLogWriter(f, time.Now()); err != nil {
+		if err := checkRunFlags(fs, &d, *port, *tf.loadQPs, *tf.warmup, *jsonPath, *hgrmPrefix, map[string]time.Duration{
+			"connect-timeout": *connTimeout, "interval": *interval}); err != nil {
 			return err
 		}
-	}
-	if *runTimeout < 0 {
-		return usageError{fmt.Errorf("--run-timeout %v: must be positive (0: no bound)", *runTimeout)}
-	}
-	ctx, cancel := withRunTimeout(ctx, *runTimeout)
-	defer cancel()
-	devices := strings.Split(d.device, ",")
-	if len(devices) > 1 && *jsonPath == "-" {
-		return usageError{fmt.Errorf("--json - with %d devices (-d %s): one document per device needs a file name", len(devices), d.device)}
-	}
-	var docs []*result.Document
-	for _, dev := range devices {
-		cfg.Client.Device = strings.TrimSpace(dev)
-		var doc *result.Document
-		if loopback {
-			doc, err = bench.RunLoopback(ctx, cfg, log.New(io.Discard, "", 0))
-		} else {
-			doc, err = bench.RunClient(ctx, addr, cfg)
+		budget, err := bud.budget()
+		if err != nil {
+			return err
 		}
-		if errors.Is(err, bench.ErrNoHugePages) {
-			err = envError{err} // exit 3, as for rdmabench mr
+		numaChoice, err := nf.choice(fs)
+		if err != nil {
+			return err
 		}
-		err = endedEarly(ctx, err) // a signal or --run-timeout: say so, and exit with its code
-		if doc != nil {
-			if werr := printReport(doc, stdout, *unit, devicePath(*jsonPath, cfg.Client.Device, len(devices)), *reportBoth, *tf.stats.ci); werr != nil && err == nil {
-				err = werr
+		var addr string
+		var key []byte
+		if !loopback {
+			if key, err = loadKey(*keyFile, stderr); err != nil {
+				return err
 			}
-			if *hgrmPrefix != "" {
-				if werr := writeHGRM(doc, devicePath(*hgrmPrefix, cfg.Client.Device, len(devices))); werr != nil && err == nil {
+			if fs.NArg() != 1 {
+				return usageError{fmt.Errorf("run needs the server's host name or address (got %d arguments)", fs.NArg())}
+			}
+			addr = net.JoinHostPort(fs.Arg(0), strconv.Itoa(*port))
+		} else if fs.NArg() != 0 {
+			return usageError{fmt.Errorf("loopback takes no arguments (got %q)", fs.Args())}
+		}
+		if *reportBoth && !*tf.bidir {
+			return usageError{fmt.Errorf("--report-both reports the two sides of a bidirectional test: add -b")}
+		}
+		if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
+			return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+		}
+		specs, err := tf.specs(fs)
+		if err != nil {
+			return err
+		}
+		if err := bench.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
+			return err
+		}
+		cpu := -1
+		var loadCPUs, serverCPUs []int
+		if *cpuList != "" {
+			cpus, err := bench.ParseCPUs(*cpuList, runtime.NumCPU())
+			if err != nil {
+				return usageError{fmt.Errorf("--cpu: %w", err)}
+			}
+			cpu, loadCPUs = cpus[0], cpus
+			if loopback && len(cpus) > 1 {
+				serverCPUs = cpus[1:2]
+			}
+			if len(cpus) > 2 {
+				loadCPUs = cpus[2:]
+			}
+		}
+		intervalOut := stdout
+		if *jsonPath == "-" { // keep stdout pure JSON
+			intervalOut = stderr
+		}
+		cfg := bench.RunConfig{
+			Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *tf.transport, RDMACM: *tf.rdmaCM, AuthKey: key, NUMA: numaChoice,
+				Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Interval: *interval, Out: intervalOut, Unit: *unit}},
+			ServerCPUs: serverCPUs,
+			Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
+		}
+		if isTerminal(stderr) {
+			cfg.Client.Run.Progress = stderr
+		}
+		if *hlogPath != "" {
+			f, err := os.Create(*hlogPath)
+			if err != nil {
+				return usageError{err}
+			}
+			defer f.Close()
+			if cfg.Client.Run.HLog, err = hist.NewLogWriter(f, time.Now()); err != nil {
+				return err
+			}
+		}
+		if *runTimeout < 0 {
+			return usageError{fmt.Errorf("--run-timeout %v: must be positive (0: no bound)", *runTimeout)}
+		}
+		ctx, cancel := withRunTimeout(ctx, *runTimeout)
+		defer cancel()
+		devices := strings.Split(d.device, ",")
+		if len(devices) > 1 && *jsonPath == "-" {
+			return usageError{fmt.Errorf("--json - with %d devices (-d %s): one document per device needs a file name", len(devices), d.device)}
+		}
+		var docs []*result.Document
+		for _, dev := range devices {
+			cfg.Client.Device = strings.TrimSpace(dev)
+			var doc *result.Document
+			if loopback {
+				doc, err = bench.RunLoopback(ctx, cfg, log.New(io.Discard, "", 0))
+			} else {
+				doc, err = bench.RunClient(ctx, addr, cfg)
+			}
+			if errors.Is(err, bench.ErrNoHugePages) {
+				err = envError{err} // exit 3, as for rdmabench mr
+			}
+			err = endedEarly(ctx, err) // a signal or --run-timeout: say so, and exit with its code
+			if doc != nil {
+				if werr := printReport(doc, stdout, *unit, devicePath(*jsonPath, cfg.Client.Device, len(devices)), *reportBoth, *tf.stats.ci); werr != nil && err == nil {
 					err = werr
 				}
+				if *ptf.histogram && *jsonPath != "-" {
+					if werr := writeHistograms(stdout, doc); werr != nil && err == nil {
+						err = werr
+					}
+				}
+				if *hgrmPrefix != "" {
+					if werr := writeHGRM(doc, devicePath(*hgrmPrefix, cfg.Client.Device, len(devices))); werr != nil && err == nil {
+						err = werr
+					}
+				}
+				docs = append(docs, doc)
 			}
-			docs = append(docs, doc)
+			if err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
+		if len(docs) > 1 { // the fabric comparison: one column per device
+			fmt.Fprintln(stdout)
+			return compare.Compare(docs, devices).WriteTable(stdout, nil, *unit)
 		}
+		return nil
 	}
-	if len(docs) > 1 { // the fabric comparison: one column per device
-		fmt.Fprintln(stdout)
-		return compare.Compare(docs, devices).WriteTable(stdout, nil, *unit)
-	}
-	return nil
 }
 
 // devicePath inserts the device into path when a run sweeps n > 1 devices

@@ -61,7 +61,8 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 	t.modes = fs.String("mode", "lat,bw", "modes: lat (ping-pong latency), bw (streaming bandwidth)")
 	t.sizes = fs.StringP("size", "s", "", "message sizes: list and power-of-two ranges, e.g. 2,64,4K,1M or 2-8M (default: 2 for lat, 64K for bw)")
 	t.iters = fs.Int64P("iters", "n", 0, "measured iterations per test (default: 10000 lat, 5000 bw)")
-	t.dur = fs.DurationP("duration", "D", 0, "measure each test for this long instead of a count, e.g. 10s")
+	t.dur = new(time.Duration)
+	fs.VarP((*secondsDuration)(t.dur), "duration", "D", "measure each test for this long instead of a count: seconds (10, as perftest -D) or a duration (10s, 500ms)")
 	t.warmup = fs.Int64("warmup", -1, "warm-up iterations before measuring (default: 1% of iterations, at least 100, for lat; tx depth for bw)")
 	t.warmupTime = fs.Duration("warmup-time", 0, "warm up for this long instead of a count, e.g. 500ms")
 	t.tx = fs.IntP("tx-depth", "t", 0, "outstanding sends in bw mode (default 128)")
@@ -81,7 +82,7 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 	t.transport = fs.String("transport", result.TransportRDMA, "data path: rdma, or tcp (kernel TCP baseline: send lat and bw; needs no RDMA device)")
 	t.sl = fs.IntP("sl", "S", 0, "service level of the QPs, 0..15")
 	t.tclass = fs.Int("tclass", 0, "GRH traffic class of the QPs, 0..255 (RoCE: DSCP << 2 | ECN)")
-	t.qpType = fs.String("qp-type", "rc", "queue pair type: rc, uc (send, write) or ud (send only, size up to the path MTU)")
+	t.qpType = fs.StringP("qp-type", "c", "rc", "queue pair type: rc, uc (send, write) or ud (send only, size up to the path MTU); case-insensitive, as perftest -c RC|UC|UD")
 	t.qps = fs.IntP("qps", "q", 0, "bw: measure on this many QPs at once (1..64), each with its own CQs and engine; iterations are the total over all QPs")
 	t.threads = fs.Int("threads", 0, "bw: drive the --qps QPs from this many client threads (1..QPs), QP i on thread i mod N")
 	t.mrMode = fs.String("mr-mode", result.MRModePool, "memory registration of the data path: pool (a fresh pool per test, registered once), "+

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/netip"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/rdmabench/rdmabench/bench"
+)
+
+// serverLong is the description of 'rdmabench server'.
+func serverLong() string {
+	return fmt.Sprintf("Answers clients ('rdmabench run'): the client says which tests to run, the server\n"+
+		"only how much it allows (--max-memory, --max-qps) and whom it serves (--bind, --allow,\n"+
+		"--auth-key-file). One client's tests at a time. A client that sends no heartbeat for\n"+
+		"%v during a test (dead, stopped or silent) is dropped and the next client served; every\n"+
+		"handshake must be done within %v, at most %d at once. SIGINT/SIGTERM abort the running\n"+
+		"test and exit within 2 s.",
+		bench.HeartbeatTimeout(), bench.HandshakeTimeout(), bench.MaxHandshakes())
+}
+
+// cmdServer is 'rdmabench server'.
+func cmdServer(fs *flag.FlagSet) action {
+	var d deviceFlags
+	d.add(fs)
+	bind := fs.String("bind", "", "address to listen on (default: all addresses, serving loopback clients only unless there is a key: "+
+		"protected mode); an explicit --bind serves any client that reaches it")
+	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port")
+	cpuList := fs.String("cpu", "", "pin the responder thread to this CPU")
+	var nf numaFlags
+	nf.add(fs, "the responder threads")
+	keyFile := addKeyFlag(fs, "that clients must prove they hold")
+	allow := fs.String("allow", "", "admit only clients from these CIDR prefixes or addresses (comma-separated, e.g. 10.0.0.0/8,192.0.2.7); checked at accept")
+	idle := fs.Duration("idle-timeout", bench.DefaultIdleTimeout, "close a session that sends nothing for this long between tests")
+	maxSession := fs.Duration("max-session", 0, "close a session this long after it opened, aborting its test (0: no limit)")
+	var bud budgetFlags
+	bud.add(fs, true)
+	perftestServerFlags(fs)
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if err := d.check(fs); err != nil {
+			return err
+		}
+		budget, err := bud.budget()
+		if err != nil {
+			return err
+		}
+		numaChoice, err := nf.choice(fs)
+		if err != nil {
+			return err
+		}
+		key, err := loadKey(*keyFile, stderr)
+		if err != nil {
+			return err
+		}
+		var nets []netip.Prefix
+		if fs.Changed("allow") {
+			if nets, err = bench.ParseAllow(*allow); err != nil {
+				return usageError{fmt.Errorf("--allow %q: %w", *allow, err)}
+			}
+		}
+		for _, f := range []struct {
+			name string
+			v    time.Duration
+			min  time.Duration
+		}{{"idle-timeout", *idle, time.Second}, {"max-session", *maxSession, 0}} {
+			if f.v < f.min {
+				return usageError{fmt.Errorf("--%s %v: must be at least %v", f.name, f.v, f.min)}
+			}
+		}
+		if strings.Contains(d.device, ",") {
+			return usageError{fmt.Errorf("server -d %s: a server serves on one device (or, without -d, on the device each client's route reaches)", d.device)}
+		}
+		var cpus []int
+		if *cpuList != "" {
+			if cpus, err = bench.ParseCPUs(*cpuList, runtime.NumCPU()); err != nil {
+				return usageError{fmt.Errorf("--cpu: %w", err)}
+			}
+		}
+		if *port < 1 || *port > 65535 {
+			return usageError{fmt.Errorf("control port %d out of range 1..65535", *port)}
+		}
+		lg := log.New(stderr, "rdmabench server: ", log.LstdFlags)
+		lg.Printf("budget: %s", budget)
+		ctx, stop := serverContext(ctx, lg)
+		defer stop()
+		return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
+			bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget,
+				AuthKey: key, Exposed: fs.Changed("bind"), Allow: nets, IdleTimeout: *idle, MaxSession: *maxSession, NUMA: numaChoice})
+	}
+}
