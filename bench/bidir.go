@@ -411,7 +411,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 		r, err := side.run()
 		done <- ran{r, err}
 	}()
-	defer eps.probe.dev.onEvent(fail)() // a fatal event of the device ends the test at once
+	defer eps.probe.dev.onEvent(fail)()         // a fatal event of the device ends the test at once
 	counters := snapshotCounters(eps.probe.dev) // before the start message: before any traffic
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		fail(err)
