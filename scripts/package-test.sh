@@ -127,6 +127,10 @@ for n in ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_
   [[ -z $p || $(readlink -f "$p") != /usr/bin/rdmabench ]] || bad "$n on PATH ($p) is rdmabench: it shadows perftest"
 done
 ((links == 8)) && ok "8 perftest links in /usr/lib/rdmabench/perftest, none on PATH"
+# Called through a link, rdmabench is the perftest drop-in (cmd/rdmabench/dropin.go).
+out=$(/usr/lib/rdmabench/perftest/ib_write_bw --help 2>&1) || true
+[[ $out == *"perftest drop-in"* && $out == *"ib_write_bw <host>"* ]] \
+  && ok "ib_write_bw link: the perftest drop-in's usage" || bad "/usr/lib/rdmabench/perftest/ib_write_bw --help: ${out:0:200}"
 
 # --- the .rpm: its own metadata ---------------------------------------------------------
 if command -v rpm >/dev/null; then
