@@ -63,8 +63,10 @@ check:
 	$(GO) vet ./...
 	cd scripts/package && $(GO) vet .   # its own module (make package)
 
-unit:
-	$(GO) test -count=1 ./...
+# RDMABENCH_BIN: the docs test (docs/docs_test.go) runs the README's and docs/' host
+# code blocks with this binary.
+unit: build
+	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench $(GO) test -count=1 ./...
 
 # Test binaries run inside the SoftRoCE guest, where RDMABENCH_REQUIRE_RDMA=1
 # turns every "no RDMA device" skip into a failure.
@@ -77,12 +79,13 @@ vm-test: build
 	CGO_ENABLED=0 $(GO) test -c -o $(BUILD)/result.test ./bench/result
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/faults ./scripts/faults
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
+	$(GO) test -count=1 -run '^TestGuestScript$$' ./docs -args -guest-script $(CURDIR)/$(BUILD)/docs-guest.sh
 	@command -v mpiexec.hydra >/dev/null && command -v hydra_pmi_proxy >/dev/null \
 		|| { echo "vm-test: mpiexec.hydra not found: run scripts/install-deps.sh (Debian package mpich)"; exit 2; }
 	$(VM) --siw require --numa 2 --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
 		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
 		--bin $(BUILD)/faults --bin $(BUILD)/meshcheck --bin $$(command -v mpiexec.hydra) --bin $$(command -v hydra_pmi_proxy) \
-		--file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
+		--file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --file $(BUILD)/docs-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
 
 # Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);

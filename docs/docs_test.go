@@ -26,15 +26,15 @@ const repoRoot = ".."
 // hostFixtures are the files a host block finds in its working directory: name there →
 // source in the repository (result documents from real guest runs).
 var hostFixtures = map[string]string{
-	"a.json":                "bench/plot/testdata/a.json",
-	"b.json":                "bench/plot/testdata/b.json",
-	"c.json":                "bench/compare/testdata/c.json",
-	"base.json":             "bench/plot/testdata/a.json",
-	"new.json":              "bench/plot/testdata/b.json",
-	"roce.json":             "bench/fabric/testdata/roce.json",
-	"iwarp.json":            "bench/fabric/testdata/iwarp.json",
-	"tcp.json":              "bench/fabric/testdata/tcp.json",
-	"build/demo/demo.json":  "bench/plot/testdata/a.json",
+	"a.json":               "bench/plot/testdata/a.json",
+	"b.json":               "bench/plot/testdata/b.json",
+	"c.json":               "bench/compare/testdata/c.json",
+	"base.json":            "bench/plot/testdata/a.json",
+	"new.json":             "bench/plot/testdata/b.json",
+	"roce.json":            "bench/fabric/testdata/roce.json",
+	"iwarp.json":           "bench/fabric/testdata/iwarp.json",
+	"tcp.json":             "bench/fabric/testdata/tcp.json",
+	"build/demo/demo.json": "bench/plot/testdata/a.json",
 }
 
 // allBlocks reads every Markdown file the test covers.

@@ -40,6 +40,10 @@ rdmabench devices | tee /tmp/devices.txt
 grep -q rxe0 /tmp/devices.txt && grep -q PORT_ACTIVE /tmp/devices.txt && grep -q '::ffff:127.0.0.1' /tmp/devices.txt \
 	|| fail "devices output"
 
+stage "docs: the README's and docs/' code blocks that need RDMA (docs/docs_test.go)"
+[ -f /work/docs-guest.sh ] || fail "/work/docs-guest.sh missing (make vm-test writes it)"
+(sh /work/docs-guest.sh) || fail "docs code blocks"
+
 stage "TCP baseline in the guest"
 rdmabench loopback --transport tcp --mode lat,bw --size 2,64K -n 2000 --json /tmp/tcp.json | grep -E '^ send|Connection type'
 grep -q '"transport": "tcp"' /tmp/tcp.json || fail "TCP baseline JSON"
