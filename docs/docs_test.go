@@ -31,6 +31,7 @@ var hostFixtures = map[string]string{
 	"c.json":               "bench/compare/testdata/c.json",
 	"base.json":            "bench/plot/testdata/a.json",
 	"new.json":             "bench/plot/testdata/b.json",
+	"sweep.json":           "bench/plot/testdata/a.json",
 	"roce.json":            "bench/fabric/testdata/roce.json",
 	"iwarp.json":           "bench/fabric/testdata/iwarp.json",
 	"tcp.json":             "bench/fabric/testdata/tcp.json",
