@@ -198,38 +198,40 @@ func TestDocBlocks(t *testing.T) {
 			continue
 		}
 		kinds[kind]++
-		switch kind {
-		case KindHost, KindGo:
-			var out string
-			var code int
-			if kind == KindHost {
-				checkShell(t, b)
-				out, code = runHost(t, b)
-			} else {
-				out, code = runGo(t, b)
-			}
-			if want := b.Exit(); code != want {
-				t.Errorf("%s: exit %d, want %d; output:\n%s", b.Pos(), code, want, out)
-			}
-			prevOut = out
-		case KindGuest, KindNoRun:
-			if b.Lang == "sh" || b.Lang == "bash" {
-				checkShell(t, b)
-			}
-		case KindOutput:
-			switch {
-			case prev == nil || (prev.File != b.File):
-				t.Errorf("%s: a ```text output block must follow the block whose output it shows", b.Pos())
-			case mustKind(*prev) == KindHost || mustKind(*prev) == KindGo:
-				for _, miss := range MissingLines(b.Body, prevOut, false) {
-					t.Errorf("%s: not in the output of %s: %q\noutput:\n%s", b.Pos(), prev.Pos(), miss, prevOut)
+		t.Run(b.Pos(), func(t *testing.T) {
+			switch kind {
+			case KindHost, KindGo:
+				var out string
+				var code int
+				if kind == KindHost {
+					checkShell(t, b)
+					out, code = runHost(t, b)
+				} else {
+					out, code = runGo(t, b)
 				}
-			case mustKind(*prev) == KindGuest:
-				// checked in the guest (TestGuestScript)
-			default:
-				t.Errorf("%s: a ```text output block must follow a block that runs (host, rdma or go run), not %s", b.Pos(), prev.Pos())
+				if want := b.Exit(); code != want {
+					t.Errorf("%s: exit %d, want %d; output:\n%s", b.Pos(), code, want, out)
+				}
+				prevOut = out
+			case KindGuest, KindNoRun:
+				if b.Lang == "sh" || b.Lang == "bash" {
+					checkShell(t, b)
+				}
+			case KindOutput:
+				switch {
+				case prev == nil || (prev.File != b.File):
+					t.Errorf("%s: a ```text output block must follow the block whose output it shows", b.Pos())
+				case mustKind(*prev) == KindHost || mustKind(*prev) == KindGo:
+					for _, miss := range MissingLines(b.Body, prevOut, false) {
+						t.Errorf("%s: not in the output of %s: %q\noutput:\n%s", b.Pos(), prev.Pos(), miss, prevOut)
+					}
+				case mustKind(*prev) == KindGuest:
+					// checked in the guest (TestGuestScript)
+				default:
+					t.Errorf("%s: a ```text output block must follow a block that runs (host, rdma or go run), not %s", b.Pos(), prev.Pos())
+				}
 			}
-		}
+		})
 		prev = &blocks[i]
 	}
 	t.Logf("%d blocks: %d on the host, %d Go programs, %d in the guest, %d output samples, %d not run (syntax and flags checked)",
