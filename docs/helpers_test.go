@@ -117,7 +117,7 @@ func TestGuestScriptChecksOutput(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("GuestScript: %d blocks, %v", n, err)
 	}
-	for _, want := range []string{"rdmabench loopback -n 200\nDOCS_EOF", " op  #bytes\nDOCS_EOF\ncheck x.md:4", "[ $rc = 0 ]"} {
+	for _, want := range []string{"rdmabench loopback -n 200\nDOCS_EOF", " op  #bytes\nDOCS_EOF\ncheck x.md:4", "run 0 || fail"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the script lacks %q:\n%s", want, s)
 		}
