@@ -59,9 +59,10 @@ func DialPMI(fd, rank, size string) (*PMI, error) {
 	return p, nil
 }
 
-// launcherName tells which launcher serves PMI_FD, from the variables it
-// sets besides: Slurm's srun (SLURM_JOB_ID, SLURM_STEP_ID), MPICH's hydra
-// (MPI_LOCALNRANKS); "" if neither.
+// launcherName tells which launcher started the rank, from the variables it
+// sets besides PMI_FD or PMIX_NAMESPACE: Slurm's srun (SLURM_JOB_ID,
+// SLURM_STEP_ID), MPICH's hydra (MPI_LOCALNRANKS), Open MPI's mpirun
+// (OMPI_COMM_WORLD_SIZE); "" if none.
 func launcherName(getenv func(string) string) string {
 	if j := getenv("SLURM_JOB_ID"); j != "" {
 		if s := getenv("SLURM_STEP_ID"); s != "" {
@@ -71,6 +72,9 @@ func launcherName(getenv func(string) string) string {
 	}
 	if getenv("MPI_LOCALNRANKS") != "" {
 		return "mpich hydra"
+	}
+	if getenv("OMPI_COMM_WORLD_SIZE") != "" {
+		return "open mpi mpirun"
 	}
 	return ""
 }

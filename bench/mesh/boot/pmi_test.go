@@ -210,6 +210,7 @@ func TestLauncherName(t *testing.T) {
 		{map[string]string{"SLURM_JOB_ID": "12", "SLURM_STEP_ID": "0", "MPI_LOCALNRANKS": "1"}, "pmi-1 (PMI_FD; slurm srun, job 12.0)"},
 		{map[string]string{"SLURM_JOB_ID": "12"}, "pmi-1 (PMI_FD; slurm srun, job 12)"},
 		{map[string]string{"MPI_LOCALNRANKS": "3"}, "pmi-1 (PMI_FD; mpich hydra)"},
+		{map[string]string{"OMPI_COMM_WORLD_SIZE": "3"}, "pmi-1 (PMI_FD; open mpi mpirun)"},
 		{nil, "pmi-1 (PMI_FD)"},
 	} {
 		p := &PMI{via: launcherName(func(k string) string { return c.env[k] })}
