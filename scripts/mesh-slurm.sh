@@ -9,7 +9,8 @@
 #   1. the pairs mesh (MESH_SLURM_ARGS) -> build/mesh-slurm/mesh.json: every
 #      pair measured, the launcher recorded as srun
 #   2. unless MESH_SLURM_KILL=0: the same with guest 3's rank killed (SIGKILL)
-#      mid-run: the others finish, rank 0 exits 6 with a partial document
+#      as it starts its pair in round 2: the others finish, rank 0 exits 6 with
+#      a partial document
 #      -> build/mesh-slurm/mesh-kill.json
 set -euo pipefail
 dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -96,7 +97,7 @@ set +e
 	--file "$tmp/slurm.conf:/etc/slurm/slurm.conf" --file "$tmp/cgroup.conf:/etc/slurm/cgroup.conf" --file "$tmp/munge.key:/etc/munge/munge.key" \
 	--file "$tmp/nsswitch.conf:/etc/nsswitch.conf" --file "$dir/mesh-slurm-guest.sh" --outdir "$out/guests" \
 	--env "MESH_ARGS=$args" --env "MESH_KILL_ARGS=${MESH_KILL_ARGS:---op send,write --mode lat,bw --size 4K -n 200}" \
-	--env "KILL_AFTER=${KILL_AFTER:-15}" --env "KILL_ROUND_TIMEOUT=${KILL_ROUND_TIMEOUT:-90s}" \
+	--env "KILL_ROUND_TIMEOUT=${KILL_ROUND_TIMEOUT:-90s}" \
 	--run "sh /work/mesh-slurm-guest.sh $([[ $kill == 0 ]] && echo run || echo kill)" 2>"$out/stderr.txt" | tee "$out/log.txt"
 rc=${PIPESTATUS[0]}
 set -e
@@ -114,6 +115,7 @@ if [[ $kill != 0 ]]; then
 	echo "--- killed rank: srun exit $(cat "$g1/mesh-kill.rc" 2>/dev/null), rank 0 exit $(cat "$g1/mesh-kill.rank0" 2>/dev/null)"
 	[[ -s $g1/mesh-kill.json ]] || { echo "MESH-SLURM FAIL: no mesh-kill.json" >&2; exit 1; }
 	cp "$g1/mesh-kill.json" "$out/mesh-kill.json"
+	grep -q 'mesh3: killed rank 2' "$out/log.txt" || { echo "MESH-SLURM FAIL: rank 2 was not killed" >&2; exit 1; }
 	"$check" killed "$out/mesh-kill.json" 2
 	[[ $(cat "$g1/mesh-kill.rank0" 2>/dev/null) == 6 ]] || { echo "MESH-SLURM FAIL: rank 0 of the killed run did not exit 6" >&2; exit 1; }
 	[[ $(cat "$g1/mesh-kill.rc" 2>/dev/null) =~ ^[1-9][0-9]*$ ]] || { echo "MESH-SLURM FAIL: srun of the killed run did not exit nonzero" >&2; exit 1; }
