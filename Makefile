@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps build man package package-files package-test script-test check unit fuzz vm-test pair-test mesh-test mesh-demo siw-smoke test demo bench fabrics clean
+.PHONY: all deps build man package package-files package-test script-test check unit fuzz vm-test pair-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench fabrics clean
 
 all: build
 
@@ -104,6 +104,20 @@ mesh-test: build
 mesh-demo: deps build
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
 	scripts/mesh-demo.sh
+
+# The same bed as a Slurm cluster (slurmctld + slurmd in guest 1, slurmd in 2 and 3,
+# munge): srun --mpi=pmi2 launches the mesh; then a run with one rank killed
+# (--kill-on-bad-exit=0: the others finish, rank 0 exits 6). build/mesh-slurm/.
+mesh-slurm: deps build
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
+	scripts/mesh-slurm.sh
+
+# Open MPI's mpirun on the same bed: orted over ssh in guests 2 and 3, the ranks
+# bootstrap through PMIx (a -tags pmix build). build/mesh-ompi/.
+mesh-ompi: deps build
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
+	$(GO) build -tags pmix -o $(BUILD)/rdmabench-pmix ./cmd/rdmabench
+	scripts/mesh-ompi.sh
 
 # soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).
 siw-smoke:

@@ -21,6 +21,7 @@ readonly PACKAGES=(
   xz-utils zstd gzip util-linux coreutils ca-certificates gcc libc6-dev pkg-config make git jq
   mpich dropbear-bin openssh-client
   rpm man-db bash-completion
+  slurmctld slurmd slurm-client munge openmpi-bin libpmix-dev
 )
 
 usage() {

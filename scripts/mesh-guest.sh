@@ -6,8 +6,10 @@
 #   MODE run   one mesh run: MESH_ARGS (the test flags), JSON to /out/mesh.json
 #   MODE kill  then a second run (MESH_KILL_ARGS, default MESH_ARGS; with
 #              --device-map rxe2 and --round-timeout KILL_ROUND_TIMEOUT) where
-#              guest 3's rank is killed with SIGKILL after KILL_AFTER s: JSON to
-#              /out/mesh-kill.json, mpiexec's exit status to /out/mesh-kill.rc
+#              guest 3's rank (rank 2) is killed with SIGKILL as it starts its
+#              pair in round 2 (guest 1 sees its progress line and raises flag
+#              kill-now): JSON to /out/mesh-kill.json, mpiexec's exit status to
+#              /out/mesh-kill.rc
 set -u
 mode=${1:-run}
 mkdir -p /out
@@ -16,14 +18,12 @@ now() { date +%s; }
 
 if [ "$me" != 1 ]; then
 	if [ "$mode" = kill ] && [ "$me" = 3 ]; then
-		pair-wait kill-armed 900 || exit 1
-		i=0
-		until pid=$(pidof rdmabench); do
-			i=$((i + 1)); [ $i -gt 300 ] && { echo "MESH-FAIL no rank to kill"; exit 1; }
-			sleep 0.1
-		done
-		sleep "${KILL_AFTER:-10}"
-		kill -9 $pid && echo "mesh3: killed rank pid $pid (SIGKILL) after ${KILL_AFTER:-10} s"
+		pair-wait kill-now 900 || exit 1
+		if pid=$(pidof rdmabench); then
+			kill -9 "$pid" && echo "mesh3: killed rank 2 (pid $pid, SIGKILL) as it starts round 2"
+		else
+			echo "MESH-FAIL no rank to kill"
+		fi
 	fi
 	pair-wait done 1800
 	exit 0
@@ -44,12 +44,20 @@ cat /out/mesh.txt
 echo "MESH-RUN exit $r after $(($(now) - t0)) s"
 [ $r = 0 ] || rc=1
 if [ "$mode" = kill ]; then
-	pair-signal kill-armed
 	t0=$(now)
+	# the progress lines (stderr) pass through; rank 2's start of round 2 raises kill-now
+	# (a fixed delay is outlived by a quick run on a quiet host)
 	# shellcheck disable=SC2086
-	launch ${MESH_KILL_ARGS:-$MESH_ARGS} --device-map rxe2 --round-timeout "${KILL_ROUND_TIMEOUT:-30s}" --json /out/mesh-kill.json >/out/mesh-kill.txt
-	r=$?
-	echo $r >/out/mesh-kill.rc
+	{ launch ${MESH_KILL_ARGS:-$MESH_ARGS} --device-map rxe2 --round-timeout "${KILL_ROUND_TIMEOUT:-30s}" \
+		--json /out/mesh-kill.json 2>&1 >/out/mesh-kill.txt; echo $? >/tmp/kill.rc; } \
+		| while IFS= read -r line; do
+			echo "$line"
+			case $line in
+			*"mesh rank 2: round 2/3"*) [ -e /tmp/pair-flags/kill-now ] || pair-signal kill-now ;;
+			esac
+		done
+	r=$(cat /tmp/kill.rc)
+	echo "$r" >/out/mesh-kill.rc
 	cat /out/mesh-kill.txt
 	echo "MESH-KILL exit $r after $(($(now) - t0)) s"
 fi

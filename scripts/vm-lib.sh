@@ -465,20 +465,42 @@ EOF
 }
 
 # --- per-run archive ----------------------------------------------------------------
-# vm_stage_payload RUNDIR: --bin and --file (arrays bins, files) into RUNDIR.
+# vm_stage_payload RUNDIR: --bin, --dir and --file (arrays bins, dirs, files) into
+# RUNDIR. --bin FILE[:DEST]: an executable (found on PATH if FILE has no '/') in
+# /bin, or at the absolute guest path DEST, with its shared libraries. --dir
+# SRC[:DEST]: every file under SRC (symlinks followed) under DEST (default SRC),
+# each with its shared libraries: a plugin directory, say (dirs is optional).
 vm_stage_payload() {
-  local run=$1 b p spec src dest
+  local run=$1 b p spec src dest f
   mkdir -p "$run/etc/rdmabench" "$run/bin" "$run/work"
   local run_manifest=$tmp/run.manifest
+  local -a execs=()
   : >"$run_manifest"
   for b in "${bins[@]}"; do
-    p=$b
-    [[ $p == */* || -e $p ]] || p=$(command -v "$b" || true)
+    p=$b dest=''
+    if [[ ! -e $p && $p == *:* ]]; then
+      p=${b%%:*} dest=${b#*:}
+      [[ $dest == /* && $dest != */ ]] || die "--bin $b: DEST must be an absolute file path"
+    fi
+    [[ $p == */* || -e $p ]] || p=$(command -v "$p" || true)
     [[ -n $p && -f $p ]] || die "--bin $b: no such file"
-    add_bin "$run_manifest" "$p" "/bin/${p##*/}"
+    dest=${dest:-/bin/${p##*/}}
+    add_bin "$run_manifest" "$p" "$dest"
+    execs+=("$dest")
+  done
+  for spec in ${dirs[@]+"${dirs[@]}"}; do
+    src=${spec%%:*} dest=${spec#*:}
+    [[ $spec == *:* ]] || dest=$src
+    src=${src%/} dest=${dest%/}
+    [[ -d $src ]] || die "--dir $spec: no such directory: $src"
+    [[ $dest == /* ]] || die "--dir $spec: DEST must be an absolute path"
+    while IFS= read -r -d '' f; do
+      # the real file: add_libs's cache keys on its path
+      add_bin "$run_manifest" "$(readlink -f "$f")" "$dest${f#"$src"}"
+    done < <(find -L "$src" -type f -print0 | LC_ALL=C sort -z)
   done
   stage "$run_manifest" "$run" "$base_manifest" # libraries the base has are not sent again
-  for b in "${bins[@]}"; do chmod 755 "$run/bin/${b##*/}"; done
+  for b in "${execs[@]}"; do chmod 755 "$run$b"; done
   for spec in "${files[@]}"; do
     if [[ -e $spec || $spec != *:* ]]; then
       src=$spec dest=''

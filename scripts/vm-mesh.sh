@@ -14,7 +14,8 @@ readonly SCRIPT_DIR
 
 usage() {
   cat <<EOF
-Usage: $PROG [--guests N] [--bin FILE]... [--file SRC[:DEST]]... [--env K=V]...
+Usage: $PROG [--guests N] [--bin FILE[:DEST]]... [--dir SRC[:DEST]]...
+             [--file SRC[:DEST]]... [--env K=V]...
              [--outdir HOSTDIR] [--timeout SECS] [--grace SECS] [--mem MB] [--smp N]
              [--append ARGS] [--siw MODE] [--port PORT] [--logdir DIR] [--console]
              --run 'SCRIPT'
@@ -35,7 +36,10 @@ guest 1 calls it first. Output lines come back behind 'gI: '.
 Options:
   --guests N          number of guests, 2..9 (default 3)
   --run SCRIPT        the payload of every guest (required)
-  --bin FILE          copy executable FILE into every guest's /bin with its libraries
+  --bin FILE[:DEST]   copy executable FILE into every guest's /bin (or to the absolute
+                      path DEST) with its libraries
+  --dir SRC[:DEST]    copy every file under directory SRC (symlinks followed) to DEST
+                      (default SRC) in every guest, each with its libraries (plugins)
   --file SRC[:DEST]   copy a file or directory into every guest (as vm-run.sh)
   --env K=V           export K=V in every guest before the payload runs
   --outdir HOSTDIR    copy guest i's /out into HOSTDIR/gI
@@ -53,7 +57,7 @@ status; 2 on bad usage or a missing prerequisite on the host.
 EOF
 }
 
-bins=() files=() envs=() outdir='' timeout=900 mem=1024 smp=2 append_extra='' console=0
+bins=() dirs=() files=() envs=() outdir='' timeout=900 mem=1024 smp=2 append_extra='' console=0
 siw_opt=${RDMABENCH_SIW:-off} script='' have_run=0 grace=30 port='' logdir='' n=3
 need_arg() { (($2 >= 2)) || die "$1 needs an argument (see -h)"; }
 while (($#)); do
@@ -63,6 +67,7 @@ while (($#)); do
     --guests) need_arg "$1" $#; n=$2; shift 2 ;;
     --run) need_arg "$1" $#; script=$2 have_run=1; shift 2 ;;
     --bin) need_arg "$1" $#; bins+=("$2"); shift 2 ;;
+    --dir) need_arg "$1" $#; dirs+=("$2"); shift 2 ;;
     --file) need_arg "$1" $#; files+=("$2"); shift 2 ;;
     --env) need_arg "$1" $#; envs+=("$2"); shift 2 ;;
     --outdir) need_arg "$1" $#; outdir=$2; shift 2 ;;

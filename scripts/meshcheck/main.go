@@ -1,10 +1,12 @@
 // Command meshcheck checks and edits mesh documents for the mesh stages
-// (scripts/mesh-test.sh, scripts/mesh-demo.sh, scripts/mesh-guest-local.sh):
+// (scripts/mesh-test.sh, scripts/mesh-demo.sh, scripts/mesh-slurm.sh,
+// scripts/mesh-guest-local.sh):
 //
-//	meshcheck complete FILE N OPS [modes=lat,bw] [hosts=N]
+//	meshcheck complete FILE N OPS [modes=lat,bw] [hosts=N] [launcher=SUBSTRING]
 //	                                  every pair of an N-rank pairs run measured, with
 //	                                  p50/p99/p99.9 (lat) and bandwidth (bw) for each op of OPS,
-//	                                  the ranks on that many hosts (N: one rank per host)
+//	                                  the ranks on that many hosts (N: one rank per host),
+//	                                  the launcher naming SUBSTRING (e.g. slurm)
 //	meshcheck local FILE N DEVICE PORT  N ranks on one host: local ranks 0..N-1, each on
 //	                                  DEVICE, local rank l's server on port PORT+l
 //	meshcheck killed FILE RANK        a partial run: RANK lost, its pairs as client failed,
@@ -34,7 +36,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) < 3 {
-		return fmt.Errorf("usage: meshcheck complete FILE N OPS | killed FILE RANK | raise IN OUT PAIR F")
+		return fmt.Errorf("usage: meshcheck complete FILE N OPS [modes=M] [hosts=N] [launcher=S] | killed FILE RANK | raise IN OUT PAIR F")
 	}
 	b, err := os.ReadFile(args[1])
 	if err != nil {
@@ -50,7 +52,7 @@ func run(args []string) error {
 	switch args[0] {
 	case "complete":
 		if len(args) < 4 {
-			return fmt.Errorf("complete FILE N OPS [modes=lat,bw] [hosts=N]")
+			return fmt.Errorf("complete FILE N OPS [modes=lat,bw] [hosts=N] [launcher=SUBSTRING]")
 		}
 		n, _ := strconv.Atoi(args[2])
 		modes, hosts := []string{result.ModeLat, result.ModeBW}, n
@@ -61,6 +63,10 @@ func run(args []string) error {
 				modes = strings.Split(v, ",")
 			case "hosts":
 				hosts, _ = strconv.Atoi(v)
+			case "launcher":
+				if !strings.Contains(doc.Launcher, v) {
+					return fmt.Errorf("launcher %q, want one naming %q", doc.Launcher, v)
+				}
 			default:
 				return fmt.Errorf("complete: unknown option %q", a)
 			}

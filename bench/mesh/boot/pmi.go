@@ -24,8 +24,9 @@ type PMI struct {
 	rank   int
 	size   int
 	kvs    string
-	keyMax int // keylen_max
-	valMax int // vallen_max
+	keyMax int    // keylen_max
+	valMax int    // vallen_max
+	via    string // the launcher, for Launcher: "slurm srun, job 12.0", "mpich hydra"
 	mu     sync.Mutex
 	broken bool
 }
@@ -54,7 +55,28 @@ func DialPMI(fd, rank, size string) (*PMI, error) {
 		c.Close()
 		return nil, err
 	}
+	p.via = launcherName(os.Getenv)
 	return p, nil
+}
+
+// launcherName tells which launcher started the rank, from the variables it
+// sets besides PMI_FD or PMIX_NAMESPACE: Slurm's srun (SLURM_JOB_ID,
+// SLURM_STEP_ID), MPICH's hydra (MPI_LOCALNRANKS), Open MPI's mpirun
+// (OMPI_COMM_WORLD_SIZE); "" if none.
+func launcherName(getenv func(string) string) string {
+	if j := getenv("SLURM_JOB_ID"); j != "" {
+		if s := getenv("SLURM_STEP_ID"); s != "" {
+			j += "." + s
+		}
+		return "slurm srun, job " + j
+	}
+	if getenv("MPI_LOCALNRANKS") != "" {
+		return "mpich hydra"
+	}
+	if getenv("OMPI_COMM_WORLD_SIZE") != "" {
+		return "open mpi mpirun"
+	}
+	return ""
 }
 
 // NewPMI runs the PMI-1 handshake (init, maxes, kvs name) on c.
@@ -93,9 +115,17 @@ func NewPMI(c net.Conn, rank, size string) (*PMI, error) {
 	return p, nil
 }
 
-func (p *PMI) Rank() int        { return p.rank }
-func (p *PMI) Size() int        { return p.size }
-func (p *PMI) Launcher() string { return "pmi-1 (PMI_FD)" }
+func (p *PMI) Rank() int { return p.rank }
+func (p *PMI) Size() int { return p.size }
+
+// Launcher is "pmi-1 (PMI_FD)", with the launcher's name when known:
+// "pmi-1 (PMI_FD; slurm srun, job 12.0)".
+func (p *PMI) Launcher() string {
+	if p.via == "" {
+		return "pmi-1 (PMI_FD)"
+	}
+	return "pmi-1 (PMI_FD; " + p.via + ")"
+}
 
 // Close sends finalize (unless the client is broken) and closes the socket.
 func (p *PMI) Close() error {
@@ -119,6 +149,22 @@ func (p *PMI) Barrier(ctx context.Context) error {
 	return err
 }
 
+// cmdLineMax bounds one command line sent to the launcher, newline
+// included: PMI-1's line limit (PMIU_MAXLINE in MPICH's simple PMI). Slurm's
+// mpi/pmi2 plugin reads a PMI-1 command with one read of at most 1024 bytes,
+// so a longer put is cut and its rest taken for a malformed next command.
+const cmdLineMax = 1024
+
+// maxPieces bounds the pieces of one value (Allgather's get side refuses more).
+const maxPieces = 1 << 20
+
+// pieceLen is the longest value piece whose put line for a key of keyLen
+// bytes stays within both vallen_max and cmdLineMax.
+func (p *PMI) pieceLen(keyLen int) int {
+	room := cmdLineMax - len("cmd=put kvsname= key= value=\n") - len(p.kvs) - keyLen
+	return min(p.valMax-1, room)
+}
+
 // Allgather puts data under name.RANK (in pieces if it is long), runs a
 // barrier, and gets every rank's value.
 func (p *PMI) Allgather(ctx context.Context, name string, data []byte) ([][]byte, error) {
@@ -126,7 +172,14 @@ func (p *PMI) Allgather(ctx context.Context, name string, data []byte) ([][]byte
 		return nil, &OpError{"put", fmt.Errorf("key name %q: no spaces or '=', at most %d bytes", name, p.keyMax-16)}
 	}
 	enc := base64.RawURLEncoding.EncodeToString(data)
-	piece := p.valMax - 1
+	// the longest key: name.RANK.PIECE, each number at most 7 digits (maxPieces)
+	piece := p.pieceLen(len(name) + 16)
+	if piece < 16 {
+		return nil, &OpError{"put", fmt.Errorf("kvs name %q leaves %d bytes of a %d-byte PMI line for a value (want >= 16)", p.kvs, piece, cmdLineMax)}
+	}
+	if n := (len(enc) + piece - 1) / piece; n > maxPieces {
+		return nil, &OpError{"put", fmt.Errorf("value of %d bytes needs %d pieces of %d (limit %d)", len(data), n, piece, maxPieces)}
+	}
 	var parts []string
 	for len(enc) > piece {
 		parts = append(parts, enc[:piece])
@@ -153,7 +206,7 @@ func (p *PMI) Allgather(ctx context.Context, name string, data []byte) ([][]byte
 			return nil, err
 		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1<<20 {
+		if err != nil || n < 1 || n > maxPieces {
 			return nil, p.fail(&OpError{"get", fmt.Errorf("%s = %q: not a piece count", base, v)})
 		}
 		var b strings.Builder

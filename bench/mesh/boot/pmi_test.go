@@ -24,12 +24,28 @@ type fakePMI struct {
 	valMax  int
 	// dropBarrier makes barrier_in never answered (a dead rank).
 	dropBarrier bool
+	// readMax > 0 reads each command as Slurm's mpi/pmi2 plugin reads a
+	// PMI-1 command: one read of at most readMax bytes, taken as one command
+	// (a longer line is cut, and its rest is read as the next command).
+	readMax int
+	kvsName string // default kvs_1_0
+}
+
+// next reads one command as hydra does (to the newline) or, with readMax,
+// as Slurm does.
+func (f *fakePMI) next(rd *bufio.Reader) (string, error) {
+	if f.readMax == 0 {
+		return rd.ReadString('\n')
+	}
+	buf := make([]byte, f.readMax)
+	n, err := rd.Read(buf)
+	return string(buf[:n]), err
 }
 
 func (f *fakePMI) serve(c net.Conn) {
-	rd := bufio.NewReader(c)
+	rd := bufio.NewReaderSize(c, 1<<16)
 	for {
-		line, err := rd.ReadString('\n')
+		line, err := f.next(rd)
 		if err != nil {
 			return
 		}
@@ -44,7 +60,11 @@ func (f *fakePMI) serve(c net.Conn) {
 		case "get_maxes":
 			fmt.Fprintf(c, "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=%d\n", f.valMax)
 		case "get_my_kvsname":
-			fmt.Fprintf(c, "cmd=my_kvsname kvsname=kvs_1_0 rc=0\n")
+			kvs := f.kvsName
+			if kvs == "" {
+				kvs = "kvs_1_0"
+			}
+			fmt.Fprintf(c, "cmd=my_kvsname kvsname=%s rc=0\n", kvs)
 		case "put":
 			f.mu.Lock()
 			f.kv[m["key"]] = m["value"]
@@ -107,9 +127,15 @@ func TestPMIAllgather(t *testing.T) {
 		{"small", 3, 1024, 40},
 		{"pieces", 4, 20, 300},
 		{"empty", 2, 64, 0},
+		// Slurm's mpi/pmi2: vallen_max 1024, but one read of 1024 bytes per command
+		{"slurm", 3, 1024, 3000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ps := startFake(t, &fakePMI{n: c.n, valMax: c.val})
+			f := &fakePMI{n: c.n, valMax: c.val}
+			if c.name == "slurm" {
+				f.readMax, f.kvsName = 1024, "41.0"
+			}
+			ps := startFake(t, f)
 			got := make([][][]byte, c.n)
 			errs := make([]error, c.n)
 			var wg sync.WaitGroup
@@ -162,6 +188,35 @@ func TestPMIBarrierDeadline(t *testing.T) {
 	}
 	if err := ps[0].Barrier(context.Background()); !errors.Is(err, ErrBroken) {
 		t.Errorf("second barrier: %v, want ErrBroken", err)
+	}
+}
+
+// A kvs name so long that no value fits on a PMI line is refused before
+// any put.
+func TestPMILongKVSName(t *testing.T) {
+	ps := startFake(t, &fakePMI{n: 1, valMax: 1024, kvsName: strings.Repeat("k", 1000)})
+	_, err := ps[0].Allgather(context.Background(), "info", []byte("x"))
+	var oe *OpError
+	if !errors.As(err, &oe) || oe.Op != "put" || !strings.Contains(err.Error(), "PMI line") {
+		t.Fatalf("Allgather: %v, want a put error naming the PMI line limit", err)
+	}
+}
+
+func TestLauncherName(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"SLURM_JOB_ID": "12", "SLURM_STEP_ID": "0", "MPI_LOCALNRANKS": "1"}, "pmi-1 (PMI_FD; slurm srun, job 12.0)"},
+		{map[string]string{"SLURM_JOB_ID": "12"}, "pmi-1 (PMI_FD; slurm srun, job 12)"},
+		{map[string]string{"MPI_LOCALNRANKS": "3"}, "pmi-1 (PMI_FD; mpich hydra)"},
+		{map[string]string{"OMPI_COMM_WORLD_SIZE": "3"}, "pmi-1 (PMI_FD; open mpi mpirun)"},
+		{nil, "pmi-1 (PMI_FD)"},
+	} {
+		p := &PMI{via: launcherName(func(k string) string { return c.env[k] })}
+		if got := p.Launcher(); got != c.want {
+			t.Errorf("env %v: Launcher() = %q, want %q", c.env, got, c.want)
+		}
 	}
 }
 

@@ -74,6 +74,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"unsafe"
 )
@@ -99,9 +100,17 @@ func dialPMIx() (Bootstrap, error) {
 	return &PMIx{rank: int(rank), size: int(size)}, nil
 }
 
-func (p *PMIx) Rank() int        { return p.rank }
-func (p *PMIx) Size() int        { return p.size }
-func (p *PMIx) Launcher() string { return "pmix (libpmix)" }
+func (p *PMIx) Rank() int { return p.rank }
+func (p *PMIx) Size() int { return p.size }
+
+// Launcher is "pmix (libpmix)", with the launcher's name when known:
+// "pmix (libpmix; open mpi mpirun)".
+func (p *PMIx) Launcher() string {
+	if via := launcherName(os.Getenv); via != "" {
+		return "pmix (libpmix; " + via + ")"
+	}
+	return "pmix (libpmix)"
+}
 
 func (p *PMIx) Close() error {
 	if rc := C.rb_finalize(); rc != 0 {
