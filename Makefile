@@ -5,13 +5,18 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps build man package package-files package-test script-test check unit fuzz vm-test pair-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench fabrics clean
+.PHONY: all deps launcher-deps build man package package-files package-test script-test check unit fuzz vm-test pair-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench fabrics clean
 
 all: build
 
 deps:
 	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps.sh; \
 	else echo "make deps: not root; skipping scripts/install-deps.sh (run it as root once)"; fi
+
+# deps plus Slurm and Open MPI, for the mesh beds launched by srun or mpirun.
+launcher-deps:
+	@if [ "$$(id -u)" = 0 ]; then scripts/install-deps.sh --launchers; \
+	else echo "make launcher-deps: not root; skipping scripts/install-deps.sh --launchers"; fi
 
 # The identity 'rdmabench --version' prints and the JSON's tool_version records
 # (internal/version): this tree's commit, "-dirty" with uncommitted changes, and the
@@ -108,13 +113,13 @@ mesh-demo: deps build
 # The same bed as a Slurm cluster (slurmctld + slurmd in guest 1, slurmd in 2 and 3,
 # munge): srun --mpi=pmi2 launches the mesh; then a run with one rank killed
 # (--kill-on-bad-exit=0: the others finish, rank 0 exits 6). build/mesh-slurm/.
-mesh-slurm: deps build
+mesh-slurm: launcher-deps build
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
 	scripts/mesh-slurm.sh
 
 # Open MPI's mpirun on the same bed: orted over ssh in guests 2 and 3, the ranks
 # bootstrap through PMIx (a -tags pmix build). build/mesh-ompi/.
-mesh-ompi: deps build
+mesh-ompi: launcher-deps build
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
 	$(GO) build -tags pmix -o $(BUILD)/rdmabench-pmix ./cmd/rdmabench
 	scripts/mesh-ompi.sh

@@ -14,19 +14,21 @@ CACHE=${RDMABENCH_CACHE:-/var/cache/rdmabench}
 
 # Debian packages used by scripts/vm-run.sh, scripts/softroce.sh, cgo builds and
 # scripts/package-test.sh (rpm to read the .rpm, man-db for man -w, bash-completion).
-readonly PACKAGES=(
+PACKAGES=(
   qemu-system-x86 busybox-static cpio kmod
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils
   rdmacm-utils perftest iproute2
   xz-utils zstd gzip util-linux coreutils ca-certificates gcc libc6-dev pkg-config make git jq
   mpich dropbear-bin openssh-client
   rpm man-db bash-completion
-  slurmctld slurmd slurm-client munge openmpi-bin libpmix-dev
 )
+# The other launchers of 'rdmabench mesh' (make mesh-slurm, make mesh-ompi), with
+# --launchers only: make test and make demo need none of them.
+readonly LAUNCHER_PACKAGES=(slurmctld slurmd slurm-client munge openmpi-bin libpmix-dev)
 
 usage() {
   cat <<EOF
-Usage: $PROG [--kernel-only | --siw-only | --no-kernel] [--no-siw] [--update] [-h]
+Usage: $PROG [--kernel-only | --siw-only | --no-kernel] [--no-siw] [--launchers] [--update] [-h]
 
 Installs (as root, on Debian 12) the packages the rdmabench SoftRoCE test bed needs:
   ${PACKAGES[*]}
@@ -51,6 +53,8 @@ Options:
   --siw-only     only build siw.ko (fetching the kernel first if needed); fail if that fails
   --no-kernel    skip the kernel fetch (and the siw build)
   --no-siw       skip the siw build
+  --launchers    also install Slurm and Open MPI for the mesh beds (make mesh-slurm, make mesh-ompi):
+                 ${LAUNCHER_PACKAGES[*]}
   --update       run 'apt-get update' first (picks up a newer kernel ABI)
   -h, --help     show this help
 EOF
@@ -67,6 +71,7 @@ while (($#)); do
     --siw-only) do_packages=0 do_go=0 siw_strict=1 ;;
     --no-kernel) do_kernel=0 do_siw=0 ;;
     --no-siw) do_siw=0 ;;
+    --launchers) PACKAGES+=("${LAUNCHER_PACKAGES[@]}") ;;
     --update) force_update=1 ;;
     *) usage >&2; exit 2 ;;
   esac
