@@ -53,15 +53,18 @@ t0=$(now)
 # bandwidth at 4 KiB, one packet per message: rxe 6.1 over this emulated wire, under
 # host load, has failed multi-packet messages with REM_OP_ERR / REM_INV_REQ after
 # its retransmissions (perftest's too, at times); loopback covers 64 KiB
-rdmabench run $A --op send,write,read --mode lat,bw --size 2,4K -n 100 --json /out/basic.json >/tmp/basic.txt 2>&1 || { cat /tmp/basic.txt; fail "send/write/read lat,bw across the wire"; }
+rdmabench run $A --op send,write,read --mode lat,bw --size 4K -n 100 --json /out/basic.json >/tmp/basic.txt 2>&1 || { cat /tmp/basic.txt; fail "send/write/read lat,bw across the wire"; }
 grep -E 'Device|Server device|software|^ (send|write|read) ' /tmp/basic.txt | head -14
 check_json /out/basic.json '"device_reason": "by route: rxe2 port 1 holds 198.51.100.2' "client did not choose rxe2 by route"
 check_json /out/basic.json '"server_environment"' "no server environment in the JSON"
 check_json /out/basic.json 'rxe over eth0' "banner does not name rxe over eth0"
+# each of the 6 tests: both sides' port counters, with packets sent (deltas hold only counters that moved)
+n=$(grep -c '"sent_pkts"' /out/basic.json)
+[ "$n" -ge 12 ] || fail "packet counters: $n sent_pkts deltas in basic.json, want both sides of 6 tests (12)"
 ok basic $t0
 
 t0=$(now)
-rdmabench run $A --rdma-cm --op send,read --mode lat,bw --size 2,4K -n 100 --json /out/cm.json >/tmp/cm.txt 2>&1 || { cat /tmp/cm.txt; fail "rdma_cm across the wire"; }
+rdmabench run $A --rdma-cm --op send,read --mode lat,bw --size 2 -n 100 --json /out/cm.json >/tmp/cm.txt 2>&1 || { cat /tmp/cm.txt; fail "rdma_cm across the wire"; }
 check_json /out/cm.json '"method": "rdma_cm"' "rdma_cm not used"
 check_json /out/cm.json '"address": "198.51.100.1:' "rdma_cm address"
 ok rdma-cm $t0
