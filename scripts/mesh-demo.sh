@@ -23,7 +23,7 @@ mkdir -p "$out"
 start=$(date +%s)
 set +e
 "$dir/vm-mesh.sh" --guests 3 --timeout "${MESH_TIMEOUT:-1800}" --bin "$bin" --bin "$(command -v mpiexec.hydra)" \
-	--bin "$(command -v hydra_pmi_proxy)" --file "$dir/mesh-guest.sh" --outdir "$out/guests" \
+	--bin "$(command -v hydra_pmi_proxy)" --file "$dir/mesh-guest.sh" --file "$dir/mesh-guest-lib.sh" --outdir "$out/guests" \
 	--env "MESH_ARGS=$args" --env "MESH_KILL_ARGS=${MESH_KILL_ARGS:---op send,write --mode lat,bw --size 4K -n 200}" \
 	--env "KILL_ROUND_TIMEOUT=${KILL_ROUND_TIMEOUT:-90s}" \
 	--run 'sh /work/mesh-guest.sh kill' 2>"$out/stderr.txt" | tee "$out/log.txt"

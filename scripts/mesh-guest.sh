@@ -11,22 +11,16 @@
 #              kill-now): JSON to /out/mesh-kill.json, mpiexec's exit status to
 #              /out/mesh-kill.rc
 set -u
+# shellcheck disable=SC2034 # read by mesh-guest-lib.sh
 mode=${1:-run}
 mkdir -p /out
 me=$RDMABENCH_MESH_INDEX
-now() { date +%s; }
+# shellcheck source=scripts/mesh-guest-lib.sh
+. "$(dirname "$0")/mesh-guest-lib.sh"
 
 if [ "$me" != 1 ]; then
-	if [ "$mode" = kill ] && [ "$me" = 3 ]; then
-		pair-wait kill-now 900 || exit 1
-		if pid=$(pidof rdmabench); then
-			kill -9 "$pid" && echo "mesh3: killed rank 2 (pid $pid, SIGKILL) as it starts round 2"
-		else
-			echo "MESH-FAIL no rank to kill"
-		fi
-	fi
-	pair-wait done 1800
-	exit 0
+	mesh_host_rank
+	exit $?
 fi
 
 mesh-wait-up 300 || { echo "MESH-FAIL guests not up"; pair-signal done; exit 1; }
@@ -34,32 +28,6 @@ launch() {
 	timeout -s KILL "${MESH_TIMEOUT:-900}" mpiexec.hydra -launcher ssh -hosts "$RDMABENCH_MESH_HOSTS" -iface eth0 -disable-auto-cleanup \
 		-ppn 1 -np "$RDMABENCH_MESH_SIZE" rdmabench mesh --net 198.51.100.0/24 "$@"
 }
-rc=0
-t0=$(now)
-# shellcheck disable=SC2086 # MESH_ARGS is a word list
-# progress lines (stderr) stream to the console; the matrix goes to /out/mesh.txt
-launch $MESH_ARGS --json /out/mesh.json >/out/mesh.txt
-r=$?
-cat /out/mesh.txt
-echo "MESH-RUN exit $r after $(($(now) - t0)) s"
-[ $r = 0 ] || rc=1
-if [ "$mode" = kill ]; then
-	t0=$(now)
-	# the progress lines (stderr) pass through; rank 2's start of round 2 raises kill-now
-	# (a fixed delay is outlived by a quick run on a quiet host)
-	# shellcheck disable=SC2086
-	{ launch ${MESH_KILL_ARGS:-$MESH_ARGS} --device-map rxe2 --round-timeout "${KILL_ROUND_TIMEOUT:-30s}" \
-		--json /out/mesh-kill.json 2>&1 >/out/mesh-kill.txt; echo $? >/tmp/kill.rc; } \
-		| while IFS= read -r line; do
-			echo "$line"
-			case $line in
-			*"mesh rank 2: round 2/3"*) [ -e /tmp/pair-flags/kill-now ] || pair-signal kill-now ;;
-			esac
-		done
-	r=$(cat /tmp/kill.rc)
-	echo "$r" >/out/mesh-kill.rc
-	cat /out/mesh-kill.txt
-	echo "MESH-KILL exit $r after $(($(now) - t0)) s"
-fi
+mesh_runs mpiexec
 pair-signal done
 exit $rc

@@ -13,9 +13,12 @@
 #              0's own status to /out/mesh-kill.rank0
 # Each guest's Slurm and munge logs end up in its /out.
 set -u
+# shellcheck disable=SC2034 # read by mesh-guest-lib.sh
 mode=${1:-run}
 me=$RDMABENCH_MESH_INDEX
-now() { date +%s; }
+# shellcheck source=scripts/mesh-guest-lib.sh
+. "$(dirname "$0")/mesh-guest-lib.sh"
+mesh_rank0() { echo ", rank 0 exit $(cat "$1" 2>/dev/null)"; }
 logs() { cp /tmp/slurm/*.log /tmp/munge/munged.log /out/ 2>/dev/null; }
 mkdir -p /out /tmp/slurm/ctld /tmp/slurm/d /tmp/munge /run/munge
 chmod 700 /tmp/munge
@@ -33,17 +36,10 @@ fi
 slurmd -N "mesh$me" || { echo "MESH-FAIL slurmd did not start"; logs; exit 1; }
 
 if [ "$me" != 1 ]; then
-	if [ "$mode" = kill ] && [ "$me" = 3 ]; then
-		pair-wait kill-now 900 || { logs; exit 1; }
-		if pid=$(pidof rdmabench); then
-			kill -9 "$pid" && echo "mesh3: killed rank 2 (pid $pid, SIGKILL) as it starts round 2"
-		else
-			echo "MESH-FAIL no rank to kill"
-		fi
-	fi
-	pair-wait "done" 1800
+	mesh_host_rank
+	r=$?
 	logs
-	exit 0
+	exit $r
 fi
 
 # guest 1: wait for the three slurmd to register
@@ -64,33 +60,7 @@ launch() {
 		sh -c 'rdmabench mesh --net 198.51.100.0/24 "$@"; r=$?; [ "$SLURM_PROCID" = 0 ] && echo $r >/tmp/rank0.rc; exit $r' \
 		rank "$@"
 }
-rc=0
-t0=$(now)
-# shellcheck disable=SC2086 # MESH_ARGS is a word list
-launch $MESH_ARGS --json /out/mesh.json >/out/mesh.txt
-r=$?
-cat /out/mesh.txt
-echo "MESH-RUN srun exit $r, rank 0 exit $(cat /tmp/rank0.rc 2>/dev/null) after $(($(now) - t0)) s"
-[ $r = 0 ] || rc=1
-if [ "$mode" = kill ]; then
-	rm -f /tmp/rank0.rc
-	t0=$(now)
-	# the progress lines (stderr) pass through; rank 2's start of round 2 raises kill-now
-	# shellcheck disable=SC2086
-	{ launch ${MESH_KILL_ARGS:-$MESH_ARGS} --device-map rxe2 --round-timeout "${KILL_ROUND_TIMEOUT:-30s}" \
-		--json /out/mesh-kill.json 2>&1 >/out/mesh-kill.txt; echo $? >/tmp/kill.rc; } \
-		| while IFS= read -r line; do
-			echo "$line"
-			case $line in
-			*"mesh rank 2: round 2/3"*) [ -e /tmp/pair-flags/kill-now ] || pair-signal kill-now ;;
-			esac
-		done
-	r=$(cat /tmp/kill.rc)
-	echo "$r" >/out/mesh-kill.rc
-	cp /tmp/rank0.rc /out/mesh-kill.rank0 2>/dev/null
-	cat /out/mesh-kill.txt
-	echo "MESH-KILL srun exit $r, rank 0 exit $(cat /out/mesh-kill.rank0 2>/dev/null) after $(($(now) - t0)) s"
-fi
+mesh_runs srun
 pair-signal "done"
 logs
 exit $rc

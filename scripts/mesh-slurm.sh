@@ -95,7 +95,7 @@ set +e
 	--bin slurmctld --bin slurmd --bin srun --bin sinfo --bin scontrol --bin munged \
 	--bin /usr/sbin/slurmstepd:/usr/sbin/slurmstepd --dir "$tmp/plugins:$plugdir" \
 	--file "$tmp/slurm.conf:/etc/slurm/slurm.conf" --file "$tmp/cgroup.conf:/etc/slurm/cgroup.conf" --file "$tmp/munge.key:/etc/munge/munge.key" \
-	--file "$tmp/nsswitch.conf:/etc/nsswitch.conf" --file "$dir/mesh-slurm-guest.sh" --outdir "$out/guests" \
+	--file "$tmp/nsswitch.conf:/etc/nsswitch.conf" --file "$dir/mesh-slurm-guest.sh" --file "$dir/mesh-guest-lib.sh" --outdir "$out/guests" \
 	--env "MESH_ARGS=$args" --env "MESH_KILL_ARGS=${MESH_KILL_ARGS:---op send,write --mode lat,bw --size 4K -n 200}" \
 	--env "KILL_ROUND_TIMEOUT=${KILL_ROUND_TIMEOUT:-90s}" \
 	--run "sh /work/mesh-slurm-guest.sh $([[ $kill == 0 ]] && echo run || echo kill)" 2>"$out/stderr.txt" | tee "$out/log.txt"

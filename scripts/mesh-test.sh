@@ -23,7 +23,7 @@ mkdir -p "$out"
 start=$(date +%s)
 set +e
 "$dir/vm-mesh.sh" --guests 3 --timeout "${MESH_TIMEOUT:-400}" --bin "$bin" --bin "$(command -v mpiexec.hydra)" \
-	--bin "$(command -v hydra_pmi_proxy)" --file "$dir/mesh-guest.sh" --outdir "$out" \
+	--bin "$(command -v hydra_pmi_proxy)" --file "$dir/mesh-guest.sh" --file "$dir/mesh-guest-lib.sh" --outdir "$out" \
 	--env "MESH_ARGS=$args" --run 'sh /work/mesh-guest.sh run' 2>"$out/stderr.txt" | tee "$out/log.txt"
 rc=${PIPESTATUS[0]}
 set -e
