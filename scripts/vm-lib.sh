@@ -24,6 +24,54 @@ readonly PAIR_FLAG_PORT=7799
 err() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() { err "error: $*"; exit 2; }
 
+# --- options the guest scripts share -----------------------------------------
+# vm_guest_opt ARGS...: one option that vm-run.sh, vm-pair.sh and vm-mesh.sh all
+# take (--bin --dir --file --env --outdir --timeout --mem --smp --append --siw
+# --console; with vm_multi=1 also --grace --port --logdir), into the caller's
+# variables of those names (--append: append_extra, --siw: siw_opt). Sets
+# vm_shift to the words it took; returns 1 when $1 is none of them.
+# shellcheck disable=SC2034 # the caller's variables
+vm_guest_opt() {
+  vm_shift=2
+  case $1 in
+    --console) console=1; vm_shift=1; return 0 ;;
+    --bin|--dir|--file|--env|--outdir|--timeout|--mem|--smp|--append|--siw) ;;
+    --grace|--port|--logdir) ((${vm_multi:-0})) || return 1 ;;
+    *) return 1 ;;
+  esac
+  (($# >= 2)) || die "$1 needs an argument (see -h)"
+  case $1 in
+    --bin) bins+=("$2") ;;
+    --dir) dirs+=("$2") ;;
+    --file) files+=("$2") ;;
+    --env) envs+=("$2") ;;
+    --outdir) outdir=$2 ;;
+    --timeout) timeout=$2 ;;
+    --mem) mem=$2 ;;
+    --smp) smp=$2 ;;
+    --append) append_extra=$2 ;;
+    --siw) siw_opt=$2 ;;
+    --grace) grace=$2 ;;
+    --port) port=$2 ;;
+    --logdir) logdir=$2 ;;
+  esac
+}
+
+# vm_check_guest_opts [PORT-KIND]: dies on a bad value of the shared options;
+# with vm_multi=1 also --grace and --port (PORT-KIND names the port: TCP, UDP).
+vm_check_guest_opts() {
+  local v kv
+  for v in timeout mem smp; do
+    [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--$v must be a positive integer"
+  done
+  for kv in ${envs[@]+"${envs[@]}"}; do
+    [[ $kv =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants K=V with K a shell name, got: $kv"
+  done
+  ((${vm_multi:-0})) || return 0
+  [[ $grace =~ ^[0-9]+$ ]] || die "--grace must be a whole number of seconds"
+  [[ -z $port || ($port =~ ^[1-9][0-9]*$ && $port -lt 65536) ]] || die "--port must be a ${1:-TCP} port"
+}
+
 # vm_check_tools [TOOL...]: the host tools every guest needs, and TOOL...
 # shellcheck disable=SC2120 # vm-run.sh needs no extra tools
 vm_check_tools() {

@@ -57,7 +57,7 @@ status; 2 on bad usage or a missing prerequisite on the host.
 EOF
 }
 
-bins=() dirs=() files=() envs=() outdir='' timeout=900 mem=1024 smp=2 append_extra='' console=0
+vm_multi=1 bins=() dirs=() files=() envs=() outdir='' timeout=900 mem=1024 smp=2 append_extra='' console=0
 siw_opt=${RDMABENCH_SIW:-off} script='' have_run=0 grace=30 port='' logdir='' n=3
 need_arg() { (($2 >= 2)) || die "$1 needs an argument (see -h)"; }
 while (($#)); do
@@ -66,33 +66,12 @@ while (($#)); do
     --*=*) opt=${1%%=*} val=${1#*=}; shift; set -- "$opt" "$val" "$@"; continue ;;
     --guests) need_arg "$1" $#; n=$2; shift 2 ;;
     --run) need_arg "$1" $#; script=$2 have_run=1; shift 2 ;;
-    --bin) need_arg "$1" $#; bins+=("$2"); shift 2 ;;
-    --dir) need_arg "$1" $#; dirs+=("$2"); shift 2 ;;
-    --file) need_arg "$1" $#; files+=("$2"); shift 2 ;;
-    --env) need_arg "$1" $#; envs+=("$2"); shift 2 ;;
-    --outdir) need_arg "$1" $#; outdir=$2; shift 2 ;;
-    --timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
-    --grace) need_arg "$1" $#; grace=$2; shift 2 ;;
-    --mem) need_arg "$1" $#; mem=$2; shift 2 ;;
-    --smp) need_arg "$1" $#; smp=$2; shift 2 ;;
-    --append) need_arg "$1" $#; append_extra=$2; shift 2 ;;
-    --siw) need_arg "$1" $#; siw_opt=$2; shift 2 ;;
-    --port) need_arg "$1" $#; port=$2; shift 2 ;;
-    --logdir) need_arg "$1" $#; logdir=$2; shift 2 ;;
-    --console) console=1; shift ;;
-    *) err "unknown argument: $1"; usage >&2; exit 2 ;;
+    *) vm_guest_opt "$@" || { err "unknown argument: $1"; usage >&2; exit 2; }; shift "$vm_shift" ;;
   esac
 done
 ((have_run)) || { err "--run SCRIPT is needed"; usage >&2; exit 2; }
 [[ $n =~ ^[2-9]$ ]] || die "--guests must be 2..9, got: $n"
-for v in timeout mem smp; do
-  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--$v must be a positive integer"
-done
-[[ $grace =~ ^[0-9]+$ ]] || die "--grace must be a whole number of seconds"
-[[ -z $port || ($port =~ ^[1-9][0-9]*$ && $port -lt 65536) ]] || die "--port must be a UDP port"
-for kv in "${envs[@]}"; do
-  [[ $kv =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants K=V with K a shell name, got: $kv"
-done
+vm_check_guest_opts UDP
 siw_mode=$(vm_siw_mode "$siw_opt")
 vm_check_tools ssh ssh-keygen dropbear dropbearconvert
 vm_load_kernel

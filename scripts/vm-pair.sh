@@ -32,6 +32,8 @@ Options:
                       'true' for none)
   --b-delay SECS      start b's payload SECS seconds after b has booted (default 0)
   --bin FILE          copy executable FILE into both guests' /bin with its libraries
+  --dir SRC[:DEST]    copy every file under directory SRC (symlinks followed) to DEST
+                      (default SRC) in both guests, each with its libraries (plugins)
   --file SRC[:DEST]   copy a file or directory into both guests (as vm-run.sh)
   --env K=V           export K=V in both guests before the payloads run
   --outdir HOSTDIR    copy each guest's /out into HOSTDIR/a and HOSTDIR/b
@@ -70,7 +72,7 @@ EOF
 }
 
 # --- arguments ------------------------------------------------------------------
-bins=() files=() envs=() outdir='' timeout=900 mem=2048 smp=2 append_extra='' console=0
+vm_multi=1 bins=() dirs=() files=() envs=() outdir='' timeout=900 mem=2048 smp=2 append_extra='' console=0
 siw_opt=${RDMABENCH_SIW:-auto} script_a='' script_b='' have_a=0 have_b=0 b_delay=0
 grace=30 port='' logdir=''
 need_arg() { (($2 >= 2)) || die "$1 needs an argument (see -h)"; }
@@ -81,32 +83,12 @@ while (($#)); do
     --a) need_arg "$1" $#; script_a=$2 have_a=1; shift 2 ;;
     --b) need_arg "$1" $#; script_b=$2 have_b=1; shift 2 ;;
     --b-delay) need_arg "$1" $#; b_delay=$2; shift 2 ;;
-    --bin) need_arg "$1" $#; bins+=("$2"); shift 2 ;;
-    --file) need_arg "$1" $#; files+=("$2"); shift 2 ;;
-    --env) need_arg "$1" $#; envs+=("$2"); shift 2 ;;
-    --outdir) need_arg "$1" $#; outdir=$2; shift 2 ;;
-    --timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
-    --grace) need_arg "$1" $#; grace=$2; shift 2 ;;
-    --mem) need_arg "$1" $#; mem=$2; shift 2 ;;
-    --smp) need_arg "$1" $#; smp=$2; shift 2 ;;
-    --append) need_arg "$1" $#; append_extra=$2; shift 2 ;;
-    --siw) need_arg "$1" $#; siw_opt=$2; shift 2 ;;
-    --port) need_arg "$1" $#; port=$2; shift 2 ;;
-    --logdir) need_arg "$1" $#; logdir=$2; shift 2 ;;
-    --console) console=1; shift ;;
-    *) err "unknown argument: $1"; usage >&2; exit 2 ;;
+    *) vm_guest_opt "$@" || { err "unknown argument: $1"; usage >&2; exit 2; }; shift "$vm_shift" ;;
   esac
 done
 ((have_a && have_b)) || { err "both --a and --b are needed ('true' for no payload)"; usage >&2; exit 2; }
-for v in timeout mem smp; do
-  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--$v must be a positive integer"
-done
+vm_check_guest_opts TCP
 [[ $b_delay =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--b-delay must be a number of seconds"
-[[ $grace =~ ^[0-9]+$ ]] || die "--grace must be a whole number of seconds"
-[[ -z $port || ($port =~ ^[1-9][0-9]*$ && $port -lt 65536) ]] || die "--port must be a TCP port"
-for kv in "${envs[@]}"; do
-  [[ $kv =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants K=V with K a shell name, got: $kv"
-done
 siw_mode=$(vm_siw_mode "$siw_opt")
 vm_check_tools ss
 

@@ -25,6 +25,8 @@ stream to this script's stdout; the exit status is CMD's.
 
 Options:
   --bin FILE          copy executable FILE into the guest's /bin with the libraries ldd lists
+  --dir SRC[:DEST]    copy every file under directory SRC (symlinks followed) to DEST
+                      (default SRC) in the guest, each with its libraries (plugins)
   --file SRC[:DEST]   copy a file or directory into the guest (default DEST /work/BASENAME;
                       a relative DEST is taken relative to /work; DEST/ puts SRC inside DEST)
   --env K=V           export K=V in the guest before CMD runs
@@ -66,7 +68,7 @@ EOF
 }
 
 # --- arguments ------------------------------------------------------------------
-bins=() files=() envs=() outdir='' timeout=600 mem=2048 smp=2 numa=1 append_extra='' console=0
+bins=() dirs=() files=() envs=() outdir='' timeout=600 mem=2048 smp=2 numa=1 append_extra='' console=0
 siw_opt=${RDMABENCH_SIW:-off}
 need_arg() { (($2 >= 2)) || die "$1 needs an argument (see -h)"; }
 while (($#)); do
@@ -74,25 +76,13 @@ while (($#)); do
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
     --*=*) opt=${1%%=*} val=${1#*=}; shift; set -- "$opt" "$val" "$@"; continue ;;
-    --bin) need_arg "$1" $#; bins+=("$2"); shift 2 ;;
-    --file) need_arg "$1" $#; files+=("$2"); shift 2 ;;
-    --env) need_arg "$1" $#; envs+=("$2"); shift 2 ;;
-    --outdir) need_arg "$1" $#; outdir=$2; shift 2 ;;
-    --timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
-    --mem) need_arg "$1" $#; mem=$2; shift 2 ;;
-    --smp) need_arg "$1" $#; smp=$2; shift 2 ;;
     --numa) need_arg "$1" $#; numa=$2; shift 2 ;;
-    --append) need_arg "$1" $#; append_extra=$2; shift 2 ;;
-    --siw) need_arg "$1" $#; siw_opt=$2; shift 2 ;;
-    --console) console=1; shift ;;
-    -*) err "unknown option: $1"; usage >&2; exit 2 ;;
+    -*) vm_guest_opt "$@" || { err "unknown option: $1"; usage >&2; exit 2; }; shift "$vm_shift" ;;
     *) break ;;
   esac
 done
 (($#)) || { err "no command given"; usage >&2; exit 2; }
-[[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer"
-[[ $mem =~ ^[1-9][0-9]*$ ]] || die "--mem must be a positive integer"
-[[ $smp =~ ^[1-9][0-9]*$ ]] || die "--smp must be a positive integer"
+vm_check_guest_opts
 [[ $numa =~ ^[1-9][0-9]*$ ]] || die "--numa must be a positive integer"
 mapfile -t numa_args < <(vm_numa_args "$numa" "$smp" "$mem") || exit 2
 ((numa < 2 || ${#numa_args[@]} > 0)) || exit 2
