@@ -28,11 +28,11 @@ bin=${RDMABENCH_BIN:-$repo/build/rdmabench}
 out=${BIDIR_OUT:-$repo/build/pair-bidir}
 iters=${BIDIR_ITERS:-800}
 qpt=${BIDIR_QP_TIMEOUT:-14}
-# ABBA BAAB: 4 runs of each tool per round (BIDIR_ROUNDS, default 1)
 [[ -x $bin ]] || { echo "pair-bidir: $bin missing (make build)" >&2; exit 2; }
 [[ $iters =~ ^[1-9][0-9]*$ ]] || { echo "pair-bidir: BIDIR_ITERS must be a positive integer, got: $iters" >&2; exit 2; }
 [[ ${BIDIR_ROUNDS:-1} =~ ^[1-9][0-9]?$ ]] || { echo "pair-bidir: BIDIR_ROUNDS must be 1..99, got: $BIDIR_ROUNDS" >&2; exit 2; }
 [[ $qpt =~ ^[0-9]+$ ]] && ((qpt >= 1 && qpt <= 31)) || { echo "pair-bidir: BIDIR_QP_TIMEOUT must be 1..31 (perftest -u), got: $qpt" >&2; exit 2; }
+# ABBA BAAB: 4 runs of each tool per round (BIDIR_ROUNDS, default 1)
 order=$(for _ in $(seq "${BIDIR_ROUNDS:-1}"); do printf 'pt rb rb pt rb pt pt rb '; done)
 rm -rf "$out"
 mkdir -p "$out"
