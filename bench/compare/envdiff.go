@@ -35,101 +35,140 @@ var envMeasured = map[string]bool{
 }
 
 // EnvDiffs lists the environment fields that differ between base and cur,
-// sorted by field: the client's (or loopback's) Env, then the server's.
-// When only one document has a server environment, that is one entry.
+// sorted by field: the client's (or loopback's) Env, then the server's. A
+// group of fields (an object, a list of objects) that only one side has is
+// one entry, "(none)" against "(recorded)".
 func EnvDiffs(base, cur *result.Document) []EnvDiff {
-	out := diffFlat("", flattenEnv(base.Env), flattenEnv(cur.Env))
-	switch {
-	case base.ServerEnv != nil && cur.ServerEnv != nil:
-		out = append(out, diffFlat("server_environment.", flattenEnv(*base.ServerEnv), flattenEnv(*cur.ServerEnv))...)
-	case base.ServerEnv != nil:
-		out = append(out, EnvDiff{Field: "server_environment", Base: "(recorded)", New: "(none)"})
-	case cur.ServerEnv != nil:
-		out = append(out, EnvDiff{Field: "server_environment", Base: "(none)", New: "(recorded)"})
-	}
-	return out
-}
-
-// diffFlat compares two flattened environments.
-func diffFlat(prefix string, a, b map[string]string) []EnvDiff {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
 	var out []EnvDiff
-	for k := range keys {
-		if envMeasured[k] {
-			continue
-		}
-		av, aok := a[k]
-		bv, bok := b[k]
-		if aok && bok && av == bv {
-			continue
-		}
-		if !aok {
-			av = "(none)"
-		}
-		if !bok {
-			bv = "(none)"
-		}
-		out = append(out, EnvDiff{Field: prefix + k, Base: av, New: bv})
+	diffJSON("", envJSON(&base.Env), envJSON(&cur.Env), &out)
+	var bs, cs any
+	if base.ServerEnv != nil {
+		bs = envJSON(base.ServerEnv)
 	}
-	slices.SortFunc(out, func(x, y EnvDiff) int { return strings.Compare(x.Field, y.Field) })
+	if cur.ServerEnv != nil {
+		cs = envJSON(cur.ServerEnv)
+	}
+	diffJSON("server_environment", bs, cs, &out)
+	slices.SortStableFunc(out, func(x, y EnvDiff) int {
+		// the client's fields first, then the server's
+		xs, ys := strings.HasPrefix(x.Field, "server_environment"), strings.HasPrefix(y.Field, "server_environment")
+		if xs != ys {
+			if xs {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(x.Field, y.Field)
+	})
 	return out
 }
 
-// flattenEnv turns e into JSON path → JSON text of each leaf value.
-func flattenEnv(e result.Env) map[string]string {
-	out := map[string]string{}
+// envJSON is e as parsed JSON: the field names and values a reader of the
+// documents sees.
+func envJSON(e *result.Env) any {
 	b, err := json.Marshal(e)
 	if err != nil {
-		return out
+		return nil
 	}
 	var v any
 	if json.Unmarshal(b, &v) != nil {
-		return out
+		return nil
 	}
-	flatten("", v, out)
-	return out
+	return v
 }
 
-// flatten adds the leaves of v under path to out. Lists of scalars stay
-// one leaf (their order is part of the value); lists of objects are
-// entered element by element.
-func flatten(path string, v any, out map[string]string) {
+// diffJSON adds the differences of parsed JSON values a and b under path
+// to out; nil is absent (as null, which omitempty fields become).
+func diffJSON(path string, a, b any, out *[]EnvDiff) {
 	join := func(k string) string {
 		if path == "" {
 			return k
 		}
 		return path + "." + k
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			flatten(join(k), e, out)
+	if envMeasured[path] {
+		return
+	}
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		for k, av := range am {
+			diffJSON(join(k), av, bm[k], out)
+		}
+		for k, bv := range bm {
+			if _, seen := am[k]; !seen {
+				diffJSON(join(k), nil, bv, out)
+			}
 		}
 		return
-	case []any:
-		objects := len(x) > 0
-		for _, e := range x {
-			if _, ok := e.(map[string]any); !ok {
-				objects = false
+	}
+	if al, bl, ok := objectLists(a, b); ok {
+		am, bm := map[string]any{}, map[string]any{}
+		for i, e := range al {
+			am[elemName(e, i)] = e
+		}
+		for i, e := range bl {
+			bm[elemName(e, i)] = e
+		}
+		for k, av := range am {
+			diffJSON(path+"["+k+"]", av, bm[k], out)
+		}
+		for k, bv := range bm {
+			if _, seen := am[k]; !seen {
+				diffJSON(path+"["+k+"]", nil, bv, out)
 			}
 		}
-		if objects {
-			for i, e := range x {
-				flatten(path+"["+elemName(e.(map[string]any), i)+"]", e, out)
-			}
-			return
+		return
+	}
+	at, bt := envText(a), envText(b)
+	if at != bt {
+		*out = append(*out, EnvDiff{Field: path, Base: at, New: bt})
+	}
+}
+
+// objectLists returns a and b as lists of objects when both are (an absent
+// list counts as empty, beside a list of objects).
+func objectLists(a, b any) (al, bl []map[string]any, ok bool) {
+	conv := func(v any) ([]map[string]any, bool) {
+		if v == nil {
+			return nil, true
 		}
+		l, ok := v.([]any)
+		if !ok || len(l) == 0 {
+			return nil, ok
+		}
+		var out []map[string]any
+		for _, e := range l {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, m)
+		}
+		return out, true
+	}
+	al, aok := conv(a)
+	bl, bok := conv(b)
+	return al, bl, aok && bok && (al != nil || bl != nil)
+}
+
+// envText is v as JSON text; "(none)" when absent, "(recorded)" for an
+// object or a list of objects.
+func envText(v any) string {
+	switch x := v.(type) {
 	case nil:
-		return // null and absent are alike: omitempty fields are absent
+		return "(none)"
+	case map[string]any:
+		return "(recorded)"
+	case []any:
+		if len(x) > 0 {
+			if _, ok := x[0].(map[string]any); ok {
+				return "(recorded)"
+			}
+		}
 	}
 	b, _ := json.Marshal(v)
-	out[path] = string(b)
+	return string(b)
 }
 
 // elemName names a list element by its "name", "id" or "check" field, or

@@ -163,8 +163,12 @@ func cmdCompare(fs *flag.FlagSet) action {
 		fmt.Fprintln(stdout)
 		if len(g.EnvDiffs) > 0 {
 			fmt.Fprintf(stdout, "%snote: the environments differ in %d fields (baseline -> new):\n", bullet, len(g.EnvDiffs))
+			sub := "  " // under the note: indented, in Markdown a nested list
+			if bullet != "" {
+				sub = "  - "
+			}
 			for _, d := range g.EnvDiffs {
-				fmt.Fprintf(stdout, "%s  env %s\n", bullet, d)
+				fmt.Fprintf(stdout, "%senv %s\n", sub, d)
 			}
 		}
 		for _, n := range g.Notes {

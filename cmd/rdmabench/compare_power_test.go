@@ -70,3 +70,24 @@ func TestRequirePower(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareNamesEnvDiffs: the gate names the environment fields that
+// differ between the baseline and the new run.
+func TestCompareNamesEnvDiffs(t *testing.T) {
+	doc, err := result.ReadJSONFile(fixtureRepeat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Env.Kernel, doc.Env.Firmware = "6.1.0-99-amd64", "9.9.9"
+	cur := filepath.Join(t.TempDir(), "cur.json")
+	if err := result.WriteJSONFile(cur, doc); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run([]string{"compare", "--baseline", fixtureRepeat, cur, "--max-regress", "p50=50%", "--format", "markdown"}, &out, &errOut)
+	for _, w := range []string{"- note: the environments differ in 2 fields (baseline -> new):\n", "\n  - env firmware: \"0.0.0\" -> \"9.9.9\"\n", "\n  - env kernel: \""} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("exit %d, output lacks %q:\n%s%s", code, w, out.String(), errOut.String())
+		}
+	}
+}
