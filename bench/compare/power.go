@@ -340,8 +340,19 @@ func detectable(k result.Key, m metricDef, b, n *result.Result, bs, ns []float64
 	}
 	want := logShift(limit, m.rate)
 	// --repeat: the smallest K on both sides within the limit (the
-	// detectable shift falls with K; binary search over the same draws)
-	if lo, hi := max(len(bs), len(ns)), MaxSuggestRepeat; pm.shift(hi, hi, alpha, power) <= want {
+	// detectable shift falls with K): doubling from the runs there are,
+	// then a binary search, over the same draws
+	lo, hi := max(len(bs), len(ns)), 0
+	for k := lo; hi == 0 && k >= lo && k <= MaxSuggestRepeat; k = min(2*k, MaxSuggestRepeat) {
+		if pm.shift(k, k, alpha, power) <= want {
+			hi = k
+		} else if k == MaxSuggestRepeat {
+			break
+		} else {
+			lo = k
+		}
+	}
+	if hi > 0 {
 		for lo+1 < hi {
 			mid := (lo + hi) / 2
 			if pm.shift(mid, mid, alpha, power) <= want {
