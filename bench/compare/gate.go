@@ -95,6 +95,10 @@ type GateReport struct {
 	// SingleRun are the tests compared on single runs, whose noise the
 	// gate cannot judge.
 	SingleRun []result.Key
+	// Unestimated are the checks of repeated tests whose detectable change
+	// could not be estimated ("send lat 2B p99": a side has fewer than two
+	// positive values of the figure).
+	Unestimated []string
 	// EnvDiffs are the environment fields that differ between the
 	// baseline and the new run (EnvDiffs).
 	EnvDiffs []EnvDiff
@@ -117,10 +121,10 @@ func (g *GateReport) Underpowered() []Detectable {
 // else nil (compare --require-power).
 func (g *GateReport) PowerErr() error {
 	u := g.Underpowered()
-	if len(u) == 0 && len(g.SingleRun) == 0 {
+	if len(u) == 0 && len(g.SingleRun) == 0 && len(g.Unestimated) == 0 {
 		return nil
 	}
-	return &PowerError{Underpowered: u, SingleRun: g.SingleRun}
+	return &PowerError{Underpowered: u, SingleRun: g.SingleRun, Unestimated: g.Unestimated}
 }
 
 // Err returns a *RegressionError listing the regressions and exceeded
@@ -247,6 +251,7 @@ func GateWith(base, cur *result.Document, limits map[string]float64, opt GateOpt
 				if detOK {
 					g.Detectable = append(g.Detectable, det)
 				} else {
+					g.Unestimated = append(g.Unestimated, t.Key.String()+" "+m.key)
 					g.Notes = append(g.Notes, fmt.Sprintf("%s: %s: the detectable change cannot be estimated (a side has fewer than 2 positive values)", t.Key, m.key))
 				}
 			}

@@ -130,6 +130,7 @@ func (d Detectable) String() string {
 type PowerError struct {
 	Underpowered []Detectable
 	SingleRun    []result.Key
+	Unestimated  []string // checks whose detectable change could not be estimated
 }
 
 func (e *PowerError) Error() string {
@@ -140,6 +141,9 @@ func (e *PowerError) Error() string {
 	}
 	for _, k := range e.SingleRun {
 		parts = append(parts, fmt.Sprintf("%s single runs", k))
+	}
+	for _, c := range e.Unestimated {
+		parts = append(parts, c+" not estimated")
 	}
 	return fmt.Sprintf("the gate cannot see a change of the limits' size (--require-power): %s", strings.Join(parts, "; "))
 }

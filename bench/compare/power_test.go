@@ -205,16 +205,23 @@ func TestDetectableIters(t *testing.T) {
 	}
 }
 
+// raisedPair reads the real runs of testdata/repeat5.json and their copy
+// with every run's p99 raised 30 %.
+func raisedPair(t *testing.T) (base, cur *result.Document) {
+	t.Helper()
+	var err error
+	if base, err = result.ReadJSONFile("testdata/repeat5.json"); err != nil {
+		t.Fatal(err)
+	}
+	if cur, err = result.ReadJSONFile("testdata/repeat5-p99x1.3.json"); err != nil {
+		t.Fatal(err)
+	}
+	return base, cur
+}
+
 // TestGateUnderpoweredNoisy: the silent pass, on the real runs.
 func TestGateUnderpoweredNoisy(t *testing.T) {
-	base, err := result.ReadJSONFile("testdata/repeat5.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, err := result.ReadJSONFile("testdata/repeat5-p99x1.3.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, cur := raisedPair(t)
 	g := GateAlpha(base, cur, map[string]float64{"p99": 0.10}, 0.05)
 	if g.Err() != nil || len(g.Changes) != 1 || g.Changes[0].P < 0.05 {
 		t.Fatalf("a noisy +30%% should not be significant: %v %v", g.Err(), g.Changes)
@@ -231,14 +238,7 @@ func TestGateUnderpoweredNoisy(t *testing.T) {
 // TestRaisedFixture: testdata/repeat5-p99x1.3.json is repeat5.json with
 // every run's p99 (and the medians') times 1.3, and nothing else changed.
 func TestRaisedFixture(t *testing.T) {
-	base, err := result.ReadJSONFile("testdata/repeat5.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, err := result.ReadJSONFile("testdata/repeat5-p99x1.3.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, cur := raisedPair(t)
 	b, c := base.Results[0], cur.Results[0]
 	if len(b.Runs) != 5 || len(c.Runs) != 5 {
 		t.Fatalf("runs %d, %d", len(b.Runs), len(c.Runs))
@@ -258,5 +258,19 @@ func TestRaisedFixture(t *testing.T) {
 	}
 	if len(EnvDiffs(base, cur)) != 0 {
 		t.Errorf("environments differ: %v", EnvDiffs(base, cur))
+	}
+}
+
+// TestPowerErrUnestimated: a figure backed in one run of a side cannot be
+// estimated, and counts as blind.
+func TestPowerErrUnestimated(t *testing.T) {
+	base := runsDoc([]float64{100, 104, 97, 101, 99}, 3000, 0)
+	cur := runsDoc([]float64{102, 98, 100.5, 103, 99.2}, 3000, 0)
+	for i := 1; i < 5; i++ {
+		cur.Results[0].Runs[i].Latency.Percentiles[0].Value.OK = false
+	}
+	g := GateAlpha(base, cur, map[string]float64{"p99": 0.50}, 0.05)
+	if err := g.PowerErr(); len(g.Detectable) != 0 || err == nil || !strings.Contains(err.Error(), "send lat 2B p99 not estimated") {
+		t.Errorf("detectable %v, power error %v", g.Detectable, err)
 	}
 }
