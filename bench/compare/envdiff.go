@@ -86,7 +86,7 @@ func diffJSON(path string, a, b any, out *[]EnvDiff) {
 		}
 		return path + "." + k
 	}
-	if envMeasured[path] {
+	if envMeasured[strings.TrimPrefix(path, "server_environment.")] {
 		return
 	}
 	am, aok := a.(map[string]any)

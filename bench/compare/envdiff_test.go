@@ -52,7 +52,7 @@ func TestEnvDiffs(t *testing.T) {
 		})
 	}
 	srv2 := env
-	srv2.Firmware = "2.0"
+	srv2.Firmware, srv2.ClockReadCostNS = "2.0", 700
 	a, b := doc(func(_ *result.Env, d *result.Document) { d.ServerEnv = &srv }), doc(func(_ *result.Env, d *result.Document) { d.ServerEnv = &srv2 })
 	if got := EnvDiffs(a, b); len(got) != 1 || got[0].String() != `server_environment.firmware: "1.0" -> "2.0"` {
 		t.Errorf("server firmware: %v", got)
