@@ -105,8 +105,8 @@ func (d Detectable) String() string {
 	var by string
 	switch {
 	case math.IsInf(d.Change, 1):
-		by = fmt.Sprintf("smallest detectable change: none, %d against %d runs cannot reach p < %g; limit %s (%s)",
-			d.BaseRuns, d.NewRuns, d.Alpha, limit, d.context())
+		by = fmt.Sprintf("no change is detectable: %d against %d runs cannot reach p < %g (limit %s)",
+			d.BaseRuns, d.NewRuns, d.Alpha, limit)
 	case d.Limit > 0:
 		by = fmt.Sprintf("smallest detectable change %s > limit %s (%.1fx; %s)", d.signed(), limit, d.Change/d.Limit, d.context())
 	default:
@@ -136,6 +136,10 @@ type PowerError struct {
 func (e *PowerError) Error() string {
 	var parts []string
 	for _, d := range e.Underpowered {
+		if math.IsInf(d.Change, 1) {
+			parts = append(parts, fmt.Sprintf("%s %s detects no change (%d vs %d runs)", d.Test, d.Metric, d.BaseRuns, d.NewRuns))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s %s detects %s > %s", d.Test, d.Metric, d.signed(),
 			strconv.FormatFloat(d.Limit*100, 'g', 4, 64)+"%"))
 	}

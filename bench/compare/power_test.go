@@ -316,3 +316,18 @@ func TestDetectableCalibrated(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectableTooFewRuns: 3 against 3 runs detect nothing, and say so.
+func TestDetectableTooFewRuns(t *testing.T) {
+	g := GateAlpha(runsDoc([]float64{100, 104, 97}, 3000, 0), runsDoc([]float64{102, 98, 100.5}, 3000, 0), map[string]float64{"p99": 0.10}, 0.05)
+	if len(g.Detectable) != 1 || !math.IsInf(g.Detectable[0].Change, 1) {
+		t.Fatalf("detectable %+v", g.Detectable)
+	}
+	d := g.Detectable[0]
+	if s := d.String(); !strings.HasPrefix(s, "UNDERPOWERED send lat 2B: p99: no change is detectable: 3 against 3 runs cannot reach p < 0.05 (limit 10%): --repeat ") {
+		t.Errorf("%s", s)
+	}
+	if err := g.PowerErr(); err == nil || !strings.HasSuffix(err.Error(), "send lat 2B p99 detects no change (3 vs 3 runs)") {
+		t.Errorf("power error %v", err)
+	}
+}
