@@ -331,3 +331,30 @@ func TestDetectableTooFewRuns(t *testing.T) {
 		t.Errorf("power error %v", err)
 	}
 }
+
+// TestDetectableRealRuns: a second real set of five runs
+// (testdata/repeat5b.json, the same loopback command as repeat5.json),
+// gated against itself at 10 %: its p90 (CV 3.0 %) is seen, its p50 (5.4 %)
+// and p99 (7.1 %)
+// are not, and each says what would resolve it.
+func TestDetectableRealRuns(t *testing.T) {
+	doc, err := result.ReadJSONFile("testdata/repeat5b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := GateAlpha(doc, doc, map[string]float64{"p50": 0.10, "p90": 0.10, "p99": 0.10}, 0.05)
+	want := map[string]struct {
+		change float64
+		under  bool
+		repeat int
+	}{"p50": {0.151, true, 8}, "p90": {0.095, false, 0}, "p99": {0.189, true, 19}}
+	if len(g.Detectable) != len(want) {
+		t.Fatalf("detectable %+v", g.Detectable)
+	}
+	for _, d := range g.Detectable {
+		w := want[d.Metric]
+		if math.Abs(d.Change-w.change) > 0.0005 || d.Underpowered() != w.under || d.Repeat != w.repeat || d.Iters != 0 {
+			t.Errorf("%s: change %.4f underpowered %v --repeat %d -n %d, want %.3f %v %d 0", d.Metric, d.Change, d.Underpowered(), d.Repeat, d.Iters, w.change, w.under, w.repeat)
+		}
+	}
+}
