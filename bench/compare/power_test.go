@@ -334,9 +334,8 @@ func TestDetectableTooFewRuns(t *testing.T) {
 
 // TestDetectableRealRuns: a second real set of five runs
 // (testdata/repeat5b.json, the same loopback command as repeat5.json),
-// gated against itself at 10 %: its p90 (CV 3.0 %) is seen, its p50 (5.4 %)
-// and p99 (7.1 %)
-// are not, and each says what would resolve it.
+// gated against itself at 10 %: its p90 (CV 3.0 %) is seen, its p50
+// (5.4 %) and p99 (7.1 %) are not, and each says what would resolve it.
 func TestDetectableRealRuns(t *testing.T) {
 	doc, err := result.ReadJSONFile("testdata/repeat5b.json")
 	if err != nil {
