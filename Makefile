@@ -98,6 +98,8 @@ vm-test: build $(BUILD)/libdrvshim.so
 # The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an
 # LD_PRELOAD library that makes rxe/siw answer a few verbs as a hardware driver does.
 # guest-test.sh runs rdmabench and perftest under it (RDMABENCH_DRVSHIM=cxgb4, ...).
+drvshim: $(BUILD)/libdrvshim.so
+
 $(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
 	@mkdir -p $(BUILD)
 	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
