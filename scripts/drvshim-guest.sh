@@ -7,6 +7,8 @@
 #   cxgb4      on siw1: rdma_cm loopback and server/run pass every op in lat
 #              and bw (no access-flags change on a connected iWARP QP), and
 #              perftest's ib_write_bw -R runs under the shim too;
+#   trace      rdma_cm QPs on RoCE are narrowed to the test's access after
+#              connecting (least privilege at the QP);
 #   rdatom=1   the server's device allows one outstanding READ: the rdma_cm
 #              client records the depth its QP got (1), not what it asked;
 #   mlx5sq     a tx depth within max_qp_wr that mlx5's WQE blocks cannot
@@ -19,7 +21,7 @@ SHIM=${DRVSHIM:-/work/libdrvshim.so}
 [ -r "$SHIM" ] || fail "$SHIM not found (make vm-test builds build/libdrvshim.so)"
 SIW=${RDMABENCH_SIW_DEVICE:-}
 [ -n "$SIW" ] || fail "no siw device (boot the guest with --siw auto or require)"
-N=100
+N=50
 
 # under BEHAVIOURS CMD...: CMD with the shim preloaded
 under() { b=$1; shift; LD_PRELOAD=$SHIM RDMABENCH_DRVSHIM=$b "$@"; }
@@ -50,6 +52,14 @@ under cxgb4 ib_write_bw -R -d "$SIW" -n 200 -p 18611 203.0.113.1 >/tmp/shim-pt.t
 	|| { cat /tmp/shim-pt.txt /tmp/shim-pt-srv.txt; kill $ppid; fail "ib_write_bw -R under cxgb4"; }
 wait $ppid || { cat /tmp/shim-pt-srv.txt; fail "ib_write_bw -R server under cxgb4"; }
 grep -E '^ *65536 ' /tmp/shim-pt.txt || { cat /tmp/shim-pt.txt; fail "ib_write_bw -R: no result row"; }
+
+# (on iWARP, the cxgb4 runs above show that no access changes after connecting)
+echo "-- trace: rdma_cm QPs narrowed after connecting on RoCE (rxe1)"
+under trace rdmabench loopback --rdma-cm --op write --mode bw -n $N >/tmp/shim-trace.txt 2>&1 || { cat /tmp/shim-trace.txt; fail "trace on rxe"; }
+grep 'drvshim: trace' /tmp/shim-trace.txt
+# WRITE bw: the server's QP REMOTE_WRITE (0x2), the client's nothing (0x0)
+grep -q 'access 0x2 (no state change)' /tmp/shim-trace.txt && grep -q 'access 0x0 (no state change)' /tmp/shim-trace.txt \
+	|| fail "RoCE rdma_cm QPs not narrowed to the test's access"
 
 echo "-- rdatom=1 on the server (rxe1): the rdma_cm client records what its QP got"
 under rdatom=1 rdmabench server --bind 192.0.2.1 -p 18612 >/tmp/shim-rd.log 2>&1 &

@@ -21,6 +21,9 @@
 //	           although max_send_wr itself is within max_qp_wr.
 //	rdatom=N   ibv_query_device reports at most N for max_qp_rd_atom and
 //	           max_qp_init_rd_atom (a device with fewer outstanding READs).
+//	trace      changes nothing: says on stderr each ibv_modify_qp that sets
+//	           IBV_QP_ACCESS_FLAGS, with the access and whether the call is a
+//	           state transition (to check what a QP is granted).
 //
 // Only exported libibverbs functions can be interposed: ibv_post_send,
 // ibv_poll_cq and ibv_query_port are inline (ibv_query_port reaches the
@@ -92,6 +95,14 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask) {
 	static int (*real)(struct ibv_qp *, struct ibv_qp_attr *, int);
 	if (!real)
 		real = next("ibv_modify_qp");
+	if ((attr_mask & IBV_QP_ACCESS_FLAGS) && has("trace", NULL)) {
+		char msg[160];
+		if (attr_mask & IBV_QP_STATE)
+			snprintf(msg, sizeof msg, "trace: ibv_modify_qp qp 0x%x access 0x%x (to state %d)", qp->qp_num, attr->qp_access_flags, attr->qp_state);
+		else
+			snprintf(msg, sizeof msg, "trace: ibv_modify_qp qp 0x%x access 0x%x (no state change)", qp->qp_num, attr->qp_access_flags);
+		note(msg);
+	}
 	if ((attr_mask & IBV_QP_ACCESS_FLAGS) && has("cxgb4", NULL) &&
 	    qp->context->device->transport_type == IBV_TRANSPORT_IWARP) {
 		static int (*query)(struct ibv_qp *, struct ibv_qp_attr *, int, struct ibv_qp_init_attr *);
