@@ -429,3 +429,17 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+// TestDocsDescribeEveryCheck keeps docs/doctor.md's sections in step with
+// the checks.
+func TestDocsDescribeEveryCheck(t *testing.T) {
+	b, err := os.ReadFile("../../docs/doctor.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range Names() {
+		if !strings.Contains(string(b), "\n### `"+name+"`\n") {
+			t.Errorf("docs/doctor.md has no section ### `%s`", name)
+		}
+	}
+}

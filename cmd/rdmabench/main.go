@@ -34,6 +34,7 @@ const (
 	exitPartial    = 6   // mesh: the document was written, but some pairs failed or a rank was lost
 	exitTimeout    = 7   // --run-timeout expired (finished results kept, JSON "partial": true)
 	exitInput      = 8   // compare, plot, report: an input file that cannot be read or is not an rdmabench document
+	exitDoctor     = 10  // doctor: a check failed (its findings are printed and written)
 	exitInterrupt  = 130 // interrupted by SIGINT (128+2); finished results kept, JSON "partial": true
 	exitTerminated = 143 // terminated by SIGTERM (128+15); likewise
 )
@@ -50,6 +51,7 @@ const helpExitCodes = `Exit codes (docs/exit-codes.md):
   6    partial: rdmabench mesh wrote its document, but some pairs failed or a rank was lost
   7    run timeout: --run-timeout expired (finished results kept, JSON "partial": true)
   8    input: compare, plot or report could not read an input file, or it is not an rdmabench document
+  10   doctor: a check failed (the table and --json say which, with the fix)
   130  interrupted (SIGINT)
   143  terminated (SIGTERM)
 `
@@ -120,7 +122,10 @@ func exitCode(err error) int {
 	var mre *compare.MeshRegressionError
 	var be *boot.OpError
 	var ie inputError
+	var dfe doctorFailed
 	switch {
+	case errors.As(err, &dfe):
+		return exitDoctor
 	case errors.As(err, &se):
 		if se.sig == syscall.SIGTERM {
 			return exitTerminated
