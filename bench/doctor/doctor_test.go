@@ -245,6 +245,14 @@ var checkCases = []checkCase{
 	}, pass, "priority 3,4"},
 	{"pfc", "no tools", good, func(f *fake) { delete(f.tools, "dcb") }, unknown, "dcb not installed; mlnx_qos not installed"},
 	{"pfc", "not supported", rxe, nil, unknown, "dcb: Error: Attribute failed policy validation."},
+	{"pfc", "siw by MAC", good, func(f *fake) {
+		f.files[dev+"/node_type"] = "4: RNIC"
+		f.files[port+"/gids/0"] = "5254:0012:3456:0000:0000:0000:0000:0000"
+		f.files["sys/class/net/eth1/address"] = "52:54:00:12:34:56"
+		for _, p := range []string{"/gid_attrs/ndevs/0", "/gid_attrs/ndevs/1", "/gids/1"} {
+			delete(f.files, port+p)
+		}
+	}, pass, "PFC on priority 3 of eth1"},
 	{"pfc", "no netdev", good, func(f *fake) { delete(f.files, port+"/gid_attrs/ndevs/0"); delete(f.files, port+"/gid_attrs/ndevs/1") }, unknown, "netdev under the RDMA port is not known"},
 
 	{"pause", "none", good, nil, pass, "no pause frames (2 counters)"},

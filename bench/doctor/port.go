@@ -53,15 +53,10 @@ var ibMTUs = []int{256, 512, 1024, 2048, 4096}
 // checkMTU: a RoCE port's active MTU plus the headers must fit the
 // netdev's MTU, or its full-size packets are dropped.
 func checkMTU(h *host) (string, string, string) {
-	if h.devDir == "" {
-		return unknown, noDevice, "rdmabench devices lists the devices"
+	if st, detail, fix, done := h.roceOnly("no RoCE MTU under a netdev"); done {
+		return st, detail, fix
 	}
-	roce, known := h.isRoCE()
 	switch {
-	case !known:
-		return unknown, h.devWhat() + ": link layer not readable", "check the device and port: rdmabench devices"
-	case !roce:
-		return pass, fmt.Sprintf("not applicable: %s is %s, not RoCE (no RoCE MTU under a netdev)", h.devWhat(), h.transport()), ""
 	case h.facts.ActiveMTU == 0:
 		return unknown, h.devWhat() + ": active MTU not known (the device could not be queried)", "run doctor where the device can be opened"
 	case h.facts.NetdevMTU == 0:
@@ -85,6 +80,21 @@ func checkMTU(h *host) (string, string, string) {
 	return pass, detail, ""
 }
 
+// roceOnly is the verdict of a RoCE check on a port it does not apply to
+// (why says what the port lacks), or that cannot tell: done is then true.
+func (h *host) roceOnly(why string) (st, detail, fix string, done bool) {
+	if h.devDir == "" {
+		return unknown, noDevice, "rdmabench devices lists the devices", true
+	}
+	switch roce, known := h.isRoCE(); {
+	case !known:
+		return unknown, h.devWhat() + ": link layer not readable", "check the device and port: rdmabench devices", true
+	case !roce:
+		return pass, fmt.Sprintf("not applicable: %s is %s, not RoCE (%s)", h.devWhat(), h.transport(), why), "", true
+	}
+	return "", "", "", false
+}
+
 // transport names the port's kind for messages.
 func (h *host) transport() string {
 	if h.iwarp {
@@ -96,16 +106,10 @@ func (h *host) transport() string {
 // checkRoCEGID: every IP address on a RoCE port's netdev needs a RoCE v2
 // GID, or a peer on that address cannot be reached over RoCE v2.
 func checkRoCEGID(h *host) (string, string, string) {
-	if h.devDir == "" {
-		return unknown, noDevice, "rdmabench devices lists the devices"
+	if st, detail, fix, done := h.roceOnly("no RoCE v2 GIDs"); done {
+		return st, detail, fix
 	}
-	roce, known := h.isRoCE()
-	switch {
-	case !known:
-		return unknown, h.devWhat() + ": link layer not readable", "check the device and port: rdmabench devices"
-	case !roce:
-		return pass, fmt.Sprintf("not applicable: %s is %s (no RoCE v2 GIDs)", h.devWhat(), h.transport()), ""
-	case h.facts.Netdev == "":
+	if h.facts.Netdev == "" {
 		return unknown, h.devWhat() + ": the netdev under the port is not known", "name the device whose netdev carries the traffic: -d"
 	}
 	addrs, err := h.in.Addrs(h.facts.Netdev)

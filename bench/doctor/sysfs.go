@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -111,8 +112,27 @@ func (h *host) findNetdev() string {
 	if es, err := os.ReadDir(filepath.Join(h.devDir, "device", "net")); err == nil && len(es) == 1 {
 		return es[0].Name()
 	}
-	p, _ := read(filepath.Join(h.devDir, "parent"))
-	return p
+	if p, ok := read(filepath.Join(h.devDir, "parent")); ok && p != "" {
+		return p
+	}
+	return h.netdevByMAC()
+}
+
+// netdevByMAC finds an iWARP device's netdev (siw has neither GID ndevs
+// nor a parent): the netdev whose MAC address its first GID starts with.
+func (h *host) netdevByMAC() string {
+	if !h.iwarp || len(h.gids) == 0 {
+		return ""
+	}
+	g := h.gids[0].gid.As16()
+	mac := net.HardwareAddr(g[:6]).String()
+	es, _ := os.ReadDir(h.path("sys/class/net"))
+	for _, e := range es {
+		if a, _ := read(h.path("sys/class/net", e.Name(), "address")); a == mac && mac != "00:00:00:00:00:00" {
+			return e.Name()
+		}
+	}
+	return ""
 }
 
 // readGIDs reads the port's populated GIDs (all-zero entries are empty
