@@ -410,7 +410,7 @@ func TestCurrentSchema(t *testing.T) {
 
 // TestSchemaFiles validates every *.json file under $RDMABENCH_JSON_DIR,
 // the documents a guest run wrote: MR documents (a top-level "mr" member)
-// against mr.schema.json, the others against schema.json plus what the
+// against mr.schema.json, doctor documents against doctor.schema.json, the others against schema.json plus what the
 // current rdmabench always writes.
 func TestSchemaFiles(t *testing.T) {
 	dir := os.Getenv(JSONDirEnv)
@@ -440,6 +440,12 @@ func TestSchemaFiles(t *testing.T) {
 			if IsMRDocument(b) {
 				if err := ValidateMRDocument(b); err != nil {
 					t.Errorf("%s (rdmabench mr document): %v", path, err)
+				}
+				return
+			}
+			if IsDoctorDocument(b) {
+				if err := ValidateDoctorDocument(b); err != nil {
+					t.Errorf("%s (rdmabench doctor document): %v", path, err)
 				}
 				return
 			}
