@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,5 +48,16 @@ func TestDoctorJSON(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "\nStatus: ") {
 		t.Errorf("no status line:\n%s", out.String())
+	}
+}
+
+// TestDoctorExitCode: a failed check exits 10 (the pair stage of make test
+// produces it for real, across two MTUs); one wrapped too.
+func TestDoctorExitCode(t *testing.T) {
+	if c := exitCode(doctorFailed{1}); c != exitDoctor {
+		t.Errorf("exit %d, want %d", c, exitDoctor)
+	}
+	if c := exitCode(fmt.Errorf("doctor: %w", doctorFailed{2})); c != exitDoctor {
+		t.Errorf("wrapped: exit %d, want %d", c, exitDoctor)
 	}
 }
