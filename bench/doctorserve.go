@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -139,6 +140,10 @@ func PeerDoctor(ctx context.Context, addr, name string, port int, key []byte, ti
 	}
 	var msg proto.Doctor
 	if err := cl.c.RecvTimeout(proto.MsgDoctor, &msg, ctrlTimeout); err != nil {
+		var re *proto.RemoteError
+		if !errors.As(err, &re) { // an older server closes the connection at an unknown message type
+			return r, fmt.Errorf("doctor answer from %s (a server older than this rdmabench has none): %w", addr, err)
+		}
 		return r, fmt.Errorf("doctor answer from %s: %w", addr, err)
 	}
 	var peer result.DoctorHost
