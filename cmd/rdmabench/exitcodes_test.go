@@ -47,6 +47,7 @@ func TestExitCodes(t *testing.T) {
 		{exitOK, []string{"help"}, ""},
 		{exitOK, []string{"--version"}, ""},
 		{exitFail, []string{"compare", "--baseline", fixtureA, regressed, "--max-regress", "p99=10%"}, ""},
+		{exitBlind, []string{"compare", "--baseline", fixtureRepeat, fixtureRepeatP99, "--max-regress", "p99=10%", "--require-power"}, "send lat 2B p99 detects +273.8% > 10%"},
 		{exitInput, []string{"compare", filepath.Join(dir, "missing.json"), filepath.Join(dir, "missing2.json")}, "missing.json"},
 		{exitInput, []string{"compare", "--baseline", fixtureA, garbage}, "garbage.json"},
 		{exitInput, []string{"plot", garbage, "-o", filepath.Join(dir, "p.svg")}, "garbage.json"},
