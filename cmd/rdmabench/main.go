@@ -35,6 +35,7 @@ const (
 	exitTimeout    = 7   // --run-timeout expired (finished results kept, JSON "partial": true)
 	exitInput      = 8   // compare, plot, report: an input file that cannot be read or is not an rdmabench document
 	exitBlind      = 9   // compare --baseline --require-power: no regression, but the runs could not show a change of the limit's size
+	exitDoctor     = 10  // doctor: a check failed (its findings are printed and written)
 	exitInterrupt  = 130 // interrupted by SIGINT (128+2); finished results kept, JSON "partial": true
 	exitTerminated = 143 // terminated by SIGTERM (128+15); likewise
 )
@@ -52,6 +53,7 @@ const helpExitCodes = `Exit codes (docs/exit-codes.md):
   7    run timeout: --run-timeout expired (finished results kept, JSON "partial": true)
   8    input: compare, plot or report could not read an input file, or it is not an rdmabench document
   9    underpowered: compare --baseline --require-power found no regression, but the runs could not show a change of a limit's size
+  10   doctor: a check failed (the table and --json say which, with the fix)
   130  interrupted (SIGINT)
   143  terminated (SIGTERM)
 `
@@ -123,7 +125,10 @@ func exitCode(err error) int {
 	var be *boot.OpError
 	var ie inputError
 	var pwe *compare.PowerError
+	var dfe doctorFailed
 	switch {
+	case errors.As(err, &dfe):
+		return exitDoctor
 	case errors.As(err, &se):
 		if se.sig == syscall.SIGTERM {
 			return exitTerminated
