@@ -60,8 +60,12 @@ D_LAT_ITERS=10000 D_BW_ITERS=5000 D_TX_DEPTH=128 D_CQ_MOD=100 D_REPS=3 D_TIMEOUT
 say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() { say "error: $1"; exit "${2:-2}"; }
 
-# uptime_cs: seconds since boot in hundredths (for run times; 0 without /proc)
-uptime_cs() { awk '{ split($1, a, "."); print a[1] * 100 + substr(a[2] "00", 1, 2) }' /proc/uptime 2>/dev/null || echo 0; }
+# uptime_cs: seconds since boot in hundredths, for run times (0 without /proc/uptime)
+uptime_cs() {
+  up=0.00
+  read -r up _ </proc/uptime 2>/dev/null
+  case $up in *.[0-9][0-9]) echo $((${up%.*} * 100 + 1${up#*.} - 100)) ;; *) echo 0 ;; esac
+}
 
 # jflat FILE: an indented JSON document (rdmabench's --json, 'devices --json'), one
 # value per line, as "path=value" lines: results.0.latency_ns.p50=31340, ...
@@ -84,8 +88,13 @@ jflat() {
     print path(k) "=" l
   }' "$1"
 }
-# jget FILE PATH: one value of jflat FILE ("" if absent)
-jget() { jflat "$1" 2>/dev/null | awk -v k="$2" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }'; }
+# jnums FILE PATH...: the values at the PATHs, on one line, "-" for each that is absent
+jnums() {
+  f=$1; shift
+  jflat "$f" 2>/dev/null | awk -v keys="$*" '
+    { i = index($0, "="); v[substr($0, 1, i - 1)] = substr($0, i + 1) }
+    END { n = split(keys, k, " "); for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), ((k[i] in v) && v[k[i]] != "" ? v[k[i]] : "-"); print "" }'
+}
 isnum() { case $1 in '' | *[!0-9.eE+-]* | *.*.*) return 1 ;; esac; }
 
 # perftest's parser, as in scripts/bench-vs-perftest.sh (pt_row, pt_hdr);
@@ -95,11 +104,12 @@ pt_hdr() { sed -n "s/^ *$2 *: *\\([0-9]*\\).*/\\1/p" "$1" | head -n 1; }
 # pt_hdr_word FILE LABEL: the first word of a perftest header value ("ON", "rdma_cm")
 pt_hdr_word() { sed -n "s/^ *$2[ 	]*: *\\([^ 	]*\\).*/\\1/p" "$1" | head -n 1; }
 
-# --jget FILE PATH (for scripts/hw-check-test.sh): print one value of a JSON file as
-# this script reads it
+# --jget FILE PATH... (for scripts/hw-check-test.sh): the values of a JSON file as this
+# script reads them
 if [ "${1:-}" = --jget ]; then
-  [ $# = 3 ] && [ -r "$2" ] || die "--jget needs a readable FILE and a PATH"
-  jget "$2" "$3"
+  [ $# -ge 3 ] && [ -r "$2" ] || die "--jget needs a readable FILE and a PATH"
+  shift
+  jnums "$@"
   exit 0
 fi
 
@@ -228,7 +238,8 @@ else
     done
   done
   if [ -z "$pt_why" ]; then
-    pt_ver=$(ib_send_lat --version 2>&1 | sed -n 's/^ *Version: *//p' | head -n 1)
+    o=${ops%%,*} m=${modes%%,*}
+    pt_ver=$(ib_${o}_$m --version 2>&1 | sed -n 's/^ *Version: *//p' | head -n 1)
     pt_ver=${pt_ver:-unknown version}
   fi
 fi
@@ -353,14 +364,13 @@ rb_once() {
   rc=$?
   val=''
   if [ -s "$f.json" ]; then
-    if [ "$mode" = lat ]; then
-      val=$(jget "$f.json" results.0.latency_ns.p50)
-      isnum "$val" && val=$(awk -v v="$val" 'BEGIN { printf "%.3f", v / 1000 }')
-    else
-      val=$(jget "$f.json" results.0.bandwidth.mib_per_s)
+    set -- $(jnums "$f.json" results.0.latency_ns.p50 results.0.bandwidth.mib_per_s environment.gid_index)
+    if [ "$mode" = bw ]; then
+      val=$2
+    elif isnum "$1"; then
+      val=$(awk -v v="$1" 'BEGIN { printf "%.3f", v / 1000 }')
     fi
-    g=$(jget "$f.json" environment.gid_index)
-    [ "$ll" = Ethernet ] && isnum "$g" && [ -z "$gid" ] && gid=$g
+    [ "$ll" = Ethernet ] && isnum "$3" && [ -z "$gid" ] && gid=$3
   fi
   isnum "$val" || { [ $rc = 0 ] && rc=65; val=''; }
 }
@@ -424,6 +434,8 @@ one() {
 }
 
 t_start=$(date +%s)
+spid=''
+trap '[ -z "$spid" ] || kill $spid 2>/dev/null; say "interrupted: the runs so far are in $R"; exit 130' INT TERM
 while IFS='|' read -r dev port tr ll ip4; do
   mkdir -p "$R/runs/$dev-p$port"
   gid=''
@@ -453,6 +465,7 @@ while IFS='|' read -r dev port tr ll ip4; do
   done
 done <"$R/plan.txt"
 t_end=$(date +%s)
+trap - INT TERM
 
 # --- the summary ----------------------------------------------------------------------
 first_json=$(ls "$R"/runs/*/*.rb*.json 2>/dev/null | grep -v try1 | head -n 1)
@@ -467,7 +480,8 @@ S=$R/summary.txt
   echo "rdmabench hardware check, $(sed -n 's/^date: //p' "$H")"
   grep -E '^(kernel|os|cpu|rdmabench|rdma-core|perftest): ' "$H"
   if [ -n "$first_json" ]; then
-    echo "rdma-core (rdmabench's view): $(jget "$first_json" environment.rdma_core_version); clocksource $(jget "$first_json" environment.kernel_clocksource)"
+    set -- $(jnums "$first_json" environment.rdma_core_version environment.kernel_clocksource)
+    echo "rdma-core (rdmabench's view): $1; clocksource $2"
   fi
   echo "devices ($enum_how):"
   if [ -s "$P" ]; then
