@@ -246,7 +246,7 @@ func flood(t *T, emfile bool) error {
 	if srv.Exited() {
 		return fmt.Errorf("the server died under %d connections:\n%s", len(conns), indent(srv.Output()))
 	}
-	want := "connections already in the handshake"
+	want := "refused (too-many)" // one address: past --max-startups-per-addr
 	if emfile {
 		want = "too many open files; backing off"
 	}
