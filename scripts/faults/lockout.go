@@ -23,7 +23,7 @@ var nextAll = []string{"--op", "send,write,read,fetch_add,cmp_swap", "--mode", "
 
 func init() {
 	register(
-		Case{Group: "lockout", Name: "idle-flood-150-per-address", Run: idleFloodCase},
+		Case{Group: "lockout", Name: "idle-flood-150-per-address", Parallel: true, Run: idleFloodCase},
 		Case{Group: "lockout", Name: "stopped-rdma-client-next-served", Run: stoppedClients},
 		Case{Group: "lockout", Name: "stop-server-in-verify", Run: stopInVerify},
 	)
