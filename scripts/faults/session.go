@@ -109,8 +109,8 @@ func init() {
 			if err != nil {
 				return err
 			}
-			// a TCP test: the same heartbeats, and no stale RDMA QP of the
-			// stopped process on the device the next client uses
+			// the TCP baseline (the same heartbeats); over RDMA, with every op
+			// and mode after it: lockout/stopped-rdma-client-next-served
 			victim, err := t.Start("stopped client", "run", "127.0.0.1", "-p", fmt.Sprint(t.port), "--transport", "tcp", "--mode", "lat", "-D", "30s")
 			if err != nil {
 				return err
