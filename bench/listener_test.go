@@ -500,3 +500,72 @@ func TestShutdownClosesSessions(t *testing.T) {
 		t.Errorf("shutdown took %v", d)
 	}
 }
+
+// TestRefusalsBounded: refusals that wait for their peer to read them are
+// bounded (--max-startups of them); the rest are written and closed at once,
+// and every refused peer still gets the reason.
+func TestRefusalsBounded(t *testing.T) {
+	srv, _ := testServer(t, ServerConfig{MaxStartups: 2, MaxStartupsPerAddr: 1})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv, ln)
+	addr := ln.Addr().String()
+	first := dialFrom(t, "127.0.0.2", addr) // holds the address's one startup
+	defer first.Close()
+	var refused []*proto.Conn
+	for range 10 {
+		c := proto.NewConn(dialFrom(t, "127.0.0.2", addr), 2*time.Second)
+		defer c.Close()
+		refused = append(refused, c)
+	}
+	for i, c := range refused {
+		_, _, err := c.RecvAny(2 * time.Second)
+		var re *proto.RemoteError
+		if !errors.As(err, &re) || re.Code != codeTooMany {
+			t.Fatalf("refused connection %d: %v, want the per-address refusal", i, err)
+		}
+	}
+	if n := len(srv.lis.starts.lingering); n > 2 {
+		t.Errorf("%d refusals lingering, want at most 2 (--max-startups)", n)
+	}
+}
+
+// dropFirst drops its first connection as the server drops the oldest
+// startup (an error frame with code "dropped"), then delegates.
+type dropFirst struct {
+	net.Listener
+	once sync.Once
+}
+
+func (l *dropFirst) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		first := false
+		l.once.Do(func() { first = true })
+		if !first {
+			return c, nil
+		}
+		go refuse(c, &proto.RemoteError{Code: codeDropped, Msg: "dropped: test"})
+	}
+}
+
+// TestDialRetriesDropped: a client dropped as the oldest startup tries
+// again, as when the server is busy, and gets in.
+func TestDialRetriesDropped(t *testing.T) {
+	srv, _ := testServer(t, ServerConfig{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv, &dropFirst{Listener: ln})
+	cl, err := Dial(context.Background(), ln.Addr().String(), ClientConfig{Transport: "tcp"}, 3*time.Second)
+	if err != nil {
+		t.Fatalf("Dial after a drop: %v", err)
+	}
+	cl.Close()
+}
