@@ -54,9 +54,11 @@ type listenState struct {
 // When ctx ends it closes every session (aborting a running test) and
 // returns within shutdownGrace.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.lis.mu.Lock()
 	if s.lis.starts == nil {
 		s.lis.starts = newStartups(s.maxStartups())
 	}
+	s.lis.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() {
 		ln.Close()
 		s.closeSessions()
@@ -111,6 +113,18 @@ func retryAccept(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// inHandshake is the number of connections between accept and
+// authentication (0 before Serve).
+func (s *Server) inHandshake() int {
+	s.lis.mu.Lock()
+	t := s.lis.starts
+	s.lis.mu.Unlock()
+	if t == nil {
+		return 0
+	}
+	return t.len()
 }
 
 // maxStartups is the global and per-source caps of the startup table:

@@ -346,9 +346,9 @@ func TestIdleFloodNoLockout(t *testing.T) {
 		defer c.Close()
 	}
 	// the accept loop has seen them all when the table is full from .2
-	for deadline := time.Now().Add(2 * time.Second); srv.lis.starts.len() < DefaultMaxStartupsPerAddr; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Second); srv.inHandshake() < DefaultMaxStartupsPerAddr; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d connections in the table, want %d", srv.lis.starts.len(), DefaultMaxStartupsPerAddr)
+			t.Fatalf("%d connections in the table, want %d", srv.inHandshake(), DefaultMaxStartupsPerAddr)
 		}
 	}
 	start := time.Now()
@@ -386,7 +386,7 @@ func TestDropOldestStartup(t *testing.T) {
 		c := proto.NewConn(dialFrom(t, src, addr), 2*time.Second)
 		defer c.Close()
 		idle = append(idle, c)
-		for deadline := time.Now().Add(2 * time.Second); srv.lis.starts.len() < len(idle); time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(2 * time.Second); srv.inHandshake() < len(idle); time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("the accept loop did not take the connection")
 			}
@@ -527,7 +527,10 @@ func TestRefusalsBounded(t *testing.T) {
 			t.Fatalf("refused connection %d: %v, want the per-address refusal", i, err)
 		}
 	}
-	if n := len(srv.lis.starts.lingering); n > 2 {
+	srv.lis.mu.Lock()
+	lingering := len(srv.lis.starts.lingering)
+	srv.lis.mu.Unlock()
+	if n := lingering; n > 2 {
 		t.Errorf("%d refusals lingering, want at most 2 (--max-startups)", n)
 	}
 }
