@@ -102,7 +102,7 @@ type startups struct {
 }
 
 func newStartups(maxAll, perAddr int) *startups {
-	return &startups{perAddr: perAddr, max: maxAll, count: map[netip.Prefix]int{}, lingering: make(chan struct{}, maxAll)}
+	return &startups{perAddr: perAddr, max: maxAll, count: map[netip.Prefix]int{}, lingering: make(chan struct{}, max(2, maxAll/4))}
 }
 
 // sourceOf is the source a connection counts against: its address, or for
@@ -185,9 +185,9 @@ func (s *Server) dropStartup(st *startup, newer net.Addr) {
 }
 
 // refuseStartup sends a refusal without reading anything, lingering for
-// the peer to read it (refuse) while fewer than the cap linger, and closing
-// at once after the write otherwise: a flood of refusals cannot hold the
-// server's file descriptors.
+// the peer to read it (refuse) while fewer than a quarter of the global cap
+// (at least 2) linger, and closing at once after the write otherwise: a
+// flood of refusals cannot hold the server's file descriptors.
 func (s *Server) refuseStartup(nc net.Conn, re *proto.RemoteError) {
 	select {
 	case s.lis.starts.lingering <- struct{}{}:

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -30,24 +31,56 @@ func init() {
 }
 
 // holdIdle opens n idle connections from the loopback address src to this
-// case's port; they close when the case ends.
+// case's port, and goes on opening two more every 50 ms, as a flood would
+// (the server closes each after its 5 s handshake deadline), until the
+// returned func is called; they all close when it is, or when the case ends.
 func (t *T) holdIdle(src string, n int) (func(), error) {
 	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	var mu sync.Mutex
 	var conns []net.Conn
-	closeAll := func() {
+	quit, done := make(chan struct{}), make(chan struct{})
+	release := func() {
+		select {
+		case <-quit:
+		default:
+			close(quit)
+			<-done
+		}
+		mu.Lock()
+		defer mu.Unlock()
 		for _, c := range conns {
 			c.Close()
 		}
+		conns = nil
 	}
+	t.onCleanup(release)
 	for range n {
 		c, err := d.Dial("tcp", t.Addr("127.0.0.1"))
 		if err != nil {
-			closeAll()
+			close(done)
+			release()
 			return nil, fmt.Errorf("idle connection %d from %s: %w", len(conns)+1, src, err)
 		}
 		conns = append(conns, c)
 	}
-	return closeAll, nil
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			for range 2 {
+				if c, err := d.Dial("tcp", t.Addr("127.0.0.1")); err == nil {
+					mu.Lock()
+					conns = append(conns, c)
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	return release, nil
 }
 
 // idleFloodCase: with 150 idle connections from 127.0.0.2, an RDMA client
@@ -81,6 +114,7 @@ func idleFloodCase(t *T) error {
 	if _, err := t.holdIdle("127.0.0.1", idleFlood); err != nil {
 		return err
 	}
+	// (held until the case ends)
 	if err := t.ExpectExit(4, 10*time.Second, []string{"connections from 127.0.0.1 are already in the handshake", "--max-startups-per-addr 8"},
 		"run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "send", "--mode", "lat", "-n", "100", "--connect-timeout", "3s"); err != nil {
 		return fmt.Errorf("a client from the flooding address: %w", err)
