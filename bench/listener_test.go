@@ -318,6 +318,18 @@ func TestHandshakeLimits(t *testing.T) {
 	}
 }
 
+// serveLoopback runs srv on 127.0.0.1 until the test ends and returns its
+// address.
+func serveLoopback(t *testing.T, srv *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv, ln)
+	return ln.Addr().String()
+}
+
 // dialFrom connects to addr from the loopback address src (the whole of
 // 127/8 is loopback on Linux: each address is another source).
 func dialFrom(t *testing.T, src, addr string) net.Conn {
@@ -335,12 +347,7 @@ func dialFrom(t *testing.T, src, addr string) net.Conn {
 // client from the same address refused with the reason.
 func TestIdleFloodNoLockout(t *testing.T) {
 	srv, lb := testServer(t, ServerConfig{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve(t, srv, ln)
-	addr := ln.Addr().String()
+	addr := serveLoopback(t, srv)
 	for range 150 {
 		c := dialFrom(t, "127.0.0.2", addr)
 		defer c.Close()
@@ -362,7 +369,7 @@ func TestIdleFloodNoLockout(t *testing.T) {
 	}
 	same := proto.NewConn(dialFrom(t, "127.0.0.2", addr), 2*time.Second)
 	defer same.Close()
-	_, err = clientHandshake(same, nil, "same")
+	_, err := clientHandshake(same, nil, "same")
 	var re *proto.RemoteError
 	if !errors.As(err, &re) || re.Code != codeTooMany || !strings.Contains(re.Msg, "from 127.0.0.2") {
 		t.Fatalf("client from the flooding address: %v, want the per-address refusal", err)
@@ -375,12 +382,7 @@ func TestIdleFloodNoLockout(t *testing.T) {
 // with the reason.
 func TestDropOldestStartup(t *testing.T) {
 	srv, lb := testServer(t, ServerConfig{MaxStartups: 4, MaxStartupsPerAddr: 2})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve(t, srv, ln)
-	addr := ln.Addr().String()
+	addr := serveLoopback(t, srv)
 	var idle []*proto.Conn
 	for _, src := range []string{"127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"} {
 		c := proto.NewConn(dialFrom(t, src, addr), 2*time.Second)
@@ -397,7 +399,7 @@ func TestDropOldestStartup(t *testing.T) {
 	if _, err := clientHandshake(c, nil, "new"); err != nil {
 		t.Fatalf("client with the table full: %v\n%s", err, lb)
 	}
-	_, _, err = idle[0].RecvAny(time.Second)
+	_, _, err := idle[0].RecvAny(time.Second)
 	var re *proto.RemoteError
 	if !errors.As(err, &re) || re.Code != codeDropped || !strings.Contains(re.Msg, "--max-startups 4") {
 		t.Fatalf("the oldest connection: %v, want dropped with the reason", err)
@@ -506,12 +508,7 @@ func TestShutdownClosesSessions(t *testing.T) {
 // and every refused peer still gets the reason.
 func TestRefusalsBounded(t *testing.T) {
 	srv, _ := testServer(t, ServerConfig{MaxStartups: 2, MaxStartupsPerAddr: 1})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve(t, srv, ln)
-	addr := ln.Addr().String()
+	addr := serveLoopback(t, srv)
 	first := dialFrom(t, "127.0.0.2", addr) // holds the address's one startup
 	defer first.Close()
 	var refused []*proto.Conn
