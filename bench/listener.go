@@ -17,16 +17,16 @@ import (
 
 // The server's accept loop: who gets in, how many at once, and how it ends.
 //
-// Each accepted connection first takes one of maxHandshakes slots (none
-// free: closed at once), then passes --allow and protected mode (before
-// anything is read), then has handshakeTimeout to authenticate; the slot
-// is free again once it has. Accept errors from file-descriptor exhaustion
+// Each accepted connection first enters the startup table (startups.go:
+// refused with a reason past the per-source cap; the oldest dropped when
+// the table is full), then passes --allow and protected mode (before
+// anything is read), then has handshakeTimeout to authenticate; it leaves
+// the table once it has. Accept errors from file-descriptor exhaustion
 // back off and retry. When Serve's context ends, every open session is
 // closed, which aborts its test, and Serve returns within shutdownGrace.
 
 // Limits of the accept loop.
 var (
-	maxHandshakes    = 16              // connections between accept and authentication
 	handshakeTimeout = 5 * time.Second // accept to authenticated hello: a slow or silent peer is closed
 	shutdownGrace    = 1500 * time.Millisecond
 	acceptBackoffMax = time.Second
@@ -39,15 +39,12 @@ func HeartbeatTimeout() time.Duration { return heartbeatTimeout }
 // HandshakeTimeout is how long a connection has to authenticate.
 func HandshakeTimeout() time.Duration { return handshakeTimeout }
 
-// MaxHandshakes is how many connections may be in the handshake at once.
-func MaxHandshakes() int { return maxHandshakes }
-
 // listenState is the accept loop's part of a Server.
 type listenState struct {
-	slots chan struct{} // handshake slots (maxHandshakes)
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns map[*proto.Conn]string // open sessions and their peers
+	starts *startups // connections between accept and authentication
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[*proto.Conn]string // open sessions and their peers
 	// abandoned: Serve returned with sessions still running (see Close).
 	abandoned atomic.Bool
 	limit     logLimiter
@@ -57,9 +54,11 @@ type listenState struct {
 // When ctx ends it closes every session (aborting a running test) and
 // returns within shutdownGrace.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if s.lis.slots == nil {
-		s.lis.slots = make(chan struct{}, maxHandshakes)
+	s.lis.mu.Lock()
+	if s.lis.starts == nil {
+		s.lis.starts = newStartups(s.maxStartups())
 	}
+	s.lis.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() {
 		ln.Close()
 		s.closeSessions()
@@ -85,17 +84,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		select {
-		case s.lis.slots <- struct{}{}:
-		default:
-			nc.Close()
-			s.lis.limit.printf(s.log, "handshakes", "client %s: closed: %d connections already in the handshake", nc.RemoteAddr(), maxHandshakes)
+		st, oldest, re := s.lis.starts.admit(nc)
+		if re != nil {
+			s.lis.limit.printf(s.log, "refused "+re.Code, "client %s: refused (%s): %d connections from it already in the handshake (--max-startups-per-addr)",
+				nc.RemoteAddr(), re.Code, s.lis.starts.perAddr)
+			s.refuseStartup(nc, re)
 			continue
+		}
+		if oldest != nil {
+			s.dropStartup(oldest, nc.RemoteAddr())
 		}
 		s.lis.wg.Add(1)
 		go func() {
 			defer s.lis.wg.Done()
-			s.session(ctx, nc)
+			s.session(ctx, nc, st)
 		}()
 	}
 }
@@ -113,8 +115,30 @@ func retryAccept(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// releaseSlot frees a handshake slot.
-func (s *Server) releaseSlot() { <-s.lis.slots }
+// inHandshake is the number of connections between accept and
+// authentication (0 before Serve).
+func (s *Server) inHandshake() int {
+	s.lis.mu.Lock()
+	t := s.lis.starts
+	s.lis.mu.Unlock()
+	if t == nil {
+		return 0
+	}
+	return t.len()
+}
+
+// maxStartups is the global and per-source caps of the startup table:
+// ServerConfig's, or the defaults.
+func (s *Server) maxStartups() (all, perAddr int) {
+	all, perAddr = s.cfg.MaxStartups, s.cfg.MaxStartupsPerAddr
+	if all <= 0 {
+		all = DefaultMaxStartups()
+	}
+	if perAddr <= 0 {
+		perAddr = DefaultMaxStartupsPerAddr
+	}
+	return all, min(perAddr, all)
+}
 
 // track registers an open session so that a shutdown can close it; the
 // returned func unregisters it.

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -259,18 +260,19 @@ func TestBusyAtFirstTest(t *testing.T) {
 }
 
 // TestHandshakeLimits: a trickling peer is closed at the handshake
-// deadline, and connections beyond maxHandshakes are closed at once.
+// deadline, and a connection past the per-address cap is refused at once
+// with the reason (not closed with EOF).
 func TestHandshakeLimits(t *testing.T) {
-	defer func(d time.Duration, n int) { handshakeTimeout, maxHandshakes = d, n }(handshakeTimeout, maxHandshakes)
-	handshakeTimeout, maxHandshakes = 500*time.Millisecond, 3
-	srv, lb := testServer(t, ServerConfig{})
+	defer func(d time.Duration) { handshakeTimeout = d }(handshakeTimeout)
+	handshakeTimeout = 500 * time.Millisecond
+	srv, lb := testServer(t, ServerConfig{MaxStartups: 3, MaxStartupsPerAddr: 3})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	serve(t, srv, ln)
 	var slow []net.Conn
-	for range maxHandshakes {
+	for range 3 {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -284,12 +286,15 @@ func TestHandshakeLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer extra.Close()
-	extra.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	if _, err := extra.Read(make([]byte, 1)); err != io.EOF {
-		t.Errorf("connection beyond %d handshakes: %v, want closed at once (EOF)", maxHandshakes, err)
+	pe := proto.NewConn(extra, 300*time.Millisecond)
+	defer pe.Close()
+	_, _, err = pe.RecvAny(300 * time.Millisecond)
+	var re *proto.RemoteError
+	if !errors.As(err, &re) || re.Code != codeTooMany || !strings.Contains(re.Msg, "3 connections from 127.0.0.1 are already in the handshake") ||
+		!strings.Contains(re.Msg, "--max-startups-per-addr 3") {
+		t.Errorf("connection past 3 from one address: %v, want refused at once with the reason", err)
 	}
-	lb.waitLog(t, "3 connections already in the handshake")
+	lb.waitLog(t, "refused (too-many)")
 	start := time.Now()
 	for _, c := range slow {
 		c.SetReadDeadline(time.Now().Add(2 * time.Second))
@@ -310,6 +315,118 @@ func TestHandshakeLimits(t *testing.T) {
 	defer pc.Close()
 	if _, err := clientHandshake(pc, nil, "x"); err != nil {
 		t.Fatalf("client after the flood: %v", err)
+	}
+}
+
+// serveLoopback runs srv on 127.0.0.1 until the test ends and returns its
+// address.
+func serveLoopback(t *testing.T, srv *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv, ln)
+	return ln.Addr().String()
+}
+
+// dialFrom connects to addr from the loopback address src (the whole of
+// 127/8 is loopback on Linux: each address is another source).
+func dialFrom(t *testing.T, src, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial %s from %s: %v", addr, src, err)
+	}
+	return c
+}
+
+// TestIdleFloodNoLockout: 150 idle connections (connect, send nothing) from
+// one address leave a client from another address served at once, and a
+// client from the same address refused with the reason.
+func TestIdleFloodNoLockout(t *testing.T) {
+	srv, lb := testServer(t, ServerConfig{})
+	addr := serveLoopback(t, srv)
+	for range 150 {
+		c := dialFrom(t, "127.0.0.2", addr)
+		defer c.Close()
+	}
+	// the accept loop has seen them all when the table is full from .2
+	for deadline := time.Now().Add(2 * time.Second); srv.inHandshake() < DefaultMaxStartupsPerAddr; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections in the table, want %d", srv.inHandshake(), DefaultMaxStartupsPerAddr)
+		}
+	}
+	start := time.Now()
+	other := proto.NewConn(dialFrom(t, "127.0.0.1", addr), 2*time.Second)
+	defer other.Close()
+	if _, err := clientHandshake(other, nil, "other"); err != nil {
+		t.Fatalf("client from another address under 150 idle connections: %v\n%s", err, lb)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("client from another address served after %v, want at once", d)
+	}
+	same := proto.NewConn(dialFrom(t, "127.0.0.2", addr), 2*time.Second)
+	defer same.Close()
+	_, err := clientHandshake(same, nil, "same")
+	var re *proto.RemoteError
+	if !errors.As(err, &re) || re.Code != codeTooMany || !strings.Contains(re.Msg, "from 127.0.0.2") {
+		t.Fatalf("client from the flooding address: %v, want the per-address refusal", err)
+	}
+	lb.waitLog(t, "refused (too-many)")
+}
+
+// TestDropOldestStartup: with the table full (from several addresses),
+// a new connection gets in, and the oldest unauthenticated one is dropped
+// with the reason.
+func TestDropOldestStartup(t *testing.T) {
+	srv, lb := testServer(t, ServerConfig{MaxStartups: 4, MaxStartupsPerAddr: 2})
+	addr := serveLoopback(t, srv)
+	var idle []*proto.Conn
+	for _, src := range []string{"127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"} {
+		c := proto.NewConn(dialFrom(t, src, addr), 2*time.Second)
+		defer c.Close()
+		idle = append(idle, c)
+		for deadline := time.Now().Add(2 * time.Second); srv.inHandshake() < len(idle); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the accept loop did not take the connection")
+			}
+		}
+	}
+	c := proto.NewConn(dialFrom(t, "127.0.0.4", addr), 2*time.Second)
+	defer c.Close()
+	if _, err := clientHandshake(c, nil, "new"); err != nil {
+		t.Fatalf("client with the table full: %v\n%s", err, lb)
+	}
+	_, _, err := idle[0].RecvAny(time.Second)
+	var re *proto.RemoteError
+	if !errors.As(err, &re) || re.Code != codeDropped || !strings.Contains(re.Msg, "--max-startups 4") {
+		t.Fatalf("the oldest connection: %v, want dropped with the reason", err)
+	}
+	idle[1].SetTimeout(100 * time.Millisecond)
+	if _, _, err := idle[1].RecvAny(100 * time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the second oldest: %v, want still waiting", err)
+	}
+	lb.waitLog(t, "dropped after")
+}
+
+func TestStartupCaps(t *testing.T) {
+	for _, tc := range []struct {
+		nofile uint64
+		want   int
+	}{{0, minStartups}, {20, minStartups}, {64, 16}, {1024, 496}, {1 << 20, maxStartupsCeiling}} {
+		if got := startupsForFDs(tc.nofile); got != tc.want {
+			t.Errorf("startupsForFDs(%d) = %d, want %d", tc.nofile, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ addr, want string }{
+		{"192.0.2.7", "192.0.2.7/32"},
+		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
+	} {
+		if got := sourceOf(netip.MustParseAddr(tc.addr)).String(); got != tc.want {
+			t.Errorf("sourceOf(%s) = %s, want %s", tc.addr, got, tc.want)
+		}
 	}
 }
 
@@ -384,4 +501,71 @@ func TestShutdownClosesSessions(t *testing.T) {
 	if d := time.Since(start); d > shutdownGrace {
 		t.Errorf("shutdown took %v", d)
 	}
+}
+
+// TestRefusalsBounded: refusals that wait for their peer to read them are
+// bounded (--max-startups of them); the rest are written and closed at once,
+// and every refused peer still gets the reason.
+func TestRefusalsBounded(t *testing.T) {
+	srv, _ := testServer(t, ServerConfig{MaxStartups: 2, MaxStartupsPerAddr: 1})
+	addr := serveLoopback(t, srv)
+	first := dialFrom(t, "127.0.0.2", addr) // holds the address's one startup
+	defer first.Close()
+	var refused []*proto.Conn
+	for range 10 {
+		c := proto.NewConn(dialFrom(t, "127.0.0.2", addr), 2*time.Second)
+		defer c.Close()
+		refused = append(refused, c)
+	}
+	for i, c := range refused {
+		_, _, err := c.RecvAny(2 * time.Second)
+		var re *proto.RemoteError
+		if !errors.As(err, &re) || re.Code != codeTooMany {
+			t.Fatalf("refused connection %d: %v, want the per-address refusal", i, err)
+		}
+	}
+	srv.lis.mu.Lock()
+	lingering := len(srv.lis.starts.lingering)
+	srv.lis.mu.Unlock()
+	if n := lingering; n > 2 {
+		t.Errorf("%d refusals lingering, want at most 2 (a quarter of --max-startups, at least 2)", n)
+	}
+}
+
+// dropFirst drops its first connection as the server drops the oldest
+// startup (an error frame with code "dropped"), then delegates.
+type dropFirst struct {
+	net.Listener
+	once sync.Once
+}
+
+func (l *dropFirst) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		first := false
+		l.once.Do(func() { first = true })
+		if !first {
+			return c, nil
+		}
+		go refuse(c, &proto.RemoteError{Code: codeDropped, Msg: "dropped: test"})
+	}
+}
+
+// TestDialRetriesDropped: a client dropped as the oldest startup tries
+// again, as when the server is busy, and gets in.
+func TestDialRetriesDropped(t *testing.T) {
+	srv, _ := testServer(t, ServerConfig{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv, &dropFirst{Listener: ln})
+	cl, err := Dial(context.Background(), ln.Addr().String(), ClientConfig{Transport: "tcp"}, 3*time.Second)
+	if err != nil {
+		t.Fatalf("Dial after a drop: %v", err)
+	}
+	cl.Close()
 }

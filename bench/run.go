@@ -200,6 +200,8 @@ func (s *Server) exposure() string {
 	if s.cfg.MaxSession > 0 {
 		limits += fmt.Sprintf(", sessions at most %v", s.cfg.MaxSession)
 	}
+	all, perAddr := s.maxStartups()
+	limits += fmt.Sprintf(", at most %d connections in the handshake (%d per address)", all, perAddr)
 	return "serving " + who + "; " + limits
 }
 

@@ -57,6 +57,14 @@ type ServerConfig struct {
 	// MaxSession closes a session this long after its hello, aborting its
 	// running test; 0: no limit.
 	MaxSession time.Duration
+	// MaxStartups caps the connections between accept and authentication;
+	// when full, the oldest is dropped for a new one (startups.go). 0:
+	// DefaultMaxStartups, from RLIMIT_NOFILE.
+	MaxStartups int
+	// MaxStartupsPerAddr caps them per source address (IPv6: per /64); a
+	// connection past it is refused with a reason. 0:
+	// DefaultMaxStartupsPerAddr (at most MaxStartups).
+	MaxStartupsPerAddr int
 	// OnBye, when set, receives the Report of a client's bye (proto.Bye),
 	// at most proto.MaxPayload bytes of the client's JSON, unchecked; it
 	// runs on the session's goroutine. Empty byes do not call it.

@@ -17,16 +17,10 @@ import (
 // one after the other. Nothing is allocated for the peer before it has
 // authenticated; the server's busy lock is taken at its first test request.
 
-// session serves one accepted connection; it holds a handshake slot
-// (Serve's) that it frees once the handshake is over.
-func (s *Server) session(ctx context.Context, nc net.Conn) {
-	slot := true
-	freeSlot := func() {
-		if slot {
-			slot = false
-			s.releaseSlot()
-		}
-	}
+// session serves one accepted connection; it is in the startup table st
+// (Serve's) until the handshake is over.
+func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
+	freeSlot := func() { s.lis.starts.done(st) }
 	defer freeSlot()
 	peer := nc.RemoteAddr().String()
 	if re := s.refusal(addrOf(nc.RemoteAddr())); re != nil {
@@ -47,6 +41,9 @@ func (s *Server) session(ctx context.Context, nc net.Conn) {
 		err = fmt.Errorf("handshake not done within %v: closed", handshakeTimeout)
 	}
 	freeSlot()
+	if err != nil && st.dropped.Load() {
+		return // dropStartup logged it
+	}
 	if err != nil {
 		// one line per second per kind: a flood cannot flood the log, and
 		// probes that connect and close hide no authentication failure

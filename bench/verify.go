@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -35,6 +38,15 @@ import (
 // After the last message the client sends proto.Verify{Message: count},
 // the end of the pass: only then may the server free the buffer the
 // client's last READ reads.
+//
+// The pass has the timed phase's heartbeat (watch.go): each side sends
+// Ready{alive} every heartbeatEvery while the pass runs, and each reads the
+// other's next step with a deadline of heartbeatTimeout per message
+// (recvVerify), skipping the heartbeats, within verifyTimeout in all. A
+// stopped peer is noticed at the heartbeat deadline, not after
+// verifyTimeout. Each side stops its heartbeat before the last frame it
+// sends in the pass (the client's end or error, the server's last answer,
+// a mismatch or error), so no heartbeat trails into the next test.
 //
 // The pattern of message k is a byte stream that depends on the test (its
 // name: op, mode, size, transport) and on k (verifySeed), so a buffer left
@@ -224,15 +236,20 @@ func (e *endpoint) targetBytes() []byte { return e.mr.Bytes()[e.area : e.area+e.
 func (cl *Client) verifyPass(s Spec, eps *testEndpoints) (*result.Verification, error) {
 	qps := eps.measured()
 	n := verifyMessages(s)
+	stopBeat := heartbeat(cl.c)
+	defer stopBeat()
+	fail := func(err error) error { // tell the server, after the last heartbeat
+		stopBeat()
+		cl.c.SendError(err)
+		return err
+	}
 	for k := range n {
 		q := k % len(qps)
 		ep := qps[q]
 		if s.Op == result.OpSend || s.Op == result.OpWrite {
 			fillPattern(ep.sourceBytes(), verifySeed(s, k))
 			if err := ep.eng.PostOne(); err != nil {
-				err = fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err)
-				cl.c.SendError(err)
-				return nil, err
+				return nil, fail(fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err))
 			}
 		}
 		reply, err := cl.verifyStep(q, k)
@@ -244,20 +261,17 @@ func (cl *Client) verifyPass(s Spec, eps *testEndpoints) (*result.Verification, 
 		}
 		if s.Op == result.OpRead {
 			if err := ep.eng.PostOne(); err != nil {
-				err = fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err)
-				cl.c.SendError(err)
-				return nil, err
+				return nil, fail(fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err))
 			}
 			b := ep.sinkBytes()
 			plantCorruption(b)
 			if m := mismatchOf(s, k, b, len(b)); m != nil {
-				verr := verifyErrorOf(s, k, q, m)
-				cl.c.SendError(verr)
-				return nil, verr
+				return nil, fail(verifyErrorOf(s, k, q, m))
 			}
 		}
 	}
 	// the end of the pass: the server may free its buffers (the last READ is done)
+	stopBeat()
 	if err := cl.c.Send(proto.MsgVerify, proto.Verify{Message: n}); err != nil {
 		return nil, err
 	}
@@ -265,19 +279,52 @@ func (cl *Client) verifyPass(s Spec, eps *testEndpoints) (*result.Verification, 
 }
 
 // verifyStep tells the server that message k on QP q is ready and returns
-// its answer.
+// its answer. A server that stops answering and stops its heartbeat is lost
+// (*PeerLostError) at the heartbeat deadline.
 func (cl *Client) verifyStep(q, k int) (proto.Verify, error) {
 	if err := cl.c.Send(proto.MsgVerify, proto.Verify{QP: q, Message: k}); err != nil {
-		return proto.Verify{}, err
+		return proto.Verify{}, lostError(cl.peer, err)
 	}
 	var reply proto.Verify
-	if err := cl.c.RecvTimeout(proto.MsgVerify, &reply, verifyTimeout()); err != nil {
+	if err := recvVerify(cl.c, &reply, verifyTimeout()); err != nil {
+		var re *proto.RemoteError
+		if !errors.As(err, &re) && (errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)) {
+			err = lostError(cl.peer, err)
+		}
 		return proto.Verify{}, fmt.Errorf("--verify: message %d (QP %d): %w", k, q, err)
 	}
 	if reply.QP != q || reply.Message != k {
 		return proto.Verify{}, &proto.Error{Op: "--verify", Err: fmt.Errorf("server answered message %d on QP %d, want message %d on QP %d", reply.Message, reply.QP, k, q)}
 	}
 	return reply, nil
+}
+
+// recvVerify reads the peer's next verify message into v, skipping its
+// heartbeats: each message within heartbeatTimeout, the verify message
+// within total. A silent peer fails with the connection's deadline error
+// (os.ErrDeadlineExceeded) at the heartbeat deadline.
+func recvVerify(c *proto.Conn, v *proto.Verify, total time.Duration) error {
+	deadline := time.Now().Add(total)
+	for {
+		wait := min(heartbeatTimeout, time.Until(deadline))
+		if wait <= 0 {
+			return &proto.Error{Op: "waiting for verify", Err: fmt.Errorf("none within %v (only heartbeats): %w", total, os.ErrDeadlineExceeded)}
+		}
+		t, payload, err := c.RecvAny(wait)
+		if err != nil {
+			return err
+		}
+		if t == proto.MsgReady {
+			var r proto.Ready
+			if err := c.Decode(t, payload, &r); err == nil && r.Phase == proto.PhaseAlive {
+				continue
+			}
+		}
+		if t != proto.MsgVerify {
+			return &proto.Error{Op: "waiting for verify", Err: fmt.Errorf("%w: expected %v, got %v", proto.ErrUnexpectedType, proto.MsgVerify, t)}
+		}
+		return c.Decode(t, payload, v)
+	}
 }
 
 // serveVerify runs the server's side of the verify pass of spec on its
@@ -289,13 +336,19 @@ func (s *Server) serveVerify(c *proto.Conn, spec Spec, eps *testEndpoints) error
 	for _, ep := range qps {
 		ep.eng.ResetAbort() // an unreliable receiver may have been stopped (awaitQuiet)
 	}
+	s.log.Printf("%s: --verify pass: %d messages", spec.Name(), n)
+	stopBeat := heartbeat(c)
+	defer stopBeat() // before the caller sends an error
 	for k := 0; ; k++ {
 		var v proto.Verify
-		if err := c.RecvTimeout(proto.MsgVerify, &v, verifyTimeout()); err != nil {
+		if err := recvVerify(c, &v, verifyTimeout()); err != nil {
 			var re *proto.RemoteError
 			if errors.As(err, &re) { // the client gave up (its own check or step failed): it reports
 				s.log.Printf("%s: --verify: the client stopped at message %d: %v", spec.Name(), k, re)
 				return nil
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return fmt.Errorf("--verify: message %d of %d: no heartbeat from the client for %v: %w", k, n, heartbeatTimeout, err)
 			}
 			return err
 		}
@@ -308,6 +361,9 @@ func (s *Server) serveVerify(c *proto.Conn, spec Spec, eps *testEndpoints) error
 		m, err := verifyServerStep(spec, qps, v.QP, k)
 		if err != nil {
 			return fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, v.QP, err)
+		}
+		if k == n-1 || m != nil {
+			stopBeat() // the last answer of the pass: nothing may follow it
 		}
 		if err := c.Send(proto.MsgVerify, proto.Verify{QP: v.QP, Message: k, Mismatch: m}); err != nil {
 			return err

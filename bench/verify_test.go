@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"errors"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -107,5 +110,48 @@ func TestUsesSRQ(t *testing.T) {
 	bw := Spec{Op: result.OpSend, Mode: result.ModeBW, SRQ: true}
 	if !usesSRQ(lat, true) || !usesSRQ(lat, false) || usesSRQ(bw, true) || !usesSRQ(bw, false) || usesSRQ(Spec{}, false) {
 		t.Error("an SRQ on every receiving side: both in latency, the server in bandwidth, none without --srq")
+	}
+}
+
+// TestVerifyHeartbeat: a verify step that takes longer than the heartbeat
+// deadline passes while the peer's heartbeat goes on (the answer arrives
+// after it), and a peer that stops (no answer, no heartbeat) is lost at the
+// heartbeat deadline, not at verifyTimeout: the client's verifyStep names
+// the lost server.
+func TestVerifyHeartbeat(t *testing.T) {
+	defer func(e, to time.Duration) { heartbeatEvery, heartbeatTimeout = e, to }(heartbeatEvery, heartbeatTimeout)
+	heartbeatEvery, heartbeatTimeout = 20*time.Millisecond, 500*time.Millisecond
+	a, b := net.Pipe()
+	client, server := proto.NewConn(a, time.Second), proto.NewConn(b, time.Second)
+	defer client.Close()
+	defer server.Close()
+	cl := &Client{c: client, peer: "server:1"}
+	// a slow step: 3 heartbeat deadlines of heartbeats, then the answer
+	go func() {
+		var v proto.Verify
+		if server.Recv(proto.MsgVerify, &v) != nil {
+			return
+		}
+		stop := heartbeat(server)
+		time.Sleep(3 * heartbeatTimeout)
+		stop()
+		server.Send(proto.MsgVerify, proto.Verify{QP: v.QP, Message: v.Message})
+	}()
+	if _, err := cl.verifyStep(0, 0); err != nil {
+		t.Fatalf("a slow step with heartbeats: %v", err)
+	}
+	// a stopped server: it reads the step and then sends nothing
+	go func() {
+		var v proto.Verify
+		server.Recv(proto.MsgVerify, &v)
+	}()
+	start := time.Now()
+	_, err := cl.verifyStep(0, 1)
+	var pl *PeerLostError
+	if !errors.As(err, &pl) || !strings.Contains(err.Error(), "no heartbeat from the server for 500ms") {
+		t.Fatalf("a stopped server: %v, want it lost for its heartbeat", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a stopped server noticed after %v, want the 500ms heartbeat deadline", d)
 	}
 }

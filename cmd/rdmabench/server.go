@@ -23,9 +23,10 @@ func serverLong() string {
 		"only how much it allows (--max-memory, --max-qps) and whom it serves (--bind, --allow,\n"+
 		"--auth-key-file). One client's tests at a time. A client that sends no heartbeat for\n"+
 		"%v during a test (dead, stopped or silent) is dropped and the next client served; every\n"+
-		"handshake must be done within %v, at most %d at once. SIGINT/SIGTERM abort the running\n"+
-		"test and exit within 2 s.",
-		bench.HeartbeatTimeout(), bench.HandshakeTimeout(), bench.MaxHandshakes())
+		"handshake must be done within %v, at most --max-startups at once (the oldest dropped\n"+
+		"for a new one) and --max-startups-per-addr from one address (more refused, with the\n"+
+		"reason). SIGINT/SIGTERM abort the running test and exit within 2 s.",
+		bench.HeartbeatTimeout(), bench.HandshakeTimeout())
 }
 
 // cmdServer is 'rdmabench server'.
@@ -42,6 +43,10 @@ func cmdServer(fs *flag.FlagSet) action {
 	allow := fs.String("allow", "", "admit only clients from these CIDR prefixes or addresses (comma-separated, e.g. 10.0.0.0/8,192.0.2.7); checked at accept")
 	idle := fs.Duration("idle-timeout", bench.DefaultIdleTimeout, "close a session that sends nothing for this long between tests")
 	maxSession := fs.Duration("max-session", 0, "close a session this long after it opened, aborting its test (0: no limit)")
+	maxStartups := fs.Int("max-startups", 0, fmt.Sprintf("connections at most between accept and authentication; when full, the oldest is dropped for a new one "+
+		"(0: from the file-descriptor limit, %d here)", bench.DefaultMaxStartups()))
+	perAddr := fs.Int("max-startups-per-addr", bench.DefaultMaxStartupsPerAddr, "connections at most between accept and authentication from one address "+
+		"(IPv6: one /64); more are refused with the reason")
 	var bud budgetFlags
 	bud.add(fs, true)
 	perftestServerFlags(fs)
@@ -76,6 +81,9 @@ func cmdServer(fs *flag.FlagSet) action {
 				return usageError{fmt.Errorf("--%s %v: must be at least %v", f.name, f.v, f.min)}
 			}
 		}
+		if err := checkStartups(*maxStartups, *perAddr, bench.MaxStartupsLimit()); err != nil {
+			return err
+		}
 		if strings.Contains(d.device, ",") {
 			return usageError{fmt.Errorf("server -d %s: a server serves on one device (or, without -d, on the device each client's route reaches)", d.device)}
 		}
@@ -94,6 +102,23 @@ func cmdServer(fs *flag.FlagSet) action {
 		defer stop()
 		return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
 			bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget,
-				AuthKey: key, Exposed: fs.Changed("bind"), Allow: nets, IdleTimeout: *idle, MaxSession: *maxSession, NUMA: numaChoice})
+				AuthKey: key, Exposed: fs.Changed("bind"), Allow: nets, IdleTimeout: *idle, MaxSession: *maxSession, NUMA: numaChoice,
+				MaxStartups: *maxStartups, MaxStartupsPerAddr: *perAddr})
 	}
+}
+
+// checkStartups validates --max-startups (0: automatic; at most limit, what
+// the file-descriptor limit allows) and --max-startups-per-addr (at least 1,
+// at most the global cap).
+func checkStartups(all, perAddr, limit int) error {
+	if all < 0 || all > limit {
+		return usageError{fmt.Errorf("--max-startups %d: must be 0 (automatic) or 1..%d (half the file-descriptor limit, RLIMIT_NOFILE)", all, limit)}
+	}
+	if perAddr < 1 {
+		return usageError{fmt.Errorf("--max-startups-per-addr %d: must be at least 1", perAddr)}
+	}
+	if all > 0 && perAddr > all {
+		return usageError{fmt.Errorf("--max-startups-per-addr %d: must not exceed --max-startups %d", perAddr, all)}
+	}
+	return nil
 }

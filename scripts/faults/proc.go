@@ -20,7 +20,12 @@ type T struct {
 	id    string
 	procs []*Proc
 	port  int
+	// cleanups run when the case ends, before its processes are killed
+	cleanups []func()
 }
+
+// onCleanup runs f when the case ends.
+func (t *T) onCleanup(f func()) { t.cleanups = append(t.cleanups, f) }
 
 var nextPort = 19000
 
@@ -196,6 +201,9 @@ func exitCode(err error) int {
 // first, for the stopped ones. A server still running at the end is fine
 // (cases start servers to outlive clients); nothing may be left behind.
 func (t *T) cleanup() error {
+	for _, f := range t.cleanups {
+		f()
+	}
 	for _, p := range t.procs {
 		if !p.Exited() {
 			p.Signal(syscall.SIGCONT)
