@@ -63,7 +63,7 @@ func (s Spec) withDefaults() Spec {
 		l.TxDepth, l.CQMod = bwDepths(l.TxDepth, l.CQMod, l.Size, DefaultLoadTxDepth)
 		s.Load = &l
 	}
-	return s
+	return s.choiceDefaults()
 }
 
 // bwDepths returns the tx depth (def when 0) and CQ moderation of a stream

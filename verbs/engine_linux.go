@@ -201,28 +201,6 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	return &Engine{e: e, cfg: cfg}, nil
 }
 
-// checkAddrStep checks the address stepping settings: a step of at least
-// one message within the cycle, and local areas (and per-op memory) that
-// hold the cycle: the source in [0, AddrCycle), the sink in
-// [RecvOffset, RecvOffset+AddrCycle).
-func (cfg *EngineConfig) checkAddrStep() error {
-	st, cy := cfg.AddrStep, cfg.AddrCycle
-	if st == 0 && cy == 0 {
-		return nil
-	}
-	local := int64(cfg.MR.Len())
-	if cfg.PerOp != nil {
-		local = min(local, int64(cfg.PerOp.Buf.Len()))
-	}
-	switch {
-	case st < cfg.Size || cy < st:
-		return fmt.Errorf("verbs: address step %d bytes must be at least the %d-byte message and at most the %d-byte cycle", st, cfg.Size, cy)
-	case cy > cfg.RecvOffset || int64(cfg.RecvOffset+cy) > local:
-		return fmt.Errorf("verbs: address cycle of %d bytes does not fit the engine's areas (receive offset %d, %d-byte MR)", cy, cfg.RecvOffset, local)
-	}
-	return nil
-}
-
 // checkPerOp checks the per-operation registration settings: a PD and a
 // per-op buffer as large as the engine's areas, no inline sends (they are
 // copied by the CPU and need no registration), and the memlock limit for
@@ -446,7 +424,7 @@ func (g *Engine) ResetCounters() {
 	g.e.t_first, g.e.t_last = 0, 0
 	g.e.nsamples = 0
 	g.e.pace_start, g.e.pace_base = 0, 0 // pacing restarts with the counters
-	g.e.addr_off = 0                      // and address stepping from the areas' starts
+	g.e.addr_off = 0                     // and address stepping from the areas' starts
 }
 
 // BWClientMulti drives several bandwidth senders round robin on the calling
