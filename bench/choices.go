@@ -30,11 +30,6 @@ import (
 //   - P_Key index: --pkey-index (perftest --pkey_index), default 0, given
 //     to the QPs at INIT.
 
-// DefaultCacheLine is the cache line address stepping rounds messages up
-// to, bytes (perftest reads the CPU's coherency line size: 64 on x86 and
-// most arm64).
-const DefaultCacheLine = 64
-
 // MaxAddrCycle bounds Spec.AddrCycle, bytes (a 64 KiB page with room).
 const MaxAddrCycle = 1 << 20
 
