@@ -17,10 +17,10 @@ func TestRDMAChoicesRecorded(t *testing.T) {
 	var specs []Spec
 	for _, p := range []Plan{
 		{Ops: []string{result.OpWrite, result.OpRead, result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{64},
-			Template: Spec{Iters: 300, Warmup: -1, Verify: true}},
-		{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeBW, result.ModeLat}, Template: Spec{Iters: 200, Warmup: -1}},
+			Template: Spec{Iters: 100, Warmup: -1, Verify: true}},
+		{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeBW, result.ModeLat}, Template: Spec{Iters: 100, Warmup: -1}},
 		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64},
-			Template: Spec{Iters: 200, Warmup: -1, QPs: 2, NoRelaxedOrdering: true, NoAddrStep: true, CompVectorSpread: true}},
+			Template: Spec{Iters: 100, Warmup: -1, QPs: 2, NoRelaxedOrdering: true, NoAddrStep: true, CompVectorSpread: true}},
 	} {
 		specs = append(specs, plan(t, p)...)
 	}
