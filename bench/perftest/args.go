@@ -60,8 +60,8 @@ type Options struct {
 	NoRelaxed bool
 	PKeyIndex int
 	Vector    int
-	Version      bool    // -V
-	Help         bool    // -h
+	Version   bool // -V
+	Help      bool // -h
 	// Given holds the long name of every option on the command line.
 	Given map[string]bool
 }
