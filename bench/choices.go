@@ -43,9 +43,10 @@ const MaxCompVector = 1 << 16
 var pageSize = os.Getpagesize()
 
 // choiceDefaults fills the choices' defaults: the cycle buffer of a
-// bandwidth test that steps its addresses.
+// bandwidth test (or of a latency test's load QPs) that steps its
+// addresses, so that the server sizes its areas from the client's page.
 func (s Spec) choiceDefaults() Spec {
-	if s.Mode == result.ModeBW && s.Transport != result.TransportTCP && !s.NoAddrStep && s.AddrCycle == 0 {
+	if (s.Mode == result.ModeBW || s.Load != nil) && s.Transport != result.TransportTCP && !s.NoAddrStep && s.AddrCycle == 0 {
 		s.AddrCycle = pageSize
 	}
 	return s
