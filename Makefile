@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps launcher-deps build man package package-files package-test script-test check unit fuzz vm-test pair-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench fabrics clean
+.PHONY: all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench fabrics clean
 
 all: build
 
@@ -60,10 +60,19 @@ package-test: package
 
 # Host-side tests of the test bed's and the CI action's scripts (no guest boot):
 # vm-run.sh's accelerator choice (KVM probe, TCG fallback); scripts/ci-action.sh, the
-# GitHub Action's steps (gate on fixtures, install and rxe logic with stubs).
+# GitHub Action's steps (gate on fixtures, install and rxe logic with stubs);
+# scripts/hw-check.sh without RDMA and with stub rdmabench and perftest.
 script-test: build
 	scripts/vm-accel-test.sh
 	scripts/ci-action-test.sh
+	scripts/hw-check-test.sh
+
+# The hardware check (docs/hardware.md) on this host's RDMA devices: rdmabench's loopback
+# beside perftest's on every ACTIVE port; the report (.tar.gz) goes to build/hw-check.
+# More options in HWCHECK_ARGS, e.g. HWCHECK_ARGS='-d mlx5_0 --reps 5'.
+hw-check: build
+	mkdir -p $(BUILD)/hw-check
+	scripts/hw-check.sh --bin $(BUILD)/rdmabench -o $(BUILD)/hw-check $(HWCHECK_ARGS)
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -77,7 +86,7 @@ unit: build
 
 # Test binaries run inside the SoftRoCE guest, where RDMABENCH_REQUIRE_RDMA=1
 # turns every "no RDMA device" skip into a failure.
-vm-test: build
+vm-test: build $(BUILD)/libdrvshim.so
 	$(GO) test -c -o $(BUILD)/verbs.test ./verbs
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/verbs-cgocheck2.test ./verbs
 	$(GO) test -c -o $(BUILD)/bench.test ./bench
@@ -92,8 +101,17 @@ vm-test: build
 	$(VM) --siw require --numa 2 --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
 		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
 		--bin $(BUILD)/faults --bin $(BUILD)/meshcheck --bin $$(command -v mpiexec.hydra) --bin $$(command -v hydra_pmi_proxy) \
-		--file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --file $(BUILD)/docs-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
+		--file $(BUILD)/libdrvshim.so --file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --file scripts/drvshim-guest.sh --file scripts/hw-check.sh --file $(BUILD)/docs-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
+
+# The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an
+# LD_PRELOAD library that makes rxe/siw answer a few verbs as a hardware driver does.
+# guest-test.sh runs rdmabench and perftest under it (RDMABENCH_DRVSHIM=cxgb4, ...).
+drvshim: $(BUILD)/libdrvshim.so
+
+$(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
+	@mkdir -p $(BUILD)
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 
 # Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);
 # server in one, client in the other, no -d (rxe2 chosen by route); kills and stops.

@@ -190,8 +190,23 @@ grep 'rdma_cm' /tmp/server-cm.log | head -2
 stage "every JSON document above against bench/result/schema.json"
 RDMABENCH_JSON_DIR=/tmp result.test -test.run '^TestSchemaFiles$' -test.v 2>&1 | tee /tmp/schema.log | grep -E '^(--- |PASS|FAIL|ok)|schema' | head -40 || true
 grep -q '^PASS' /tmp/schema.log || { tail -30 /tmp/schema.log; fail "JSON schema"; }
+stage "hardware check (scripts/hw-check.sh): every ACTIVE port, rdmabench beside perftest, one report"
+mkdir -p /tmp/hwc
+sh /work/hw-check.sh -o /tmp/hwc --keep --ops write --modes lat --lat-sizes 2 -n 100 --reps 1 --timeout 60 >/tmp/hwc.out 2>/tmp/hwc.err \
+	|| { cat /tmp/hwc.out /tmp/hwc.err; fail "hw-check"; }
+sed -n '/^results:/,/^time:/p' /tmp/hwc.out
+hwc=$(sed -n 's/^Report: \(.*\)\.tar\.gz (.*/\1/p' /tmp/hwc.out)
+[ -n "$hwc" ] && [ -s "$hwc.tar.gz" ] && tar -tzf "$hwc.tar.gz" >/tmp/hwc.list || { cat /tmp/hwc.out; fail "hw-check: no report"; }
+for d in rxe0 rxe1 siw1; do
+	grep -qE "^  $d +1 write +lat +2 +[0-9.]+ +[0-9.]+ +[0-9]+\.[0-9]{3}" /tmp/hwc.out && grep -q "/runs/$d-p1/write-lat-2.rb1.json$" /tmp/hwc.list \
+		&& grep -q "/runs/$d-p1/write-lat-2.pt1.txt$" /tmp/hwc.list || { cat /tmp/hwc.out; fail "hw-check: no $d result with its perftest ratio"; }
+done
+grep -q -- '-x 1 127.0.0.1 (client)' "$hwc/runs/rxe0-p1/write-lat-2.pt1.cmd" && grep -q -- '-R 203.0.113.1 (client)' "$hwc/runs/siw1-p1/write-lat-2.pt1.cmd" \
+	&& grep -q -- '--rdma-cm' "$hwc/runs/siw1-p1/write-lat-2.rb1.cmd" && grep -q '^failures: none' /tmp/hwc.out || fail "hw-check: the tools' flags"
 stage "perftest drop-in: ib_send_lat and ib_write_bw links to rdmabench, against perftest's own output (scripts/dropin-guest.sh)"
 sh /work/dropin-guest.sh || fail "perftest drop-in"
+stage "driver behaviours under the LD_PRELOAD shim: cxgb4 on siw1, rdatom=1, mlx5sq (scripts/drvshim-guest.sh)"
+sh /work/drvshim-guest.sh || fail "driver-behaviour shim"
 
 stage "mesh: 3 ranks under MPICH's mpiexec in this guest (scripts/mesh-guest-local.sh)"
 sh /work/mesh-guest-local.sh || fail "mesh (3 local ranks)"

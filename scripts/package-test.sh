@@ -84,6 +84,23 @@ else
   fi
 fi
 
+# The hardware check: on PATH, it finds the rdmabench beside it; without RDMA it
+# exits 3 and still writes its report.
+if [[ -e /dev/infiniband/uverbs0 ]]; then
+  log "skip: this host has RDMA: rdmabench-hw-check's no-device exit is not checked"
+elif [[ $(command -v rdmabench-hw-check) == /usr/bin/rdmabench-hw-check ]]; then
+  rc=0
+  out=$(cd "$tmp" && rdmabench-hw-check 2>&1) || rc=$?
+  if ((rc == 3)) && [[ $out == *"nothing checked: no RDMA device"* ]] &&
+    ls "$tmp"/rdmabench-hw-check-*.tar.gz >/dev/null 2>&1; then
+    ok "rdmabench-hw-check: exit 3 without RDMA, report $(basename "$(ls "$tmp"/rdmabench-hw-check-*.tar.gz | head -n 1)")"
+  else
+    bad "rdmabench-hw-check on a host without RDMA exited $rc (want 3 and a report): ${out:0:300}"
+  fi
+else
+  bad "no /usr/bin/rdmabench-hw-check on PATH"
+fi
+
 if command -v man >/dev/null; then
   page=$(man -w rdmabench-run 2>&1) || true
   [[ $page == /usr/share/man/man1/rdmabench-run.1* ]] && ok "man -w rdmabench-run: $page" \
@@ -139,7 +156,7 @@ if command -v rpm >/dev/null; then
   files=$(rpm -qlp "$rpm" 2>/dev/null)
   [[ $(awk -F': ' '$1 ~ /^Version/ { print $2 }' <<<"$info") == "$version" ]] || bad "rpm version is not $version: $info"
   [[ $reqs == *libibverbs* && $reqs == *librdmacm* ]] || bad "rpm requires: $reqs"
-  for f in /usr/bin/rdmabench /usr/share/man/man1/rdmabench-run.1.gz /usr/share/bash-completion/completions/rdmabench \
+  for f in /usr/bin/rdmabench /usr/bin/rdmabench-hw-check /usr/share/man/man1/rdmabench-run.1.gz /usr/share/bash-completion/completions/rdmabench \
            /usr/share/zsh/site-functions/_rdmabench /usr/lib/rdmabench/perftest/ib_send_lat /usr/share/doc/rdmabench/LICENSE; do
     grep -qxF "$f" <<<"$files" || bad "$rpm lacks $f"
   done
@@ -151,7 +168,7 @@ fi
 # --- the tarball: laid out like /usr under one directory --------------------------------
 top=$(basename "$tgz" .tar.gz)
 list=$(tar -tzf "$tgz")
-for f in bin/rdmabench share/man/man1/rdmabench-run.1.gz share/bash-completion/completions/rdmabench \
+for f in bin/rdmabench bin/rdmabench-hw-check share/man/man1/rdmabench-run.1.gz share/bash-completion/completions/rdmabench \
          lib/rdmabench/perftest/ib_write_bw share/doc/rdmabench/LICENSE; do
   grep -qxF "$top/$f" <<<"$list" || bad "$tgz lacks $top/$f"
 done

@@ -29,6 +29,9 @@ type entry struct {
 // against rdmabench.
 const PerftestDir = "lib/rdmabench/perftest"
 
+// HWCheckName is scripts/hw-check.sh's name in the packages' bin/.
+const HWCheckName = "rdmabench-hw-check"
+
 // perftestNames are the names under which rdmabench acts as perftest.
 var perftestNames = []string{
 	"ib_send_lat", "ib_write_lat", "ib_read_lat", "ib_atomic_lat",
@@ -38,7 +41,9 @@ var perftestNames = []string{
 // collect stages the generated files (completions, compressed man pages)
 // under stage and returns every entry of the packages.
 func collect(c *config, stage string) ([]entry, error) {
-	es := []entry{{src: c.bin, dst: "bin/rdmabench", mode: 0o755}}
+	es := []entry{{src: c.bin, dst: "bin/rdmabench", mode: 0o755},
+		// the hardware check (docs/hardware.md): finds the rdmabench beside it
+		{src: filepath.Join(c.root, "scripts", "hw-check.sh"), dst: "bin/" + HWCheckName, mode: 0o755}}
 	for _, n := range perftestNames {
 		es = append(es, entry{dst: PerftestDir + "/" + n, link: "../../../bin/rdmabench"})
 	}
