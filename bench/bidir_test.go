@@ -97,7 +97,7 @@ func TestBidirRemoteAccess(t *testing.T) {
 		if got := remoteAccess(s, tc.client, tc.iwarp); got != tc.want {
 			t.Errorf("-b %s client=%v iwarp=%v: %s, want %s", tc.op, tc.client, tc.iwarp, got, tc.want)
 		}
-		if c := poolConfig(s, tc.client, tc.iwarp, 1, false, false); c.Access != verbs.AccessLocalWrite|tc.want {
+		if c := poolConfig(s, tc.client, tc.iwarp, 1, false, false); c.Access != verbs.AccessLocalWrite|tc.want|verbs.AccessRelaxedOrdering {
 			t.Errorf("-b %s client=%v: pool access %s", tc.op, tc.client, c.Access)
 		}
 	}

@@ -30,6 +30,8 @@ func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 		{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{5000}, Template: Spec{Iters: 100, Warmup: -1, MRMode: result.MRModePerOp}},
 		{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{1024}, Template: Spec{Iters: 100, Warmup: -1, QPType: result.QPTypeUD}},
 		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: Spec{QPs: 6, Iters: 100, Warmup: -1}}, // two slabs (rxe: max_msg_sz 8 MiB)
+		// address stepping over a 64 KiB cycle: the areas grow to hold it
+		{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeBW}, Template: Spec{QPs: 2, Iters: 100, Warmup: -1, AddrCycle: 64 << 10}},
 	} {
 		specs = append(specs, plan(t, p)...)
 	}

@@ -26,6 +26,10 @@ const (
 	// largeMessage: bandwidth tests above this size signal every send by
 	// default, as perftest does.
 	largeMessage = 8 << 10
+	// DefaultCacheLine is the cache line address stepping rounds messages
+	// up to, bytes (perftest reads the CPU's coherency line size: 64 on
+	// x86 and most arm64); see choices.go.
+	DefaultCacheLine = 64
 )
 
 // withDefaults fills every zero (or, for Warmup, negative) field of s that
@@ -63,7 +67,7 @@ func (s Spec) withDefaults() Spec {
 		l.TxDepth, l.CQMod = bwDepths(l.TxDepth, l.CQMod, l.Size, DefaultLoadTxDepth)
 		s.Load = &l
 	}
-	return s
+	return s.choiceDefaults()
 }
 
 // bwDepths returns the tx depth (def when 0) and CQ moderation of a stream

@@ -18,6 +18,7 @@ func TestDefaultsMatchDoc(t *testing.T) {
 		"DefaultLoadTxDepth": DefaultLoadTxDepth, "DefaultLoadSize": DefaultLoadSize, "DefaultQPTimeout": DefaultQPTimeout,
 		"DefaultRetryCount": DefaultRetryCount, "DefaultRNRRetry": DefaultRNRRetry, "DefaultRNRTimer": DefaultRNRTimer,
 		"DefaultVerifyMessages": DefaultVerifyMessages, "DefaultMaxQPs": DefaultMaxQPs,
+		"DefaultCacheLine": DefaultCacheLine,
 	}
 	b, err := os.ReadFile("../docs/defaults.md")
 	if err != nil {

@@ -20,6 +20,7 @@ type Device struct {
 	Port      verbs.PortAttr
 	GID       verbs.GIDEntry
 	GIDReason string
+	GIDGiven  bool // the GID was given (--gid-index): InfiniBand QPs then use a GRH (useGRH)
 	// Reason says why this device was chosen: with --ib-dev, by route
 	// (its GID table holds the control connection's address), or first.
 	Reason string
@@ -82,6 +83,7 @@ func (d *Device) pickGID(port, gidIndex int, local netip.Addr) error {
 			return err
 		}
 		d.GIDReason = "chosen with --gid-index"
+		d.GIDGiven = true
 		return nil
 	}
 	tbl, err := d.Ctx.GIDTable(port)

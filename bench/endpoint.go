@@ -46,6 +46,8 @@ type endpoint struct {
 	// recvs is how many receives the engine posts before traffic (SEND).
 	srq   *verbs.SRQ
 	recvs int
+	// grh: the QP's address vector carries a GRH (useGRH; rdma_cm: RoCE).
+	grh bool
 }
 
 // sampleCap is the C sample buffer size per engine, entries (8 bytes each).
@@ -105,6 +107,9 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool, srq *verbs.
 	if err := dev.supports(s); err != nil {
 		return nil, err
 	}
+	if err := checkChoices(dev, s); err != nil {
+		return nil, err
+	}
 	if e.inline, e.inlineWhy, err = dev.inlineFor(s); err != nil {
 		return nil, err
 	}
@@ -122,10 +127,10 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool, srq *verbs.
 		}
 	}
 	e.pd = pool.PD()
-	if e.scq, err = dev.Ctx.CreateCQ(s.TxDepth+cqSlack, s.Event); err != nil {
+	if e.scq, err = dev.Ctx.CreateCQVector(s.TxDepth+cqSlack, s.Event, compVector(dev, s)); err != nil {
 		return nil, err
 	}
-	if e.rcq, err = dev.Ctx.CreateCQ(s.RxDepth+cqSlack, s.Event); err != nil {
+	if e.rcq, err = dev.Ctx.CreateCQVector(s.RxDepth+cqSlack, s.Event, compVector(dev, s)); err != nil {
 		return nil, err
 	}
 	e.area = endpointArea(s)
@@ -175,6 +180,9 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 		e.qp, err = e.pd.CreateQP(cfg)
 	} else {
 		e.qp, err = id.CreateQP(e.pd, cfg)
+		// rdma_cm builds the address vector: a GRH on RoCE, none within
+		// an IB subnet (its path's hop limit is 0), none on iWARP
+		e.grh = e.dev.Port.LinkLayer == "Ethernet" && !e.dev.Ctx.IsIWARP()
 	}
 	if err != nil {
 		return err
@@ -241,7 +249,7 @@ func (e *endpoint) info() proto.QPInfo {
 	}
 	return proto.QPInfo{Device: e.dev.Ctx.Name(), QPN: qpn, PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
 		GIDType: e.dev.GID.Type.String(), LinkLayer: e.dev.Port.LinkLayer, ActiveMTU: e.dev.Port.ActiveMTU,
-		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.Size), QKey: e.qkey}
+		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.targetLen()), QKey: e.qkey}
 }
 
 // connect moves the QP to RTS towards the peer and creates the engine. It
@@ -255,7 +263,8 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 	if err := dgid.UnmarshalText([]byte(r.GID)); err != nil {
 		return 0, fmt.Errorf("peer QP info: %w", err)
 	}
-	useGRH := e.dev.Port.LinkLayer == "Ethernet" || !dgid.IsZero()
+	useGRH := useGRH(e.dev.Port, e.dev.GIDGiven)
+	e.grh = useGRH
 	if useGRH {
 		_, l4 := e.dev.GID.GID.IPv4()
 		_, r4 := dgid.IPv4()
@@ -264,7 +273,7 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 				e.dev.GID.Type, e.dev.GID.GID, e.dev.GID.Index, r.GIDType, r.GID, r.GIDIndex)
 		}
 	}
-	if err := checkPeerBuffer(r, s.Size); err != nil {
+	if err := checkPeerBuffer(r, s.targetLen()); err != nil {
 		return 0, err
 	}
 	mtu := min(e.dev.Port.ActiveMTU, r.ActiveMTU)
@@ -280,10 +289,10 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 		if r.QKey == 0 {
 			return 0, fmt.Errorf("peer QP info: a UD peer must send its Q_Key")
 		}
-		if err := e.qp.ToInitQKey(e.dev.Port.Port, 0, e.qkey); err != nil {
+		if err := e.qp.ToInitPKey(e.dev.Port.Port, 0, e.qkey, s.PKeyIndex); err != nil {
 			return 0, err
 		}
-	} else if err := e.qp.ToInit(e.dev.Port.Port, e.access); err != nil {
+	} else if err := e.qp.ToInitPKey(e.dev.Port.Port, e.access, 0, s.PKeyIndex); err != nil {
 		return 0, err
 	}
 	// ToRTR and ToRTS give UC and UD only the attributes their type takes
@@ -318,7 +327,8 @@ func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	if !ok {
 		return fmt.Errorf("op %q has no RDMA operation", s.Op)
 	}
-	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: op, Size: s.Size, RecvOffset: e.area,
+	step, cycle := s.addrStep()
+	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: op, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.inline > 0 && s.Size <= e.inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
 		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {

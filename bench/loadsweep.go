@@ -82,7 +82,9 @@ func runLoadSweep(ctx context.Context, cl *Client, s Spec, o RunOptions) ([]resu
 	// the load alone, unshaped: its peak
 	peakSpec := Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, QPs: s.Load.QPs, TxDepth: s.Load.TxDepth,
 		CQMod: s.Load.CQMod, Duration: max(2*time.Second, s.Duration/2), Warmup: -1, MTU: s.MTU, SL: s.SL, TClass: s.TClass,
-		QPType: s.QPType, RDMACM: s.RDMACM, Percentiles: s.Percentiles, Confidence: s.Confidence}.withDefaults()
+		QPType: s.QPType, RDMACM: s.RDMACM, Percentiles: s.Percentiles, Confidence: s.Confidence,
+		NoRelaxedOrdering: s.NoRelaxedOrdering, NoAddrStep: s.NoAddrStep, AddrCycle: s.AddrCycle,
+		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex}.withDefaults()
 	peak, err := run("the load's peak", peakSpec)
 	if err != nil {
 		return out, nil, err

@@ -478,6 +478,7 @@ func baseResult(s Spec, e *endpoint) result.Result {
 	if e != nil {
 		r.Inline, r.InlineReason = e.inline, e.inlineWhy
 		r.QPTimeout, r.RetryCount, r.RNRRetry, r.OutstandingReads = s.QPTimeout, s.RetryCount, s.RNRRetry, e.rdDepth
+		r.Choices = choicesResult(s, e)
 	}
 	return r
 }

@@ -16,7 +16,8 @@ func endpointArea(s Spec) int {
 	if s.qpType() == result.QPTypeUD {
 		n += verbs.GRHSize // receives start with the GRH
 	}
-	return (n + 4095) &^ 4095
+	_, cycle := s.addrStep() // stepped addresses range over the whole cycle
+	return max((n+4095)&^4095, cycle)
 }
 
 // poolConfig is the pool of count endpoints of spec s on one side:
@@ -24,7 +25,7 @@ func endpointArea(s Spec) int {
 // ON_DEMAND in odp mode.
 func poolConfig(s Spec, client, iwarp bool, count int, odp, huge bool) verbs.PoolConfig {
 	c := verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: count,
-		Access: verbs.AccessLocalWrite | remoteAccess(s, client, iwarp), HugePages: huge}
+		Access: verbs.AccessLocalWrite | remoteAccess(s, client, iwarp) | s.relaxedAccess(), HugePages: huge}
 	if odp {
 		c.Access |= verbs.AccessOnDemand
 		c.ODPOps = odpOps(s)

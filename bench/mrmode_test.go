@@ -69,6 +69,7 @@ func TestMRModePlan(t *testing.T) {
 // TestMRModePoolConfig: the pool grants only the remote access the test
 // needs, on each side.
 func TestMRModePoolConfig(t *testing.T) {
+	const ro = verbs.AccessRelaxedOrdering // requested by default (perftest's)
 	for _, tt := range []struct {
 		name   string
 		s      Spec
@@ -78,14 +79,16 @@ func TestMRModePoolConfig(t *testing.T) {
 		ops    verbs.ODPOps
 		buf    int
 	}{
-		{"write bw client", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, true, false, verbs.AccessLocalWrite, 0, 8192},
-		{"write bw server", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite, 0, 8192},
-		{"write lat client", Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 2}, true, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite, 0, 8192},
-		{"read server", Spec{Op: result.OpRead, Mode: result.ModeBW, Size: 5000}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteRead, 0, 16384},
+		{"write bw client", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, true, false, verbs.AccessLocalWrite | ro, 0, 8192},
+		{"write bw server", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite | ro, 0, 8192},
+		{"write lat client", Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 2}, true, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite | ro, 0, 8192},
+		{"read server", Spec{Op: result.OpRead, Mode: result.ModeBW, Size: 5000}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteRead | ro, 0, 16384},
 		{"atomic server odp", Spec{Op: result.OpFetchAdd, Mode: result.ModeLat, Size: 8}, false, true,
-			verbs.AccessLocalWrite | verbs.AccessRemoteAtomic | verbs.AccessOnDemand, verbs.ODPAtomic, 8192},
-		{"send odp", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2}, true, true, verbs.AccessLocalWrite | verbs.AccessOnDemand, verbs.ODPSend | verbs.ODPRecv, 8192},
-		{"ud send", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 4096, QPType: result.QPTypeUD}, false, true, verbs.AccessLocalWrite | verbs.AccessOnDemand, 0, 16384},
+			verbs.AccessLocalWrite | verbs.AccessRemoteAtomic | verbs.AccessOnDemand | ro, verbs.ODPAtomic, 8192},
+		{"send odp", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2}, true, true, verbs.AccessLocalWrite | verbs.AccessOnDemand | ro, verbs.ODPSend | verbs.ODPRecv, 8192},
+		{"write bw server without relaxed ordering", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096, NoRelaxedOrdering: true}, false, false,
+			verbs.AccessLocalWrite | verbs.AccessRemoteWrite, 0, 8192},
+		{"ud send", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 4096, QPType: result.QPTypeUD}, false, true, verbs.AccessLocalWrite | verbs.AccessOnDemand | ro, 0, 16384},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := poolConfig(tt.s, tt.client, false, 3, tt.odp, true)

@@ -202,6 +202,7 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 		return result.Result{}, totals, err
 	}
 	r := baseResult(s, eps[0])
+	r.Choices = choicesResult(s, eps...)
 	r.QPs, r.Threads = n, m
 	lat := hist.New()
 	first, last := far, int64(0)

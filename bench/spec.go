@@ -113,6 +113,23 @@ type Spec struct {
 	// fractions of the load's peak (--load-sweep): see loadsweep.go. The
 	// client's business: the server sees each step as a test of its own.
 	LoadSweep []float64 `json:"load_sweep,omitempty"`
+	// The differences from perftest that are options (choices.go); the
+	// zero values are perftest's defaults.
+	// NoRelaxedOrdering registers without IBV_ACCESS_RELAXED_ORDERING
+	// (--disable-pcie-relaxed).
+	NoRelaxedOrdering bool `json:"no_relaxed_ordering,omitempty"`
+	// NoAddrStep posts every bandwidth work request at the same local and
+	// remote addresses (--no-addr-step); AddrCycle is the cycle buffer the
+	// addresses step over otherwise, bytes (the client's page size).
+	NoAddrStep bool `json:"no_addr_step,omitempty"`
+	AddrCycle  int  `json:"addr_cycle_bytes,omitempty"`
+	// CompVector is the completion vector of every CQ (--comp-vector N);
+	// with CompVectorSpread the CQs go round robin over the device's
+	// vectors instead (--comp-vector spread).
+	CompVector       int  `json:"comp_vector,omitempty"`
+	CompVectorSpread bool `json:"comp_vector_spread,omitempty"`
+	// PKeyIndex is the P_Key table index of the QPs (--pkey-index).
+	PKeyIndex int `json:"pkey_index,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test.
@@ -183,7 +200,9 @@ func (l *Load) validate() error {
 // loadSpec is the bandwidth spec of each load QP.
 func (s Spec) loadSpec() Spec {
 	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
-		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.loadPace()}
+		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.loadPace(),
+		NoRelaxedOrdering: s.NoRelaxedOrdering, NoAddrStep: s.NoAddrStep, AddrCycle: s.AddrCycle,
+		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex}
 }
 
 // Name is a short label, e.g. "send lat 2B" or "tcp send bw 65536B".

@@ -39,6 +39,9 @@ func (s Spec) Validate() error {
 	if err := s.validateShape(); err != nil {
 		return err
 	}
+	if err := s.validateChoices(); err != nil {
+		return err
+	}
 	if !contains(result.Ops, s.Op) {
 		return fmt.Errorf("op %q unknown; valid: %s", s.Op, strings.Join(result.Ops, ", "))
 	}

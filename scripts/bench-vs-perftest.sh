@@ -315,6 +315,7 @@ if "$bin" loopback --help 2>&1 | grep -q -- '--port'; then rb_port=1; fi
 # during this long run would derail it.
 mkdir -p "$work/scripts"
 cp "$SCRIPT_DIR/vm-run.sh" "$work/scripts/vm-run.sh"
+[[ ! -f $SCRIPT_DIR/vm-lib.sh ]] || cp "$SCRIPT_DIR/vm-lib.sh" "$work/scripts/" # vm-run.sh sources it
 [[ ! -f $SCRIPT_DIR/install-deps.sh ]] || cp "$SCRIPT_DIR/install-deps.sh" "$work/scripts/"
 t_start=$(date +%s)
 nproc_host=$(nproc 2>/dev/null || echo 0)

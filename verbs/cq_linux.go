@@ -21,18 +21,29 @@ type CQ struct {
 	cq     *C.struct_ibv_cq
 	ch     *C.struct_ibv_comp_channel
 	cqe    int
+	vector int // completion vector
 	unack  C.uint
 	closed bool
 }
 
 // CreateCQ creates a CQ with at least cqe entries. With channel=true it also
-// creates a completion channel (its fd is non-blocking) for WaitEvent.
+// creates a completion channel (its fd is non-blocking) for WaitEvent. Its
+// completion vector is 0 (CreateCQVector).
 func (c *Context) CreateCQ(cqe int, channel bool) (*CQ, error) {
+	return c.CreateCQVector(cqe, channel, 0)
+}
+
+// CreateCQVector is CreateCQ on completion vector vector (the interrupt
+// its events come on in event mode): 0..NumCompVectors()-1.
+func (c *Context) CreateCQVector(cqe int, channel bool, vector int) (*CQ, error) {
+	if n := c.NumCompVectors(); vector < 0 || (vector > 0 && vector >= n) {
+		return nil, fmt.Errorf("verbs: completion vector %d out of range: %s has %d (0..%d)", vector, c.name, n, max(n-1, 0))
+	}
 	ctx, err := c.acquire()
 	if err != nil {
 		return nil, err
 	}
-	out := &CQ{ctx: c}
+	out := &CQ{ctx: c, vector: vector}
 	if channel {
 		ch, err := C.ibv_create_comp_channel(ctx)
 		if ch == nil {
@@ -46,7 +57,7 @@ func (c *Context) CreateCQ(cqe int, channel bool) (*CQ, error) {
 		}
 		out.ch = ch
 	}
-	cq, err := C.ibv_create_cq(ctx, C.int(cqe), nil, out.ch, 0)
+	cq, err := C.ibv_create_cq(ctx, C.int(cqe), nil, out.ch, C.int(vector))
 	if cq == nil {
 		if out.ch != nil {
 			C.ibv_destroy_comp_channel(out.ch)
@@ -61,6 +72,9 @@ func (c *Context) CreateCQ(cqe int, channel bool) (*CQ, error) {
 
 // Size is the number of entries the device granted (at least what was asked).
 func (q *CQ) Size() int { return q.cqe }
+
+// Vector is the CQ's completion vector.
+func (q *CQ) Vector() int { return q.vector }
 
 // WC is a work completion reduced to the fields rdmabench uses. Its opcode
 // (enum ibv_wc_opcode) is mapped onto the work requests' Opcode: a send

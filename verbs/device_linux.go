@@ -225,6 +225,10 @@ func (c *Context) QueryDevice() (DeviceAttr, error) {
 	}, nil
 }
 
+// NumCompVectors is the device's number of completion vectors
+// (ibv_context.num_comp_vectors): a CQ's vector is below it.
+func (c *Context) NumCompVectors() int { return int(c.ctx.num_comp_vectors) }
+
 // IsIWARP reports whether the device speaks iWARP (IBV_TRANSPORT_IWARP):
 // its QPs connect only through rdma_cm, and a READ's local sink needs
 // REMOTE_WRITE access.
@@ -271,6 +275,7 @@ type PortAttr struct {
 	MaxMTU     int     `json:"max_mtu"`    // bytes
 	ActiveMTU  int     `json:"active_mtu"` // bytes
 	GIDTblLen  int     `json:"gid_tbl_len"`
+	PKeyTblLen int     `json:"pkey_tbl_len"` // entries of the P_Key table (--pkey-index below it)
 	LID        uint16  `json:"lid"`
 	Width      string  `json:"width"`     // e.g. "4X"
 	Speed      string  `json:"speed"`     // e.g. "25.0 Gbps"
@@ -371,7 +376,7 @@ func (c *Context) QueryPort(port int) (PortAttr, error) {
 	return PortAttr{
 		Port: port, State: st, Active: a.state == C.IBV_PORT_ACTIVE, PhysState: int(a.phys_state),
 		LinkLayer: ll, MaxMTU: MTUBytes(int(a.max_mtu)), ActiveMTU: MTUBytes(int(a.active_mtu)),
-		GIDTblLen: int(a.gid_tbl_len), LID: uint16(a.lid), Width: w, Lanes: lanes, LaneGbps: lr,
+		GIDTblLen: int(a.gid_tbl_len), PKeyTblLen: int(a.pkey_tbl_len), LID: uint16(a.lid), Width: w, Lanes: lanes, LaneGbps: lr,
 		Speed: fmt.Sprintf("%.1f Gbps", lr*float64(lanes)), MaxMsgSize: uint32(a.max_msg_sz),
 	}, nil
 }

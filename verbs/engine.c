@@ -156,9 +156,9 @@ int rb_op_release(rb_engine *e) {
 }
 
 // build_wr fills one work request of the engine's operation (sge is its
-// scatter/gather entry).
-static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id, int signaled) {
-	uint64_t base = local_base(e);
+// scatter/gather entry), off bytes into the local and remote areas.
+static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id, int signaled, uint64_t off) {
+	uint64_t base = local_base(e) + off, raddr = e->raddr + off;
 	*sge = (struct ibv_sge){ .addr = base, .length = e->size, .lkey = e->lkey };
 	memset(wr, 0, sizeof(*wr));
 	wr->wr_id = wr_id;
@@ -180,19 +180,19 @@ static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, 
 		if (e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
 			wr->imm_data = htonl((uint32_t)wr_id);
 		wr->send_flags |= e->send_flags;
-		wr->wr.rdma.remote_addr = e->raddr;
+		wr->wr.rdma.remote_addr = raddr;
 		wr->wr.rdma.rkey = e->rkey;
 		break;
 	case IBV_WR_RDMA_READ:
 		sge->addr = base + e->roff;
-		wr->wr.rdma.remote_addr = e->raddr;
+		wr->wr.rdma.remote_addr = raddr;
 		wr->wr.rdma.rkey = e->rkey;
 		break;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		sge->addr = base + e->roff;
 		sge->length = 8;
-		wr->wr.atomic.remote_addr = e->raddr;
+		wr->wr.atomic.remote_addr = raddr;
 		wr->wr.atomic.rkey = e->rkey;
 		wr->wr.atomic.compare_add = e->op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 : 0;
 		wr->wr.atomic.swap = 0;
@@ -219,7 +219,7 @@ static int post_chain(rb_engine *e, struct ibv_send_wr *wrs, int n) {
 static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
-	build_wr(e, &wr, &sge, wr_id, signaled);
+	build_wr(e, &wr, &sge, wr_id, signaled, 0);
 	if (e->per_op) {
 		RB_TRY(op_reg(e, &sge, wr_id));
 		int rc = post_chain(e, &wr, 1);
@@ -421,7 +421,9 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 				int sig = ((k + 1) % e->cq_mod == 0) || (k + 1 == e->target_posts);
 				if (sig)
 					e->post_ts[k % e->tx_depth] = (uint64_t)t;
-				build_wr(e, &wrs[i], &sges[i], k, sig);
+				build_wr(e, &wrs[i], &sges[i], k, sig, e->addr_off);
+				if (e->addr_step && (e->addr_off += e->addr_step) + e->addr_step > e->addr_cycle)
+					e->addr_off = 0;
 				if (e->per_op) {
 					int rc = op_reg(e, &sges[i], k);
 					if (rc) {

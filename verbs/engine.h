@@ -51,6 +51,15 @@ typedef struct rb_engine {
 	uint32_t recv_extra;       // (cfg) UD: bytes before the payload in a receive (the 40-byte GRH)
 	struct ibv_srq *srq;       // (cfg) post receives to this shared receive queue (NULL: the QP's own)
 
+	// Address stepping (perftest's cycle buffer): the bandwidth sender's
+	// work request k uses local and remote addresses addr_off bytes past
+	// the areas' starts, addr_off advancing by addr_step per work request
+	// and back to 0 before it would pass addr_cycle. addr_step 0: every
+	// work request uses the areas' starts.
+	uint64_t addr_step;        // (cfg) bytes per work request; 0 = off
+	uint64_t addr_cycle;       // (cfg) bytes of the cycle buffer
+	uint64_t addr_off;         // offset of the next work request (reset with the counters)
+
 	// Per-operation registration (per_op = 1): each work request's local
 	// buffer (the source, or the sink of a READ/atomic) lies in op_base's
 	// unregistered memory, laid out like laddr's (source at 0, sink at

@@ -64,6 +64,13 @@ type EngineConfig struct {
 	// (per-operation registration). Receives and the target of the peer's
 	// WRITEs stay in MR.
 	PerOp *PerOp
+	// AddrStep and AddrCycle step a bandwidth sender's addresses
+	// (perftest's cycle buffer): work request k uses the local source (or
+	// sink) and the remote target (k mod (AddrCycle/AddrStep)) × AddrStep
+	// bytes past their starts. AddrStep is at least Size; the local areas
+	// and the peer's target must hold AddrCycle bytes. 0: off. Latency
+	// loops and the verify pass's PostOne use the starts.
+	AddrStep, AddrCycle int
 }
 
 // PerOp is the memory of per-operation registration (EngineConfig.PerOp).
@@ -128,6 +135,9 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	case cfg.Samples < 16:
 		return nil, fmt.Errorf("verbs: engine sample buffer %d must hold at least 16 samples", cfg.Samples)
 	}
+	if err := cfg.checkAddrStep(); err != nil {
+		return nil, err
+	}
 	if err := cfg.checkPerOp(); err != nil {
 		return nil, err
 	}
@@ -187,6 +197,7 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 		e.pd = pd
 	}
 	e.cap = C.uint64_t(cfg.Samples)
+	e.addr_step, e.addr_cycle = C.uint64_t(cfg.AddrStep), C.uint64_t(cfg.AddrCycle)
 	return &Engine{e: e, cfg: cfg}, nil
 }
 
@@ -413,6 +424,7 @@ func (g *Engine) ResetCounters() {
 	g.e.t_first, g.e.t_last = 0, 0
 	g.e.nsamples = 0
 	g.e.pace_start, g.e.pace_base = 0, 0 // pacing restarts with the counters
+	g.e.addr_off = 0                     // and address stepping from the areas' starts
 }
 
 // BWClientMulti drives several bandwidth senders round robin on the calling

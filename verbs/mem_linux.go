@@ -147,6 +147,11 @@ const (
 	AccessRemoteRead   Access = C.IBV_ACCESS_REMOTE_READ
 	AccessRemoteAtomic Access = C.IBV_ACCESS_REMOTE_ATOMIC
 	AccessOnDemand     Access = C.IBV_ACCESS_ON_DEMAND
+	// AccessRelaxedOrdering lets the device use PCIe relaxed ordering for
+	// the MR's DMA. It is optional: libibverbs and the kernel drop it
+	// where the device or platform does not support it, and verbs offers
+	// no query of whether it took effect.
+	AccessRelaxedOrdering Access = C.IBV_ACCESS_RELAXED_ORDERING
 )
 
 func (a Access) String() string {
@@ -155,7 +160,8 @@ func (a Access) String() string {
 		f Access
 		n string
 	}{{AccessLocalWrite, "LOCAL_WRITE"}, {AccessRemoteWrite, "REMOTE_WRITE"},
-		{AccessRemoteRead, "REMOTE_READ"}, {AccessRemoteAtomic, "REMOTE_ATOMIC"}, {AccessOnDemand, "ON_DEMAND"}} {
+		{AccessRemoteRead, "REMOTE_READ"}, {AccessRemoteAtomic, "REMOTE_ATOMIC"}, {AccessOnDemand, "ON_DEMAND"},
+		{AccessRelaxedOrdering, "RELAXED_ORDERING"}} {
 		if a&f.f != 0 {
 			s = append(s, f.n)
 		}

@@ -89,7 +89,7 @@ func (c PoolConfig) check() error {
 		return fmt.Errorf("verbs: pool of %d buffers out of range 1..%d", c.Count, MaxPoolBuffers)
 	case c.SlabSize < 0:
 		return fmt.Errorf("verbs: pool slab size %d bytes must not be negative (0: %d)", c.SlabSize, DefaultSlabSize)
-	case c.Access&^(AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic|AccessOnDemand) != 0:
+	case c.Access&^(AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic|AccessOnDemand|AccessRelaxedOrdering) != 0:
 		return fmt.Errorf("verbs: pool access %#x has unknown flags", int(c.Access))
 	case c.Access&(AccessRemoteWrite|AccessRemoteAtomic) != 0 && c.Access&AccessLocalWrite == 0:
 		return fmt.Errorf("verbs: pool access %s needs LOCAL_WRITE with REMOTE_WRITE or REMOTE_ATOMIC", c.Access)

@@ -226,8 +226,17 @@ func (q *QP) ToInit(port int, access Access) error {
 // ToInitQKey is ToInit with the Q_Key of a UD QP (access is ignored for UD,
 // qkey for RC and UC).
 func (q *QP) ToInitQKey(port int, access Access, qkey uint32) error {
-	if rc := C.rb_qp_to_init(q.qp, C.uint8_t(port), C.int(access), C.uint32_t(qkey)); rc != 0 {
-		return &Error{Op: "ibv_modify_qp INIT", Detail: fmt.Sprintf("%s, port %d, access %s", q.typ, port, access), Err: syscall.Errno(rc)}
+	return q.ToInitPKey(port, access, qkey, 0)
+}
+
+// ToInitPKey is ToInitQKey with the P_Key at pkeyIndex of the port's P_Key
+// table (ToInit and ToInitQKey use index 0).
+func (q *QP) ToInitPKey(port int, access Access, qkey uint32, pkeyIndex int) error {
+	if pkeyIndex < 0 || pkeyIndex > 0xffff {
+		return fmt.Errorf("verbs: P_Key index %d out of range 0..65535", pkeyIndex)
+	}
+	if rc := C.rb_qp_to_init(q.qp, C.uint8_t(port), C.int(access), C.uint32_t(qkey), C.uint16_t(pkeyIndex)); rc != 0 {
+		return &Error{Op: "ibv_modify_qp INIT", Detail: fmt.Sprintf("%s, port %d, access %s, P_Key index %d", q.typ, port, access, pkeyIndex), Err: syscall.Errno(rc)}
 	}
 	return nil
 }

@@ -81,11 +81,11 @@ static inline struct ibv_qp *rb_create_qp(struct ibv_pd *pd, struct ibv_cq *scq,
 	return qp;
 }
 
-static inline int rb_qp_to_init(struct ibv_qp *qp, uint8_t port, int access, uint32_t qkey) {
+static inline int rb_qp_to_init(struct ibv_qp *qp, uint8_t port, int access, uint32_t qkey, uint16_t pkey_index) {
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
+	a.pkey_index = pkey_index;
 	a.port_num = port;
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 	if (qp->qp_type == IBV_QPT_UD) {

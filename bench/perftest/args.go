@@ -55,8 +55,13 @@ type Options struct {
 	ODP          bool    // --odp
 	HugePages    bool    // --use_hugepages
 	Verify       bool    // --data_validation
-	Version      bool    // -V
-	Help         bool    // -h
+	// NoRelaxed is --disable_pcie_relaxed, PKeyIndex --pkey_index and
+	// Vector -X/--vector (the CQs' completion vector, perftest's eq_num).
+	NoRelaxed bool
+	PKeyIndex int
+	Vector    int
+	Version   bool // -V
+	Help      bool // -h
 	// Given holds the long name of every option on the command line.
 	Given map[string]bool
 }

@@ -133,7 +133,7 @@ var flags = []*flagDef{
 	{short: 'w', long: "limit_bw", arg: true, in: bwOnly, only: "bandwidth tests only", set: setPositive(func(o *Options) *float64 { return &o.LimitBW })},
 	{short: 'W', long: "report-counters", arg: true, why: "rdmabench records the port counters that moved in its JSON (rdmabench run --json), not in perftest's table"},
 	{short: 'x', long: "gid-index", arg: true, set: setInt(0, 255, func(o *Options) *int { return &o.GIDIndex })},
-	{short: 'X', long: "vector", arg: true, why: "the completion vector is not chosen"},
+	{short: 'X', long: "vector", arg: true, set: setInt(0, 65535, func(o *Options) *int { return &o.Vector })},
 	{short: 'y', long: "limit_msgrate", arg: true, in: bwOnly, only: "bandwidth tests only", set: setPositive(func(o *Options) *float64 { return &o.LimitMsgRate })},
 	{short: 'z', long: "com_rdma_cm", why: "rdmabench's control connection is TCP; -R creates the QPs with rdma_cm"},
 
@@ -163,7 +163,7 @@ var flags = []*flagDef{
 	}},
 	{long: "use_old_post_send", set: accept}, // rdmabench always uses ibv_post_send
 	{long: "perform_warm_up", set: accept},   // rdmabench always warms up
-	{long: "pkey_index", arg: true, why: "P_Key index 0 is used"},
+	{long: "pkey_index", arg: true, set: setInt(0, 65535, func(o *Options) *int { return &o.PKeyIndex })},
 	{long: "report-both", in: bwOnly, only: "bandwidth tests only", why: "each side's figures: rdmabench run -b --report-both prints them in rdmabench's table"},
 	{long: "report_gbits", in: bwOnly, only: "bandwidth tests only", set: setTrue(func(o *Options) *bool { return &o.ReportGbits })},
 	{long: "report-per-port", in: bwOnly, only: "bandwidth tests only", why: "dual-port tests are not implemented"},
@@ -174,7 +174,7 @@ var flags = []*flagDef{
 	{long: "tclass", arg: true, set: setInt(0, 255, func(o *Options) *int { return &o.TClass })},
 	{long: "use_hugepages", set: setTrue(func(o *Options) *bool { return &o.HugePages })},
 	{long: "wait_destroy", arg: true, why: "resources are released when the test ends"},
-	{long: "disable_pcie_relaxed", set: accept}, // rdmabench never asks for relaxed ordering
+	{long: "disable_pcie_relaxed", set: setTrue(func(o *Options) *bool { return &o.NoRelaxed })},
 	{long: "latency_gap", arg: true, in: latOnly, only: "latency tests only",
 		why: "the closed loop posts back to back; rdmabench run --rate N paces an open loop instead"},
 	{long: "burst_size", arg: true, why: "the rate limiter is not implemented; rdmabench run --limit-bw shapes the sender"},

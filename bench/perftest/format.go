@@ -81,8 +81,8 @@ func WriteHeader(w io.Writer, o Options, side Side, env result.Env, r result.Res
 	}
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : %s\n", o.QPsOrDefault(), transport)
 	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", o.ConnOrDefault(), onOff(o.SRQ))
-	b.WriteString(" PCIe relax order: OFF\n") // rdmabench never registers with relaxed ordering
-	b.WriteString(" ibv_wr* API     : OFF\n") // it posts with ibv_post_send
+	fmt.Fprintf(&b, " PCIe relax order: %s\n", onOff(!o.NoRelaxed)) // what was requested (bench/choices.go)
+	b.WriteString(" ibv_wr* API     : OFF\n")                       // it posts with ibv_post_send
 	if side == Client || o.Bidir {
 		tx := 1
 		if !t.Lat {

@@ -213,6 +213,9 @@ type Result struct {
 	Repeat *Repeat      `json:"repeat,omitempty"`
 	// RateLimit is set when the client's sending was shaped.
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
+	// Choices are the perftest differences that are options, as this RDMA
+	// test ran (nil for TCP and older results).
+	Choices *Choices `json:"choices,omitempty"`
 
 	// stats is what SetLatency reports (UseStats); not part of the document.
 	stats Stats

@@ -76,7 +76,7 @@ func dropInSpecs(o perftest.Options) ([]bench.Spec, error) {
 		Warmup: -1, QPTimeout: bench.DefaultQPTimeout, RetryCount: bench.DefaultRetryCount, RNRRetry: bench.DefaultRNRRetry,
 		InlinePolicy: bench.InlinePerftest, MTU: o.MTU, QPType: strings.ToLower(o.ConnOrDefault()), Event: o.Events,
 		OutstandingReads: o.OutReads, SL: o.SL, TClass: o.TClass, SRQ: o.SRQ, HugePages: o.HugePages, RDMACM: o.RDMACM,
-		Verify: o.Verify,
+		Verify: o.Verify, NoRelaxedOrdering: o.NoRelaxed, PKeyIndex: o.PKeyIndex, CompVector: o.Vector,
 	}
 	if o.Inline >= 0 {
 		t.InlinePolicy, t.Inline = bench.InlineSize, o.Inline

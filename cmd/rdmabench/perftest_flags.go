@@ -25,8 +25,9 @@ const perftestAllSizes = "2-8M"
 
 // perftestNames maps perftest's long flag names to rdmabench's: an
 // underscore reads as a dash (--report_gbits, --out_json, --post_list,
-// --inline_size), and --connection, --all and --CPU-freq name
-// --qp-type, --all-sizes and --cpu-freq.
+// --inline_size, --disable_pcie_relaxed, --pkey_index), and --connection,
+// --all, --CPU-freq and --eq_num (or --vector) name --qp-type,
+// --all-sizes, --cpu-freq and --comp-vector.
 func perftestNames(_ *flag.FlagSet, name string) flag.NormalizedName {
 	name = strings.ReplaceAll(name, "_", "-")
 	switch name {
@@ -40,6 +41,8 @@ func perftestNames(_ *flag.FlagSet, name string) flag.NormalizedName {
 		name = "srq"
 	case "report-histogram":
 		name = "histogram"
+	case "eq-num", "vector":
+		name = "comp-vector"
 	}
 	return flag.NormalizedName(name)
 }

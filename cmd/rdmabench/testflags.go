@@ -52,6 +52,7 @@ type testFlags struct {
 	loadSize   *string
 	stats      *statsFlags
 	shape      *shapeFlags
+	choices    *choiceFlags
 }
 
 // addTestFlags defines the test flags on fs.
@@ -100,6 +101,7 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 	t.loadSize = fs.String("load-size", report.SizeLabel(bench.DefaultLoadSize), "message size of the load streams")
 	t.stats = addStatsFlags(fs)
 	t.shape = addShapeFlags(fs)
+	t.choices = addChoiceFlags(fs)
 	return t
 }
 
@@ -115,6 +117,9 @@ func (t *testFlags) specs(fs *flag.FlagSet) ([]bench.Spec, error) {
 		Verify:        *t.verify, SRQ: *t.srq,
 	}}
 	if err := t.shape.apply(&plan.Template); err != nil {
+		return nil, err
+	}
+	if err := t.choices.apply(&plan.Template); err != nil {
 		return nil, err
 	}
 	if err := t.stats.apply(&plan.Template); err != nil {

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// TestUseGRH: the address vector over a fake port: RoCE always has a GRH,
+// InfiniBand only with a given GID (perftest -x), as perftest builds it.
+func TestUseGRH(t *testing.T) {
+	for _, tt := range []struct {
+		link     string
+		gidGiven bool
+		want     bool
+	}{
+		{"InfiniBand", false, false}, // LID routing, no 40-byte GRH per packet
+		{"InfiniBand", true, true},
+		{"Ethernet", false, true},
+		{"Ethernet", true, true},
+	} {
+		if got := useGRH(verbs.PortAttr{LinkLayer: tt.link, LID: 7}, tt.gidGiven); got != tt.want {
+			t.Errorf("%s, GID given %v: GRH %v, want %v", tt.link, tt.gidGiven, got, tt.want)
+		}
+	}
+}
+
+// TestAddrStep: perftest's rule: bandwidth tests of messages up to half
+// the cycle step by the message rounded up to a cache line; the areas
+// grow to hold the cycle, and the peer is told so.
+func TestAddrStep(t *testing.T) {
+	bw := func(op string, size int) Spec { return Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096} }
+	for _, tt := range []struct {
+		name              string
+		s                 Spec
+		step, cycle, area int
+	}{
+		{"fetch_add", bw(result.OpFetchAdd, 8), 64, 4096, 4096},
+		{"write 64", bw(result.OpWrite, 64), 64, 4096, 4096},
+		{"write 65", bw(result.OpWrite, 65), 128, 4096, 4096},
+		{"send 2048: half the cycle", bw(result.OpSend, 2048), 2048, 4096, 4096},
+		{"write 2049: above half", bw(result.OpWrite, 2049), 0, 0, 4096},
+		{"64 KiB cycle", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, AddrCycle: 65536}, 64, 65536, 65536},
+		{"latency", Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 64, AddrCycle: 4096}, 0, 0, 4096},
+		{"--no-addr-step", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0, 0, 4096},
+		{"tcp", Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, Transport: result.TransportTCP}, 0, 0, 4096},
+	} {
+		step, cycle := tt.s.addrStep()
+		if step != tt.step || cycle != tt.cycle || endpointArea(tt.s) != tt.area {
+			t.Errorf("%s: step %d cycle %d area %d, want %d %d %d", tt.name, step, cycle, endpointArea(tt.s), tt.step, tt.cycle, tt.area)
+		}
+		if want := max(tt.s.Size, tt.cycle); tt.s.targetLen() != want {
+			t.Errorf("%s: target length %d, want %d", tt.name, tt.s.targetLen(), want)
+		}
+	}
+	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64}).withDefaults(); d.AddrCycle != pageSize {
+		t.Errorf("default cycle %d, want the page size %d", d.AddrCycle, pageSize)
+	}
+	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, NoAddrStep: true}).withDefaults(); d.AddrCycle != 0 {
+		t.Errorf("--no-addr-step: cycle %d", d.AddrCycle)
+	}
+}
+
+// TestValidateChoices: each limit is refused by name.
+func TestValidateChoices(t *testing.T) {
+	for _, tt := range []struct {
+		s    Spec
+		want string
+	}{
+		{Spec{AddrCycle: 3000}, "address cycle 3000"},
+		{Spec{AddrCycle: 64}, "address cycle 64"},
+		{Spec{AddrCycle: 2 << 20}, "address cycle 2097152"},
+		{Spec{PKeyIndex: -1}, "P_Key index -1"},
+		{Spec{PKeyIndex: 1 << 16}, "P_Key index 65536"},
+		{Spec{PKeyIndex: 1, RDMACM: true}, "rdma_cm chooses"},
+		{Spec{CompVector: -1}, "completion vector -1"},
+		{Spec{CompVector: 2, CompVectorSpread: true}, "contradict"},
+		{Spec{AddrCycle: 4096, PKeyIndex: 3, CompVector: 1}, ""},
+	} {
+		err := tt.s.validateChoices()
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%+v: %v, want %q", tt.s, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,27 @@
+//go:build cgo && linux
+
+package verbs
+
+import "fmt"
+
+// checkAddrStep checks the address stepping settings: a step of at least
+// one message within the cycle, and local areas (and per-op memory) that
+// hold the cycle: the source in [0, AddrCycle), the sink in
+// [RecvOffset, RecvOffset+AddrCycle).
+func (cfg *EngineConfig) checkAddrStep() error {
+	st, cy := cfg.AddrStep, cfg.AddrCycle
+	if st == 0 && cy == 0 {
+		return nil
+	}
+	local := int64(cfg.MR.Len())
+	if cfg.PerOp != nil {
+		local = min(local, int64(cfg.PerOp.Buf.Len()))
+	}
+	switch {
+	case st < cfg.Size || cy < st:
+		return fmt.Errorf("verbs: address step %d bytes must be at least the %d-byte message and at most the %d-byte cycle", st, cfg.Size, cy)
+	case cy > cfg.RecvOffset || int64(cfg.RecvOffset+cy) > local:
+		return fmt.Errorf("verbs: address cycle of %d bytes does not fit the engine's areas (receive offset %d, %d-byte MR)", cy, cfg.RecvOffset, local)
+	}
+	return nil
+}
