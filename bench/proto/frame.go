@@ -11,8 +11,10 @@ import (
 // with another version is rejected with a *VersionError. Version 2 added
 // the authentication messages (MsgChallenge, MsgAuth) and the rdma_cm
 // token; version 3 has the server send heartbeats while a test runs, as
-// the client does.
-const Version = 3
+// the client does; version 4 adds heartbeats to the --verify pass, the
+// doctor request, the too-many and dropped refusals of unauthenticated
+// connections, and the Spec's address-stepping and choice fields.
+const Version = 4
 
 // Magic starts every control frame: "RDMB" in ASCII, big-endian.
 const Magic uint32 = 0x52444D42
