@@ -167,7 +167,7 @@ func TestProtoAppendFrame(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AppendFrame: %v", err)
 	}
-	want := []byte("xyRDMB\x00\x03\x00\x05\x00\x00\x00\x02{}") // version 3
+	want := []byte("xyRDMB\x00\x04\x00\x05\x00\x00\x00\x02{}") // version 3
 	if !bytes.Equal(got, want) {
 		t.Fatalf("unexpected frame:\n- want: %q\n-  got: %q", want, got)
 	}
