@@ -59,7 +59,7 @@ func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err err
 // ClientConfig configures the client side of `rdmabench run` and `loopback`.
 type ClientConfig struct {
 	Device   string
-	Port     int
+	Port     int // 0: chosen with the device (chooseDevice)
 	GIDIndex int // -1: auto
 	Run      RunOptions
 	// Transport "tcp": the run has TCP tests only and opens no RDMA device.

@@ -136,7 +136,7 @@ func cmAddress(device string, local netip.Addr) (netip.Addr, string, string, err
 // active ports, in port order, and its port; an invalid address when none
 // has one.
 func cmDeviceAddress(name string) (netip.Addr, int, error) {
-	ctx, err := verbs.OpenCM(name)
+	ctx, err := verbs.Open(name) // not librdmacm's: it would keep every device open
 	if err != nil {
 		return netip.Addr{}, 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -32,22 +33,36 @@ func DeviceForAddress(local netip.Addr) (name string, port int, reason string, o
 }
 
 // chooseDevice returns the device name and port to open for a control
-// connection whose local end is local: name and port as given with -d
-// (which fails later, clearly, when that port is not active), else the
-// active port that carries local (by route), else the first active port
-// of any device. The reason is shown with the device. With no active port
-// at all the error wraps ErrPortNotActive and lists every port's state.
+// connection whose local end is local: name and port as given with -d and
+// -i (which fails later, clearly, when that port is not active); with -d
+// alone (port 0) the port of that device that carries local, else its
+// first active port; with neither, the active port of any device that
+// carries local (by route), else the first active port. The reason is
+// shown with the device. With no active port to take the error wraps
+// ErrPortNotActive and lists the ports' states.
 func chooseDevice(name string, port int, local netip.Addr) (string, int, string, error) {
-	if name != "" {
+	if name != "" && port > 0 {
 		return name, port, "chosen with --ib-dev", nil
 	}
 	ports, err := devicePorts()
 	if err != nil {
 		return "", 0, "", err
 	}
+	if name != "" {
+		ports = slices.DeleteFunc(ports, func(p portView) bool { return p.Device != name })
+		if len(ports) == 0 { // not a device: OpenDevice names the ones there are
+			return name, 0, "chosen with --ib-dev", nil
+		}
+	}
 	c, err := choosePort(ports, local, hostIfaces(), sysfsRoot)
 	if err != nil {
+		if name != "" {
+			return "", 0, "", fmt.Errorf("--ib-dev %s: %w", name, err)
+		}
 		return "", 0, "", err
+	}
+	if name != "" {
+		return c.Device, c.Port, "chosen with --ib-dev; port " + strconv.Itoa(c.Port) + ": " + c.Reason, nil
 	}
 	return c.Device, c.Port, c.Reason, nil
 }
@@ -192,7 +207,7 @@ func devicePorts() ([]portView, error) {
 			}
 			v := portView{Device: n, Port: p, State: pa.State, Active: pa.Active}
 			v.GIDs, _ = ctx.GIDTable(p)
-			v.Addrs, _ = deviceAddrs(ctx, p)
+			v.Addrs = tableAddrs(ctx, v.GIDs)
 			out = append(out, v)
 		}
 		ctx.Close()
@@ -292,21 +307,26 @@ func deviceAddrs(ctx *verbs.Context, port int) ([]netip.Addr, error) {
 	if err != nil {
 		return nil, err
 	}
+	return tableAddrs(ctx, tbl), nil
+}
+
+// tableAddrs is deviceAddrs for the port's GID table tbl.
+func tableAddrs(ctx *verbs.Context, tbl []verbs.GIDEntry) []netip.Addr {
 	if ctx.IsIWARP() {
 		if len(tbl) == 0 {
-			return nil, nil
+			return nil
 		}
 		ifc := netdevOfGID(tbl[0].GID)
 		if ifc == nil {
-			return nil, nil
+			return nil
 		}
-		return interfaceAddrs(ifc), nil
+		return interfaceAddrs(ifc)
 	}
 	var out []netip.Addr
 	for _, g := range tbl {
 		out = append(out, netip.AddrFrom16(g.GID))
 	}
-	return out, nil
+	return out
 }
 
 // netdevOfGID is the network interface whose MAC address an iWARP GID

@@ -32,7 +32,7 @@ const DefaultIdleTimeout = 15 * time.Second
 // ServerConfig configures `rdmabench server`.
 type ServerConfig struct {
 	Device   string
-	Port     int // RDMA port
+	Port     int // RDMA port; 0: chosen with the device (chooseDevice)
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
 	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
