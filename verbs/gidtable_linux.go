@@ -135,9 +135,13 @@ func (c *Context) GID(port, index int) (GIDEntry, error) {
 }
 
 // gidTableAtOnce is GIDTable through ibv_query_gid_table, which returns
-// the valid entries of every port; ok is false where that call fails (the
-// caller then reads entry by entry).
+// the valid entries of every port; ok is false where that call fails or
+// finds none for the port (the caller then reads entry by entry), and on
+// iWARP, whose ports the kernel's table query skips.
 func (c *Context) gidTableAtOnce(port int) ([]GIDEntry, bool) {
+	if c.IsIWARP() {
+		return nil, false
+	}
 	ctx, err := c.raw()
 	if err != nil {
 		return nil, false
@@ -155,7 +159,7 @@ func (c *Context) gidTableAtOnce(port int) ([]GIDEntry, bool) {
 		total += int(a.gid_tbl_len)
 	}
 	if total == 0 {
-		return nil, true
+		return nil, false
 	}
 	size := C.size_t(total) * C.size_t(unsafe.Sizeof(C.struct_ibv_gid_entry{}))
 	buf := C.malloc(size)
@@ -180,7 +184,7 @@ func (c *Context) gidTableAtOnce(port int) ([]GIDEntry, bool) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
-	return out, true
+	return out, len(out) > 0
 }
 
 func (c *Context) gidEntry(port, index int) (GIDEntry, error) {
