@@ -54,7 +54,7 @@ func BestGID(table []GIDEntry, local netip.Addr) (e GIDEntry, reason string, ok 
 	case tierGlobal:
 		reason = fmt.Sprintf("%s global %s GID: no global %s GID for the control address", g.Type, family(g.GID), fam)
 	case tierIB:
-		reason = fmt.Sprintf("the port's first InfiniBand GID (index %d)", g.Index)
+		reason = fmt.Sprintf("the port's first GID of type IB (index %d): InfiniBand and iWARP GIDs hold no IP address to match", g.Index)
 	default:
 		reason = fmt.Sprintf("only link-local %s GIDs are available", g.Type)
 	}
