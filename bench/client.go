@@ -59,7 +59,7 @@ func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err err
 // ClientConfig configures the client side of `rdmabench run` and `loopback`.
 type ClientConfig struct {
 	Device   string
-	Port     int
+	Port     int // 0: chosen with the device (chooseDevice)
 	GIDIndex int // -1: auto
 	Run      RunOptions
 	// Transport "tcp": the run has TCP tests only and opens no RDMA device.
@@ -172,10 +172,12 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
 			why = "chosen with --ib-dev"
 		}
 		open = OpenDeviceCM
-		if server := addrOf(nc.RemoteAddr()); name == "" {
-			name, err = clientCMDevice(server, cfg.Port)
-		} else if server.IsLoopback() { // fail before the first test, as the server would
-			_, _, _, err = cmAddress(name, cfg.Port, server)
+		// the port is the CM ID's (port_num), not --ib-port; for a loopback
+		// server this fails before the first test, as the server would
+		cmName, cmPort, cerr := clientCMDevice(addrOf(nc.RemoteAddr()), name)
+		if err = cerr; err == nil && (name == "" || name == cmName) {
+			name, port = cmName, cmPort
+			why += fmt.Sprintf(", port %d as rdma_cm bound it", cmPort)
 		}
 	}
 	if err != nil {

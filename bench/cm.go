@@ -101,10 +101,10 @@ const maxCMQPs = MaxQPs + MaxLoadQPs
 // cmAddress is where the server listens for rdma_cm connections: the local
 // address of the control connection, unless that is a loopback address
 // (rdma_cm resolves no loopback addresses); then the first IP address in the
-// GID table of the device (or of any device) that is neither loopback nor
-// link-local. It returns the address, the device it belongs to ("" when the
-// control address is used) and why it was chosen.
-func cmAddress(device string, port int, local netip.Addr) (netip.Addr, string, string, error) {
+// GID table of an active port of the device (or of any device) that is
+// neither loopback nor link-local. It returns the address, the device it
+// belongs to ("" when the control address is used) and why it was chosen.
+func cmAddress(device string, local netip.Addr) (netip.Addr, string, string, error) {
 	if local.IsValid() && !local.IsLoopback() && !local.IsUnspecified() {
 		return local, "", "the control connection's local address", nil
 	}
@@ -116,17 +116,12 @@ func cmAddress(device string, port int, local netip.Addr) (netip.Addr, string, s
 		}
 	}
 	for _, name := range names {
-		ctx, err := verbs.OpenCM(name)
+		a, port, err := cmDeviceAddress(name)
 		if err != nil {
 			return netip.Addr{}, "", "", err
 		}
-		addrs, err := deviceAddrs(ctx, port)
-		ctx.Close()
-		if err != nil {
-			return netip.Addr{}, "", "", err
-		}
-		if a, ok := firstAddress(addrs); ok {
-			return a, name, fmt.Sprintf("rdma_cm cannot use the loopback address %s: %s is %s's first other address", local, a, name), nil
+		if a.IsValid() {
+			return a, name, fmt.Sprintf("rdma_cm cannot use the loopback address %s: %s is %s port %d's first other address", local, a, name, port), nil
 		}
 	}
 	which := "no RDMA device has another IP address (in its GID table, or on an iWARP device's netdev)"
@@ -135,6 +130,34 @@ func cmAddress(device string, port int, local netip.Addr) (netip.Addr, string, s
 	}
 	return netip.Addr{}, "", "", fmt.Errorf("--rdma-cm: rdma_cm cannot resolve the loopback address %s, and %s: add one to the device's netdev, or use a control address that is not loopback",
 		local, which)
+}
+
+// cmDeviceAddress is the first address (firstAddress) of the device's
+// active ports, in port order, and its port; an invalid address when none
+// has one.
+func cmDeviceAddress(name string) (netip.Addr, int, error) {
+	ctx, err := verbs.Open(name) // not librdmacm's: it would keep every device open
+	if err != nil {
+		return netip.Addr{}, 0, err
+	}
+	defer ctx.Close()
+	attr, err := ctx.QueryDevice()
+	if err != nil {
+		return netip.Addr{}, 0, err
+	}
+	for p := 1; p <= attr.PhysPortCnt; p++ {
+		if pa, err := ctx.QueryPort(p); err != nil || !pa.Active {
+			continue
+		}
+		addrs, err := deviceAddrs(ctx, p)
+		if err != nil {
+			return netip.Addr{}, 0, err
+		}
+		if a, ok := firstAddress(addrs); ok {
+			return a, p, nil
+		}
+	}
+	return netip.Addr{}, 0, nil
 }
 
 // firstAddress is the first IPv4 (then IPv6) address of addrs that is
@@ -156,34 +179,39 @@ func firstAddress(addrs []netip.Addr) (netip.Addr, bool) {
 	return v6, v6.IsValid()
 }
 
-// clientCMDevice is the device a client's rdma_cm QPs use to reach a server
-// at control address server: the device rdma_cm resolves it to, or for a
-// loopback server the device whose address the server listens on
-// (cmAddress).
-func clientCMDevice(server netip.Addr, port int) (string, error) {
+// clientCMDevice is the device and port a client's rdma_cm QPs use to
+// reach a server at control address server: those rdma_cm resolves it to
+// (the CM ID's device and port_num), or for a loopback server those it
+// resolves the address the server listens on to (cmAddress; on device
+// when it is not "").
+func clientCMDevice(server netip.Addr, device string) (string, int, error) {
 	if server.IsLoopback() {
-		_, dev, _, err := cmAddress("", port, server)
-		return dev, err
+		a, _, _, err := cmAddress(device, server)
+		if err != nil {
+			return "", 0, err
+		}
+		server = a
 	}
 	return cmDevice(server, cmTimeout)
 }
 
-// cmDevice resolves which local device reaches dst through rdma_cm.
-func cmDevice(dst netip.Addr, timeout time.Duration) (string, error) {
+// cmDevice resolves which local device and port reach dst through
+// rdma_cm.
+func cmDevice(dst netip.Addr, timeout time.Duration) (string, int, error) {
 	ch, err := verbs.NewEventChannel()
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer ch.Close()
 	id, err := ch.CreateID()
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer id.Close()
 	if err := id.Resolve(netip.Addr{}, netip.AddrPortFrom(dst, 1), timeout); err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return id.DeviceName(), nil
+	return id.DeviceName(), id.Port(), nil
 }
 
 // cmTimeout bounds each rdma_cm step: address and route resolution, and

@@ -143,7 +143,7 @@ func TestFirstAddress(t *testing.T) {
 
 func TestCMAddressControlAddress(t *testing.T) {
 	local := netip.MustParseAddr("10.1.2.3")
-	a, dev, why, err := cmAddress("", 1, local)
+	a, dev, why, err := cmAddress("", local)
 	if err != nil || a != local || dev != "" || !strings.Contains(why, "control connection") {
 		t.Fatalf("cmAddress(10.1.2.3): %v %q %q %v", a, dev, why, err)
 	}

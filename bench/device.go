@@ -30,8 +30,9 @@ type Device struct {
 	numa   placement // set by Place
 }
 
-// OpenDevice opens name (""= the first device), checks that port is active
-// and picks the GID: gidIndex >= 0 forces one, -1 picks the best GID for
+// OpenDevice opens name ("": the active port that carries local, else the
+// first active port of any device, as chooseDevice), checks that port (0:
+// the device's first active port) is active and picks the GID: gidIndex >= 0 forces one, -1 picks the best GID for
 // the local control address (verbs.BestGID), -2 leaves it to pickGID.
 func OpenDevice(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
 	return openDevice(verbs.Open, name, port, gidIndex, local)
@@ -44,11 +45,18 @@ func OpenDeviceCM(name string, port, gidIndex int, local netip.Addr) (*Device, e
 }
 
 func openDevice(open func(string) (*verbs.Context, error), name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+	reason := ""
+	if name == "" { // not the first device: the first active port (chooseDevice)
+		var err error
+		if name, port, reason, err = chooseDevice("", port, local); err != nil {
+			return nil, err
+		}
+	}
 	ctx, err := open(name)
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{Ctx: ctx}
+	d := &Device{Ctx: ctx, Reason: reason}
 	if err := d.init(port, gidIndex, local); err != nil {
 		ctx.Close()
 		return nil, err
@@ -61,6 +69,15 @@ func (d *Device) init(port, gidIndex int, local netip.Addr) error {
 	var err error
 	if d.Attr, err = d.Ctx.QueryDevice(); err != nil {
 		return err
+	}
+	if port == 0 { // the first active port, else port 1 (whose state the error names)
+		port = 1
+		for p := 1; p <= d.Attr.PhysPortCnt; p++ {
+			if pa, err := d.Ctx.QueryPort(p); err == nil && pa.Active {
+				port = p
+				break
+			}
+		}
 	}
 	if d.Port, err = d.Ctx.QueryPort(port); err != nil {
 		return err

@@ -46,7 +46,13 @@ func startServer(t *testing.T) string {
 // --bind ip, it serves clients that are not on loopback without a key.
 func startServerOn(t *testing.T, ip string) string {
 	t.Helper()
-	srv, err := NewServer(ServerConfig{GIDIndex: -1, Port: 1, Log: testLog(t), Exposed: true})
+	return startServerOnDevice(t, ip, "")
+}
+
+// startServerOnDevice is startServerOn with --ib-dev dev ("": none).
+func startServerOnDevice(t *testing.T, ip, dev string) string {
+	t.Helper()
+	srv, err := NewServer(ServerConfig{Device: dev, GIDIndex: -1, Port: 1, Log: testLog(t), Exposed: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (s *Server) runTest(c *proto.Conn, dev *Device, spec Spec) error {
 // cmAddress, tells the client where, accepts the test's QPs and starts
 // their engines once the client sent its buffers.
 func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err error) {
-	addr, devName, why, err := cmAddress(s.cfg.Device, s.cfg.Port, addrOf(c.LocalAddr()))
+	addr, devName, why, err := cmAddress(s.cfg.Device, addrOf(c.LocalAddr()))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 		lis.close()
 		return nil, fmt.Errorf("rdma_cm address %s belongs to %s, not to the server's --device %s", addr, devName, s.cfg.Device)
 	}
-	dev, err := s.cmDevice(devName)
+	dev, err := s.cmDevice(devName, lis.id.Port()) // the port the CM ID bound to, not --ib-port
 	if err != nil {
 		lis.close()
 		return nil, err
@@ -100,7 +100,7 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 	if err := c.Send(proto.MsgQPInfo, info); err != nil {
 		return nil, err
 	}
-	s.log.Printf("rdma_cm: listening on %s (%s), device %s, %d QPs", lis.addr, why, devName, len(all))
+	s.log.Printf("rdma_cm: listening on %s (%s), device %s port %d, %d QPs", lis.addr, why, devName, dev.Port.Port, len(all))
 	abort := make(chan struct{})
 	accepted := make(chan error, 1)
 	go func() {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -15,16 +17,179 @@ import (
 // uses. On a host with several NICs (or rxe on lo beside rxe on eth0) the
 // first device is often the wrong one: its GID cannot reach the peer.
 
-// DeviceForAddress names the device and port whose GID table holds local
-// (as an IPv4-mapped or IPv6 GID), and why. With several candidates the
-// RoCE v2 GID wins (BestGID). ok is false when no device holds local; the
-// caller then falls back to the first device and says so.
+// DeviceForAddress names the active device port that carries local, and
+// why (choosePort). ok is false when no active port carries it; the
+// caller then takes the first active port (chooseDevice).
 func DeviceForAddress(local netip.Addr) (name string, port int, reason string, ok bool, err error) {
-	names, err := verbs.DeviceNames()
+	ports, err := devicePorts()
 	if err != nil {
 		return "", 0, "", false, err
 	}
+	c, err := choosePort(ports, local, hostIfaces(), sysfsRoot)
+	if err != nil {
+		return "", 0, "", false, err
+	}
+	return c.Device, c.Port, c.Reason, c.ByRoute, nil
+}
+
+// chooseDevice returns the device name and port to open for a control
+// connection whose local end is local: name and port as given with -d and
+// -i (which fails later, clearly, when that port is not active); with -d
+// alone (port 0) the port of that device that carries local, else its
+// first active port; with neither, the active port of any device that
+// carries local (by route), else the first active port. The reason is
+// shown with the device. With no active port to take the error wraps
+// ErrPortNotActive and lists the ports' states.
+func chooseDevice(name string, port int, local netip.Addr) (string, int, string, error) {
+	if name != "" && port > 0 {
+		return name, port, "chosen with --ib-dev", nil
+	}
+	ports, err := devicePorts()
+	if err != nil {
+		return "", 0, "", err
+	}
+	if name != "" {
+		ports = slices.DeleteFunc(ports, func(p portView) bool { return p.Device != name })
+		if len(ports) == 0 { // not a device: OpenDevice names the ones there are
+			return name, 0, "chosen with --ib-dev", nil
+		}
+	}
+	c, err := choosePort(ports, local, hostIfaces(), sysfsRoot)
+	if err != nil {
+		if name != "" {
+			return "", 0, "", fmt.Errorf("--ib-dev %s: %w", name, err)
+		}
+		return "", 0, "", err
+	}
+	if name != "" {
+		return c.Device, c.Port, "chosen with --ib-dev; port " + strconv.Itoa(c.Port) + ": " + c.Reason, nil
+	}
+	return c.Device, c.Port, c.Reason, nil
+}
+
+// portView is one device port as the choice of a device sees it.
+type portView struct {
+	Device string
+	Port   int
+	State  string // e.g. "PORT_ACTIVE"
+	Active bool
+	GIDs   []verbs.GIDEntry
+	// Addrs are the IP addresses the port answers on (deviceAddrs): its IP
+	// GIDs, or for iWARP its netdev's addresses.
+	Addrs []netip.Addr
+}
+
+func (p portView) String() string { return fmt.Sprintf("%s port %d", p.Device, p.Port) }
+
+// netIface is one of the host's network interfaces and its addresses.
+type netIface struct {
+	Name  string
+	Addrs []netip.Addr
+}
+
+// portChoice is the device port choosePort took, and why.
+type portChoice struct {
+	Device string
+	Port   int
+	Reason string
+	// ByRoute: the port carries the control address (not the first active
+	// port taken for want of one).
+	ByRoute bool
+}
+
+// choosePort picks, among ports (in device and port order), the active
+// port that carries the control connection's local address local: its
+// GID table (RoCE) or its netdev (iWARP) holds local; or the netdev that
+// carries local in ifaces lies, through sysfs at root, on that device
+// port (InfiniBand's IPoIB, hardware NICs, an upper netdev such as a VLAN
+// through its lower links); or its GIDs are on that netdev or one beneath
+// it (rxe). Failing that it takes the first active port. Ports that are
+// not active are skipped, and the reason names them. With no active port
+// the error wraps ErrPortNotActive.
+func choosePort(ports []portView, local netip.Addr, ifaces []netIface, root string) (portChoice, error) {
 	want := local.Unmap()
+	var carrier string
+	if want.IsValid() {
+		for _, ifc := range ifaces {
+			if slices.ContainsFunc(ifc.Addrs, func(a netip.Addr) bool { return a.Unmap() == want }) {
+				carrier = ifc.Name
+				break
+			}
+		}
+	}
+	var sysDev, sysVia string
+	var sysPort int
+	var sysOK bool
+	var carriers []string
+	if carrier != "" {
+		sysDev, sysPort, sysVia, sysOK = netdevPort(root, carrier)
+		carriers = append([]string{carrier}, lowerNetdevs(root, carrier)...)
+	}
+	// match says how strongly p carries local (3: its addresses hold it;
+	// 2: sysfs puts the carrying netdev on p; 1: p's GIDs are on that
+	// netdev; 0: not at all) and how.
+	match := func(p portView) (int, string) {
+		switch {
+		case want.IsValid() && slices.ContainsFunc(p.Addrs, func(a netip.Addr) bool { return a.Unmap() == want }):
+			return 3, fmt.Sprintf("holds %s", want)
+		case sysOK && sysDev == p.Device && sysPort == p.Port:
+			if sysVia != carrier {
+				return 2, fmt.Sprintf("lies under netdev %s (through %s), which carries %s", carrier, sysVia, want)
+			}
+			return 2, fmt.Sprintf("lies under netdev %s, which carries %s", carrier, want)
+		case carrier != "" && slices.ContainsFunc(p.GIDs, func(g verbs.GIDEntry) bool { return g.Netdev != "" && slices.Contains(carriers, g.Netdev) }):
+			return 1, fmt.Sprintf("has GIDs on netdev %s, which carries %s", strings.Join(carriers, " over "), want)
+		}
+		return 0, ""
+	}
+	var downMatch, skipped []string
+	best, bestRank, bestWhy := -1, 0, ""
+	for i, p := range ports {
+		rank, why := match(p)
+		switch {
+		case rank > bestRank && p.Active:
+			best, bestRank, bestWhy = i, rank, why
+		case rank > 0 && !p.Active:
+			downMatch = append(downMatch, fmt.Sprintf("%s %s but is %s", p, why, p.State))
+		}
+	}
+	if best >= 0 {
+		p := ports[best]
+		return portChoice{Device: p.Device, Port: p.Port, ByRoute: true,
+			Reason: fmt.Sprintf("by route: %s %s, this side's control connection address", p, bestWhy)}, nil
+	}
+	for _, p := range ports {
+		if !p.Active {
+			skipped = append(skipped, fmt.Sprintf("%s is %s", p, p.State))
+			continue
+		}
+		why := fmt.Sprintf("the first active port, %s", p)
+		if want.IsValid() {
+			why += fmt.Sprintf(": no active port carries %s (in its GID table or its netdev)", want)
+		}
+		if len(downMatch) > 0 {
+			why += "; " + strings.Join(downMatch, "; ")
+		}
+		if len(skipped) > 0 {
+			why += "; skipped " + strings.Join(skipped, ", ")
+		}
+		return portChoice{Device: p.Device, Port: p.Port, Reason: why}, nil
+	}
+	if len(ports) == 0 {
+		return portChoice{}, fmt.Errorf("%w: no RDMA device port could be opened", ErrPortNotActive)
+	}
+	return portChoice{}, fmt.Errorf("%w: no RDMA port is active (%s); bring a port's link up (on InfiniBand, start a subnet manager)",
+		ErrPortNotActive, strings.Join(skipped, ", "))
+}
+
+// devicePorts opens every device (in name order) and describes each of its
+// ports for choosePort. A device that does not open is left out.
+func devicePorts() ([]portView, error) {
+	names, err := verbs.DeviceNames()
+	if err != nil {
+		return nil, err
+	}
+	var out []portView
 	for _, n := range names {
 		ctx, err := verbs.Open(n)
 		if err != nil {
@@ -36,41 +201,31 @@ func DeviceForAddress(local netip.Addr) (name string, port int, reason string, o
 			continue
 		}
 		for p := 1; p <= max(attr.PhysPortCnt, 1); p++ {
-			addrs, err := deviceAddrs(ctx, p)
+			pa, err := ctx.QueryPort(p)
 			if err != nil {
 				continue
 			}
-			for _, a := range addrs {
-				if a.Unmap() == want {
-					ctx.Close()
-					return n, p, fmt.Sprintf("by route: %s port %d holds %s, this side's control connection address", n, p, want), true, nil
-				}
-			}
+			v := portView{Device: n, Port: p, State: pa.State, Active: pa.Active}
+			v.GIDs, _ = ctx.GIDTable(p)
+			v.Addrs = tableAddrs(ctx, v.GIDs)
+			out = append(out, v)
 		}
 		ctx.Close()
 	}
-	return "", 0, "", false, nil
+	return out, nil
 }
 
-// chooseDevice returns the device name and port to open for a control
-// connection whose local end is local: name and port as given with -d, else
-// the device by route, else the first device. The reason is shown with the
-// device.
-func chooseDevice(name string, port int, local netip.Addr) (string, int, string, error) {
-	if name != "" {
-		return name, port, "chosen with --ib-dev", nil
-	}
-	if !local.IsValid() {
-		return "", port, "the first device (no control address to route by)", nil
-	}
-	n, p, why, ok, err := DeviceForAddress(local)
+// hostIfaces lists the host's network interfaces and their addresses.
+func hostIfaces() []netIface {
+	ifs, err := net.Interfaces()
 	if err != nil {
-		return "", 0, "", err
+		return nil
 	}
-	if !ok {
-		return "", port, fmt.Sprintf("the first device: no device's GID table holds %s", local.Unmap()), nil
+	out := make([]netIface, 0, len(ifs))
+	for i := range ifs {
+		out = append(out, netIface{Name: ifs[i].Name, Addrs: interfaceAddrs(&ifs[i])})
 	}
-	return n, p, why, nil
+	return out
 }
 
 // checkPair refuses, before any traffic, a peer that d's QPs cannot talk
@@ -152,21 +307,26 @@ func deviceAddrs(ctx *verbs.Context, port int) ([]netip.Addr, error) {
 	if err != nil {
 		return nil, err
 	}
+	return tableAddrs(ctx, tbl), nil
+}
+
+// tableAddrs is deviceAddrs for the port's GID table tbl.
+func tableAddrs(ctx *verbs.Context, tbl []verbs.GIDEntry) []netip.Addr {
 	if ctx.IsIWARP() {
 		if len(tbl) == 0 {
-			return nil, nil
+			return nil
 		}
 		ifc := netdevOfGID(tbl[0].GID)
 		if ifc == nil {
-			return nil, nil
+			return nil
 		}
-		return interfaceAddrs(ifc), nil
+		return interfaceAddrs(ifc)
 	}
 	var out []netip.Addr
 	for _, g := range tbl {
 		out = append(out, netip.AddrFrom16(g.GID))
 	}
-	return out, nil
+	return out
 }
 
 // netdevOfGID is the network interface whose MAC address an iWARP GID

@@ -217,9 +217,12 @@ func ListenAndServe(ctx context.Context, addr string, cfg ServerConfig) error {
 		return err
 	}
 	if cfg.Log != nil {
-		dev := fmt.Sprintf("device %q port %d", srv.deviceName(), cfg.Port)
+		dev := fmt.Sprintf("device %q", srv.deviceName())
+		if srv.dev != nil {
+			dev = fmt.Sprintf("device %q port %d (%s)", srv.deviceName(), srv.dev.Port.Port, srv.dev.Reason)
+		}
 		if cfg.Device == "" && srv.dev != nil {
-			dev = fmt.Sprintf("device per client, by route (else %s)", srv.deviceName())
+			dev = fmt.Sprintf("device per client, by route (else %s port %d: %s)", srv.deviceName(), srv.dev.Port.Port, srv.dev.Reason)
 		}
 		cfg.Log.Printf("listening on %s (%s); %s", ln.Addr(), dev, srv.exposure())
 	}

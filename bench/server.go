@@ -32,7 +32,7 @@ const DefaultIdleTimeout = 15 * time.Second
 // ServerConfig configures `rdmabench server`.
 type ServerConfig struct {
 	Device   string
-	Port     int // RDMA port
+	Port     int // RDMA port; 0: chosen with the device (chooseDevice)
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
 	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
@@ -84,7 +84,7 @@ type Server struct {
 	// concurrently, before any holds busy.
 	devMu sync.Mutex
 	// cmDevs are librdmacm's contexts of the devices rdma_cm tests ran on,
-	// by name.
+	// by "name/port".
 	cmDevs map[string]*Device
 	// routeDevs are the devices chosen by route for clients, by
 	// "name/port".
@@ -101,7 +101,13 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	dev, err := OpenDevice(cfg.Device, cfg.Port, -2, netip.Addr{})
+	// without --ib-dev the first active port, not the first device: each
+	// session chooses its own (sessionDevice)
+	name, port, why, err := chooseDevice(cfg.Device, cfg.Port, netip.Addr{})
+	var dev *Device
+	if err == nil {
+		dev, err = OpenDevice(name, port, -2, netip.Addr{})
+	}
 	if err != nil {
 		if !noRDMADevice(err) {
 			return nil, err
@@ -109,6 +115,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.Log.Printf("%v: serving TCP tests only", err)
 		dev = nil
 	} else {
+		dev.Reason = why
 		dev.Place(cfg.NUMA)
 	}
 	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: newLedger(cfg.Budget)}, nil
@@ -136,14 +143,16 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
-// cmDevice is librdmacm's context of the named device, opened on first use.
-func (s *Server) cmDevice(name string) (*Device, error) {
+// cmDevice is librdmacm's context of the named device and port (the one
+// an rdma_cm ID bound to), opened on first use.
+func (s *Server) cmDevice(name string, port int) (*Device, error) {
 	s.devMu.Lock()
 	defer s.devMu.Unlock()
-	if d := s.cmDevs[name]; d != nil {
+	key := fmt.Sprintf("%s/%d", name, port)
+	if d := s.cmDevs[key]; d != nil {
 		return d, nil
 	}
-	d, err := OpenDeviceCM(name, s.cfg.Port, -2, netip.Addr{})
+	d, err := OpenDeviceCM(name, port, -2, netip.Addr{})
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +160,7 @@ func (s *Server) cmDevice(name string) (*Device, error) {
 	if s.cmDevs == nil {
 		s.cmDevs = map[string]*Device{}
 	}
-	s.cmDevs[name] = d
+	s.cmDevs[key] = d
 	return d, nil
 }
 

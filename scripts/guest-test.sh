@@ -114,6 +114,20 @@ grep 'by route' /tmp/server-route.log | head -1
 rdmabench loopback -d rxe0,rxe1 --op send --mode lat -n 300 --json /tmp/multi.json | tee /tmp/multi.txt | tail -6
 [ -s /tmp/multi-rxe0.json ] && [ -s /tmp/multi-rxe1.json ] && grep -q 'rxe0.*rxe1' /tmp/multi.txt || fail "-d rxe0,rxe1 sweep"
 
+stage "a down device that sorts first (rxa0 on dummy9, not up): loopback --rdma-cm, mr, -d rxa0"
+# (server, run and loopback in bench's TestRDMADownDeviceFirst; rdma_cm here: librdmacm
+# keeps every device open until its process exits, and rxa0 could not be deleted)
+ip link add dummy9 type dummy && rdma link add rxa0 type rxe netdev dummy9
+rdmabench loopback --rdma-cm --op write --mode lat -n 200 | grep -E '^ Device' | tee /tmp/down-cm.txt
+grep -q 'rxe1 (chosen by rdma_cm.*port 1 as rdma_cm bound it' /tmp/down-cm.txt || fail "loopback --rdma-cm with rxa0 down and first"
+rdmabench mr --sizes 4K --iters 5 --op-iters 10 --json /tmp/down-mr.json >/dev/null
+grep -q '"device": "rxe0"' /tmp/down-mr.json || fail "rdmabench mr with rxa0 down and first"
+set +e
+rdmabench server -d rxa0 -i 1 -p 18611 >/tmp/err.txt 2>&1; rc=$?
+set -e
+[ $rc = 3 ] && grep -q 'port not active: rxa0 port 1 is PORT_DOWN' /tmp/err.txt || { cat /tmp/err.txt; fail "server -d rxa0: exit $rc"; }
+rdma link delete rxa0 && ip link delete dummy9
+
 stage "soft-iWARP (siw1 on dummy1, 203.0.113.1): loopback and server/run with no -d"
 rdmabench devices | grep -A12 '^siw1' | grep -E 'transport|netdev' 
 rdmabench loopback -d siw1 --rdma-cm --op send,write,read --mode lat,bw -n 300 --json /tmp/siw.json | grep -E 'Device|software|^ (send|write|read) '

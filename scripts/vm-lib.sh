@@ -325,7 +325,7 @@ vm_modules() {
 # --- base archive (fixed parts, cached per kernel and host package state) ---------
 # vm_build_base: needs $tmp and vm_load_kernel; sets base (the cached base archive)
 # and base_manifest. The base holds everything any guest may use: rxe, siw (when
-# built), the virtio-net chain and sch_netem for vm-pair.sh, iproute2's tc. Which
+# built), the virtio-net chain and sch_netem for vm-pair.sh, 8021q for VLAN tests, iproute2's tc. Which
 # of these /init sets up is decided per run (see vm_write_init).
 vm_build_base() {
   base_manifest=$tmp/base.manifest
@@ -400,12 +400,15 @@ vm_build_base() {
   fi
   : >"$tmp/mods.net"
   vm_modules "$tmp/mods.net" virtio_pci virtio_net sch_netem
+  # 802.1Q VLANs, inserted by the tests that build a VLAN netdev under rxe
+  : >"$tmp/mods.vlan"
+  vm_modules "$tmp/mods.vlan" 8021q
 
   local base_key basename_ basedir root a m name list
   base_key=$( {
     printf 'format=%s kver=%s version=%s\n' "$BASE_FORMAT" "$KVER" "$VERSION"
     declare -f vm_write_guest_tools
-    cat "$base_manifest" "$tmp/mods.rdma" "$tmp/mods.siw" "$tmp/mods.net"
+    cat "$base_manifest" "$tmp/mods.rdma" "$tmp/mods.siw" "$tmp/mods.net" "$tmp/mods.vlan"
     { cut -f2 "$base_manifest"; cat "$tmp/mods.siw"; } | xargs -d '\n' stat -L -c '%n %s %Y' --
   } | sha256sum | cut -c1-16)
 
@@ -439,7 +442,7 @@ vm_build_base() {
     ln -s /bin/busybox "$root/$a"
   done < <("$busybox_bin" --list-full | grep -v '^linuxrc$')
   mkdir -p "$root/usr/lib/modules/$KVER"
-  for list in rdma siw net; do
+  for list in rdma siw net vlan; do
     # the rxe list keeps its old name: guest scripts may read it
     local lf=$root/etc/rdmabench-modules
     [[ $list == rdma ]] || lf=$lf-$list

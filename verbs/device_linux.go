@@ -10,15 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
-	"unsafe"
 )
 
 // sysfsIB is where the kernel lists RDMA devices (a variable for tests).
@@ -379,135 +376,4 @@ func (c *Context) QueryPort(port int) (PortAttr, error) {
 		GIDTblLen: int(a.gid_tbl_len), PKeyTblLen: int(a.pkey_tbl_len), LID: uint16(a.lid), Width: w, Lanes: lanes, LaneGbps: lr,
 		Speed: fmt.Sprintf("%.1f Gbps", lr*float64(lanes)), MaxMsgSize: uint32(a.max_msg_sz),
 	}, nil
-}
-
-// GIDType is enum ibv_gid_type.
-type GIDType int
-
-// GID types.
-const (
-	GIDTypeIB GIDType = iota
-	GIDTypeRoCEv1
-	GIDTypeRoCEv2
-)
-
-func (t GIDType) String() string {
-	switch t {
-	case GIDTypeIB:
-		return "IB"
-	case GIDTypeRoCEv1:
-		return "RoCE v1"
-	case GIDTypeRoCEv2:
-		return "RoCE v2"
-	}
-	return fmt.Sprintf("GIDType(%d)", int(t))
-}
-
-// MarshalText gives the JSON form, e.g. "RoCE v2".
-func (t GIDType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
-
-// GID is a 16-byte global identifier (an IPv6 address in form).
-type GID [16]byte
-
-func (g GID) String() string { return netip.AddrFrom16(g).String() }
-
-// MarshalText gives the JSON form, e.g. "::ffff:127.0.0.1".
-func (g GID) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
-
-// UnmarshalText parses the form MarshalText writes.
-func (g *GID) UnmarshalText(b []byte) error {
-	a, err := netip.ParseAddr(string(b))
-	if err != nil {
-		return fmt.Errorf("bad GID %q: %w", b, err)
-	}
-	*g = a.As16()
-	return nil
-}
-
-// IsZero reports an unset GID.
-func (g GID) IsZero() bool { return g == GID{} }
-
-// IsLinkLocal reports an fe80::/10 GID (not routable).
-func (g GID) IsLinkLocal() bool { return netip.AddrFrom16(g).IsLinkLocalUnicast() }
-
-// IPv4 returns the IPv4 address of an IPv4-mapped GID.
-func (g GID) IPv4() (netip.Addr, bool) {
-	a := netip.AddrFrom16(g)
-	if a.Is4In6() {
-		return a.Unmap(), true
-	}
-	return netip.Addr{}, false
-}
-
-// GIDEntry is one valid entry of a port's GID table.
-type GIDEntry struct {
-	Index  int     `json:"index"`
-	GID    GID     `json:"gid"`
-	Type   GIDType `json:"type"`
-	Netdev string  `json:"netdev,omitempty"`
-}
-
-// GIDTable lists the valid entries of a port's GID table (empty slots are
-// skipped).
-func (c *Context) GIDTable(port int) ([]GIDEntry, error) {
-	pa, err := c.QueryPort(port)
-	if err != nil {
-		return nil, err
-	}
-	var out []GIDEntry
-	for i := 0; i < pa.GIDTblLen; i++ {
-		e, err := c.gidEntry(port, i)
-		if errors.Is(err, syscall.ENODATA) || errors.Is(err, syscall.EINVAL) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if e.GID.IsZero() {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// GID returns entry index of the port's GID table. An index out of range or
-// an empty slot is an error that names the index and the valid ones.
-func (c *Context) GID(port, index int) (GIDEntry, error) {
-	tbl, err := c.GIDTable(port)
-	if err != nil {
-		return GIDEntry{}, err
-	}
-	for _, e := range tbl {
-		if e.Index == index {
-			return e, nil
-		}
-	}
-	valid := make([]string, 0, len(tbl))
-	for _, e := range tbl {
-		valid = append(valid, fmt.Sprintf("%d (%s %s)", e.Index, e.Type, e.GID))
-	}
-	return GIDEntry{}, &Error{Op: "GID index",
-		Detail: fmt.Sprintf("index %d is not a valid GID on %s port %d; valid: %s", index, c.name, port, strings.Join(valid, ", ")),
-		Err:    syscall.EINVAL}
-}
-
-func (c *Context) gidEntry(port, index int) (GIDEntry, error) {
-	ctx, err := c.raw()
-	if err != nil {
-		return GIDEntry{}, err
-	}
-	var e C.struct_ibv_gid_entry
-	if rc := C.ibv_query_gid_ex(ctx, C.uint32_t(port), C.uint32_t(index), &e, 0); rc != 0 {
-		return GIDEntry{}, &Error{Op: "ibv_query_gid_ex", Detail: fmt.Sprintf("%s port %d index %d", c.name, port, index), Err: syscall.Errno(rc)}
-	}
-	var g GID
-	copy(g[:], C.GoBytes(unsafe.Pointer(&e.gid), 16))
-	out := GIDEntry{Index: index, GID: g, Type: GIDType(e.gid_type)}
-	if e.ndev_ifindex != 0 {
-		if ifc, err := net.InterfaceByIndex(int(e.ndev_ifindex)); err == nil {
-			out.Netdev = ifc.Name
-		}
-	}
-	return out, nil
 }

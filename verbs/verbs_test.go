@@ -97,6 +97,19 @@ func TestBestGID(t *testing.T) {
 		{Index: 4, GID: mustGID("::ffff:10.0.0.6"), Type: GIDTypeRoCEv2},
 		{Index: 5, GID: mustGID("2001:db8::5"), Type: GIDTypeRoCEv2},
 	}
+	dual := []GIDEntry{ // a RoCE port with an IPv4 address and IPv6 link-local only
+		{Index: 0, GID: mustGID("fe80::5054:ff:fe12:3456"), Type: GIDTypeRoCEv1, Netdev: "eth0"},
+		{Index: 1, GID: mustGID("fe80::5054:ff:fe12:3456"), Type: GIDTypeRoCEv2, Netdev: "eth0"},
+		{Index: 2, GID: mustGID("::ffff:192.0.2.1"), Type: GIDTypeRoCEv1, Netdev: "eth0"},
+		{Index: 3, GID: mustGID("::ffff:192.0.2.1"), Type: GIDTypeRoCEv2, Netdev: "eth0"},
+	}
+	vlan := append(dual[:4:4],
+		GIDEntry{Index: 4, GID: mustGID("::ffff:198.51.100.1"), Type: GIDTypeRoCEv1, Netdev: "eth0.10"},
+		GIDEntry{Index: 5, GID: mustGID("::ffff:198.51.100.1"), Type: GIDTypeRoCEv2, Netdev: "eth0.10"})
+	ibTable := []GIDEntry{
+		{Index: 0, GID: mustGID("fe80::248a:703:b1:bc04"), Type: GIDTypeIB},
+		{Index: 1, GID: mustGID("fec0::248a:703:b1:bc04"), Type: GIDTypeIB},
+	}
 	tests := []struct {
 		name  string
 		table []GIDEntry
@@ -110,6 +123,19 @@ func TestBestGID(t *testing.T) {
 		{"IPv6 control connection", mixed, "2001:db8::5", 5},
 		{"link-local only", rxeLo[:1], "127.0.0.1", 0},
 		{"IB", []GIDEntry{{Index: 0, GID: mustGID("fe80::2"), Type: GIDTypeIB}}, "", 0},
+		// IPoIB: the control address is on ib0, the table holds no IP
+		{"IB with an IPv4 control address", ibTable, "192.0.2.7", 0},
+		{"IB with an IPv6 control address", ibTable, "2001:db8::7", 0},
+		// an IPv6 control address whose GID is not in the table: a global
+		// IPv4-mapped GID, never a link-local one (it does not route)
+		{"IPv6 control: IPv4-mapped over link-local", dual, "2001:db8::9", 3},
+		{"IPv6 control: global IPv6 first", append(dual[:4:4], GIDEntry{Index: 4, GID: mustGID("2001:db8::4"), Type: GIDTypeRoCEv2}), "2001:db8::9", 4},
+		{"IPv4 control: IPv6 global over link-local", []GIDEntry{dual[1], {Index: 7, GID: mustGID("2001:db8::4"), Type: GIDTypeRoCEv1}}, "192.0.2.9", 7},
+		{"v2 over v1 in the family step", dual, "198.51.100.9", 3},
+		{"v1 only", []GIDEntry{dual[0], dual[2]}, "2001:db8::9", 2},
+		// a VLAN netdev's GIDs beside the base netdev's: the matching one
+		{"VLAN GID", vlan, "198.51.100.1", 5},
+		{"VLAN base GID", vlan, "192.0.2.1", 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +148,12 @@ func TestBestGID(t *testing.T) {
 				t.Fatalf("BestGID = index %d (%q), ok %v; want index %d", got.Index, reason, ok, tt.want)
 			}
 		})
+	}
+	if _, reason, _ := BestGID(dual, netip.MustParseAddr("2001:db8::9")); !strings.Contains(reason, "IPv4-mapped GID: no global IPv6 GID") {
+		t.Errorf("IPv6 control, IPv4-mapped GID: reason %q", reason)
+	}
+	if _, reason, _ := BestGID(dual[:2], netip.MustParseAddr("2001:db8::9")); !strings.Contains(reason, "only link-local") {
+		t.Errorf("link-local only: reason %q", reason)
 	}
 	if _, _, ok := BestGID(nil, netip.Addr{}); ok {
 		t.Fatal("BestGID(nil) ok")

@@ -194,11 +194,12 @@ func Run(ctx context.Context, cfg Config) (_ *Document, err error) {
 			return nil, err
 		}
 	}
-	env, warns, err := bench.CollectEnv(dev.Ctx, cfg.Port)
+	env, warns, err := bench.CollectEnv(dev.Ctx, dev.Port.Port)
 	if err != nil {
 		return nil, err
 	}
 	env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
+	env.DeviceReason = dev.Reason
 	env.PathMTU = dev.Port.ActiveMTU
 	checks, cw := bench.CheckEnv(env.Device, -1)
 	env.Checks = checks

@@ -51,7 +51,8 @@ func (b *budgetFlags) budget() (bench.Budget, error) {
 }
 
 // checkDevice refuses an explicit negative --gid-index (-1 is auto only
-// as the default: omit -x) and a port outside 1..255.
+// as the default: omit -x) and a port outside 1..255 (left out, the port
+// is 0: chosen with the device, by route or the first active one).
 func (d *deviceFlags) check(fs *flag.FlagSet) error {
 	if fs.Changed("gid-index") && d.gidIndex < 0 {
 		return usageError{fmt.Errorf("--gid-index %d: want a GID index 0..255 of the port's table ('rdmabench devices' lists it); omit -x to pick one by the control address", d.gidIndex)}
@@ -59,7 +60,7 @@ func (d *deviceFlags) check(fs *flag.FlagSet) error {
 	if d.gidIndex > 255 {
 		return usageError{fmt.Errorf("--gid-index %d out of range 0..255", d.gidIndex)}
 	}
-	if d.port < 1 || d.port > 255 {
+	if fs.Changed("ib-port") && (d.port < 1 || d.port > 255) { // unset: 0, the chosen port
 		return usageError{fmt.Errorf("--ib-port %d out of range 1..255", d.port)}
 	}
 	return nil

@@ -40,6 +40,6 @@ type deviceFlags struct {
 
 func (d *deviceFlags) add(fs *flag.FlagSet) {
 	fs.StringVarP(&d.device, "ib-dev", "d", "", "RDMA device (default: by route, the device whose GID table holds this side's control address); run and loopback take a list, dev1,dev2, and run the tests once per device")
-	fs.IntVarP(&d.port, "ib-port", "i", 1, "device port")
+	fs.IntVarP(&d.port, "ib-port", "i", 0, "device port, from 1 (default: the port that carries this side's control address, else the device's first active port)")
 	fs.IntVarP(&d.gidIndex, "gid-index", "x", -1, "GID index (default: auto, a RoCE v2 GID matching the control connection's address)")
 }

@@ -66,7 +66,7 @@ func cmdMR(fs *flag.FlagSet) action {
 			return usageError{fmt.Errorf("--op-iters %d out of range 1..10000000", *opIters)}
 		case *perSize < 0:
 			return usageError{fmt.Errorf("--time-per-size %v is negative", *perSize)}
-		case d.port < 1:
+		case fs.Changed("ib-port") && d.port < 1: // unset: port 1
 			return usageError{fmt.Errorf("--ib-port %d must be at least 1", d.port)}
 		}
 		doc, err := mr.Run(ctx, cfg)
