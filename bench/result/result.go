@@ -211,6 +211,11 @@ type Result struct {
 	// RateLimit is set when the client's sending was shaped.
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 
+	// PostingPauses is how the client's bandwidth loop stopped posting
+	// during the measured span (single-QP unidirectional RDMA bandwidth
+	// tests): nil elsewhere.
+	PostingPauses *PostingPauses `json:"posting_pauses,omitempty"`
+
 	// stats is what SetLatency reports (UseStats); not part of the document.
 	stats Stats
 }
@@ -326,6 +331,19 @@ type OpenLoop struct {
 	Schedule     string  `json:"schedule"`      // "constant" or "poisson"
 	RateTarget   float64 `json:"rate_target"`   // requested, operations per second
 	RateAchieved float64 `json:"rate_achieved"` // measured operations / measured span
+}
+
+// PostingPauses are the gaps in a bandwidth sender's posting: the C loop
+// returns to Go between batches (an interval boundary, a full sample
+// buffer) and posts nothing until Go calls it again, while the send queue
+// drains.
+type PostingPauses struct {
+	// SampleBufferFull counts the returns because the sample buffer was
+	// full (the drainer had fallen a whole buffer behind); 0 normally.
+	SampleBufferFull int64 `json:"sample_buffer_full"`
+	// MaxNS is the longest time from one return of the loop to the next
+	// call while operations were left to post, ns.
+	MaxNS int64 `json:"max_ns"`
 }
 
 // Interval holds the figures of one reporting interval in duration mode.

@@ -1,0 +1,39 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// TestRDMABWNoSampleStall: a WRITE bandwidth test that signals every
+// operation and completes more of them than the sample buffer holds
+// (sampleCap) never stops posting to drain samples: the drainer records
+// them on its own goroutine (bwdrain.go), and the C loop does not return
+// at buffer boundaries. Before the ring, it returned once per sampleCap
+// completions and posted nothing while Go recorded the buffer.
+func TestRDMABWNoSampleStall(t *testing.T) {
+	requireDevice(t)
+	const iters = sampleCap + sampleCap/4
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64},
+		Template: Spec{Iters: iters, TxDepth: 128, CQMod: 1, Warmup: -1}})
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := checkDoc(t, doc, specs).Results[0]
+	if r.Samples != iters {
+		t.Errorf("%d samples recorded, want %d (one per signaled completion)", r.Samples, iters)
+	}
+	p := r.PostingPauses
+	if p == nil {
+		t.Fatal("no posting_pauses in the result")
+	}
+	t.Logf("%d operations in %v: %d returns for a full sample buffer, longest pause %v",
+		r.Iterations, time.Duration(r.DurationNS), p.SampleBufferFull, time.Duration(p.MaxNS))
+	if p.SampleBufferFull != 0 {
+		t.Errorf("the loop stopped %d times for a full sample buffer, want 0", p.SampleBufferFull)
+	}
+}
