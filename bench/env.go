@@ -42,7 +42,7 @@ func CollectEnv(ctx *verbs.Context, port int) (result.Env, []string, error) {
 	if err != nil {
 		return env, nil, err
 	}
-	env.LinkLayer, env.ActiveMTU, env.LinkSpeed, env.LinkGbps = pa.LinkLayer, pa.ActiveMTU, pa.Speed, pa.LinkGbps()
+	env.LinkLayer, env.ActiveMTU, env.LinkSpeed, env.LinkGbps, env.LinkDataGbps = pa.LinkLayer, pa.ActiveMTU, pa.Speed, pa.LinkGbps(), pa.DataGbps
 	env.Transport = transportOf(ctx, pa.LinkLayer)
 
 	if env.SoftwareRDMA { // runAll says which case applies (softwareNote)

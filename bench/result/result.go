@@ -72,6 +72,10 @@ type Env struct {
 	PathMTU   int     `json:"path_mtu"`   // bytes; the MTU the QPs use
 	LinkSpeed string  `json:"link_speed"` // e.g. "100.0 Gbps"
 	LinkGbps  float64 `json:"link_gbps"`  // nominal link rate, 10^9 bit/s
+	// LinkDataGbps is the data rate of the link, 10^9 bit/s: the nominal
+	// rate less line encoding (8b/10b on InfiniBand SDR, DDR and QDR,
+	// 64b/66b from FDR on); link_utilization is over it. 0 when unknown.
+	LinkDataGbps float64 `json:"link_data_gbps,omitempty"`
 
 	GIDIndex  int    `json:"gid_index"`
 	GIDType   string `json:"gid_type"`   // e.g. "RoCE v2"
@@ -149,8 +153,8 @@ type Result struct {
 	LostMessages int64 `json:"lost_messages,omitempty"`
 	// CPU is the CPU time each side's engine thread spent on the test.
 	CPU *CPUUsage `json:"cpu,omitempty"`
-	// LinkUtilization is the bandwidth over the port's nominal rate (active
-	// speed × width), 0..1; for bidirectional tests the sum of both
+	// LinkUtilization is the bandwidth over the port's data rate
+	// (Env.LinkDataGbps: active speed × width × line encoding), 0..1; for bidirectional tests the sum of both
 	// directions over twice that rate; 0 when the rate is unknown.
 	LinkUtilization float64 `json:"link_utilization"`
 	// Load is set for latency-under-load tests: the background traffic.
