@@ -87,7 +87,7 @@ func TestPortSpeedSysfs(t *testing.T) {
 		{"mlx5_2", 64, 2, "InfiniBand", 100}, // active_speed known: used
 		{"mlx5_2", 32, 4, "InfiniBand", 100}, // ... even where sysfs differs
 		{"rxe0", 0, 1, "Ethernet", 2.5},
-		{"odd0", 0, 4, "InfiniBand", 0},    // unknown name: unknown rate
+		{"odd0", 0, 4, "InfiniBand", 0},     // unknown name: unknown rate
 		{"missing0", 0, 4, "InfiniBand", 0}, // no sysfs
 		{"missing0", 4, 4, "InfiniBand", 32},
 	} {
