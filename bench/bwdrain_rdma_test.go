@@ -37,3 +37,25 @@ func TestRDMABWNoSampleStall(t *testing.T) {
 		t.Errorf("the loop stopped %d times for a full sample buffer, want 0", p.SampleBufferFull)
 	}
 }
+
+// TestRDMAMultiQPOneReceiver: the server of a multi-QP SEND bandwidth test
+// polls all its QPs' receive CQs from one thread (perftest's one process),
+// not one busy-polling thread per QP, and every message arrives.
+func TestRDMAMultiQPOneReceiver(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: Spec{QPs: 8, Iters: 4000, TxDepth: 32, Warmup: -1}})
+	responderThreads.peak.Store(0)
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := checkDoc(t, doc, specs).Results[0]
+	if r.QPs != 8 || r.Iterations != 4000 {
+		t.Errorf("%d QPs, %d iterations; want 8 and 4000", r.QPs, r.Iterations)
+	}
+	if p := responderThreads.peak.Load(); p != 1 {
+		t.Errorf("the server ran %d responder threads at once for 8 QPs, want 1", p)
+	}
+	t.Logf("8 QPs: %.1f MiB/s, server CPU %d us", r.Bandwidth.MiBPerSec, (r.CPU.ServerUserNS+r.CPU.ServerSysNS)/1000)
+}

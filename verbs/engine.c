@@ -614,3 +614,65 @@ int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len) {
 	*byte_len = wc.byte_len;
 	return post_recv1(e);
 }
+
+// rb_bw_server_multi is rb_bw_server for n engines on one thread, as
+// perftest's one process does: each pass polls every engine's receive CQ
+// once and re-posts a receive per message. An engine stops at its stop
+// count, or when aborted. It returns RB_OK when every engine reached its
+// stop count, RB_ABORTED when each has stopped and one was aborted,
+// timeout_ns without a message on any engine, or an engine's error (*which
+// is the engine concerned). Busy polling only: a wait on one CQ's channel
+// would stall the others.
+int rb_bw_server_multi(rb_engine **es, int n, int *which) {
+	struct ibv_wc wcs[16];
+	int64_t idle_since = 0;
+	char stopped[n];
+	int aborted = 0;
+	memset(stopped, 0, sizeof(stopped));
+	*which = 0;
+	for (uint64_t loops = 0;; loops++) {
+		int active = 0, progress = 0;
+		for (int i = 0; i < n; i++) {
+			rb_engine *e = es[i];
+			if (stopped[i])
+				continue;
+			if (rb_aborted(&e->ctl) || rb_stop_reached(&e->ctl, e->iter)) {
+				aborted |= rb_aborted(&e->ctl);
+				stopped[i] = 1;
+				continue;
+			}
+			active++;
+			int m = ibv_poll_cq(e->rcq, 16, wcs);
+			if (m < 0) {
+				*which = i;
+				e->err_errno = m;
+				return RB_ERR_POLL;
+			}
+			for (int j = 0; j < m; j++) {
+				if (wcs[j].status != IBV_WC_SUCCESS) {
+					*which = i;
+					return wc_failed(e, &wcs[j]);
+				}
+				e->iter++;
+				int rc = post_recv1(e);
+				if (rc) {
+					*which = i;
+					return rc;
+				}
+			}
+			progress |= m > 0;
+		}
+		if (!active)
+			return aborted ? RB_ABORTED : RB_OK;
+		if (progress) {
+			idle_since = 0;
+		} else if (rb_pass_due(loops) && rb_idle_expired(&es[0]->ctl, &idle_since, rb_now_ns(), 0)) {
+			for (int i = 0; i < n; i++) {
+				if (!stopped[i]) {
+					*which = i;
+					return rb_timeout(&es[i]->ctl, "the client's messages (no progress on any QP of the thread)");
+				}
+			}
+		}
+	}
+}

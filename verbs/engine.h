@@ -111,6 +111,7 @@ int rb_bw_client(rb_engine *e, int64_t until_ns);
 int rb_bw_client_entry(rb_engine *e, int64_t until_ns);
 int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which);
 int rb_bw_server(rb_engine *e);
+int rb_bw_server_multi(rb_engine **es, int n, int *which);
 int rb_drain_send(rb_engine *e, uint64_t n);
 int rb_op_release(rb_engine *e);
 int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len);

@@ -341,6 +341,35 @@ func (g *Engine) BWClient(until int64) (full bool, err error) {
 // BWServer receives streamed messages until SetStop's count arrived.
 func (g *Engine) BWServer() error { return g.err(C.rb_bw_server(g.e), "bandwidth receiver") }
 
+// BWServerMulti receives streamed messages on several engines from the
+// calling thread, one C loop polling every engine's receive CQ in turn,
+// until each engine reached its SetStop count (nil) or has stopped and
+// one was aborted (ErrAborted), or the first error; which is the engine
+// concerned. The engines' CQs must be distinct; event mode is not
+// supported (a wait on one CQ would stall the others).
+func BWServerMulti(engs []*Engine) (which int, err error) {
+	if len(engs) == 0 {
+		return 0, nil
+	}
+	for i, g := range engs {
+		if g.cfg.Event {
+			return i, fmt.Errorf("verbs: one receiver thread for several QPs busy-polls: engine %d is in event mode", i)
+		}
+	}
+	ptrs := (**C.rb_engine)(C.calloc(C.size_t(len(engs)), C.size_t(unsafe.Sizeof(uintptr(0)))))
+	if ptrs == nil {
+		return 0, &Error{Op: "calloc", Err: syscall.ENOMEM}
+	}
+	defer C.free(unsafe.Pointer(ptrs))
+	list := unsafe.Slice(ptrs, len(engs))
+	for i, g := range engs {
+		list[i] = g.e
+	}
+	var w C.int
+	rc := C.rb_bw_server_multi(ptrs, C.int(len(engs)), &w)
+	return int(w), engs[int(w)].err(rc, "bandwidth receiver")
+}
+
 // Close frees the C state and deregisters any per-op MR a failed loop left.
 // It does not close the QP, the MR or the per-op buffer. Idempotent; nil on
 // a nil *Engine.
