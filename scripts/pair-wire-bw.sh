@@ -33,52 +33,11 @@ mkdir -p "$out"
 echo "host load before: $(uptime)"
 pt="ib_write_bw -d rxe2 -x 1 -s 65536 -n $iters -t 128 -Q $cqmod -u $qpt"
 rb="--op write --mode bw --size 64K --iters $iters --tx-depth 128 --cq-mod $cqmod -u $qpt ${WIRE_RB_FLAGS:-}"
-# ctr: rxe2's hw_counters and the guest's CPU time (for wirebw). Both tools'
-# busy-polling thread on CPU 1, virtio's interrupts on CPU 0 (pair-bidir.sh
-# says why).
-prelude="ctr() {
-  for f in /sys/class/infiniband/rxe2/ports/1/hw_counters/*; do echo \$(basename \$f) \$(cat \$f); done
-  head -1 /proc/stat | awk '{ print \"cpu_busy\", \$2 + \$3 + \$4 + \$7 + \$8; print \"cpu_total\", \$2 + \$3 + \$4 + \$5 + \$6 + \$7 + \$8 }'
-}
-for q in \$(grep virtio /proc/interrupts | cut -d: -f1); do echo 1 >/proc/irq/\$q/smp_affinity 2>/dev/null; done
-pin='busybox taskset -c 1'; rbpin='--cpu 1'"
+# The guests' payloads (pair-abba-lib.sh): rxe2's counters and the guests'
+# CPU time around each run, both tools on CPU 1 (WIRE_PIN=0: unpinned).
+. "$dir/pair-abba-lib.sh"
+PAIR_PIN=${WIRE_PIN:-1} pair_abba_payloads "$order" "$pt" "$rb"
 "$dir/vm-pair.sh" --siw off --timeout "${WIRE_TIMEOUT:-1800}" --bin "$bin" --outdir "$out/guests" \
-	--a "$prelude
-rdmabench server --bind 198.51.100.1 -p 18600 \$rbpin >/out/server.log 2>&1 &
-i=0
-for who in $order; do
-  i=\$((i + 1))
-  if [ \$who = rb ]; then
-    pair-wait rb-\$i 600 || exit 1; ctr >/out/rb-ctr-\$i-0.txt; pair-signal rb-ready-\$i
-    pair-wait rb-end-\$i 900 || exit 1; ctr >/out/rb-ctr-\$i-1.txt; pair-signal rb-ended-\$i
-    continue
-  fi
-  pair-wait want-\$i 600 || exit 1
-  ctr >/out/pt-ctr-\$i-0.txt
-  \$pin $pt >/out/pt-server-\$i.txt 2>&1 &
-  p=\$!
-  wait-listen 18515 60 && pair-signal up-\$i
-  wait \$p
-  ctr >/out/pt-ctr-\$i-1.txt
-done
-pair-wait done 900" \
-	--b "$prelude
-i=0
-for who in $order; do
-  i=\$((i + 1))
-  if [ \$who = pt ]; then
-    pair-signal want-\$i; pair-wait up-\$i 120 || exit 1
-    ctr >/out/pt-ctr-\$i-0.txt
-    \$pin $pt 198.51.100.1 >/out/pt-\$i.txt 2>&1 || echo failed >>/out/pt-\$i.txt
-    ctr >/out/pt-ctr-\$i-1.txt
-  else
-    pair-signal rb-\$i; pair-wait rb-ready-\$i 120 || exit 1
-    ctr >/out/rb-ctr-\$i-0.txt
-    rdmabench run 198.51.100.1 -p 18600 $rb \$rbpin --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || echo failed >>/out/rb-\$i.txt
-    ctr >/out/rb-ctr-\$i-1.txt
-    pair-signal rb-end-\$i; pair-wait rb-ended-\$i 120 || exit 1
-  fi
-done
-pair-signal done" >"$out/log.txt" 2>&1 || { tail -30 "$out/log.txt"; exit 1; }
+	--a "$pair_a" --b "$pair_b" >"$out/log.txt" 2>&1 || { tail -30 "$out/log.txt"; exit 1; }
 echo "host load after: $(uptime)"
 cd "$repo" && go run ./scripts/wirebw -dir "$out/guests" -order "$order"
