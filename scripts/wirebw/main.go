@@ -259,7 +259,7 @@ func perftestRow(path string) (bw, rate float64, err error) {
 	return 0, 0, fmt.Errorf("%s: no bandwidth row after the BW average header", path)
 }
 
-// failure returns the first line of path that contains one of keys (case
+// failure returns the last line of path that contains one of keys (case
 // insensitive) when the file ends in the script's "failed" line, else "".
 func failure(path string, keys ...string) string {
 	b, err := os.ReadFile(path)
@@ -270,10 +270,10 @@ func failure(path string, keys ...string) string {
 	if lines[len(lines)-1] != "failed" {
 		return ""
 	}
-	for _, l := range lines[:len(lines)-1] {
+	for j := len(lines) - 2; j >= 0; j-- { // the last such line: the error, not a progress line
 		for _, k := range keys {
-			if strings.Contains(strings.ToLower(l), strings.ToLower(k)) {
-				return strings.TrimSpace(l)
+			if strings.Contains(strings.ToLower(lines[j]), strings.ToLower(k)) {
+				return strings.TrimSpace(lines[j])
 			}
 		}
 	}
