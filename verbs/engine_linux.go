@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -341,35 +340,6 @@ func (g *Engine) BWClient(until int64) (full bool, err error) {
 // BWServer receives streamed messages until SetStop's count arrived.
 func (g *Engine) BWServer() error { return g.err(C.rb_bw_server(g.e), "bandwidth receiver") }
 
-// BWServerMulti receives streamed messages on several engines from the
-// calling thread, one C loop polling every engine's receive CQ in turn,
-// until each engine reached its SetStop count (nil) or has stopped and
-// one was aborted (ErrAborted), or the first error; which is the engine
-// concerned. The engines' CQs must be distinct; event mode is not
-// supported (a wait on one CQ would stall the others).
-func BWServerMulti(engs []*Engine) (which int, err error) {
-	if len(engs) == 0 {
-		return 0, nil
-	}
-	for i, g := range engs {
-		if g.cfg.Event {
-			return i, fmt.Errorf("verbs: one receiver thread for several QPs busy-polls: engine %d is in event mode", i)
-		}
-	}
-	ptrs := (**C.rb_engine)(C.calloc(C.size_t(len(engs)), C.size_t(unsafe.Sizeof(uintptr(0)))))
-	if ptrs == nil {
-		return 0, &Error{Op: "calloc", Err: syscall.ENOMEM}
-	}
-	defer C.free(unsafe.Pointer(ptrs))
-	list := unsafe.Slice(ptrs, len(engs))
-	for i, g := range engs {
-		list[i] = g.e
-	}
-	var w C.int
-	rc := C.rb_bw_server_multi(ptrs, C.int(len(engs)), &w)
-	return int(w), engs[int(w)].err(rc, "bandwidth receiver")
-}
-
 // Close frees the C state and deregisters any per-op MR a failed loop left.
 // It does not close the QP, the MR or the per-op buffer. Idempotent; nil on
 // a nil *Engine.
@@ -446,27 +416,6 @@ func (g *Engine) ResetCounters() {
 	g.e.ring_read, g.e.full_returns, g.e.t_return, g.e.max_pause_ns = 0, 0, 0, 0
 }
 
-// BWClientMulti drives several bandwidth senders round robin on the calling
-// thread, in one C call, until every target is complete, the engine clock
-// passes until, or one sample buffer is nearly full (full=true: drain every
-// engine's samples and call again). The engines' CQs must be distinct. Event
-// mode is not supported (a wait on one CQ would stall the others).
-func BWClientMulti(engs []*Engine, until int64) (full bool, err error) {
-	if len(engs) == 1 {
-		return engs[0].BWClient(until)
-	}
-	ptrs := make([]*C.rb_engine, len(engs))
-	for i, g := range engs {
-		ptrs[i] = g.e
-	}
-	var which C.int
-	rc := C.rb_bw_client_multi(&ptrs[0], C.int(len(ptrs)), C.int64_t(until), &which)
-	if rc == C.RB_FULL {
-		return true, nil
-	}
-	return false, engs[int(which)].err(rc, "bandwidth sender")
-}
-
 // The --verify pass: single steps outside the measured loops, each with
 // the engine's no-progress deadline.
 
@@ -515,70 +464,4 @@ func (g *Engine) ResetAbort() {
 	if !g.closed {
 		C.rb_ctl_init(&g.e.ctl, g.e.ctl.timeout_ns)
 	}
-}
-
-// Ring mode: a bandwidth sender's samples drained while it runs.
-//
-// In ring mode the sample buffer is a ring that another goroutine drains
-// (RingWritten, RingSamples, RingRelease) while BWClient keeps posting on
-// the engine's thread, so the send queue never empties while Go records a
-// full buffer: BWClient returns full only when the drainer has fallen a
-// whole buffer behind. Every method but BWClient may be called from the
-// draining goroutine while BWClient runs; Close only after it stopped.
-
-// SetRing turns ring mode on or off and empties the samples. The capacity
-// must be a power of two for ring mode. Call it only while no loop runs.
-func (g *Engine) SetRing(on bool) error {
-	c := uint64(g.e.cap)
-	if on && c&(c-1) != 0 {
-		return fmt.Errorf("verbs: ring mode needs a power-of-two sample buffer, not %d", c)
-	}
-	g.e.ring = 0
-	if on {
-		g.e.ring = 1
-	}
-	g.e.nsamples, g.e.ring_read = 0, 0
-	return nil
-}
-
-// RingWritten counts the samples written since SetRing (atomic: safe while
-// BWClient runs).
-func (g *Engine) RingWritten() uint64 {
-	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&g.e.nsamples)))
-}
-
-// RingSamples is a view, in C memory, of samples from up to to (counts as
-// RingWritten gives them): the longest run that does not wrap, so it may
-// end before to. from must not be behind the last RingRelease and to not
-// beyond RingWritten. Valid until RingRelease passes it.
-func (g *Engine) RingSamples(from, to uint64) []uint64 {
-	c := uint64(g.e.cap)
-	i := from & (c - 1)
-	n := min(to-from, c-i)
-	return unsafe.Slice((*uint64)(unsafe.Add(unsafe.Pointer(g.e.samples), i*8)), int(n))
-}
-
-// RingRelease hands the slots of samples before to back to the loop.
-func (g *Engine) RingRelease(to uint64) {
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(&g.e.ring_read)), to)
-}
-
-// RingRoom is how many samples the ring can take before BWClient must
-// return full.
-func (g *Engine) RingRoom() uint64 {
-	return uint64(g.e.cap) - (g.RingWritten() - atomic.LoadUint64((*uint64)(unsafe.Pointer(&g.e.ring_read))))
-}
-
-// CompletedNow is Completed read atomically, for another goroutine while
-// BWClient runs (a progress line).
-func (g *Engine) CompletedNow() uint64 {
-	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&g.e.completed)))
-}
-
-// Pauses reports a bandwidth sender's posting pauses since ResetCounters:
-// how many times BWClient returned because the sample buffer was full, and
-// the longest time from one BWClient return to the next call while the
-// target was not complete (the send queue drains meanwhile).
-func (g *Engine) Pauses() (full uint64, longest time.Duration) {
-	return uint64(g.e.full_returns), time.Duration(g.e.max_pause_ns)
 }
