@@ -77,7 +77,7 @@ unit: build
 
 # Test binaries run inside the SoftRoCE guest, where RDMABENCH_REQUIRE_RDMA=1
 # turns every "no RDMA device" skip into a failure.
-vm-test: build
+vm-test: build $(BUILD)/libdrvshim.so
 	$(GO) test -c -o $(BUILD)/verbs.test ./verbs
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/verbs-cgocheck2.test ./verbs
 	$(GO) test -c -o $(BUILD)/bench.test ./bench
@@ -92,8 +92,17 @@ vm-test: build
 	$(VM) --siw require --numa 2 --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
 		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
 		--bin $(BUILD)/faults --bin $(BUILD)/meshcheck --bin $$(command -v mpiexec.hydra) --bin $$(command -v hydra_pmi_proxy) \
-		--file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --file $(BUILD)/docs-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
+		--file $(BUILD)/libdrvshim.so --file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --file scripts/drvshim-guest.sh --file $(BUILD)/docs-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
+
+# The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an
+# LD_PRELOAD library that makes rxe/siw answer a few verbs as a hardware driver does.
+# guest-test.sh runs rdmabench and perftest under it (RDMABENCH_DRVSHIM=cxgb4, ...).
+drvshim: $(BUILD)/libdrvshim.so
+
+$(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
+	@mkdir -p $(BUILD)
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 
 # Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);
 # server in one, client in the other, no -d (rxe2 chosen by route); kills and stops.

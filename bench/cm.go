@@ -228,18 +228,34 @@ func (e *endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, 
 }
 
 // cmEstablished narrows the connected QP's remote access to what the test
-// needs and returns its path MTU.
+// needs (not on iWARP: see cmNarrowsAccess), records the READ/atomic depth
+// the QP got and returns its path MTU.
 func (e *endpoint) cmEstablished() (int, error) {
-	if err := e.qp.SetAccess(e.access); err != nil {
-		return 0, err
+	if cmNarrowsAccess(e.dev.Ctx.IsIWARP()) {
+		if err := e.qp.SetAccess(e.access); err != nil {
+			return 0, err
+		}
 	}
 	e.setup = time.Since(e.setupStart)
 	path, err := e.qp.Path()
 	if err != nil {
 		return 0, err
 	}
+	if path.MaxRdAtomic > 0 {
+		// the active side's QP reaches RTS with the depth of the peer's
+		// reply (librdmacm), which may be less than it asked for; never
+		// more (siw reports its inbound depth in max_rd_atomic)
+		e.rdDepth = min(e.rdDepth, path.MaxRdAtomic)
+	}
 	return path.MTU, nil
 }
+
+// cmNarrowsAccess says whether a connected rdma_cm QP gets its remote
+// access narrowed (ibv_modify_qp IBV_QP_ACCESS_FLAGS in RTS). Not on iWARP:
+// Chelsio's cxgb4 refuses it on a connected QP (EIO), and iw_cm already
+// grants REMOTE_READ and REMOTE_WRITE at the QP; there the test's MR
+// (poolConfig: remoteAccess) is what limits the peer to what the test needs.
+func cmNarrowsAccess(iwarp bool) bool { return !iwarp }
 
 // cmConnectAll connects every QP of eps to the server's rdma_cm address dst
 // with the test's token, one after the other. It returns the probe's path

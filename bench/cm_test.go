@@ -184,3 +184,32 @@ func TestRemoteAccessLeastPrivilege(t *testing.T) {
 		}
 	}
 }
+
+// TestCMNarrowsAccess: a connected rdma_cm QP's remote access is narrowed
+// on RoCE and InfiniBand (least privilege at the QP), never on iWARP, where
+// cxgb4 refuses an access change on a connected QP and the MR limits it.
+func TestCMNarrowsAccess(t *testing.T) {
+	for _, tt := range []struct {
+		iwarp, want bool
+	}{{false, true}, {true, false}} {
+		if got := cmNarrowsAccess(tt.iwarp); got != tt.want {
+			t.Errorf("iWARP %v: narrows %v, want %v", tt.iwarp, got, tt.want)
+		}
+	}
+	// on iWARP the MR carries least privilege: only what the test needs
+	for _, tt := range []struct {
+		op     string
+		client bool
+		want   verbs.Access
+	}{
+		{result.OpWrite, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite},
+		{result.OpRead, false, verbs.AccessLocalWrite | verbs.AccessRemoteRead},
+		{result.OpRead, true, verbs.AccessLocalWrite | verbs.AccessRemoteWrite},
+		{result.OpSend, false, verbs.AccessLocalWrite},
+	} {
+		s := Spec{Op: tt.op, Mode: result.ModeBW, Size: 64}
+		if got := poolConfig(s, tt.client, true, 1, false, false).Access; got != tt.want {
+			t.Errorf("iWARP %s client %v: MR access %s, want %s", tt.op, tt.client, got, tt.want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/result"
 
 	"golang.org/x/sys/unix"
@@ -228,6 +229,8 @@ func sideEnv(dev *Device, local net.Addr, cpu int) (result.Env, []string, error)
 		env.EnginePinnedCPU = cpu
 		pl := dev.NUMA()
 		env.NUMA = &pl
+		_, findings := deviceDoctor(dev)
+		env.Doctor = doctor.Compact(findings)
 	}
 	checks, cw := CheckEnv(env.Device, env.EnginePinnedCPU)
 	env.Checks = checks

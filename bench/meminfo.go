@@ -76,7 +76,17 @@ func (m Meminfo) NoHugePages() error {
 		return nil
 	}
 	return fmt.Errorf("--hugepages: %w (HugePages_Total is 0 in /proc/meminfo): reserve some with "+
-		"'sysctl vm.nr_hugepages=N' (N pages of %s), or run without --hugepages", ErrNoHugePages, FormatMiB(max(m.HugePageSize, verbs.HugePageSize)))
+		"'sysctl vm.nr_hugepages=N' (N pages of %s), or run without --hugepages", ErrNoHugePages, FormatMiB(m.HugePage()))
+}
+
+// HugePage is the huge page size, bytes: Hugepagesize as read, else the
+// kernel's default as verbs reads it (verbs.HugePageSize). Never an assumed
+// 2 MiB where the kernel says otherwise.
+func (m Meminfo) HugePage() int64 {
+	if m.HugePageSize > 0 {
+		return m.HugePageSize
+	}
+	return int64(verbs.HugePageSize())
 }
 
 // FormatMiB formats bytes as MiB with up to one decimal, e.g. "1536 MiB".

@@ -151,6 +151,11 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 				s.cfg.OnBye(peer, bye.Report)
 			}
 			return
+		case proto.MsgDoctor: // doctor HOST: read-only, no busy lock (doctorserve.go)
+			if err := s.serveDoctor(c, dev, peer); err != nil {
+				s.log.Printf("client %s: %v", peer, err)
+				return
+			}
 		case proto.MsgTest:
 			if !locked {
 				if !s.busy.CompareAndSwap(false, true) {

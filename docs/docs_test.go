@@ -36,6 +36,10 @@ var hostFixtures = map[string]string{
 	"iwarp.json":           "bench/fabric/testdata/iwarp.json",
 	"tcp.json":             "bench/fabric/testdata/tcp.json",
 	"build/demo/demo.json": "bench/plot/testdata/a.json",
+	// five SEND latency runs of 3,000 round trips (--repeat 5), and a copy
+	// with every run's p99 raised 30 %
+	"repeat.json":         "bench/compare/testdata/repeat5.json",
+	"repeat-p99x1.3.json": "bench/compare/testdata/repeat5-p99x1.3.json",
 }
 
 // allBlocks reads every Markdown file the test covers.

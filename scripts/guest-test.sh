@@ -192,6 +192,8 @@ RDMABENCH_JSON_DIR=/tmp result.test -test.run '^TestSchemaFiles$' -test.v 2>&1 |
 grep -q '^PASS' /tmp/schema.log || { tail -30 /tmp/schema.log; fail "JSON schema"; }
 stage "perftest drop-in: ib_send_lat and ib_write_bw links to rdmabench, against perftest's own output (scripts/dropin-guest.sh)"
 sh /work/dropin-guest.sh || fail "perftest drop-in"
+stage "driver behaviours under the LD_PRELOAD shim: cxgb4 on siw1, rdatom=1, mlx5sq (scripts/drvshim-guest.sh)"
+sh /work/drvshim-guest.sh || fail "driver-behaviour shim"
 
 stage "mesh: 3 ranks under MPICH's mpiexec in this guest (scripts/mesh-guest-local.sh)"
 sh /work/mesh-guest-local.sh || fail "mesh (3 local ranks)"

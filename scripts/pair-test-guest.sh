@@ -57,6 +57,7 @@ rdmabench run $A --op send,write,read --mode lat,bw --size 4K -n 100 --json /out
 grep -E 'Device|Server device|software|^ (send|write|read) ' /tmp/basic.txt | head -14
 check_json /out/basic.json '"device_reason": "by route: rxe2 port 1 holds 198.51.100.2' "client did not choose rxe2 by route"
 check_json /out/basic.json '"server_environment"' "no server environment in the JSON"
+check_json /out/basic.json '"check": "pcie-link"' "no doctor findings in the environment"
 check_json /out/basic.json 'rxe over eth0' "banner does not name rxe over eth0"
 # each of the 6 tests: both sides' port counters, with packets sent (deltas hold only counters that moved)
 n=$(grep -c '"sent_pkts"' /out/basic.json)
@@ -130,5 +131,19 @@ for sig in KILL STOP; do
 	rdmabench run $A --op send --mode lat -n 50 --connect-timeout 40s >/tmp/next.txt 2>&1 || { cat /tmp/next.txt; fail "next client after the server's SIG$sig"; }
 	ok "client-after-server-$sig" $t0
 done
+
+# doctor HOST with netdev MTUs 1500 here and 9000 on a (vm-pair.sh's wire MTU): peer-mtu
+# fails (exit 10); the guests have no PCIe device under rxe and no cpufreq: unknown, not pass
+t0=$(ms)
+ip link set eth0 mtu 1500 || fail "cannot set eth0's MTU to 1500"
+rdmabench doctor $A --json /out/doctor.json >/tmp/doctor.txt 2>&1; rc=$?
+grep -E '^  (mtu|peer-mtu|pcie-link|governor) |^Status' /tmp/doctor.txt
+[ $rc = 10 ] || { cat /tmp/doctor.txt; fail "doctor exit $rc against a peer with MTU 9000 (1500 here), want 10"; }
+finding() { grep -A1 "\"check\": \"$1\"" /out/doctor.json | grep -q "\"status\": \"$2\"" || { cat /tmp/doctor.txt; fail "doctor: $1 is not $2"; }; }
+finding peer-mtu fail
+finding pcie-link unknown
+finding governor unknown
+grep -q 'RoCE MTU 1024 (eth0 MTU 1500) here, RoCE MTU 4096 (eth0 MTU 9000) at' /tmp/doctor.txt || fail "doctor's peer-mtu does not name both ends' MTUs"
+echo "PAIR-OK doctor-mtu $(($(ms) - t0))ms"
 pair-signal done
 echo "PAIR-B DONE"

@@ -3,7 +3,7 @@
 # (two guests on a virtual wire): kernel lookup, the cached base initramfs, the
 # per-run archive with its /init, and the console parser.
 # Sourced, not run. The caller sets PROG and SCRIPT_DIR and runs under
-# 'set -euo pipefail'. See /work/shared/softroce-vm.md for the recipe.
+# 'set -euo pipefail'. docs/testbed.md describes the recipe.
 # The functions read settings from the sourcing script's globals (tmp, bins, files,
 # envs, outdir, token, siw_mode, console, ...):
 # shellcheck disable=SC2154

@@ -3,7 +3,7 @@
 # Ethernet segment (qemu's multicast hub, kept on loopback), with an ssh server in
 # each so that a launcher (mpiexec's ssh agent) can start processes in all of them,
 # run one payload in each, and stream all outputs back.
-# See /work/shared/softroce-vm.md ("three guests on one segment").
+# docs/testbed.md and docs/mesh.md describe the bed (three guests on one segment).
 set -euo pipefail
 
 readonly PROG=${0##*/}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vm-pair.sh: boot two SoftRoCE guests (as vm-run.sh does) joined by a virtual
 # Ethernet wire, run one payload in each, and stream both outputs back.
-# See /work/shared/softroce-vm.md ("Two guests joined by a virtual wire").
+# docs/testbed.md describes the bed (two guests joined by a virtual wire).
 set -euo pipefail
 
 readonly PROG=${0##*/}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vm-run.sh: boot Debian's kernel under qemu (KVM where it works, else TCG) with SoftRoCE (rdma_rxe on lo)
 # from an initramfs, run one command in it, and stream its output back.
-# See /work/shared/softroce-vm.md for the recipe this follows.
+# docs/testbed.md describes the recipe this follows.
 set -euo pipefail
 
 readonly PROG=${0##*/}

@@ -156,16 +156,18 @@ static inline int rb_cm_get_event(struct rdma_event_channel *ch, rb_cm_event *ou
 }
 
 // rb_qp_path reads back the address vector a connected QP got: path MTU
-// (enum), source GID index and port.
-static inline int rb_qp_path(struct ibv_qp *qp, int *mtu, int *sgid_index, int *port) {
+// (enum), source GID index and port; and its max_rd_atomic.
+static inline int rb_qp_path(struct ibv_qp *qp, int *mtu, int *sgid_index, int *port, int *max_rd_atomic) {
 	struct ibv_qp_attr a;
 	struct ibv_qp_init_attr ia;
-	int rc = ibv_query_qp(qp, &a, IBV_QP_PATH_MTU | IBV_QP_AV | IBV_QP_PORT, &ia);
+	memset(&a, 0, sizeof(a));
+	int rc = ibv_query_qp(qp, &a, IBV_QP_PATH_MTU | IBV_QP_AV | IBV_QP_PORT | IBV_QP_MAX_QP_RD_ATOMIC, &ia);
 	if (rc)
 		return rc;
 	*mtu = a.path_mtu;
 	*sgid_index = a.ah_attr.grh.sgid_index;
 	*port = a.port_num ? a.port_num : a.ah_attr.port_num;
+	*max_rd_atomic = a.max_rd_atomic;
 	return 0;
 }
 

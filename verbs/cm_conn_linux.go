@@ -79,21 +79,26 @@ func (id *CMID) Reject() error {
 	return nil
 }
 
-// Path is what a connected QP's address vector holds.
+// Path is what a connected QP's address vector holds, and the READ/atomic
+// depth it was given.
 type Path struct {
 	MTU       int // path MTU, bytes
 	SGIDIndex int
 	Port      int
+	// MaxRdAtomic is the QP's outstanding READ/atomic depth as initiator
+	// (max_rd_atomic): on the rdma_cm active side, what the peer's reply
+	// allowed, not what the connect request asked for.
+	MaxRdAtomic int
 }
 
-// Path reads back the QP's path MTU, source GID index and port (after
-// rdma_cm connected it, or after ToRTR).
+// Path reads back the QP's path MTU, source GID index, port and
+// max_rd_atomic (after rdma_cm connected it, or after ToRTS).
 func (q *QP) Path() (Path, error) {
-	var mtu, sgid, port C.int
-	if rc := C.rb_qp_path(q.qp, &mtu, &sgid, &port); rc != 0 {
+	var mtu, sgid, port, rd C.int
+	if rc := C.rb_qp_path(q.qp, &mtu, &sgid, &port, &rd); rc != 0 {
 		return Path{}, &Error{Op: "ibv_query_qp", Err: syscall.Errno(rc)}
 	}
-	return Path{MTU: MTUBytes(int(mtu)), SGIDIndex: int(sgid), Port: int(port)}, nil
+	return Path{MTU: MTUBytes(int(mtu)), SGIDIndex: int(sgid), Port: int(port), MaxRdAtomic: int(rd)}, nil
 }
 
 // SetAccess sets the remote access of a connected RC QP (RTS to RTS), e.g. to

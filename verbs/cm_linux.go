@@ -428,8 +428,7 @@ func (id *CMID) CreateQP(pd *PD, cfg QPConfig) (*QP, error) {
 	if rc := C.rb_cm_create_qp(id.id, raw, cfg.SendCQ.cq, cfg.RecvCQ.cq, srq, C.int(cfg.Type), sig, &caps); rc != 0 {
 		pd.release()
 		cfg.SRQ.releaseQP()
-		return nil, &Error{Op: "rdma_create_qp", Detail: fmt.Sprintf("%s, send_wr %d, recv_wr %d, inline %d%s",
-			cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR, cfg.Caps.MaxInlineData, cfg.srqDetail()), Err: syscall.Errno(rc)}
+		return nil, &Error{Op: "rdma_create_qp", Detail: cfg.refusedDetail(pd.ctx), Err: syscall.Errno(rc)}
 	}
 	q := newQP(pd, C.rb_cm_qp(id.id), cfg, &caps, id)
 	id.qp = q

@@ -91,11 +91,8 @@ type Buffer struct {
 	closed bool
 }
 
-// HugePageSize is the huge page size AllocBuffer uses with huge=true, bytes.
-const HugePageSize = 2 << 20
-
-// AllocBuffer maps size bytes (rounded up to the page size, or to 2 MiB with
-// huge pages) with MAP_POPULATE. With huge=true it uses MAP_HUGETLB and fails
+// AllocBuffer maps size bytes (rounded up to the page size, or to the
+// kernel's huge page size with huge pages: HugePageSize) with MAP_POPULATE. With huge=true it uses MAP_HUGETLB and fails
 // with a hint when no huge pages are reserved.
 func AllocBuffer(size int, huge bool) (*Buffer, error) {
 	if size <= 0 {
@@ -104,7 +101,7 @@ func AllocBuffer(size int, huge bool) (*Buffer, error) {
 	page := os.Getpagesize()
 	flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_POPULATE
 	if huge {
-		page = HugePageSize
+		page = HugePageSize()
 		flags |= unix.MAP_HUGETLB
 	}
 	n := (size + page - 1) / page * page

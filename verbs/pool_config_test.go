@@ -56,7 +56,7 @@ func TestPoolConfigMappedBytes(t *testing.T) {
 		{"one buffer of two pages", PoolConfig{BufSize: 8192, Count: 1}, 8192},
 		{"rounded to a page", PoolConfig{BufSize: 65, Count: 1}, 4096},
 		{"slabs of three", PoolConfig{BufSize: 4096, Count: 10, SlabSize: 3*4096 + 100}, 10 * 4096},
-		{"huge pages per slab", PoolConfig{BufSize: 4096, Count: 10, SlabSize: 3 * 4096, HugePages: true}, 4 * HugePageSize},
+		{"huge pages per slab", PoolConfig{BufSize: 4096, Count: 10, SlabSize: 3 * 4096, HugePages: true}, 4 * int64(HugePageSize())},
 		{"16 x 512 MiB", PoolConfig{BufSize: 512 << 20, Count: 16}, 8 << 30},
 		{"empty", PoolConfig{}, 0},
 	} {

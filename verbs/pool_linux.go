@@ -42,8 +42,8 @@ type PoolConfig struct {
 	// ODPOps are the RC operations ODP memory must serve (checked with
 	// CheckODP when Access has AccessOnDemand; 0: registration only).
 	ODPOps ODPOps
-	// HugePages maps the slabs from 2 MiB huge pages (MAP_HUGETLB); each
-	// slab is rounded up to HugePageSize.
+	// HugePages maps the slabs from huge pages (MAP_HUGETLB, the kernel's
+	// default size); each slab is rounded up to HugePageSize.
 	HugePages bool
 }
 
@@ -69,7 +69,7 @@ func (c PoolConfig) MappedBytes() int64 {
 	}
 	page := int64(os.Getpagesize())
 	if c.HugePages {
-		page = HugePageSize
+		page = int64(HugePageSize())
 	}
 	stride, per := int64(c.stride()), c.perSlab()
 	var total int64

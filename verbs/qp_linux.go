@@ -93,13 +93,37 @@ func (p *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	if qp == nil {
 		p.release()
 		cfg.SRQ.releaseQP()
-		detail := fmt.Sprintf("%s, send_wr %d, recv_wr %d, inline %d%s", cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR, cfg.Caps.MaxInlineData, cfg.srqDetail())
-		if da, qerr := p.ctx.QueryDevice(); qerr == nil {
-			detail += fmt.Sprintf("; device limits: max_qp_wr %d, max_sge %d", da.MaxQPWR, da.MaxSGE)
-		}
-		return nil, &Error{Op: "ibv_create_qp", Detail: detail, Err: err}
+		return nil, &Error{Op: "ibv_create_qp", Detail: cfg.refusedDetail(p.ctx), Err: err}
 	}
 	return newQP(p, qp, cfg, &caps, nil), nil
+}
+
+// refusedDetail describes a QP the device refused to create: what was
+// asked, and the device's limits when ctx can be queried (createQPDetail).
+func (cfg QPConfig) refusedDetail(ctx *Context) string {
+	if da, err := ctx.QueryDevice(); err == nil {
+		return createQPDetail(cfg, &da)
+	}
+	return createQPDetail(cfg, nil)
+}
+
+// createQPDetail is refusedDetail with the device's attributes (nil: not
+// known). Within max_qp_wr, the usable send queue depth still depends on
+// the device: mlx5 counts the send queue in 64-byte WQE basic blocks, and a
+// UD WQE, or one with inline data, takes several, so a depth below
+// max_qp_wr may not fit. The detail then says so rather than blame
+// max_qp_wr.
+func createQPDetail(cfg QPConfig, da *DeviceAttr) string {
+	d := fmt.Sprintf("%s, send_wr %d, recv_wr %d, inline %d%s", cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR, cfg.Caps.MaxInlineData, cfg.srqDetail())
+	switch {
+	case da == nil:
+		return d
+	case cfg.Caps.MaxSendWR > da.MaxQPWR || cfg.Caps.MaxRecvWR > da.MaxQPWR || max(cfg.Caps.MaxSendSGE, 1) > da.MaxSGE:
+		return d + fmt.Sprintf("; device limits: max_qp_wr %d, max_sge %d", da.MaxQPWR, da.MaxSGE)
+	}
+	return d + fmt.Sprintf("; the tx depth (send_wr %d) is within max_qp_wr %d, but the inline size (%d bytes) and the QP type (%s) "+
+		"shrink the usable send queue depth on this device (mlx5 counts it in 64-byte blocks, several per work request): "+
+		"lower the tx depth or the inline size", cfg.Caps.MaxSendWR, da.MaxQPWR, cfg.Caps.MaxInlineData, cfg.Type)
 }
 
 // acquireSRQ counts the QP about to be created with cfg.SRQ and returns the

@@ -499,12 +499,12 @@ func TestRDMAHugePages(t *testing.T) {
 		t.Skipf("cannot reserve huge pages: %v", err)
 	}
 	defer os.WriteFile(nr, old, 0)
-	buf, err := verbs.AllocBuffer(verbs.HugePageSize, true)
+	buf, err := verbs.AllocBuffer(verbs.HugePageSize(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer buf.Close()
-	if buf.Len() != verbs.HugePageSize || buf.Addr()%verbs.HugePageSize != 0 {
+	if buf.Len() != verbs.HugePageSize() || buf.Addr()%uint64(verbs.HugePageSize()) != 0 {
 		t.Fatalf("huge buffer of %d bytes at 0x%x, want 2 MiB aligned", buf.Len(), buf.Addr())
 	}
 	pd, err := ctx.AllocPD()

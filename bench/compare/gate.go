@@ -87,6 +87,44 @@ type GateReport struct {
 	Changes []Regression
 	// Alpha is the significance level the repeated tests were held to.
 	Alpha float64
+	// Detectable is, for every check of repeated tests, the smallest
+	// change the gate could detect at Alpha with probability Power
+	// (power.go); Power is that probability.
+	Detectable []Detectable
+	Power      float64
+	// SingleRun are the tests compared on single runs, whose noise the
+	// gate cannot judge.
+	SingleRun []result.Key
+	// Unestimated are the checks of repeated tests whose detectable change
+	// could not be estimated ("send lat 2B p99": a side has fewer than two
+	// positive values of the figure).
+	Unestimated []string
+	// EnvDiffs are the environment fields that differ between the
+	// baseline and the new run (EnvDiffs).
+	EnvDiffs []EnvDiff
+}
+
+// Underpowered returns the checks whose detectable change exceeds their
+// limit: a regression of the limit's size could pass unseen.
+func (g *GateReport) Underpowered() []Detectable {
+	var out []Detectable
+	for _, d := range g.Detectable {
+		if d.Underpowered() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// PowerErr returns a *PowerError when the gate could not see a change of
+// the limits' size, in an underpowered check or a test of single runs;
+// else nil (compare --require-power).
+func (g *GateReport) PowerErr() error {
+	u := g.Underpowered()
+	if len(u) == 0 && len(g.SingleRun) == 0 && len(g.Unestimated) == 0 {
+		return nil
+	}
+	return &PowerError{Underpowered: u, SingleRun: g.SingleRun, Unestimated: g.Unestimated}
 }
 
 // Err returns a *RegressionError listing the regressions and exceeded
@@ -106,7 +144,18 @@ func Gate(base, cur *result.Document, limits map[string]float64) *GateReport {
 	return GateAlpha(base, cur, limits, DefaultAlpha)
 }
 
-// GateAlpha compares cur against base for every test present in both and
+// GateAlpha is GateWith at alpha and DefaultPower.
+func GateAlpha(base, cur *result.Document, limits map[string]float64, alpha float64) *GateReport {
+	return GateWith(base, cur, limits, GateOptions{Alpha: alpha, Power: DefaultPower})
+}
+
+// GateOptions are the statistics of the gate on repeated runs.
+type GateOptions struct {
+	Alpha float64 // significance level, in (0, 0.5]
+	Power float64 // probability of detection the detectable change is stated at, in (0, 1)
+}
+
+// GateWith compares cur against base for every test present in both and
 // every metric in limits (canonical name → allowed change as a fraction,
 // as from ParseMaxRegress). A latency metric regresses when cur > base ×
 // (1+limit), bw and mpps when cur < base × (1−limit); bw and mpps are
@@ -114,12 +163,15 @@ func Gate(base, cur *result.Document, limits map[string]float64) *GateReport {
 // latency in bw tests). When both results hold several runs (--repeat),
 // the medians of the runs are compared and a change counts only when the
 // Mann-Whitney U test of the two sets of runs is also significant (p <
-// alpha); every such check is listed in Changes. Single runs are compared
+// alpha); every such check is listed in Changes, and in Detectable with
+// the smallest change the runs could show (power.go). Single runs are compared
 // as they are, with a note that noise cannot be judged. A metric that is
 // n/a on either side is skipped with a note; tests present in only one
-// document are noted as not compared.
-func GateAlpha(base, cur *result.Document, limits map[string]float64, alpha float64) *GateReport {
-	g := &GateReport{Alpha: alpha}
+// document are noted as not compared. The environment fields that differ
+// are in EnvDiffs.
+func GateWith(base, cur *result.Document, limits map[string]float64, opt GateOptions) *GateReport {
+	alpha := opt.Alpha
+	g := &GateReport{Alpha: alpha, Power: opt.Power, EnvDiffs: EnvDiffs(base, cur)}
 	var keys []metricDef
 	for k := range limits {
 		m, ok := lookupMetric(k)
@@ -146,6 +198,7 @@ func GateAlpha(base, cur *result.Document, limits map[string]float64, alpha floa
 		repeated := len(b.Runs) > 1 && len(n.Runs) > 1
 		if !repeated {
 			single = true
+			g.SingleRun = append(g.SingleRun, t.Key)
 		} else if mp := MinP(len(b.Runs), len(n.Runs)); mp >= alpha {
 			g.Notes = append(g.Notes, fmt.Sprintf("%s: %d against %d runs cannot reach p < %g (the smallest p-value is %.3f): add runs (--repeat)",
 				t.Key, len(b.Runs), len(n.Runs), alpha, mp))
@@ -156,12 +209,15 @@ func GateAlpha(base, cur *result.Document, limits map[string]float64, alpha floa
 			}
 			var bv, nv, p float64
 			var bok, nok bool
+			var det Detectable
+			detOK := false
 			if repeated {
 				bs, ns := m.runValues(b), m.runValues(n)
 				bok, nok = len(bs) > 0, len(ns) > 0
 				if bok && nok {
-					bv, nv = median(bs), median(ns)
 					p, _, _ = MannWhitney(bs, ns)
+					det, detOK = detectable(t.Key, m, b, n, bs, ns, limits[m.key], alpha, opt.Power)
+					bv, nv = median(bs), median(ns)
 				}
 			} else {
 				bv, bok = m.value(b)
@@ -192,6 +248,12 @@ func GateAlpha(base, cur *result.Document, limits map[string]float64, alpha floa
 			if repeated {
 				g.Changes = append(g.Changes, ch)
 				worse = worse && p < alpha
+				if detOK {
+					g.Detectable = append(g.Detectable, det)
+				} else {
+					g.Unestimated = append(g.Unestimated, t.Key.String()+" "+m.key)
+					g.Notes = append(g.Notes, fmt.Sprintf("%s: %s: the detectable change cannot be estimated (a side has fewer than 2 positive values)", t.Key, m.key))
+				}
 			}
 			if worse {
 				g.Regressions = append(g.Regressions, ch)

@@ -109,7 +109,7 @@ func mrSkipReason(size int, maxMR uint64, memlock error, m bench.Meminfo, huge b
 		return fmt.Sprintf("%s skipped: %v", label, memlock)
 	}
 	if huge {
-		page := max(m.HugePageSize, verbs.HugePageSize)
+		page := m.HugePage()
 		need := (int64(size) + page - 1) / page
 		if need > m.HugePagesFree {
 			return fmt.Sprintf("%s skipped: needs %d huge pages of %s, %d free (HugePages_Free; raise vm.nr_hugepages)",

@@ -46,6 +46,7 @@ const (
 	MsgVerify                       // both ways: one message of a test's --verify pass
 	MsgChallenge                    // server -> client: the server's nonce (a server with a key)
 	MsgAuth                         // client -> server: the client's proof of the key
+	MsgDoctor                       // client -> server: a request for the server's doctor checks (no payload); server -> client: a Doctor
 
 	msgTypeEnd // one past the last known type
 )
@@ -62,6 +63,7 @@ var msgTypeNames = [...]string{
 	MsgVerify:    "verify",
 	MsgChallenge: "challenge",
 	MsgAuth:      "auth",
+	MsgDoctor:    "doctor",
 }
 
 // String returns the lowercase name used in error messages ("ready",

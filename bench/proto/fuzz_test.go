@@ -29,6 +29,9 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add(protoHeader(Magic, Version+1, 1, 0)) // wrong version
 	f.Add(protoHeader(Magic, Version, 0, 0))   // unknown types
 	f.Add(protoHeader(Magic, Version, 10, 3))
+	f.Add(protoHeader(Magic, Version, uint16(MsgDoctor), 0))   // a doctor request
+	f.Add(protoHeader(Magic, Version, uint16(MsgDoctor)+1, 0)) // one past the last type
+	f.Add(protoMustFrame(f, MsgDoctor, []byte(`{"host":{},"findings":[]}`)))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		typ, payload, err := ReadFrame(bytes.NewReader(data))

@@ -171,3 +171,11 @@ type Mismatch struct {
 	Seen     uint8 `json:"seen"`
 	Len      int   `json:"len"` // bytes that arrived
 }
+
+// Doctor is the server's answer to a doctor request (MsgDoctor, sent
+// after the handshake, between tests): `rdmabench doctor`'s facts and
+// checks of the server's host for the device and port of this session.
+type Doctor struct {
+	Host     json.RawMessage `json:"host"`     // a result.DoctorHost
+	Findings json.RawMessage `json:"findings"` // a []result.DoctorFinding
+}

@@ -3,6 +3,7 @@ package proto
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +67,7 @@ var protoTestMessages = []struct {
 	{"error", MsgError, &RemoteError{Msg: "device rxe0 not found", Code: "device"}, nil},
 	{"bye", MsgBye, &protoTestEmpty{}, func() any { return new(protoTestEmpty) }},
 	{"verify", MsgVerify, &Verify{QP: 3, Message: 63, Mismatch: &Mismatch{Offset: 1000, Expected: 0x3c, Seen: 0xc3, Len: 65536}}, func() any { return new(Verify) }},
+	{"doctor", MsgDoctor, &Doctor{Host: json.RawMessage(`{"host":"a","netdev_mtu":9000}`), Findings: json.RawMessage(`[{"check":"mtu","status":"pass","detail":"x"}]`)}, func() any { return new(Doctor) }},
 }
 
 // protoHeader builds a raw 12-byte header.
@@ -147,7 +149,8 @@ func TestProtoMsgTypeString(t *testing.T) {
 		{"bye", MsgBye, "bye"},
 		{"verify", MsgVerify, "verify"},
 		{"zero", 0, "MsgType(0)"},
-		{"unknown", 12, "MsgType(12)"},
+		{"doctor", MsgDoctor, "doctor"},
+		{"unknown", 13, "MsgType(13)"},
 		{"max", 0xffff, "MsgType(65535)"},
 	}
 	for _, tt := range tests {
@@ -179,7 +182,7 @@ func TestProtoAppendFrame(t *testing.T) {
 		{"max payload", MsgResult, MaxPayload, nil, ""},
 		{"too large", MsgResult, MaxPayload + 1, ErrTooLarge, "1048577 bytes, limit 1048576"},
 		{"type zero", 0, 0, ErrUnknownType, "unknown message type 0"},
-		{"type unknown", 12, 2, ErrUnknownType, "unknown message type 12"},
+		{"type unknown", 13, 2, ErrUnknownType, "unknown message type 13"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,7 +262,7 @@ func TestReadFrameErrors(t *testing.T) {
 		{"version+1", protoHeader(Magic, Version+1, 1, 0), ErrVersion, fmt.Sprintf("peer speaks protocol version %d, this side speaks version %d", Version+1, Version), false},
 		{"version 0", protoHeader(Magic, 0, 1, 0), ErrVersion, "version 0", false},
 		{"type 0", protoHeader(Magic, Version, 0, 0), ErrUnknownType, "unknown message type 0", false},
-		{"type 12", protoHeader(Magic, Version, 12, 0), ErrUnknownType, "unknown message type 12", false},
+		{"type 13", protoHeader(Magic, Version, 13, 0), ErrUnknownType, "unknown message type 13", false},
 		{"type 65535", protoHeader(Magic, Version, 0xffff, 5), ErrUnknownType, "unknown message type 65535", false},
 	}
 	for _, tt := range tests {

@@ -97,6 +97,9 @@ type Env struct {
 	EnginePinnedCPU int    `json:"engine_pinned_cpu"` // CPU the engine thread is pinned to; -1 when not pinned
 
 	Checks EnvChecks `json:"checks"` // CheckEnv: governor, TSC, SMT, NUMA, memlock
+	// Doctor is the status of each of `rdmabench doctor`'s checks of this
+	// side's host, device and netdev (bench/doctor); nil in older documents.
+	Doctor []DoctorCheck `json:"doctor,omitempty"`
 	// NUMA is this side's NUMA placement of engine threads and registered
 	// memory (nil: the TCP baseline, or an older document).
 	NUMA *NUMAPlacement `json:"numa,omitempty"`

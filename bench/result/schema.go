@@ -2,7 +2,8 @@
 // documents and validates documents against them: schema.json for the
 // result document of `rdmabench loopback|run --json` and mr.schema.json for
 // the document of `rdmabench mr --json`, mesh.schema.json for the document
-// of `rdmabench mesh --json`.
+// of `rdmabench mesh --json`, doctor.schema.json for the document of
+// `rdmabench doctor --json`.
 package result
 
 import (
@@ -29,22 +30,25 @@ var (
 	MRSchemaJSON []byte
 	//go:embed mesh.schema.json
 	MeshSchemaJSON []byte
+	//go:embed doctor.schema.json
+	DoctorSchemaJSON []byte
 )
 
 const (
 	schemaURL   = "https://github.com/rdmabench/rdmabench/bench/result/schema.json"
 	mrSchemaURL = "https://github.com/rdmabench/rdmabench/bench/result/mr.schema.json"
 	meshURL     = "https://github.com/rdmabench/rdmabench/bench/result/mesh.schema.json"
+	doctorURL   = "https://github.com/rdmabench/rdmabench/bench/result/doctor.schema.json"
 )
 
-type schemas struct{ doc, mr, mesh *jsonschema.Schema }
+type schemas struct{ doc, mr, mesh, doctor *jsonschema.Schema }
 
 // compiled compiles both schemas once. date-time formats are asserted.
 var compiled = sync.OnceValues(func() (schemas, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	for url, b := range map[string][]byte{schemaURL: SchemaJSON, mrSchemaURL: MRSchemaJSON, meshURL: MeshSchemaJSON} {
+	for url, b := range map[string][]byte{schemaURL: SchemaJSON, mrSchemaURL: MRSchemaJSON, meshURL: MeshSchemaJSON, doctorURL: DoctorSchemaJSON} {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			return schemas{}, fmt.Errorf("result: schema %s: %w", url, err)
@@ -63,6 +67,9 @@ var compiled = sync.OnceValues(func() (schemas, error) {
 	}
 	if s.mesh, err = c.Compile(meshURL); err != nil {
 		return schemas{}, fmt.Errorf("result: compile mesh.schema.json: %w", err)
+	}
+	if s.doctor, err = c.Compile(doctorURL); err != nil {
+		return schemas{}, fmt.Errorf("result: compile doctor.schema.json: %w", err)
 	}
 	return s, nil
 })
@@ -114,10 +121,24 @@ func ValidateMeshDocument(data []byte) error {
 	return validate(s.mesh, data)
 }
 
-// Validate checks data against mesh.schema.json when IsMeshDocument says it
-// is a mesh document, against mr.schema.json when IsMRDocument says it is an
+// ValidateDoctorDocument checks data, an `rdmabench doctor` document
+// (DoctorDocument), against doctor.schema.json, as ValidateDocument does.
+func ValidateDoctorDocument(data []byte) error {
+	s, err := compiled()
+	if err != nil {
+		return err
+	}
+	return validate(s.doctor, data)
+}
+
+// Validate checks data against doctor.schema.json when IsDoctorDocument
+// says it is a doctor document, against mesh.schema.json when
+// IsMeshDocument says it is a mesh document, against mr.schema.json when IsMRDocument says it is an
 // `rdmabench mr` document, against schema.json otherwise.
 func Validate(data []byte) error {
+	if IsDoctorDocument(data) {
+		return ValidateDoctorDocument(data)
+	}
 	if IsMeshDocument(data) {
 		return ValidateMeshDocument(data)
 	}

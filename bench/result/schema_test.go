@@ -65,7 +65,7 @@ func TestFixturesValidate(t *testing.T) {
 				t.Errorf("%s (MR document: %v): %v", path, IsMRDocument(b), err)
 			}
 			// this package's fixtures come from the current encoder
-			if strings.HasPrefix(path, "testdata") && !IsMRDocument(b) && !IsMeshDocument(b) {
+			if strings.HasPrefix(path, "testdata") && !IsMRDocument(b) && !IsMeshDocument(b) && !IsDoctorDocument(b) {
 				if err := validateCurrent(t, b); err != nil {
 					t.Errorf("%s: %v", path, err)
 				}
@@ -372,7 +372,7 @@ func validateCurrent(t *testing.T, data []byte) error {
 	t.Helper()
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
-	for url, b := range map[string][]byte{schemaURL: SchemaJSON, strings.Replace(schemaURL, "schema.json", "current.schema.json", 1): []byte(currentSchema)} {
+	for url, b := range map[string][]byte{schemaURL: SchemaJSON, doctorURL: DoctorSchemaJSON, strings.Replace(schemaURL, "schema.json", "current.schema.json", 1): []byte(currentSchema)} {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
@@ -410,7 +410,7 @@ func TestCurrentSchema(t *testing.T) {
 
 // TestSchemaFiles validates every *.json file under $RDMABENCH_JSON_DIR,
 // the documents a guest run wrote: MR documents (a top-level "mr" member)
-// against mr.schema.json, the others against schema.json plus what the
+// against mr.schema.json, doctor documents against doctor.schema.json, the others against schema.json plus what the
 // current rdmabench always writes.
 func TestSchemaFiles(t *testing.T) {
 	dir := os.Getenv(JSONDirEnv)
@@ -443,6 +443,12 @@ func TestSchemaFiles(t *testing.T) {
 				}
 				return
 			}
+			if IsDoctorDocument(b) {
+				if err := ValidateDoctorDocument(b); err != nil {
+					t.Errorf("%s (rdmabench doctor document): %v", path, err)
+				}
+				return
+			}
 			if err := validateCurrent(t, b); err != nil {
 				t.Errorf("%s (result document): %v", path, err)
 			}
@@ -460,7 +466,7 @@ type schemaDoc struct {
 func loadSchemas(t *testing.T) map[string]schemaDoc {
 	t.Helper()
 	out := map[string]schemaDoc{}
-	for name, b := range map[string][]byte{"schema.json": SchemaJSON, "mr.schema.json": MRSchemaJSON, "mesh.schema.json": MeshSchemaJSON} {
+	for name, b := range map[string][]byte{"schema.json": SchemaJSON, "mr.schema.json": MRSchemaJSON, "mesh.schema.json": MeshSchemaJSON, "doctor.schema.json": DoctorSchemaJSON} {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatal(err)
@@ -561,7 +567,7 @@ func docPaths(v any, prefix string, out map[string]bool) {
 // output.
 func TestFixturesCoverSchema(t *testing.T) {
 	docs := loadSchemas(t)
-	seen := map[string]map[string]bool{"schema.json": {}, "mr.schema.json": {}, "mesh.schema.json": {}}
+	seen := map[string]map[string]bool{"schema.json": {}, "mr.schema.json": {}, "mesh.schema.json": {}, "doctor.schema.json": {}}
 	for _, path := range fixtureFiles(t) {
 		var v any
 		b := readFile(t, path)
@@ -574,6 +580,9 @@ func TestFixturesCoverSchema(t *testing.T) {
 		}
 		if IsMeshDocument(b) {
 			kind = "mesh.schema.json"
+		}
+		if IsDoctorDocument(b) {
+			kind = "doctor.schema.json"
 		}
 		docPaths(v, "", seen[kind])
 	}

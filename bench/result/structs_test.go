@@ -50,6 +50,10 @@ var goTypes = []struct{ name, file, def string }{
 	{"MeshDocument", "mesh.schema.json", ""},
 	{"MeshRank", "mesh.schema.json", "MeshRank"},
 	{"MeshPair", "mesh.schema.json", "MeshPair"},
+	{"DoctorDocument", "doctor.schema.json", ""},
+	{"DoctorHost", "doctor.schema.json", "DoctorHost"},
+	{"DoctorFinding", "doctor.schema.json", "DoctorFinding"},
+	{"DoctorCheck", "doctor.schema.json", "DoctorCheck"},
 }
 
 // namedDefs are the Go types with their own JSON form (MarshalJSON,

@@ -102,6 +102,12 @@ func subcommands() []subcommand {
 			long:    mrLong,
 			example: "  rdmabench mr -d rxe0\n  rdmabench mr --sizes 4K-1G --odp --json mr.json",
 			define:  cmdMR},
+		{use: "doctor [HOST]", short: "Check this host (and with HOST both ends) for RDMA's pitfalls, with the fix",
+			long: doctorLong,
+			example: "  rdmabench doctor\n" +
+				"  rdmabench doctor -d mlx5_0 --json doctor.json\n" +
+				"  rdmabench doctor 192.0.2.1",
+			define: cmdDoctor},
 		{use: "compare A.json [B.json ...]", short: "Compare result files; --baseline gates regressions",
 			long: compareLong,
 			example: "  rdmabench compare a.json b.json\n" +

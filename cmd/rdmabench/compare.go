@@ -26,6 +26,12 @@ moved more than --max-counter allows. When both files ran each test several
 times (run --repeat K), a change counts only when it is also significant: the
 Mann-Whitney U test of the two sets of runs gives p < --alpha. Every figure
 checked is listed with its p-value; ~ marks a change that is not significant.
+Each such figure is also listed with the smallest change the runs could
+detect at --alpha with probability --power (a bootstrap of the runs); where
+that exceeds the figure's --max-regress limit, an UNDERPOWERED line names it
+with the --repeat or -n that would resolve it, and --require-power makes that
+case (and single runs, whose noise cannot be judged) exit 9 instead of 0.
+The environment fields that differ between the two files are named.
 With --noise, reports each figure's run-to-run spread over repeated runs (or
 several files of the same tests) and suggests --max-regress limits.`
 
@@ -41,6 +47,8 @@ func cmdCompare(fs *flag.FlagSet) action {
 		strings.Join(result.TroubleCategories(), ", ")+": the sum of its counters) or a counter (e.g. rcvd_seq_err); "+
 		"fails when a test's delta on the client or on the server (each side on its own) exceeds N")
 	alpha := fs.Float64("alpha", compare.DefaultAlpha, "gate on repeated runs: a change regresses only when significant at this level (Mann-Whitney U test), in (0, 0.5]")
+	power := fs.Float64("power", compare.DefaultPower, "gate on repeated runs: state each figure's smallest detectable change at this probability of detection, in [0.5, 0.99]")
+	requirePower := fs.Bool("require-power", false, "gate: exit 9 when a figure's smallest detectable change exceeds its --max-regress limit, or a test ran once, or a figure has too few backed runs to tell (the gate cannot see a change of the limit's size); a regression still exits 1")
 	noise := fs.Bool("noise", false, "report each figure's run-to-run spread over repeated runs of the files given, and suggest --max-regress limits")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch *format {
@@ -61,9 +69,12 @@ func cmdCompare(fs *flag.FlagSet) action {
 		if !(*alpha > 0 && *alpha <= 0.5) {
 			return usageError{fmt.Errorf("--alpha %v: want a significance level in (0, 0.5], such as 0.05", *alpha)}
 		}
+		if !(*power >= 0.5 && *power <= 0.99) {
+			return usageError{fmt.Errorf("--power %v: want a probability of detection in [0.5, 0.99], such as 0.8", *power)}
+		}
 		if *noise {
-			if fs.Changed("baseline") || fs.Changed("max-regress") || fs.Changed("max-counter") {
-				return usageError{errors.New("--noise reports the spread of runs; it takes no --baseline, --max-regress or --max-counter")}
+			if fs.Changed("baseline") || fs.Changed("max-regress") || fs.Changed("max-counter") || fs.Changed("require-power") {
+				return usageError{errors.New("--noise reports the spread of runs; it takes no --baseline, --max-regress, --max-counter or --require-power")}
 			}
 			return compareNoise(fs.Args(), mets, *unit, stdout)
 		}
@@ -73,6 +84,9 @@ func cmdCompare(fs *flag.FlagSet) action {
 		}
 		if !gate && fs.Changed("max-counter") {
 			return usageError{errors.New("--max-counter needs --baseline")}
+		}
+		if !gate && (*requirePower || fs.Changed("power")) {
+			return usageError{errors.New("--require-power and --power need --baseline")}
 		}
 		var limits map[string]float64
 		var counterLimits map[string]int64
@@ -115,6 +129,9 @@ func cmdCompare(fs *flag.FlagSet) action {
 			if *format == "gobench" {
 				return usageError{errors.New("mesh documents compare as tables (table format), not gobench")}
 			}
+			if *requirePower {
+				return usageError{errors.New("--require-power applies to result documents of repeated runs (--repeat), not mesh documents")}
+			}
 			return compareMesh(paths, gate, limits, mets, *unit, stdout)
 		}
 		docs := make([]*result.Document, len(paths))
@@ -137,13 +154,23 @@ func cmdCompare(fs *flag.FlagSet) action {
 			return err
 		}
 
-		g := compare.GateAlpha(docs[0], docs[1], limits, *alpha)
+		g := compare.GateWith(docs[0], docs[1], limits, compare.GateOptions{Alpha: *alpha, Power: *power})
 		g.CheckCounters(docs[1], counterLimits)
 		bullet := ""
 		if *format == "markdown" {
 			bullet = "- "
 		}
 		fmt.Fprintln(stdout)
+		if len(g.EnvDiffs) > 0 {
+			fmt.Fprintf(stdout, "%snote: the environments differ in %d fields (baseline -> new):\n", bullet, len(g.EnvDiffs))
+			sub := "  " // under the note: indented, in Markdown a nested list
+			if bullet != "" {
+				sub = "  - "
+			}
+			for _, d := range g.EnvDiffs {
+				fmt.Fprintf(stdout, "%senv %s\n", sub, d)
+			}
+		}
 		for _, n := range g.Notes {
 			fmt.Fprintf(stdout, "%snote: %s\n", bullet, n)
 		}
@@ -152,6 +179,13 @@ func cmdCompare(fs *flag.FlagSet) action {
 		}
 		if len(g.Changes) > 0 {
 			fmt.Fprintf(stdout, "%srepeated runs: medians of the runs; p: Mann-Whitney U test; ~: not significant at alpha %g\n", bullet, g.Alpha)
+		}
+		for _, d := range g.Detectable {
+			fmt.Fprintf(stdout, "%s%s\n", bullet, d)
+		}
+		if len(g.Detectable) > 0 {
+			fmt.Fprintf(stdout, "%sdetectable change: the smallest change in the bad direction that the runs' spread and counts let the gate find at alpha %g with probability %g%% (a bootstrap of the runs, docs/statistics.md)\n",
+				bullet, g.Alpha, g.Power*100)
 		}
 		for _, r := range g.Regressions {
 			fmt.Fprintf(stdout, "%sREGRESSION %s\n", bullet, r.Format(*unit))
@@ -162,6 +196,7 @@ func cmdCompare(fs *flag.FlagSet) action {
 		if err := g.Err(); err != nil {
 			return err
 		}
+		blind := g.Underpowered()
 		if g.Tests == 0 {
 			return fmt.Errorf("no test is in both %s and %s: nothing to gate", paths[0], paths[1])
 		}
@@ -175,7 +210,13 @@ func cmdCompare(fs *flag.FlagSet) action {
 		if counterLimits != nil {
 			counters = fmt.Sprintf(", %d counter limits checked", g.CountersChecked)
 		}
+		if len(blind) > 0 {
+			counters += fmt.Sprintf("; %d of them underpowered, see UNDERPOWERED above", len(blind))
+		}
 		fmt.Fprintf(stdout, "%sno regressions (%d tests, %d metrics checked%s)\n", bullet, g.Tests, g.Checked, counters)
+		if *requirePower {
+			return g.PowerErr()
+		}
 		return nil
 	}
 }

@@ -47,6 +47,7 @@ func TestExitCodes(t *testing.T) {
 		{exitOK, []string{"help"}, ""},
 		{exitOK, []string{"--version"}, ""},
 		{exitFail, []string{"compare", "--baseline", fixtureA, regressed, "--max-regress", "p99=10%"}, ""},
+		{exitBlind, []string{"compare", "--baseline", fixtureRepeat, fixtureRepeatP99, "--max-regress", "p99=10%", "--require-power"}, "send lat 2B p99 detects +273.8% > 10%"},
 		{exitInput, []string{"compare", filepath.Join(dir, "missing.json"), filepath.Join(dir, "missing2.json")}, "missing.json"},
 		{exitInput, []string{"compare", "--baseline", fixtureA, garbage}, "garbage.json"},
 		{exitInput, []string{"plot", garbage, "-o", filepath.Join(dir, "p.svg")}, "garbage.json"},
@@ -118,6 +119,10 @@ func TestExitCodes(t *testing.T) {
 		{exitEnv, []string{"run", "127.0.0.1", "--op", "write", "--mode", "bw", "--qps", "16", "--size", "256M", "--max-memory", "512M"},
 			"write bw 16 QPs x 256 MiB needs 8.0 GiB of memory (8 GiB registered, 8.0 MiB other buffers) on the client; --max-memory is 512 MiB"},
 		{exitPeer, []string{"run", "127.0.0.1", "-p", closed, "--transport", "tcp", "--connect-timeout", "200ms"}, "not reachable"},
+		{exitPeer, []string{"doctor", "127.0.0.1", "-p", closed, "--connect-timeout", "200ms"}, "not reachable"},
+		{exitUsage, []string{"doctor", "--ib-port", "0"}, "--ib-port 0 out of range"},
+		{exitUsage, []string{"doctor", "a", "b"}, "at most one server"},
+		{exitUsage, []string{"doctor", "--json", filepath.Join(ro, "sub", "d.json")}, "d.json"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer

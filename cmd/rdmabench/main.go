@@ -34,6 +34,8 @@ const (
 	exitPartial    = 6   // mesh: the document was written, but some pairs failed or a rank was lost
 	exitTimeout    = 7   // --run-timeout expired (finished results kept, JSON "partial": true)
 	exitInput      = 8   // compare, plot, report: an input file that cannot be read or is not an rdmabench document
+	exitBlind      = 9   // compare --baseline --require-power: no regression, but the runs could not show a change of the limit's size
+	exitDoctor     = 10  // doctor: a check failed (its findings are printed and written)
 	exitInterrupt  = 130 // interrupted by SIGINT (128+2); finished results kept, JSON "partial": true
 	exitTerminated = 143 // terminated by SIGTERM (128+15); likewise
 )
@@ -50,6 +52,8 @@ const helpExitCodes = `Exit codes (docs/exit-codes.md):
   6    partial: rdmabench mesh wrote its document, but some pairs failed or a rank was lost
   7    run timeout: --run-timeout expired (finished results kept, JSON "partial": true)
   8    input: compare, plot or report could not read an input file, or it is not an rdmabench document
+  9    underpowered: compare --baseline --require-power found no regression, but the runs could not show a change of a limit's size
+  10   doctor: a check failed (the table and --json say which, with the fix)
   130  interrupted (SIGINT)
   143  terminated (SIGTERM)
 `
@@ -120,7 +124,11 @@ func exitCode(err error) int {
 	var mre *compare.MeshRegressionError
 	var be *boot.OpError
 	var ie inputError
+	var pwe *compare.PowerError
+	var dfe doctorFailed
 	switch {
+	case errors.As(err, &dfe):
+		return exitDoctor
 	case errors.As(err, &se):
 		if se.sig == syscall.SIGTERM {
 			return exitTerminated
@@ -140,6 +148,8 @@ func exitCode(err error) int {
 		return exitPeer // the launcher's PMI server failed or timed out
 	case errors.As(err, &ie):
 		return exitInput
+	case errors.As(err, &pwe):
+		return exitBlind // the gate could not see: compare --require-power
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors

@@ -1,0 +1,175 @@
+// Package doctor checks a host for the pitfalls that make RDMA numbers
+// meaningless before any test runs: MTU, PFC and pause frames, ECN/DCQCN,
+// interrupt placement, memlock, the PCIe link, relaxed ordering and ACS,
+// missing RoCE v2 GIDs, port state and the CPU frequency governor; with a
+// peer's facts it compares both ends (MTU, firmware, GID types, link
+// speed). It reads sysfs and /proc under an injectable root, and runs dcb,
+// mlnx_qos and ethtool where they exist, so that every check is
+// table-tested over a fake tree. It is pure Go: what only verbs knows (the
+// port's active MTU) comes from the caller. What cannot be read is
+// unknown, never pass. docs/doctor.md describes each check.
+package doctor
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net"
+	"net/netip"
+	"os/exec"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// Input is what the checks read and from where. Nil functions and an
+// empty Root mean the live system.
+type Input struct {
+	// Root is the directory that holds sys/ and proc/: "/" (or "") on a
+	// live system, a fake tree in tests.
+	Root string
+	// Host is the host name the facts carry.
+	Host string
+	// Device and Port are the RDMA device and port to check ("": the
+	// device checks are unknown).
+	Device string
+	Port   int
+	// ActiveMTU is the port's active MTU from ibv_query_port, bytes; 0:
+	// unknown (sysfs does not expose it).
+	ActiveMTU int
+	// Netdev is the netdev under the port; "": found in sysfs (the port's
+	// GIDs' ndevs, the PCI device's net/, rxe's parent).
+	Netdev string
+	// Memlock returns RLIMIT_MEMLOCK's soft and hard limits, bytes, -1 for
+	// unlimited.
+	Memlock func() (soft, hard int64, err error)
+	// Addrs returns the IP addresses on a netdev.
+	Addrs func(netdev string) ([]netip.Addr, error)
+	// Tool runs a command (dcb, mlnx_qos, ethtool) and returns its output;
+	// an error wrapping exec.ErrNotFound when it is not installed.
+	Tool func(name string, args ...string) ([]byte, error)
+}
+
+// check is one named check over a gathered host.
+type check struct {
+	name string
+	run  func(h *host) (status, detail, fix string)
+}
+
+// checks are the single-host checks, in the order they are reported.
+var checks = []check{
+	{"port-state", checkPortState},
+	{"mtu", checkMTU},
+	{"roce-gid", checkRoCEGID},
+	{"pfc", checkPFC},
+	{"pause", checkPause},
+	{"ecn", checkECN},
+	{"irq-numa", checkIRQNUMA},
+	{"pcie-link", checkPCIeLink},
+	{"relaxed-ordering", checkRelaxedOrdering},
+	{"acs", checkACS},
+	{"memlock", checkMemlock},
+	{"governor", checkGovernor},
+}
+
+// Names lists the checks Run reports, then those Compare reports.
+func Names() []string {
+	var out []string
+	for _, c := range checks {
+		out = append(out, c.name)
+	}
+	return append(out, peerChecks...)
+}
+
+// Run gathers the host's facts and runs every check.
+func Run(in Input) (result.DoctorHost, []result.DoctorFinding) {
+	h := gather(withDefaults(in))
+	var out []result.DoctorFinding
+	for _, c := range checks {
+		st, detail, fix := c.run(h)
+		if st == result.DoctorPass {
+			fix = ""
+		}
+		out = append(out, result.DoctorFinding{Check: c.name, Status: st, Detail: detail, Fix: fix})
+	}
+	return h.facts, out
+}
+
+// Compact is the findings as a result's environment records them.
+func Compact(fs []result.DoctorFinding) []result.DoctorCheck {
+	out := make([]result.DoctorCheck, len(fs))
+	for i, f := range fs {
+		out[i] = result.DoctorCheck{Check: f.Check, Status: f.Status}
+	}
+	return out
+}
+
+// toolTimeout bounds each run of dcb, mlnx_qos or ethtool.
+const toolTimeout = 2 * time.Second
+
+func withDefaults(in Input) Input {
+	if in.Root == "" {
+		in.Root = "/"
+	}
+	if in.Port == 0 {
+		in.Port = 1
+	}
+	if in.Memlock == nil {
+		in.Memlock = liveMemlock
+	}
+	if in.Addrs == nil {
+		in.Addrs = liveAddrs
+	}
+	if in.Tool == nil {
+		in.Tool = liveTool
+	}
+	return in
+}
+
+func liveMemlock() (int64, int64, error) {
+	var r unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &r); err != nil {
+		return 0, 0, err
+	}
+	conv := func(v uint64) int64 {
+		if v == unix.RLIM_INFINITY || v > math.MaxInt64 {
+			return -1
+		}
+		return int64(v)
+	}
+	return conv(r.Cur), conv(r.Max), nil
+}
+
+func liveAddrs(netdev string) ([]netip.Addr, error) {
+	ifc, err := net.InterfaceByName(netdev)
+	if err != nil {
+		return nil, err
+	}
+	as, err := ifc.Addrs()
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, a := range as {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr())
+		}
+	}
+	return out, nil
+}
+
+func liveTool(name string, args ...string) ([]byte, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	if ctx.Err() != nil {
+		err = errors.New("no answer within " + toolTimeout.String())
+	}
+	return out, err
+}

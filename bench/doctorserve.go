@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/doctor"
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// `rdmabench doctor` over verbs and the control connection: the active
+// MTU that only ibv_query_port knows, the device of this side, and the
+// server's answer to a doctor request (bench/doctor does the checks).
+
+// doctorInput is the doctor's input for port of ctx (nil: no device), with
+// netdev ("": found in sysfs). The port is queried now, so a port that
+// went down since the device was opened shows as it is.
+func doctorInput(ctx *verbs.Context, port int, netdev string) doctor.Input {
+	in := doctor.Input{Netdev: netdev}
+	in.Host, _ = os.Hostname()
+	if ctx != nil {
+		in.Device, in.Port = ctx.Name(), port
+		if pa, err := ctx.QueryPort(port); err == nil {
+			in.ActiveMTU = pa.ActiveMTU
+		}
+	}
+	return in
+}
+
+// doctorMu lets one doctor run at a time in this process: each runs up to
+// three tools, and many sessions asking at once must not fork a crowd.
+var doctorMu sync.Mutex
+
+// deviceDoctor runs the doctor's checks for dev (nil: none).
+func deviceDoctor(dev *Device) (result.DoctorHost, []result.DoctorFinding) {
+	doctorMu.Lock()
+	defer doctorMu.Unlock()
+	if dev == nil {
+		return doctor.Run(doctorInput(nil, 0, ""))
+	}
+	return doctor.Run(doctorInput(dev.Ctx, dev.Port.Port, dev.GID.Netdev))
+}
+
+// serveDoctor answers a session's doctor request with the checks of the
+// session's device.
+func (s *Server) serveDoctor(c *proto.Conn, dev *Device, peer string) error {
+	h, fs := deviceDoctor(dev)
+	var msg proto.Doctor
+	msg.Host, _ = json.Marshal(h)
+	msg.Findings, _ = json.Marshal(fs)
+	s.log.Printf("client %s: doctor: %s", peer, result.DoctorWorst(fs))
+	return c.Send(proto.MsgDoctor, msg)
+}
+
+// DoctorReport is what `rdmabench doctor` found: this host's facts and
+// checks, and with a peer the server's and the comparison.
+type DoctorReport struct {
+	Local        result.DoctorHost
+	Findings     []result.DoctorFinding // this host's, then with a peer the comparison's
+	DeviceReason string                 // why this device was checked
+	PeerAddress  string
+	Peer         *result.DoctorHost
+	PeerFindings []result.DoctorFinding
+}
+
+// LocalDoctor checks this host for device name (""= the first device with
+// an active port, else the first device) and port.
+func LocalDoctor(name string, port int) DoctorReport {
+	return doctorOn(doctorDevice(name, port))
+}
+
+// doctorOn checks this host for device name ("": none) and port, chosen
+// for reason why.
+func doctorOn(name string, port int, why string) DoctorReport {
+	var ctx *verbs.Context
+	if name != "" {
+		ctx, _ = verbs.Open(name) // not opened: the checks that need it are unknown
+	}
+	in := doctorInput(ctx, port, "")
+	if ctx != nil {
+		ctx.Close()
+	} else if name != "" {
+		in.Device, in.Port = name, port
+	}
+	r := DoctorReport{DeviceReason: why}
+	r.Local, r.Findings = doctor.Run(in)
+	return r
+}
+
+// doctorDevice names the device and port to check without a control
+// connection, and why.
+func doctorDevice(name string, port int) (string, int, string) {
+	if name != "" {
+		return name, port, "chosen with --ib-dev"
+	}
+	names, err := verbs.DeviceNames()
+	if err != nil || len(names) == 0 {
+		return "", port, "no RDMA device"
+	}
+	for _, n := range names {
+		ctx, err := verbs.Open(n)
+		if err != nil {
+			continue
+		}
+		pa, err := ctx.QueryPort(port)
+		ctx.Close()
+		if err == nil && pa.Active {
+			return n, port, fmt.Sprintf("the first device whose port %d is active", port)
+		}
+	}
+	return names[0], port, fmt.Sprintf("the first device (none has port %d active)", port)
+}
+
+// PeerDoctor checks this host and the server at addr, and compares both
+// ends. This side's device is name, or by route of the control
+// connection's address; the server checks the device it would test with.
+func PeerDoctor(ctx context.Context, addr, name string, port int, key []byte, timeout time.Duration) (DoctorReport, error) {
+	cl, err := Dial(ctx, addr, ClientConfig{Transport: result.TransportTCP, AuthKey: key}, timeout) // no device opened: a port that is down is a finding
+	if err != nil {
+		return DoctorReport{}, err
+	}
+	defer cl.Close()
+	var r DoctorReport
+	switch dname, dport, why, err := chooseDevice(name, port, addrOf(cl.c.LocalAddr())); {
+	case err == nil && dname != "":
+		r = doctorOn(dname, dport, why)
+	default: // no device by route: as without a peer
+		r = LocalDoctor(name, port)
+	}
+	r.PeerAddress = addr
+	if err := cl.c.Send(proto.MsgDoctor, nil); err != nil {
+		return r, fmt.Errorf("doctor request to %s: %w", addr, err)
+	}
+	var msg proto.Doctor
+	if err := cl.c.RecvTimeout(proto.MsgDoctor, &msg, ctrlTimeout); err != nil {
+		var re *proto.RemoteError
+		if !errors.As(err, &re) { // an older server closes the connection at an unknown message type
+			return r, fmt.Errorf("doctor answer from %s (a server older than this rdmabench has none): %w", addr, err)
+		}
+		return r, fmt.Errorf("doctor answer from %s: %w", addr, err)
+	}
+	var peer result.DoctorHost
+	if err := json.Unmarshal(msg.Host, &peer); err != nil {
+		return r, fmt.Errorf("doctor answer from %s: host: %w", addr, err)
+	}
+	if err := json.Unmarshal(msg.Findings, &r.PeerFindings); err != nil {
+		return r, fmt.Errorf("doctor answer from %s: findings: %w", addr, err)
+	}
+	r.Peer = &peer
+	r.Findings = append(r.Findings, doctor.Compare(r.Local, peer, addr)...)
+	return r, nil
+}
