@@ -2,9 +2,14 @@
 # across the two-host bed (scripts/vm-pair.sh), rdmabench against one
 # perftest tool; sourced by pair-bidir.sh and pair-wire-bw.sh.
 #
-# pair_abba_payloads ORDER PT RB: sets pair_a (the servers) and pair_b (the
-# clients). ORDER lists the runs, pt or rb each; PT is the perftest command
-# line (the client adds the server's address), RB rdmabench run's flags.
+# pair_abba_payloads ORDER PT RB [RBPIN]: sets pair_a (the servers) and
+# pair_b (the clients). ORDER lists the runs, pt or rb each; PT is the
+# perftest command line (the client adds the server's address), RB
+# rdmabench run's flags. With RBPIN=1 rdmabench's whole process (server
+# and client) runs on CPU 1 as perftest's does, not only its engine thread
+# (--cpu 1): its other threads (Go's runtime, the sample drainer, the
+# heartbeats) then stay off CPU 0, where rxe's receive path and virtio's
+# interrupts run.
 # Around each run both guests dump rxe2's hw_counters and their CPU time to
 # /out/<tool>-ctr-<i>-<0|1>.txt; b writes /out/pt-<i>.txt, /out/rb-<i>.txt
 # and /out/rb-<i>.json, and a line "failed" when the tool failed. Both
@@ -13,7 +18,8 @@
 # virtio-net's interrupts starves rxe's receive path, and single runs of
 # either tool swing by 2x across this wire.
 pair_abba_payloads() {
-	local order=$1 pt=$2 rb=$3
+	local order=$1 pt=$2 rb=$3 rbwrap=''
+	[ "${4:-0}" = 1 ] && rbwrap='$pin '
 	local prelude="ctr() {
   for f in /sys/class/infiniband/rxe2/ports/1/hw_counters/*; do echo \$(basename \$f) \$(cat \$f); done
   head -1 /proc/stat | awk '{ print \"cpu_busy\", \$2 + \$3 + \$4 + \$7 + \$8; print \"cpu_total\", \$2 + \$3 + \$4 + \$5 + \$6 + \$7 + \$8 }'
@@ -24,7 +30,7 @@ if [ ${PAIR_PIN:-1} = 1 ]; then
   pin='busybox taskset -c 1'; rbpin='--cpu 1'
 fi"
 	pair_a="$prelude
-rdmabench server --bind 198.51.100.1 -p 18600 \$rbpin >/out/server.log 2>&1 &
+${rbwrap}rdmabench server --bind 198.51.100.1 -p 18600 \$rbpin >/out/server.log 2>&1 &
 i=0
 for who in $order; do
   i=\$((i + 1))
@@ -54,7 +60,7 @@ for who in $order; do
   else
     pair-signal rb-\$i; pair-wait rb-ready-\$i 120 || exit 1
     ctr >/out/rb-ctr-\$i-0.txt
-    rdmabench run 198.51.100.1 -p 18600 $rb \$rbpin --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || echo failed >>/out/rb-\$i.txt
+    ${rbwrap}rdmabench run 198.51.100.1 -p 18600 $rb \$rbpin --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || echo failed >>/out/rb-\$i.txt
     ctr >/out/rb-ctr-\$i-1.txt
     pair-signal rb-end-\$i; pair-wait rb-ended-\$i 120 || exit 1
   fi

@@ -34,9 +34,10 @@ echo "host load before: $(uptime)"
 pt="ib_write_bw -d rxe2 -x 1 -s 65536 -n $iters -t 128 -Q $cqmod -u $qpt"
 rb="--op write --mode bw --size 64K --iters $iters --tx-depth 128 --cq-mod $cqmod -u $qpt ${WIRE_RB_FLAGS:-}"
 # The guests' payloads (pair-abba-lib.sh): rxe2's counters and the guests'
-# CPU time around each run, both tools on CPU 1 (WIRE_PIN=0: unpinned).
+# CPU time around each run, both tools' whole processes on CPU 1 (WIRE_PIN=0:
+# unpinned; WIRE_RB_TASKSET=0: only rdmabench's engine thread, --cpu 1).
 . "$dir/pair-abba-lib.sh"
-PAIR_PIN=${WIRE_PIN:-1} pair_abba_payloads "$order" "$pt" "$rb"
+PAIR_PIN=${WIRE_PIN:-1} pair_abba_payloads "$order" "$pt" "$rb" "${WIRE_RB_TASKSET:-1}"
 "$dir/vm-pair.sh" --siw off --timeout "${WIRE_TIMEOUT:-1800}" --bin "$bin" --outdir "$out/guests" \
 	--a "$pair_a" --b "$pair_b" >"$out/log.txt" 2>&1 || { tail -30 "$out/log.txt"; exit 1; }
 echo "host load after: $(uptime)"
