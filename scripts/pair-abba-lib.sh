@@ -18,8 +18,9 @@
 # virtio-net's interrupts starves rxe's receive path, and single runs of
 # either tool swing by 2x across this wire.
 pair_abba_payloads() {
-	local order=$1 pt=$2 rb=$3 rbwrap=''
-	[ "${4:-0}" = 1 ] && rbwrap='$pin '
+	local order=$1 pt=$2 rb=$3 rbwrap='' rbcpu='$rbpin'
+	# taskset leaves rdmabench one CPU, which --cpu 1 would then refuse
+	[ "${4:-0}" = 1 ] && rbwrap='$pin ' rbcpu=''
 	local prelude="ctr() {
   for f in /sys/class/infiniband/rxe2/ports/1/hw_counters/*; do echo \$(basename \$f) \$(cat \$f); done
   head -1 /proc/stat | awk '{ print \"cpu_busy\", \$2 + \$3 + \$4 + \$7 + \$8; print \"cpu_total\", \$2 + \$3 + \$4 + \$5 + \$6 + \$7 + \$8 }'
@@ -30,7 +31,7 @@ if [ ${PAIR_PIN:-1} = 1 ]; then
   pin='busybox taskset -c 1'; rbpin='--cpu 1'
 fi"
 	pair_a="$prelude
-${rbwrap}rdmabench server --bind 198.51.100.1 -p 18600 \$rbpin >/out/server.log 2>&1 &
+${rbwrap}rdmabench server --bind 198.51.100.1 -p 18600 $rbcpu >/out/server.log 2>&1 &
 i=0
 for who in $order; do
   i=\$((i + 1))
@@ -60,7 +61,7 @@ for who in $order; do
   else
     pair-signal rb-\$i; pair-wait rb-ready-\$i 120 || exit 1
     ctr >/out/rb-ctr-\$i-0.txt
-    ${rbwrap}rdmabench run 198.51.100.1 -p 18600 $rb \$rbpin --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || echo failed >>/out/rb-\$i.txt
+    ${rbwrap}rdmabench run 198.51.100.1 -p 18600 $rb $rbcpu --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || echo failed >>/out/rb-\$i.txt
     ctr >/out/rb-ctr-\$i-1.txt
     pair-signal rb-end-\$i; pair-wait rb-ended-\$i 120 || exit 1
   fi
