@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench fabrics clean
+.PHONY: all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -175,6 +175,13 @@ bench: deps build
 	scripts/bench-vs-perftest.sh
 	scripts/loss-tail.sh
 	scripts/pair-bidir.sh
+	scripts/pair-wire-bw.sh
+
+# 64 KiB WRITE bandwidth across the two-guest wire, rdmabench against
+# ib_write_bw in alternating rounds: the ratio of medians with its bootstrap
+# interval (WIRE_ROUNDS, WIRE_ITERS: see the script's header).
+bench-wire: deps build
+	scripts/pair-wire-bw.sh
 
 # The fabric comparison on this bed: SEND, WRITE, READ on rxe, siw and TCP in one
 # guest, then build/fabrics/report.md and the plot.

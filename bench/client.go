@@ -305,7 +305,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		res.CPU.ServerUserNS, res.CPU.ServerSysNS = sr.CPUUserNS, sr.CPUSysNS
 		res.CPU.ServerUSPerMsg = perMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)
 	}
-	if g := cl.dev.Port.LinkGbps(); g > 0 {
+	if g := cl.dev.Port.DataGbps; g > 0 { // the data rate: after line encoding
 		if spec.Bidirectional {
 			g *= 2 // both directions of the link
 		}

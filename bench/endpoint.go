@@ -50,8 +50,10 @@ type endpoint struct {
 	grh bool
 }
 
-// sampleCap is the C sample buffer size per engine, entries (8 bytes each).
-const sampleCap = 1 << 16
+// sampleCap is the C sample buffer size per engine, entries (8 bytes each;
+// a power of two, for the bandwidth sender's ring). A variable only so that
+// tests can cross a buffer boundary in few operations.
+var sampleCap = 1 << 16
 
 // remoteAccess is what the peer may do to this side's memory: only what the
 // test needs (least privilege).

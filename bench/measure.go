@@ -159,6 +159,13 @@ func newIntervals(s Spec, o RunOptions, start int64) *intervals {
 	return iv
 }
 
+// record records samples into the current interval.
+func (iv *intervals) record(samples []uint64) {
+	if iv.h != nil {
+		iv.h.RecordSlice(samples, iv.shift)
+	}
+}
+
 // add accounts samples and ops; at or past the boundary it closes an interval.
 func (iv *intervals) add(samples []uint64, ops int64, now int64) {
 	if iv.h == nil {
@@ -423,19 +430,32 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)
 	}
+	// The samples go to a ring that the drainer records from its own
+	// goroutine while this thread stays in the C loop: recording a full
+	// buffer here would stop posting long enough to empty the send queue
+	// of a fast NIC (bwdrain.go).
+	if err := eng.SetRing(true); err != nil {
+		return result.Result{}, warmed, err
+	}
+	defer eng.SetRing(false) //nolint:errcheck // off never fails
+	drain := startDrain(eng, lat, iv, prog)
+	drained := false
+	defer func() {
+		if !drained {
+			drain.finish()
+		}
+	}()
+	nextIv := iv.next // the drainer owns iv: this goroutine keeps its own boundary
 	finishing := false
-	lastDone := uint64(0)
 	for eng.Completed() < target {
-		until := min(iv.next, deadline)
+		until := min(nextIv, deadline)
 		if finishing {
 			until = far
 		}
-		eng.ResetSamples()
-		if _, err := eng.BWClient(until); err != nil {
+		full, err := eng.BWClient(until)
+		if err != nil {
 			return result.Result{}, warmed + int64(eng.Completed()), err
 		}
-		samples := eng.Samples()
-		lat.RecordSlice(samples, 0)
 		now := verbs.Now()
 		if !finishing && now >= deadline {
 			// stop posting: one more signaled operation completes the unsignaled
@@ -443,13 +463,20 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 			target = eng.Posted() + 1
 			eng.SetTarget(target)
 			finishing = true
-			iv.next = math.MaxInt64
+			nextIv = math.MaxInt64
 		}
-		done := eng.Completed()
-		iv.add(samples, int64(done-lastDone), now)
-		prog.update(now, int64(done), lat)
-		lastDone = done
+		for nextIv <= now {
+			nextIv += int64(iv.every)
+		}
+		drain.mark(int64(eng.Completed()), now, finishing)
+		if full { // the drainer is a whole ring behind: let it catch up
+			if err := waitRoom(eng); err != nil {
+				return result.Result{}, warmed + int64(eng.Completed()), err
+			}
+		}
 	}
+	drain.finish()
+	drained = true
 	first, last := eng.Span()
 	iv.flush(last)
 	if iv.err != nil {
@@ -466,6 +493,8 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 		return result.Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
 	}
 	r.Warmup = warmed
+	full, longest := eng.Pauses()
+	r.PostingPauses = &result.PostingPauses{SampleBufferFull: int64(full), MaxNS: longest.Nanoseconds()}
 	return r, warmed + ops, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -163,11 +164,50 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 		default:
 		}
 	})()
-	if active {
+	oneThread := active && spec.Mode == result.ModeBW && len(qps) > 1 && !spec.Event
+	if oneThread {
+		// multi-QP SEND bandwidth: one thread polls every QP's receive CQ and
+		// re-posts, as perftest's server does (one busy poller per QP would
+		// time-slice on a host with fewer cores than QPs, and late re-posts
+		// cost RNR NAKs)
+		for i := range qps {
+			dones[i] = make(chan error, 1)
+		}
+		go func() {
+			which, err := func() (int, error) {
+				defer responderThreads.enter()()
+				defer unlockThread()
+				if err := lockThread(serverCPU(s.cfg.CPUs, 0), qps[0].dev.numa.cpus); err != nil {
+					return 0, err
+				}
+				cpu := startCPU()
+				defer func() { cpuUser[0], cpuSys[0] = cpu.stop() }()
+				engs := make([]*verbs.Engine, len(qps))
+				for i, ep := range qps {
+					engs[i] = ep.eng
+				}
+				return verbs.BWServerMulti(engs)
+			}()
+			if err != nil {
+				if err = ab.err(err); err != nil {
+					err = fmt.Errorf("QP %d: %w", which, err)
+					select {
+					case firstErr <- err:
+					default:
+					}
+				}
+			}
+			for i := range dones {
+				dones[i] <- err
+			}
+		}()
+	}
+	if active && !oneThread {
 		for i, ep := range qps {
 			dones[i] = make(chan error, 1)
 			go func() {
 				err := func() error {
+					defer responderThreads.enter()()
 					defer unlockThread()
 					if err := lockThread(serverCPU(s.cfg.CPUs, i), ep.dev.numa.cpus); err != nil {
 						return err
@@ -274,6 +314,21 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	}
 	return loopErr
 }
+
+// threadGauge counts the threads running responder loops, and their peak.
+type threadGauge struct{ now, peak atomic.Int64 }
+
+// enter counts one thread until the returned function is called.
+func (g *threadGauge) enter() func() {
+	n := g.now.Add(1)
+	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
+	}
+	return func() { g.now.Add(-1) }
+}
+
+// responderThreads are the server's responder loop threads (tests read
+// the peak: a multi-QP test's receivers share one thread).
+var responderThreads threadGauge
 
 // unreliableQuiet is how long an unreliable bandwidth receiver waits for
 // more messages after the client's end before it counts the rest as lost.

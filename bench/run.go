@@ -115,6 +115,9 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 			return fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		doc.Results = append(doc.Results, r)
+		if w := clockShareWarning(s.Name(), env.ClockReadCostNS, r); w != "" {
+			doc.Warnings = append(doc.Warnings, w)
+		}
 	}
 	return nil
 }

@@ -38,59 +38,13 @@ rm -rf "$out"
 mkdir -p "$out"
 pt="ib_write_bw -d rxe2 -x 1 -b -s 65536 -n $iters -t 128 -Q 100 -u $qpt"
 rb="--op write --mode bw --size 64K --iters $iters --tx-depth 128 --cq-mod 100 -u $qpt -b --report-both ${BIDIR_RB_FLAGS:-}"
-# Each guest's prelude: ctr dumps rxe2's hw_counters (read around the perftest
-# runs; rdmabench puts its own deltas in its JSON). With BIDIR_PIN=1 (the
-# default) both tools' busy-polling thread runs on CPU 1 and the NIC's
-# interrupts on CPU 0, in both guests: unpinned, a poller that lands on the
-# CPU taking virtio-net's interrupts starves rxe's receive path, and single
-# runs of either tool swing by 2x across this wire.
-prelude="ctr() {
-  for f in /sys/class/infiniband/rxe2/ports/1/hw_counters/*; do echo \$(basename \$f) \$(cat \$f); done
-  head -1 /proc/stat | awk '{ print \"cpu_busy\", \$2 + \$3 + \$4 + \$7 + \$8; print \"cpu_total\", \$2 + \$3 + \$4 + \$5 + \$6 + \$7 + \$8 }'
-}
-pin=''
-if [ ${BIDIR_PIN:-1} = 1 ]; then
-  for q in \$(grep virtio /proc/interrupts | cut -d: -f1); do echo 1 >/proc/irq/\$q/smp_affinity 2>/dev/null; done
-  pin='busybox taskset -c 1'; rbpin='--cpu 1'
-fi"
+# The guests' payloads (pair-abba-lib.sh): rxe2's counters around each run
+# (rdmabench also puts its own deltas in its JSON); both tools pinned to
+# CPU 1 with BIDIR_PIN=1 (the default).
+. "$dir/pair-abba-lib.sh"
+PAIR_PIN=${BIDIR_PIN:-1} pair_abba_payloads "$order" "$pt" "$rb"
 "$dir/vm-pair.sh" --siw off --timeout "${BIDIR_TIMEOUT:-1200}" --bin "$bin" --outdir "$out/guests" \
-	--a "$prelude
-rdmabench server --bind 198.51.100.1 -p 18600 \$rbpin >/out/server.log 2>&1 &
-i=0
-for who in $order; do
-  i=\$((i + 1))
-  if [ \$who = rb ]; then
-    pair-wait rb-\$i 600 || exit 1; ctr >/out/rb-ctr-\$i-0.txt; pair-signal rb-ready-\$i
-    pair-wait rb-end-\$i 900 || exit 1; ctr >/out/rb-ctr-\$i-1.txt; pair-signal rb-ended-\$i
-    continue
-  fi
-  pair-wait want-\$i 600 || exit 1
-  ctr >/out/pt-ctr-\$i-0.txt
-  \$pin $pt >/out/pt-server-\$i.txt 2>&1 &
-  p=\$!
-  wait-listen 18515 60 && pair-signal up-\$i
-  wait \$p
-  ctr >/out/pt-ctr-\$i-1.txt
-done
-pair-wait done 900" \
-	--b "$prelude
-i=0
-for who in $order; do
-  i=\$((i + 1))
-  if [ \$who = pt ]; then
-    pair-signal want-\$i; pair-wait up-\$i 120 || exit 1
-    ctr >/out/pt-ctr-\$i-0.txt
-    \$pin $pt 198.51.100.1 >/out/pt-\$i.txt 2>&1 || echo failed >>/out/pt-\$i.txt
-    ctr >/out/pt-ctr-\$i-1.txt
-  else
-    pair-signal rb-\$i; pair-wait rb-ready-\$i 120 || exit 1
-    ctr >/out/rb-ctr-\$i-0.txt
-    rdmabench run 198.51.100.1 -p 18600 $rb \$rbpin --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || echo failed >>/out/rb-\$i.txt
-    ctr >/out/rb-ctr-\$i-1.txt
-    pair-signal rb-end-\$i; pair-wait rb-ended-\$i 120 || exit 1
-  fi
-done
-pair-signal done" >"$out/log.txt" 2>&1 || { tail -30 "$out/log.txt"; exit 1; }
+	--a "$pair_a" --b "$pair_b" >"$out/log.txt" 2>&1 || { tail -30 "$out/log.txt"; exit 1; }
 cd "$out/guests/b"
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # retransmissions (rxe's completer_retry_err) during run i of tool t, on one guest's side

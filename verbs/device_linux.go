@@ -279,6 +279,10 @@ type PortAttr struct {
 	LaneGbps   float64 `json:"lane_gbps"` // signalling rate of one lane, Gb/s
 	Lanes      int     `json:"lanes"`
 	MaxMsgSize uint32  `json:"max_msg_sz"`
+	// DataGbps is the link's data rate, Gb/s: lanes × lane rate × line
+	// encoding (8b/10b for InfiniBand SDR, DDR and QDR; see laneSpeeds);
+	// 0 when the speed is unknown.
+	DataGbps float64 `json:"data_gbps"`
 }
 
 // LinkGbps is the nominal link rate (lanes × lane rate), Gb/s.
@@ -321,28 +325,6 @@ func widthOf(w int) (string, int) {
 	return fmt.Sprintf("width(%d)", w), 0
 }
 
-func laneRate(s int) float64 {
-	switch s {
-	case 1:
-		return 2.5
-	case 2:
-		return 5
-	case 4, 8:
-		return 10
-	case 16:
-		return 14.0625
-	case 32:
-		return 25.78125
-	case 64:
-		return 50
-	case 128:
-		return 100
-	case 256:
-		return 200
-	}
-	return 0
-}
-
 // QueryPort calls ibv_query_port. A port outside 1..phys_port_cnt gives an
 // error that names the port and the device's port count.
 func (c *Context) QueryPort(port int) (PortAttr, error) {
@@ -363,11 +345,15 @@ func (c *Context) QueryPort(port int) (PortAttr, error) {
 	if rc := C.rb_query_port(ctx, C.uint8_t(port), &a); rc != 0 {
 		return PortAttr{}, &Error{Op: "ibv_query_port", Detail: fmt.Sprintf("%s port %d", c.name, port), Err: syscall.Errno(rc)}
 	}
-	w, lanes := widthOf(int(a.active_width))
-	lr := laneRate(int(a.active_speed))
+	w, qlanes := widthOf(int(a.active_width))
 	ll := "InfiniBand"
 	if a.link_layer == C.IBV_LINK_LAYER_ETHERNET {
 		ll = "Ethernet"
+	}
+	sp, lanes := portSpeed(sysfsRoot, c.name, port, int(a.active_speed), qlanes)
+	lr := sp.gbps
+	if qlanes == 0 && lanes > 0 { // the width came from sysfs
+		w = fmt.Sprintf("%dX", lanes)
 	}
 	st := portStates[int(a.state)]
 	return PortAttr{
@@ -375,5 +361,6 @@ func (c *Context) QueryPort(port int) (PortAttr, error) {
 		LinkLayer: ll, MaxMTU: MTUBytes(int(a.max_mtu)), ActiveMTU: MTUBytes(int(a.active_mtu)),
 		GIDTblLen: int(a.gid_tbl_len), PKeyTblLen: int(a.pkey_tbl_len), LID: uint16(a.lid), Width: w, Lanes: lanes, LaneGbps: lr,
 		Speed: fmt.Sprintf("%.1f Gbps", lr*float64(lanes)), MaxMsgSize: uint32(a.max_msg_sz),
+		DataGbps: dataRate(sp, lanes, ll),
 	}, nil
 }

@@ -403,9 +403,44 @@ static inline uint64_t paced_room(rb_engine *e, uint64_t want) {
 	return allowed - done < want ? allowed - done : want;
 }
 
+// sample_room is how many more samples fit: in ring mode, those the
+// drainer has freed; else what is left of the buffer.
+static inline uint64_t sample_room(rb_engine *e) {
+	if (e->ring)
+		return e->cap - (e->nsamples - __atomic_load_n(&e->ring_read, __ATOMIC_ACQUIRE));
+	return e->cap - e->nsamples;
+}
+
+// put_sample appends one sample (the caller checked sample_room). In ring
+// mode the count is published with release order, after the value.
+static inline void put_sample(rb_engine *e, uint64_t v) {
+	if (e->ring) {
+		e->samples[e->nsamples & (e->cap - 1)] = v;
+		__atomic_store_n(&e->nsamples, e->nsamples + 1, __ATOMIC_RELEASE);
+	} else if (e->nsamples < e->cap) {
+		e->samples[e->nsamples++] = v;
+	}
+}
+
+// rb_bw_client_entry is rb_bw_client as Go calls it once per batch: it
+// also records the pause since the previous return (max_pause_ns) while the
+// target is not complete, and the time of this return.
+int rb_bw_client_entry(rb_engine *e, int64_t until_ns) {
+	int64_t now = rb_now_ns();
+	if (e->t_return && e->completed < e->target_posts && now - e->t_return > e->max_pause_ns)
+		e->max_pause_ns = now - e->t_return;
+	int rc = rb_bw_client(e, until_ns);
+	e->t_return = rb_now_ns();
+	return rc;
+}
+
 int rb_bw_client(rb_engine *e, int64_t until_ns) {
 	struct ibv_wc wcs[16];
 	int64_t idle_since = rb_now_ns();
+	if (sample_room(e) < 16) { // ring mode: the drainer has not caught up
+		e->full_returns++;
+		return RB_FULL;
+	}
 	for (uint64_t loops = 0;; loops++) {
 		while (e->posted - e->completed < e->tx_depth && e->posted < e->target_posts && paced_room(e, 1)) {
 			struct ibv_send_wr wrs[RB_MAX_POST_LIST];
@@ -461,8 +496,7 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 					for (uint64_t j = e->completed; j <= k; j++)
 						RB_TRY(op_dereg(e, j));
 				e->completed = k + 1;
-				if (e->nsamples < e->cap)
-					e->samples[e->nsamples++] = (uint64_t)(now - (int64_t)e->post_ts[k % e->tx_depth]);
+				put_sample(e, (uint64_t)(now - (int64_t)e->post_ts[k % e->tx_depth]));
 			}
 			e->t_last = now;
 			idle_since = now;
@@ -472,8 +506,10 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 			// READ) even when the peer is gone or stopped: check here too
 			if (rb_aborted(&e->ctl))
 				return RB_ABORTED;
-			if (e->nsamples + 16 > e->cap)
+			if (sample_room(e) < 16) {
+				e->full_returns++;
 				return RB_FULL;
+			}
 			if (now >= until_ns)
 				return RB_OK;
 		} else if (e->event || rb_pass_due(loops)) {
@@ -579,4 +615,66 @@ int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len) {
 	*wr_id = wc.wr_id;
 	*byte_len = wc.byte_len;
 	return post_recv1(e);
+}
+
+// rb_bw_server_multi is rb_bw_server for n engines on one thread, as
+// perftest's one process does: each pass polls every engine's receive CQ
+// once and re-posts a receive per message. An engine stops at its stop
+// count, or when aborted. It returns RB_OK when every engine reached its
+// stop count, RB_ABORTED when each has stopped and one was aborted,
+// timeout_ns without a message on any engine, or an engine's error (*which
+// is the engine concerned). Busy polling only: a wait on one CQ's channel
+// would stall the others.
+int rb_bw_server_multi(rb_engine **es, int n, int *which) {
+	struct ibv_wc wcs[16];
+	int64_t idle_since = 0;
+	char stopped[n];
+	int aborted = 0;
+	memset(stopped, 0, sizeof(stopped));
+	*which = 0;
+	for (uint64_t loops = 0;; loops++) {
+		int active = 0, progress = 0;
+		for (int i = 0; i < n; i++) {
+			rb_engine *e = es[i];
+			if (stopped[i])
+				continue;
+			if (rb_aborted(&e->ctl) || rb_stop_reached(&e->ctl, e->iter)) {
+				aborted |= rb_aborted(&e->ctl);
+				stopped[i] = 1;
+				continue;
+			}
+			active++;
+			int m = ibv_poll_cq(e->rcq, 16, wcs);
+			if (m < 0) {
+				*which = i;
+				e->err_errno = m;
+				return RB_ERR_POLL;
+			}
+			for (int j = 0; j < m; j++) {
+				if (wcs[j].status != IBV_WC_SUCCESS) {
+					*which = i;
+					return wc_failed(e, &wcs[j]);
+				}
+				e->iter++;
+				int rc = post_recv1(e);
+				if (rc) {
+					*which = i;
+					return rc;
+				}
+			}
+			progress |= m > 0;
+		}
+		if (!active)
+			return aborted ? RB_ABORTED : RB_OK;
+		if (progress) {
+			idle_since = 0;
+		} else if (rb_pass_due(loops) && rb_idle_expired(&es[0]->ctl, &idle_since, rb_now_ns(), 0)) {
+			for (int i = 0; i < n; i++) {
+				if (!stopped[i]) {
+					*which = i;
+					return rb_timeout(&es[i]->ctl, "the client's messages (no progress on any QP of the thread)");
+				}
+			}
+		}
+	}
 }

@@ -77,6 +77,22 @@ typedef struct rb_engine {
 	uint64_t nsamples;         // samples written since the last reset
 	uint64_t *post_ts;         // (cfg) tx_depth slots: post time of signaled sends
 
+	// Ring mode (ring = 1; a bandwidth sender's measured phase): samples is
+	// a ring of cap entries (a power of two) that a Go goroutine drains on
+	// another thread while the loop keeps posting. nsamples counts the
+	// samples written since the reset (stored with release order), and
+	// ring_read those the drainer has recorded (set by Go, atomic). The
+	// loop returns RB_FULL only when the drainer is cap - 16 samples behind.
+	int ring;                  // (cfg)
+	uint64_t ring_read;        // (Go, atomic) samples drained
+	// Posting pauses of a bandwidth sender (rb_bw_client_entry), since the
+	// last reset: how often it returned RB_FULL, and the longest time from
+	// one return to the next call while the target was not complete (the
+	// send queue drains meanwhile), ns.
+	uint64_t full_returns;
+	int64_t t_return;          // the last return (0: none since the reset)
+	int64_t max_pause_ns;
+
 	rb_ctl ctl;                // (cfg: rb_ctl_init) abort flag, responder stop count, longest wait for any one event
 
 	uint64_t iter;             // iterations done (ping-pong) / messages received (bw receiver)
@@ -101,8 +117,10 @@ int rb_post_recvs(rb_engine *e, uint32_t n);
 int rb_lat_client(rb_engine *e, uint64_t n);
 int rb_lat_server(rb_engine *e);
 int rb_bw_client(rb_engine *e, int64_t until_ns);
+int rb_bw_client_entry(rb_engine *e, int64_t until_ns);
 int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which);
 int rb_bw_server(rb_engine *e);
+int rb_bw_server_multi(rb_engine **es, int n, int *which);
 int rb_drain_send(rb_engine *e, uint64_t n);
 int rb_op_release(rb_engine *e);
 int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len);

@@ -341,7 +341,7 @@ func (g *Engine) Span() (first, last int64) { return int64(g.e.t_first), int64(g
 // BWClient streams until the target is complete, the engine clock passes
 // until (ns, see Now), or the sample buffer is full (full=true).
 func (g *Engine) BWClient(until int64) (full bool, err error) {
-	rc := C.rb_bw_client(g.e, C.int64_t(until))
+	rc := C.rb_bw_client_entry(g.e, C.int64_t(until))
 	if rc == C.RB_FULL {
 		return true, nil
 	}
@@ -425,27 +425,7 @@ func (g *Engine) ResetCounters() {
 	g.e.nsamples = 0
 	g.e.pace_start, g.e.pace_base = 0, 0 // pacing restarts with the counters
 	g.e.addr_off = 0                     // and address stepping from the areas' starts
-}
-
-// BWClientMulti drives several bandwidth senders round robin on the calling
-// thread, in one C call, until every target is complete, the engine clock
-// passes until, or one sample buffer is nearly full (full=true: drain every
-// engine's samples and call again). The engines' CQs must be distinct. Event
-// mode is not supported (a wait on one CQ would stall the others).
-func BWClientMulti(engs []*Engine, until int64) (full bool, err error) {
-	if len(engs) == 1 {
-		return engs[0].BWClient(until)
-	}
-	ptrs := make([]*C.rb_engine, len(engs))
-	for i, g := range engs {
-		ptrs[i] = g.e
-	}
-	var which C.int
-	rc := C.rb_bw_client_multi(&ptrs[0], C.int(len(ptrs)), C.int64_t(until), &which)
-	if rc == C.RB_FULL {
-		return true, nil
-	}
-	return false, engs[int(which)].err(rc, "bandwidth sender")
+	g.e.ring_read, g.e.full_returns, g.e.t_return, g.e.max_pause_ns = 0, 0, 0, 0
 }
 
 // The --verify pass: single steps outside the measured loops, each with

@@ -72,6 +72,10 @@ type Env struct {
 	PathMTU   int     `json:"path_mtu"`   // bytes; the MTU the QPs use
 	LinkSpeed string  `json:"link_speed"` // e.g. "100.0 Gbps"
 	LinkGbps  float64 `json:"link_gbps"`  // nominal link rate, 10^9 bit/s
+	// LinkDataGbps is the data rate of the link, 10^9 bit/s: the nominal
+	// rate less line encoding (8b/10b on InfiniBand SDR, DDR and QDR,
+	// 64b/66b from FDR on); link_utilization is over it. 0 when unknown.
+	LinkDataGbps float64 `json:"link_data_gbps,omitempty"`
 
 	GIDIndex  int    `json:"gid_index"`
 	GIDType   string `json:"gid_type"`   // e.g. "RoCE v2"
@@ -152,8 +156,8 @@ type Result struct {
 	LostMessages int64 `json:"lost_messages,omitempty"`
 	// CPU is the CPU time each side's engine thread spent on the test.
 	CPU *CPUUsage `json:"cpu,omitempty"`
-	// LinkUtilization is the bandwidth over the port's nominal rate (active
-	// speed × width), 0..1; for bidirectional tests the sum of both
+	// LinkUtilization is the bandwidth over the port's data rate
+	// (Env.LinkDataGbps: active speed × width × line encoding), 0..1; for bidirectional tests the sum of both
 	// directions over twice that rate; 0 when the rate is unknown.
 	LinkUtilization float64 `json:"link_utilization"`
 	// Load is set for latency-under-load tests: the background traffic.
@@ -216,6 +220,11 @@ type Result struct {
 	// Choices are the perftest differences that are options, as this RDMA
 	// test ran (nil for TCP and older results).
 	Choices *Choices `json:"choices,omitempty"`
+
+	// PostingPauses is how the client's bandwidth loop stopped posting
+	// during the measured span (single-QP unidirectional RDMA bandwidth
+	// tests): nil elsewhere.
+	PostingPauses *PostingPauses `json:"posting_pauses,omitempty"`
 
 	// stats is what SetLatency reports (UseStats); not part of the document.
 	stats Stats
@@ -332,6 +341,19 @@ type OpenLoop struct {
 	Schedule     string  `json:"schedule"`      // "constant" or "poisson"
 	RateTarget   float64 `json:"rate_target"`   // requested, operations per second
 	RateAchieved float64 `json:"rate_achieved"` // measured operations / measured span
+}
+
+// PostingPauses are the gaps in a bandwidth sender's posting: the C loop
+// returns to Go between batches (an interval boundary, a full sample
+// buffer) and posts nothing until Go calls it again, while the send queue
+// drains.
+type PostingPauses struct {
+	// SampleBufferFull counts the returns because the sample buffer was
+	// full (the drainer had fallen a whole buffer behind); 0 normally.
+	SampleBufferFull int64 `json:"sample_buffer_full"`
+	// MaxNS is the longest time from one return of the loop to the next
+	// call while operations were left to post, ns.
+	MaxNS int64 `json:"max_ns"`
 }
 
 // Interval holds the figures of one reporting interval in duration mode.

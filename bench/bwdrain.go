@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// sampleRing is the ring side of a bandwidth sender in ring mode
+// (verbs.Engine.SetRing): what the drainer reads while the C loop runs.
+type sampleRing interface {
+	RingWritten() uint64
+	RingSamples(from, to uint64) []uint64
+	RingRelease(to uint64)
+	CompletedNow() uint64
+}
+
+var _ sampleRing = (*verbs.Engine)(nil)
+
+// drainMark is where the measuring goroutine stood when the C loop
+// returned: samples written so far (at), operations completed (done) and
+// the engine clock (now). The drainer applies it once every sample before
+// it is recorded, so that an interval holds exactly its own samples.
+type drainMark struct {
+	at   uint64
+	done int64
+	now  int64
+	// last: the test has stopped posting; what follows belongs to the
+	// last interval (no boundary closes it before the end)
+	last bool
+}
+
+// sampleDrain records a bandwidth sender's samples on its own goroutine
+// (its own thread) while the engine's thread stays in the C loop and keeps
+// the send queue full: the completion-latency histogram, the interval
+// histograms and lines, and the progress line. Only the drainer touches
+// lat, iv and prog until finish returns.
+type sampleDrain struct {
+	ring sampleRing
+	lat  *hist.Histogram
+	iv   *intervals
+	prog *progress
+
+	mu       sync.Mutex
+	marks    []drainMark
+	finished bool
+	end      chan struct{}
+	lastDone int64
+}
+
+// drainPoll is how long the drainer sleeps between passes that found
+// samples; after a pass that found none the sleep doubles, up to
+// drainPollMax. A 64 Ki-sample ring at 3 M signaled completions per second
+// (400 Gb/s of 16 KiB messages) fills in about 20 ms, so the drainer keeps
+// far ahead, and its wake-ups stay few on a host whose other CPUs serve
+// the NIC's interrupts (a software RDMA device's whole data path).
+const (
+	drainPoll    = time.Millisecond
+	drainPollMax = 8 * time.Millisecond
+)
+
+func startDrain(ring sampleRing, lat *hist.Histogram, iv *intervals, prog *progress) *sampleDrain {
+	d := &sampleDrain{ring: ring, lat: lat, iv: iv, prog: prog, end: make(chan struct{})}
+	go d.run()
+	return d
+}
+
+// mark queues a mark; call it from the measuring goroutine after each
+// return of the C loop and before the next call.
+func (d *sampleDrain) mark(done int64, now int64, last bool) {
+	at := d.ring.RingWritten()
+	d.mu.Lock()
+	d.marks = append(d.marks, drainMark{at: at, done: done, now: now, last: last})
+	d.mu.Unlock()
+}
+
+// finish waits until every sample up to the last mark is recorded and the
+// drainer has stopped. Call it once the C loop has returned for the last
+// time (and mark after that return, if its samples belong to the result).
+func (d *sampleDrain) finish() {
+	d.mu.Lock()
+	d.finished = true
+	d.mu.Unlock()
+	<-d.end
+}
+
+func (d *sampleDrain) run() {
+	defer close(d.end)
+	var r uint64 // samples recorded and released
+	sleep := drainPoll
+	for {
+		// w first, then the marks: a mark placed before the samples that
+		// follow it in the ring is seen together with them
+		w := d.ring.RingWritten()
+		d.mu.Lock()
+		marks, finished := d.marks, d.finished
+		d.marks = nil
+		d.mu.Unlock()
+		before := r
+		r = d.drainTo(r, w, marks)
+		if finished {
+			return // marks taken with finished set include the last one
+		}
+		// the C loop may not return for the whole test (iterations, no
+		// intervals): the progress line is the drainer's to keep live
+		d.prog.update(verbs.Now(), int64(d.ring.CompletedNow()), d.lat)
+		if r == before {
+			sleep = min(2*sleep, drainPollMax)
+		} else {
+			sleep = drainPoll
+		}
+		time.Sleep(sleep)
+	}
+}
+
+// drainTo records samples r..w, applying each mark when the samples before
+// it are recorded, and returns the new read position.
+func (d *sampleDrain) drainTo(r, w uint64, marks []drainMark) uint64 {
+	for _, m := range marks {
+		r = d.record(r, m.at)
+		if m.last {
+			d.iv.next = math.MaxInt64
+		}
+		d.iv.add(nil, m.done-d.lastDone, m.now)
+		d.prog.update(m.now, m.done, d.lat)
+		d.lastDone = m.done
+	}
+	return d.record(r, max(w, r))
+}
+
+// record records samples r..to and releases their slots.
+func (d *sampleDrain) record(r, to uint64) uint64 {
+	for r < to {
+		s := d.ring.RingSamples(r, to)
+		d.lat.RecordSlice(s, 0)
+		d.iv.record(s)
+		r += uint64(len(s))
+		d.ring.RingRelease(r)
+	}
+	return r
+}
+
+// waitRoom waits until the drainer has freed half of eng's ring (after
+// BWClient returned full: the drainer fell a whole ring behind), for at
+// most EngineTimeout.
+func waitRoom(eng *verbs.Engine) error {
+	deadline := time.Now().Add(EngineTimeout)
+	for eng.RingRoom() < uint64(eng.Capacity()/2) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the sample drainer freed no room in %v (%d samples behind)", EngineTimeout, uint64(eng.Capacity())-eng.RingRoom())
+		}
+		time.Sleep(drainPoll)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// TestRDMABWNoSampleStall: a WRITE bandwidth test that signals every
+// operation and completes more of them than the sample buffer holds
+// (sampleCap) never stops posting to drain samples: the drainer records
+// them on its own goroutine (bwdrain.go), and the C loop does not return
+// at buffer boundaries. Before the ring, it returned once per sampleCap
+// completions and posted nothing while Go recorded the buffer.
+func TestRDMABWNoSampleStall(t *testing.T) {
+	requireDevice(t)
+	defer func(c int) { sampleCap = c }(sampleCap)
+	sampleCap = 1024 // a buffer boundary within a short test
+	iters := int64(sampleCap + sampleCap/4)
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64},
+		Template: Spec{Iters: iters, TxDepth: 128, CQMod: 1, Warmup: -1}})
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := checkDoc(t, doc, specs).Results[0]
+	if r.Samples != iters {
+		t.Errorf("%d samples recorded, want %d (one per signaled completion)", r.Samples, iters)
+	}
+	p := r.PostingPauses
+	if p == nil {
+		t.Fatal("no posting_pauses in the result")
+	}
+	t.Logf("%d operations in %v: %d returns for a full sample buffer, longest pause %v",
+		r.Iterations, time.Duration(r.DurationNS), p.SampleBufferFull, time.Duration(p.MaxNS))
+	if p.SampleBufferFull != 0 {
+		t.Errorf("the loop stopped %d times for a full sample buffer, want 0", p.SampleBufferFull)
+	}
+}
+
+// TestRDMAMultiQPOneReceiver: the server of a multi-QP SEND bandwidth test
+// polls all its QPs' receive CQs from one thread (perftest's one process),
+// not one busy-polling thread per QP, and every message arrives.
+func TestRDMAMultiQPOneReceiver(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: Spec{QPs: 8, Iters: 4000, TxDepth: 32, Warmup: -1}})
+	responderThreads.peak.Store(0)
+	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := checkDoc(t, doc, specs).Results[0]
+	if r.QPs != 8 || r.Iterations != 4000 {
+		t.Errorf("%d QPs, %d iterations; want 8 and 4000", r.QPs, r.Iterations)
+	}
+	if p := responderThreads.peak.Load(); p != 1 {
+		t.Errorf("the server ran %d responder threads at once for 8 QPs, want 1", p)
+	}
+	t.Logf("8 QPs: %.1f MiB/s, server CPU %d us", r.Bandwidth.MiBPerSec, (r.CPU.ServerUserNS+r.CPU.ServerSysNS)/1000)
+}

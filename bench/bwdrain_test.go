@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/hist"
+)
+
+// fakeRing is a sampleRing in Go memory that a test's goroutine fills as
+// the C loop would: value, then the count with release order.
+type fakeRing struct {
+	buf        []uint64 // power-of-two length
+	w, r, done atomic.Uint64
+}
+
+func (f *fakeRing) RingWritten() uint64 { return f.w.Load() }
+func (f *fakeRing) RingSamples(from, to uint64) []uint64 {
+	c := uint64(len(f.buf))
+	i := from & (c - 1)
+	return f.buf[i : i+min(to-from, c-i)]
+}
+func (f *fakeRing) RingRelease(to uint64) { f.r.Store(to) }
+func (f *fakeRing) CompletedNow() uint64  { return f.done.Load() }
+
+// put writes v, waiting while the ring is full, and reports whether it
+// had to wait (a posting stall in the real loop).
+func (f *fakeRing) put(v uint64) (waited bool) {
+	w := f.w.Load()
+	for w-f.r.Load() >= uint64(len(f.buf)) {
+		waited = true
+		time.Sleep(10 * time.Microsecond)
+	}
+	f.buf[w&uint64(len(f.buf)-1)] = v
+	f.w.Store(w + 1)
+	return waited
+}
+
+// TestSampleDrain: the drainer records every sample exactly once while the
+// producer writes, many times round a small ring, and attributes each
+// sample to the interval its mark closes.
+func TestSampleDrain(t *testing.T) {
+	ring := &fakeRing{buf: make([]uint64, 1024)}
+	lat := hist.New()
+	iv := &intervals{every: 1000, next: 1000, h: hist.New(), lastAt: 0, size: 64}
+	d := startDrain(ring, lat, iv, &progress{})
+	const n, per = 50000, 10000 // 5 intervals of 10000 samples; interval k's samples are k+1
+	for i := range n {
+		ring.put(uint64(i/per + 1))
+		ring.done.Store(uint64(i + 1))
+		if (i+1)%per == 0 {
+			// the interval ends at engine time 1000*(k+1) and holds ops per
+			d.mark(int64(i+1), int64(1000*((i+1)/per)), i+1 == n)
+		}
+	}
+	d.finish()
+	iv.flush(int64(1000 * (n / per)))
+	if lat.Count() != n || lat.Min() != 1 || lat.Max() != n/per {
+		t.Fatalf("recorded %d samples, min %d, max %d; want %d, 1, %d", lat.Count(), lat.Min(), lat.Max(), n, n/per)
+	}
+	if ring.r.Load() != n {
+		t.Errorf("released %d, want %d", ring.r.Load(), n)
+	}
+	if len(iv.list) != n/per {
+		t.Fatalf("%d intervals, want %d: %+v", len(iv.list), n/per, iv.list)
+	}
+	for k, it := range iv.list {
+		if it.Ops != per || it.P50.NS != float64(k+1) || it.P99.NS != float64(k+1) {
+			t.Errorf("interval %d: %d ops, p50 %v, p99 %v; want %d ops of value %d", k, it.Ops, it.P50, it.P99, per, k+1)
+		}
+	}
+}
+
+// BenchmarkSampleDrain: the drainer's cost per sample (the hot path of
+// recording a bandwidth test's completions, off the engine's thread) and
+// how often a producer writing as fast as it can finds a 64 Ki ring full.
+func BenchmarkSampleDrain(b *testing.B) {
+	ring := &fakeRing{buf: make([]uint64, sampleCap)}
+	lat := hist.New()
+	d := startDrain(ring, lat, &intervals{}, &progress{})
+	stalls := 0
+	b.ResetTimer()
+	for i := range b.N {
+		if ring.put(uint64(1000 + i%5000)) {
+			stalls++
+		}
+	}
+	d.mark(int64(b.N), 0, true)
+	d.finish()
+	b.StopTimer()
+	if lat.Count() != int64(b.N) {
+		b.Fatalf("recorded %d of %d", lat.Count(), b.N)
+	}
+	b.ReportMetric(float64(stalls), "stalls")
+}

@@ -1,0 +1,298 @@
+// Command wirebw summarises scripts/pair-wire-bw.sh: alternating runs of
+// rdmabench and perftest's ib_write_bw across the two-guest wire, in the
+// order the script ran them. It reads the client guest's files (rb-<i>.json,
+// rb-<i>.txt, pt-<i>.txt) and both guests' counter dumps
+// (<tool>-ctr-<i>-<0|1>.txt: rxe's hw_counters and the guest's CPU time,
+// "name value" per line), and prints each run, the ratio of the medians
+// (rdmabench over perftest) per round and over all rounds, and a 95 %
+// bootstrap interval for the overall ratio. Pure Go: result documents and
+// text only.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// run is one run of one tool: its bandwidth (MiB/s) or why it failed.
+type run struct {
+	i      int    // position in the order, from 1
+	tool   string // "rb" or "pt"
+	round  int    // from 0
+	mibps  float64
+	failed string
+	retx   [2]string // rxe's completer_retry_err delta: client, server ("?" unknown)
+	busy   [2]string // the guest's CPUs busy, %: client, server
+}
+
+func main() {
+	dir := flag.String("dir", "", "the guests' output: DIR/a (server) and DIR/b (client)")
+	order := flag.String("order", "", "the tools in run order, space-separated: rb or pt; 8 per round")
+	reps := flag.Int("reps", 10000, "bootstrap resamples")
+	target := flag.Float64("target", 0.97, "the ratio the overall interval is held to")
+	flag.Parse()
+	if err := summarise(*dir, strings.Fields(*order), *reps, *target, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "wirebw:", err)
+		os.Exit(1)
+	}
+}
+
+func summarise(dir string, order []string, reps int, target float64, w io.Writer) error {
+	if dir == "" || len(order) == 0 {
+		return errors.New("need -dir and -order")
+	}
+	runs, err := readRuns(dir, order)
+	if err != nil {
+		return err
+	}
+	fails := 0
+	for _, r := range runs {
+		name := map[string]string{"rb": "rdmabench", "pt": "ib_write_bw"}[r.tool]
+		if r.failed != "" {
+			fails++
+			fmt.Fprintf(w, "run %d %s: FAILED: %s\n", r.i, name, r.failed)
+			continue
+		}
+		fmt.Fprintf(w, "run %d %s: %.2f MiB/s (retransmissions client %s, server %s; guest CPUs busy client %s, server %s)\n",
+			r.i, name, r.mibps, r.retx[0], r.retx[1], r.busy[0], r.busy[1])
+	}
+	rounds := runs[len(runs)-1].round + 1
+	for k := 0; k < rounds; k++ {
+		rb, pt := values(runs, k)
+		if len(rb) == 0 || len(pt) == 0 {
+			fmt.Fprintf(w, "round %d: no run of one tool succeeded\n", k+1)
+			continue
+		}
+		fmt.Fprintf(w, "round %d: rdmabench %.2f MiB/s (%d runs), ib_write_bw %.2f MiB/s (%d runs); ratio %.3f\n",
+			k+1, median(rb), len(rb), median(pt), len(pt), median(rb)/median(pt))
+	}
+	rb, pt := values(runs, -1)
+	if len(rb) == 0 || len(pt) == 0 {
+		return fmt.Errorf("no run of one tool succeeded (%d runs failed)", fails)
+	}
+	ratio := median(rb) / median(pt)
+	lo, hi := bootstrap(runs, rounds, reps)
+	verdict := "PASS"
+	if lo < target {
+		verdict = "MISS"
+		if ratio >= target {
+			verdict = "UNDECIDED" // the point is there, the interval is not
+		}
+	}
+	fmt.Fprintf(w, "all %d rounds: rdmabench %.2f MiB/s (%d runs), ib_write_bw %.2f MiB/s (%d runs); ratio of medians %.3f, 95 %% bootstrap interval %.3f-%.3f (%d resamples within rounds); target >= %.2f: %s\n",
+		rounds, median(rb), len(rb), median(pt), len(pt), ratio, lo, hi, reps, target, verdict)
+	fmt.Fprintf(w, "%d runs failed\n", fails)
+	return nil
+}
+
+// values returns each tool's successful runs of round k (all rounds: -1).
+func values(runs []run, k int) (rb, pt []float64) {
+	for _, r := range runs {
+		if r.failed != "" || (k >= 0 && r.round != k) {
+			continue
+		}
+		if r.tool == "rb" {
+			rb = append(rb, r.mibps)
+		} else {
+			pt = append(pt, r.mibps)
+		}
+	}
+	return rb, pt
+}
+
+// bootstrap is the 95 % percentile interval of the ratio of medians over
+// reps resamples. Each resample draws, within every round, as many runs of
+// each tool as the round has, with replacement: a bed that slows over its
+// life (rounds differ) does not widen the interval with drift that the
+// alternating order cancels. The generator is seeded: the same runs give
+// the same interval.
+func bootstrap(runs []run, rounds, reps int) (lo, hi float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	type pool struct{ rb, pt []float64 }
+	pools := make([]pool, rounds)
+	for k := range pools {
+		pools[k].rb, pools[k].pt = values(runs, k)
+	}
+	ratios := make([]float64, 0, reps)
+	var rb, pt []float64
+	for range reps {
+		rb, pt = rb[:0], pt[:0]
+		for _, p := range pools {
+			for range p.rb {
+				rb = append(rb, p.rb[rng.IntN(len(p.rb))])
+			}
+			for range p.pt {
+				pt = append(pt, p.pt[rng.IntN(len(p.pt))])
+			}
+		}
+		if len(rb) > 0 && len(pt) > 0 {
+			ratios = append(ratios, median(rb)/median(pt))
+		}
+	}
+	slices.Sort(ratios)
+	return quantile(ratios, 0.025), quantile(ratios, 0.975)
+}
+
+// median of vals (not modified).
+func median(vals []float64) float64 {
+	s := slices.Sorted(slices.Values(vals))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// quantile of sorted s, linear between order statistics.
+func quantile(s []float64, q float64) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	x := q * float64(len(s)-1)
+	i := int(x)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (x-float64(i))*(s[i+1]-s[i])
+}
+
+func readRuns(dir string, order []string) ([]run, error) {
+	var runs []run
+	for j, tool := range order {
+		r := run{i: j + 1, tool: tool, round: j / 8}
+		b := filepath.Join(dir, "b")
+		var err error
+		switch tool {
+		case "rb":
+			r.mibps, r.failed, err = rdmabenchRun(b, r.i)
+		case "pt":
+			r.mibps, r.failed, err = perftestRun(b, r.i)
+		default:
+			return nil, fmt.Errorf("order: %q is neither rb nor pt", tool)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for side, g := range []string{"b", "a"} {
+			before, after := counters(filepath.Join(dir, g, fmt.Sprintf("%s-ctr-%d-0.txt", tool, r.i))),
+				counters(filepath.Join(dir, g, fmt.Sprintf("%s-ctr-%d-1.txt", tool, r.i)))
+			r.retx[side], r.busy[side] = "?", "?"
+			if a, ok := after["completer_retry_err"]; ok {
+				r.retx[side] = strconv.FormatInt(a-before["completer_retry_err"], 10)
+			}
+			if t := after["cpu_total"] - before["cpu_total"]; t > 0 {
+				r.busy[side] = fmt.Sprintf("%.0f%%", 100*float64(after["cpu_busy"]-before["cpu_busy"])/float64(t))
+			}
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// rdmabenchRun reads run i's document; a run whose text says "failed"
+// (the script appends it when the tool exits non-zero) failed.
+func rdmabenchRun(dir string, i int) (float64, string, error) {
+	if why := failure(filepath.Join(dir, fmt.Sprintf("rb-%d.txt", i)), "rdmabench:"); why != "" {
+		return 0, why, nil
+	}
+	doc, err := result.ReadJSONFile(filepath.Join(dir, fmt.Sprintf("rb-%d.json", i)))
+	if err != nil {
+		return 0, "", err
+	}
+	if len(doc.Results) == 0 {
+		return 0, "no result in the document", nil
+	}
+	return doc.Results[0].Bandwidth.MiBPerSec, "", nil
+}
+
+// perftestRun reads run i's ib_write_bw output: the row after the header
+// "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]".
+// perftest's MB/sec is 2^20 bytes/s in most versions and 10^6 in some:
+// the message rate decides (64 KiB messages).
+func perftestRun(dir string, i int) (float64, string, error) {
+	path := filepath.Join(dir, fmt.Sprintf("pt-%d.txt", i))
+	if why := failure(path, "error", "fail", "couldn't"); why != "" {
+		return 0, why, nil
+	}
+	bw, rate, err := perftestRow(path)
+	if err != nil {
+		return 0, "", err
+	}
+	mib := rate * 1e6 * 65536 / (1 << 20)
+	if bw > 0.9*mib && bw < 1.1*mib {
+		return bw, "", nil
+	}
+	return bw * 1e6 / (1 << 20), "", nil
+}
+
+func perftestRow(path string) (bw, rate float64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if !strings.Contains(sc.Text(), "BW average") || !sc.Scan() {
+			continue
+		}
+		fs := strings.Fields(sc.Text())
+		if len(fs) >= 5 {
+			bw, err1 := strconv.ParseFloat(fs[3], 64)
+			rate, err2 := strconv.ParseFloat(fs[4], 64)
+			if err1 == nil && err2 == nil {
+				return bw, rate, nil
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("%s: no bandwidth row after the BW average header", path)
+}
+
+// failure returns the last line of path that contains one of keys (case
+// insensitive) when the file ends in the script's "failed" line, else "".
+func failure(path string, keys ...string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "no output: " + err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if lines[len(lines)-1] != "failed" {
+		return ""
+	}
+	for j := len(lines) - 2; j >= 0; j-- { // the last such line: the error, not a progress line
+		for _, k := range keys {
+			if strings.Contains(strings.ToLower(lines[j]), strings.ToLower(k)) {
+				return strings.TrimSpace(lines[j])
+			}
+		}
+	}
+	return "failed"
+}
+
+// counters reads "name value" lines (missing file: none).
+func counters(path string) map[string]int64 {
+	m := map[string]int64{}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if fs := strings.Fields(l); len(fs) == 2 {
+			if v, err := strconv.ParseInt(fs[1], 10, 64); err == nil {
+				m[fs[0]] = v
+			}
+		}
+	}
+	return m
+}
