@@ -17,6 +17,7 @@ type sampleRing interface {
 	RingSamples(from, to uint64) []uint64
 	RingRelease(to uint64)
 	CompletedNow() uint64
+	Capacity() int // samples the ring holds
 }
 
 var _ sampleRing = (*verbs.Engine)(nil)
@@ -52,16 +53,29 @@ type sampleDrain struct {
 	lastDone int64
 }
 
-// drainPoll is how long the drainer sleeps between passes that found
-// samples; after a pass that found none the sleep doubles, up to
-// drainPollMax. A 64 Ki-sample ring at 3 M signaled completions per second
-// (400 Gb/s of 16 KiB messages) fills in about 20 ms, so the drainer keeps
-// far ahead, and its wake-ups stay few on a host whose other CPUs serve
-// the NIC's interrupts (a software RDMA device's whole data path).
+// drainPoll and drainPollMax bound the drainer's sleep between passes. It
+// sleeps as long as the engine takes, at the rate the last pass saw, to fill
+// a quarter of the ring (doubling the sleep after a pass that found
+// nothing): a 64 Ki-sample ring at 3 M signaled completions per second
+// (400 Gb/s of 16 KiB messages) gets a pass every 5 ms, far ahead of the
+// 20 ms it takes to fill, while a slow link (a few hundred completions per
+// second) gets one every 50 ms. Each wake-up takes a CPU from somewhere:
+// on a small host, from the sender's own loop or from the NIC's interrupts
+// (a software RDMA device's whole data path).
 const (
 	drainPoll    = time.Millisecond
-	drainPollMax = 8 * time.Millisecond
+	drainPollMax = 50 * time.Millisecond
 )
+
+// drainSleep is the sleep after a pass that recorded n samples in dt, the
+// last sleep having been prev, for a ring of capacity samples.
+func drainSleep(n uint64, dt, prev time.Duration, capacity int) time.Duration {
+	if n == 0 {
+		return min(2*prev, drainPollMax)
+	}
+	fill := time.Duration(float64(dt) * float64(capacity/4) / float64(n))
+	return min(max(fill, drainPoll), drainPollMax)
+}
 
 func startDrain(ring sampleRing, lat *hist.Histogram, iv *intervals, prog *progress) *sampleDrain {
 	d := &sampleDrain{ring: ring, lat: lat, iv: iv, prog: prog, end: make(chan struct{})}
@@ -91,7 +105,7 @@ func (d *sampleDrain) finish() {
 func (d *sampleDrain) run() {
 	defer close(d.end)
 	var r uint64 // samples recorded and released
-	sleep := drainPoll
+	sleep, last := drainPoll, time.Now()
 	for {
 		// w first, then the marks: a mark placed before the samples that
 		// follow it in the ring is seen together with them
@@ -108,11 +122,9 @@ func (d *sampleDrain) run() {
 		// the C loop may not return for the whole test (iterations, no
 		// intervals): the progress line is the drainer's to keep live
 		d.prog.update(verbs.Now(), int64(d.ring.CompletedNow()), d.lat)
-		if r == before {
-			sleep = min(2*sleep, drainPollMax)
-		} else {
-			sleep = drainPoll
-		}
+		now := time.Now()
+		sleep = drainSleep(r-before, now.Sub(last), sleep, d.ring.Capacity())
+		last = now
 		time.Sleep(sleep)
 	}
 }

@@ -23,6 +23,7 @@ func (f *fakeRing) RingSamples(from, to uint64) []uint64 {
 }
 func (f *fakeRing) RingRelease(to uint64) { f.r.Store(to) }
 func (f *fakeRing) CompletedNow() uint64  { return f.done.Load() }
+func (f *fakeRing) Capacity() int         { return len(f.buf) }
 
 // put writes v, waiting while the ring is full, and reports whether it
 // had to wait (a posting stall in the real loop).
@@ -93,4 +94,26 @@ func BenchmarkSampleDrain(b *testing.B) {
 		b.Fatalf("recorded %d of %d", lat.Count(), b.N)
 	}
 	b.ReportMetric(float64(stalls), "stalls")
+}
+
+// TestDrainSleep: the drainer wakes as often as a quarter of the ring takes
+// to fill at the rate it saw, within [drainPoll, drainPollMax].
+func TestDrainSleep(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		name     string
+		n        uint64
+		dt, prev time.Duration
+		want     time.Duration
+	}{
+		{"400 Gb/s of 16 KiB: 3 M/s, a quarter of 64 Ki in 5.46 ms", 3000, ms, ms, 5461333 * time.Nanosecond},
+		{"faster than a quarter ring per ms: the floor", 100000, ms, ms, drainPoll},
+		{"a slow wire: 300/s, the ceiling", 3, 10 * ms, ms, drainPollMax},
+		{"nothing found: the sleep doubles", 0, 4 * ms, 4 * ms, 8 * ms},
+		{"nothing found again: up to the ceiling", 0, 40 * ms, 40 * ms, drainPollMax},
+	} {
+		if got := drainSleep(c.n, c.dt, c.prev, 65536); got != c.want {
+			t.Errorf("%s: drainSleep(%d, %v, %v) = %v, want %v", c.name, c.n, c.dt, c.prev, got, c.want)
+		}
+	}
 }
