@@ -332,3 +332,20 @@ func parseCPUList(s string) ([]int, bool) {
 	}
 	return cpus, true
 }
+
+// OnlineCPUs is what a --cpu list is checked against (ParseCPUs): one more
+// than the highest CPU online (sysfs cpu/online). It is not the count of
+// CPUs this process may run on now (runtime.NumCPU), which under
+// 'taskset -c 1' is 1 and would refuse CPU 1; runtime.NumCPU serves only
+// where sysfs says nothing.
+func OnlineCPUs() int {
+	return onlineCPUs(readSys(cpuDir, "online"))
+}
+
+func onlineCPUs(list string) int {
+	cpus, ok := parseCPUList(list)
+	if !ok || len(cpus) == 0 {
+		return runtime.NumCPU()
+	}
+	return cpus[len(cpus)-1] + 1
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -256,5 +257,24 @@ func TestEnvCheckLive(t *testing.T) {
 	t.Logf("%+v", c)
 	for _, w := range warns {
 		t.Log(w)
+	}
+}
+
+// TestOnlineCPUs: a --cpu list is checked against the CPUs online, not the
+// process's affinity (under taskset -c 1, CPU 1 must still be accepted).
+func TestOnlineCPUs(t *testing.T) {
+	for _, c := range []struct {
+		list string
+		want int
+	}{
+		{"0-1", 2},
+		{"0-3,8", 9},
+		{"1", 2},
+		{"", runtime.NumCPU()},
+		{"garbage", runtime.NumCPU()},
+	} {
+		if got := onlineCPUs(c.list); got != c.want {
+			t.Errorf("onlineCPUs(%q) = %d, want %d", c.list, got, c.want)
+		}
 	}
 }

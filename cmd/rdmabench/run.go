@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -94,7 +93,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		cpu := -1
 		var loadCPUs, serverCPUs []int
 		if *cpuList != "" {
-			cpus, err := bench.ParseCPUs(*cpuList, runtime.NumCPU())
+			cpus, err := bench.ParseCPUs(*cpuList, bench.OnlineCPUs())
 			if err != nil {
 				return usageError{fmt.Errorf("--cpu: %w", err)}
 			}

@@ -7,7 +7,6 @@ import (
 	"log"
 	"net"
 	"net/netip"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -89,7 +88,7 @@ func cmdServer(fs *flag.FlagSet) action {
 		}
 		var cpus []int
 		if *cpuList != "" {
-			if cpus, err = bench.ParseCPUs(*cpuList, runtime.NumCPU()); err != nil {
+			if cpus, err = bench.ParseCPUs(*cpuList, bench.OnlineCPUs()); err != nil {
 				return usageError{fmt.Errorf("--cpu: %w", err)}
 			}
 		}
