@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"sync"
 	"time"
@@ -29,6 +30,21 @@ func doctorInput(ctx *verbs.Context, port int, netdev string) doctor.Input {
 		in.Device, in.Port = ctx.Name(), port
 		if pa, err := ctx.QueryPort(port); err == nil {
 			in.ActiveMTU = pa.ActiveMTU
+		}
+		in.GIDs = func() ([]doctor.GID, error) {
+			tbl, err := ctx.GIDTable(port)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]doctor.GID, 0, len(tbl))
+			for _, e := range tbl {
+				typ := "IB/RoCE v1" // sysfs's name for IB and RoCE v1 entries
+				if e.Type == verbs.GIDTypeRoCEv2 {
+					typ = "RoCE v2"
+				}
+				out = append(out, doctor.GID{Index: e.Index, Addr: netip.AddrFrom16(e.GID), Type: typ, Netdev: e.Netdev})
+			}
+			return out, nil
 		}
 	}
 	return in

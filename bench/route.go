@@ -36,8 +36,10 @@ func DeviceForAddress(local netip.Addr) (name string, port int, reason string, o
 // connection whose local end is local: name and port as given with -d and
 // -i (which fails later, clearly, when that port is not active); with -d
 // alone (port 0) the port of that device that carries local, else its
-// first active port; with neither, the active port of any device that
-// carries local (by route), else the first active port. The reason is
+// first active port; with -i alone, the same among the ports numbered
+// port (none: the chosen device with that port, which fails clearly when
+// opened); with neither, the active port of any device that carries local
+// (by route), else the first active port. The reason is
 // shown with the device. With no active port to take the error wraps
 // ErrPortNotActive and lists the ports' states.
 func chooseDevice(name string, port int, local netip.Addr) (string, int, string, error) {
@@ -53,6 +55,17 @@ func chooseDevice(name string, port int, local netip.Addr) (string, int, string,
 		if len(ports) == 0 { // not a device: OpenDevice names the ones there are
 			return name, 0, "chosen with --ib-dev", nil
 		}
+	}
+	if port > 0 { // -i alone: the devices that have that port
+		same := slices.DeleteFunc(slices.Clone(ports), func(p portView) bool { return p.Port != port })
+		if len(same) == 0 { // none has it: opening the chosen device names its ports
+			c, err := choosePort(ports, local, hostIfaces(), sysfsRoot)
+			if err != nil {
+				return "", 0, "", err
+			}
+			return c.Device, port, "chosen with --ib-port", nil
+		}
+		ports = same
 	}
 	c, err := choosePort(ports, local, hostIfaces(), sysfsRoot)
 	if err != nil {

@@ -50,6 +50,19 @@ type Input struct {
 	// Tool runs a command (dcb, mlnx_qos, ethtool) and returns its output;
 	// an error wrapping exec.ErrNotFound when it is not installed.
 	Tool func(name string, args ...string) ([]byte, error)
+	// GIDs returns the port's populated GID table entries as verbs reads
+	// them (ibv_query_gid_table: one call, where sysfs takes a read of
+	// every slot, and a RoCE table has hundreds: in an emulated guest the
+	// reads cost most of a second); nil or an error: read from sysfs.
+	GIDs func() ([]GID, error)
+}
+
+// GID is one populated GID table entry.
+type GID struct {
+	Index  int
+	Addr   netip.Addr
+	Type   string // as sysfs's gid_attrs/types: "RoCE v2", "IB/RoCE v1"
+	Netdev string // gid_attrs/ndevs; "" none
 }
 
 // check is one named check over a gathered host.

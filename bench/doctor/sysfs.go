@@ -70,7 +70,7 @@ func gather(in Input) *host {
 		h.facts.Rate, _ = read(filepath.Join(h.portDir, "rate"))
 		nt, _ := read(filepath.Join(h.devDir, "node_type"))
 		h.iwarp = strings.Contains(nt, "RNIC")
-		h.gids = readGIDs(h.portDir)
+		h.gids = portGIDs(in, h.portDir)
 		types := map[string]bool{}
 		for _, g := range h.gids {
 			if g.typ != "" {
@@ -133,6 +133,21 @@ func (h *host) netdevByMAC() string {
 		}
 	}
 	return ""
+}
+
+// portGIDs is the port's populated GIDs: from in.GIDs where the caller
+// gives them, else from sysfs.
+func portGIDs(in Input, portDir string) []gidEntry {
+	if in.GIDs != nil {
+		if gs, err := in.GIDs(); err == nil {
+			out := make([]gidEntry, 0, len(gs))
+			for _, g := range gs {
+				out = append(out, gidEntry{index: g.Index, gid: g.Addr, typ: g.Type, ndev: g.Netdev})
+			}
+			return out
+		}
+	}
+	return readGIDs(portDir)
 }
 
 // readGIDs reads the port's populated GIDs (all-zero entries are empty
