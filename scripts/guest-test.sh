@@ -26,7 +26,9 @@ verbs.test -test.run x -test.bench RDMA -test.benchtime 2000x 2>&1 | grep -E 'Be
 
 stage "bench tests (rxe0)"
 # (the golden-file tests need testdata/ and run on the host)
-bench.test -test.v -test.count=1 -test.run 'RDMA|Describe|TCP' 2>&1 | tee /tmp/bench.log | grep -E '^(--- |PASS|FAIL|ok)' || true
+# (the TCP baseline's tests need no RDMA: make unit runs them on the host, and the
+# stage "TCP baseline in the guest" below runs it on the guest's kernel)
+bench.test -test.v -test.count=1 -test.run 'RDMA|Describe' 2>&1 | tee /tmp/bench.log | grep -E '^(--- |PASS|FAIL|ok)' || true
 grep -q '^PASS' /tmp/bench.log || { tail -60 /tmp/bench.log; ls -la /tmp; free -m; dmesg | tail -20; fail "bench tests"; }
 grep -q -- '--- SKIP' /tmp/bench.log && fail "bench tests skipped inside the guest"
 
