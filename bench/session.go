@@ -37,7 +37,10 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
 	// the whole handshake within handshakeTimeout, however the peer trickles
 	expired := time.AfterFunc(handshakeTimeout, func() { c.Close() })
 	h, proof, err := serverHandshake(c, s.cfg.AuthKey)
-	if !expired.Stop() && ctx.Err() == nil {
+	// the conn's read deadline is the same handshakeTimeout: whichever of
+	// the two fires first, the handshake ran out of time
+	var ne net.Error
+	if timedOut := errors.As(err, &ne) && ne.Timeout(); (!expired.Stop() || timedOut) && ctx.Err() == nil {
 		err = fmt.Errorf("handshake not done within %v: closed", handshakeTimeout)
 	}
 	freeSlot()
