@@ -1,0 +1,330 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestVersion(t *testing.T) {
+	pad := func(s string) []byte { b := make([]byte, VersionLen); copy(b, s); return b }
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want float64
+		err  error
+		msg  string
+	}{
+		{"debian 6.06", pad("6.06"), 6.06, nil, ""},
+		{"6.30", pad("6.30"), 6.30, nil, ""},
+		{"suffix", pad("6.28-rc1"), 6.28, nil, ""},
+		{"exactly 5.70", pad("5.70"), 5.70, nil, ""},
+		{"too old", pad("5.60"), 5.60, ErrTooOld, "the peer is perftest 5.60; the exchange needs 5.70 or later"},
+		{"rdmabench magic", pad("RDMB"), 0, ErrMalformed, `"RDMB" does not start with a version number`},
+		{"binary", append([]byte{'6', 1, '0'}, make([]byte, 13)...), 0, ErrMalformed, "not printable"},
+		{"short", []byte("6.06"), 0, ErrMalformed, "4 bytes, want 16"},
+		{"empty", make([]byte, 16), 0, ErrMalformed, "does not start with a version number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := ParseVersion(tc.in)
+			if !errors.Is(err, tc.err) || (err != nil && !strings.Contains(err.Error(), tc.msg)) {
+				t.Fatalf("err %v, want %v containing %q", err, tc.err, tc.msg)
+			}
+			if err == nil && v.Value != tc.want {
+				t.Fatalf("value %v, want %v", v.Value, tc.want)
+			}
+		})
+	}
+	b, err := EncodeVersion(OurVersion)
+	if err != nil || !bytes.Equal(b, pad("6.06")) {
+		t.Fatalf("EncodeVersion: %q %v", b, err)
+	}
+	if _, err := EncodeVersion(strings.Repeat("9", 16)); !errors.Is(err, ErrRange) {
+		t.Fatalf("16-character version: %v", err)
+	}
+}
+
+func TestSysDataAndMTU(t *testing.T) {
+	if v, err := ParseCycleBuffer(EncodeInt32(4096)); err != nil || v != 4096 {
+		t.Fatalf("cycle buffer: %d %v", v, err)
+	}
+	for _, bad := range []int32{0, -4096, 3000, 1 << 31 >> 0 & 0x7fffffff} {
+		if _, err := ParseCycleBuffer(EncodeInt32(bad)); !errors.Is(err, ErrRange) || !strings.Contains(err.Error(), "sys data: cycle buffer") {
+			t.Errorf("cycle buffer %d: %v", bad, err)
+		}
+	}
+	if _, err := ParseCacheLine(EncodeInt32(8192)); !errors.Is(err, ErrRange) {
+		t.Errorf("cache line 8192: %v", err)
+	}
+	if got := (SysData{4096, 64}).Merge(SysData{65536, 128}); got != (SysData{65536, 128}) {
+		t.Errorf("merge: %+v", got)
+	}
+	for _, tc := range []struct {
+		in   string
+		want int
+		err  error
+	}{{"3\x00", 3, nil}, {"5\x00", 5, nil}, {"1\x00\x00\x00", 1, nil}, {"6\x00", 0, ErrRange}, {"0\x00", 0, ErrRange},
+		{"\x00\x00", 0, ErrMalformed}, {"x\x00", 0, ErrMalformed}, {"99999", 0, ErrMalformed}} {
+		got, err := ParseMTU([]byte(tc.in))
+		if got != tc.want || !errors.Is(err, tc.err) {
+			t.Errorf("ParseMTU(%q) = %d, %v; want %d, %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+	if b, _ := EncodeMTU(MTUEnum(1024), MTULen(Version{Value: 6.06})); string(b) != "3\x00" {
+		t.Errorf("EncodeMTU(1024) = %q", b)
+	}
+	if MTULen(Version{Value: 5.30}) != 4 || MTUBytes(5) != 4096 || MTUEnum(4096) != 5 || MTUEnum(1500) != 0 {
+		t.Error("MTU helpers")
+	}
+}
+
+// Records in perftest 6.06's form (rxe, GID index 1 = ::ffff:127.0.0.1);
+// TestRDMAPerftestWire (rdma_test.go) reads real ones from perftest's
+// server in the guest.
+const (
+	destNoGID = "0000:0000:000011:798a38:00000249:000055d0c0a01000:00000000"
+	destGID   = "0000:0010:000012:2f1c4e:00000301:00007f3a2c000000:00:00:00:00:00:00:00:00:00:00:ff:ff:7f:00:00:01:00000000:"
+)
+
+func TestDest(t *testing.T) {
+	gid := [16]byte{10: 0xff, 11: 0xff, 12: 127, 15: 1}
+	for _, tc := range []struct {
+		name    string
+		text    string
+		withGID bool
+		want    Dest
+	}{
+		{"no gid", destNoGID, false, Dest{QPN: 0x11, PSN: 0x798a38, RKey: 0x249, VAddr: 0x55d0c0a01000}},
+		{"gid", destGID, true, Dest{OutReads: 16, QPN: 0x12, PSN: 0x2f1c4e, RKey: 0x301, VAddr: 0x7f3a2c000000, GID: gid}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.text)+1 != DestSize(tc.withGID) {
+				t.Fatalf("record text is %d bytes, want %d and a NUL", len(tc.text), DestSize(tc.withGID)-1)
+			}
+			b := make([]byte, DestSize(tc.withGID))
+			copy(b, tc.text)
+			d, err := ParseDest(b, tc.withGID, "dest qp 0")
+			if err != nil || d != tc.want {
+				t.Fatalf("ParseDest = %+v, %v; want %+v", d, err, tc.want)
+			}
+			enc, err := d.Encode(tc.withGID)
+			if err != nil || !bytes.Equal(enc, b) {
+				t.Fatalf("Encode = %q, %v; want %q", enc, err, b)
+			}
+		})
+	}
+	rec := func(s string, n int) []byte { b := make([]byte, n); copy(b, s); return b }
+	for _, tc := range []struct {
+		name    string
+		in      []byte
+		withGID bool
+		err     error
+		msg     string
+	}{
+		{"short", []byte(destNoGID), false, ErrMalformed, "58 bytes, want 59"},
+		{"no NUL", []byte(destNoGID + "0"), false, ErrMalformed, "no terminating NUL"},
+		{"few fields", rec("0000:0000:000011", 59), false, ErrMalformed, "3 fields, want 7"},
+		{"bad hex", rec(strings.Replace(destNoGID, "798a38", "79za38", 1), 59), false, ErrMalformed, "dest qp 0: PSN"},
+		{"wide QPN", rec("0000:0000:1000011:98a38:00000249:000055d0c0a01000:00000000", 59), false, ErrRange, "dest qp 0: QPN"},
+		{"gid record as no gid", rec(destGID, 108)[:59], false, ErrMalformed, "no terminating NUL"},
+		{"bad gid byte", rec(strings.Replace(strings.Replace(destGID, ":ff:ff:", ":ff:1ff:", 1), ":00000000:", ":0000000:", 1), 108), true, ErrRange, "GID byte 11"},
+		{"empty", make([]byte, 108), true, ErrMalformed, "1 fields, want 23"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseDest(tc.in, tc.withGID, "dest qp 0")
+			if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err %v, want %v containing %q", err, tc.err, tc.msg)
+			}
+		})
+	}
+	if _, err := (Dest{QPN: 1 << 24}).Encode(false); !errors.Is(err, ErrRange) {
+		t.Fatalf("Encode of a 25-bit QPN: %v", err)
+	}
+}
+
+func writeLat64() Params {
+	return Params{Verb: VerbWrite, AtomicType: FetchAndAdd, ReportFmt: ReportMiB, Size: 64, Iters: 1000, NumQPs: 1, Duration: 5, MaxQPRdAtom: 16}
+}
+
+// TestLegacyRecord checks the 6.28/6.29 record against the bytes a C
+// build of its layout produces (testdata/legacy_record.c).
+func TestLegacyRecord(t *testing.T) {
+	h, err := os.ReadFile("testdata/legacy-6.28.hex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := hex.DecodeString(strings.Join(strings.Fields(string(h)), ""))
+	if err != nil || len(rec) != LegacyLen {
+		t.Fatalf("recorded record: %d bytes, %v", len(rec), err)
+	}
+	p, attr, err := ParseLegacy(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := writeLat64(); p != want {
+		t.Fatalf("ParseLegacy = %+v\nwant %+v", p, want)
+	}
+	if v := binary.LittleEndian.Uint32(attr[96:]); v != 0x1234 {
+		t.Fatalf("vendor_id in the raw attributes: 0x%x", v)
+	}
+	enc, err := p.EncodeLegacy(LegacyLen, attr)
+	if err != nil || !bytes.Equal(enc, rec) {
+		t.Fatalf("EncodeLegacy differs from the recorded record:\n%x\n%x", enc, rec)
+	}
+	if short, _ := p.EncodeLegacy(LegacyLenNoMLX5DV, attr); !bytes.Equal(short, rec[:LegacyLenNoMLX5DV]) {
+		t.Fatal("the record without mlx5dv is not the first 312 bytes")
+	}
+	if _, _, err := ParseLegacy(rec[:100]); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("short record: %v", err)
+	}
+}
+
+func TestKV(t *testing.T) {
+	p := writeLat64()
+	p.TxDepth = 1
+	kv := p.EncodeKV(false)
+	want := "test_method=00000000;connection_type=00000000;verb=00000002;tst=00000000;atomicType=00000001;" +
+		"test_type=00000000;report_fmt=00000001;size=0000000000000040;iters=00000000000003e8;aes_xts=00000000;" +
+		"num_of_qps=00000001;duration=00000005;use_rdma_cm=00000000;use_write_with_imm=00000000;" +
+		"no_enhanced_reorder=00000000;sig_offload=00000000;data_validation=00000000;tx_depth=00000001;max_qp_rd_atom=00000010;"
+	if kv != want {
+		t.Fatalf("EncodeKV:\n%s\nwant\n%s", kv, want)
+	}
+	got, rcv, err := ParseKV(kv + "future_knob=0001;")
+	if err != nil || got != p || len(rcv) != 19 || rcv["mlx5dv_comp_mask"] {
+		t.Fatalf("ParseKV = %+v, %d keys, %v", got, len(rcv), err)
+	}
+	for _, bad := range []string{"size=40;", "verb=zz000002;", "verb;", strings.Repeat("x", MaxKVLen+1)} {
+		if _, _, err := ParseKV(bad); err == nil {
+			t.Errorf("ParseKV(%.20q): no error", bad)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	l, r := writeLat64(), writeLat64()
+	r.Size, r.Verb, r.TestMethod, r.MaxQPRdAtom, r.TxDepth = 2, VerbSend, RunAll, 1, 128
+	var got []string
+	for _, m := range Compare(l, r, nil) {
+		got = append(got, m.Error())
+	}
+	want := []string{"test_method mismatch: local=RUN_REGULAR, remote=RUN_ALL", "verb mismatch: local=WRITE, remote=SEND", "size mismatch: local=64, remote=2"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("Compare:\n%q\nwant\n%q", got, want)
+	}
+	if ms := Compare(l, r, map[string]bool{"tx_depth": true}); len(ms) != 1 || ms[0].Field != "tx_depth" {
+		t.Fatalf("Compare with received keys: %v", ms)
+	}
+	r.ConnectionType = 42
+	if ms := Compare(l, r, map[string]bool{"connection_type": true}); len(ms) != 1 || ms[0].Remote != "42 (unknown)" {
+		t.Fatalf("unknown enum: %v", ms)
+	}
+	if ClampOutReads(128, r) != 1 || ClampOutReads(1, Params{}) != 1 {
+		t.Fatal("ClampOutReads")
+	}
+}
+
+// pair runs server and client sides over a pipe-like TCP pair.
+func pair(t *testing.T) (client, server *Conn) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ch := make(chan net.Conn, 1)
+	go func() { c, _ := ln.Accept(); ch <- c }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-ch
+	t.Cleanup(func() { c.Close(); s.Close() })
+	return &Conn{C: c, Client: true, Timeout: 5 * time.Second}, &Conn{C: s, Timeout: 5 * time.Second}
+}
+
+// TestExchange runs the whole exchange between two Conns for a 6.06
+// peer, a 6.28 (legacy record) peer and a 6.30 (KV) peer, with a
+// mismatch named on both sides.
+func TestExchange(t *testing.T) {
+	for _, ver := range []string{"6.06", "6.28", "6.30"} {
+		t.Run(ver, func(t *testing.T) {
+			c, s := pair(t)
+			done := make(chan error, 1)
+			sp := writeLat64()
+			sp.Size = 2
+			go func() {
+				done <- func() error {
+					if _, err := s.Versions(ver); err != nil {
+						return err
+					}
+					if sd, err := s.SysData(SysData{4096, 64}); err != nil || sd != (SysData{65536, 64}) {
+						return errors.Join(err, errors.New("server sys data"))
+					}
+					if m, err := s.MTU(5); err != nil || m != 3 {
+						return errors.Join(err, errors.New("server mtu"))
+					}
+					_, _, ok, err := s.Negotiate(sp, LegacyLen)
+					if ok != (ver != "6.06") || (ok && (err == nil || !strings.Contains(err.Error(), "size mismatch: local=2, remote=64"))) {
+						return errors.Join(err, errors.New("server negotiation"))
+					}
+					d, err := s.Dest(Dest{QPN: 0x22, PSN: 2}, true, "dest qp 0")
+					if err != nil || d.QPN != 0x11 {
+						return errors.Join(err, errors.New("server dest"))
+					}
+					r, err := s.SwapBWReport(BWReport{})
+					if err != nil || r.BWAvg != 12.5 || r.Iters != 1000 {
+						return errors.Join(err, errors.New("server report"))
+					}
+					return nil
+				}()
+			}()
+			if v, err := c.Versions(ver); err != nil || v.Raw != ver {
+				t.Fatalf("client versions: %v %v", v, err)
+			}
+			if sd, err := c.SysData(SysData{65536, 64}); err != nil || sd != (SysData{65536, 64}) {
+				t.Fatalf("client sys data %v %v", sd, err)
+			}
+			if m, err := c.MTU(3); err != nil || m != 3 {
+				t.Fatalf("client mtu %d %v", m, err)
+			}
+			_, _, ok, err := c.Negotiate(writeLat64(), LegacyLen)
+			if ok != (ver != "6.06") || (ok && (!errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "size mismatch: local=64, remote=2"))) {
+				t.Fatalf("client negotiation: ok %v, %v", ok, err)
+			}
+			if d, err := c.Dest(Dest{QPN: 0x11, PSN: 1}, true, "dest qp 0"); err != nil || d.QPN != 0x22 {
+				t.Fatalf("client dest %+v %v", d, err)
+			}
+			if _, err := c.SwapBWReport(BWReport{Size: 64, Iters: 1000, BWAvg: 12.5}); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestExchangeDeadline: a peer that says nothing is an error naming the
+// field, in time.
+func TestExchangeDeadline(t *testing.T) {
+	c, s := pair(t)
+	_ = s
+	c.Timeout = 100 * time.Millisecond
+	start := time.Now()
+	_, err := c.Versions(OurVersion)
+	var we *Error
+	if !errors.As(err, &we) || !we.Timeout() || we.Field != "version" || we.Op != "read" || time.Since(start) > 2*time.Second {
+		t.Fatalf("err %v after %v", err, time.Since(start))
+	}
+	c2, s2 := pair(t)
+	s2.C.Close()
+	if _, err := c2.Versions(OurVersion); err == nil || !strings.Contains(err.Error(), "perftest exchange: version: read: the peer closed the connection after 0 of 16 bytes") {
+		t.Fatalf("closed peer: %v", err)
+	}
+}
