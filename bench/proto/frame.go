@@ -151,6 +151,9 @@ func readFrame(r io.Reader) (t MsgType, payload []byte, started bool, err error)
 
 func checkHeader(h [frameHeaderLen]byte) error {
 	if m := binary.BigEndian.Uint32(h[0:]); m != Magic {
+		if v, ok := perftestVersion(h[:]); ok {
+			return &PerftestPeerError{Version: v}
+		}
 		return fmt.Errorf("%w 0x%08x (%q), want 0x%08x (%q)", ErrBadMagic, m, h[0:4], Magic, "RDMB")
 	}
 	if v := binary.BigEndian.Uint16(h[4:]); v != Version {
