@@ -236,6 +236,8 @@ static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
 static uint8_t write_slot(rb_engine *e, volatile uint8_t **src, volatile uint8_t **dst) {
 	*src = (volatile uint8_t *)(uintptr_t)(local_base(e) + e->size - 1);
 	*dst = (volatile uint8_t *)(uintptr_t)(e->laddr + e->roff + e->size - 1);
+	if (e->pt_marker)
+		return (uint8_t)(e->iter + 1); // perftest's (char)++count: 1, 2, ... 255, 0, 1, ...
 	return (uint8_t)(e->iter % 255 + 1);
 }
 
@@ -677,4 +679,40 @@ int rb_bw_server_multi(rb_engine **es, int n, int *which) {
 			}
 		}
 	}
+}
+
+// rb_pt_lat_reply is the SEND or WRITE ping-pong's side that waits first,
+// facing a perftest tool (docs/perftest.md): the drop-in's server against
+// ib_send_lat's client, the drop-in's client against ib_write_lat's server
+// (perftest's WRITE server posts first). n iterations of: wait for the
+// peer's message, then reply. Like perftest it times its own posts: each
+// sample is the time from the previous post to this one, one full round
+// trip seen from this side (none for the first post since pt_prev was
+// reset).
+int rb_pt_lat_reply(rb_engine *e, uint64_t n) {
+	struct ibv_wc wc;
+	if (e->nsamples + n > e->cap)
+		return RB_FULL;
+	for (uint64_t i = 0; i < n; i++) {
+		volatile uint8_t *src = NULL, *dst = NULL;
+		uint8_t v = 0;
+		if (e->op == IBV_WR_RDMA_WRITE) {
+			v = write_slot(e, &src, &dst);
+			RB_TRY(wait_byte(e, dst, v, 0, "the client's RDMA WRITE (last byte of the buffer)"));
+			*src = v;
+			__atomic_thread_fence(__ATOMIC_RELEASE);
+		} else {
+			RB_TRY(wait_one(e, e->rcq, &wc, 0, "the client's message (receive completion)"));
+		}
+		int64_t t = rb_now_ns();
+		RB_TRY(post_op(e, e->iter, 1));
+		if (e->pt_prev)
+			e->samples[e->nsamples++] = (uint64_t)(t - e->pt_prev);
+		e->pt_prev = t;
+		e->iter++;
+		if (e->op != IBV_WR_RDMA_WRITE)
+			RB_TRY(post_recv1(e));
+		RB_TRY(wait_one(e, e->scq, &wc, 0, "the reply's completion"));
+	}
+	return RB_OK;
 }

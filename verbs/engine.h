@@ -111,11 +111,19 @@ typedef struct rb_engine {
 	uint64_t err_wc_wr_id;
 	uint32_t err_wc_status, err_wc_opcode, err_wc_vendor_err, err_wc_qp_num;
 	int err_errno;
+
+	// perftest peers (the drop-in facing a perftest tool, rb_pt_*): the
+	// WRITE ping-pong's marker is the iteration count modulo 256, as
+	// perftest's (char)++count (0 after 255), not write_slot's 1..255;
+	// pt_prev is the responder's previous post time (0: none yet).
+	int pt_marker;             // (cfg) 1: perftest's marker
+	int64_t pt_prev;
 } rb_engine;
 
 int rb_post_recvs(rb_engine *e, uint32_t n);
 int rb_lat_client(rb_engine *e, uint64_t n);
 int rb_lat_server(rb_engine *e);
+int rb_pt_lat_reply(rb_engine *e, uint64_t n);
 int rb_bw_client(rb_engine *e, int64_t until_ns);
 int rb_bw_client_entry(rb_engine *e, int64_t until_ns);
 int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which);

@@ -122,6 +122,9 @@ func dropInClient(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	if tried, err := dropInPerftestClient(ctx, o, stdout); tried { // a perftest server (dropin_perftest.go)
+		return err
+	}
 	if err := bench.CheckBudget(specs, bench.Budget{}, false); err != nil {
 		return err
 	}
@@ -139,6 +142,11 @@ func dropInClient(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 		},
 	}
 	doc, err := bench.RunClient(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Port)), cfg)
+	var pe *proto.PerftestPeerError
+	if errors.As(err, &pe) { // a perftest server, and a test the drop-in does not run against perftest
+		_, why := perftestSpec(o)
+		return fmt.Errorf("the server is perftest %s; against perftest the drop-in runs ib_send_lat, ib_write_lat, ib_read_lat and ib_atomic_lat, RC, one size, -n: %v", pe.Version, why)
+	}
 	if doc != nil {
 		if werr := printDropIn(stdout, o, perftest.Client, doc.Env, doc.Results); werr != nil && err == nil {
 			err = werr
@@ -204,7 +212,16 @@ func dropInServer(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 	if err != nil {
 		return fmt.Errorf("-p %d: %w", o.Port, err) // as rdmabench server: a listen error is exit 4
 	}
-	if err := srv.Serve(ctx, newOneSession(ln)); err != nil && !errors.Is(err, net.ErrClosed) {
+	first, isPerftest, err := acceptFirst(ctx, ln)
+	ln.Close() // like perftest's server: nobody else connects
+	if err != nil {
+		return err
+	}
+	if isPerftest { // a perftest client (dropin_perftest.go)
+		defer first.Close()
+		return dropInPerftestServer(ctx, o, first, stdout)
+	}
+	if err := srv.Serve(ctx, newOneSession(newOneConn(first, ln.Addr()))); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
 	mu.Lock()

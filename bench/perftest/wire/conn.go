@@ -20,6 +20,10 @@ type Conn struct {
 	Client  bool
 	Timeout time.Duration // per read and per write; 0: DefaultTimeout
 	Peer    Version       // set by Versions
+	Ours    Version       // set by Versions
+	// Trace, when set, gets one line per swap: the field, and what was
+	// sent and received (for RDMABENCH_DROPIN_LOG).
+	Trace func(field string, sent, got []byte, err error)
 }
 
 func (c *Conn) timeout() time.Duration {
@@ -31,7 +35,10 @@ func (c *Conn) timeout() time.Duration {
 
 // Swap sends mine and reads n bytes of the peer's, in perftest's order
 // (client: write, then read; server: read, then write).
-func (c *Conn) Swap(field string, mine []byte, n int) ([]byte, error) {
+func (c *Conn) Swap(field string, mine []byte, n int) (got []byte, err error) {
+	if c.Trace != nil {
+		defer func() { c.Trace(field, mine, got, err) }()
+	}
 	if c.Client {
 		if err := c.write(field, mine); err != nil {
 			return nil, err
@@ -80,6 +87,7 @@ func (c *Conn) Versions(ours string) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
+	c.Ours, _ = ParseVersion(b)
 	v, err := ParseVersion(rb)
 	c.Peer = v
 	return v, err
@@ -136,10 +144,12 @@ func (c *Conn) MTU(ours int) (int, error) {
 // the 6.28/6.29 record's size (LegacyLen unless the peer was built
 // without mlx5dv).
 func (c *Conn) Negotiate(ours Params, legacyLen int) (peer Params, received map[string]bool, ok bool, err error) {
-	switch {
-	case !c.Peer.AtLeast(NegotiateVersion):
+	// each side decides on the other's version: both must be 6.28 or
+	// later, and the fixed record is used when either is 6.29 or older
+	switch low := min(c.Peer.Value, c.Ours.Value); {
+	case low < NegotiateVersion-1e-9:
 		return Params{}, nil, false, nil
-	case c.Peer.Value <= LegacyNegotiation+1e-9:
+	case low <= LegacyNegotiation+1e-9:
 		b, err := ours.EncodeLegacy(legacyLen, nil)
 		if err != nil {
 			return Params{}, nil, false, err

@@ -20,10 +20,11 @@ const (
 	LegacyNegotiation = 6.29 // ... in the fixed binary record up to here
 )
 
-// OurVersion is what the drop-in announces: perftest 6.06 (Debian 12's),
-// the version whose exchange it was tested against. The peer adapts to
-// it: a newer perftest skips the negotiation an older one does not know.
-const OurVersion = "6.06"
+// OurVersion is what the drop-in announces: the newest exchange it
+// speaks (6.30's: the KV negotiation). Each side adapts its steps to the
+// other's version, so an older perftest (Debian 12's 6.06) sees its own
+// exchange, and a newer one skips what came after 6.30.
+const OurVersion = "6.30"
 
 // Version is a peer's version field.
 type Version struct {

@@ -42,7 +42,7 @@ func TestVersion(t *testing.T) {
 		})
 	}
 	b, err := EncodeVersion(OurVersion)
-	if err != nil || !bytes.Equal(b, pad("6.06")) {
+	if err != nil || !bytes.Equal(b, pad("6.30")) {
 		t.Fatalf("EncodeVersion: %q %v", b, err)
 	}
 	if _, err := EncodeVersion(strings.Repeat("9", 16)); !errors.Is(err, ErrRange) {

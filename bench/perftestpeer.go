@@ -1,0 +1,236 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/perftest/wire"
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// The drop-in facing a real perftest tool (docs/perftest.md, "Facing
+// perftest"): perftest's out-of-band exchange (bench/perftest/wire) on the
+// TCP connection, rdmabench's endpoints and C loops on the QP, run the way
+// perftest's peer expects them.
+
+// PerftestConfig is one test against a perftest tool on the other end of
+// a TCP connection.
+type PerftestConfig struct {
+	Device         string
+	Port, GIDIndex int  // GIDIndex < 0: rdmabench's choice
+	Client         bool // this side connected (perftest's client)
+	Spec           Spec // one size; Warmup is forced to 0 (perftest has none)
+	// Params is what this side negotiates with a perftest >= 6.28 (the
+	// SYMMETRIC options); Size, Iters, NumQPs and TxDepth come from Spec.
+	Params  wire.Params
+	Timeout time.Duration // each exchange step; 0: wire.DefaultTimeout
+	Run     RunOptions
+	// Trace, when set, gets one line per step of the exchange.
+	Trace io.Writer
+}
+
+// PerftestRun is what one side saw.
+type PerftestRun struct {
+	Peer   wire.Version
+	MTU    int // path MTU, bytes
+	Env    result.Env
+	Result result.Result
+	// Timed is false where this side times nothing (perftest's READ and
+	// atomic servers are passive).
+	Timed bool
+	// Mismatches are the negotiated parameters that differ (peer >= 6.28).
+	Mismatches []wire.Mismatch
+}
+
+// ErrPerftestUnsupported: the test asks for something the drop-in does not
+// do against a perftest peer (the message names it and what is supported).
+var ErrPerftestUnsupported = errors.New("not supported against a perftest peer")
+
+// ErrNotPerftest: the server did not answer perftest's version exchange
+// (an rdmabench server closes the connection instead); the drop-in client
+// then speaks rdmabench's protocol.
+var ErrNotPerftest = errors.New("the server is not perftest")
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// PerftestSupported reports whether the drop-in can run s against a
+// perftest tool, and why not.
+func PerftestSupported(s Spec) error {
+	switch {
+	case s.Mode != result.ModeLat:
+		return fmt.Errorf("%w: bandwidth tests (the drop-in faces perftest's ib_send_lat, ib_write_lat, ib_read_lat and ib_atomic_lat; docs/perftest.md)", ErrPerftestUnsupported)
+	case s.QPType != "" && s.QPType != "rc":
+		return fmt.Errorf("%w: -c %s (RC only)", ErrPerftestUnsupported, s.QPType)
+	case s.RDMACM:
+		return fmt.Errorf("%w: -R (rdma_cm; the TCP exchange only)", ErrPerftestUnsupported)
+	case s.Duration > 0:
+		return fmt.Errorf("%w: -D (iterations only, -n)", ErrPerftestUnsupported)
+	case s.NumQPs() > 1:
+		return fmt.Errorf("%w: -q %d (one QP)", ErrPerftestUnsupported, s.NumQPs())
+	case s.Bidirectional:
+		return fmt.Errorf("%w: -b", ErrPerftestUnsupported)
+	}
+	return nil
+}
+
+// RunPerftest runs cfg.Spec against the perftest tool on nc, which the
+// caller closes.
+func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*PerftestRun, error) {
+	s := cfg.Spec
+	s.Warmup, s.WarmupTime, s.NoAddrStep = 0, 0, true
+	if err := PerftestSupported(s); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { nc.Close() }) // every exchange read ends at once
+	defer stop()
+	var local netip.Addr
+	if ap, err := netip.ParseAddrPort(nc.LocalAddr().String()); err == nil {
+		local = ap.Addr()
+	}
+	dev, err := OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	wc := &wire.Conn{C: nc, Client: cfg.Client, Timeout: cfg.Timeout}
+	if cfg.Trace != nil {
+		wc.Trace = func(field string, sent, got []byte, err error) {
+			fmt.Fprintf(cfg.Trace, "perftest exchange: %s: sent %q, got %q, err %v\n", field, bytes.TrimRight(sent, "\x00"), bytes.TrimRight(got, "\x00"), err)
+		}
+	}
+	run := &PerftestRun{Timed: cfg.Client || s.Op == result.OpSend || s.Op == result.OpWrite}
+	if run.Peer, err = wc.Versions(wire.OurVersion); err != nil {
+		if cfg.Client && !errors.Is(err, wire.ErrTooOld) && !isTimeout(err) {
+			return run, fmt.Errorf("%w: %v", ErrNotPerftest, err)
+		}
+		return run, err
+	}
+	if _, err := wc.SysData(wire.SysData{CycleBuffer: int32(os.Getpagesize()), CacheLineSize: 64}); err != nil {
+		return run, err
+	}
+	mtu := dev.Port.ActiveMTU
+	if s.MTU != 0 {
+		mtu = min(mtu, s.MTU)
+	}
+	enum, err := wc.MTU(wire.MTUEnum(mtu))
+	if err != nil {
+		return run, err
+	}
+	run.MTU, s.MTU = wire.MTUBytes(enum), wire.MTUBytes(enum)
+	p := cfg.Params
+	p.Size, p.Iters, p.NumQPs, p.TxDepth = uint64(s.Size), uint64(s.Iters), int32(s.NumQPs()), int32(s.TxDepth)
+	if _, _, _, err := wc.Negotiate(p, wire.LegacyLen); err != nil {
+		for _, e := range unjoin(err) {
+			var m wire.Mismatch
+			if errors.As(e, &m) {
+				run.Mismatches = append(run.Mismatches, m)
+			}
+		}
+		return run, err
+	}
+	eps, err := newTestEndpoints(dev, s, cfg.Client)
+	if err != nil {
+		return run, err
+	}
+	defer eps.close()
+	ep := eps.probe
+	in := ep.info()
+	withGID := dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
+	mine := wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: in.QPN, PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
+	peer, err := wc.Dest(mine, withGID, "dest qp 0")
+	if err != nil {
+		return run, err
+	}
+	r := proto.QPInfo{QPN: peer.QPN, PSN: peer.PSN, LID: peer.LID, GID: verbs.GID(peer.GID).String(), GIDType: dev.GID.Type.String(),
+		LinkLayer: dev.Port.LinkLayer, ActiveMTU: run.MTU, MaxRdAtomic: int(max(peer.OutReads, 1)), RKey: peer.RKey, Addr: peer.VAddr,
+		Len: uint64(s.targetLen())}
+	if _, err := eps.connect(r); err != nil {
+		return run, err
+	}
+	if s.Op == result.OpWrite {
+		ep.eng.SetPerftestMarker()
+	}
+	// perftest 6.06's latency tools swap the record four times before the
+	// loop: twice before and twice after their QP reaches RTR
+	for _, f := range []string{"dest qp 0 (again)", "barrier after RTR", "barrier before the loop"} {
+		if _, err := wc.Dest(mine, withGID, f); err != nil {
+			return run, err
+		}
+	}
+	env, _, err := sideEnv(dev, nc.LocalAddr(), cfg.Run.CPU)
+	if err != nil {
+		return run, err
+	}
+	env.PathMTU, env.InlineSizeGranted = run.MTU, ep.inline
+	run.Env = env
+	if run.Timed {
+		var eng latEngine = ep.eng
+		if (s.Op == result.OpSend && !cfg.Client) || (s.Op == result.OpWrite && cfg.Client) { // the side that waits first (see rb_pt_lat_reply)
+			ep.eng.ResetReply()
+			eng = replyEngine{ep.eng}
+		}
+		done := make(chan struct{})
+		go func() {
+			select {
+			case <-ctx.Done():
+				ep.eng.Abort()
+			case <-done:
+			}
+		}()
+		res, _, err := measureLat(eng, baseResult(s, ep), s, cfg.Run)
+		close(done)
+		if err != nil {
+			return run, err
+		}
+		res.Connection = perftestConnSetup(dev, eps)
+		run.Result = res
+	} else {
+		// a passive side: the client's loop runs until its closing record;
+		// allow it about 1 ms an iteration beyond the step timeout
+		wc.Timeout = max(cfg.Timeout, wire.DefaultTimeout) + time.Duration(s.Iters)*time.Millisecond
+		run.Result = baseResult(s, ep)
+	}
+	if _, err := wc.Dest(mine, withGID, "closing handshake"); err != nil && !peerClosed(err) {
+		return run, err
+	}
+	return run, nil
+}
+
+// replyEngine runs the ping-pong's wait-first side through measureLat.
+type replyEngine struct{ *verbs.Engine }
+
+func (r replyEngine) LatClient(n int) error { return r.LatReply(n) }
+
+func perftestConnSetup(dev *Device, eps *testEndpoints) *result.ConnSetup {
+	conn := newConnSetup(result.ConnExchange, eps.all())
+	conn.Device = dev.Ctx.Name()
+	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = dev.GID.Index, dev.GID.GID.String(), dev.GID.Type.String(), dev.GIDReason
+	return conn
+}
+
+// peerClosed: the peer went away at the closing handshake (older perftest
+// latency tools exit without one).
+func peerClosed(err error) bool {
+	var we *wire.Error
+	return errors.As(err, &we) && (errors.Is(we.Err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		(we.Op == "read" && !we.Timeout()))
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

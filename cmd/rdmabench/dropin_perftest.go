@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/perftest"
+	"github.com/rdmabench/rdmabench/bench/perftest/wire"
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// The drop-in facing a real perftest tool (docs/perftest.md, "Facing
+// perftest"): the client tries perftest's exchange first and falls back
+// to rdmabench's protocol when the server is rdmabench; the server looks
+// at the first bytes of its one connection: perftest's version string, or
+// rdmabench's header.
+
+// perftestParams is what this side negotiates with perftest >= 6.28.
+func perftestParams(o perftest.Options) wire.Params {
+	p := wire.Params{TestMethod: wire.RunRegular, ConnectionType: wire.ConnRC, Tst: wire.TstBW, AtomicType: wire.FetchAndAdd,
+		TestType: wire.Iterations, ReportFmt: wire.ReportMiB, Duration: 5}
+	if o.Tool.Lat {
+		p.Tst = wire.TstLat
+	}
+	switch o.Tool.Verb {
+	case perftest.Send:
+		p.Verb = wire.VerbSend
+	case perftest.Write:
+		p.Verb = wire.VerbWrite
+	case perftest.Read:
+		p.Verb = wire.VerbRead
+	case perftest.Atomic:
+		p.Verb = wire.VerbAtomic
+	}
+	if o.AllSizes {
+		p.TestMethod = wire.RunAll
+	}
+	if o.Duration > 0 {
+		p.TestType, p.Duration = wire.DurationTest, int32(o.Duration)
+	}
+	if o.ReportGbits {
+		p.ReportFmt = wire.ReportGbits
+	}
+	if o.RDMACM {
+		p.RDMACM = 1
+	}
+	if o.AtomicType == "CMP_AND_SWAP" {
+		p.AtomicType = wire.CmpAndSwap
+	}
+	return p
+}
+
+// perftestSpec is the one test the drop-in runs against perftest, or why
+// it cannot.
+func perftestSpec(o perftest.Options) (bench.Spec, error) {
+	specs, err := dropInSpecs(o)
+	if err != nil {
+		return bench.Spec{}, err
+	}
+	if len(specs) != 1 {
+		return bench.Spec{}, fmt.Errorf("%w: -a (one size per run)", bench.ErrPerftestUnsupported)
+	}
+	return specs[0], bench.PerftestSupported(specs[0])
+}
+
+// dropInPerftestClient runs the test against a perftest server at addr;
+// tried is false when the server is not perftest (rdmabench's protocol
+// then), or the test is not one the drop-in runs against perftest.
+func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Writer) (tried bool, err error) {
+	s, err := perftestSpec(o)
+	if err != nil {
+		return false, nil
+	}
+	d := net.Dialer{Timeout: 30 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.Port)))
+	if err != nil {
+		return true, err
+	}
+	defer nc.Close()
+	run, err := bench.RunPerftest(ctx, nc, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
+		Spec: s, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
+	if errors.Is(err, bench.ErrNotPerftest) {
+		return false, nil
+	}
+	return true, finishPerftest(stdout, o, perftest.Client, run, err)
+}
+
+// finishPerftest prints this side's table and names the peer in errors.
+func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, run *bench.PerftestRun, err error) error {
+	if err != nil {
+		if run != nil && run.Peer.Raw != "" {
+			return fmt.Errorf("against perftest %s: %w", run.Peer, err)
+		}
+		return err
+	}
+	if perr := printDropIn(stdout, o, side, run.Env, []result.Result{run.Result}); perr != nil {
+		return perr
+	}
+	if side == perftest.Client || run.Timed {
+		return perftest.CheckLimits(o, []result.Result{run.Result})
+	}
+	return nil
+}
+
+// dropInTrace is stderr with RDMABENCH_DROPIN_LOG set, else nil.
+func dropInTrace() io.Writer {
+	if os.Getenv("RDMABENCH_DROPIN_LOG") != "" {
+		return os.Stderr
+	}
+	return nil
+}
+
+// perftestFirst reports whether the first bytes of a connection are
+// perftest's version string (digits, then a dot) rather than rdmabench's
+// header ("RDMB").
+func perftestFirst(b []byte) bool {
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i > 0 && i < len(b) && b[i] == '.'
+}
+
+// peekedConn replays the bytes read to tell the protocols apart.
+type peekedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *peekedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// acceptFirst accepts the server's one connection and peeks at its first
+// 4 bytes (within 30 s).
+func acceptFirst(ctx context.Context, ln net.Listener) (net.Conn, bool, error) {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	c, err := ln.Accept()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, context.Cause(ctx)
+		}
+		return nil, false, err
+	}
+	var b [4]byte
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	n, err := io.ReadFull(c, b[:])
+	c.SetReadDeadline(time.Time{})
+	pc := &peekedConn{Conn: c, r: io.MultiReader(bytes.NewReader(b[:n]), c)}
+	if err != nil {
+		return pc, false, nil // rdmabench's server reports the short header
+	}
+	return pc, perftestFirst(b[:]), nil
+}
+
+// dropInPerftestServer serves the one perftest client on c.
+func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, stdout io.Writer) error {
+	s, err := perftestSpec(o)
+	if err != nil {
+		return fmt.Errorf("the client is perftest, and %w", err)
+	}
+	run, err := bench.RunPerftest(ctx, c, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
+		Spec: s, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
+	return finishPerftest(stdout, o, perftest.Server, run, err)
+}
+
+// oneConn is a listener that yields one connection already accepted, then
+// blocks until closed.
+type oneConn struct {
+	c      net.Conn
+	addr   net.Addr
+	mu     sync.Mutex
+	given  bool
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newOneConn(c net.Conn, addr net.Addr) *oneConn {
+	return &oneConn{c: c, addr: addr, closed: make(chan struct{})}
+}
+
+func (l *oneConn) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	first := !l.given
+	l.given = true
+	l.mu.Unlock()
+	if first {
+		return l.c, nil
+	}
+	<-l.closed
+	return nil, net.ErrClosed
+}
+
+func (l *oneConn) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *oneConn) Addr() net.Addr { return l.addr }

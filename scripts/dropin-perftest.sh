@@ -1,0 +1,70 @@
+#!/bin/sh
+# dropin-perftest.sh: the drop-in against Debian's real perftest, inside the
+# SoftRoCE guest (rxe0, 127.0.0.1, GID index 1). For each tool given (default:
+# the four latency tools), two pairs: perftest's server with the drop-in's
+# client, and the drop-in's server with perftest's client. Both ends must exit
+# 0 and print a table (READ/atomic servers: the header only, as perftest's),
+# with the iteration count asked for. ARGS (-n, -s) go to both ends.
+# Usage: dropin-perftest.sh [-j] [TOOL...] [-- ARGS...]  (-j: the pairs of
+# different tools run concurrently, on different ports)
+set -u
+fail() { echo "dropin-perftest FAIL: $*"; exit 1; }
+T=/tmp/ptx
+mkdir -p $T/bin
+par=0
+[ "${1:-}" = -j ] && { par=1; shift; }
+tools=""
+while [ $# -gt 0 ] && [ "$1" != -- ]; do tools="$tools $1"; shift; done
+[ "${1:-}" = -- ] && shift
+[ -n "$tools" ] || tools="ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat"
+[ $# -gt 0 ] || set -- -n 300
+for t in $tools; do ln -sf "$(command -v rdmabench)" $T/bin/$t; done
+
+wait_listen() {
+  hex=$(printf '%04X' "$1") i=0
+  while [ $i -lt 150 ]; do
+    cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' && return 0
+    sleep 0.1; i=$((i + 1))
+  done
+  return 1
+}
+
+# pair NAME PORT SERVER CLIENT ARGS...
+pair() {
+  name=$1 port=$2 srv=$3 cli=$4; shift 4
+  t0=$(date +%s)
+  timeout 60 $srv -d rxe0 -x 1 -p "$port" "$@" >$T/$name.server.txt 2>$T/$name.server.err &
+  spid=$!
+  wait_listen "$port" || { echo "$name: no server on $port" >$T/$name.fail; return; }
+  timeout 60 $cli -d rxe0 -x 1 -p "$port" "$@" 127.0.0.1 >$T/$name.client.txt 2>$T/$name.client.err
+  crc=$?
+  wait $spid
+  src=$?
+  [ $crc = 0 ] && [ $src = 0 ] || { echo "$name: client exit $crc, server exit $src" >$T/$name.fail; return; }
+  echo "$name: both ends exit 0 ($(( $(date +%s) - t0 )) s)"
+}
+
+port=18800 pids=""
+for t in $tools; do
+  run() {
+    p=$1; shift
+    pair "$t.pt-srv" $p "$t" "$T/bin/$t" "$@"
+    pair "$t.pt-cli" $((p + 1)) "$T/bin/$t" "$t" "$@"
+  }
+  if [ $par = 1 ]; then run $port "$@" & pids="$pids $!"; else run $port "$@"; fi
+  port=$((port + 2))
+done
+[ -n "$pids" ] && wait $pids
+bad=0
+for f in $T/*.fail; do
+  [ -e "$f" ] || continue
+  bad=1; cat "$f"; n=${f%.fail}; n=${n##*/}
+  for s in server client; do echo "--- $n $s:"; cat $T/$n.$s.txt $T/$n.$s.err; done
+done
+[ $bad = 0 ] || fail "see above"
+# every timed side printed a table row; READ/atomic servers the header only
+for f in $T/*.client.txt $T/*.server.txt; do
+  case $f in *read_lat*.server.txt | *atomic_lat*.server.txt) continue ;; esac
+  awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { ok = 1 } END { exit !ok }' $f || { cat $f; fail "$f: no table row"; }
+done
+echo "dropin-perftest: OK"
