@@ -105,6 +105,11 @@ for side in client server; do
   } >$T/bw-real.$side.txt
 done
 check bw bw-real 5 4096 200
+# the drop-in against real perftest (issue 22), two of the matrix's pairs at
+# once (the whole matrix: make dropin-perftest): perftest's WRITE server with
+# the drop-in's client, past perftest's 8-bit marker wrap, and perftest's
+# SEND client with the drop-in's server
+sh /work/dropin-perftest.sh -j ib_write_lat:pt-srv ib_send_lat:pt-cli -- -n 300 || fail "drop-in against perftest"
 # a flag the drop-in cannot honour: exit 2, naming it, before anything runs
 $T/bin/ib_send_lat -U 127.0.0.1 >$T/u.txt 2>&1
 rc=$?

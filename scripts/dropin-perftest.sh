@@ -5,8 +5,9 @@
 # client, and the drop-in's server with perftest's client. Both ends must exit
 # 0 and print a table (READ/atomic servers: the header only, as perftest's),
 # with the iteration count asked for. ARGS (-n, -s) go to both ends.
-# Usage: dropin-perftest.sh [-j] [TOOL...] [-- ARGS...]  (-j: the pairs of
-# different tools run concurrently, on different ports)
+# Usage: dropin-perftest.sh [-j] [TOOL[:pt-srv|:pt-cli]...] [-- ARGS...]
+# (-j: the pairs run concurrently, on different ports; TOOL:pt-srv runs only
+# perftest's server with the drop-in's client, TOOL:pt-cli the other way)
 set -u
 fail() { echo "dropin-perftest FAIL: $*"; exit 1; }
 T=/tmp/ptx
@@ -18,7 +19,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do tools="$tools $1"; shift; done
 [ "${1:-}" = -- ] && shift
 [ -n "$tools" ] || tools="ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat"
 [ $# -gt 0 ] || set -- -n 300
-for t in $tools; do ln -sf "$(command -v rdmabench)" $T/bin/$t; done
+for item in $tools; do ln -sf "$(command -v rdmabench)" $T/bin/${item%%:*}; done
 
 wait_listen() {
   hex=$(printf '%04X' "$1") i=0
@@ -45,14 +46,14 @@ pair() {
 }
 
 port=18800 pids=""
-for t in $tools; do
-  run() {
-    p=$1; shift
-    pair "$t.pt-srv" $p "$t" "$T/bin/$t" "$@"
-    pair "$t.pt-cli" $((p + 1)) "$T/bin/$t" "$t" "$@"
-  }
-  if [ $par = 1 ]; then run $port "$@" & pids="$pids $!"; else run $port "$@"; fi
-  port=$((port + 2))
+for item in $tools; do
+  t=${item%%:*} dirs="pt-srv pt-cli"
+  case $item in *:*) dirs=${item#*:} ;; esac
+  for d in $dirs; do
+    if [ $d = pt-srv ]; then srv=$t cli=$T/bin/$t; else srv=$T/bin/$t cli=$t; fi
+    if [ $par = 1 ]; then pair "$t.$d" $port $srv $cli "$@" & pids="$pids $!"; else pair "$t.$d" $port $srv $cli "$@"; fi
+    port=$((port + 1))
+  done
 done
 [ -n "$pids" ] && wait $pids
 bad=0
