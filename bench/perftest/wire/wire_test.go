@@ -84,12 +84,13 @@ func TestSysDataAndMTU(t *testing.T) {
 	}
 }
 
-// Records in perftest 6.06's form (rxe, GID index 1 = ::ffff:127.0.0.1);
-// TestRDMAPerftestWire (rdma_test.go) reads real ones from perftest's
-// server in the guest.
+// Records perftest 6.06 (Debian 12) sent in the test guest (rxe0, GID
+// index 1 = ::ffff:127.0.0.1), read with RDMABENCH_DROPIN_LOG=1: its
+// ib_read_lat client (out_reads 0x80, its rxe maximum) and, without a
+// GID, the same fields in the 59-byte form.
 const (
-	destNoGID = "0000:0000:000011:798a38:00000249:000055d0c0a01000:00000000"
-	destGID   = "0000:0010:000012:2f1c4e:00000301:00007f3a2c000000:00:00:00:00:00:00:00:00:00:00:ff:ff:7f:00:00:01:00000000:"
+	destNoGID = "0000:0080:000013:bdb94c:000004a6:000055b8f9803000:00000000"
+	destGID   = "0000:0080:000013:bdb94c:000004a6:000055b8f9803000:00:00:00:00:00:00:00:00:00:00:ff:ff:7f:00:00:01:00000000:"
 )
 
 func TestDest(t *testing.T) {
@@ -100,8 +101,8 @@ func TestDest(t *testing.T) {
 		withGID bool
 		want    Dest
 	}{
-		{"no gid", destNoGID, false, Dest{QPN: 0x11, PSN: 0x798a38, RKey: 0x249, VAddr: 0x55d0c0a01000}},
-		{"gid", destGID, true, Dest{OutReads: 16, QPN: 0x12, PSN: 0x2f1c4e, RKey: 0x301, VAddr: 0x7f3a2c000000, GID: gid}},
+		{"no gid", destNoGID, false, Dest{OutReads: 0x80, QPN: 0x13, PSN: 0xbdb94c, RKey: 0x4a6, VAddr: 0x55b8f9803000}},
+		{"gid", destGID, true, Dest{OutReads: 0x80, QPN: 0x13, PSN: 0xbdb94c, RKey: 0x4a6, VAddr: 0x55b8f9803000, GID: gid}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if len(tc.text)+1 != DestSize(tc.withGID) {
@@ -130,8 +131,8 @@ func TestDest(t *testing.T) {
 		{"short", []byte(destNoGID), false, ErrMalformed, "58 bytes, want 59"},
 		{"no NUL", []byte(destNoGID + "0"), false, ErrMalformed, "no terminating NUL"},
 		{"few fields", rec("0000:0000:000011", 59), false, ErrMalformed, "3 fields, want 7"},
-		{"bad hex", rec(strings.Replace(destNoGID, "798a38", "79za38", 1), 59), false, ErrMalformed, "dest qp 0: PSN"},
-		{"wide QPN", rec("0000:0000:1000011:98a38:00000249:000055d0c0a01000:00000000", 59), false, ErrRange, "dest qp 0: QPN"},
+		{"bad hex", rec(strings.Replace(destNoGID, "bdb94c", "bdz94c", 1), 59), false, ErrMalformed, "dest qp 0: PSN"},
+		{"wide QPN", rec("0000:0000:1000013:db94c:000004a6:000055b8f9803000:00000000", 59), false, ErrRange, "dest qp 0: QPN"},
 		{"gid record as no gid", rec(destGID, 108)[:59], false, ErrMalformed, "no terminating NUL"},
 		{"bad gid byte", rec(strings.Replace(strings.Replace(destGID, ":ff:ff:", ":ff:1ff:", 1), ":00000000:", ":0000000:", 1), 108), true, ErrRange, "GID byte 11"},
 		{"empty", make([]byte, 108), true, ErrMalformed, "1 fields, want 23"},
@@ -326,5 +327,40 @@ func TestExchangeDeadline(t *testing.T) {
 	s2.C.Close()
 	if _, err := c2.Versions(OurVersion); err == nil || !strings.Contains(err.Error(), "perftest exchange: version: read: the peer closed the connection after 0 of 16 bytes") {
 		t.Fatalf("closed peer: %v", err)
+	}
+}
+
+// TestNegotiateMixedVersions: each side decides on the other's version,
+// and both pick the same form: none when either is older than 6.28, the
+// fixed record when either is 6.29 or older, the KV string otherwise.
+func TestNegotiateMixedVersions(t *testing.T) {
+	for _, tc := range []struct {
+		client, server string
+		ok             bool
+	}{{"6.30", "6.06", false}, {"6.06", "6.30", false}, {"6.30", "6.28", true}, {"6.29", "6.31", true}, {"6.30", "6.31", true}} {
+		t.Run(tc.client+"-"+tc.server, func(t *testing.T) {
+			c, s := pair(t)
+			done := make(chan error, 1)
+			go func() {
+				if _, err := s.Versions(tc.server); err != nil {
+					done <- err
+					return
+				}
+				_, _, ok, err := s.Negotiate(writeLat64(), LegacyLen)
+				if ok != tc.ok {
+					err = errors.Join(err, errors.New("server negotiated differently"))
+				}
+				done <- err
+			}()
+			if _, err := c.Versions(tc.client); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, ok, err := c.Negotiate(writeLat64(), LegacyLen); err != nil || ok != tc.ok {
+				t.Fatalf("client: ok %v, %v", ok, err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/rdmabench/rdmabench/bench/perftest"
+	"github.com/rdmabench/rdmabench/bench/perftest/wire"
+)
+
+// TestPerftestFirst: the drop-in's server tells a perftest client (its
+// version string first) from an rdmabench one (its header's magic).
+func TestPerftestFirst(t *testing.T) {
+	for in, want := range map[string]bool{"6.06": true, "6.30": true, "26.0": true, "RDMB": false, "\x00\x00\x00\x00": false, ".606": false, "6606": false} {
+		if got := perftestFirst([]byte(in)); got != want {
+			t.Errorf("perftestFirst(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestPerftestParams: the SYMMETRIC options a perftest >= 6.28 compares.
+func TestPerftestParams(t *testing.T) {
+	o, err := perftest.Parse(perftest.Tools["ib_write_lat"], []string{"-s", "64", "host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := perftestParams(o)
+	if p.Verb != wire.VerbWrite || p.Tst != wire.TstLat || p.ReportFmt != wire.ReportMiB || p.AtomicType != wire.FetchAndAdd || p.TestMethod != wire.RunRegular {
+		t.Fatalf("%+v", p)
+	}
+	if s, err := perftestSpec(o); err != nil || s.Size != 64 {
+		t.Fatalf("perftestSpec: %v %v", s.Size, err)
+	}
+	bw, _ := perftest.Parse(perftest.Tools["ib_write_bw"], []string{"host"})
+	if _, err := perftestSpec(bw); err == nil {
+		t.Fatal("a bandwidth test against perftest: no error")
+	}
+}
