@@ -69,8 +69,6 @@ func isTimeout(err error) bool {
 // perftest tool, and why not.
 func PerftestSupported(s Spec) error {
 	switch {
-	case s.Mode != result.ModeLat:
-		return fmt.Errorf("%w: bandwidth tests (the drop-in faces perftest's ib_send_lat, ib_write_lat, ib_read_lat and ib_atomic_lat; docs/perftest.md)", ErrPerftestUnsupported)
 	case s.QPType != "" && s.QPType != "rc":
 		return fmt.Errorf("%w: -c %s (RC only)", ErrPerftestUnsupported, s.QPType)
 	case s.RDMACM:
@@ -110,7 +108,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 			fmt.Fprintf(cfg.Trace, "perftest exchange: %s: sent %q, got %q, err %v\n", field, bytes.TrimRight(sent, "\x00"), bytes.TrimRight(got, "\x00"), err)
 		}
 	}
-	run := &PerftestRun{Timed: cfg.Client || s.Op == result.OpSend || s.Op == result.OpWrite}
+	run := &PerftestRun{Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat)}
 	if run.Peer, err = wc.Versions(wire.OurVersion); err != nil {
 		if cfg.Client && !errors.Is(err, wire.ErrTooOld) && !isTimeout(err) {
 			return run, fmt.Errorf("%w: %v", ErrNotPerftest, err)
@@ -162,9 +160,14 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if s.Op == result.OpWrite {
 		ep.eng.SetPerftestMarker()
 	}
-	// perftest 6.06's latency tools swap the record four times before the
-	// loop: twice before and twice after their QP reaches RTR
-	for _, f := range []string{"dest qp 0 (again)", "barrier after RTR", "barrier before the loop"} {
+	// perftest 6.06 swaps the record three times before the loop (its QPs
+	// reach RTR after the first), its latency tools and ib_send_bw once
+	// more
+	barriers := []string{"dest qp 0 (again)", "barrier after RTR"}
+	if s.Mode == result.ModeLat || s.Op == result.OpSend {
+		barriers = append(barriers, "barrier before the loop")
+	}
+	for _, f := range barriers {
 		if _, err := wc.Dest(mine, withGID, f); err != nil {
 			return run, err
 		}
@@ -175,37 +178,87 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	}
 	env.PathMTU, env.InlineSizeGranted = run.MTU, ep.inline
 	run.Env = env
-	if run.Timed {
+	abort := context.AfterFunc(ctx, ep.eng.Abort)
+	defer abort()
+	switch {
+	case s.Mode == result.ModeLat && run.Timed:
 		var eng latEngine = ep.eng
 		if (s.Op == result.OpSend && !cfg.Client) || (s.Op == result.OpWrite && cfg.Client) { // the side that waits first (see rb_pt_lat_reply)
 			ep.eng.ResetReply()
 			eng = replyEngine{ep.eng}
 		}
-		done := make(chan struct{})
-		go func() {
-			select {
-			case <-ctx.Done():
-				ep.eng.Abort()
-			case <-done:
+		if run.Result, _, err = measureLat(eng, baseResult(s, ep), s, cfg.Run); err != nil {
+			return run, err
+		}
+	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
+		wc.Timeout = passiveTimeout(cfg.Timeout, s)
+		run.Result = baseResult(s, ep)
+	case cfg.Client:
+		if run.Result, _, err = measureBW(ep, s, cfg.Run); err != nil {
+			return run, err
+		}
+		if s.Op != result.OpSend { // the passive server waits for the client's figures
+			r := run.Result
+			if _, err := wc.Dest(mine, withGID, "barrier after the loop"); err != nil {
+				return run, err
 			}
-		}()
-		res, _, err := measureLat(eng, baseResult(s, ep), s, cfg.Run)
-		close(done)
+			peak := r.Bandwidth.MiBPerSec
+			for _, iv := range r.Intervals {
+				peak = max(peak, iv.Bandwidth.MiBPerSec)
+			}
+			if _, err := wc.SwapBWReport(wire.BWReport{Size: uint64(s.Size), Iters: uint64(r.Iterations), BWPeak: peak,
+				BWAvg: r.Bandwidth.MiBPerSec, MsgRateAvg: r.Bandwidth.Mpps}); err != nil {
+				return run, err
+			}
+		}
+	case s.Op == result.OpSend: // the receiver: perftest's client sends -n messages
+		ep.eng.SetStop(s.Iters)
+		t0 := verbs.Now()
+		if err := ep.eng.BWServer(); err != nil {
+			return run, err
+		}
+		r := baseResult(s, ep)
+		r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
+		r.Bandwidth = result.NewBandwidth(s.Size, s.Iters, r.DurationNS)
+		run.Result = r
+	default: // WRITE, READ, atomics: passive; the table is the client's figures
+		wc.Timeout = passiveTimeout(cfg.Timeout, s)
+		if _, err := wc.Dest(mine, withGID, "barrier after the loop"); err != nil {
+			return run, err
+		}
+		wc.Timeout = cfg.Timeout
+		rep, err := wc.SwapBWReport(wire.BWReport{Size: uint64(s.Size)})
 		if err != nil {
 			return run, err
 		}
-		res.Connection = perftestConnSetup(dev, eps)
-		run.Result = res
-	} else {
-		// a passive side: the client's loop runs until its closing record;
-		// allow it about 1 ms an iteration beyond the step timeout
-		wc.Timeout = max(cfg.Timeout, wire.DefaultTimeout) + time.Duration(s.Iters)*time.Millisecond
-		run.Result = baseResult(s, ep)
+		r := baseResult(s, ep)
+		r.Iterations = int64(rep.Iters)
+		r.Bandwidth = result.Bandwidth{MiBPerSec: rep.BWAvg, MBPerSec: rep.BWAvg * (1 << 20) / 1e6, GbitPerSec: rep.BWAvg * (1 << 20) * 8 / 1e9, Mpps: rep.MsgRateAvg}
+		if rep.BWPeak > 0 {
+			r.Intervals = []result.Interval{{Bandwidth: result.Bandwidth{MiBPerSec: rep.BWPeak, GbitPerSec: rep.BWPeak * (1 << 20) * 8 / 1e9}}}
+		}
+		run.Result = r
+	}
+	if run.Timed {
+		run.Result.Connection = perftestConnSetup(dev, eps)
 	}
 	if _, err := wc.Dest(mine, withGID, "closing handshake"); err != nil && !peerClosed(err) {
 		return run, err
 	}
+	if s.Mode == result.ModeBW { // perftest 6.06's bandwidth tools then swap "done", the server first
+		wc.Timeout, wc.Client = 5*time.Second, !cfg.Client
+		if _, err := wc.Swap("done", []byte("done\x00"), 5); err != nil && !peerClosed(err) {
+			return run, err
+		}
+	}
 	return run, nil
+}
+
+// passiveTimeout bounds a passive side's wait for the client's loop: the
+// step timeout, plus 1 ms an iteration and the data at 1 MB/s (a loaded
+// software-RDMA guest moves 4 MB/s).
+func passiveTimeout(step time.Duration, s Spec) time.Duration {
+	return max(step, wire.DefaultTimeout) + time.Duration(s.Iters)*time.Millisecond + time.Duration(s.Iters*int64(s.Size))*time.Microsecond
 }
 
 // replyEngine runs the ping-pong's wait-first side through measureLat.

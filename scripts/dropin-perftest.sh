@@ -1,7 +1,7 @@
 #!/bin/sh
 # dropin-perftest.sh: the drop-in against Debian's real perftest, inside the
 # SoftRoCE guest (rxe0, 127.0.0.1, GID index 1). For each tool given (default:
-# the four latency tools), two pairs: perftest's server with the drop-in's
+# all eight tools), two pairs: perftest's server with the drop-in's
 # client, and the drop-in's server with perftest's client. Both ends must exit
 # 0 and print a table (READ/atomic servers: the header only, as perftest's),
 # with the iteration count asked for. ARGS (-n, -s) go to both ends.
@@ -17,7 +17,7 @@ par=0
 tools=""
 while [ $# -gt 0 ] && [ "$1" != -- ]; do tools="$tools $1"; shift; done
 [ "${1:-}" = -- ] && shift
-[ -n "$tools" ] || tools="ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat"
+[ -n "$tools" ] || tools="ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw"
 [ $# -gt 0 ] || set -- -n 300
 for item in $tools; do ln -sf "$(command -v rdmabench)" $T/bin/${item%%:*}; done
 

@@ -145,7 +145,7 @@ func dropInClient(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 	var pe *proto.PerftestPeerError
 	if errors.As(err, &pe) { // a perftest server, and a test the drop-in does not run against perftest
 		_, why := perftestSpec(o)
-		return fmt.Errorf("the server is perftest %s; against perftest the drop-in runs ib_send_lat, ib_write_lat, ib_read_lat and ib_atomic_lat, RC, one size, -n: %v", pe.Version, why)
+		return fmt.Errorf("the server is perftest %s, and the drop-in does not run this test against perftest: %v (docs/perftest.md)", pe.Version, why)
 	}
 	if doc != nil {
 		if werr := printDropIn(stdout, o, perftest.Client, doc.Env, doc.Results); werr != nil && err == nil {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 )
@@ -30,8 +33,13 @@ func TestPerftestParams(t *testing.T) {
 	if s, err := perftestSpec(o); err != nil || s.Size != 64 {
 		t.Fatalf("perftestSpec: %v %v", s.Size, err)
 	}
-	bw, _ := perftest.Parse(perftest.Tools["ib_write_bw"], []string{"host"})
-	if _, err := perftestSpec(bw); err == nil {
-		t.Fatal("a bandwidth test against perftest: no error")
+	for _, args := range [][]string{{"-a", "host"}, {"-q", "2", "host"}, {"-b", "host"}, {"-D", "2", "host"}, {"-R", "host"}, {"-c", "UC", "host"}} {
+		bw, err := perftest.Parse(perftest.Tools["ib_write_bw"], args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := perftestSpec(bw); !errors.Is(err, bench.ErrPerftestUnsupported) || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("ib_write_bw %v against perftest: %v", args, err)
+		}
 	}
 }
