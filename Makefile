@@ -144,8 +144,8 @@ mesh-ompi: launcher-deps build
 	$(GO) build -tags pmix -o $(BUILD)/rdmabench-pmix ./cmd/rdmabench
 	scripts/mesh-ompi.sh
 
-# The drop-in against Debian's real perftest in one guest (issue 22): every
-# tool the drop-in runs against perftest, both directions (perftest's server
+# The drop-in against Debian's real perftest in one guest (issue 22): all eight
+# tools, both directions (perftest's server
 # with the drop-in's client, and the other way), RC; make test runs two of
 # these pairs (scripts/dropin-guest.sh).
 dropin-perftest: build
