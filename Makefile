@@ -101,7 +101,7 @@ vm-test: build $(BUILD)/libdrvshim.so
 	$(VM) --siw require --numa 2 --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
 		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
 		--bin $(BUILD)/faults --bin $(BUILD)/meshcheck --bin $$(command -v mpiexec.hydra) --bin $$(command -v hydra_pmi_proxy) \
-		--file $(BUILD)/libdrvshim.so --file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --file scripts/dropin-perftest.sh --file scripts/drvshim-guest.sh --file scripts/hw-check.sh --file $(BUILD)/docs-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
+		--file $(BUILD)/libdrvshim.so --file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh --file scripts/drvshim-guest.sh --file scripts/hw-check.sh --file $(BUILD)/docs-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
 
 # The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an
@@ -149,7 +149,7 @@ mesh-ompi: launcher-deps build
 # with the drop-in's client, and the other way), RC; make test runs two of
 # these pairs (scripts/dropin-guest.sh).
 dropin-perftest: build
-	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh -- sh /work/dropin-perftest.sh -j
+	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- sh /work/dropin-perftest.sh -j
 
 # soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).
 siw-smoke:

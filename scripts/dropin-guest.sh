@@ -28,15 +28,7 @@ labels() {
     inbox { n = split($0, p, "\t\t"); for (i = 1; i <= n; i++) { k = p[i]; sub(/:.*/, "", k); gsub(/^[ \t]+|[ \t]+$/, "", k); print k } }' "$1"
 }
 
-# wait_listen PORT: until something listens on TCP PORT (at most 15 s)
-wait_listen() {
-  hex=$(printf '%04X' "$1") i=0
-  while [ $i -lt 150 ]; do
-    cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' && return 0
-    sleep 0.1; i=$((i + 1))
-  done
-  return 1
-}
+. "$(dirname "$0")/dropin-lib.sh" # wait_listen
 
 # pair NAME PORT TOOL ARGS...: TOOL's server, then its client, on rxe0
 pair() {

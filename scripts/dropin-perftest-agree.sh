@@ -8,11 +8,11 @@
 set -u
 rounds=$1 tool=$2; shift 2
 T=/tmp/agree; mkdir -p $T/bin; ln -sf "$(command -v rdmabench)" $T/bin/$tool
-wl() { i=0; hex=$(printf '%04X' "$1"); while [ $i -lt 200 ]; do cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' && return 0; sleep 0.1; i=$((i+1)); done; return 1; }
+. "$(dirname "$0")/dropin-lib.sh" # wait_listen
 col=5; case $tool in *_bw) col=4 ;; esac
 one() { # one CLIENT: prints the client's figure
   timeout 120 $tool -d rxe0 -x 1 -p 18990 "$@" >$T/srv.txt 2>&1 & s=$!
-  wl 18990 || return 1
+  wait_listen 18990 || return 1
   timeout 120 $cli -d rxe0 -x 1 -p 18990 "$@" 127.0.0.1 >$T/cli.txt 2>&1 || return 1
   wait $s || return 1
   awk -v c=$col '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print $c; exit }' $T/cli.txt

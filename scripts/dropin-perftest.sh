@@ -21,14 +21,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do tools="$tools $1"; shift; done
 [ $# -gt 0 ] || set -- -n 300
 for item in $tools; do ln -sf "$(command -v rdmabench)" $T/bin/${item%%:*}; done
 
-wait_listen() {
-  hex=$(printf '%04X' "$1") i=0
-  while [ $i -lt 150 ]; do
-    cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }' && return 0
-    sleep 0.1; i=$((i + 1))
-  done
-  return 1
-}
+. "$(dirname "$0")/dropin-lib.sh" # wait_listen
 
 # pair NAME PORT SERVER CLIENT ARGS...
 pair() {
