@@ -40,10 +40,11 @@ type PerftestConfig struct {
 
 // PerftestRun is what one side saw.
 type PerftestRun struct {
-	Peer   wire.Version
-	MTU    int // path MTU, bytes
-	Env    result.Env
-	Result result.Result
+	Start, End time.Time // the exchange's first step, the closing handshake
+	Peer       wire.Version
+	MTU        int // path MTU, bytes
+	Env        result.Env
+	Result     result.Result
 	// Timed is false where this side times nothing (perftest's READ and
 	// atomic servers are passive).
 	Timed bool
@@ -108,7 +109,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 			fmt.Fprintf(cfg.Trace, "perftest exchange: %s: sent %q, got %q, err %v\n", field, bytes.TrimRight(sent, "\x00"), bytes.TrimRight(got, "\x00"), err)
 		}
 	}
-	run := &PerftestRun{Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat)}
+	run := &PerftestRun{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat)}
 	if run.Peer, err = wc.Versions(wire.OurVersion); err != nil {
 		if cfg.Client && !errors.Is(err, wire.ErrTooOld) && !isTimeout(err) {
 			return run, fmt.Errorf("%w: %v", ErrNotPerftest, err)
@@ -245,6 +246,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if _, err := wc.Dest(mine, withGID, "closing handshake"); err != nil && !peerClosed(err) {
 		return run, err
 	}
+	run.End = time.Now()
 	if s.Mode == result.ModeBW { // perftest 6.06's bandwidth tools then swap "done", the server first
 		wc.Timeout, wc.Client = 5*time.Second, !cfg.Client
 		if _, err := wc.Swap("done", []byte("done\x00"), 5); err != nil && !peerClosed(err) {

@@ -24,7 +24,7 @@ type Document struct {
 	CommandLine   []string  `json:"command_line"` // os.Args, unquoted
 	Start         time.Time `json:"start_time"`
 	End           time.Time `json:"end_time"`
-	Role          string    `json:"role"`           // "loopback" or "client"
+	Role          string    `json:"role"`           // "loopback", "client", or "dropin-server" (the perftest drop-in's server)
 	Peer          string    `json:"peer,omitempty"` // server address, for client runs
 	Env           Env       `json:"environment"`
 	// ServerEnv is the server's environment in a client run (nil in

@@ -155,6 +155,11 @@ func dropInClient(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 			fmt.Fprintf(stderr, "rdmabench: warning: %s\n", w)
 		}
 	}
+	if path := os.Getenv("RDMABENCH_DROPIN_JSON"); path != "" && doc != nil {
+		if werr := result.WriteJSONFile(path, doc); werr != nil && err == nil {
+			err = werr
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/version"
 )
 
 // The drop-in facing a real perftest tool (docs/perftest.md, "Facing
@@ -91,11 +92,13 @@ func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Wri
 	if errors.Is(err, bench.ErrNotPerftest) {
 		return false, nil
 	}
-	return true, finishPerftest(stdout, o, perftest.Client, run, err)
+	return true, finishPerftest(stdout, o, perftest.Client, run, nc.RemoteAddr().String(), err)
 }
 
 // finishPerftest prints this side's table and names the peer in errors.
-func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, run *bench.PerftestRun, err error) error {
+// With RDMABENCH_DROPIN_JSON=FILE a side that timed the loop also writes
+// rdmabench's result document there.
+func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, run *bench.PerftestRun, peerAddr string, err error) error {
 	if err != nil {
 		if run != nil && run.Peer.Raw != "" {
 			return fmt.Errorf("against perftest %s: %w", run.Peer, err)
@@ -104,6 +107,18 @@ func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, ru
 	}
 	if perr := printDropIn(stdout, o, side, run.Env, []result.Result{run.Result}); perr != nil {
 		return perr
+	}
+	if path := os.Getenv("RDMABENCH_DROPIN_JSON"); path != "" && run.Timed {
+		role := "client"
+		if side == perftest.Server {
+			role = "dropin-server"
+		}
+		doc := &result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: version.String(), CommandLine: os.Args,
+			Start: run.Start, End: run.End, Role: role, Peer: "perftest " + run.Peer.Raw + " at " + peerAddr, Env: run.Env,
+			Results: []result.Result{run.Result}}
+		if err := result.WriteJSONFile(path, doc); err != nil {
+			return err
+		}
 	}
 	if side == perftest.Client || run.Timed {
 		return perftest.CheckLimits(o, []result.Result{run.Result})
@@ -169,7 +184,7 @@ func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, s
 	}
 	run, err := bench.RunPerftest(ctx, c, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
 		Spec: s, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
-	return finishPerftest(stdout, o, perftest.Server, run, err)
+	return finishPerftest(stdout, o, perftest.Server, run, c.RemoteAddr().String(), err)
 }
 
 // oneConn is a listener that yields one connection already accepted, then
