@@ -226,7 +226,7 @@ func dropInServer(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 		defer first.Close()
 		return dropInPerftestServer(ctx, o, first, stdout)
 	}
-	if err := srv.Serve(ctx, newOneSession(newOneConn(first, ln.Addr()))); err != nil && !errors.Is(err, net.ErrClosed) {
+	if err := srv.Serve(ctx, bench.NewOneSession(bench.NewOneConn(first, ln.Addr()))); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
 	mu.Lock()
@@ -250,59 +250,6 @@ func dropInServer(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 		return &proto.RemoteError{Msg: "the client's run failed: " + rep.Error}
 	}
 	return nil
-}
-
-// oneSession is a listener that accepts one connection, stops listening,
-// and reports net.ErrClosed once that connection is closed (the session
-// over), so that Server.Serve returns after exactly one session.
-type oneSession struct {
-	net.Listener
-	mu       sync.Mutex
-	accepted bool
-	done     chan struct{} // closed when the session's connection closes
-	closed   chan struct{} // closed by Close
-	once     sync.Once
-}
-
-func newOneSession(ln net.Listener) *oneSession {
-	return &oneSession{Listener: ln, done: make(chan struct{}), closed: make(chan struct{})}
-}
-
-func (l *oneSession) Accept() (net.Conn, error) {
-	l.mu.Lock()
-	first := !l.accepted
-	l.accepted = true
-	l.mu.Unlock()
-	if first {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		l.Listener.Close() // like perftest's server: nobody else connects
-		return &sessionConn{Conn: c, done: l.done}, nil
-	}
-	select {
-	case <-l.done:
-	case <-l.closed:
-	}
-	return nil, net.ErrClosed
-}
-
-func (l *oneSession) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return l.Listener.Close()
-}
-
-// sessionConn closes done when it is closed.
-type sessionConn struct {
-	net.Conn
-	once sync.Once
-	done chan struct{}
-}
-
-func (c *sessionConn) Close() error {
-	c.once.Do(func() { close(c.done) })
-	return c.Conn.Close()
 }
 
 // writeDropInUsage prints the drop-in's usage: perftest's synopsis and the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
@@ -145,35 +143,14 @@ func perftestFirst(b []byte) bool {
 	return i > 0 && i < len(b) && b[i] == '.'
 }
 
-// peekedConn replays the bytes read to tell the protocols apart.
-type peekedConn struct {
-	net.Conn
-	r io.Reader
-}
-
-func (c *peekedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
-
-// acceptFirst accepts the server's one connection and peeks at its first
-// 4 bytes (within 30 s).
+// acceptFirst accepts the server's one connection and tells perftest's
+// client from rdmabench's by its first 4 bytes (bench.AcceptPeek).
 func acceptFirst(ctx context.Context, ln net.Listener) (net.Conn, bool, error) {
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-	c, err := ln.Accept()
+	c, first, err := bench.AcceptPeek(ctx, ln, 4, 30*time.Second)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, false, context.Cause(ctx)
-		}
 		return nil, false, err
 	}
-	var b [4]byte
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	n, err := io.ReadFull(c, b[:])
-	c.SetReadDeadline(time.Time{})
-	pc := &peekedConn{Conn: c, r: io.MultiReader(bytes.NewReader(b[:n]), c)}
-	if err != nil {
-		return pc, false, nil // rdmabench's server reports the short header
-	}
-	return pc, perftestFirst(b[:]), nil
+	return c, perftestFirst(first), nil
 }
 
 // dropInPerftestServer serves the one perftest client on c.
@@ -186,37 +163,3 @@ func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, s
 		Spec: s, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
 	return finishPerftest(stdout, o, perftest.Server, run, c.RemoteAddr().String(), err)
 }
-
-// oneConn is a listener that yields one connection already accepted, then
-// blocks until closed.
-type oneConn struct {
-	c      net.Conn
-	addr   net.Addr
-	mu     sync.Mutex
-	given  bool
-	closed chan struct{}
-	once   sync.Once
-}
-
-func newOneConn(c net.Conn, addr net.Addr) *oneConn {
-	return &oneConn{c: c, addr: addr, closed: make(chan struct{})}
-}
-
-func (l *oneConn) Accept() (net.Conn, error) {
-	l.mu.Lock()
-	first := !l.given
-	l.given = true
-	l.mu.Unlock()
-	if first {
-		return l.c, nil
-	}
-	<-l.closed
-	return nil, net.ErrClosed
-}
-
-func (l *oneConn) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *oneConn) Addr() net.Addr { return l.addr }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"net"
 	"os"
 	"regexp"
 	"strings"
@@ -116,57 +114,4 @@ func TestDropInDocsEveryFlag(t *testing.T) {
 			t.Errorf("docs/perftest.md has no row for %s %s", f.Short, f.Long)
 		}
 	}
-}
-
-// TestOneSession: the drop-in server's listener takes one connection, stops
-// listening, and ends (net.ErrClosed) once that connection is closed, or
-// at Close.
-func TestOneSession(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := newOneSession(ln)
-	go net.Dial("tcp", ln.Addr().String())
-	c, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if nc, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
-		nc.Close()
-		t.Error("a second client connected")
-	}
-	next := make(chan error, 1)
-	go func() { _, err := l.Accept(); next <- err }()
-	select {
-	case err := <-next:
-		t.Fatalf("second Accept returned %v while the session is open", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	c.Close()
-	select {
-	case err := <-next:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Errorf("after the session: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Accept still blocked after the session closed")
-	}
-	l2 := newOneSession(mustListen(t))
-	l2.mu.Lock()
-	l2.accepted = true
-	l2.mu.Unlock()
-	go func() { time.Sleep(20 * time.Millisecond); l2.Close() }()
-	if _, err := l2.Accept(); !errors.Is(err, net.ErrClosed) {
-		t.Errorf("after Close: %v", err)
-	}
-}
-
-func mustListen(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ln
 }
