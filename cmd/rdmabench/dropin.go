@@ -256,8 +256,8 @@ func dropInServer(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 // options it takes.
 func writeDropInUsage(w io.Writer, tool perftest.Tool) {
 	fmt.Fprintf(w, "Usage (rdmabench %s, perftest drop-in; docs/perftest.md):\n", version.String())
-	fmt.Fprintf(w, "  %-20s start a server and wait for one client (rdmabench's drop-in on the other end)\n", tool.Name)
-	fmt.Fprintf(w, "  %-20s connect to server at <host>\n\nOptions taken:\n", tool.Name+" <host>")
+	fmt.Fprintf(w, "  %-20s start a server and wait for one client (perftest's %s, or rdmabench's drop-in)\n", tool.Name, tool.Name)
+	fmt.Fprintf(w, "  %-20s connect to server at <host> (perftest's server, or rdmabench's)\n\nOptions taken:\n", tool.Name+" <host>")
 	var refused []string
 	for _, f := range perftest.Flags() {
 		name := f.Long
