@@ -76,8 +76,8 @@ func PerftestSupported(s Spec) error {
 		return fmt.Errorf("%w: -R (rdma_cm; the TCP exchange only)", ErrPerftestUnsupported)
 	case s.Duration > 0:
 		return fmt.Errorf("%w: -D (iterations only, -n)", ErrPerftestUnsupported)
-	case s.NumQPs() > 1:
-		return fmt.Errorf("%w: -q %d (one QP)", ErrPerftestUnsupported, s.NumQPs())
+	case s.NumQPs() > 1 && s.Mode == result.ModeLat:
+		return fmt.Errorf("%w: -q %d in a latency test (one QP)", ErrPerftestUnsupported, s.NumQPs())
 	case s.Bidirectional:
 		return fmt.Errorf("%w: -b", ErrPerftestUnsupported)
 	}
@@ -145,33 +145,52 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	}
 	defer eps.close()
 	ep := eps.probe
-	in := ep.info()
 	withGID := dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
-	mine := wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: in.QPN, PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
-	peer, err := wc.Dest(mine, withGID, "dest qp 0")
-	if err != nil {
-		return run, err
+	qps := eps.measured()
+	mine := make([]wire.Dest, len(qps))
+	for i, e := range qps {
+		in := e.info()
+		mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: in.QPN, PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
 	}
-	r := proto.QPInfo{QPN: peer.QPN, PSN: peer.PSN, LID: peer.LID, GID: verbs.GID(peer.GID).String(), GIDType: dev.GID.Type.String(),
-		LinkLayer: dev.Port.LinkLayer, ActiveMTU: run.MTU, MaxRdAtomic: int(max(peer.OutReads, 1)), RKey: peer.RKey, Addr: peer.VAddr,
-		Len: uint64(s.targetLen())}
+	// perftest 6.06's order of record swaps before the loop: every QP's,
+	// then (latency tools, ib_send_bw) QP 0's, every QP's again, and QP 0's
+	// as the barrier after RTR; its QPs reach RTR after the first round
+	peers := make([]wire.Dest, len(qps))
+	for i := range qps {
+		if peers[i], err = wc.Dest(mine[i], withGID, fmt.Sprintf("dest qp %d", i)); err != nil {
+			return run, err
+		}
+	}
+	remote := func(d wire.Dest) proto.QPInfo {
+		return proto.QPInfo{QPN: d.QPN, PSN: d.PSN, LID: d.LID, GID: verbs.GID(d.GID).String(), GIDType: dev.GID.Type.String(),
+			LinkLayer: dev.Port.LinkLayer, ActiveMTU: run.MTU, MaxRdAtomic: int(max(d.OutReads, 1)), RKey: d.RKey, Addr: d.VAddr,
+			Len: uint64(s.targetLen())}
+	}
+	r := remote(peers[0])
+	for _, d := range peers[1:] {
+		r.QPs = append(r.QPs, remote(d))
+	}
 	if _, err := eps.connect(r); err != nil {
 		return run, err
 	}
-	if s.Op == result.OpWrite {
-		ep.eng.SetPerftestMarker()
+	for _, e := range qps {
+		if s.Op == result.OpWrite {
+			e.eng.SetPerftestMarker()
+		}
 	}
-	// perftest 6.06 swaps the record three times before the loop (its QPs
-	// reach RTR after the first), its latency tools and ib_send_bw once
-	// more
-	barriers := []string{"dest qp 0 (again)", "barrier after RTR"}
-	if s.Mode == result.ModeLat || s.Op == result.OpSend {
-		barriers = append(barriers, "barrier before the loop")
-	}
-	for _, f := range barriers {
-		if _, err := wc.Dest(mine, withGID, f); err != nil {
+	extra := s.Mode == result.ModeLat || s.Op == result.OpSend
+	if extra {
+		if _, err := wc.Dest(mine[0], withGID, "dest qp 0 (again)"); err != nil {
 			return run, err
 		}
+	}
+	for i := range qps {
+		if _, err := wc.Dest(mine[i], withGID, fmt.Sprintf("dest qp %d (second round)", i)); err != nil {
+			return run, err
+		}
+	}
+	if _, err := wc.Dest(mine[0], withGID, "barrier after RTR"); err != nil {
+		return run, err
 	}
 	env, _, err := sideEnv(dev, nc.LocalAddr(), cfg.Run.CPU)
 	if err != nil {
@@ -179,7 +198,11 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	}
 	env.PathMTU, env.InlineSizeGranted = run.MTU, ep.inline
 	run.Env = env
-	abort := context.AfterFunc(ctx, ep.eng.Abort)
+	abort := context.AfterFunc(ctx, func() {
+		for _, e := range qps {
+			e.eng.Abort()
+		}
+	})
 	defer abort()
 	switch {
 	case s.Mode == result.ModeLat && run.Timed:
@@ -194,28 +217,28 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
 		wc.Timeout = passiveTimeout(cfg.Timeout, s)
 		run.Result = baseResult(s, ep)
+	case cfg.Client && len(qps) > 1:
+		if run.Result, _, err = measureBWMulti(qps, s, cfg.Run); err != nil {
+			return run, err
+		}
+		if err := sendPerftestReport(wc, mine[0], withGID, s, run.Result); err != nil {
+			return run, err
+		}
 	case cfg.Client:
 		if run.Result, _, err = measureBW(ep, s, cfg.Run); err != nil {
 			return run, err
 		}
-		if s.Op != result.OpSend { // the passive server waits for the client's figures
-			r := run.Result
-			if _, err := wc.Dest(mine, withGID, "barrier after the loop"); err != nil {
-				return run, err
-			}
-			peak := r.Bandwidth.MiBPerSec
-			for _, iv := range r.Intervals {
-				peak = max(peak, iv.Bandwidth.MiBPerSec)
-			}
-			if _, err := wc.SwapBWReport(wire.BWReport{Size: uint64(s.Size), Iters: uint64(r.Iterations), BWPeak: peak,
-				BWAvg: r.Bandwidth.MiBPerSec, MsgRateAvg: r.Bandwidth.Mpps}); err != nil {
-				return run, err
-			}
+		if err := sendPerftestReport(wc, mine[0], withGID, s, run.Result); err != nil {
+			return run, err
 		}
-	case s.Op == result.OpSend: // the receiver: perftest's client sends -n messages
-		ep.eng.SetStop(s.Iters)
+	case s.Op == result.OpSend: // the receiver: perftest's client sends -n messages per QP
+		engs := make([]*verbs.Engine, len(qps))
+		for i, e := range qps {
+			e.eng.SetStop(qpIters(s.Iters, len(qps), i))
+			engs[i] = e.eng
+		}
 		t0 := verbs.Now()
-		if err := ep.eng.BWServer(); err != nil {
+		if _, err := verbs.BWServerMulti(engs); err != nil {
 			return run, err
 		}
 		r := baseResult(s, ep)
@@ -224,7 +247,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		run.Result = r
 	default: // WRITE, READ, atomics: passive; the table is the client's figures
 		wc.Timeout = passiveTimeout(cfg.Timeout, s)
-		if _, err := wc.Dest(mine, withGID, "barrier after the loop"); err != nil {
+		if _, err := wc.Dest(mine[0], withGID, "barrier after the loop"); err != nil {
 			return run, err
 		}
 		wc.Timeout = cfg.Timeout
@@ -243,7 +266,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if run.Timed {
 		run.Result.Connection = perftestConnSetup(dev, eps)
 	}
-	if _, err := wc.Dest(mine, withGID, "closing handshake"); err != nil && !peerClosed(err) {
+	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !peerClosed(err) {
 		return run, err
 	}
 	run.End = time.Now()
@@ -254,6 +277,24 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		}
 	}
 	return run, nil
+}
+
+// sendPerftestReport gives a passive perftest server the client's figures
+// (not for SEND: perftest's ib_send_bw server measures its own).
+func sendPerftestReport(wc *wire.Conn, mine wire.Dest, withGID bool, s Spec, r result.Result) error {
+	if s.Op == result.OpSend {
+		return nil
+	}
+	if _, err := wc.Dest(mine, withGID, "barrier after the loop"); err != nil {
+		return err
+	}
+	peak := r.Bandwidth.MiBPerSec
+	for _, iv := range r.Intervals {
+		peak = max(peak, iv.Bandwidth.MiBPerSec)
+	}
+	_, err := wc.SwapBWReport(wire.BWReport{Size: uint64(s.Size), Iters: uint64(r.Iterations), BWPeak: peak,
+		BWAvg: r.Bandwidth.MiBPerSec, MsgRateAvg: r.Bandwidth.Mpps})
+	return err
 }
 
 // passiveTimeout bounds a passive side's wait for the client's loop: the

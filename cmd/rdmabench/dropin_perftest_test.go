@@ -33,7 +33,7 @@ func TestPerftestParams(t *testing.T) {
 	if s, err := perftestSpec(o); err != nil || s.Size != 64 {
 		t.Fatalf("perftestSpec: %v %v", s.Size, err)
 	}
-	for _, args := range [][]string{{"-a", "host"}, {"-q", "2", "host"}, {"-b", "host"}, {"-D", "2", "host"}, {"-R", "host"}, {"-c", "UC", "host"}} {
+	for _, args := range [][]string{{"-a", "host"}, {"-b", "host"}, {"-D", "2", "host"}, {"-R", "host"}, {"-c", "UC", "host"}} {
 		bw, err := perftest.Parse(perftest.Tools["ib_write_bw"], args)
 		if err != nil {
 			t.Fatal(err)
