@@ -3,8 +3,8 @@
 # guest (called by scripts/guest-test.sh; needs rdmabench and perftest's
 # ib_send_lat and ib_write_bw). Links named ib_send_lat and ib_write_bw to
 # rdmabench run as perftest's server and client on rxe0 (127.0.0.1, GID 1);
-# their output must parse with scripts/bench-vs-perftest.sh's perftest parser
-# and have perftest's layout (ib_send_lat: what perftest's own ib_send_lat
+# their output must parse with rdmabench's perftest parser (rdmabench import
+# perftest) and have perftest's layout (ib_send_lat: what perftest's own ib_send_lat
 # prints in this guest; ib_write_bw: what perftest 6.06 printed here): the
 # same header box labels in the same order, the same table header line, the
 # same number of columns, and the same depths, MTU, GID index and inline size.
@@ -15,18 +15,13 @@ T=/tmp/pt
 mkdir -p $T/bin
 for t in ib_send_lat ib_write_bw; do ln -sf "$(command -v rdmabench)" $T/bin/$t; done
 
-# perftest's parser, as in scripts/bench-vs-perftest.sh (pt_row, pt_hdr);
-# TestDropInGuestParser (cmd/rdmabench) keeps the two in step
-pt_row() { awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$1"; }
-pt_hdr() { sed -n "s/^ *$2 *: *\\([0-9]*\\).*/\\1/p" "$1" | head -n 1; }
-
-# labels FILE: the header box, one label per line (text before ':'), title first
-labels() {
-  awk '/^-+$/ { if (inbox) exit; top = 1; next }
-    top && /^                    [A-Z]/ { inbox = 1; top = 0; print "title:" $0; next }
-    { top = 0 }
-    inbox { n = split($0, p, "\t\t"); for (i = 1; i <= n; i++) { k = p[i]; sub(/:.*/, "", k); gsub(/^[ \t]+|[ \t]+$/, "", k); print k } }' "$1"
-}
+# perftest's output is read by rdmabench's one parser (rdmabench import perftest,
+# bench/perftest/parse.go), the same the other scripts use: pt_row FILE is the first
+# result row, pt_hdr FILE LABEL a test box setting's first word, labels FILE the box's
+# title and labels, one per line
+pt_row() { rdmabench import perftest --show row "$1" 2>/dev/null; }
+pt_hdr() { rdmabench import perftest --show "setting:$2" "$1" 2>/dev/null; }
+labels() { rdmabench import perftest --show labels "$1" 2>/dev/null; }
 
 # wait_listen PORT: until something listens on TCP PORT (at most 15 s)
 wait_listen() {

@@ -97,12 +97,11 @@ jnums() {
 }
 isnum() { case $1 in '' | *[!0-9.eE+-]* | *.*.*) return 1 ;; esac; }
 
-# perftest's parser, as in scripts/bench-vs-perftest.sh (pt_row, pt_hdr);
-# scripts/hw-check-test.sh keeps the two in step
-pt_row() { awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$1"; }
-pt_hdr() { sed -n "s/^ *$2 *: *\\([0-9]*\\).*/\\1/p" "$1" | head -n 1; }
-# pt_hdr_word FILE LABEL: the first word of a perftest header value ("ON", "rdma_cm")
-pt_hdr_word() { sed -n "s/^ *$2[ 	]*: *\\([^ 	]*\\).*/\\1/p" "$1" | head -n 1; }
+# perftest's output is read by rdmabench's one parser (rdmabench import perftest,
+# bench/perftest/parse.go): pt_col FILE KEY is the first result row's figure in
+# column KEY (t_typical, bw_avg, ...), "" when the file has none
+pt_col() { "$bin" import perftest --show "column:$2" "$1" 2>/dev/null; }
+pt_hdr_word() { "$bin" import perftest --show "setting:$2" "$1" 2>/dev/null; }
 
 # --jget FILE PATH... (for scripts/hw-check-test.sh): the values of a JSON file as this
 # script reads them
@@ -407,7 +406,7 @@ pt_once() {
   src=$?
   [ $rc = 0 ] && rc=$src
   [ $try = 0 ] || echo "client started $((try + 1)) times (the server was not listening yet)" >>"$f.cmd"
-  val=$(pt_row "$f.txt" | awk -v c="$([ "$mode" = lat ] && echo 5 || echo 4)" '{ print $c }')
+  val=$(pt_col "$f.txt" "$([ "$mode" = lat ] && echo t_typical || echo bw_avg)")
   isnum "$val" || { [ $rc = 0 ] && rc=65; val=''; }
 }
 
