@@ -19,6 +19,7 @@ for t in ib_send_lat ib_write_bw; do ln -sf "$(command -v rdmabench)" $T/bin/$t;
 # bench/perftest/parse.go), the same the other scripts use: pt_row FILE is the first
 # result row, pt_hdr FILE LABEL a test box setting's first word, labels FILE the box's
 # title and labels, one per line
+# (--show tables, table-header: below)
 pt_row() { rdmabench import perftest --show row "$1" 2>/dev/null; }
 pt_hdr() { rdmabench import perftest --show "setting:$2" "$1" 2>/dev/null; }
 labels() { rdmabench import perftest --show labels "$1" 2>/dev/null; }
@@ -61,9 +62,9 @@ check() {
     for v in $row; do
       case $v in *[!0-9.]* | '' | .*) fail "$name $side: '$v' in '$row' is not a number" ;; esac
     done
-    [ "$(grep -c '^ *#bytes' $f)" = 1 ] || fail "$name $side: not one table header"
-    grep '^ *#bytes' $r | head -n 1 >$T/want.hdr
-    grep '^ *#bytes' $f | head -n 1 | cmp -s - $T/want.hdr || { cat $f $r; fail "$name $side: table header differs from perftest's"; }
+    [ "$(rdmabench import perftest --show tables $f)" = 1 ] || fail "$name $side: not one table header"
+    rdmabench import perftest --show table-header $r >$T/want.hdr
+    rdmabench import perftest --show table-header $f | cmp -s - $T/want.hdr || { cat $f $r; fail "$name $side: table header differs from perftest's"; }
     labels $f >$T/got.labels; labels $r >$T/want.labels
     [ -s $T/want.labels ] || fail "$real $side: no header box in perftest's output"
     cmp -s $T/got.labels $T/want.labels || { diff $T/want.labels $T/got.labels; fail "$name $side: header box labels differ from perftest's"; }

@@ -29,8 +29,11 @@ type Printed struct {
 	// Labels the same columns as printed ("t_typical[usec]").
 	Columns []string
 	Labels  []string
-	// HeaderLine is the table header as printed (no line end).
+	// HeaderLine is the table header as printed (no line end; trailing
+	// blanks kept), the last
+	// when there are several; Tables counts them.
 	HeaderLine string
+	Tables     int
 	// BWUnit is the bandwidth columns' unit as printed: "MB/sec",
 	// "MiB/sec" or "Gb/sec" ("" for latency tables).
 	BWUnit string
@@ -167,7 +170,8 @@ func ParsePrinted(b []byte) (*Printed, error) {
 		box = none
 		switch {
 		case strings.HasPrefix(line, "#bytes"):
-			p.HeaderLine = raw
+			p.HeaderLine = strings.TrimRight(sc.Text(), "\r") // as printed, trailing blanks too
+			p.Tables++
 			p.Labels = columnRE.FindAllString(line, -1)
 			p.Columns = p.Columns[:0]
 			p.BWUnit = ""

@@ -27,8 +27,8 @@ MB/sec is 2^20 bytes/s, as perftest computes it.
 
 A row with inf or nan (perftest's clock calibration failed), or a file without a
 result table, is exit 8, the line named. --show prints one thing instead of the
-document, for scripts: row (the first result row's fields), table-header (the
-table's header line as printed), labels (the test box's title and labels, one per
+document, for scripts: row (the first result row's fields), tables (how many
+table headers it printed), table-header (the table's header line as printed), labels (the test box's title and labels, one per
 line), setting:LABEL (the first word of a box setting, e.g. 'setting:TX depth'),
 column:KEY (the first row's figure in a column: bytes, iterations, t_min, t_max,
 t_typical, t_avg, t_stdev, p99, p99.9, tps, bw_peak, bw_avg, msg_rate).`
@@ -38,7 +38,7 @@ func cmdImport(fs *flag.FlagSet) action {
 	tool := fs.String("tool", "", "the perftest tool that printed the files, e.g. ib_write_bw (default: from the test box's title)")
 	ver := fs.String("perftest-version", "", "perftest's version to record (default: the file's 'Version:' line, else unknown)")
 	out := fs.StringP("json", "o", "-", "write the document to FILE (- for stdout)")
-	show := fs.String("show", "", "print one thing instead of the document: row, table-header, labels, setting:LABEL, column:KEY")
+	show := fs.String("show", "", "print one thing instead of the document: row, tables, table-header, labels, setting:LABEL, column:KEY")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(args) == 0 || args[0] != "perftest" {
 			return usageError{errors.New("import needs a source and files: rdmabench import perftest FILE...")}
@@ -107,6 +107,9 @@ func showPrinted(w io.Writer, p *perftest.Printed, file, what string) error {
 		}
 		_, err := fmt.Fprintln(w, strings.Join(p.Rows[0].Fields, " "))
 		return err
+	case what == "tables":
+		_, err := fmt.Fprintln(w, p.Tables)
+		return err
 	case what == "table-header":
 		if p.HeaderLine == "" {
 			return inputError{fmt.Errorf("%s: %w", file, perftest.ErrNoTable)}
@@ -144,5 +147,5 @@ func showPrinted(w io.Writer, p *perftest.Printed, file, what string) error {
 		_, err := fmt.Fprintln(w, p.Rows[0].Fields[i])
 		return err
 	}
-	return usageError{fmt.Errorf("--show %q unknown; valid: row, table-header, labels, setting:LABEL, column:KEY", what)}
+	return usageError{fmt.Errorf("--show %q unknown; valid: row, tables, table-header, labels, setting:LABEL, column:KEY", what)}
 }
