@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -30,5 +32,35 @@ func TestRun(t *testing.T) {
 		if code != c.code || !strings.Contains(out.String(), c.out) {
 			t.Errorf("%q: exit %d, out %q (stderr %q); want %d, %q", c.args, code, out.String(), errw.String(), c.code, c.out)
 		}
+	}
+}
+
+// TestGuestScriptChecks: every check guest-test.sh gives jcheck parses
+// (the guest is the only place they run).
+func TestGuestScriptChecks(t *testing.T) {
+	b, err := os.ReadFile("../../scripts/guest-test.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := regexp.MustCompile(`'([^']*)'`)
+	n, in := 0, false
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "jcheck /") {
+			in = true
+			line = line[strings.Index(line, "jcheck /"):]
+		}
+		if !in {
+			continue
+		}
+		for _, m := range quoted.FindAllStringSubmatch(line, -1) {
+			if _, err := parseCheck(m[1]); err != nil {
+				t.Errorf("%q: %v", m[1], err)
+			}
+			n++
+		}
+		in = strings.HasSuffix(line, "\\") && !strings.Contains(line, "|| fail")
+	}
+	if n < 30 {
+		t.Errorf("only %d checks found in guest-test.sh", n)
 	}
 }
