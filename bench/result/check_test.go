@@ -65,3 +65,26 @@ func TestReadChecksValues(t *testing.T) {
 }
 
 func lat(r map[string]any) map[string]any { return r["latency_ns"].(map[string]any) }
+
+// TestReadMeshChecksValues: a mesh pair's result with percentiles out of
+// order is refused, the pair and field named.
+func TestReadMeshChecksValues(t *testing.T) {
+	b, err := os.ReadFile("testdata/mesh_tcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseMesh(b, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	r := doc["pairs"].([]any)[0].(map[string]any)["results"].([]any)[0].(map[string]any)
+	lat(r)["min"] = -3.0
+	b, _ = json.Marshal(doc)
+	var ve *ValueError
+	if _, err := ParseMesh(b, "bad"); !errors.As(err, &ve) || ve.Path != "pairs[0].results[0].latency_ns.min" {
+		t.Errorf("got %v, want pairs[0].results[0].latency_ns.min named", err)
+	}
+}
