@@ -353,9 +353,10 @@ fi
 # perftest's output (bench/perftest, as 'rdmabench import perftest'), takes medians and
 # ratios with their bootstrap intervals; exit 1 when a run failed or a figure is missing
 report() {
-  (cd "$REPO" && go run ./scripts/vsperftest -prog "$PROG" -dir "$out" -iters "$iters" -bw-duration "$bwdur" \
+  (cd "$REPO" && go build -o "$work/vsperftest" ./scripts/vsperftest) || { err "error: cannot build scripts/vsperftest"; return 1; }
+  "$work/vsperftest" -prog "$PROG" -dir "$out" -iters "$iters" -bw-duration "$bwdur" \
     -rss-small "$rss_small" -rss-large "$rss_large" -reps "$reps" -vmrc "$vmrc" -host-secs $((t_end - t_start)) \
-    -nproc "$nproc_host" -load-start "$load_start" -load-end "$load_end" -others "${others:-?}")
+    -nproc "$nproc_host" -load-start "$load_start" -load-end "$load_end" -others "${others:-?}"
 }
 
 set +e

@@ -166,7 +166,9 @@ func importRow(p *Printed, row Row, tool Tool, op string) (result.Result, error)
 		r.QPs = q
 	}
 	r.Bidirectional = strings.Contains(p.Title, "Bidirectional")
-	us := func(k string) float64 { return get(k) * 1000 }
+	// µs to ns, rounded to perftest's printed precision: 523.065 µs is
+	// 523065 ns, not 523064.99999999994
+	us := func(k string) float64 { return math.Round(get(k)*1e6) / 1e3 }
 	nanos := func(k string) result.Nanos {
 		if p.Column(k) < 0 {
 			return result.Nanos{}

@@ -341,7 +341,9 @@ func (a *analysis) med(key string) float64 {
 	if len(vs) == 0 {
 		return na
 	}
-	return compare.MedianOf(vs)
+	// to 6 decimals, so that a median halfway between two printed figures
+	// rounds as the printed decimal would (523.065, not 523.06499...)
+	return math.Round(compare.MedianOf(vs)*1e6) / 1e6
 }
 
 func present(vs []float64) []float64 {
