@@ -48,7 +48,7 @@ check "--jget reads real result files" eval '
 
 # --- it reads perftest's output with rdmabench's parser (rdmabench import perftest) ----
 check "no perftest parser of its own (rdmabench import perftest reads the tables)" eval '
-  ! grep -n "#bytes\|t_typical\[" "$HWC" && grep -q "import perftest --show" "$HWC"'
+  ! grep -n "#bytes\|t_typical\[" "$HWC" && grep -q "import perftest --show \"column:" "$HWC"'
 
 # --- without RDMA (this host): exit 3, clearly, and still a report ---------------------------
 bin=${RDMABENCH_BIN:-$REPO/build/rdmabench}

@@ -82,8 +82,8 @@ func TestDropInSpecs(t *testing.T) {
 func TestScriptsUseOneParser(t *testing.T) {
 	own := regexp.MustCompile(`(awk|grep|sed|cut)[^\n]*(#bytes|t_typical\[|BW average\[)`)
 	for _, c := range []struct{ file, uses string }{
-		{"scripts/dropin-guest.sh", "rdmabench import perftest --show"},
-		{"scripts/hw-check.sh", `"$bin" import perftest --show`},
+		{"scripts/dropin-guest.sh", "rdmabench import perftest \"$@\" --show labels"},
+		{"scripts/hw-check.sh", `"$bin" import perftest --show "column:$2"`},
 		{"scripts/bench-vs-perftest.sh", "go build -o \"$work/vsperftest\" ./scripts/vsperftest"},
 		{"scripts/vsperftest/main.go", "perftest.ParsePrinted"},
 		{"scripts/wirebw/main.go", "perftest.ParsePrinted"},

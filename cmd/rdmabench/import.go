@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,8 @@ MB/sec is 2^20 bytes/s, as perftest computes it.
 
 A row with inf or nan (perftest's clock calibration failed), or a file without a
 result table, is exit 8, the line named. --show prints one thing instead of the
-document, for scripts: row (the first result row's fields), tables (how many
+document, for scripts (repeated, one line each in order, an empty one for what the
+file lacks, exit 8 then): row (the first result row's fields), tables (how many
 table headers it printed), table-header (the table's header line as printed), labels (the test box's title and labels, one per
 line), setting:LABEL (the first word of a box setting, e.g. 'setting:TX depth'),
 column:KEY (the first row's figure in a column: bytes, iterations, t_min, t_max,
@@ -38,7 +40,8 @@ func cmdImport(fs *flag.FlagSet) action {
 	tool := fs.String("tool", "", "the perftest tool that printed the files, e.g. ib_write_bw (default: from the test box's title)")
 	ver := fs.String("perftest-version", "", "perftest's version to record (default: the file's 'Version:' line, else unknown)")
 	out := fs.StringP("json", "o", "-", "write the document to FILE (- for stdout)")
-	show := fs.String("show", "", "print one thing instead of the document: row, tables, table-header, labels, setting:LABEL, column:KEY")
+	show := fs.StringArray("show", nil, "print one thing instead of the document: row, tables, table-header, labels, setting:LABEL, column:KEY "+
+		"(repeatable: one line each, in order; labels' lines last)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(args) == 0 || args[0] != "perftest" {
 			return usageError{errors.New("import needs a source and files: rdmabench import perftest FILE...")}
@@ -47,8 +50,13 @@ func cmdImport(fs *flag.FlagSet) action {
 		if len(files) == 0 {
 			return usageError{errors.New("import perftest needs one or more files of perftest's output")}
 		}
-		if *show != "" && len(files) != 1 {
-			return usageError{fmt.Errorf("--show %s reads one file, got %d", *show, len(files))}
+		if len(*show) > 0 && len(files) != 1 {
+			return usageError{fmt.Errorf("--show reads one file, got %d", len(files))}
+		}
+		for _, what := range *show {
+			if !showable(what) {
+				return usageError{fmt.Errorf("--show %q unknown; valid: row, tables, table-header, labels, setting:LABEL, column:KEY", what)}
+			}
 		}
 		if *tool != "" {
 			if _, ok := perftest.Tools[*tool]; !ok {
@@ -65,8 +73,15 @@ func cmdImport(fs *flag.FlagSet) action {
 			if err != nil {
 				return inputError{fmt.Errorf("%s: %w", f, err)}
 			}
-			if *show != "" {
-				return showPrinted(stdout, p, f, *show)
+			if len(*show) > 0 {
+				var first error
+				for _, what := range *show { // each its line, "" when absent, so that lines keep their places
+					if err := showPrinted(stdout, p, f, what); err != nil {
+						fmt.Fprintf(stdout, "\n")
+						first = cmp.Or(first, err)
+					}
+				}
+				return first
 			}
 			d, err := perftest.Import(p, f, perftest.ImportOptions{Tool: *tool, Version: *ver})
 			if err != nil {
@@ -148,4 +163,13 @@ func showPrinted(w io.Writer, p *perftest.Printed, file, what string) error {
 		return err
 	}
 	return usageError{fmt.Errorf("--show %q unknown; valid: row, tables, table-header, labels, setting:LABEL, column:KEY", what)}
+}
+
+// showable reports whether --show knows what.
+func showable(what string) bool {
+	switch what {
+	case "row", "tables", "table-header", "labels":
+		return true
+	}
+	return strings.HasPrefix(what, "setting:") || strings.HasPrefix(what, "column:")
 }
