@@ -16,17 +16,18 @@ mkdir -p $T/bin
 for t in ib_send_lat ib_write_bw; do ln -sf "$(command -v rdmabench)" $T/bin/$t; done
 
 # perftest's output is read by rdmabench's one parser (rdmabench import perftest,
-# bench/perftest/parse.go), the same the other scripts use. parsed FILE: one call per
-# file (each costs a process start under TCG), one line each: 1 the first result row,
-# 2 the number of table headers, 3 the table header as printed, 4-9 the settings of
-# SETTINGS (their first word; "" when absent), then the box's title and labels
+# bench/perftest/parse.go), the same the other scripts use. parsed FILE...: one call
+# for all (a process start costs under TCG), 10 lines per file: 1 the first result
+# row, 2 the number of table headers, 3 the table header as printed, 4-9 the settings
+# below (their first word; "" when absent), 10 the box's title and labels
 parsed() {
-  set -- "$1" --show row --show tables --show table-header
-  for l in 'TX depth' 'RX depth' 'CQ Moderation' 'Mtu' 'GID index' 'Max inline data'; do set -- "$@" --show "setting:$l"; done
-  f=$1; shift
-  rdmabench import perftest "$@" --show labels "$f" 2>/dev/null
+
+  for l in row tables table-header 'setting:TX depth' 'setting:RX depth' 'setting:CQ Moderation' 'setting:Mtu' \
+    'setting:GID index' 'setting:Max inline data' labels; do set -- "$@" --show "$l"; done
+  rdmabench import perftest "$@" 2>/dev/null
 }
-line() { sed -n "$2p" "$1"; }
+# item K I: line I of file K's 10 (K from 0) in $T/parsed
+item() { sed -n "$(($1 * 10 + $2))p" $T/parsed; }
 
 # wait_listen PORT: until something listens on TCP PORT (at most 15 s)
 wait_listen() {
@@ -57,28 +58,29 @@ pair() {
 # perftest's REAL ones
 check() {
   name=$1 real=$2 cols=$3 size=$4 iters=$5
+  parsed $T/$name.client.txt $T/$name.server.txt $T/$real.client.txt $T/$real.server.txt >$T/parsed
+  k=0
   for side in client server; do
-    f=$T/$name.$side.txt r=$T/$real.$side.txt
-    parsed $f >$T/got.p; parsed $r >$T/want.p
-    row=$(line $T/got.p 1)
+    f=$T/$name.$side.txt r=$T/$real.$side.txt w=$((k + 2))
+    row=$(item $k 1)
     set -- $row
     [ $# = "$cols" ] || { cat $f; fail "$name $side: $# columns in '$row', want $cols"; }
     [ "$1" = "$size" ] && [ "$2" = "$iters" ] || fail "$name $side: row '$row' is not $size B, $iters iterations"
     for v in $row; do
       case $v in *[!0-9.]* | '' | .*) fail "$name $side: '$v' in '$row' is not a number" ;; esac
     done
-    [ "$(line $T/got.p 2)" = 1 ] || fail "$name $side: not one table header"
-    [ "$(line $T/got.p 3)" = "$(line $T/want.p 3)" ] || { cat $f $r; fail "$name $side: table header differs from perftest's"; }
-    sed -n '10,$p' $T/got.p >$T/got.labels; sed -n '10,$p' $T/want.p >$T/want.labels
-    [ -s $T/want.labels ] || fail "$real $side: no header box in perftest's output"
-    cmp -s $T/got.labels $T/want.labels || { diff $T/want.labels $T/got.labels; fail "$name $side: header box labels differ from perftest's"; }
+    [ "$(item $k 2)" = 1 ] || fail "$name $side: not one table header"
+    [ "$(item $k 3)" = "$(item $w 3)" ] || { cat $f $r; fail "$name $side: table header differs from perftest's"; }
+    [ -n "$(item $w 10)" ] || fail "$real $side: no header box in perftest's output"
+    [ "$(item $k 10)" = "$(item $w 10)" ] || fail "$name $side: header box labels differ from perftest's: $(item $k 10); perftest's: $(item $w 10)"
     i=4
     for l in 'TX depth' 'RX depth' 'CQ Moderation' 'Mtu' 'GID index' 'Max inline data'; do
-      [ "$(line $T/got.p $i)" = "$(line $T/want.p $i)" ] || fail "$name $side: '$l' $(line $T/got.p $i), perftest's $(line $T/want.p $i)"
+      [ "$(item $k $i)" = "$(item $w $i)" ] || fail "$name $side: '$l' $(item $k $i), perftest's $(item $w $i)"
       i=$((i + 1))
     done
+    k=$((k + 1))
   done
-  echo "$name: client and server parse ($(line $T/got.p 1)), layout as $real"
+  echo "$name: client and server parse ($(item 0 1)), layout as $real"
 }
 
 # one pair at a time: both ends busy-poll, and the guest has 2 vCPUs; perftest's

@@ -82,7 +82,7 @@ func TestDropInSpecs(t *testing.T) {
 func TestScriptsUseOneParser(t *testing.T) {
 	own := regexp.MustCompile(`(awk|grep|sed|cut)[^\n]*(#bytes|t_typical\[|BW average\[)`)
 	for _, c := range []struct{ file, uses string }{
-		{"scripts/dropin-guest.sh", "rdmabench import perftest \"$@\" --show labels"},
+		{"scripts/dropin-guest.sh", "rdmabench import perftest \"$@\""},
 		{"scripts/hw-check.sh", `"$bin" import perftest --show "column:$2"`},
 		{"scripts/bench-vs-perftest.sh", "go build -o \"$work/vsperftest\" ./scripts/vsperftest"},
 		{"scripts/vsperftest/main.go", "perftest.ParsePrinted"},

@@ -28,10 +28,10 @@ MB/sec is 2^20 bytes/s, as perftest computes it.
 
 A row with inf or nan (perftest's clock calibration failed), or a file without a
 result table, is exit 8, the line named. --show prints one thing instead of the
-document, for scripts (repeated, one line each in order, an empty one for what the
-file lacks, exit 8 then): row (the first result row's fields), tables (how many
-table headers it printed), table-header (the table's header line as printed), labels (the test box's title and labels, one per
-line), setting:LABEL (the first word of a box setting, e.g. 'setting:TX depth'),
+document, for scripts: one line each, in order, for each file in turn (an empty
+line for what a file lacks, and exit 8): row (the first result row's fields), tables
+(how many table headers it printed), table-header (the table's header line as
+printed), labels (the test box's title and labels, " | " between), setting:LABEL (the first word of a box setting, e.g. 'setting:TX depth'),
 column:KEY (the first row's figure in a column: bytes, iterations, t_min, t_max,
 t_typical, t_avg, t_stdev, p99, p99.9, tps, bw_peak, bw_avg, msg_rate).`
 
@@ -41,7 +41,7 @@ func cmdImport(fs *flag.FlagSet) action {
 	ver := fs.String("perftest-version", "", "perftest's version to record (default: the file's 'Version:' line, else unknown)")
 	out := fs.StringP("json", "o", "-", "write the document to FILE (- for stdout)")
 	show := fs.StringArray("show", nil, "print one thing instead of the document: row, tables, table-header, labels, setting:LABEL, column:KEY "+
-		"(repeatable: one line each, in order; labels' lines last)")
+		"(repeatable: one line each, in order, for each file)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(args) == 0 || args[0] != "perftest" {
 			return usageError{errors.New("import needs a source and files: rdmabench import perftest FILE...")}
@@ -49,9 +49,6 @@ func cmdImport(fs *flag.FlagSet) action {
 		files := args[1:]
 		if len(files) == 0 {
 			return usageError{errors.New("import perftest needs one or more files of perftest's output")}
-		}
-		if len(*show) > 0 && len(files) != 1 {
-			return usageError{fmt.Errorf("--show reads one file, got %d", len(files))}
 		}
 		for _, what := range *show {
 			if !showable(what) {
@@ -63,6 +60,9 @@ func cmdImport(fs *flag.FlagSet) action {
 				return usageError{fmt.Errorf("--tool %q unknown; valid: ib_{send,write,read,atomic}_{lat,bw}", *tool)}
 			}
 		}
+		if len(*show) > 0 {
+			return showFiles(stdout, files, *show)
+		}
 		var doc *result.Document
 		for _, f := range files {
 			b, err := os.ReadFile(f)
@@ -72,16 +72,6 @@ func cmdImport(fs *flag.FlagSet) action {
 			p, err := perftest.ParsePrinted(b)
 			if err != nil {
 				return inputError{fmt.Errorf("%s: %w", f, err)}
-			}
-			if len(*show) > 0 {
-				var first error
-				for _, what := range *show { // each its line, "" when absent, so that lines keep their places
-					if err := showPrinted(stdout, p, f, what); err != nil {
-						fmt.Fprintf(stdout, "\n")
-						first = cmp.Or(first, err)
-					}
-				}
-				return first
 			}
 			d, err := perftest.Import(p, f, perftest.ImportOptions{Tool: *tool, Version: *ver})
 			if err != nil {
@@ -105,6 +95,36 @@ func cmdImport(fs *flag.FlagSet) action {
 		}
 		return nil
 	}
+}
+
+// showFiles is --show: for each file in turn, one line per item of
+// show, an empty one for what the file lacks (the first such failure is
+// the error), so that every line keeps its place.
+func showFiles(w io.Writer, files, show []string) error {
+	var first error
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		var p *perftest.Printed
+		if err == nil {
+			p, err = perftest.ParsePrinted(b)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", f, err)
+			}
+		}
+		for _, what := range show {
+			e := err
+			if e == nil {
+				e = showPrinted(w, p, f, what)
+			} else {
+				e = inputError{e}
+			}
+			if e != nil {
+				fmt.Fprintln(w)
+				first = cmp.Or(first, e)
+			}
+		}
+	}
+	return first
 }
 
 // showPrinted is --show: one thing of p, for scripts.
@@ -135,11 +155,12 @@ func showPrinted(w io.Writer, p *perftest.Printed, file, what string) error {
 		if p.Title == "" {
 			return inputError{fmt.Errorf("%s: no perftest test box", file)}
 		}
-		fmt.Fprintln(w, "title:"+p.Title)
+		l := []string{"title:" + p.Title}
 		for _, s := range p.Header {
-			fmt.Fprintln(w, s.Label)
+			l = append(l, s.Label)
 		}
-		return nil
+		_, err := fmt.Fprintln(w, strings.Join(l, " | "))
+		return err
 	case strings.HasPrefix(what, "setting:"):
 		v, ok := p.Setting(strings.TrimPrefix(what, "setting:"))
 		if !ok {

@@ -32,6 +32,10 @@ func TestImportPerftest(t *testing.T) {
 		{exitOK, []string{"import", "perftest", "--show", "column:t_typical", lat}, "14.19\n", ""},
 		{exitOK, []string{"import", "perftest", "--show", "column:bw_avg", bw}, "62.21\n", ""},
 		{exitOK, []string{"import", "perftest", "--show", "setting:Max inline data", lat}, "0[B]\n", ""},
+		{exitInput, []string{"import", "perftest", "--show", "setting:RX depth", "--show", "column:bytes", lat, filepath.Join(dir, "none.txt"), bw},
+			"\n2\n\n\n\n65536\n", `no "RX depth"`}, // one line per item and file, "" for what a file lacks
+		{exitOK, []string{"import", "perftest", "--show", "labels", perftestData + "perftest-6.06/write_bw.server.txt"},
+			"title:RDMA_Write BW Test | Dual-port | Device | Number of qps | Transport type | Connection type | Using SRQ | PCIe relax order | ibv_wr* API | CQ Moderation | Mtu | Link type | GID index | Max inline data | rdma_cm QPs | Data ex. method\n", ""},
 		{exitInput, []string{"import", "perftest", perftestData + "perftest-newer/send_lat_nan.client.txt"}, "", `column "t_min[usec]": "inf" is not a finite number`},
 		{exitInput, []string{"import", "perftest", perftestData + "perftest-6.06/read_lat.server.txt"}, "", "no result table"},
 		{exitInput, []string{"import", "perftest", "--show", "column:bw_avg", lat}, "", `no column "bw_avg"`},
