@@ -138,8 +138,8 @@ func (d *Device) supports(s Spec) error {
 	case d.Attr.MaxMRSize != 0 && uint64(2*endpointArea(s)) > d.Attr.MaxMRSize:
 		return fmt.Errorf("size %d bytes needs memory regions of %d bytes, above %s's max_mr_size %d: %w",
 			s.Size, 2*endpointArea(s), name, d.Attr.MaxMRSize, verbs.ErrNotSupported)
-	case d.Ctx.IsIWARP() && s.qpType() != result.QPTypeRC:
-		return fmt.Errorf("%s is an iWARP device: --qp-type %s %w (iWARP carries reliable connections only)", name, s.qpType(), verbs.ErrNotSupported)
+	case d.Ctx.IsIWARP() && s.QPTypeOrDefault() != result.QPTypeRC:
+		return fmt.Errorf("%s is an iWARP device: --qp-type %s %w (iWARP carries reliable connections only)", name, s.QPTypeOrDefault(), verbs.ErrNotSupported)
 	case d.Ctx.IsIWARP() && !s.RDMACM:
 		return fmt.Errorf("%s is an iWARP device: connecting its QPs without rdma_cm is %w: use --rdma-cm", name, verbs.ErrNotSupported)
 	case (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && d.Attr.AtomicCap == 0:
@@ -166,7 +166,7 @@ func checkSpecs(dev *Device, specs []Spec) error {
 		}
 		err := dev.supports(s)
 		if err == nil && s.Load != nil {
-			err = dev.supports(s.loadSpec())
+			err = dev.supports(s.LoadSpec())
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)

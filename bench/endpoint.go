@@ -139,7 +139,7 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool, srq *verbs.
 	if e.mr, err = pool.Get(); err != nil { // registered once per test, for every QP of it
 		return nil, err
 	}
-	if client && s.mrMode() == result.MRModePerOp {
+	if client && s.MRModeOrDefault() == result.MRModePerOp {
 		if e.opBuf, err = verbs.AllocBuffer(2*e.area, s.HugePages); err != nil {
 			return nil, err
 		}
@@ -197,7 +197,7 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 
 // verbsQPType maps the spec's QP type to the verbs one.
 func verbsQPType(s Spec) (verbs.QPType, error) {
-	switch s.qpType() {
+	switch s.QPTypeOrDefault() {
 	case result.QPTypeRC:
 		return verbs.QPTypeRC, nil
 	case result.QPTypeUC:
@@ -222,7 +222,7 @@ func checkUDSize(size, mtu int) error {
 // READ and atomic tests --outstanding-reads, or the device's max_qp_rd_atom
 // (perftest's default); 1 for tests that issue no READs or atomics.
 func (e *endpoint) maxRdAtomic() int {
-	if !e.spec.readsOrAtomics() {
+	if !e.spec.ReadsOrAtomics() {
 		return 1
 	}
 	if n := e.spec.OutstandingReads; n > 0 {
@@ -251,7 +251,7 @@ func (e *endpoint) info() proto.QPInfo {
 	}
 	return proto.QPInfo{Device: e.dev.Ctx.Name(), QPN: qpn, PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
 		GIDType: e.dev.GID.Type.String(), LinkLayer: e.dev.Port.LinkLayer, ActiveMTU: e.dev.Port.ActiveMTU,
-		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.targetLen()), QKey: e.qkey}
+		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.TargetLen()), QKey: e.qkey}
 }
 
 // connect moves the QP to RTS towards the peer and creates the engine. It
@@ -275,7 +275,7 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 				e.dev.GID.Type, e.dev.GID.GID, e.dev.GID.Index, r.GIDType, r.GID, r.GIDIndex)
 		}
 	}
-	if err := checkPeerBuffer(r, s.targetLen()); err != nil {
+	if err := checkPeerBuffer(r, s.TargetLen()); err != nil {
 		return 0, err
 	}
 	mtu := min(e.dev.Port.ActiveMTU, r.ActiveMTU)
@@ -329,7 +329,7 @@ func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	if !ok {
 		return fmt.Errorf("op %q has no RDMA operation", s.Op)
 	}
-	step, cycle := s.addrStep()
+	step, cycle := s.AddrStep()
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: op, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.inline > 0 && s.Size <= e.inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
 		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
@@ -337,7 +337,7 @@ func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 		return err
 	}
 	e.eng = eng
-	if r := s.pace(); r > 0 && e.client { // load QPs: their loadSpec carries each one's pace
+	if r := s.Pace(); r > 0 && e.client { // load QPs: their loadSpec carries each one's pace
 		eng.SetPace(r / float64(s.NumQPs())) // the limit is the test's, over its QPs
 	}
 	if s.Op == result.OpSend {

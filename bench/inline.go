@@ -9,21 +9,6 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// Inline policies (Spec.InlinePolicy, --inline-size).
-const (
-	// InlineAuto (the default, "") asks the device: latency tests send
-	// SEND and WRITE payloads inline up to the largest size the device
-	// grants for the QP type, capped at perftest's per-op latency values;
-	// bandwidth tests, READ and atomics send nothing inline (perftest's
-	// defaults).
-	InlineAuto = ""
-	// InlineSize uses Spec.Inline bytes whatever the test (--inline-size N).
-	InlineSize = "size"
-	// InlinePerftest reproduces perftest's rules exactly, including its
-	// whitelist of devices (--inline-size perftest): 0 on rxe and siw.
-	InlinePerftest = "perftest"
-)
-
 // perftest's latency inline values ("Optimal Values for Inline" in
 // perftest_parameters.h, perftest 6.x), bytes.
 const (
@@ -116,7 +101,7 @@ func (d *Device) inlineFor(s Spec) (int, string, error) {
 	if s.Mode == result.ModeBW {
 		return 0, "auto: none in bandwidth tests (perftest's default)", nil
 	}
-	if s.mrMode() == result.MRModePerOp {
+	if s.MRModeOrDefault() == result.MRModePerOp {
 		return 0, "auto: none with --mr-mode per-op (an inline message needs no registration)", nil
 	}
 	limit := perftestLatencyInline(s)
@@ -144,7 +129,7 @@ func (d *Device) inlineFor(s Spec) (int, string, error) {
 // test of s's op and QP type on a device it recognises (0: none).
 func perftestLatencyInline(s Spec) int {
 	switch {
-	case s.Op == result.OpSend && s.qpType() == result.QPTypeUD:
+	case s.Op == result.OpSend && s.QPTypeOrDefault() == result.QPTypeUD:
 		return perftestInlineSendUD
 	case s.Op == result.OpSend:
 		return perftestInlineSend

@@ -23,23 +23,6 @@ import (
 // oldest receive, whichever engine posted it, and the receive's wr_id
 // names the area it landed in (the --verify pass reads it there).
 
-// validateSRQ refuses --srq where no QP consumes receives or where it is
-// not supported.
-func (s Spec) validateSRQ() error {
-	if !s.SRQ {
-		return nil
-	}
-	switch {
-	case s.Transport == result.TransportTCP:
-		return fmt.Errorf("--srq applies to RDMA tests, not to the TCP baseline")
-	case s.Op != result.OpSend:
-		return fmt.Errorf("--srq applies to send tests: only a SEND consumes receives (op %s): use --op send", s.Op)
-	case s.qpType() == result.QPTypeUC:
-		return fmt.Errorf("--srq is not supported on UC QPs: use --qp-type rc or ud")
-	}
-	return nil
-}
-
 // usesSRQ reports whether one side's QPs of s take their receives from an
 // SRQ: the server's, and the client's in latency tests.
 func usesSRQ(s Spec, client bool) bool { return s.SRQ && (!client || s.Mode == result.ModeLat) }

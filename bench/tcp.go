@@ -297,7 +297,7 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.R
 func tcpResult(s Spec) result.Result {
 	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: tcpTimedInterval(s),
 		Transport: result.TransportTCP}
-	r.UseStats(s.stats())
+	r.UseStats(s.Stats())
 	return r
 }
 

@@ -83,20 +83,6 @@ func verifyTimeout() time.Duration { return EngineTimeout + ctrlTimeout }
 // at the client when it is sent, not when it lands.
 var verifyGrace = time.Second
 
-// validateVerify refuses --verify where it checks nothing.
-func (s Spec) validateVerify() error {
-	if !s.Verify {
-		return nil
-	}
-	switch {
-	case s.Transport == result.TransportTCP:
-		return fmt.Errorf("--verify checks RDMA payloads, not the TCP baseline (TCP checksums its own data)")
-	case s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap:
-		return fmt.Errorf("--verify checks the payloads of send, write and read; %s carries an 8-byte operand, not a payload: run atomics without --verify", s.Op)
-	}
-	return nil
-}
-
 // verifyChecker is the side that compares: the server for SEND and WRITE
 // (what arrived), the client for READ (what it read).
 func verifyChecker(op string) string {

@@ -1,4 +1,4 @@
-package bench
+package spec
 
 import (
 	"fmt"
@@ -140,13 +140,13 @@ func (s Spec) Validate() error {
 			return err
 		}
 	}
-	if !contains(result.QPTypes, s.qpType()) {
+	if !contains(result.QPTypes, s.QPTypeOrDefault()) {
 		return fmt.Errorf("QP type %q unknown; valid: %s", s.QPType, strings.Join(result.QPTypes, ", "))
 	}
 	if s.QPType != "" && s.QPType != result.QPTypeRC && s.Transport == result.TransportTCP {
 		return fmt.Errorf("QP type %s applies to RDMA tests, not to the TCP baseline", s.QPType)
 	}
-	switch s.qpType() {
+	switch s.QPTypeOrDefault() {
 	case result.QPTypeUC:
 		if s.Op != result.OpSend && s.Op != result.OpWrite {
 			return fmt.Errorf("op %s is not supported on UC QPs: UC carries send and write only (READ and atomics need RC)", s.Op)
@@ -184,7 +184,7 @@ func (s Spec) Validate() error {
 		switch {
 		case s.Transport == result.TransportTCP:
 			return fmt.Errorf("--rdma-cm applies to RDMA tests, not to the TCP baseline")
-		case s.qpType() != result.QPTypeRC:
+		case s.QPTypeOrDefault() != result.QPTypeRC:
 			return fmt.Errorf("--rdma-cm connects RC QPs only, not --qp-type %s", s.QPType)
 		case s.MTU != 0:
 			return fmt.Errorf("--mtu %d with --rdma-cm: rdma_cm sets the path MTU from both ports (lower the netdev MTU instead)", s.MTU)

@@ -1,4 +1,4 @@
-package bench
+package spec
 
 import (
 	"fmt"
@@ -141,8 +141,8 @@ func (s Spec) NumQPs() int { return max(s.QPs, 1) }
 // NumThreads is the number of client threads driving the QPs (at least 1).
 func (s Spec) NumThreads() int { return max(s.Threads, 1) }
 
-// qpType is the spec's QP type, "rc" when unset.
-func (s Spec) qpType() string {
+// QPTypeOrDefault is the spec's QP type, "rc" when unset.
+func (s Spec) QPTypeOrDefault() string {
 	if s.QPType == "" {
 		return result.QPTypeRC
 	}
@@ -155,18 +155,21 @@ func (s Spec) QPTypeLabel() string {
 	if s.Transport == result.TransportTCP {
 		return ""
 	}
-	return strings.ToUpper(s.qpType())
+	return strings.ToUpper(s.QPTypeOrDefault())
 }
 
-// readsOrAtomics reports whether the test issues RDMA READs or atomics,
+// ReadsOrAtomics reports whether the test issues RDMA READs or atomics,
 // which need responder resources on the peer.
-func (s Spec) readsOrAtomics() bool {
+func (s Spec) ReadsOrAtomics() bool {
 	return s.Op == result.OpRead || s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap
 }
 
 // Unreliable reports whether the spec runs on a QP type without
 // acknowledgements (UC or UD): a lost message is not retransmitted.
-func (s Spec) Unreliable() bool { t := s.qpType(); return t == result.QPTypeUC || t == result.QPTypeUD }
+func (s Spec) Unreliable() bool {
+	t := s.QPTypeOrDefault()
+	return t == result.QPTypeUC || t == result.QPTypeUD
+}
 
 // Load is the background traffic of a latency-under-load test: QPs queue
 // pairs each streaming Op (write or read) messages of Size bytes.
@@ -197,10 +200,10 @@ func (l *Load) validate() error {
 	return nil
 }
 
-// loadSpec is the bandwidth spec of each load QP.
-func (s Spec) loadSpec() Spec {
+// LoadSpec is the bandwidth spec of each load QP.
+func (s Spec) LoadSpec() Spec {
 	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
-		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.loadPace(),
+		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.LoadPace(),
 		NoRelaxedOrdering: s.NoRelaxedOrdering, NoAddrStep: s.NoAddrStep, AddrCycle: s.AddrCycle,
 		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex}
 }
@@ -215,13 +218,13 @@ func (s Spec) Key() result.Key { return result.NewKey(s.Op, s.Mode, s.Size, s.Tr
 func (s Spec) TimedInterval() string {
 	if s.Rate > 0 {
 		return fmt.Sprintf("open loop at %g ops/s (%s schedule): from each operation's intended send time to its reply "+
-			"(full round trip plus any wait behind the previous one; corrects coordinated omission)", s.Rate, s.schedule())
+			"(full round trip plus any wait behind the previous one; corrects coordinated omission)", s.Rate, s.ScheduleOrDefault())
 	}
-	if s.mrMode() == result.MRModePerOp {
+	if s.MRModeOrDefault() == result.MRModePerOp {
 		return s.perOpInterval()
 	}
 	if s.Bidirectional {
-		return bidirInterval
+		return BidirInterval
 	}
 	if s.Mode == result.ModeBW {
 		return "bandwidth: first post to last completion; latency: post to completion of each signaled work request"
@@ -243,7 +246,7 @@ func (s Spec) HalfRTT() bool {
 	return s.Mode == result.ModeLat && s.Rate == 0 && (s.Op == result.OpSend || s.Op == result.OpWrite)
 }
 
-func (s Spec) schedule() string {
+func (s Spec) ScheduleOrDefault() string {
 	if s.Schedule == "" {
 		return result.ScheduleConstant
 	}

@@ -1,16 +1,14 @@
-package bench
+package spec
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/result"
-
-	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// mrMode is the spec's registration mode, "pool" when unset.
-func (s Spec) mrMode() string {
+// MRModeOrDefault is the spec's registration mode, "pool" when unset.
+func (s Spec) MRModeOrDefault() string {
 	if s.MRMode == "" {
 		return result.MRModePool
 	}
@@ -23,23 +21,23 @@ func (s Spec) MRModeLabel() string {
 	if s.Transport == result.TransportTCP {
 		return ""
 	}
-	return s.mrMode()
+	return s.MRModeOrDefault()
 }
 
 // validateMR checks MRMode and HugePages against the rest of the spec.
 func (s Spec) validateMR() error {
-	if !contains(result.MRModes, s.mrMode()) {
+	if !contains(result.MRModes, s.MRModeOrDefault()) {
 		return fmt.Errorf("MR mode %q unknown; valid: %s", s.MRMode, strings.Join(result.MRModes, ", "))
 	}
 	if s.Transport == result.TransportTCP {
-		if s.mrMode() != result.MRModePool {
+		if s.MRModeOrDefault() != result.MRModePool {
 			return fmt.Errorf("--mr-mode %s applies to RDMA tests, not to the TCP baseline", s.MRMode)
 		}
 		if s.HugePages {
 			return fmt.Errorf("--hugepages applies to RDMA buffers, not to the TCP baseline")
 		}
 	}
-	if s.mrMode() == result.MRModePerOp && s.Inline > 0 && s.Size <= s.Inline && (s.Op == result.OpSend || s.Op == result.OpWrite) {
+	if s.MRModeOrDefault() == result.MRModePerOp && s.Inline > 0 && s.Size <= s.Inline && (s.Op == result.OpSend || s.Op == result.OpWrite) {
 		return fmt.Errorf("--mr-mode per-op with --inline-size %d: %d-byte messages are posted inline, copied by the CPU "+
 			"without any registration; use --inline-size 0 (or a size above %d)", s.Inline, s.Size, s.Inline)
 	}
@@ -68,21 +66,4 @@ func (s Spec) perOpInterval() string {
 		return "one full atomic round trip (RTT) with " + reg + ": from before the registration of the 8-byte result " +
 			"buffer to after its deregistration"
 	}
-}
-
-// odpOps are the RC operations whose memory must be ODP in odp mode
-// (verbs.Context.CheckODP); UC and UD are checked for registration only.
-func odpOps(s Spec) verbs.ODPOps {
-	if s.qpType() != result.QPTypeRC {
-		return 0
-	}
-	switch s.Op {
-	case result.OpSend:
-		return verbs.ODPSend | verbs.ODPRecv
-	case result.OpWrite:
-		return verbs.ODPWrite
-	case result.OpRead:
-		return verbs.ODPRead
-	}
-	return verbs.ODPAtomic
 }

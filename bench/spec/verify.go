@@ -1,0 +1,21 @@
+package spec
+
+import (
+	"fmt"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// validateVerify refuses --verify where it checks nothing.
+func (s Spec) validateVerify() error {
+	if !s.Verify {
+		return nil
+	}
+	switch {
+	case s.Transport == result.TransportTCP:
+		return fmt.Errorf("--verify checks RDMA payloads, not the TCP baseline (TCP checksums its own data)")
+	case s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap:
+		return fmt.Errorf("--verify checks the payloads of send, write and read; %s carries an 8-byte operand, not a payload: run atomics without --verify", s.Op)
+	}
+	return nil
+}
