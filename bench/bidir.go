@@ -83,7 +83,7 @@ func (r bidirRun) direction() *proto.Direction {
 func (b *bidirSide) step(until int64) error {
 	b.ep.eng.ResetSamples()
 	var err error
-	if b.s.Op == result.OpSend {
+	if b.s.Traits().ConsumesRecv {
 		_, err = b.ep.eng.BidirSend(until)
 	} else {
 		_, err = b.ep.eng.BWClient(until)
@@ -106,7 +106,7 @@ func (b *bidirSide) await(ch <-chan struct{}, limit time.Duration, what string) 
 		return nil
 	}
 	timeout := fmt.Errorf("bidirectional barrier: no %s within %v", what, limit)
-	if b.s.Op != result.OpSend {
+	if !b.s.Traits().ConsumesRecv {
 		t := time.NewTimer(limit)
 		defer t.Stop()
 		select {
@@ -234,7 +234,7 @@ func (b *bidirSide) run() (bidirRun, error) {
 			return out, err
 		}
 	}
-	if s.Op == result.OpSend { // receive until the stop count: the peer's total
+	if s.Traits().ConsumesRecv { // receive until the stop count: the peer's total
 		eng.ResetSamples()
 		if _, err := eng.BidirSend(far); err != nil {
 			return out, fmt.Errorf("receiving the rest of the peer's messages: %w", b.err(err))
@@ -331,7 +331,7 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 		}
 		return result.Result{}, sr, err
 	}
-	if s.Op == result.OpSend && sr.Iterations != run.total() {
+	if s.Traits().ConsumesRecv && sr.Iterations != run.total() {
 		return result.Result{}, sr, fmt.Errorf("the server received %d of the client's %d SENDs", sr.Iterations, run.total())
 	}
 	r, err := bidirResult(baseResult(s, ep), s, run, *sr.Bidir)

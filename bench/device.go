@@ -142,7 +142,7 @@ func (d *Device) supports(s Spec) error {
 		return fmt.Errorf("%s is an iWARP device: --qp-type %s %w (iWARP carries reliable connections only)", name, s.QPTypeOrDefault(), verbs.ErrNotSupported)
 	case d.Ctx.IsIWARP() && !s.RDMACM:
 		return fmt.Errorf("%s is an iWARP device: connecting its QPs without rdma_cm is %w: use --rdma-cm", name, verbs.ErrNotSupported)
-	case (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && d.Attr.AtomicCap == 0:
+	case s.Traits().Atomic && d.Attr.AtomicCap == 0:
 		return fmt.Errorf("%s: atomics %w (atomic_cap 0)", name, verbs.ErrNotSupported)
 	case uint64(s.Size) > uint64(d.Port.MaxMsgSize) && d.Port.MaxMsgSize != 0:
 		return fmt.Errorf("size %d bytes exceeds %s port %d max_msg_sz %d: %w", s.Size, name, d.Port.Port, d.Port.MaxMsgSize, verbs.ErrNotSupported)

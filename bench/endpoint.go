@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -67,33 +68,14 @@ func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
 		s.Bidirectional = false
 		return remoteAccess(s, false, iwarp) | remoteAccess(s, true, iwarp)
 	}
-	switch s.Op {
-	case result.OpWrite:
-		if s.Mode == result.ModeLat || !client {
-			return verbs.AccessRemoteWrite
-		}
-	case result.OpRead:
-		if !client {
-			return verbs.AccessRemoteRead
-		}
-		if iwarp {
-			return verbs.AccessRemoteWrite
-		}
-	case result.OpFetchAdd, result.OpCmpSwap:
-		if !client {
-			return verbs.AccessRemoteAtomic
-		}
+	t := s.Traits()
+	switch {
+	case !client || (s.Mode == result.ModeLat && t.PingPong): // the target; a ping-pong's client is one too
+		return accessVerbs[t.Access]
+	case iwarp && t.Access == spec.AccessRemoteRead: // the READ's sink
+		return verbs.AccessRemoteWrite
 	}
 	return 0
-}
-
-// verbsOps maps a test's op (Spec.Op) to the operation its engine posts.
-var verbsOps = map[string]verbs.Opcode{
-	result.OpSend:     verbs.OpSend,
-	result.OpWrite:    verbs.OpWrite,
-	result.OpRead:     verbs.OpRead,
-	result.OpFetchAdd: verbs.OpFetchAdd,
-	result.OpCmpSwap:  verbs.OpCmpSwap,
 }
 
 // newEndpoint creates the resources of one side of spec, with its buffer
@@ -325,12 +307,12 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 // target buffer r and, for SEND tests, posts the first receives.
 func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	s := e.spec
-	op, ok := verbsOps[s.Op]
+	v, ok := opVerbs[s.Op]
 	if !ok {
 		return fmt.Errorf("op %q has no RDMA operation", s.Op)
 	}
 	step, cycle := s.AddrStep()
-	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: op, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle,
+	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: v.code, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.inline > 0 && s.Size <= e.inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
 		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {
@@ -340,7 +322,7 @@ func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	if r := s.Pace(); r > 0 && e.client { // load QPs: their loadSpec carries each one's pace
 		eng.SetPace(r / float64(s.NumQPs())) // the limit is the test's, over its QPs
 	}
-	if s.Op == result.OpSend {
+	if s.Traits().ConsumesRecv {
 		if err := eng.PostRecvs(e.recvs); err != nil {
 			return err
 		}

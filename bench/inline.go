@@ -9,14 +9,6 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// perftest's latency inline values ("Optimal Values for Inline" in
-// perftest_parameters.h, perftest 6.x), bytes.
-const (
-	perftestInlineSend   = 236 // SEND on RC and UC
-	perftestInlineSendUD = 188 // SEND on UD
-	perftestInlineWrite  = 220 // WRITE on RC and UC
-)
-
 // probeInlineMax is the largest inline size the probe asks for, bytes.
 // Devices grant 0 to a few hundred bytes (rxe 512, siw 80, mlx5 up to
 // about 900); an mlx5 rounds a request up, so asking high finds its limit.
@@ -128,15 +120,10 @@ func (d *Device) inlineFor(s Spec) (int, string, error) {
 // perftestLatencyInline is perftest's default inline size for a latency
 // test of s's op and QP type on a device it recognises (0: none).
 func perftestLatencyInline(s Spec) int {
-	switch {
-	case s.Op == result.OpSend && s.QPTypeOrDefault() == result.QPTypeUD:
-		return perftestInlineSendUD
-	case s.Op == result.OpSend:
-		return perftestInlineSend
-	case s.Op == result.OpWrite:
-		return perftestInlineWrite
+	if s.QPTypeOrDefault() == result.QPTypeUD {
+		return s.Traits().PerftestInlineUD
 	}
-	return 0
+	return s.Traits().PerftestInline
 }
 
 // perftestInline reproduces perftest 6.x's inline default for s on a device

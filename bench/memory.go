@@ -39,15 +39,7 @@ func odpOps(s Spec) verbs.ODPOps {
 	if s.QPTypeOrDefault() != result.QPTypeRC {
 		return 0
 	}
-	switch s.Op {
-	case result.OpSend:
-		return verbs.ODPSend | verbs.ODPRecv
-	case result.OpWrite:
-		return verbs.ODPWrite
-	case result.OpRead:
-		return verbs.ODPRead
-	}
-	return verbs.ODPAtomic
+	return opVerbs[s.Op].odp
 }
 
 // testMemory is the registered memory of one side of one test: a PD and

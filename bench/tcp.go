@@ -67,7 +67,7 @@ func refuseRDMA(c *proto.Conn) error {
 
 // checkTCPSpec refuses what the TCP baseline does not measure.
 func checkTCPSpec(s Spec) error {
-	if s.Op != result.OpSend {
+	if !s.Traits().TCP {
 		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
 	}
 	if s.Rate > 0 || s.Load != nil {

@@ -22,10 +22,10 @@ func (s Spec) validateBidir() error {
 		return fmt.Errorf("-b (bidirectional) applies to RDMA tests, not to the TCP baseline")
 	case s.NumQPs() > 1:
 		return fmt.Errorf("-b (bidirectional) with --qps %d is not supported: a bidirectional test runs on one QP", s.QPs)
-	case s.Op == result.OpSend && s.Unreliable():
+	case s.Traits().ConsumesRecv && s.Unreliable():
 		return fmt.Errorf("-b (bidirectional) SEND on %s QPs is not supported: a lost message would leave its receiver waiting "+
 			"for it (use --qp-type rc; WRITE runs on uc)", s.QPTypeLabel())
-	case s.Op == result.OpSend && s.Event:
+	case s.Traits().ConsumesRecv && s.Event:
 		return fmt.Errorf("-b (bidirectional) SEND with --event is not supported: each side polls its send and receive completions in one loop")
 	case s.MRModeOrDefault() == result.MRModePerOp:
 		return fmt.Errorf("-b (bidirectional) with --mr-mode per-op is not supported: per-op registration is the client's; " +

@@ -101,13 +101,10 @@ func defaultWarmup(s Spec) int64 {
 // defaultOps are the operations of a plan that names none: what the QP
 // type carries.
 func defaultOps(qpType string) []string {
-	switch qpType {
-	case result.QPTypeUC:
-		return []string{result.OpSend, result.OpWrite}
-	case result.QPTypeUD:
-		return []string{result.OpSend}
+	if !contains(result.QPTypes, qpType) {
+		qpType = result.QPTypeRC // "" or unknown (Validate refuses it by name)
 	}
-	return []string{result.OpSend, result.OpWrite, result.OpRead}
+	return opNames(func(t OpTraits) bool { return t.Default && t.Carries(qpType) })
 }
 
 // defaultSize is the message size of a mode when the plan names none.

@@ -37,7 +37,7 @@ func (s Spec) validateMR() error {
 			return fmt.Errorf("--hugepages applies to RDMA buffers, not to the TCP baseline")
 		}
 	}
-	if s.MRModeOrDefault() == result.MRModePerOp && s.Inline > 0 && s.Size <= s.Inline && (s.Op == result.OpSend || s.Op == result.OpWrite) {
+	if s.MRModeOrDefault() == result.MRModePerOp && s.Inline > 0 && s.Size <= s.Inline && s.Traits().Inline {
 		return fmt.Errorf("--mr-mode per-op with --inline-size %d: %d-byte messages are posted inline, copied by the CPU "+
 			"without any registration; use --inline-size 0 (or a size above %d)", s.Inline, s.Size, s.Inline)
 	}
@@ -52,18 +52,8 @@ func (s Spec) perOpInterval() string {
 		return "bandwidth with " + reg + "; bandwidth: first registration to last completion; " +
 			"latency: from before the registration to the completion of each signaled work request"
 	}
-	switch s.Op {
-	case result.OpSend:
-		return "half of a SEND/RECV ping-pong round trip (RTT/2) with " + reg + "; one sample runs from before the " +
-			"registration, over the reply's receive completion and the send completion, to after the deregistration"
-	case result.OpWrite:
-		return "half of an RDMA WRITE ping-pong round trip (RTT/2) with " + reg + "; one sample runs from before the " +
-			"registration, over the reply's last byte and the WRITE completion, to after the deregistration"
-	case result.OpRead:
-		return "one full RDMA READ round trip (RTT) with " + reg + ": from before the registration of the local sink " +
-			"to after its deregistration"
-	default:
-		return "one full atomic round trip (RTT) with " + reg + ": from before the registration of the 8-byte result " +
-			"buffer to after its deregistration"
+	if t := s.Traits(); t.PerOpInterval != nil {
+		return t.PerOpInterval(reg)
 	}
+	return ""
 }

@@ -42,7 +42,7 @@ func (p Plan) Specs() ([]Spec, error) {
 			if sizes == nil {
 				sizes = []int{defaultSize(m)}
 			}
-			if op == result.OpFetchAdd || op == result.OpCmpSwap {
+			if t, _ := OpOf(op); t.Atomic {
 				sizes = []int{AtomicSize}
 			}
 			for _, sz := range sizes {

@@ -160,9 +160,7 @@ func (s Spec) QPTypeLabel() string {
 
 // ReadsOrAtomics reports whether the test issues RDMA READs or atomics,
 // which need responder resources on the peer.
-func (s Spec) ReadsOrAtomics() bool {
-	return s.Op == result.OpRead || s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap
-}
+func (s Spec) ReadsOrAtomics() bool { return s.Traits().ReadAtomic }
 
 // Unreliable reports whether the spec runs on a QP type without
 // acknowledgements (UC or UD): a lost message is not retransmitted.
@@ -181,6 +179,9 @@ type Load struct {
 	CQMod   int    `json:"cq_mod"`
 }
 
+// isLoadOp reports whether op may stream as a load (OpTraits.Load).
+func isLoadOp(op string) bool { t, ok := OpOf(op); return ok && t.Load }
+
 // MaxLoadQPs bounds the load QPs of one test.
 const MaxLoadQPs = 64
 
@@ -188,8 +189,8 @@ func (l *Load) validate() error {
 	switch {
 	case l.QPs < 1 || l.QPs > MaxLoadQPs:
 		return fmt.Errorf("load QPs %d out of range 1..%d", l.QPs, MaxLoadQPs)
-	case l.Op != result.OpWrite && l.Op != result.OpRead:
-		return fmt.Errorf("load op %q invalid: write or read (the server's CPU stays idle)", l.Op)
+	case !isLoadOp(l.Op):
+		return fmt.Errorf("load op %q invalid: %s (the server's CPU stays idle)", l.Op, orList(opNames(func(t OpTraits) bool { return t.Load })))
 	case l.Size < 1 || l.Size > MaxSize:
 		return fmt.Errorf("load size %d bytes out of range 1..%d", l.Size, MaxSize)
 	case l.TxDepth < 1 || l.TxDepth > MaxDepth:
@@ -229,21 +230,12 @@ func (s Spec) TimedInterval() string {
 	if s.Mode == result.ModeBW {
 		return "bandwidth: first post to last completion; latency: post to completion of each signaled work request"
 	}
-	switch s.Op {
-	case result.OpSend:
-		return "half of a SEND/RECV ping-pong round trip (RTT/2), from post to the reply's receive completion"
-	case result.OpWrite:
-		return "half of an RDMA WRITE ping-pong round trip (RTT/2), from post until the reply's last byte lands in memory"
-	case result.OpRead:
-		return "one full RDMA READ round trip (RTT), from post to its completion"
-	default:
-		return "one full atomic round trip (RTT), from post to its completion"
-	}
+	return s.Traits().Interval
 }
 
 // HalfRTT reports whether latency is reported as half the measured round trip.
 func (s Spec) HalfRTT() bool {
-	return s.Mode == result.ModeLat && s.Rate == 0 && (s.Op == result.OpSend || s.Op == result.OpWrite)
+	return s.Mode == result.ModeLat && s.Rate == 0 && s.Traits().PingPong
 }
 
 func (s Spec) ScheduleOrDefault() string {

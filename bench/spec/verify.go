@@ -14,8 +14,9 @@ func (s Spec) validateVerify() error {
 	switch {
 	case s.Transport == result.TransportTCP:
 		return fmt.Errorf("--verify checks RDMA payloads, not the TCP baseline (TCP checksums its own data)")
-	case s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap:
-		return fmt.Errorf("--verify checks the payloads of send, write and read; %s carries an 8-byte operand, not a payload: run atomics without --verify", s.Op)
+	case s.Traits().Verifier == "":
+		return fmt.Errorf("--verify checks the payloads of %s; %s carries an 8-byte operand, not a payload: run atomics without --verify",
+			andList(opNames(func(t OpTraits) bool { return t.Verifier != "" })), s.Op)
 	}
 	return nil
 }
