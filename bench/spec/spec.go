@@ -96,7 +96,7 @@ type Spec struct {
 	// Percentiles are the latency percentiles the results report, with
 	// their confidence intervals at Confidence (--percentiles,
 	// --confidence); empty and 0: result.DefaultPercentiles at 95 %. The
-	// client's business: the server ignores them. See stats.go.
+	// client's business: the server ignores them. See percentiles.go.
 	Percentiles []float64 `json:"percentiles,omitempty"`
 	Confidence  float64   `json:"confidence,omitempty"`
 	// Repeat runs the test this many times, each on fresh QPs (--repeat):
