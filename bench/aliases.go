@@ -1,6 +1,9 @@
 package bench
 
-import "github.com/rdmabench/rdmabench/bench/spec"
+import (
+	"github.com/rdmabench/rdmabench/bench/hostenv"
+	"github.com/rdmabench/rdmabench/bench/spec"
+)
 
 // The test definition lives in bench/spec (pure Go). These aliases keep
 // the names the rest of bench and its callers used before the move; new
@@ -77,4 +80,11 @@ var (
 	ParseCPUs      = spec.ParseCPUs
 	ParseList      = spec.ParseList
 	ParseLoadSweep = spec.ParseLoadSweep
+)
+
+// Host checks (bench/hostenv).
+var (
+	CheckEnv     = hostenv.CheckEnv
+	OnlineCPUs   = hostenv.OnlineCPUs
+	memlockLimit = hostenv.MemlockLimit
 )
