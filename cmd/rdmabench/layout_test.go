@@ -90,3 +90,55 @@ func TestFileSizes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// packageLimits bound a package's non-test Go code, lines and files: one
+// package is one concept (docs/architecture.md). The root bench package,
+// the engine, still holds several concerns and has its own bound, to
+// shrink as they move out (bench/spec, bench/hostenv did).
+var packageLimits = map[string]struct{ lines, files int }{
+	"":      {5000, 30}, // every other package
+	"bench": {9000, 44},
+}
+
+// TestPackageSizes keeps each package within packageLimits.
+func TestPackageSizes(t *testing.T) {
+	root := moduleRoot(t)
+	type size struct{ lines, files int }
+	sizes := map[string]size{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "build" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(path))
+		s := sizes[dir]
+		s.lines += strings.Count(string(b), "\n")
+		s.files++
+		sizes[dir] = s
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sizes["bench"].files == 0 || sizes["verbs"].files == 0 {
+		t.Fatalf("found no Go files in bench or verbs under %s", root)
+	}
+	for dir, s := range sizes {
+		lim, ok := packageLimits[dir]
+		if !ok {
+			lim = packageLimits[""]
+		}
+		if s.lines > lim.lines || s.files > lim.files {
+			t.Errorf("package %s has %d lines in %d files (limit %d lines, %d files): split it by concept into packages", dir, s.lines, s.files, lim.lines, lim.files)
+		}
+	}
+}
