@@ -14,7 +14,7 @@ import (
 )
 
 // The resource budget: what one side of a test maps, registers and opens,
-// computed from its Spec before anything exists (Spec.Need), and the
+// computed from its Spec before anything exists (NeedOf), and the
 // limits a server (--max-memory, --max-qps) or a client and loopback run
 // hold every test to. The server refuses a test over its budget with the
 // figures, the session stays in step, and the client exits 3 (CodeBudget).

@@ -12,7 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
-// TestRDMABudgetNeedMatchesMemory: Spec.Need, which the budget checks
+// TestRDMABudgetNeedMatchesMemory: NeedOf, which the budget checks
 // before anything exists, is what newTestEndpoints really maps, registers
 // and opens, on both sides, for pools, load QPs, per-op buffers and UD.
 func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
