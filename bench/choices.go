@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"sync/atomic"
 
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -48,16 +47,7 @@ func useGRH(port verbs.PortAttr, gidGiven bool) bool {
 // checkChoices refuses, before anything is created, choices the device
 // cannot take: a P_Key index past the port's table, a completion vector
 // past the device's.
-func checkChoices(dev *Device, s Spec) error {
-	name := dev.Ctx.Name()
-	if n := dev.Port.PKeyTblLen; s.PKeyIndex > 0 && s.PKeyIndex >= n {
-		return fmt.Errorf("P_Key index %d out of range: %s port %d has %d P_Key table entries (0..%d)", s.PKeyIndex, name, dev.Port.Port, n, max(n-1, 0))
-	}
-	if n := dev.Ctx.NumCompVectors(); s.CompVector > 0 && s.CompVector >= n {
-		return fmt.Errorf("completion vector %d out of range: %s has %d (0..%d)", s.CompVector, name, n, max(n-1, 0))
-	}
-	return nil
-}
+func checkChoices(dev *Device, s Spec) error { return s.CheckDeviceChoices(dev.limits()) }
 
 // cqSeq numbers the CQs of spread tests, for their round robin over the
 // device's vectors (process-wide: concurrent tests spread too).

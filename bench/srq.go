@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"fmt"
-
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -40,11 +38,8 @@ func recvPosts(s Spec) int {
 // newSRQ creates the shared receive queue of one side of s in pd, after
 // checking the device's limits.
 func newSRQ(dev *Device, s Spec, pd *verbs.PD) (*verbs.SRQ, error) {
-	switch {
-	case dev.Attr.MaxSRQ == 0:
-		return nil, fmt.Errorf("--srq: %s has no shared receive queues (max_srq 0): %w", dev.Ctx.Name(), verbs.ErrNotSupported)
-	case s.RxDepth > dev.Attr.MaxSRQWR:
-		return nil, fmt.Errorf("--srq: rx depth %d exceeds %s's max_srq_wr %d", s.RxDepth, dev.Ctx.Name(), dev.Attr.MaxSRQWR)
+	if err := s.CheckDeviceSRQ(dev.limits()); err != nil {
+		return nil, deviceLacks(err)
 	}
 	return pd.CreateSRQ(verbs.SRQConfig{MaxWR: s.RxDepth})
 }

@@ -3,8 +3,8 @@
 // default and limit, and the op table. Pure Go (bench/result and the
 // standard library only: TestSpecIsPure), so that the test definition,
 // its validation and FuzzSpecDecode build and run without rdma-core.
-// Facts of a device (its limits) are checked where the device is open,
-// in bench (bench/device.go), not here.
+// A device's limits come in as plain data (DeviceLimits, filled by
+// bench/device.go from verbs), so that they too are checked here.
 //
 // Files by concept: spec.go (Spec, Load, the names and labels of a test,
 // its timed interval), plan.go (Plan: modes × ops × sizes), ops.go (the
@@ -16,5 +16,6 @@
 // --hugepages), inline.go (inline policies), choices.go (the options that
 // differ from perftest: address stepping, P_Key index, completion
 // vectors), bidir.go (-b), srq.go (--srq), verify.go (--verify),
-// loadsweep.go (--load-sweep), repeat.go (--repeat's bound).
+// loadsweep.go (--load-sweep), repeat.go (--repeat's bound), device.go
+// (a spec against a device's limits: DeviceLimits, CheckDevice).
 package spec
