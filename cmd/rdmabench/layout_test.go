@@ -57,10 +57,10 @@ func TestPurePackagesNeedNoCgo(t *testing.T) {
 	}
 }
 
-// TestFileSizes keeps each non-test Go file to one concept's worth of code.
-func TestFileSizes(t *testing.T) {
-	const limit = 520
-	root := moduleRoot(t)
+// walkGoSources calls fn with each non-test Go file under root (not in
+// .git, build or testdata), its path relative to root and its lines.
+func walkGoSources(t *testing.T, root string, fn func(rel string, lines int)) {
+	t.Helper()
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -80,15 +80,23 @@ func TestFileSizes(t *testing.T) {
 		for s := bufio.NewScanner(f); s.Scan(); {
 			n++
 		}
-		if n > limit {
-			rel, _ := filepath.Rel(root, path)
-			t.Errorf("%s has %d lines (limit %d): split it by concept", rel, n, limit)
-		}
+		rel, _ := filepath.Rel(root, path)
+		fn(rel, n)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestFileSizes keeps each non-test Go file to one concept's worth of code.
+func TestFileSizes(t *testing.T) {
+	const limit = 520
+	walkGoSources(t, moduleRoot(t), func(rel string, n int) {
+		if n > limit {
+			t.Errorf("%s has %d lines (limit %d): split it by concept", rel, n, limit)
+		}
+	})
 }
 
 // packageLimits bound a package's non-test Go code, lines and files: one
@@ -102,35 +110,17 @@ var packageLimits = map[string]struct{ lines, files int }{
 
 // TestPackageSizes keeps each package within packageLimits.
 func TestPackageSizes(t *testing.T) {
-	root := moduleRoot(t)
 	type size struct{ lines, files int }
 	sizes := map[string]size{}
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "build" || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		dir, _ := filepath.Rel(root, filepath.Dir(path))
+	walkGoSources(t, moduleRoot(t), func(rel string, n int) {
+		dir := filepath.Dir(rel)
 		s := sizes[dir]
-		s.lines += strings.Count(string(b), "\n")
+		s.lines += n
 		s.files++
 		sizes[dir] = s
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if sizes["bench"].files == 0 || sizes["verbs"].files == 0 {
-		t.Fatalf("found no Go files in bench or verbs under %s", root)
+		t.Fatal("found no Go files in bench or verbs")
 	}
 	for dir, s := range sizes {
 		lim, ok := packageLimits[dir]
