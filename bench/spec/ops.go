@@ -9,9 +9,9 @@ import (
 // The op table: one row per operation a test can measure (Spec.Op), with
 // every trait that the rest of rdmabench switches on. Code asks the table
 // (OpOf, Spec.Traits), never the op's name. A new op is one row here, its
-// name in result.Ops (the JSON vocabulary), its work request in bench
-// (opVerbs, memory.go) and its C code in verbs; TestOpTable holds the
-// three lists together.
+// name in result.Ops (the JSON vocabulary), its work request and ODP
+// needs in bench (opVerbs, bench/opverbs.go) and its C code in verbs;
+// TestOpTable and bench's TestOpVerbs hold the three lists together.
 
 // Access is the remote access a test's target memory grants its peer for
 // an op (mapped to verbs.Access in bench).
