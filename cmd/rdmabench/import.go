@@ -31,9 +31,10 @@ result table, is exit 8, the line named. --show prints one thing instead of the
 document, for scripts: one line each, in order, for each file in turn (an empty
 line for what a file lacks, and exit 8): row (the first result row's fields), tables
 (how many table headers it printed), table-header (the table's header line as
-printed), labels (the test box's title and labels, " | " between), setting:LABEL (the first word of a box setting, e.g. 'setting:TX depth'),
-column:KEY (the first row's figure in a column: bytes, iterations, t_min, t_max,
-t_typical, t_avg, t_stdev, p99, p99.9, tps, bw_peak, bw_avg, msg_rate).`
+printed), labels (the test box's title and labels, " | " between), setting:LABEL
+(the first word of a box setting, e.g. 'setting:TX depth'), column:KEY (the first
+row's figure in a column: bytes, iterations, t_min, t_max, t_typical, t_avg,
+t_stdev, p99, p99.9, tps, bw_peak, bw_avg, msg_rate).`
 
 // cmdImport is 'rdmabench import perftest FILE...'.
 func cmdImport(fs *flag.FlagSet) action {
