@@ -12,7 +12,7 @@ readonly REPO
 
 usage() {
   cat <<EOF
-Usage: $PROG [--iters N] [--bw-duration SECS] [--rss-small N] [--rss-large N] [--keep DIR]
+Usage: $PROG [--iters N] [--bw-duration SECS] [--rss-small N] [--rss-large N] [--rounds N] [--keep DIR]
 
 Boots one qemu SoftRoCE guest (scripts/vm-run.sh) and runs there, side by side:
   1. 2 B latency, SEND, WRITE and READ: ib_{send,write,read}_lat -n N vs
@@ -40,6 +40,8 @@ Options:
   --bw-duration SECS  bandwidth measuring time per run, whole seconds (default 3)
   --rss-small N       iterations of the small RSS run (default 10000)
   --rss-large N       iterations of the large RSS run (default 1000000)
+  --rounds N          repeat the 8-run ABBA BAAB order N times (default 1: 4 runs per
+                      tool); more rounds narrow the intervals, and take N times as long
   --keep DIR          keep the raw outputs (guest /out, guest log, summary) in DIR
   -h, --help          show this help
 
@@ -56,7 +58,7 @@ EOF
 err() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() { err "error: $*"; exit 2; }
 
-iters=20000 bwdur=3 rss_small=10000 rss_large=1000000 keep=''
+iters=20000 bwdur=3 rss_small=10000 rss_large=1000000 keep='' rounds=1
 need_arg() { (($2 >= 2)) || die "$1 needs an argument (see -h)"; }
 while (($#)); do
   case $1 in
@@ -67,6 +69,7 @@ while (($#)); do
     --rss-small) need_arg "$1" $#; rss_small=$2; shift 2 ;;
     --rss-large) need_arg "$1" $#; rss_large=$2; shift 2 ;;
     --keep) need_arg "$1" $#; keep=$2; shift 2 ;;
+    --rounds) need_arg "$1" $#; rounds=$2; shift 2 ;;
     *) err "unknown argument: $1"; usage >&2; exit 2 ;;
   esac
 done
@@ -75,6 +78,7 @@ posint --iters "$iters"
 posint --bw-duration "$bwdur"
 posint --rss-small "$rss_small"
 posint --rss-large "$rss_large"
+posint --rounds "$rounds"
 ((iters >= 1000)) || die "--iters must be at least 1000 (perftest's 99.9% and rdmabench's p99.9 need it)"
 ((rss_large > rss_small)) || die "--rss-large must exceed --rss-small"
 
@@ -300,9 +304,10 @@ exit $fail
 GUEST
 
 # Generous guest timeout: boot + about 100 us per latency iteration + the rest.
-order='pt rb rb pt rb pt pt rb'
-reps=4 # runs per tool in $order
-est=$((60 + 24 * (10 + iters / 10000) + 32 * (bwdur + 15) + (rss_small + rss_large) / 10000 + 40))
+order=''
+for ((i = 0; i < rounds; i++)); do order+="${order:+ }pt rb rb pt rb pt pt rb"; done
+reps=$((4 * rounds)) # runs per tool in $order
+est=$((60 + rounds * (24 * (10 + iters / 10000) + 32 * (bwdur + 15)) + (rss_small + rss_large) / 10000 + 40))
 vm_timeout=$((est * 2 + 120))
 ((vm_timeout >= 600)) || vm_timeout=600
 
