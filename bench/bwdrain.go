@@ -49,6 +49,7 @@ type sampleDrain struct {
 	mu       sync.Mutex
 	marks    []drainMark
 	finished bool
+	wake     chan struct{} // a mark or finish: pass now (capacity 1)
 	end      chan struct{}
 	lastDone int64
 }
@@ -59,26 +60,41 @@ type sampleDrain struct {
 // nothing): a 64 Ki-sample ring at 3 M signaled completions per second
 // (400 Gb/s of 16 KiB messages) gets a pass every 5 ms, far ahead of the
 // 20 ms it takes to fill, while a slow link (a few hundred completions per
-// second) gets one every 50 ms. Each wake-up takes a CPU from somewhere:
-// on a small host, from the sender's own loop or from the NIC's interrupts
-// (a software RDMA device's whole data path).
+// second) gets one a second (every progressEvery while a progress line is
+// live). A mark (each return of the C loop: an interval's end, a full
+// ring) and finish wake it at once, so interval lines and the result do
+// not wait for a sleep. Each wake-up takes a CPU from somewhere: on a small
+// host, from the sender's own loop (the Go runtime wakes a thread or two
+// for each timer, and the woken thread preempts the busy-polling engine
+// thread where they share a CPU) or from the NIC's interrupts (a software
+// RDMA device's whole data path).
 const (
 	drainPoll    = time.Millisecond
-	drainPollMax = 50 * time.Millisecond
+	drainPollMax = time.Second
 )
 
 // drainSleep is the sleep after a pass that recorded n samples in dt, the
-// last sleep having been prev, for a ring of capacity samples.
-func drainSleep(n uint64, dt, prev time.Duration, capacity int) time.Duration {
+// last sleep having been prev, for a ring of capacity samples, at most
+// ceil.
+func drainSleep(n uint64, dt, prev time.Duration, capacity int, ceil time.Duration) time.Duration {
 	if n == 0 {
-		return min(2*prev, drainPollMax)
+		return min(2*prev, ceil)
 	}
 	fill := time.Duration(float64(dt) * float64(capacity/4) / float64(n))
-	return min(max(fill, drainPoll), drainPollMax)
+	return min(max(fill, drainPoll), ceil)
+}
+
+// sleepCeil is the drainer's longest sleep: drainPollMax, or progressEvery
+// while a progress line is live (the drainer keeps it up to date).
+func (d *sampleDrain) sleepCeil() time.Duration {
+	if d.prog != nil && d.prog.w != nil {
+		return min(progressEvery, drainPollMax)
+	}
+	return drainPollMax
 }
 
 func startDrain(ring sampleRing, lat *hist.Histogram, iv *intervals, prog *progress) *sampleDrain {
-	d := &sampleDrain{ring: ring, lat: lat, iv: iv, prog: prog, end: make(chan struct{})}
+	d := &sampleDrain{ring: ring, lat: lat, iv: iv, prog: prog, wake: make(chan struct{}, 1), end: make(chan struct{})}
 	go d.run()
 	return d
 }
@@ -90,6 +106,15 @@ func (d *sampleDrain) mark(done int64, now int64, last bool) {
 	d.mu.Lock()
 	d.marks = append(d.marks, drainMark{at: at, done: done, now: now, last: last})
 	d.mu.Unlock()
+	d.poke()
+}
+
+// poke wakes the drainer for a pass now.
+func (d *sampleDrain) poke() {
+	select {
+	case d.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
 }
 
 // finish waits until every sample up to the last mark is recorded and the
@@ -99,6 +124,7 @@ func (d *sampleDrain) finish() {
 	d.mu.Lock()
 	d.finished = true
 	d.mu.Unlock()
+	d.poke()
 	<-d.end
 }
 
@@ -106,6 +132,8 @@ func (d *sampleDrain) run() {
 	defer close(d.end)
 	var r uint64 // samples recorded and released
 	sleep, last := drainPoll, time.Now()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
 		// w first, then the marks: a mark placed before the samples that
 		// follow it in the ring is seen together with them
@@ -120,12 +148,23 @@ func (d *sampleDrain) run() {
 			return // marks taken with finished set include the last one
 		}
 		// the C loop may not return for the whole test (iterations, no
-		// intervals): the progress line is the drainer's to keep live
-		d.prog.update(verbs.Now(), int64(d.ring.CompletedNow()), d.lat)
+		// intervals): the progress line is the drainer's to keep live. Only
+		// then does a pass read the clock: verbs.Now is a cgo call, and each
+		// cgo call or syscall wakes the Go runtime's sysmon thread from its
+		// deep sleep (for a few dozen wake-ups before it sleeps again) on
+		// the CPU the engine thread polls on
+		if d.prog.w != nil {
+			d.prog.update(verbs.Now(), int64(d.ring.CompletedNow()), d.lat)
+		}
 		now := time.Now()
-		sleep = drainSleep(r-before, now.Sub(last), sleep, d.ring.Capacity())
+		sleep = drainSleep(r-before, now.Sub(last), sleep, d.ring.Capacity(), d.sleepCeil())
 		last = now
-		time.Sleep(sleep)
+		timer.Reset(sleep)
+		select {
+		case <-timer.C:
+		case <-d.wake:
+			timer.Stop()
+		}
 	}
 }
 
