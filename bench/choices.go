@@ -19,7 +19,8 @@ import (
 //     drop it where it is not supported.
 //   - Address stepping: in bandwidth tests work request k's local and
 //     remote addresses lie (k mod cycle/step) × step bytes past the areas'
-//     starts, step being the message rounded up to a cache line and the
+//     starts, step being the message rounded up to the CPU's cache line
+//     (sysfs coherency_line_size, else 64 B: cacheline.go) and the
 //     cycle buffer a page (perftest's increase_loc_addr/increase_rem_addr),
 //     for messages up to half the cycle; --no-addr-step turns it off.
 //   - GRH: on InfiniBand the address vector has no GRH unless this side's
@@ -70,7 +71,8 @@ func (s Spec) validateChoices() error {
 }
 
 // addrStep is the address stepping of s's bandwidth work requests: the
-// step (the message rounded up to DefaultCacheLine) and the cycle, bytes;
+// step (the message rounded up to this machine's cache line, cacheLine) and
+// the cycle, bytes;
 // 0, 0 when off: --no-addr-step, latency tests, TCP, and messages above
 // half the cycle (perftest's rule).
 func (s Spec) addrStep() (step, cycle int) {
@@ -81,8 +83,11 @@ func (s Spec) addrStep() (step, cycle int) {
 	if s.NoAddrStep || s.Mode != result.ModeBW || s.Transport == result.TransportTCP || s.Size > cycle/2 {
 		return 0, 0
 	}
-	return (s.Size + DefaultCacheLine - 1) / DefaultCacheLine * DefaultCacheLine, cycle
+	return roundUp(s.Size, cacheLine), cycle
 }
+
+// roundUp is n rounded up to a multiple of m.
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
 // targetLen is how many bytes of a side's target area the peer's work
 // requests reach: the message, or the whole cycle when they step.

@@ -31,6 +31,8 @@ func TestUseGRH(t *testing.T) {
 // the cycle step by the message rounded up to a cache line; the areas
 // grow to hold the cycle, and the peer is told so.
 func TestAddrStep(t *testing.T) {
+	defer func(old int) { cacheLine = old }(cacheLine)
+	cacheLine = 64 // the cases' steps: TestAddrStepCacheLine has others
 	bw := func(op string, size int) Spec { return Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096} }
 	for _, tt := range []struct {
 		name              string
