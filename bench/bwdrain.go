@@ -68,9 +68,16 @@ type sampleDrain struct {
 // for each timer, and the woken thread preempts the busy-polling engine
 // thread where they share a CPU) or from the NIC's interrupts (a software
 // RDMA device's whole data path).
+//
+// The sleep grows at most fourfold from one pass to the next (a rate seen
+// early, before the loop is up to speed, does not buy a long sleep at
+// once), and a pass that found nothing doubles it only up to drainIdleMax
+// (the link may be about to start: a small ring at a high rate fills in
+// tens of milliseconds).
 const (
 	drainPoll    = time.Millisecond
 	drainPollMax = time.Second
+	drainIdleMax = 50 * time.Millisecond
 )
 
 // drainSleep is the sleep after a pass that recorded n samples in dt, the
@@ -78,10 +85,10 @@ const (
 // ceil.
 func drainSleep(n uint64, dt, prev time.Duration, capacity int, ceil time.Duration) time.Duration {
 	if n == 0 {
-		return min(2*prev, ceil)
+		return max(min(2*prev, drainIdleMax, ceil), drainPoll)
 	}
 	fill := time.Duration(float64(dt) * float64(capacity/4) / float64(n))
-	return min(max(fill, drainPoll), ceil)
+	return min(max(fill, drainPoll), 4*prev, ceil)
 }
 
 // sleepCeil is the drainer's longest sleep: drainPollMax, or progressEvery
