@@ -22,7 +22,9 @@ import (
 //     starts, step being the message rounded up to the CPU's cache line
 //     (sysfs coherency_line_size, else 64 B: cacheline.go) and the
 //     cycle buffer a page (perftest's increase_loc_addr/increase_rem_addr),
-//     for messages up to half the cycle; --no-addr-step turns it off.
+//     for messages up to half the cycle; --no-addr-step turns it off. A
+//     SEND receiver steps its receives over its cycle the same way
+//     (recvStep).
 //   - GRH: on InfiniBand the address vector has no GRH unless this side's
 //     GID was given with --gid-index (perftest -x); RoCE always needs one.
 //   - Completion vectors: every CQ on vector 0 (perftest's --eq_num
@@ -84,6 +86,27 @@ func (s Spec) addrStep() (step, cycle int) {
 		return 0, 0
 	}
 	return roundUp(s.Size, cacheLine), cycle
+}
+
+// recvStep is how far each receive of a SEND bandwidth test lies past the
+// previous one's, over the receiver's cycle buffer, bytes: perftest steps
+// its receive buffers as it steps its sends, by the receive (the message,
+// and on UD the 40-byte GRH before it) rounded up to the cache line, for
+// receives up to half the cycle. 0 when the sends do not step (addrStep),
+// for other ops, and for larger receives.
+func (s Spec) recvStep() int {
+	step, cycle := s.addrStep()
+	if step == 0 || s.Op != result.OpSend {
+		return 0
+	}
+	n := s.Size
+	if s.qpType() == result.QPTypeUD {
+		n += verbs.GRHSize
+	}
+	if n > cycle/2 {
+		return 0
+	}
+	return roundUp(n, cacheLine)
 }
 
 // roundUp is n rounded up to a multiple of m.
@@ -149,7 +172,7 @@ func compVector(dev *Device, s Spec) int {
 func choicesResult(s Spec, eps ...*endpoint) *result.Choices {
 	step, cycle := s.addrStep()
 	c := &result.Choices{RelaxedOrdering: !s.NoRelaxedOrdering, AddrStepBytes: step, AddrCycleBytes: cycle, PKeyIndex: s.PKeyIndex,
-		CompVectors: []int{}}
+		RecvAddrStepBytes: s.recvStep(), CompVectors: []int{}}
 	for i, e := range eps {
 		if e == nil {
 			continue

@@ -65,6 +65,39 @@ func TestAddrStep(t *testing.T) {
 	}
 }
 
+// TestRecvStep: a SEND bandwidth receiver steps its receives as perftest
+// does: by the receive (UD: with the GRH) rounded up to the cache line,
+// for receives up to half the cycle; the result records it.
+func TestRecvStep(t *testing.T) {
+	defer func(old int) { cacheLine = old }(cacheLine)
+	cacheLine = 64
+	bw := func(op, qp string, size int) Spec {
+		return Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096, QPType: qp}
+	}
+	for _, c := range []struct {
+		name string
+		s    Spec
+		want int
+	}{
+		{"send 64", bw(result.OpSend, "", 64), 64},
+		{"send 65", bw(result.OpSend, "", 65), 128},
+		{"send 2048: half the cycle", bw(result.OpSend, "", 2048), 2048},
+		{"send 4096: no stepping", bw(result.OpSend, "", 4096), 0},
+		{"UD send 64: with the GRH", bw(result.OpSend, result.QPTypeUD, 64), 128},
+		{"UD send 2048: with the GRH above half the cycle", bw(result.OpSend, result.QPTypeUD, 2048), 0},
+		{"write: no receives", bw(result.OpWrite, "", 64), 0},
+		{"latency", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 64, AddrCycle: 4096}, 0},
+		{"--no-addr-step", Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0},
+	} {
+		if got := c.s.recvStep(); got != c.want {
+			t.Errorf("%s: recvStep %d, want %d", c.name, got, c.want)
+		}
+		if got := choicesResult(c.s).RecvAddrStepBytes; got != c.want {
+			t.Errorf("%s: choices record recv_addr_step_bytes %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
 // TestValidateChoices: each limit is refused by name.
 func TestValidateChoices(t *testing.T) {
 	for _, tt := range []struct {
