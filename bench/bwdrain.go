@@ -215,3 +215,79 @@ func waitRoom(eng *verbs.Engine) error {
 	}
 	return nil
 }
+
+// bwSender is what the bandwidth phase loop (bwPhase) drives on one
+// thread: one engine (the plain and bidirectional tests; a multi-QP
+// test's thread's engines could be one), its samples going to a ring a
+// sampleDrain records.
+type bwSender interface {
+	// step runs the C loop until until (engine clock), the targets, or a
+	// ring the drainer has not caught up with (full)
+	step(until int64) (full bool, err error)
+	completed() uint64 // operations completed, all engines together
+	done() bool        // every engine completed its target
+	stopPosting()      // the target: what is posted, plus one signaled operation per engine
+	waitRoom() error   // after full: until the drainer freed half of each ring
+}
+
+// bwPhase is the measured phase of a bandwidth sender, the one loop of the
+// plain and bidirectional tests: it enters the C loop until the
+// next interval boundary (every, from nextIv; none when nextIv is
+// math.MaxInt64) or deadline, marks each return for the drainer (which
+// records the samples meanwhile, on its own thread) and, past deadline,
+// stops posting and completes the unsignaled tail, which belongs to the
+// last interval. It returns when every target is complete.
+func bwPhase(snd bwSender, drain *sampleDrain, nextIv, deadline int64, every time.Duration) error {
+	finishing := false
+	for !snd.done() {
+		until := min(nextIv, deadline)
+		if finishing {
+			until = math.MaxInt64
+		}
+		full, err := snd.step(until)
+		if err != nil {
+			return err
+		}
+		now := verbs.Now()
+		if !finishing && now >= deadline {
+			snd.stopPosting()
+			finishing = true
+			nextIv = math.MaxInt64
+		}
+		for nextIv <= now {
+			nextIv += int64(every)
+		}
+		drain.mark(int64(snd.completed()), now, finishing)
+		if full {
+			if err := snd.waitRoom(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// engSender is one engine as a bwSender; run is its C loop (BWClient, or
+// BidirSend for a bidirectional SEND side).
+type engSender struct {
+	eng    *verbs.Engine
+	target uint64
+	run    func(until int64) (bool, error)
+}
+
+func newEngSender(eng *verbs.Engine, target uint64, run func(int64) (bool, error)) *engSender {
+	eng.SetTarget(target)
+	if run == nil {
+		run = eng.BWClient
+	}
+	return &engSender{eng: eng, target: target, run: run}
+}
+
+func (e *engSender) step(until int64) (bool, error) { return e.run(until) }
+func (e *engSender) completed() uint64              { return e.eng.Completed() }
+func (e *engSender) done() bool                     { return e.eng.Completed() >= e.target }
+func (e *engSender) waitRoom() error                { return waitRoom(e.eng) }
+func (e *engSender) stopPosting() {
+	e.target = e.eng.Posted() + 1
+	e.eng.SetTarget(e.target)
+}
