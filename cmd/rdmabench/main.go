@@ -154,6 +154,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
 		return exitEnv
+	case bench.IsDeviceLimit(err): // this side's device or the server's (mlx5's WQE sizing within max_qp_wr)
+		return exitEnv
 	case errors.As(err, &ve) && (ve.Op == "GID index" || ve.Op == "ibv_query_port") && errors.Is(err, syscall.EINVAL):
 		return exitUsage // a port or GID index the device does not have
 	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
