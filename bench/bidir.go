@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -32,34 +33,6 @@ import (
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
-
-// bidirInterval is Spec.TimedInterval of a bidirectional test.
-const bidirInterval = "bidirectional bandwidth: both sides post at once from one barrier, each from its first post to its last " +
-	"completion; the total is the sum of both sides' rates (perftest -b); latency: the client's signaled work requests, post to completion"
-
-// validateBidir refuses what a bidirectional test does not support, by name.
-func (s Spec) validateBidir() error {
-	if !s.Bidirectional {
-		return nil
-	}
-	switch {
-	case s.Mode != result.ModeBW:
-		return fmt.Errorf("-b (bidirectional) applies to bandwidth tests (--mode bw), not to mode %s: a latency ping-pong already runs both ways", s.Mode)
-	case s.Transport == result.TransportTCP:
-		return fmt.Errorf("-b (bidirectional) applies to RDMA tests, not to the TCP baseline")
-	case s.NumQPs() > 1:
-		return fmt.Errorf("-b (bidirectional) with --qps %d is not supported: a bidirectional test runs on one QP", s.QPs)
-	case s.Op == result.OpSend && s.Unreliable():
-		return fmt.Errorf("-b (bidirectional) SEND on %s QPs is not supported: a lost message would leave its receiver waiting "+
-			"for it (use --qp-type rc; WRITE runs on uc)", s.QPTypeLabel())
-	case s.Op == result.OpSend && s.Event:
-		return fmt.Errorf("-b (bidirectional) SEND with --event is not supported: each side polls its send and receive completions in one loop")
-	case s.mrMode() == result.MRModePerOp:
-		return fmt.Errorf("-b (bidirectional) with --mr-mode per-op is not supported: per-op registration is the client's; " +
-			"the server's operations would run on pooled memory")
-	}
-	return nil
-}
 
 // bidirSlice is how long one C call of a SEND side runs while it waits at
 // the barrier, receiving: Go checks the barrier between calls.
@@ -111,12 +84,22 @@ func (r bidirRun) direction() *proto.Direction {
 func (b *bidirSide) step(until int64) error {
 	b.ep.eng.ResetSamples()
 	var err error
-	if b.s.Op == result.OpSend {
+	if b.s.Traits().ConsumesRecv {
 		_, err = b.ep.eng.BidirSend(until)
 	} else {
 		_, err = b.ep.eng.BWClient(until)
 	}
 	return err
+}
+
+// ringStep is step in ring mode (the measured phase): the samples stay in
+// the ring for the drainer, and full reports a ring the drainer has not
+// caught up with.
+func (b *bidirSide) ringStep(until int64) (full bool, err error) {
+	if b.s.Op == result.OpSend {
+		return b.ep.eng.BidirSend(until)
+	}
+	return b.ep.eng.BWClient(until)
 }
 
 // err is the cause of the side's context, or err itself.
@@ -134,7 +117,7 @@ func (b *bidirSide) await(ch <-chan struct{}, limit time.Duration, what string) 
 		return nil
 	}
 	timeout := fmt.Errorf("bidirectional barrier: no %s within %v", what, limit)
-	if b.s.Op != result.OpSend {
+	if !b.s.Traits().ConsumesRecv {
 		t := time.NewTimer(limit)
 		defer t.Stop()
 		select {
@@ -216,7 +199,7 @@ func (b *bidirSide) run() (bidirRun, error) {
 	if s.Iters > 0 {
 		target = uint64(s.Iters)
 	}
-	eng.SetTarget(target)
+	snd := newEngSender(eng, target, b.ringStep)
 	start := verbs.Now()
 	iv := newIntervals(s, b.o, start)
 	prog := newProgress(s, b.o, start)
@@ -225,30 +208,21 @@ func (b *bidirSide) run() (bidirRun, error) {
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)
 	}
-	finishing := false
-	lastDone := uint64(0)
-	for eng.Completed() < target {
-		until := min(iv.next, deadline)
-		if finishing {
-			until = far
-		}
-		if err := b.step(until); err != nil {
-			return out, b.err(err)
-		}
-		samples := eng.Samples()
-		out.lat.RecordSlice(samples, 0)
-		now := verbs.Now()
-		if !finishing && now >= deadline {
-			target = eng.Posted() + 1 // one more signaled operation completes the unsignaled tail
-			eng.SetTarget(target)
-			finishing = true
-			iv.next = math.MaxInt64
-		}
-		done := eng.Completed()
-		iv.add(samples, int64(done-lastDone), now)
-		prog.update(now, int64(done), out.lat)
-		lastDone = done
+	// as measureBW: the samples go to the ring, which the drainer records
+	// while this thread stays in the C loop (sending and receiving)
+	if err := eng.SetRing(true); err != nil {
+		return out, err
 	}
+	drain := startDrain(eng, out.lat, iv, prog)
+	stopRing := sync.OnceFunc(func() {
+		drain.finish()
+		eng.SetRing(false) //nolint:errcheck // off never fails
+	})
+	defer stopRing()
+	if err := bwPhase(snd, drain, iv.next, deadline, iv.every); err != nil {
+		return out, b.err(err)
+	}
+	stopRing()
 	out.user, out.sys = cpu.stop()
 	out.ops = int64(eng.Completed())
 	out.first, out.last = eng.Span()
@@ -262,7 +236,7 @@ func (b *bidirSide) run() (bidirRun, error) {
 			return out, err
 		}
 	}
-	if s.Op == result.OpSend { // receive until the stop count: the peer's total
+	if s.Traits().ConsumesRecv { // receive until the stop count: the peer's total
 		eng.ResetSamples()
 		if _, err := eng.BidirSend(far); err != nil {
 			return out, fmt.Errorf("receiving the rest of the peer's messages: %w", b.err(err))
@@ -359,7 +333,7 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 		}
 		return result.Result{}, sr, err
 	}
-	if s.Op == result.OpSend && sr.Iterations != run.total() {
+	if s.Traits().ConsumesRecv && sr.Iterations != run.total() {
 		return result.Result{}, sr, fmt.Errorf("the server received %d of the client's %d SENDs", sr.Iterations, run.total())
 	}
 	r, err := bidirResult(baseResult(s, ep), s, run, *sr.Bidir)

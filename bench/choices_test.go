@@ -1,10 +1,10 @@
 package bench
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -31,6 +31,8 @@ func TestUseGRH(t *testing.T) {
 // the cycle step by the message rounded up to a cache line; the areas
 // grow to hold the cycle, and the peer is told so.
 func TestAddrStep(t *testing.T) {
+	defer func(old int) { spec.CacheLine = old }(spec.CacheLine)
+	spec.CacheLine = 64 // the cases' steps: TestAddrStepCacheLine has others
 	bw := func(op string, size int) Spec { return Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096} }
 	for _, tt := range []struct {
 		name              string
@@ -47,41 +49,51 @@ func TestAddrStep(t *testing.T) {
 		{"--no-addr-step", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0, 0, 4096},
 		{"tcp", Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, Transport: result.TransportTCP}, 0, 0, 4096},
 	} {
-		step, cycle := tt.s.addrStep()
+		step, cycle := tt.s.AddrStep()
 		if step != tt.step || cycle != tt.cycle || endpointArea(tt.s) != tt.area {
 			t.Errorf("%s: step %d cycle %d area %d, want %d %d %d", tt.name, step, cycle, endpointArea(tt.s), tt.step, tt.cycle, tt.area)
 		}
-		if want := max(tt.s.Size, tt.cycle); tt.s.targetLen() != want {
-			t.Errorf("%s: target length %d, want %d", tt.name, tt.s.targetLen(), want)
+		if want := max(tt.s.Size, tt.cycle); tt.s.TargetLen() != want {
+			t.Errorf("%s: target length %d, want %d", tt.name, tt.s.TargetLen(), want)
 		}
 	}
-	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64}).withDefaults(); d.AddrCycle != pageSize {
+	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64}).WithDefaults(); d.AddrCycle != pageSize {
 		t.Errorf("default cycle %d, want the page size %d", d.AddrCycle, pageSize)
 	}
-	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, NoAddrStep: true}).withDefaults(); d.AddrCycle != 0 {
+	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, NoAddrStep: true}).WithDefaults(); d.AddrCycle != 0 {
 		t.Errorf("--no-addr-step: cycle %d", d.AddrCycle)
 	}
 }
 
-// TestValidateChoices: each limit is refused by name.
-func TestValidateChoices(t *testing.T) {
-	for _, tt := range []struct {
+// TestRecvStep: a SEND bandwidth receiver steps its receives as perftest
+// does: by the receive (UD: with the GRH) rounded up to the cache line,
+// for receives up to half the cycle; the result records it.
+func TestRecvStep(t *testing.T) {
+	defer func(old int) { spec.CacheLine = old }(spec.CacheLine)
+	spec.CacheLine = 64
+	bw := func(op, qp string, size int) Spec {
+		return Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096, QPType: qp}
+	}
+	for _, c := range []struct {
+		name string
 		s    Spec
-		want string
+		want int
 	}{
-		{Spec{AddrCycle: 3000}, "address cycle 3000"},
-		{Spec{AddrCycle: 64}, "address cycle 64"},
-		{Spec{AddrCycle: 2 << 20}, "address cycle 2097152"},
-		{Spec{PKeyIndex: -1}, "P_Key index -1"},
-		{Spec{PKeyIndex: 1 << 16}, "P_Key index 65536"},
-		{Spec{PKeyIndex: 1, RDMACM: true}, "rdma_cm chooses"},
-		{Spec{CompVector: -1}, "completion vector -1"},
-		{Spec{CompVector: 2, CompVectorSpread: true}, "contradict"},
-		{Spec{AddrCycle: 4096, PKeyIndex: 3, CompVector: 1}, ""},
+		{"send 64", bw(result.OpSend, "", 64), 64},
+		{"send 65", bw(result.OpSend, "", 65), 128},
+		{"send 2048: half the cycle", bw(result.OpSend, "", 2048), 2048},
+		{"send 4096: no stepping", bw(result.OpSend, "", 4096), 0},
+		{"UD send 64: with the GRH", bw(result.OpSend, result.QPTypeUD, 64), 128},
+		{"UD send 2048: with the GRH above half the cycle", bw(result.OpSend, result.QPTypeUD, 2048), 0},
+		{"write: no receives", bw(result.OpWrite, "", 64), 0},
+		{"latency", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 64, AddrCycle: 4096}, 0},
+		{"--no-addr-step", Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0},
 	} {
-		err := tt.s.validateChoices()
-		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
-			t.Errorf("%+v: %v, want %q", tt.s, err, tt.want)
+		if got := recvStep(c.s); got != c.want {
+			t.Errorf("%s: recvStep %d, want %d", c.name, got, c.want)
+		}
+		if got := choicesResult(c.s).RecvAddrStepBytes; got != c.want {
+			t.Errorf("%s: choices record recv_addr_step_bytes %d, want %d", c.name, got, c.want)
 		}
 	}
 }

@@ -175,9 +175,11 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
 		// the port is the CM ID's (port_num), not --ib-port; for a loopback
 		// server this fails before the first test, as the server would
 		cmName, cmPort, cerr := clientCMDevice(addrOf(nc.RemoteAddr()), name)
-		if err = cerr; err == nil && (name == "" || name == cmName) {
-			name, port = cmName, cmPort
-			why += fmt.Sprintf(", port %d as rdma_cm bound it", cmPort)
+		if err = cerr; err == nil {
+			var bound bool
+			if name, port, bound = cmBinding(name, port, cmName, cmPort); bound {
+				why += fmt.Sprintf(", port %d as rdma_cm bound it", cmPort)
+			}
 		}
 	}
 	if err != nil {
@@ -311,7 +313,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		}
 		res.LinkUtilization = res.Bandwidth.GbitPerSec / g
 	}
-	if spec.Unreliable() && spec.Op == result.OpSend && spec.Mode == result.ModeBW && sr.Iterations < total {
+	if spec.Unreliable() && spec.Traits().ConsumesRecv && spec.Mode == result.ModeBW && sr.Iterations < total {
 		res.LostMessages = total - sr.Iterations
 	}
 	cl.PathMTU = mtu

@@ -164,7 +164,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	remote := func(d wire.Dest) proto.QPInfo {
 		return proto.QPInfo{QPN: d.QPN, PSN: d.PSN, LID: d.LID, GID: verbs.GID(d.GID).String(), GIDType: dev.GID.Type.String(),
 			LinkLayer: dev.Port.LinkLayer, ActiveMTU: run.MTU, MaxRdAtomic: int(max(d.OutReads, 1)), RKey: d.RKey, Addr: d.VAddr,
-			Len: uint64(s.targetLen())}
+			Len: uint64(s.TargetLen())}
 	}
 	r := remote(peers[0])
 	for _, d := range peers[1:] {

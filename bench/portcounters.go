@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// What the fabric did during each test: each side reads its own port's
+// counters (sysfs ports/N/counters/ and ports/N/hw_counters/) once its QPs
+// are connected, before the test's traffic, and again after the test's end;
+// the server sends its deltas in its result (proto.ServerResult.Counters).
+// Deltas only: counters that did not move are left out, counters that went
+// down (reset or wrapped) are listed as reset. The traffic counted includes
+// the warm-up; the kernel caches hw_counters for their lifespan (10 ms by
+// default), so a read can lag the port by that much.
+
+// counterDirs are a port's sysfs directories whose numeric files are
+// counters, in the order their names take precedence.
+var counterDirs = []string{"counters", "hw_counters"}
+
+// notCounters are numeric files in counterDirs that are settings.
+var notCounters = map[string]bool{
+	"lifespan": true, // hw_counters/lifespan: how long the kernel caches the values, ms
+}
+
+// sysRoot is the directory under which the counters are read: "/" on a
+// live system, a fake tree in tests.
+var sysRoot = "/"
+
+// readPortCounters reads every numeric file of port's counter directories
+// of device dev under sysRoot. Unreadable and non-numeric files are left
+// out; a name counters/ has too is read from hw_counters/ as
+// "hw_counters/NAME". It returns nil when no counter could be read.
+func readPortCounters(dev string, port int) map[string]uint64 {
+	out := map[string]uint64{}
+	base := filepath.Join(sysRoot, "sys/class/infiniband", dev, "ports", strconv.Itoa(port))
+	for _, dir := range counterDirs {
+		entries, err := os.ReadDir(filepath.Join(base, dir))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() || notCounters[name] || !plainName(name) {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(base, dir, name))
+			if err != nil {
+				continue // some drivers fail reads of counters they lack
+			}
+			v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+			if err != nil {
+				continue
+			}
+			key := name
+			if _, dup := out[key]; dup && dir != counterDirs[0] {
+				key = result.HWCounterPrefix + name
+			}
+			out[key] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// plainName reports whether a counter file name is one the result schema
+// takes as a key: letters, digits, '_', '.' and '-'.
+func plainName(name string) bool {
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+// counterDeltas returns after − before of each counter in both snapshots
+// that moved up, and, sorted, the counters that went down (a reset or a
+// wrap-around: their true delta is unknown).
+func counterDeltas(before, after map[string]uint64) (map[string]int64, []string) {
+	deltas := map[string]int64{}
+	var reset []string
+	for name, a := range after {
+		b, ok := before[name]
+		switch {
+		case !ok || a == b:
+		case a < b:
+			reset = append(reset, name)
+		default:
+			deltas[name] = int64(min(a-b, math.MaxInt64))
+		}
+	}
+	sort.Strings(reset)
+	return deltas, reset
+}
+
+// counterSnapshot is one side's port counters before a test.
+type counterSnapshot struct {
+	device string
+	port   int
+	before map[string]uint64
+}
+
+// snapshotCounters reads dev's port counters before a test. It returns nil
+// (whose deltas are nil) when dev is nil or no counter can be read.
+func snapshotCounters(dev *Device) *counterSnapshot {
+	if dev == nil || dev.Ctx == nil {
+		return nil
+	}
+	s := &counterSnapshot{device: dev.Ctx.Name(), port: dev.Port.Port}
+	if s.before = readPortCounters(s.device, s.port); s.before == nil {
+		return nil
+	}
+	return s
+}
+
+// deltas reads the counters again and returns what moved since the
+// snapshot; nil for a nil snapshot or when the counters are gone.
+func (s *counterSnapshot) deltas() *result.PortCounters {
+	if s == nil {
+		return nil
+	}
+	after := readPortCounters(s.device, s.port)
+	if after == nil {
+		return nil
+	}
+	d, reset := counterDeltas(s.before, after)
+	return &result.PortCounters{Device: s.device, Port: s.port, Deltas: d, Reset: reset}
+}
+
+// serverDeltas is deltas in the form of the server's result message.
+func (s *counterSnapshot) serverDeltas() *proto.PortCounters {
+	d := s.deltas()
+	if d == nil {
+		return nil
+	}
+	return &proto.PortCounters{Device: d.Device, Port: d.Port, Deltas: d.Deltas, Reset: d.Reset}
+}
+
+// testCounters takes the client's deltas now and joins them with the
+// server's (from its result message) into a result's counters; nil when
+// neither side has any.
+func (s *counterSnapshot) testCounters(server *proto.PortCounters) *result.CounterDeltas {
+	c := &result.CounterDeltas{Client: s.deltas()}
+	if server != nil {
+		deltas := map[string]int64{}
+		for name, v := range server.Deltas {
+			if v > 0 { // as the schema has it, whatever the peer sent
+				deltas[name] = v
+			}
+		}
+		c.Server = &result.PortCounters{Device: server.Device, Port: server.Port, Deltas: deltas, Reset: server.Reset}
+	}
+	if c.Client == nil && c.Server == nil {
+		return nil
+	}
+	return c
+}
