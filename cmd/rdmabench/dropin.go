@@ -70,45 +70,10 @@ func runDropIn(tool perftest.Tool, args []string, stdout, stderr io.Writer) int 
 	return exitCode(err)
 }
 
-// dropInSpecs maps the options to rdmabench's tests, one per size.
+// dropInSpecs maps the options to rdmabench's tests, one per size
+// (perftest.Specs); a plan rdmabench refuses is a usage error.
 func dropInSpecs(o perftest.Options) ([]bench.Spec, error) {
-	t := bench.Spec{
-		Warmup: -1, QPTimeout: bench.DefaultQPTimeout, RetryCount: bench.DefaultRetryCount, RNRRetry: bench.DefaultRNRRetry,
-		InlinePolicy: bench.InlinePerftest, MTU: o.MTU, QPType: strings.ToLower(o.ConnOrDefault()), Event: o.Events,
-		OutstandingReads: o.OutReads, SL: o.SL, TClass: o.TClass, SRQ: o.SRQ, HugePages: o.HugePages, RDMACM: o.RDMACM,
-		Verify: o.Verify, NoRelaxedOrdering: o.NoRelaxed, PKeyIndex: o.PKeyIndex, CompVector: o.Vector,
-	}
-	if o.Inline >= 0 {
-		t.InlinePolicy, t.Inline = bench.InlineSize, o.Inline
-	}
-	if o.QPTimeout > 0 {
-		t.QPTimeout = o.QPTimeout
-	}
-	if o.RetryCount > 0 {
-		t.RetryCount = o.RetryCount
-	}
-	if o.ODP {
-		t.MRMode = result.MRModeODP
-	}
-	if o.Duration > 0 {
-		t.Duration = time.Duration(o.Duration) * time.Second
-	} else {
-		t.Iters = o.ItersOrDefault()
-	}
-	if !o.Tool.Lat {
-		t.TxDepth, t.CQMod, t.PostList, t.Bidirectional = o.TxDepthOrDefault(), o.CQModOrDefault(), o.PostList, o.Bidir
-		t.QPs, t.Threads = o.QPs, 1 // perftest drives all its QPs from one thread
-		if t.Iters > 0 {
-			t.Iters *= int64(o.QPsOrDefault()) // perftest's -n is per QP, rdmabench's the total
-		}
-	}
-	t.RxDepth = o.RxDepthOrDefault()
-	mtu := o.MTU
-	if mtu == 0 {
-		mtu = 4096
-	}
-	plan := bench.Plan{Template: t, Ops: []string{o.Op()}, Modes: []string{o.Tool.Mode()}, Sizes: o.Sizes(mtu)}
-	specs, err := plan.Specs()
+	specs, err := perftest.Specs(o)
 	if err != nil {
 		return nil, usageError{err}
 	}
