@@ -231,7 +231,11 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 		s.Repeat = c.Runs
 		pr.point(len(pts)+1, c.Axis, v, stage)
 		r, warns, err := c.Run(ctx, s)
-		doc.Warnings = append(doc.Warnings, warns...)
+		for _, w := range warns { // every point says the same of the host
+			if !slices.Contains(doc.Warnings, w) {
+				doc.Warnings = append(doc.Warnings, w)
+			}
+		}
 		if err != nil {
 			return point{}, fmt.Errorf("%s %d: %w", c.Axis, v, err)
 		}
