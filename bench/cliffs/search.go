@@ -24,10 +24,10 @@ const (
 	RefinedFalls = 2
 	// DefaultPointOverhead is the estimated cost of one point beyond its
 	// runs (the in-process server, the device, the control connection).
-	DefaultPointOverhead = 1500 * time.Millisecond
+	DefaultPointOverhead = 2 * time.Second
 	// DefaultRunOverhead is the estimated cost of one run beyond its
 	// measured time (QPs, memory, connection, warm-up, the server's result).
-	DefaultRunOverhead = 400 * time.Millisecond
+	DefaultRunOverhead = 800 * time.Millisecond
 	// DefaultQPOverhead is the estimated setup cost of one measured QP in
 	// one run (both ends of it), beyond DefaultRunOverhead.
 	DefaultQPOverhead = 10 * time.Millisecond

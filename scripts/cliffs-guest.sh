@@ -1,0 +1,24 @@
+#!/bin/sh
+# cliffs-guest.sh: 'rdmabench cliffs' in the SoftRoCE guest (make cliffs-test;
+# needs rdmabench and cliffs.test from ./bench/cliffs):
+#   1. the planted cliff: WRITE bw along the message size with the path MTU at
+#      256 B; the first knee lies in the ladder step 256..512
+#      (TestRDMAPlantedMTUCliff, which also checks the announced time);
+#   2. the CLI along QPs 1..256: the plan line, the table, the JSON
+#      (/out/qps.json, checked on the host with the plot).
+# Exit 0 when all holds; 1 with the reason otherwise.
+set -u
+fail() { echo "cliffs-guest FAIL: $*"; exit 1; }
+mkdir -p /out
+export RDMABENCH_REQUIRE_RDMA=1 RDMABENCH_CLIFFS_OUT=/out
+cliffs.test -test.run '^TestRDMAPlantedMTUCliff$' -test.v || {
+	echo "CLIFFS RETRY: the planted cliff, once more (a loaded host makes rxe's rates noisy)"
+	cliffs.test -test.run '^TestRDMAPlantedMTUCliff$' -test.v || fail "the planted MTU cliff"
+}
+rdmabench cliffs -d rxe0 --axis qps --to 256 --runs 3 -D 0.5 --bisect 2 --json /out/qps.json >/out/qps.txt 2>/out/qps.err \
+	|| { cat /out/qps.err; fail "cliffs along QPs exited $?"; }
+cat /out/qps.err /out/qps.txt
+grep -q '^rdmabench cliffs: write bw 64B along qps 1..256' /out/qps.err || fail "no plan line"
+grep -q '^cliffs \[' /out/qps.err || fail "no progress line"
+grep -Eq '^(knee: mpps|no knee up to 256 QPs)' /out/qps.txt || fail "no knee line in the table"
+echo "cliffs-guest OK"
