@@ -119,7 +119,7 @@ pair-test: build
 	scripts/pair-test.sh
 
 # rdmabench cliffs in one SoftRoCE guest (scripts/cliffs-test.sh, docs/cliffs.md): the
-# planted MTU cliff found in its ladder step, cliffs along QPs 1..256, the documents
+# planted load cliff found in its ladder step, cliffs along QPs 1..256, the documents
 # checked and plotted into build/cliffs/. About 3 minutes; not part of make test.
 cliffs-test: build
 	scripts/cliffs-test.sh

@@ -1,9 +1,9 @@
 #!/bin/sh
 # cliffs-guest.sh: 'rdmabench cliffs' in the SoftRoCE guest (make cliffs-test;
 # needs rdmabench and cliffs.test from ./bench/cliffs):
-#   1. the planted cliff: WRITE bw along the message size with the path MTU at
-#      256 B; the first knee lies in the ladder step 256..512
-#      (TestRDMAPlantedMTUCliff, which also checks the announced time);
+#   1. the planted cliff: WRITE bw along the message size, shaped to 1000
+#      messages/s and 512,000 B/s; the first knee lies in the ladder step
+#      512..1024 (TestRDMAPlantedLoadCliff, which also checks the announced time);
 #   2. the CLI along QPs 1..256: the plan line, the table, the JSON
 #      (/out/qps.json, checked on the host with the plot).
 # Exit 0 when all holds; 1 with the reason otherwise.
@@ -11,9 +11,9 @@ set -u
 fail() { echo "cliffs-guest FAIL: $*"; exit 1; }
 mkdir -p /out
 export RDMABENCH_REQUIRE_RDMA=1 RDMABENCH_CLIFFS_OUT=/out
-cliffs.test -test.run '^TestRDMAPlantedMTUCliff$' -test.v || {
+cliffs.test -test.run '^TestRDMAPlantedLoadCliff$' -test.v || {
 	echo "CLIFFS RETRY: the planted cliff, once more (a loaded host makes rxe's rates noisy)"
-	cliffs.test -test.run '^TestRDMAPlantedMTUCliff$' -test.v || fail "the planted MTU cliff"
+	cliffs.test -test.run '^TestRDMAPlantedLoadCliff$' -test.v || fail "the planted load cliff"
 }
 rdmabench cliffs -d rxe0 --axis qps --to 256 --runs 3 -D 0.5 --bisect 2 --json /out/qps.json >/out/qps.txt 2>/out/qps.err \
 	|| { cat /out/qps.err; fail "cliffs along QPs exited $?"; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cliffs-test.sh: make cliffs-test. One SoftRoCE guest runs
-# scripts/cliffs-guest.sh (the planted MTU cliff, cliffs along QPs 1..256);
+# scripts/cliffs-guest.sh (the planted load cliff, cliffs along QPs 1..256);
 # then on the host its documents are checked against cliffs.schema.json and
 # their announced time (TestCliffsFiles) and plotted (plot --kind cliffs).
 # Output in build/cliffs/. About 2-3 minutes under TCG.

@@ -149,13 +149,7 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 	if c.QPOverhead == 0 {
 		c.QPOverhead = DefaultQPOverhead
 	}
-	ko := knee.Options{MinDrop: c.MinDrop, Confidence: c.Confidence}
-	if ko.MinDrop == 0 {
-		ko.MinDrop = knee.DefaultMinDrop
-	}
-	if ko.Confidence == 0 {
-		ko.Confidence = knee.DefaultConfidence
-	}
+	ko := knee.Options{MinDrop: c.MinDrop, Confidence: c.Confidence}.WithDefaults()
 	switch {
 	case c.Runs < 1 || c.Runs > bench.MaxRepeat:
 		return nil, fmt.Errorf("--runs %d out of range 1..%d", c.Runs, bench.MaxRepeat)

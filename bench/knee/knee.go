@@ -44,7 +44,8 @@ type Options struct {
 	Seed uint64
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults is o with every zero field set to its default.
+func (o Options) WithDefaults() Options {
 	if o.MinDrop == 0 {
 		o.MinDrop = DefaultMinDrop
 	}
@@ -86,7 +87,7 @@ func Find(points []Point, o Options) ([]Knee, error) {
 	if err != nil {
 		return nil, err
 	}
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	var out []Knee
 	for _, s := range steps {
 		if IsKnee(s, o.MinDrop) {
@@ -105,7 +106,7 @@ func IsKnee(s Step, minDrop float64) bool {
 // Steps computes the drop and its interval for every pair of neighbouring
 // points (len(points)−1 steps), as Find does.
 func Steps(points []Point, o Options) ([]Step, error) {
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	switch {
 	case len(points) < 2:
 		return nil, fmt.Errorf("knee: %d points; need at least 2", len(points))
