@@ -294,8 +294,8 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 				}
 				left, _ := knee.Steps(kneePoints([]point{lo, mp}), ko)
 				right, _ := knee.Steps(kneePoints([]point{mp, hi}), ko)
-				switch {
-				case left[0].Drop >= right[0].Drop && knee.IsKnee(left[0], ko.MinDrop):
+				switch { // the lower half first: where the fall starts (a step lies in one half, a corner's fall in both)
+				case knee.IsKnee(left[0], ko.MinDrop):
 					hi = mp
 				case knee.IsKnee(right[0], ko.MinDrop):
 					lo = mp

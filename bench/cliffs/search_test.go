@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -235,3 +236,20 @@ func TestLadder(t *testing.T) {
 }
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
+
+// TestSearchCorner: past a corner (the rate flat to 64, then falling as
+// 1/x, as under a byte limit along the size) both halves of the step
+// fall; the bisection keeps the lower one, so the knee starts at the
+// corner.
+func TestSearchCorner(t *testing.T) {
+	var calls []int
+	corner := func(v int) float64 { return math.Min(1, 64/float64(v)) }
+	doc, err := Search(context.Background(), Config{Axis: AxisQPs, Ladder: []int{8, 16, 32, 64, 128}, SpecAt: qpSpec,
+		MaxBisections: 3, Run: fakeRun(t, corner, nil, &calls)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Knees) != 1 || doc.Knees[0].Before != 64 || doc.Knees[0].After >= 128 {
+		t.Errorf("knees %+v; want one from the corner at 64", doc.Knees)
+	}
+}
