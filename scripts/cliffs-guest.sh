@@ -15,8 +15,9 @@ cliffs.test -test.run '^TestRDMAPlantedLoadCliff$' -test.v || {
 	echo "CLIFFS RETRY: the planted cliff, once more (a loaded host makes rxe's rates noisy)"
 	cliffs.test -test.run '^TestRDMAPlantedLoadCliff$' -test.v || fail "the planted load cliff"
 }
-rdmabench cliffs -d rxe0 --axis qps --to 256 --runs 3 -D 0.5 --bisect 2 --json /out/qps.json >/out/qps.txt 2>/out/qps.err \
-	|| { cat /out/qps.err; fail "cliffs along QPs exited $?"; }
+rdmabench cliffs -d rxe0 --axis qps --to 256 --runs 3 -D 0.5 --bisect 2 --json /out/qps.json >/out/qps.txt 2>/out/qps.err
+rc=$?
+[ $rc = 0 ] || { cat /out/qps.err /out/qps.txt; fail "cliffs along QPs exited $rc"; }
 cat /out/qps.err /out/qps.txt
 grep -q '^rdmabench cliffs: write bw 64B along qps 1..256' /out/qps.err || fail "no plan line"
 grep -q '^cliffs \[' /out/qps.err || fail "no progress line"

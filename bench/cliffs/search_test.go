@@ -253,3 +253,22 @@ func TestSearchCorner(t *testing.T) {
 		t.Errorf("knees %+v; want one from the corner at 64", doc.Knees)
 	}
 }
+
+// TestSearchRetriesOnce: a point that fails once runs again, with a
+// warning; the search goes on.
+func TestSearchRetriesOnce(t *testing.T) {
+	var calls []int
+	run := fakeRun(t, func(int) float64 { return 1 }, nil, &calls)
+	failed := false
+	doc, err := Search(context.Background(), Config{Axis: AxisQPs, Ladder: []int{1, 2, 4}, SpecAt: qpSpec,
+		Run: func(ctx context.Context, s bench.Spec) (result.Result, []string, error) {
+			if s.QPs == 2 && !failed {
+				failed = true
+				return result.Result{}, nil, errors.New("server lost: no heartbeat")
+			}
+			return run(ctx, s)
+		}})
+	if err != nil || len(doc.Points) != 3 || doc.Partial || len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "qps 2 failed once, run again: server lost") {
+		t.Errorf("err %v, doc %+v", err, doc)
+	}
+}
