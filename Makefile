@@ -161,7 +161,7 @@ siw-smoke:
 # "context deadline exceeded"), starting from the committed corpora
 # (testdata/fuzz/FuzzX); 'make unit' already replays those corpora as tests.
 FUZZTIME ?= 10000x
-FUZZ = bench/proto:FuzzReadFrame bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
+FUZZ = bench/proto:FuzzReadFrame bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
 fuzz:
 	@for t in $(FUZZ); do p=$${t%%:*}; n=$${t#*:}; \
 		echo "fuzz $$n ($$p, $(FUZZTIME))"; \

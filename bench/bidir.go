@@ -33,34 +33,6 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// bidirInterval is Spec.TimedInterval of a bidirectional test.
-const bidirInterval = "bidirectional bandwidth: both sides post at once from one barrier, each from its first post to its last " +
-	"completion; the total is the sum of both sides' rates (perftest -b); latency: the client's signaled work requests, post to completion"
-
-// validateBidir refuses what a bidirectional test does not support, by name.
-func (s Spec) validateBidir() error {
-	if !s.Bidirectional {
-		return nil
-	}
-	switch {
-	case s.Mode != result.ModeBW:
-		return fmt.Errorf("-b (bidirectional) applies to bandwidth tests (--mode bw), not to mode %s: a latency ping-pong already runs both ways", s.Mode)
-	case s.Transport == result.TransportTCP:
-		return fmt.Errorf("-b (bidirectional) applies to RDMA tests, not to the TCP baseline")
-	case s.NumQPs() > 1:
-		return fmt.Errorf("-b (bidirectional) with --qps %d is not supported: a bidirectional test runs on one QP", s.QPs)
-	case s.Op == result.OpSend && s.Unreliable():
-		return fmt.Errorf("-b (bidirectional) SEND on %s QPs is not supported: a lost message would leave its receiver waiting "+
-			"for it (use --qp-type rc; WRITE runs on uc)", s.QPTypeLabel())
-	case s.Op == result.OpSend && s.Event:
-		return fmt.Errorf("-b (bidirectional) SEND with --event is not supported: each side polls its send and receive completions in one loop")
-	case s.mrMode() == result.MRModePerOp:
-		return fmt.Errorf("-b (bidirectional) with --mr-mode per-op is not supported: per-op registration is the client's; " +
-			"the server's operations would run on pooled memory")
-	}
-	return nil
-}
-
 // bidirSlice is how long one C call of a SEND side runs while it waits at
 // the barrier, receiving: Go checks the barrier between calls.
 const bidirSlice = time.Millisecond
@@ -111,7 +83,7 @@ func (r bidirRun) direction() *proto.Direction {
 func (b *bidirSide) step(until int64) error {
 	b.ep.eng.ResetSamples()
 	var err error
-	if b.s.Op == result.OpSend {
+	if b.s.Traits().ConsumesRecv {
 		_, err = b.ep.eng.BidirSend(until)
 	} else {
 		_, err = b.ep.eng.BWClient(until)
@@ -134,7 +106,7 @@ func (b *bidirSide) await(ch <-chan struct{}, limit time.Duration, what string) 
 		return nil
 	}
 	timeout := fmt.Errorf("bidirectional barrier: no %s within %v", what, limit)
-	if b.s.Op != result.OpSend {
+	if !b.s.Traits().ConsumesRecv {
 		t := time.NewTimer(limit)
 		defer t.Stop()
 		select {
@@ -262,7 +234,7 @@ func (b *bidirSide) run() (bidirRun, error) {
 			return out, err
 		}
 	}
-	if s.Op == result.OpSend { // receive until the stop count: the peer's total
+	if s.Traits().ConsumesRecv { // receive until the stop count: the peer's total
 		eng.ResetSamples()
 		if _, err := eng.BidirSend(far); err != nil {
 			return out, fmt.Errorf("receiving the rest of the peer's messages: %w", b.err(err))
@@ -359,7 +331,7 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 		}
 		return result.Result{}, sr, err
 	}
-	if s.Op == result.OpSend && sr.Iterations != run.total() {
+	if s.Traits().ConsumesRecv && sr.Iterations != run.total() {
 		return result.Result{}, sr, fmt.Errorf("the server received %d of the client's %d SENDs", sr.Iterations, run.total())
 	}
 	r, err := bidirResult(baseResult(s, ep), s, run, *sr.Bidir)

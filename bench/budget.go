@@ -14,7 +14,7 @@ import (
 )
 
 // The resource budget: what one side of a test maps, registers and opens,
-// computed from its Spec before anything exists (Spec.Need), and the
+// computed from its Spec before anything exists (NeedOf), and the
 // limits a server (--max-memory, --max-qps) or a client and loopback run
 // hold every test to. The server refuses a test over its budget with the
 // figures, the session stays in step, and the client exits 3 (CodeBudget).
@@ -29,9 +29,6 @@ const CodeBudget = "budget"
 
 // Budget defaults and bounds.
 const (
-	// DefaultMaxQPs is a server's default --max-qps: every QP one valid test
-	// can ask for (MaxQPs measured plus MaxLoadQPs load QPs).
-	DefaultMaxQPs = MaxQPs + MaxLoadQPs
 	// MaxBudgetQPs bounds --max-qps.
 	MaxBudgetQPs = 1 << 20
 	// MaxBudgetMemory bounds --max-memory, bytes (1 PiB).
@@ -56,11 +53,11 @@ func (n Need) Add(o Need) Need {
 	return Need{n.Registered + o.Registered, n.Unregister + o.Unregister, n.Engine + o.Engine, n.QPs + o.QPs}
 }
 
-// Need is what one side (client or server) of s maps and opens: the same
+// NeedOf is what one side (client or server) of s maps and opens: the same
 // pools newTestMemory registers (verbs.PoolConfig.MappedBytes), the per-op
 // client's unregistered buffers, and each engine's arrays. s must be
 // valid (Validate).
-func (s Spec) Need(client bool) Need {
+func NeedOf(s Spec, client bool) Need {
 	engine := func(tx int) int64 { return int64(sampleCap)*8 + int64(tx)*8 + 1024 }
 	if s.Transport == result.TransportTCP { // one socket engine: the message, the receive chunk, the samples
 		return Need{Unregister: int64(s.Size) + 256<<10, Engine: engine(0)}
@@ -68,11 +65,11 @@ func (s Spec) Need(client bool) Need {
 	n := Need{QPs: s.NumQPs()}
 	n.Registered = poolConfig(s, client, false, s.NumQPs(), false, s.HugePages).MappedBytes()
 	n.Engine = int64(s.NumQPs()) * engine(s.TxDepth)
-	if client && s.mrMode() == result.MRModePerOp {
+	if client && s.MRModeOrDefault() == result.MRModePerOp {
 		n.Unregister = int64(s.NumQPs()) * verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: 1, HugePages: s.HugePages}.MappedBytes()
 	}
 	if s.Load != nil {
-		l := s.loadSpec()
+		l := s.LoadSpec()
 		n.Registered += poolConfig(l, client, false, s.Load.QPs, false, s.HugePages).MappedBytes()
 		n.Engine += int64(s.Load.QPs) * engine(l.TxDepth)
 		n.QPs += s.Load.QPs
@@ -269,7 +266,7 @@ func (l *ledger) reserve(test string, n Need) (release func(), err error) {
 // the test unless rdma_cm) so the session stays in step, and comes back
 // as a RemoteError with CodeBudget for the session to send.
 func (s *Server) admit(c *proto.Conn, spec Spec) (release func(), err error) {
-	release, err = s.ledger.reserve(describe(spec), spec.Need(false))
+	release, err = s.ledger.reserve(describe(spec), NeedOf(spec, false))
 	if err == nil {
 		return release, nil
 	}
@@ -306,9 +303,9 @@ func CheckBudget(specs []Spec, b Budget, loopback bool) error {
 		side = "in this process (client and server)"
 	}
 	for _, s := range specs {
-		n := s.Need(true)
+		n := NeedOf(s, true)
 		if loopback {
-			n = n.Add(s.Need(false))
+			n = n.Add(NeedOf(s, false))
 		}
 		if err := checkNeed(describe(s), side, "--max", n, b, 0, 0, avail); err != nil {
 			return err

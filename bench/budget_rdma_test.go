@@ -12,7 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
-// TestRDMABudgetNeedMatchesMemory: Spec.Need, which the budget checks
+// TestRDMABudgetNeedMatchesMemory: NeedOf, which the budget checks
 // before anything exists, is what newTestEndpoints really maps, registers
 // and opens, on both sides, for pools, load QPs, per-op buffers and UD.
 func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
@@ -52,7 +52,7 @@ func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 				}
 			}
 			got.QPs = len(eps.all())
-			want := s.Need(client)
+			want := NeedOf(s, client)
 			if got.Registered != want.Registered || got.Unregister != want.Unregister || got.QPs != want.QPs {
 				t.Errorf("%s client=%v: mapped %d registered + %d other, %d QPs; Need says %d + %d, %d QPs",
 					describe(s), client, got.Registered, got.Unregister, got.QPs, want.Registered, want.Unregister, want.QPs)

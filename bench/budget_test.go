@@ -38,7 +38,7 @@ func TestSpecNeed(t *testing.T) {
 		{"huge pages", huge, true, Need{Registered: 2 << 20, Engine: eng(1, 128), QPs: 1}},
 		{"tcp", tcp, false, Need{Unregister: 1<<20 + 256<<10, Engine: eng(1, 0)}},
 	} {
-		if got := c.s.Need(c.client); got != c.want {
+		if got := NeedOf(c.s, c.client); got != c.want {
 			t.Errorf("%s: Need = %+v, want %+v", c.name, got, c.want)
 		}
 	}

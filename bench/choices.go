@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"fmt"
-	"os"
 	"sync/atomic"
 
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -30,72 +28,9 @@ import (
 //   - P_Key index: --pkey-index (perftest --pkey_index), default 0, given
 //     to the QPs at INIT.
 
-// MaxAddrCycle bounds Spec.AddrCycle, bytes (a 64 KiB page with room).
-const MaxAddrCycle = 1 << 20
-
-// MaxPKeyIndex bounds --pkey-index (a P_Key table holds at most 65536).
-const MaxPKeyIndex = 0xffff
-
-// MaxCompVector bounds --comp-vector (the device's count bounds it further).
-const MaxCompVector = 1 << 16
-
-// pageSize is the default cycle buffer, bytes (perftest's: the page size).
-var pageSize = os.Getpagesize()
-
-// choiceDefaults fills the choices' defaults: the cycle buffer of a
-// bandwidth test (or of a latency test's load QPs) that steps its
-// addresses, so that the server sizes its areas from the client's page.
-func (s Spec) choiceDefaults() Spec {
-	if (s.Mode == result.ModeBW || s.Load != nil) && s.Transport != result.TransportTCP && !s.NoAddrStep && s.AddrCycle == 0 {
-		s.AddrCycle = pageSize
-	}
-	return s
-}
-
-// validateChoices checks the choices' limits.
-func (s Spec) validateChoices() error {
-	switch c := s.AddrCycle; {
-	case c != 0 && (c < 2*DefaultCacheLine || c > MaxAddrCycle || c&(c-1) != 0):
-		return fmt.Errorf("address cycle %d bytes invalid: a power of two in %d..%d", c, 2*DefaultCacheLine, MaxAddrCycle)
-	case s.PKeyIndex < 0 || s.PKeyIndex > MaxPKeyIndex:
-		return fmt.Errorf("P_Key index %d out of range 0..%d", s.PKeyIndex, MaxPKeyIndex)
-	case s.PKeyIndex != 0 && s.RDMACM:
-		return fmt.Errorf("P_Key index %d: rdma_cm chooses the P_Key of its path; --pkey-index applies without --rdma-cm", s.PKeyIndex)
-	case s.CompVector < 0 || s.CompVector > MaxCompVector:
-		return fmt.Errorf("completion vector %d out of range 0..%d", s.CompVector, MaxCompVector)
-	case s.CompVector != 0 && s.CompVectorSpread:
-		return fmt.Errorf("completion vector %d and spread contradict: give one", s.CompVector)
-	}
-	return nil
-}
-
-// addrStep is the address stepping of s's bandwidth work requests: the
-// step (the message rounded up to DefaultCacheLine) and the cycle, bytes;
-// 0, 0 when off: --no-addr-step, latency tests, TCP, and messages above
-// half the cycle (perftest's rule).
-func (s Spec) addrStep() (step, cycle int) {
-	cycle = s.AddrCycle
-	if cycle == 0 {
-		cycle = pageSize
-	}
-	if s.NoAddrStep || s.Mode != result.ModeBW || s.Transport == result.TransportTCP || s.Size > cycle/2 {
-		return 0, 0
-	}
-	return (s.Size + DefaultCacheLine - 1) / DefaultCacheLine * DefaultCacheLine, cycle
-}
-
-// targetLen is how many bytes of a side's target area the peer's work
-// requests reach: the message, or the whole cycle when they step.
-func (s Spec) targetLen() int {
-	if _, cycle := s.addrStep(); cycle > 0 {
-		return max(s.Size, cycle)
-	}
-	return s.Size
-}
-
 // relaxedAccess is the access flag relaxed ordering adds to the test's
 // registrations: AccessRelaxedOrdering unless --disable-pcie-relaxed.
-func (s Spec) relaxedAccess() verbs.Access {
+func relaxedAccess(s Spec) verbs.Access {
 	if s.NoRelaxedOrdering {
 		return 0
 	}
@@ -112,16 +47,7 @@ func useGRH(port verbs.PortAttr, gidGiven bool) bool {
 // checkChoices refuses, before anything is created, choices the device
 // cannot take: a P_Key index past the port's table, a completion vector
 // past the device's.
-func checkChoices(dev *Device, s Spec) error {
-	name := dev.Ctx.Name()
-	if n := dev.Port.PKeyTblLen; s.PKeyIndex > 0 && s.PKeyIndex >= n {
-		return fmt.Errorf("P_Key index %d out of range: %s port %d has %d P_Key table entries (0..%d)", s.PKeyIndex, name, dev.Port.Port, n, max(n-1, 0))
-	}
-	if n := dev.Ctx.NumCompVectors(); s.CompVector > 0 && s.CompVector >= n {
-		return fmt.Errorf("completion vector %d out of range: %s has %d (0..%d)", s.CompVector, name, n, max(n-1, 0))
-	}
-	return nil
-}
+func checkChoices(dev *Device, s Spec) error { return s.CheckDeviceChoices(dev.limits()) }
 
 // cqSeq numbers the CQs of spread tests, for their round robin over the
 // device's vectors (process-wide: concurrent tests spread too).
@@ -142,7 +68,7 @@ func compVector(dev *Device, s Spec) int {
 // choicesResult is what the endpoints of a test ran with (eps: the client
 // side's measured QPs, in order).
 func choicesResult(s Spec, eps ...*endpoint) *result.Choices {
-	step, cycle := s.addrStep()
+	step, cycle := s.AddrStep()
 	c := &result.Choices{RelaxedOrdering: !s.NoRelaxedOrdering, AddrStepBytes: step, AddrCycleBytes: cycle, PKeyIndex: s.PKeyIndex,
 		CompVectors: []int{}}
 	for i, e := range eps {

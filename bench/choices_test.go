@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -47,41 +46,18 @@ func TestAddrStep(t *testing.T) {
 		{"--no-addr-step", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0, 0, 4096},
 		{"tcp", Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, Transport: result.TransportTCP}, 0, 0, 4096},
 	} {
-		step, cycle := tt.s.addrStep()
+		step, cycle := tt.s.AddrStep()
 		if step != tt.step || cycle != tt.cycle || endpointArea(tt.s) != tt.area {
 			t.Errorf("%s: step %d cycle %d area %d, want %d %d %d", tt.name, step, cycle, endpointArea(tt.s), tt.step, tt.cycle, tt.area)
 		}
-		if want := max(tt.s.Size, tt.cycle); tt.s.targetLen() != want {
-			t.Errorf("%s: target length %d, want %d", tt.name, tt.s.targetLen(), want)
+		if want := max(tt.s.Size, tt.cycle); tt.s.TargetLen() != want {
+			t.Errorf("%s: target length %d, want %d", tt.name, tt.s.TargetLen(), want)
 		}
 	}
-	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64}).withDefaults(); d.AddrCycle != pageSize {
+	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64}).WithDefaults(); d.AddrCycle != pageSize {
 		t.Errorf("default cycle %d, want the page size %d", d.AddrCycle, pageSize)
 	}
-	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, NoAddrStep: true}).withDefaults(); d.AddrCycle != 0 {
+	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, NoAddrStep: true}).WithDefaults(); d.AddrCycle != 0 {
 		t.Errorf("--no-addr-step: cycle %d", d.AddrCycle)
-	}
-}
-
-// TestValidateChoices: each limit is refused by name.
-func TestValidateChoices(t *testing.T) {
-	for _, tt := range []struct {
-		s    Spec
-		want string
-	}{
-		{Spec{AddrCycle: 3000}, "address cycle 3000"},
-		{Spec{AddrCycle: 64}, "address cycle 64"},
-		{Spec{AddrCycle: 2 << 20}, "address cycle 2097152"},
-		{Spec{PKeyIndex: -1}, "P_Key index -1"},
-		{Spec{PKeyIndex: 1 << 16}, "P_Key index 65536"},
-		{Spec{PKeyIndex: 1, RDMACM: true}, "rdma_cm chooses"},
-		{Spec{CompVector: -1}, "completion vector -1"},
-		{Spec{CompVector: 2, CompVectorSpread: true}, "contradict"},
-		{Spec{AddrCycle: 4096, PKeyIndex: 3, CompVector: 1}, ""},
-	} {
-		err := tt.s.validateChoices()
-		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
-			t.Errorf("%+v: %v, want %q", tt.s, err, tt.want)
-		}
 	}
 }

@@ -311,7 +311,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		}
 		res.LinkUtilization = res.Bandwidth.GbitPerSec / g
 	}
-	if spec.Unreliable() && spec.Op == result.OpSend && spec.Mode == result.ModeBW && sr.Iterations < total {
+	if spec.Unreliable() && spec.Traits().ConsumesRecv && spec.Mode == result.ModeBW && sr.Iterations < total {
 		res.LostMessages = total - sr.Iterations
 	}
 	cl.PathMTU = mtu

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -126,32 +127,34 @@ func (d *Device) Close() error { return errors.Join(d.events.close(), d.Ctx.Clos
 // verbs.ErrNotSupported (exit 3). The client checks before it sends the
 // test, the server again for its own device.
 func (d *Device) supports(s Spec) error {
-	name := d.Ctx.Name()
-	switch {
-	case s.TxDepth > d.Attr.MaxQPWR:
-		return fmt.Errorf("tx depth %d is above %s's max_qp_wr %d (work requests per QP): %w", s.TxDepth, name, d.Attr.MaxQPWR, verbs.ErrNotSupported)
-	case s.RxDepth > d.Attr.MaxQPWR:
-		return fmt.Errorf("rx depth %d is above %s's max_qp_wr %d (work requests per QP): %w", s.RxDepth, name, d.Attr.MaxQPWR, verbs.ErrNotSupported)
-	case max(s.TxDepth, s.RxDepth)+cqSlack > d.Attr.MaxCQE:
-		return fmt.Errorf("tx depth %d / rx depth %d need CQs of %d entries (the depth + %d), above %s's max_cqe %d: %w",
-			s.TxDepth, s.RxDepth, max(s.TxDepth, s.RxDepth)+cqSlack, cqSlack, name, d.Attr.MaxCQE, verbs.ErrNotSupported)
-	case d.Attr.MaxMRSize != 0 && uint64(2*endpointArea(s)) > d.Attr.MaxMRSize:
-		return fmt.Errorf("size %d bytes needs memory regions of %d bytes, above %s's max_mr_size %d: %w",
-			s.Size, 2*endpointArea(s), name, d.Attr.MaxMRSize, verbs.ErrNotSupported)
-	case d.Ctx.IsIWARP() && s.qpType() != result.QPTypeRC:
-		return fmt.Errorf("%s is an iWARP device: --qp-type %s %w (iWARP carries reliable connections only)", name, s.qpType(), verbs.ErrNotSupported)
-	case d.Ctx.IsIWARP() && !s.RDMACM:
-		return fmt.Errorf("%s is an iWARP device: connecting its QPs without rdma_cm is %w: use --rdma-cm", name, verbs.ErrNotSupported)
-	case (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && d.Attr.AtomicCap == 0:
-		return fmt.Errorf("%s: atomics %w (atomic_cap 0)", name, verbs.ErrNotSupported)
-	case uint64(s.Size) > uint64(d.Port.MaxMsgSize) && d.Port.MaxMsgSize != 0:
-		return fmt.Errorf("size %d bytes exceeds %s port %d max_msg_sz %d: %w", s.Size, name, d.Port.Port, d.Port.MaxMsgSize, verbs.ErrNotSupported)
-	}
-	return nil
+	return deviceLacks(s.CheckDevice(d.limits(), 2*endpointArea(s)))
 }
 
+// limits are the device's and port's facts that specs are held to.
+func (d *Device) limits() spec.DeviceLimits {
+	return spec.DeviceLimits{Name: d.Ctx.Name(), Port: d.Port.Port, MaxQPWR: d.Attr.MaxQPWR, MaxCQE: d.Attr.MaxCQE,
+		MaxMRSize: d.Attr.MaxMRSize, AtomicCap: d.Attr.AtomicCap != 0, IWARP: d.Ctx.IsIWARP(), MaxMsgSize: uint64(d.Port.MaxMsgSize),
+		PKeyTableLen: d.Port.PKeyTblLen, NumCompVectors: d.Ctx.NumCompVectors(), MaxSRQ: d.Attr.MaxSRQ, MaxSRQWR: d.Attr.MaxSRQWR}
+}
+
+// deviceLacks makes an error of spec.CheckDevice* that wraps
+// spec.ErrNotSupported wrap verbs.ErrNotSupported too, its text unchanged.
+func deviceLacks(err error) error {
+	if errors.Is(err, spec.ErrNotSupported) {
+		return notSupportedError{err}
+	}
+	return err
+}
+
+// notSupportedError is an error of the spec's checks that the device lacks
+// something: it matches verbs.ErrNotSupported as well.
+type notSupportedError struct{ err error }
+
+func (e notSupportedError) Error() string   { return e.err.Error() }
+func (e notSupportedError) Unwrap() []error { return []error{e.err, verbs.ErrNotSupported} }
+
 // cqSlack is what each CQ holds beyond its depth (newEndpoint).
-const cqSlack = 16
+const cqSlack = spec.CQSlack
 
 // checkSpecs holds every spec of a run, and its load streams, against the
 // device's limits (supports) before the first test starts; nil for a
@@ -166,7 +169,7 @@ func checkSpecs(dev *Device, specs []Spec) error {
 		}
 		err := dev.supports(s)
 		if err == nil && s.Load != nil {
-			err = dev.supports(s.loadSpec())
+			err = dev.supports(s.LoadSpec())
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)

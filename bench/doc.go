@@ -1,19 +1,50 @@
-// Package bench is the benchmark engine: a Plan (flags) expands into Specs,
-// the client sends each Spec to the server over the control protocol
+// Package bench is the benchmark engine: the client sends each test
+// (a bench/spec Spec) to the server over the control protocol
 // (bench/proto), both sides build endpoints (QPs, CQs, registered memory
 // from verbs pools), the C loop in verbs runs the timed traffic, and the
 // samples become a result.Result in a Document (bench/result).
 //
-// Files by concept: plan.go and spec.go (what a test is), defaults.go (every
-// default), validate.go (limits), parse.go (flag values), server.go and
-// responder.go (the server), client.go, run.go (loopback and client runs),
-// endpoint.go and endpoints.go (one QP; all QPs of a test), device.go
-// (an open device and what it supports), route.go (the device chosen by
-// route, and pairs that cannot talk), inline.go (the inline size: device
-// probe, perftest's rules), memory.go, meminfo.go and mrmode.go (registered
-// memory), cm.go (rdma_cm), load.go
-// (latency under load), measure.go and multi.go (the measurement), tcp.go
-// (the kernel TCP baseline), env.go, envcheck.go and devices.go (where a run
-// took place), counters.go (each side's port counters around each test).
-// docs/architecture.md has the map.
+// What one test is lives in bench/spec (pure Go): Spec, Plan, defaults,
+// validation, the op table. aliases.go keeps its names here (Spec, Plan,
+// MaxSize, ParseSize, ...) for callers written before the move. The host's
+// environment lives in bench/hostenv (pure Go). docs/architecture.md has
+// the map of every package; TestDocMap holds the list below to the files.
+//
+// Files by concept:
+//
+// The server: server.go (config, devices, timeouts), listener.go (the
+// accept loop, --allow, protected mode, shutdown), startups.go (the caps
+// on unauthenticated connections), session.go (one client's session:
+// admission, handshake, busy lock, limits), auth.go (the shared key and
+// the challenge-response), responder.go (the server's side of one test),
+// doctorserve.go (the server's answer to a doctor request, the verbs side
+// of rdmabench doctor).
+//
+// The client: client.go (one control session), run.go (a whole client
+// run and loopback), repeat.go (--repeat), loadsweep.go (--load-sweep),
+// watch.go (heartbeats and the peer watch of a running test).
+//
+// Devices and routes: device.go (an open device and what it supports),
+// devicelimits.go (a test list held to a device's limits up front, for
+// rdmabench cliffs), devicereport.go (rdmabench devices), route.go (the device chosen by
+// route, and pairs that cannot talk), netdev.go (netdev to device and
+// port through sysfs), asyncevents.go (fatal async events per device),
+// placement.go (NUMA placement), inline.go (the inline size: device
+// probe, perftest's rules).
+//
+// The data plane: endpoint.go (one QP and its engine), testendpoints.go
+// (all QPs of one test), opverbs.go (the verbs half of the op table),
+// memory.go (the registered pools, ODP), meminfo.go (/proc/meminfo and
+// huge pages), budget.go (the resource budget, NeedOf), srq.go (shared
+// receive queues), choices.go (the differences from perftest that are
+// options: relaxed ordering, address stepping, GRH, completion vectors,
+// P_Key index), cm.go (rdma_cm), measure.go (the measurement of one
+// test), bwdrain.go (the drainer of a bandwidth sender's samples),
+// multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
+// (latency under load), verify.go (the --verify pass), tcp.go (the kernel
+// TCP baseline), clockshare.go (the clock's share of a latency).
+//
+// Where a run took place: env.go (each side's result.Env: the device, GID
+// and placement, over bench/hostenv's host facts and checks),
+// portcounters.go (each side's port counters around each test).
 package bench

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -67,33 +68,14 @@ func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
 		s.Bidirectional = false
 		return remoteAccess(s, false, iwarp) | remoteAccess(s, true, iwarp)
 	}
-	switch s.Op {
-	case result.OpWrite:
-		if s.Mode == result.ModeLat || !client {
-			return verbs.AccessRemoteWrite
-		}
-	case result.OpRead:
-		if !client {
-			return verbs.AccessRemoteRead
-		}
-		if iwarp {
-			return verbs.AccessRemoteWrite
-		}
-	case result.OpFetchAdd, result.OpCmpSwap:
-		if !client {
-			return verbs.AccessRemoteAtomic
-		}
+	t := s.Traits()
+	switch {
+	case !client || (s.Mode == result.ModeLat && t.PingPong): // the target; a ping-pong's client is one too
+		return accessVerbs[t.Access]
+	case iwarp && t.Access == spec.AccessRemoteRead: // the READ's sink
+		return verbs.AccessRemoteWrite
 	}
 	return 0
-}
-
-// verbsOps maps a test's op (Spec.Op) to the operation its engine posts.
-var verbsOps = map[string]verbs.Opcode{
-	result.OpSend:     verbs.OpSend,
-	result.OpWrite:    verbs.OpWrite,
-	result.OpRead:     verbs.OpRead,
-	result.OpFetchAdd: verbs.OpFetchAdd,
-	result.OpCmpSwap:  verbs.OpCmpSwap,
 }
 
 // newEndpoint creates the resources of one side of spec, with its buffer
@@ -139,7 +121,7 @@ func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool, srq *verbs.
 	if e.mr, err = pool.Get(); err != nil { // registered once per test, for every QP of it
 		return nil, err
 	}
-	if client && s.mrMode() == result.MRModePerOp {
+	if client && s.MRModeOrDefault() == result.MRModePerOp {
 		if e.opBuf, err = verbs.AllocBuffer(2*e.area, s.HugePages); err != nil {
 			return nil, err
 		}
@@ -197,7 +179,7 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 
 // verbsQPType maps the spec's QP type to the verbs one.
 func verbsQPType(s Spec) (verbs.QPType, error) {
-	switch s.qpType() {
+	switch s.QPTypeOrDefault() {
 	case result.QPTypeRC:
 		return verbs.QPTypeRC, nil
 	case result.QPTypeUC:
@@ -222,7 +204,7 @@ func checkUDSize(size, mtu int) error {
 // READ and atomic tests --outstanding-reads, or the device's max_qp_rd_atom
 // (perftest's default); 1 for tests that issue no READs or atomics.
 func (e *endpoint) maxRdAtomic() int {
-	if !e.spec.readsOrAtomics() {
+	if !e.spec.ReadsOrAtomics() {
 		return 1
 	}
 	if n := e.spec.OutstandingReads; n > 0 {
@@ -251,7 +233,7 @@ func (e *endpoint) info() proto.QPInfo {
 	}
 	return proto.QPInfo{Device: e.dev.Ctx.Name(), QPN: qpn, PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
 		GIDType: e.dev.GID.Type.String(), LinkLayer: e.dev.Port.LinkLayer, ActiveMTU: e.dev.Port.ActiveMTU,
-		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.targetLen()), QKey: e.qkey}
+		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.TargetLen()), QKey: e.qkey}
 }
 
 // connect moves the QP to RTS towards the peer and creates the engine. It
@@ -275,7 +257,7 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 				e.dev.GID.Type, e.dev.GID.GID, e.dev.GID.Index, r.GIDType, r.GID, r.GIDIndex)
 		}
 	}
-	if err := checkPeerBuffer(r, s.targetLen()); err != nil {
+	if err := checkPeerBuffer(r, s.TargetLen()); err != nil {
 		return 0, err
 	}
 	mtu := min(e.dev.Port.ActiveMTU, r.ActiveMTU)
@@ -325,22 +307,22 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 // target buffer r and, for SEND tests, posts the first receives.
 func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	s := e.spec
-	op, ok := verbsOps[s.Op]
+	v, ok := opVerbs[s.Op]
 	if !ok {
 		return fmt.Errorf("op %q has no RDMA operation", s.Op)
 	}
-	step, cycle := s.addrStep()
-	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: op, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle,
+	step, cycle := s.AddrStep()
+	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: v.code, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle,
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.inline > 0 && s.Size <= e.inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
 		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {
 		return err
 	}
 	e.eng = eng
-	if r := s.pace(); r > 0 && e.client { // load QPs: their loadSpec carries each one's pace
+	if r := s.Pace(); r > 0 && e.client { // load QPs: their loadSpec carries each one's pace
 		eng.SetPace(r / float64(s.NumQPs())) // the limit is the test's, over its QPs
 	}
-	if s.Op == result.OpSend {
+	if s.Traits().ConsumesRecv {
 		if err := eng.PostRecvs(e.recvs); err != nil {
 			return err
 		}

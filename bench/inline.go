@@ -9,29 +9,6 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// Inline policies (Spec.InlinePolicy, --inline-size).
-const (
-	// InlineAuto (the default, "") asks the device: latency tests send
-	// SEND and WRITE payloads inline up to the largest size the device
-	// grants for the QP type, capped at perftest's per-op latency values;
-	// bandwidth tests, READ and atomics send nothing inline (perftest's
-	// defaults).
-	InlineAuto = ""
-	// InlineSize uses Spec.Inline bytes whatever the test (--inline-size N).
-	InlineSize = "size"
-	// InlinePerftest reproduces perftest's rules exactly, including its
-	// whitelist of devices (--inline-size perftest): 0 on rxe and siw.
-	InlinePerftest = "perftest"
-)
-
-// perftest's latency inline values ("Optimal Values for Inline" in
-// perftest_parameters.h, perftest 6.x), bytes.
-const (
-	perftestInlineSend   = 236 // SEND on RC and UC
-	perftestInlineSendUD = 188 // SEND on UD
-	perftestInlineWrite  = 220 // WRITE on RC and UC
-)
-
 // probeInlineMax is the largest inline size the probe asks for, bytes.
 // Devices grant 0 to a few hundred bytes (rxe 512, siw 80, mlx5 up to
 // about 900); an mlx5 rounds a request up, so asking high finds its limit.
@@ -116,7 +93,7 @@ func (d *Device) inlineFor(s Spec) (int, string, error) {
 	if s.Mode == result.ModeBW {
 		return 0, "auto: none in bandwidth tests (perftest's default)", nil
 	}
-	if s.mrMode() == result.MRModePerOp {
+	if s.MRModeOrDefault() == result.MRModePerOp {
 		return 0, "auto: none with --mr-mode per-op (an inline message needs no registration)", nil
 	}
 	limit := perftestLatencyInline(s)
@@ -143,15 +120,10 @@ func (d *Device) inlineFor(s Spec) (int, string, error) {
 // perftestLatencyInline is perftest's default inline size for a latency
 // test of s's op and QP type on a device it recognises (0: none).
 func perftestLatencyInline(s Spec) int {
-	switch {
-	case s.Op == result.OpSend && s.qpType() == result.QPTypeUD:
-		return perftestInlineSendUD
-	case s.Op == result.OpSend:
-		return perftestInlineSend
-	case s.Op == result.OpWrite:
-		return perftestInlineWrite
+	if s.QPTypeOrDefault() == result.QPTypeUD {
+		return s.Traits().PerftestInlineUD
 	}
-	return 0
+	return s.Traits().PerftestInline
 }
 
 // perftestInline reproduces perftest 6.x's inline default for s on a device

@@ -345,7 +345,7 @@ func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result
 		if fi := sched.FirstIntended(); fi > 0 {
 			start = fi
 		}
-		r.OpenLoop = &result.OpenLoop{Schedule: s.schedule(), RateTarget: s.Rate,
+		r.OpenLoop = &result.OpenLoop{Schedule: s.ScheduleOrDefault(), RateTarget: s.Rate,
 			RateAchieved: float64(measured) / (float64(end-start) / 1e9)}
 	}
 	r.Warmup = total
@@ -502,8 +502,8 @@ func baseResult(s Spec, e *endpoint) result.Result {
 	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: s.TimedInterval(),
 		TxDepth: s.TxDepth, CQMod: s.CQMod, RxDepth: s.RxDepth, PostList: s.PostList, Event: s.Event,
 		QPType: s.QPTypeLabel(), MRMode: s.MRModeLabel(), HugePages: s.HugePages, SRQ: s.SRQ}
-	r.UseStats(s.stats())
-	r.RateLimit = s.shapeResult()
+	r.UseStats(s.Stats())
+	r.RateLimit = s.ShapeResult()
 	if e != nil {
 		r.Inline, r.InlineReason = e.inline, e.inlineWhy
 		r.QPTimeout, r.RetryCount, r.RNRRetry, r.OutstandingReads = s.QPTimeout, s.RetryCount, s.RNRRetry, e.rdDepth

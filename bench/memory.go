@@ -13,10 +13,10 @@ import (
 // receives) rounded up to 4 KiB. An endpoint's buffer holds two.
 func endpointArea(s Spec) int {
 	n := s.Size
-	if s.qpType() == result.QPTypeUD {
+	if s.QPTypeOrDefault() == result.QPTypeUD {
 		n += verbs.GRHSize // receives start with the GRH
 	}
-	_, cycle := s.addrStep() // stepped addresses range over the whole cycle
+	_, cycle := s.AddrStep() // stepped addresses range over the whole cycle
 	return max((n+4095)&^4095, cycle)
 }
 
@@ -25,12 +25,21 @@ func endpointArea(s Spec) int {
 // ON_DEMAND in odp mode.
 func poolConfig(s Spec, client, iwarp bool, count int, odp, huge bool) verbs.PoolConfig {
 	c := verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: count,
-		Access: verbs.AccessLocalWrite | remoteAccess(s, client, iwarp) | s.relaxedAccess(), HugePages: huge}
+		Access: verbs.AccessLocalWrite | remoteAccess(s, client, iwarp) | relaxedAccess(s), HugePages: huge}
 	if odp {
 		c.Access |= verbs.AccessOnDemand
 		c.ODPOps = odpOps(s)
 	}
 	return c
+}
+
+// odpOps are the RC operations whose memory must be ODP in odp mode
+// (verbs.Context.CheckODP); UC and UD are checked for registration only.
+func odpOps(s Spec) verbs.ODPOps {
+	if s.QPTypeOrDefault() != result.QPTypeRC {
+		return 0
+	}
+	return opVerbs[s.Op].odp
 }
 
 // testMemory is the registered memory of one side of one test: a PD and
@@ -72,13 +81,13 @@ func newTestMemory(dev *Device, s Spec, client bool) (_ *testMemory, err error) 
 // newPools maps and registers the pools of spec s on m.pd.
 func (m *testMemory) newPools(dev *Device, s Spec, client bool) error {
 	var err error
-	odp := s.mrMode() == result.MRModeODP
+	odp := s.MRModeOrDefault() == result.MRModeODP
 	if m.measured, err = m.pd.NewPool(poolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {
-		return fmt.Errorf("--mr-mode %s: %w", s.mrMode(), err)
+		return fmt.Errorf("--mr-mode %s: %w", s.MRModeOrDefault(), err)
 	}
 	if s.Load != nil {
-		if m.load, err = m.pd.NewPool(poolConfig(s.loadSpec(), client, dev.Ctx.IsIWARP(), s.Load.QPs, odp, s.HugePages)); err != nil {
-			return fmt.Errorf("--mr-mode %s: load QPs: %w", s.mrMode(), err)
+		if m.load, err = m.pd.NewPool(poolConfig(s.LoadSpec(), client, dev.Ctx.IsIWARP(), s.Load.QPs, odp, s.HugePages)); err != nil {
+			return fmt.Errorf("--mr-mode %s: load QPs: %w", s.MRModeOrDefault(), err)
 		}
 	}
 	return nil

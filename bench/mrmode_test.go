@@ -9,63 +9,6 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-func TestMRModeValidate(t *testing.T) {
-	base := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096, Iters: 10, TxDepth: 8, CQMod: 1, RxDepth: 8}
-	for _, tt := range []struct {
-		name string
-		mod  func(*Spec)
-		want string // "" = valid
-	}{
-		{"default", func(s *Spec) {}, ""},
-		{"pool", func(s *Spec) { s.MRMode = result.MRModePool }, ""},
-		{"per-op", func(s *Spec) { s.MRMode = result.MRModePerOp }, ""},
-		{"odp", func(s *Spec) { s.MRMode = result.MRModeODP; s.HugePages = true }, ""},
-		{"unknown", func(s *Spec) { s.MRMode = "perop" }, `MR mode "perop" unknown; valid: pool, per-op, odp`},
-		{"tcp per-op", func(s *Spec) { s.Op, s.Transport, s.MRMode = result.OpSend, result.TransportTCP, result.MRModePerOp }, "--mr-mode per-op applies to RDMA tests"},
-		{"tcp hugepages", func(s *Spec) { s.Op, s.Transport, s.HugePages = result.OpSend, result.TransportTCP, true }, "--hugepages applies to RDMA buffers"},
-		{"per-op inline", func(s *Spec) { s.MRMode, s.Size, s.Inline, s.InlinePolicy = result.MRModePerOp, 64, 64, InlineSize }, "--mr-mode per-op with --inline-size 64"},
-		{"per-op above inline", func(s *Spec) { s.MRMode, s.Size, s.Inline, s.InlinePolicy = result.MRModePerOp, 128, 64, InlineSize }, ""},
-		{"per-op read inline", func(s *Spec) {
-			s.Op, s.MRMode, s.Size, s.Inline, s.InlinePolicy = result.OpRead, result.MRModePerOp, 64, 64, InlineSize
-		}, ""},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			s := base
-			tt.mod(&s)
-			err := s.Validate()
-			if tt.want == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Validate() = %v, want %q", err, tt.want)
-			}
-		})
-	}
-}
-
-func TestMRModePlan(t *testing.T) {
-	specs, err := Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Template: Spec{MRMode: result.MRModePerOp, HugePages: true}}.Specs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range specs {
-		if s.MRMode != result.MRModePerOp || !s.HugePages || !strings.Contains(s.TimedInterval(), "per-operation registration") {
-			t.Errorf("%s: mr mode %q, hugepages %v, interval %q", s.Name(), s.MRMode, s.HugePages, s.TimedInterval())
-		}
-		r := baseResult(s, nil)
-		if r.MRMode != result.MRModePerOp || !r.HugePages {
-			t.Errorf("%s: result mr_mode %q, hugepages %v", s.Name(), r.MRMode, r.HugePages)
-		}
-	}
-	tcp := Spec{Op: result.OpSend, Transport: result.TransportTCP}
-	if tcp.MRModeLabel() != "" || (Spec{}).MRModeLabel() != result.MRModePool {
-		t.Errorf("labels: tcp %q, default %q", tcp.MRModeLabel(), (Spec{}).MRModeLabel())
-	}
-}
-
 // TestMRModePoolConfig: the pool grants only the remote access the test
 // needs, on each side.
 func TestMRModePoolConfig(t *testing.T) {
@@ -96,5 +39,25 @@ func TestMRModePoolConfig(t *testing.T) {
 				t.Fatalf("pool config %+v; want access %s, ODP ops %s, %d-byte buffers", c, tt.access, tt.ops, tt.buf)
 			}
 		})
+	}
+}
+
+func TestMRModePlan(t *testing.T) {
+	specs, err := Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Template: Spec{MRMode: result.MRModePerOp, HugePages: true}}.Specs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		if s.MRMode != result.MRModePerOp || !s.HugePages || !strings.Contains(s.TimedInterval(), "per-operation registration") {
+			t.Errorf("%s: mr mode %q, hugepages %v, interval %q", s.Name(), s.MRMode, s.HugePages, s.TimedInterval())
+		}
+		r := baseResult(s, nil)
+		if r.MRMode != result.MRModePerOp || !r.HugePages {
+			t.Errorf("%s: result mr_mode %q, hugepages %v", s.Name(), r.MRMode, r.HugePages)
+		}
+	}
+	tcp := Spec{Op: result.OpSend, Transport: result.TransportTCP}
+	if tcp.MRModeLabel() != "" || (Spec{}).MRModeLabel() != result.MRModePool {
+		t.Errorf("labels: tcp %q, default %q", tcp.MRModeLabel(), (Spec{}).MRModeLabel())
 	}
 }

@@ -217,7 +217,7 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 		ops += q
 		warmAll += warmed[i]
 		r.PerQP = append(r.PerQP, result.QPResult{QPN: ep.qp.QPN(), Thread: i % m, Ops: q, Bandwidth: result.NewBandwidth(s.Size, q, l-f),
-			Latency: result.NewLatencyAt(lats[i], 1, s.stats())})
+			Latency: result.NewLatencyAt(lats[i], 1, s.Stats())})
 	}
 	for t := range m {
 		user += cpuUser[t]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 	"github.com/rdmabench/rdmabench/hist"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
@@ -86,7 +87,7 @@ func checkDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document
 	}
 	if raw, err := os.ReadFile(path); err != nil {
 		t.Fatal(err)
-	} else if err := result.ValidateDocument(raw); err != nil {
+	} else if err := schema.ValidateDocument(raw); err != nil {
 		t.Errorf("the document does not match bench/result/schema.json: %v", err)
 	}
 	if back.SchemaVersion != result.SchemaVersion || back.Env.Device == "" || back.Env.ClockSource != "CLOCK_MONOTONIC_RAW" ||

@@ -7,9 +7,6 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
-// MaxRepeat bounds --repeat.
-const MaxRepeat = 100
-
 // runRepeated runs spec s Spec.Repeat times (at least once), each on
 // fresh QPs (every Client.Run sets up its own), and combines the runs
 // (result.CombineRuns): the medians of their figures, each run's, and

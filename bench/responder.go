@@ -142,7 +142,8 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	if spec.Bidirectional {
 		return s.serveBidir(c, spec, eps)
 	}
-	active := spec.Op == result.OpSend || (spec.Op == result.OpWrite && spec.Mode == result.ModeLat)
+	t := spec.Traits() // the server's CPU takes part: it receives, or answers a ping-pong
+	active := t.ConsumesRecv || (t.PingPong && spec.Mode == result.ModeLat)
 	qps := eps.measured()
 	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
 	// one responder loop per measured QP, each on its own locked thread;
@@ -279,7 +280,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if spec.Unreliable() && spec.Op == result.OpSend && spec.Mode == result.ModeBW {
+				if spec.Unreliable() && spec.Traits().ConsumesRecv && spec.Mode == result.ModeBW {
 					// UC/UD drop messages a full receive queue cannot take: take what
 					// arrived until the stream goes quiet, and report the count
 					loopErrs[i] = awaitQuiet(ep.eng, dones[i])

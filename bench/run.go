@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -175,7 +176,7 @@ func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*re
 func envQPType(specs []Spec) string {
 	var types []string
 	for _, s := range specs {
-		if l := s.QPTypeLabel(); l != "" && !contains(types, l) {
+		if l := s.QPTypeLabel(); l != "" && !slices.Contains(types, l) {
 			types = append(types, l)
 		}
 	}

@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"fmt"
-
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -23,23 +21,6 @@ import (
 // oldest receive, whichever engine posted it, and the receive's wr_id
 // names the area it landed in (the --verify pass reads it there).
 
-// validateSRQ refuses --srq where no QP consumes receives or where it is
-// not supported.
-func (s Spec) validateSRQ() error {
-	if !s.SRQ {
-		return nil
-	}
-	switch {
-	case s.Transport == result.TransportTCP:
-		return fmt.Errorf("--srq applies to RDMA tests, not to the TCP baseline")
-	case s.Op != result.OpSend:
-		return fmt.Errorf("--srq applies to send tests: only a SEND consumes receives (op %s): use --op send", s.Op)
-	case s.qpType() == result.QPTypeUC:
-		return fmt.Errorf("--srq is not supported on UC QPs: use --qp-type rc or ud")
-	}
-	return nil
-}
-
 // usesSRQ reports whether one side's QPs of s take their receives from an
 // SRQ: the server's, and the client's in latency tests.
 func usesSRQ(s Spec, client bool) bool { return s.SRQ && (!client || s.Mode == result.ModeLat) }
@@ -57,11 +38,8 @@ func recvPosts(s Spec) int {
 // newSRQ creates the shared receive queue of one side of s in pd, after
 // checking the device's limits.
 func newSRQ(dev *Device, s Spec, pd *verbs.PD) (*verbs.SRQ, error) {
-	switch {
-	case dev.Attr.MaxSRQ == 0:
-		return nil, fmt.Errorf("--srq: %s has no shared receive queues (max_srq 0): %w", dev.Ctx.Name(), verbs.ErrNotSupported)
-	case s.RxDepth > dev.Attr.MaxSRQWR:
-		return nil, fmt.Errorf("--srq: rx depth %d exceeds %s's max_srq_wr %d", s.RxDepth, dev.Ctx.Name(), dev.Attr.MaxSRQWR)
+	if err := s.CheckDeviceSRQ(dev.limits()); err != nil {
+		return nil, deviceLacks(err)
 	}
 	return pd.CreateSRQ(verbs.SRQConfig{MaxWR: s.RxDepth})
 }

@@ -67,7 +67,7 @@ func refuseRDMA(c *proto.Conn) error {
 
 // checkTCPSpec refuses what the TCP baseline does not measure.
 func checkTCPSpec(s Spec) error {
-	if s.Op != result.OpSend {
+	if !s.Traits().TCP {
 		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
 	}
 	if s.Rate > 0 || s.Load != nil {
@@ -297,7 +297,7 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.R
 func tcpResult(s Spec) result.Result {
 	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: tcpTimedInterval(s),
 		Transport: result.TransportTCP}
-	r.UseStats(s.stats())
+	r.UseStats(s.Stats())
 	return r
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -83,27 +84,11 @@ func verifyTimeout() time.Duration { return EngineTimeout + ctrlTimeout }
 // at the client when it is sent, not when it lands.
 var verifyGrace = time.Second
 
-// validateVerify refuses --verify where it checks nothing.
-func (s Spec) validateVerify() error {
-	if !s.Verify {
-		return nil
-	}
-	switch {
-	case s.Transport == result.TransportTCP:
-		return fmt.Errorf("--verify checks RDMA payloads, not the TCP baseline (TCP checksums its own data)")
-	case s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap:
-		return fmt.Errorf("--verify checks the payloads of send, write and read; %s carries an 8-byte operand, not a payload: run atomics without --verify", s.Op)
-	}
-	return nil
-}
-
 // verifyChecker is the side that compares: the server for SEND and WRITE
 // (what arrived), the client for READ (what it read).
 func verifyChecker(op string) string {
-	if op == result.OpRead {
-		return "client"
-	}
-	return "server"
+	t, _ := spec.OpOf(op)
+	return t.Verifier
 }
 
 // verifySeed is the pattern seed of message k of test s: the same on both
@@ -246,7 +231,7 @@ func (cl *Client) verifyPass(s Spec, eps *testEndpoints) (*result.Verification, 
 	for k := range n {
 		q := k % len(qps)
 		ep := qps[q]
-		if s.Op == result.OpSend || s.Op == result.OpWrite {
+		if s.Traits().Verifier == spec.VerifyServer { // the client sends the pattern
 			fillPattern(ep.sourceBytes(), verifySeed(s, k))
 			if err := ep.eng.PostOne(); err != nil {
 				return nil, fail(fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err))
@@ -259,7 +244,7 @@ func (cl *Client) verifyPass(s Spec, eps *testEndpoints) (*result.Verification, 
 		if reply.Mismatch != nil {
 			return nil, verifyErrorOf(s, k, q, reply.Mismatch)
 		}
-		if s.Op == result.OpRead {
+		if s.Traits().Verifier == spec.VerifyClient { // the client reads the pattern
 			if err := ep.eng.PostOne(); err != nil {
 				return nil, fail(fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err))
 			}
@@ -379,8 +364,8 @@ func (s *Server) serveVerify(c *proto.Conn, spec Spec, eps *testEndpoints) error
 // SEND or WRITE delivered, or fill the target area a READ will read.
 func verifyServerStep(s Spec, qps []*endpoint, q, k int) (*proto.Mismatch, error) {
 	ep := qps[q]
-	switch s.Op {
-	case result.OpSend:
+	switch t := s.Traits(); {
+	case t.Verifier == spec.VerifyServer && t.ConsumesRecv: // SEND: what the receive took
 		addr, n, err := ep.eng.RecvOne()
 		if err != nil {
 			return nil, err
@@ -394,7 +379,7 @@ func verifyServerStep(s Spec, qps []*endpoint, q, k int) (*proto.Mismatch, error
 		}
 		plantCorruption(b)
 		return mismatchOf(s, k, b, n), nil
-	case result.OpWrite:
+	case t.Verifier == spec.VerifyServer: // WRITE: what landed in the target area
 		b := ep.targetBytes()
 		plantCorruption(b)
 		m := mismatchOf(s, k, b, len(b))
@@ -403,7 +388,7 @@ func verifyServerStep(s Spec, qps []*endpoint, q, k int) (*proto.Mismatch, error
 			m = mismatchOf(s, k, b, len(b))
 		}
 		return m, nil
-	case result.OpRead:
+	case t.Verifier == spec.VerifyClient: // READ: what the client will fetch
 		fillPattern(ep.targetBytes(), verifySeed(s, k))
 		return nil, nil
 	}

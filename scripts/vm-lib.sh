@@ -132,16 +132,28 @@ vm_siw_check() {
 # vm_accel: choose qemu's accelerator after vm_load_kernel (needs $tmp, vmlinuz):
 # sets accel_args (-accel, -cpu) and prints which accelerator on stderr, with
 # the reason for TCG. KVM when /dev/kvm opens read-write and a probe boot of the guest
-# kernel under -accel kvm reaches its /init within 20 s: some hosts have a /dev/kvm on
-# which this kernel stalls right after decompression, or qemu aborts on an MSR. Else
-# TCG. A probe that booted or stalled is kept for a day per host kernel, guest kernel
-# and qemu (in $CACHE/accel), so a host whose KVM stalls pays the 20 s once a day.
+# kernel under -accel kvm reaches its /init in time (RDMABENCH_KVM_PROBE_TIMEOUT
+# seconds, default 20): some hosts have a /dev/kvm on which this kernel stalls right
+# after decompression, or on which qemu aborts at once on an MSR
+# ("kvm_buf_set_msrs: Assertion ... failed", exit 134). Else TCG. The four cases:
+#   KVM works      KVM; the verdict is cached.
+#   KVM stalls     TCG once the probe times out; the stall is cached, so such a host
+#                  pays the timeout once a day, not once per guest.
+#   qemu fails     TCG, with qemu's exit status and last stderr line; not cached: it
+#                  cost well under a second, and the cause (a busy or misconfigured
+#                  device, a qemu about to be upgraded) may be gone next time.
+#   no KVM         TCG (no device, or one this user cannot open read-write); no probe.
+# The cache ($CACHE/accel, else ~/.cache/rdmabench/accel when $CACHE is not writable)
+# keeps a verdict for a day, keyed by host kernel, guest kernel, qemu and device.
 # RDMABENCH_ACCEL=tcg skips the probe; RDMABENCH_ACCEL=kvm fails (exit 2) without KVM.
 # RDMABENCH_KVM_DEV (default /dev/kvm) is the device checked (for tests).
 # shellcheck disable=SC2034 # accel_args: read by the sourcing script
 vm_accel() {
   local want=${RDMABENCH_ACCEL:-auto} dev=${RDMABENCH_KVM_DEV:-/dev/kvm} why=''
+  local tmo=${RDMABENCH_KVM_PROBE_TIMEOUT:-20}
   case $want in auto|kvm|tcg) ;; *) die "RDMABENCH_ACCEL wants auto, kvm or tcg, got: $want" ;; esac
+  [[ $tmo =~ ^[1-9][0-9]{0,3}$ ]] \
+    || die "RDMABENCH_KVM_PROBE_TIMEOUT wants whole seconds from 1 to 9999, got: $tmo"
   if [[ $want == tcg ]]; then
     why="RDMABENCH_ACCEL=tcg"
   elif [[ ! -e $dev ]]; then
@@ -149,7 +161,7 @@ vm_accel() {
   elif ! { : <>"$dev"; } 2>/dev/null; then
     why="$dev is not readable and writable by $(id -un)"
   else
-    why=$(vm_kvm_probe "$dev") || true
+    why=$(vm_kvm_probe "$dev" "$tmo") || true
   fi
   if [[ $why == ok* ]]; then
     accel_args=(-accel kvm -cpu max)
@@ -161,15 +173,31 @@ vm_accel() {
   err "accelerator: TCG ($why)"
 }
 
-# vm_kvm_probe DEV: boot the guest kernel under KVM with a tiny initramfs whose /init
-# prints a marker and powers off; prints "ok ..." or why KVM is not usable.
+# vm_accel_cache: prints the directory for probe verdicts, or nothing if none is writable.
+vm_accel_cache() {
+  local d
+  for d in "$CACHE/accel" "${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/rdmabench/accel"; do
+    if mkdir -p "$d" 2>/dev/null && [[ -w $d ]]; then
+      printf '%s\n' "$d"
+      return 0
+    fi
+  done
+}
+
+# vm_kvm_probe DEV TIMEOUT: boot the guest kernel under KVM with a tiny initramfs whose
+# /init prints a marker and powers off, for at most TIMEOUT seconds; prints "ok ..." or
+# why KVM is not usable. Caches the verdict as vm_accel says.
 vm_kvm_probe() {
-  local dev=$1 key cachef='' qv verdict d=$tmp/kvmprobe rc=0 t0
+  local dev=$1 tmo=$2 key cdir cachef='' qv verdict d=$tmp/kvmprobe rc=0 t0 keyx=()
   qv=$(qemu-system-x86_64 --version 2>/dev/null | head -n1)
-  key=$(printf '%s\n' "$(uname -r)" "$KVER" "$VERSION" "$qv" "$dev" | sha256sum | cut -c1-16)
-  if mkdir -p "$CACHE/accel" 2>/dev/null && [[ -w $CACHE/accel ]]; then
-    cachef=$CACHE/accel/kvm-$key
-    find "$CACHE/accel" -type f -mtime +0 -delete 2>/dev/null || true
+  # The timeout joins the key only when it is not the default, so that keys made
+  # before it was configurable stay valid.
+  [[ $tmo == 20 ]] || keyx=("probe-timeout=$tmo")
+  key=$(printf '%s\n' "$(uname -r)" "$KVER" "$VERSION" "$qv" "$dev" ${keyx[@]+"${keyx[@]}"} | sha256sum | cut -c1-16)
+  cdir=$(vm_accel_cache)
+  if [[ -n $cdir ]]; then
+    cachef=$cdir/kvm-$key
+    find "$cdir" -type f -mtime +0 -delete 2>/dev/null || true
     if [[ -s $cachef ]]; then
       printf '%s, cached in %s\n' "$(<"$cachef")" "$cachef"
       return 0
@@ -184,13 +212,13 @@ vm_kvm_probe() {
   chmod 755 "$d/root/init"
   mkcpio "$d/root" "$d/initrd.gz" 1
   t0=$SECONDS
-  timeout -k 2 20 qemu-system-x86_64 -accel kvm -cpu max -smp 1 -m 256 -nographic -no-reboot -nic none \
+  timeout -k 2 "$tmo" qemu-system-x86_64 -accel kvm -cpu max -smp 1 -m 256 -nographic -no-reboot -nic none \
     -kernel "$vmlinuz" -initrd "$d/initrd.gz" -append "console=ttyS0 panic=-1 quiet tsc=reliable no_timer_check" \
     </dev/null >"$d/console" 2>"$d/qemu.err" || rc=$?
   if grep -q rdmabench-kvm-probe-ok "$d/console"; then
     verdict="ok: a probe boot under -accel kvm reached /init in $((SECONDS - t0)) s"
   elif ((rc == 124 || rc == 137)); then
-    verdict="a probe boot under -accel kvm did not reach /init in 20 s"
+    verdict="a probe boot under -accel kvm did not reach /init in $tmo s"
   else
     verdict="qemu -accel kvm failed (exit $rc): $(grep -v '^[[:space:]]*$' "$d/qemu.err" | tail -n1)"
   fi

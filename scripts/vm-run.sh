@@ -57,9 +57,12 @@ GID index 1 (::ffff:127.0.0.1), e.g. 'ib_send_lat -d rxe0 -x 1'. Kernel console 
 ('[ 12.345678] ...') seen while CMD runs go to stderr. /out travels at about 0.4 MB/s.
 
 Accelerator: KVM when /dev/kvm opens read-write and a probe boot of the guest kernel
-under -accel kvm reaches its /init within 20 s (the verdict is cached for a day in
-\${RDMABENCH_CACHE}/accel), else TCG; the choice and the reason for TCG go to stderr
-("$PROG: accelerator: TCG (no /dev/kvm)"). RDMABENCH_ACCEL=tcg forces TCG,
+under -accel kvm reaches its /init within RDMABENCH_KVM_PROBE_TIMEOUT seconds (default
+20), else TCG; the choice and the reason for TCG go to stderr ("$PROG: accelerator: TCG
+(no /dev/kvm)"). A probe that booted or stalled is cached for a day in
+\${RDMABENCH_CACHE}/accel (else ~/.cache/rdmabench/accel); a qemu that fails at once
+under KVM (such as the abort "kvm_buf_set_msrs: Assertion ... failed") costs under a
+second and is probed again each time. RDMABENCH_ACCEL=tcg forces TCG,
 RDMABENCH_ACCEL=kvm fails (exit 2) without KVM.
 
 Exit status: CMD's; 124 on timeout; 125 if the guest failed (boot, panic, rxe setup,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 )
 
 // TestCliffsFiles checks the cliffs documents a guest run wrote
@@ -27,7 +28,7 @@ func TestCliffsFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := result.ValidateCliffsDocument(b); err != nil {
+		if err := schema.ValidateCliffsDocument(b); err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}

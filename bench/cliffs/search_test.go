@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 )
 
 // These tests drive Search with a synthetic runner (a curve with noise):
@@ -123,7 +124,7 @@ func TestSearchFindsPlantedCliff(t *testing.T) {
 		t.Errorf("report:\n%s", rep.String())
 	}
 	b := writeDoc(t, doc)
-	if err := result.ValidateCliffsDocument(b); err != nil {
+	if err := schema.ValidateCliffsDocument(b); err != nil {
 		t.Error(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // Marks of the flags, in the order they are checked and printed.
@@ -90,7 +91,7 @@ func timing(r *result.Result) (string, string, bool) {
 // inline tells whether r's messages went inline: a message goes inline
 // when it fits the QP's inline size. READ and atomics carry no payload.
 func inline(r *result.Result) (string, string, bool) {
-	if r.Op != result.OpSend && r.Op != result.OpWrite {
+	if t, _ := spec.OpOf(r.Op); !t.Inline {
 		return "", "", false
 	}
 	n := strconv.Itoa(r.Inline) + " B"

@@ -1,14 +1,10 @@
 package result
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // The document of `rdmabench cliffs --json` (cliffs.schema.json): one test
@@ -185,31 +181,8 @@ func WriteCliffsJSON(path string, doc *CliffsDocument) error {
 	return WriteJSON(path, &d)
 }
 
+// CliffsSchemaJSON is cliffs.schema.json, as shipped; package
+// result/schema validates against it.
+//
 //go:embed cliffs.schema.json
 var CliffsSchemaJSON []byte
-
-const cliffsURL = "https://github.com/rdmabench/rdmabench/bench/result/cliffs.schema.json"
-
-var cliffsSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(CliffsSchemaJSON))
-	if err != nil {
-		return nil, fmt.Errorf("result: schema cliffs.schema.json: %w", err)
-	}
-	if err := c.AddResource(cliffsURL, doc); err != nil {
-		return nil, fmt.Errorf("result: schema cliffs.schema.json: %w", err)
-	}
-	return c.Compile(cliffsURL)
-})
-
-// ValidateCliffsDocument checks data, a cliffs document, against
-// cliffs.schema.json, as ValidateDocument does.
-func ValidateCliffsDocument(data []byte) error {
-	s, err := cliffsSchema()
-	if err != nil {
-		return err
-	}
-	return validate(s, data)
-}

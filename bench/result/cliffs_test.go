@@ -1,4 +1,4 @@
-package result
+package result_test
 
 import (
 	"encoding/json"
@@ -8,32 +8,35 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 )
 
 // fullCliffs is a cliffs document with every member set.
-func fullCliffs() *CliffsDocument {
+func fullCliffs() *result.CliffsDocument {
 	up := 8
-	return &CliffsDocument{ToolVersion: "test", CommandLine: []string{"rdmabench", "cliffs"},
+	return &result.CliffsDocument{ToolVersion: "test", CommandLine: []string{"rdmabench", "cliffs"},
 		Start: time.Unix(1e9, 0).UTC(), End: time.Unix(1e9+60, 0).UTC(), Role: "client", Peer: "192.0.2.1:18515",
 		Device: "rxe0", Test: "write bw 64B", Axis: "qps", Figure: "mpps", FigureUnit: "Mpps",
 		Ladder: []int{1, 2, 4, 8}, Runs: 3, RunDurationNS: 1e9, MaxBisections: 3, MaxPoints: 10, MinDrop: 0.2,
 		Confidence: 0.95, EstimatedNS: 50e9, ElapsedNS: 40e9,
-		Points: []CliffsPoint{
-			{Value: 4, Stage: StageLadder, Runs: []float64{1, 1.1, 0.9}, Median: 1, Min: 0.9, Max: 1.1, Iterations: 3000,
-				Counters:          &CliffsCounters{Client: map[string]int64{"hw_counters/rcvd_pkts": 1000}, Server: map[string]int64{"hw_counters/sent_pkts": 1000}},
+		Points: []result.CliffsPoint{
+			{Value: 4, Stage: result.StageLadder, Runs: []float64{1, 1.1, 0.9}, Median: 1, Min: 0.9, Max: 1.1, Iterations: 3000,
+				Counters:          &result.CliffsCounters{Client: map[string]int64{"hw_counters/rcvd_pkts": 1000}, Server: map[string]int64{"hw_counters/sent_pkts": 1000}},
 				CounterIterations: 1000},
-			{Value: 6, Stage: StageBisection, Runs: []float64{0.5}, Median: 0.5, Min: 0.5, Max: 0.5, Iterations: 1000},
+			{Value: 6, Stage: result.StageBisection, Runs: []float64{0.5}, Median: 0.5, Min: 0.5, Max: 0.5, Iterations: 1000},
 		},
-		Knees: []CliffsKnee{{Before: 4, After: 6, FigureBefore: 1, FigureAfter: 0.5, Drop: 0.5, DropCI: &DropInterval{0.4, 0.6},
+		Knees: []result.CliffsKnee{{Before: 4, After: 6, FigureBefore: 1, FigureAfter: 0.5, Drop: 0.5, DropCI: &result.DropInterval{0.4, 0.6},
 			LadderBefore: 4, LadderAfter: 8,
-			Counters: []CliffsCounter{{Side: "client", Name: "hw_counters/retry_exceeded_err", PerOpBefore: 0, PerOpAfter: 0.01, Trouble: TroubleRetransmissions}}}},
+			Counters: []result.CliffsCounter{{Side: "client", Name: "hw_counters/retry_exceeded_err", PerOpBefore: 0, PerOpAfter: 0.01, Trouble: result.TroubleRetransmissions}}}},
 		NoKneeUpTo: &up, Partial: true, Warnings: []string{"w"}}
 }
 
-func writeCliffs(t *testing.T, d *CliffsDocument) []byte {
+func writeCliffs(t *testing.T, d *result.CliffsDocument) []byte {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "c.json")
-	if err := WriteCliffsJSON(p, d); err != nil {
+	if err := result.WriteCliffsJSON(p, d); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(p)
@@ -48,19 +51,19 @@ func writeCliffs(t *testing.T, d *CliffsDocument) []byte {
 // the schema is closed; a wrong member fails.
 func TestCliffsSchema(t *testing.T) {
 	b := writeCliffs(t, fullCliffs())
-	if err := ValidateCliffsDocument(b); err != nil {
+	if err := schema.ValidateCliffsDocument(b); err != nil {
 		t.Fatal(err)
 	}
-	if !IsCliffsDocument(b) || IsMeshDocument(b) {
+	if !result.IsCliffsDocument(b) || result.IsMeshDocument(b) {
 		t.Error("kind not recognised")
 	}
-	d, err := ReadCliffs(b)
+	d, err := result.ReadCliffs(b)
 	if err != nil || d.Knees[0].DropCI.High != 0.6 || *d.NoKneeUpTo != 8 {
 		t.Fatalf("%+v %v", d, err)
 	}
-	empty := writeCliffs(t, &CliffsDocument{Role: "loopback", Device: "rxe0", Axis: "size", Figure: "p50", FigureUnit: "ns",
+	empty := writeCliffs(t, &result.CliffsDocument{Role: "loopback", Device: "rxe0", Axis: "size", Figure: "p50", FigureUnit: "ns",
 		Runs: 1, MaxPoints: 1, MinDrop: 0.2, Confidence: 0.95, Start: time.Now(), End: time.Now()})
-	if err := ValidateCliffsDocument(empty); err != nil {
+	if err := schema.ValidateCliffsDocument(empty); err != nil {
 		t.Errorf("minimal document: %v", err)
 	}
 	var v any
@@ -68,7 +71,7 @@ func TestCliffsSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	var root map[string]any
-	if err := json.Unmarshal(CliffsSchemaJSON, &root); err != nil {
+	if err := json.Unmarshal(result.CliffsSchemaJSON, &root); err != nil {
 		t.Fatal(err)
 	}
 	docs := map[string]schemaDoc{"cliffs.schema.json": {"cliffs.schema.json", root}}
@@ -109,7 +112,7 @@ func TestCliffsSchema(t *testing.T) {
 	}
 	walk(root, "")
 	bad := strings.Replace(string(b), `"axis": "qps"`, `"axis": "colour"`, 1)
-	if err := ValidateCliffsDocument([]byte(bad)); err == nil || !strings.Contains(err.Error(), "/axis") {
+	if err := schema.ValidateCliffsDocument([]byte(bad)); err == nil || !strings.Contains(err.Error(), "/axis") {
 		t.Errorf("bad axis: %v", err)
 	}
 }

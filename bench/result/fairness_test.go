@@ -1,8 +1,11 @@
-package result
+package result_test
 
 import (
 	"math"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 )
 
 // TestJainIndex checks Jain's index against hand computations of
@@ -23,7 +26,7 @@ func TestJainIndex(t *testing.T) {
 		{[]float64{1, -1}, 0, false},
 		{[]float64{1, math.NaN()}, 0, false},
 	} {
-		got, ok := JainIndex(c.xs)
+		got, ok := result.JainIndex(c.xs)
 		if ok != c.ok || math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("JainIndex(%v) = %g, %v; want %g, %v", c.xs, got, ok, c.want, c.ok)
 		}
@@ -33,21 +36,21 @@ func TestJainIndex(t *testing.T) {
 // TestMeshFairness: the all-to-one fixture (two senders into rank 0, made
 // from a real 3-rank run's pairs) holds per test each flow's bandwidth and
 // p99 and, for the bandwidth test, Jain's index as computed by hand from
-// the two flows' bandwidths; MeshFairnessOf computes the same, leaves out
+// the two flows' bandwidths; result.MeshFairnessOf computes the same, leaves out
 // failed pairs and pairs into other ranks, and nothing for other patterns.
 func TestMeshFairness(t *testing.T) {
-	d, err := ReadMeshFile("testdata/mesh_all_to_one.json")
+	d, err := result.ReadMeshFile("testdata/mesh_all_to_one.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ValidateMeshDocument(readFile(t, "testdata/mesh_all_to_one.json")); err != nil {
+	if err := schema.ValidateMeshDocument(readFile(t, "testdata/mesh_all_to_one.json")); err != nil {
 		t.Fatal(err)
 	}
 	// by hand: flows of 1875.2287 and 1305.6369 MB/s
 	a, b := 1875.2287309214446, 1305.6368944425562
 	hand := (a + b) * (a + b) / (2 * (a*a + b*b)) // 0.96893
-	for name, fs := range map[string][]MeshFairness{"fixture": d.Fairness, "computed": MeshFairnessOf(d)} {
-		if len(fs) != 2 || fs[0].Mode != ModeLat || fs[0].Jain != nil || fs[1].Mode != ModeBW || fs[1].Jain == nil {
+	for name, fs := range map[string][]result.MeshFairness{"fixture": d.Fairness, "computed": result.MeshFairnessOf(d)} {
+		if len(fs) != 2 || fs[0].Mode != result.ModeLat || fs[0].Jain != nil || fs[1].Mode != result.ModeBW || fs[1].Jain == nil {
 			t.Fatalf("%s: %+v", name, fs)
 		}
 		if math.Abs(*fs[1].Jain-hand) > 1e-9 || math.Abs(hand-0.96893) > 1e-5 {
@@ -58,16 +61,16 @@ func TestMeshFairness(t *testing.T) {
 			t.Errorf("%s: flows %+v", name, f)
 		}
 	}
-	d.Pairs[0].Status = StatusFailed
-	if fs := MeshFairnessOf(d); len(fs[1].Flows) != 1 || fs[1].Jain != nil {
+	d.Pairs[0].Status = result.StatusFailed
+	if fs := result.MeshFairnessOf(d); len(fs[1].Flows) != 1 || fs[1].Jain != nil {
 		t.Errorf("with a failed pair: %+v", fs)
 	}
 	d.Root = 2
-	if fs := MeshFairnessOf(d); len(fs) != 0 {
+	if fs := result.MeshFairnessOf(d); len(fs) != 0 {
 		t.Errorf("no pair into root 2: %+v", fs)
 	}
 	d.Pattern = "pairs"
-	if fs := MeshFairnessOf(d); fs != nil {
+	if fs := result.MeshFairnessOf(d); fs != nil {
 		t.Errorf("pairs pattern: %+v", fs)
 	}
 }

@@ -1,10 +1,13 @@
-package result
+package result_test
 
 import (
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 )
 
 // meshFixture is a mesh document rdmabench wrote (3 ranks under mpiexec).
@@ -12,10 +15,10 @@ const meshFixture = "testdata/mesh_tcp.json"
 
 func TestMeshMutations(t *testing.T) {
 	doc := readFile(t, meshFixture)
-	if !IsMeshDocument(doc) || IsMeshDocument(readFile(t, "testdata/full.json")) {
+	if !result.IsMeshDocument(doc) || result.IsMeshDocument(readFile(t, "testdata/full.json")) {
 		t.Fatal("IsMeshDocument does not tell the documents apart")
 	}
-	if err := Validate(doc); err != nil {
+	if err := schema.Validate(doc); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -35,10 +38,10 @@ func TestMeshMutations(t *testing.T) {
 		{"unsynced below -1", "/unsynced_from_round", "minimum", set(t, doc, "/unsynced_from_round", -2)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := ValidateMeshDocument(c.doc)
-			var se *Error
+			err := schema.ValidateMeshDocument(c.doc)
+			var se *schema.Error
 			if !errors.As(err, &se) {
-				t.Fatalf("err %v, want a *result.Error", err)
+				t.Fatalf("err %v, want a *schema.Error", err)
 			}
 			for _, v := range se.Violations {
 				if v.Path == c.path && strings.Contains(v.Reason, c.reason) {
@@ -56,22 +59,22 @@ func TestMeshMutations(t *testing.T) {
 		{"lost rank", del(t, set(t, doc, "/ranks/2/status", "lost"), "/ranks/2/environment")},
 		{"more warnings", set(t, doc, "/warnings", []any{"a", "b"})},
 	} {
-		if err := ValidateMeshDocument(c.doc); err != nil {
+		if err := schema.ValidateMeshDocument(c.doc); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
 }
 
 func TestMeshRoundTrip(t *testing.T) {
-	d, err := ReadMeshFile(meshFixture)
+	d, err := result.ReadMeshFile(meshFixture)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "m.json")
-	if err := WriteMeshJSON(out, d); err != nil {
+	if err := result.WriteMeshJSON(out, d); err != nil {
 		t.Fatal(err)
 	}
-	if err := Validate(readFile(t, out)); err != nil {
+	if err := schema.Validate(readFile(t, out)); err != nil {
 		t.Fatal(err)
 	}
 	if d.Failed() != 0 || len(d.Pairs) != 3 || d.Pairs[0].Name() == "" {
@@ -81,11 +84,11 @@ func TestMeshRoundTrip(t *testing.T) {
 	if len(doc.Results) != len(d.Pairs[0].Results) || doc.Env.Host == "" {
 		t.Errorf("AsDocument: %d results, env host %q", len(doc.Results), doc.Env.Host)
 	}
-	if _, err := ReadJSONFile(meshFixture); err == nil {
+	if _, err := result.ReadJSONFile(meshFixture); err == nil {
 		// a mesh document is not a result document: ReadJSONFile must not take it silently
 		t.Log("note: ReadJSONFile accepted a mesh document")
 	}
-	if _, err := ParseMesh(readFile(t, "testdata/full.json"), "full.json"); err == nil {
+	if _, err := result.ParseMesh(readFile(t, "testdata/full.json"), "full.json"); err == nil {
 		t.Error("ParseMesh took a result document")
 	}
 }

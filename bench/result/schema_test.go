@@ -1,4 +1,4 @@
-package result
+package result_test
 
 import (
 	"bytes"
@@ -14,6 +14,9 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 )
 
 // JSONDirEnv names a directory whose *.json files (searched recursively)
@@ -61,11 +64,11 @@ func TestFixturesValidate(t *testing.T) {
 	for _, path := range fixtureFiles(t) {
 		t.Run(path, func(t *testing.T) {
 			b := readFile(t, path)
-			if err := Validate(b); err != nil {
-				t.Errorf("%s (MR document: %v): %v", path, IsMRDocument(b), err)
+			if err := schema.Validate(b); err != nil {
+				t.Errorf("%s (MR document: %v): %v", path, result.IsMRDocument(b), err)
 			}
 			// this package's fixtures come from the current encoder
-			if strings.HasPrefix(path, "testdata") && !IsMRDocument(b) && !IsMeshDocument(b) && !IsDoctorDocument(b) {
+			if strings.HasPrefix(path, "testdata") && !result.IsMRDocument(b) && !result.IsMeshDocument(b) && !result.IsDoctorDocument(b) {
 				if err := validateCurrent(t, b); err != nil {
 					t.Errorf("%s: %v", path, err)
 				}
@@ -86,11 +89,11 @@ func TestIsMRDocument(t *testing.T) {
 		{`{"results": [{"mr": 1}]}`, false},
 		{`not json`, false},
 	} {
-		if got := IsMRDocument([]byte(c.doc)); got != c.want {
+		if got := result.IsMRDocument([]byte(c.doc)); got != c.want {
 			t.Errorf("IsMRDocument(%s) = %v, want %v", c.doc, got, c.want)
 		}
 	}
-	if !IsMRDocument(readFile(t, "testdata/full_mr.json")) || IsMRDocument(readFile(t, "testdata/full.json")) {
+	if !result.IsMRDocument(readFile(t, "testdata/full_mr.json")) || result.IsMRDocument(readFile(t, "testdata/full.json")) {
 		t.Error("fixtures misrecognised")
 	}
 }
@@ -175,119 +178,119 @@ func TestMutationsFail(t *testing.T) {
 		reason   string // part of its reason
 	}{
 		// missing required fields
-		{"no schema_version", del(t, full, "/schema_version"), ValidateDocument, "", `missing property 'schema_version'`},
-		{"no results", del(t, full, "/results"), ValidateDocument, "", `missing property 'results'`},
-		{"no op", del(t, full, r(0, "/op")), ValidateDocument, r(0, ""), `missing property 'op'`},
-		{"no device", del(t, full, "/environment/device"), ValidateDocument, "/environment", `missing property 'device'`},
-		{"no governors", del(t, full, "/environment/checks/governors"), ValidateDocument, "/environment/checks", `missing property 'governors'`},
-		{"no p99_99", del(t, full, r(0, "/latency_ns/p99_99")), ValidateDocument, r(0, "/latency_ns"), `missing property 'p99_99'`},
-		{"no rtt max", del(t, full, r(0, "/rtt_ns/max")), ValidateDocument, r(0, "/rtt_ns"), `missing property 'max'`},
-		{"no interval p99", del(t, full, r(0, "/intervals/0/p99_ns")), ValidateDocument, r(0, "/intervals/0"), `missing property 'p99_ns'`},
-		{"no setup_p50_ns", del(t, full, r(1, "/connection/setup_p50_ns")), ValidateDocument, r(1, "/connection"), `missing property 'setup_p50_ns'`},
-		{"no load ops", del(t, full, r(1, "/load/ops")), ValidateDocument, r(1, "/load"), `missing property 'ops'`},
-		{"no qpn", del(t, full, r(2, "/per_qp/1/qpn")), ValidateDocument, r(2, "/per_qp/1"), `missing property 'qpn'`},
-		{"no mr", del(t, mr, "/mr"), ValidateMRDocument, "", `missing property 'mr'`},
-		{"no registration", del(t, mr, "/mr/registration"), ValidateMRDocument, "/mr", `missing property 'registration'`},
-		{"no mr checks", del(t, mr, "/environment/checks"), ValidateMRDocument, "/environment", `missing property 'checks'`},
-		{"no per_op", del(t, mr, "/mr/ops/per_op"), ValidateMRDocument, "/mr/ops", `missing property 'per_op'`},
-		{"client without peer", del(t, full, "/peer"), ValidateDocument, "", `missing property 'peer'`},
-		{"qps without per_qp", del(t, full, r(2, "/per_qp")), ValidateDocument, r(2, ""), `'per_qp' required, if 'qps' exists`},
-		{"bidirectional without sides", del(t, full, r(4, "/sides")), ValidateDocument, r(4, ""), `'sides' required, if 'bidirectional' exists`},
-		{"sides without bidirectional", del(t, full, r(4, "/bidirectional")), ValidateDocument, r(4, ""), `'bidirectional' required, if 'sides' exists`},
-		{"no server side", del(t, full, r(4, "/sides/server")), ValidateDocument, r(4, "/sides"), `missing property 'server'`},
-		{"no side bytes", del(t, full, r(4, "/sides/client/bytes")), ValidateDocument, r(4, "/sides/client"), `missing property 'bytes'`},
+		{"no schema_version", del(t, full, "/schema_version"), schema.ValidateDocument, "", `missing property 'schema_version'`},
+		{"no results", del(t, full, "/results"), schema.ValidateDocument, "", `missing property 'results'`},
+		{"no op", del(t, full, r(0, "/op")), schema.ValidateDocument, r(0, ""), `missing property 'op'`},
+		{"no device", del(t, full, "/environment/device"), schema.ValidateDocument, "/environment", `missing property 'device'`},
+		{"no governors", del(t, full, "/environment/checks/governors"), schema.ValidateDocument, "/environment/checks", `missing property 'governors'`},
+		{"no p99_99", del(t, full, r(0, "/latency_ns/p99_99")), schema.ValidateDocument, r(0, "/latency_ns"), `missing property 'p99_99'`},
+		{"no rtt max", del(t, full, r(0, "/rtt_ns/max")), schema.ValidateDocument, r(0, "/rtt_ns"), `missing property 'max'`},
+		{"no interval p99", del(t, full, r(0, "/intervals/0/p99_ns")), schema.ValidateDocument, r(0, "/intervals/0"), `missing property 'p99_ns'`},
+		{"no setup_p50_ns", del(t, full, r(1, "/connection/setup_p50_ns")), schema.ValidateDocument, r(1, "/connection"), `missing property 'setup_p50_ns'`},
+		{"no load ops", del(t, full, r(1, "/load/ops")), schema.ValidateDocument, r(1, "/load"), `missing property 'ops'`},
+		{"no qpn", del(t, full, r(2, "/per_qp/1/qpn")), schema.ValidateDocument, r(2, "/per_qp/1"), `missing property 'qpn'`},
+		{"no mr", del(t, mr, "/mr"), schema.ValidateMRDocument, "", `missing property 'mr'`},
+		{"no registration", del(t, mr, "/mr/registration"), schema.ValidateMRDocument, "/mr", `missing property 'registration'`},
+		{"no mr checks", del(t, mr, "/environment/checks"), schema.ValidateMRDocument, "/environment", `missing property 'checks'`},
+		{"no per_op", del(t, mr, "/mr/ops/per_op"), schema.ValidateMRDocument, "/mr/ops", `missing property 'per_op'`},
+		{"client without peer", del(t, full, "/peer"), schema.ValidateDocument, "", `missing property 'peer'`},
+		{"qps without per_qp", del(t, full, r(2, "/per_qp")), schema.ValidateDocument, r(2, ""), `'per_qp' required, if 'qps' exists`},
+		{"bidirectional without sides", del(t, full, r(4, "/sides")), schema.ValidateDocument, r(4, ""), `'sides' required, if 'bidirectional' exists`},
+		{"sides without bidirectional", del(t, full, r(4, "/bidirectional")), schema.ValidateDocument, r(4, ""), `'bidirectional' required, if 'sides' exists`},
+		{"no server side", del(t, full, r(4, "/sides/server")), schema.ValidateDocument, r(4, "/sides"), `missing property 'server'`},
+		{"no side bytes", del(t, full, r(4, "/sides/client/bytes")), schema.ValidateDocument, r(4, "/sides/client"), `missing property 'bytes'`},
 
 		// wrong types
-		{"size string", set(t, full, r(0, "/size_bytes"), "2"), ValidateDocument, r(0, "/size_bytes"), "got string, want integer"},
-		{"fractional iterations", set(t, full, r(0, "/iterations"), 1.5), ValidateDocument, r(0, "/iterations"), "got number, want integer"},
-		{"p50 string", set(t, full, r(0, "/latency_ns/p50"), "fast"), ValidateDocument, r(0, "/latency_ns/p50"), "got string, want null or number"},
-		{"min null", set(t, full, r(0, "/latency_ns/min"), nil), ValidateDocument, r(0, "/latency_ns/min"), "got null, want number"},
-		{"governors null", set(t, full, "/environment/checks/governors", nil), ValidateDocument, "/environment/checks/governors", "got null, want array"},
-		{"results null", set(t, full, "/results", nil), ValidateDocument, "/results", "got null, want array"},
-		{"command_line string", set(t, full, "/command_line", "rdmabench run"), ValidateDocument, "/command_line", "got string, want array"},
-		{"software_rdma string", set(t, full, "/environment/software_rdma", "yes"), ValidateDocument, "/environment/software_rdma", "got string, want boolean"},
-		{"bandwidth array", set(t, full, r(0, "/bandwidth"), []any{}), ValidateDocument, r(0, "/bandwidth"), "got array, want object"},
-		{"setup_p50 fractional", set(t, full, r(1, "/connection/setup_p50_ns"), 2054143.5), ValidateDocument, r(1, "/connection/setup_p50_ns"), "want null or integer"},
-		{"start_time not a time", set(t, full, "/start_time", "yesterday"), ValidateDocument, "/start_time", "is not valid date-time"},
-		{"histogram not base64", set(t, full, r(0, "/histogram"), "not base64!"), ValidateDocument, r(0, "/histogram"), "does not match pattern"},
-		{"negative pinned CPU", set(t, full, "/environment/engine_pinned_cpu", -2), ValidateDocument, "/environment/engine_pinned_cpu", "minimum"},
-		{"reg_ns string", set(t, mr, "/mr/registration/0/reg_ns", "x"), ValidateMRDocument, "/mr/registration/0/reg_ns", "got string, want object"},
+		{"size string", set(t, full, r(0, "/size_bytes"), "2"), schema.ValidateDocument, r(0, "/size_bytes"), "got string, want integer"},
+		{"fractional iterations", set(t, full, r(0, "/iterations"), 1.5), schema.ValidateDocument, r(0, "/iterations"), "got number, want integer"},
+		{"p50 string", set(t, full, r(0, "/latency_ns/p50"), "fast"), schema.ValidateDocument, r(0, "/latency_ns/p50"), "got string, want null or number"},
+		{"min null", set(t, full, r(0, "/latency_ns/min"), nil), schema.ValidateDocument, r(0, "/latency_ns/min"), "got null, want number"},
+		{"governors null", set(t, full, "/environment/checks/governors", nil), schema.ValidateDocument, "/environment/checks/governors", "got null, want array"},
+		{"results null", set(t, full, "/results", nil), schema.ValidateDocument, "/results", "got null, want array"},
+		{"command_line string", set(t, full, "/command_line", "rdmabench run"), schema.ValidateDocument, "/command_line", "got string, want array"},
+		{"software_rdma string", set(t, full, "/environment/software_rdma", "yes"), schema.ValidateDocument, "/environment/software_rdma", "got string, want boolean"},
+		{"bandwidth array", set(t, full, r(0, "/bandwidth"), []any{}), schema.ValidateDocument, r(0, "/bandwidth"), "got array, want object"},
+		{"setup_p50 fractional", set(t, full, r(1, "/connection/setup_p50_ns"), 2054143.5), schema.ValidateDocument, r(1, "/connection/setup_p50_ns"), "want null or integer"},
+		{"start_time not a time", set(t, full, "/start_time", "yesterday"), schema.ValidateDocument, "/start_time", "is not valid date-time"},
+		{"histogram not base64", set(t, full, r(0, "/histogram"), "not base64!"), schema.ValidateDocument, r(0, "/histogram"), "does not match pattern"},
+		{"negative pinned CPU", set(t, full, "/environment/engine_pinned_cpu", -2), schema.ValidateDocument, "/environment/engine_pinned_cpu", "minimum"},
+		{"reg_ns string", set(t, mr, "/mr/registration/0/reg_ns", "x"), schema.ValidateMRDocument, "/mr/registration/0/reg_ns", "got string, want object"},
 
 		// unknown fields
-		{"unknown top-level field", set(t, full, "/host", "x"), ValidateDocument, "", `additional properties 'host' not allowed`},
-		{"unknown result field", set(t, full, r(0, "/p99_us"), 1), ValidateDocument, r(0, ""), `additional properties 'p99_us' not allowed`},
-		{"unknown env field", set(t, full, "/environment/numa_policy", 0), ValidateDocument, "/environment", `additional properties 'numa_policy' not allowed`},
-		{"unknown numa field", set(t, full, "/environment/numa/distance", 10), ValidateDocument, "/environment/numa", `additional properties 'distance' not allowed`},
-		{"bad numa source", set(t, full, "/environment/numa/source", "auto"), ValidateDocument, "/environment/numa/source", "must be one of"},
-		{"unknown checks field", set(t, full, "/environment/checks/thp", "always"), ValidateDocument, "/environment/checks", `additional properties 'thp' not allowed`},
-		{"unknown latency field", set(t, full, r(0, "/latency_ns/p75"), 1), ValidateDocument, r(0, "/latency_ns"), `additional properties 'p75' not allowed`},
-		{"unknown bandwidth field", set(t, full, r(0, "/bandwidth/kpps"), 1), ValidateDocument, r(0, "/bandwidth"), `additional properties 'kpps' not allowed`},
-		{"unknown cpu field", set(t, full, r(0, "/cpu/total_ns"), 1), ValidateDocument, r(0, "/cpu"), `additional properties 'total_ns' not allowed`},
-		{"unknown open_loop field", set(t, full, r(0, "/open_loop/jitter"), 1), ValidateDocument, r(0, "/open_loop"), `additional properties 'jitter' not allowed`},
-		{"unknown interval field", set(t, full, r(0, "/intervals/0/p90_ns"), 1), ValidateDocument, r(0, "/intervals/0"), `additional properties 'p90_ns' not allowed`},
-		{"unknown load field", set(t, full, r(1, "/load/tx_depth"), 1), ValidateDocument, r(1, "/load"), `additional properties 'tx_depth' not allowed`},
-		{"unknown connection field", set(t, full, r(1, "/connection/port"), 1), ValidateDocument, r(1, "/connection"), `additional properties 'port' not allowed`},
-		{"unknown per_qp field", set(t, full, r(2, "/per_qp/0/cpu"), 1), ValidateDocument, r(2, "/per_qp/0"), `additional properties 'cpu' not allowed`},
-		{"mr document as result", mr, ValidateDocument, "", `additional properties 'mr' not allowed`},
-		{"unknown mr field", set(t, mr, "/mr/cache", true), ValidateMRDocument, "/mr", `additional properties 'cache' not allowed`},
-		{"unknown odp_caps field", set(t, mr, "/mr/odp_caps/xrc", "none"), ValidateMRDocument, "/mr/odp_caps", `additional properties 'xrc' not allowed`},
-		{"unknown ops field", set(t, mr, "/mr/ops/ratio", 1), ValidateMRDocument, "/mr/ops", `additional properties 'ratio' not allowed`},
-		{"unknown skipped field", set(t, mr, "/mr/skipped/0/limit", 1), ValidateMRDocument, "/mr/skipped/0", `additional properties 'limit' not allowed`},
+		{"unknown top-level field", set(t, full, "/host", "x"), schema.ValidateDocument, "", `additional properties 'host' not allowed`},
+		{"unknown result field", set(t, full, r(0, "/p99_us"), 1), schema.ValidateDocument, r(0, ""), `additional properties 'p99_us' not allowed`},
+		{"unknown env field", set(t, full, "/environment/numa_policy", 0), schema.ValidateDocument, "/environment", `additional properties 'numa_policy' not allowed`},
+		{"unknown numa field", set(t, full, "/environment/numa/distance", 10), schema.ValidateDocument, "/environment/numa", `additional properties 'distance' not allowed`},
+		{"bad numa source", set(t, full, "/environment/numa/source", "auto"), schema.ValidateDocument, "/environment/numa/source", "must be one of"},
+		{"unknown checks field", set(t, full, "/environment/checks/thp", "always"), schema.ValidateDocument, "/environment/checks", `additional properties 'thp' not allowed`},
+		{"unknown latency field", set(t, full, r(0, "/latency_ns/p75"), 1), schema.ValidateDocument, r(0, "/latency_ns"), `additional properties 'p75' not allowed`},
+		{"unknown bandwidth field", set(t, full, r(0, "/bandwidth/kpps"), 1), schema.ValidateDocument, r(0, "/bandwidth"), `additional properties 'kpps' not allowed`},
+		{"unknown cpu field", set(t, full, r(0, "/cpu/total_ns"), 1), schema.ValidateDocument, r(0, "/cpu"), `additional properties 'total_ns' not allowed`},
+		{"unknown open_loop field", set(t, full, r(0, "/open_loop/jitter"), 1), schema.ValidateDocument, r(0, "/open_loop"), `additional properties 'jitter' not allowed`},
+		{"unknown interval field", set(t, full, r(0, "/intervals/0/p90_ns"), 1), schema.ValidateDocument, r(0, "/intervals/0"), `additional properties 'p90_ns' not allowed`},
+		{"unknown load field", set(t, full, r(1, "/load/tx_depth"), 1), schema.ValidateDocument, r(1, "/load"), `additional properties 'tx_depth' not allowed`},
+		{"unknown connection field", set(t, full, r(1, "/connection/port"), 1), schema.ValidateDocument, r(1, "/connection"), `additional properties 'port' not allowed`},
+		{"unknown per_qp field", set(t, full, r(2, "/per_qp/0/cpu"), 1), schema.ValidateDocument, r(2, "/per_qp/0"), `additional properties 'cpu' not allowed`},
+		{"mr document as result", mr, schema.ValidateDocument, "", `additional properties 'mr' not allowed`},
+		{"unknown mr field", set(t, mr, "/mr/cache", true), schema.ValidateMRDocument, "/mr", `additional properties 'cache' not allowed`},
+		{"unknown odp_caps field", set(t, mr, "/mr/odp_caps/xrc", "none"), schema.ValidateMRDocument, "/mr/odp_caps", `additional properties 'xrc' not allowed`},
+		{"unknown ops field", set(t, mr, "/mr/ops/ratio", 1), schema.ValidateMRDocument, "/mr/ops", `additional properties 'ratio' not allowed`},
+		{"unknown skipped field", set(t, mr, "/mr/skipped/0/limit", 1), schema.ValidateMRDocument, "/mr/skipped/0", `additional properties 'limit' not allowed`},
 
 		// bad enums and constants
-		{"bad op", set(t, full, r(0, "/op"), "atomic"), ValidateDocument, r(0, "/op"), `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap'`},
-		{"bad mode", set(t, full, r(0, "/mode"), "latency"), ValidateDocument, r(0, "/mode"), `value must be one of 'lat', 'bw'`},
-		{"bad role", set(t, full, "/role", "server"), ValidateDocument, "/role", `value must be one of 'loopback', 'client'`},
-		{"bad tool", set(t, full, "/tool", "perftest"), ValidateDocument, "/tool", `value must be 'rdmabench'`},
-		{"schema version 2", set(t, full, "/schema_version", 2), ValidateDocument, "/schema_version", "value must be 1"},
-		{"bad qp_type", set(t, full, r(0, "/qp_type"), "XRC"), ValidateDocument, r(0, "/qp_type"), "value must be one of"},
-		{"bad env qp_type", set(t, full, "/environment/qp_type", "RC,XRC"), ValidateDocument, "/environment/qp_type", "does not match pattern"},
-		{"bad schedule", set(t, full, r(0, "/open_loop/schedule"), "burst"), ValidateDocument, r(0, "/open_loop/schedule"), `value must be one of 'constant', 'poisson'`},
-		{"bad method", set(t, full, r(1, "/connection/method"), "ucx"), ValidateDocument, r(1, "/connection/method"), `value must be one of 'rdma_cm', 'exchange'`},
-		{"bad mr_mode", set(t, full, r(0, "/mr_mode"), "cache"), ValidateDocument, r(0, "/mr_mode"), `value must be one of 'pool', 'per-op', 'odp'`},
-		{"bad load op", set(t, full, r(1, "/load/op"), "send"), ValidateDocument, r(1, "/load/op"), `value must be one of 'write', 'read'`},
-		{"bad transport", set(t, tcp, r(0, "/transport"), "rdma"), ValidateDocument, r(0, "/transport"), `value must be 'tcp'`},
-		{"bad link layer", set(t, full, "/environment/link_layer", "Ether"), ValidateDocument, "/environment/link_layer", "value must be one of"},
-		{"bad gid_type", set(t, full, "/environment/gid_type", "RoCEv2"), ValidateDocument, "/environment/gid_type", "does not match pattern"},
-		{"bad clock", set(t, full, "/environment/clock_source", "CLOCK_REALTIME"), ValidateDocument, "/environment/clock_source", `value must be 'CLOCK_MONOTONIC_RAW'`},
-		{"event false", set(t, full, r(0, "/event"), false), ValidateDocument, r(0, "/event"), "value must be true"},
-		{"mr role", set(t, mr, "/role", "client"), ValidateMRDocument, "/role", `value must be 'mr'`},
-		{"bad access", set(t, mr, "/mr/access", "REMOTE_WRITE"), ValidateMRDocument, "/mr/access", "value must be"},
-		{"odp access without odp", set(t, mr, "/mr/odp", false), ValidateMRDocument, "/mr/access", `value must be 'LOCAL_WRITE'`},
-		{"bad odp ops", set(t, mr, "/mr/odp_caps/rc", "SEND|FOO"), ValidateMRDocument, "/mr/odp_caps/rc", "does not match pattern"},
-		{"bad mr op", set(t, mr, "/mr/ops/op", "read"), ValidateMRDocument, "/mr/ops/op", `value must be 'write'`},
-		{"pooled mode swapped", set(t, mr, "/mr/ops/pooled/mode", "per-op"), ValidateMRDocument, "/mr/ops/pooled/mode", `value must be 'pooled'`},
+		{"bad op", set(t, full, r(0, "/op"), "atomic"), schema.ValidateDocument, r(0, "/op"), `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap'`},
+		{"bad mode", set(t, full, r(0, "/mode"), "latency"), schema.ValidateDocument, r(0, "/mode"), `value must be one of 'lat', 'bw'`},
+		{"bad role", set(t, full, "/role", "server"), schema.ValidateDocument, "/role", `value must be one of 'loopback', 'client'`},
+		{"bad tool", set(t, full, "/tool", "perftest"), schema.ValidateDocument, "/tool", `value must be 'rdmabench'`},
+		{"schema version 2", set(t, full, "/schema_version", 2), schema.ValidateDocument, "/schema_version", "value must be 1"},
+		{"bad qp_type", set(t, full, r(0, "/qp_type"), "XRC"), schema.ValidateDocument, r(0, "/qp_type"), "value must be one of"},
+		{"bad env qp_type", set(t, full, "/environment/qp_type", "RC,XRC"), schema.ValidateDocument, "/environment/qp_type", "does not match pattern"},
+		{"bad schedule", set(t, full, r(0, "/open_loop/schedule"), "burst"), schema.ValidateDocument, r(0, "/open_loop/schedule"), `value must be one of 'constant', 'poisson'`},
+		{"bad method", set(t, full, r(1, "/connection/method"), "ucx"), schema.ValidateDocument, r(1, "/connection/method"), `value must be one of 'rdma_cm', 'exchange'`},
+		{"bad mr_mode", set(t, full, r(0, "/mr_mode"), "cache"), schema.ValidateDocument, r(0, "/mr_mode"), `value must be one of 'pool', 'per-op', 'odp'`},
+		{"bad load op", set(t, full, r(1, "/load/op"), "send"), schema.ValidateDocument, r(1, "/load/op"), `value must be one of 'write', 'read'`},
+		{"bad transport", set(t, tcp, r(0, "/transport"), "rdma"), schema.ValidateDocument, r(0, "/transport"), `value must be 'tcp'`},
+		{"bad link layer", set(t, full, "/environment/link_layer", "Ether"), schema.ValidateDocument, "/environment/link_layer", "value must be one of"},
+		{"bad gid_type", set(t, full, "/environment/gid_type", "RoCEv2"), schema.ValidateDocument, "/environment/gid_type", "does not match pattern"},
+		{"bad clock", set(t, full, "/environment/clock_source", "CLOCK_REALTIME"), schema.ValidateDocument, "/environment/clock_source", `value must be 'CLOCK_MONOTONIC_RAW'`},
+		{"event false", set(t, full, r(0, "/event"), false), schema.ValidateDocument, r(0, "/event"), "value must be true"},
+		{"mr role", set(t, mr, "/role", "client"), schema.ValidateMRDocument, "/role", `value must be 'mr'`},
+		{"bad access", set(t, mr, "/mr/access", "REMOTE_WRITE"), schema.ValidateMRDocument, "/mr/access", "value must be"},
+		{"odp access without odp", set(t, mr, "/mr/odp", false), schema.ValidateMRDocument, "/mr/access", `value must be 'LOCAL_WRITE'`},
+		{"bad odp ops", set(t, mr, "/mr/odp_caps/rc", "SEND|FOO"), schema.ValidateMRDocument, "/mr/odp_caps/rc", "does not match pattern"},
+		{"bad mr op", set(t, mr, "/mr/ops/op", "read"), schema.ValidateMRDocument, "/mr/ops/op", `value must be 'write'`},
+		{"pooled mode swapped", set(t, mr, "/mr/ops/pooled/mode", "per-op"), schema.ValidateMRDocument, "/mr/ops/pooled/mode", `value must be 'pooled'`},
 
 		// what the code guarantees across fields
-		{"atomic of 2 bytes", set(t, full, r(0, "/op"), "fetch_add"), ValidateDocument, r(0, "/size_bytes"), "value must be 8"},
+		{"atomic of 2 bytes", set(t, full, r(0, "/op"), "fetch_add"), schema.ValidateDocument, r(0, "/size_bytes"), "value must be 8"},
 		{"open loop bandwidth", set(t, full, r(2, "/open_loop"), map[string]any{"schedule": "constant", "rate_target": 1, "rate_achieved": 1}),
-			ValidateDocument, r(2, "/open_loop"), "not allowed here"},
-		{"tcp with connection", set(t, full, r(0, "/transport"), "tcp"), ValidateDocument, r(0, "/connection"), "not allowed here"},
-		{"bidirectional latency", set(t, full, r(4, "/mode"), "lat"), ValidateDocument, r(4, "/bidirectional"), "not allowed here"},
-		{"bidirectional tcp", set(t, full, r(4, "/transport"), "tcp"), ValidateDocument, r(4, "/sides"), "not allowed here"},
-		{"bidirectional false", set(t, full, r(4, "/bidirectional"), false), ValidateDocument, r(4, "/bidirectional"), "value must be true"},
-		{"tcp write", set(t, tcp, r(0, "/op"), "write"), ValidateDocument, r(0, "/op"), `value must be 'send'`},
-		{"loopback with peer", set(t, tcp, "/peer", "127.0.0.1:1"), ValidateDocument, "/peer", "not allowed here"},
-		{"exchange with address", set(t, full, r(0, "/connection/address"), "192.0.2.1:1"), ValidateDocument, r(0, "/connection/address"), "not allowed here"},
-		{"empty omitempty string", set(t, full, "/peer", ""), ValidateDocument, "/peer", "minLength"},
-		{"mr results", set(t, mr, "/results", []any{map[string]any{}}), ValidateMRDocument, "/results", "maxItems"},
+			schema.ValidateDocument, r(2, "/open_loop"), "not allowed here"},
+		{"tcp with connection", set(t, full, r(0, "/transport"), "tcp"), schema.ValidateDocument, r(0, "/connection"), "not allowed here"},
+		{"bidirectional latency", set(t, full, r(4, "/mode"), "lat"), schema.ValidateDocument, r(4, "/bidirectional"), "not allowed here"},
+		{"bidirectional tcp", set(t, full, r(4, "/transport"), "tcp"), schema.ValidateDocument, r(4, "/sides"), "not allowed here"},
+		{"bidirectional false", set(t, full, r(4, "/bidirectional"), false), schema.ValidateDocument, r(4, "/bidirectional"), "value must be true"},
+		{"tcp write", set(t, tcp, r(0, "/op"), "write"), schema.ValidateDocument, r(0, "/op"), `value must be 'send'`},
+		{"loopback with peer", set(t, tcp, "/peer", "127.0.0.1:1"), schema.ValidateDocument, "/peer", "not allowed here"},
+		{"exchange with address", set(t, full, r(0, "/connection/address"), "192.0.2.1:1"), schema.ValidateDocument, r(0, "/connection/address"), "not allowed here"},
+		{"empty omitempty string", set(t, full, "/peer", ""), schema.ValidateDocument, "/peer", "minLength"},
+		{"mr results", set(t, mr, "/results", []any{map[string]any{}}), schema.ValidateMRDocument, "/results", "maxItems"},
 
 		// port counters
-		{"zero counter delta", set(t, full, r(0, "/counters/client/deltas/sent_pkts"), 0), ValidateDocument, r(0, "/counters/client/deltas/sent_pkts"), "minimum"},
-		{"negative counter delta", set(t, full, r(0, "/counters/server/deltas/rcvd_pkts"), -3), ValidateDocument, r(0, "/counters/server/deltas/rcvd_pkts"), "minimum"},
-		{"counter delta string", set(t, full, r(0, "/counters/client/deltas/sent_pkts"), "7"), ValidateDocument, r(0, "/counters/client/deltas/sent_pkts"), "got string, want integer"},
-		{"bad counter name", set(t, full, r(0, "/counters/client/deltas/sent pkts"), 1), ValidateDocument, r(0, "/counters/client/deltas"), `additional properties 'sent pkts' not allowed`},
-		{"unknown counters field", set(t, full, r(0, "/counters/total"), map[string]any{}), ValidateDocument, r(0, "/counters"), `additional properties 'total' not allowed`},
-		{"unknown port counters field", set(t, full, r(0, "/counters/client/lid"), 1), ValidateDocument, r(0, "/counters/client"), `additional properties 'lid' not allowed`},
-		{"no deltas", del(t, full, r(0, "/counters/client/deltas")), ValidateDocument, r(0, "/counters/client"), `missing property 'deltas'`},
-		{"no counter device", del(t, full, r(0, "/counters/server/device")), ValidateDocument, r(0, "/counters/server"), `missing property 'device'`},
-		{"counters of no side", set(t, full, r(0, "/counters"), map[string]any{}), ValidateDocument, r(0, "/counters"), "minProperties"},
-		{"empty reset list", set(t, full, r(0, "/counters/server/reset"), []any{}), ValidateDocument, r(0, "/counters/server/reset"), "minItems"},
-		{"tcp with counters", set(t, full, r(0, "/transport"), "tcp"), ValidateDocument, r(0, "/counters"), "not allowed here"},
+		{"zero counter delta", set(t, full, r(0, "/counters/client/deltas/sent_pkts"), 0), schema.ValidateDocument, r(0, "/counters/client/deltas/sent_pkts"), "minimum"},
+		{"negative counter delta", set(t, full, r(0, "/counters/server/deltas/rcvd_pkts"), -3), schema.ValidateDocument, r(0, "/counters/server/deltas/rcvd_pkts"), "minimum"},
+		{"counter delta string", set(t, full, r(0, "/counters/client/deltas/sent_pkts"), "7"), schema.ValidateDocument, r(0, "/counters/client/deltas/sent_pkts"), "got string, want integer"},
+		{"bad counter name", set(t, full, r(0, "/counters/client/deltas/sent pkts"), 1), schema.ValidateDocument, r(0, "/counters/client/deltas"), `additional properties 'sent pkts' not allowed`},
+		{"unknown counters field", set(t, full, r(0, "/counters/total"), map[string]any{}), schema.ValidateDocument, r(0, "/counters"), `additional properties 'total' not allowed`},
+		{"unknown port counters field", set(t, full, r(0, "/counters/client/lid"), 1), schema.ValidateDocument, r(0, "/counters/client"), `additional properties 'lid' not allowed`},
+		{"no deltas", del(t, full, r(0, "/counters/client/deltas")), schema.ValidateDocument, r(0, "/counters/client"), `missing property 'deltas'`},
+		{"no counter device", del(t, full, r(0, "/counters/server/device")), schema.ValidateDocument, r(0, "/counters/server"), `missing property 'device'`},
+		{"counters of no side", set(t, full, r(0, "/counters"), map[string]any{}), schema.ValidateDocument, r(0, "/counters"), "minProperties"},
+		{"empty reset list", set(t, full, r(0, "/counters/server/reset"), []any{}), schema.ValidateDocument, r(0, "/counters/server/reset"), "minItems"},
+		{"tcp with counters", set(t, full, r(0, "/transport"), "tcp"), schema.ValidateDocument, r(0, "/counters"), "not allowed here"},
 
 		// not a document at all
-		{"not JSON", []byte("{"), ValidateDocument, "-", "not JSON"},
-		{"array", []byte("[]"), ValidateDocument, "", "got array, want object"},
+		{"not JSON", []byte("{"), schema.ValidateDocument, "-", "not JSON"},
+		{"array", []byte("[]"), schema.ValidateDocument, "", "got array, want object"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.validate(c.doc)
@@ -300,9 +303,9 @@ func TestMutationsFail(t *testing.T) {
 				}
 				return
 			}
-			var se *Error
+			var se *schema.Error
 			if !errors.As(err, &se) {
-				t.Fatalf("error %T %v is not a *result.Error", err, err)
+				t.Fatalf("error %T %v is not a *schema.Error", err, err)
 			}
 			for _, v := range se.Violations {
 				if v.Path == c.path && strings.Contains(v.Reason, c.reason) {
@@ -326,26 +329,26 @@ func TestMutationsPass(t *testing.T) {
 		doc      []byte
 		validate func([]byte) error
 	}{
-		{"percentile n/a", set(t, full, "/results/0/latency_ns/p99_99", nil), ValidateDocument},
-		{"interval p99 n/a", set(t, full, "/results/0/intervals/0/p99_ns", nil), ValidateDocument},
-		{"setup p50 n/a", set(t, full, "/results/0/connection/setup_p50_ns", nil), ValidateDocument},
-		{"no warnings", del(t, full, "/warnings"), ValidateDocument},
-		{"no results", set(t, full, "/results", []any{}), ValidateDocument},
-		{"loopback", del(t, set(t, full, "/role", "loopback"), "/peer"), ValidateDocument},
-		{"older writer: no checks", del(t, full, "/environment/checks"), ValidateDocument},
-		{"older writer: no link_utilization", del(t, full, "/results/1/link_utilization"), ValidateDocument},
-		{"atomic", set(t, set(t, full, "/results/1/op", "cmp_swap"), "/results/1/size_bytes", 8), ValidateDocument},
-		{"fractional latency", set(t, full, "/results/0/latency_ns/min", 11492.5), ValidateDocument},
-		{"integral float", set(t, full, "/environment/link_gbps", 100), ValidateDocument},
-		{"time with offset", set(t, full, "/end_time", "2026-12-01T10:30:09.5+01:00"), ValidateDocument},
-		{"unknown GID type", set(t, full, "/environment/gid_type", "GIDType(7)"), ValidateDocument},
-		{"counters of the client only", del(t, full, "/results/0/counters/server"), ValidateDocument},
-		{"no counters", del(t, full, "/results/0/counters"), ValidateDocument},
-		{"hw_counters name", set(t, full, "/results/0/counters/client/deltas/hw_counters~1link_downed", 1), ValidateDocument},
-		{"no ODP", set(t, set(t, mr, "/mr/odp", false), "/mr/access", "LOCAL_WRITE"), ValidateMRDocument},
-		{"no ops, no skipped", del(t, del(t, mr, "/mr/ops"), "/mr/skipped"), ValidateMRDocument},
-		{"no time limit", set(t, mr, "/mr/time_per_size_ns", -1), ValidateMRDocument},
-		{"no ODP ops", set(t, mr, "/mr/odp_caps/rc", "none"), ValidateMRDocument},
+		{"percentile n/a", set(t, full, "/results/0/latency_ns/p99_99", nil), schema.ValidateDocument},
+		{"interval p99 n/a", set(t, full, "/results/0/intervals/0/p99_ns", nil), schema.ValidateDocument},
+		{"setup p50 n/a", set(t, full, "/results/0/connection/setup_p50_ns", nil), schema.ValidateDocument},
+		{"no warnings", del(t, full, "/warnings"), schema.ValidateDocument},
+		{"no results", set(t, full, "/results", []any{}), schema.ValidateDocument},
+		{"loopback", del(t, set(t, full, "/role", "loopback"), "/peer"), schema.ValidateDocument},
+		{"older writer: no checks", del(t, full, "/environment/checks"), schema.ValidateDocument},
+		{"older writer: no link_utilization", del(t, full, "/results/1/link_utilization"), schema.ValidateDocument},
+		{"atomic", set(t, set(t, full, "/results/1/op", "cmp_swap"), "/results/1/size_bytes", 8), schema.ValidateDocument},
+		{"fractional latency", set(t, full, "/results/0/latency_ns/min", 11492.5), schema.ValidateDocument},
+		{"integral float", set(t, full, "/environment/link_gbps", 100), schema.ValidateDocument},
+		{"time with offset", set(t, full, "/end_time", "2026-12-01T10:30:09.5+01:00"), schema.ValidateDocument},
+		{"unknown GID type", set(t, full, "/environment/gid_type", "GIDType(7)"), schema.ValidateDocument},
+		{"counters of the client only", del(t, full, "/results/0/counters/server"), schema.ValidateDocument},
+		{"no counters", del(t, full, "/results/0/counters"), schema.ValidateDocument},
+		{"hw_counters name", set(t, full, "/results/0/counters/client/deltas/hw_counters~1link_downed", 1), schema.ValidateDocument},
+		{"no ODP", set(t, set(t, mr, "/mr/odp", false), "/mr/access", "LOCAL_WRITE"), schema.ValidateMRDocument},
+		{"no ops, no skipped", del(t, del(t, mr, "/mr/ops"), "/mr/skipped"), schema.ValidateMRDocument},
+		{"no time limit", set(t, mr, "/mr/time_per_size_ns", -1), schema.ValidateMRDocument},
+		{"no ODP ops", set(t, mr, "/mr/odp_caps/rc", "none"), schema.ValidateMRDocument},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := c.validate(c.doc); err != nil {
@@ -372,7 +375,7 @@ func validateCurrent(t *testing.T, data []byte) error {
 	t.Helper()
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
-	for url, b := range map[string][]byte{schemaURL: SchemaJSON, doctorURL: DoctorSchemaJSON, strings.Replace(schemaURL, "schema.json", "current.schema.json", 1): []byte(currentSchema)} {
+	for url, b := range map[string][]byte{schema.DocumentURL: result.SchemaJSON, schema.DoctorURL: result.DoctorSchemaJSON, strings.Replace(schema.DocumentURL, "schema.json", "current.schema.json", 1): []byte(currentSchema)} {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
@@ -381,11 +384,11 @@ func validateCurrent(t *testing.T, data []byte) error {
 			t.Fatal(err)
 		}
 	}
-	sch, err := c.Compile(strings.Replace(schemaURL, "schema.json", "current.schema.json", 1))
+	sch, err := c.Compile(strings.Replace(schema.DocumentURL, "schema.json", "current.schema.json", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return validate(sch, data)
+	return schema.Against(sch, data)
 }
 
 func TestCurrentSchema(t *testing.T) {
@@ -437,14 +440,14 @@ func TestSchemaFiles(t *testing.T) {
 		rel, _ := filepath.Rel(dir, path)
 		t.Run(rel, func(t *testing.T) {
 			b := readFile(t, path)
-			if IsMRDocument(b) {
-				if err := ValidateMRDocument(b); err != nil {
+			if result.IsMRDocument(b) {
+				if err := schema.ValidateMRDocument(b); err != nil {
 					t.Errorf("%s (rdmabench mr document): %v", path, err)
 				}
 				return
 			}
-			if IsDoctorDocument(b) {
-				if err := ValidateDoctorDocument(b); err != nil {
+			if result.IsDoctorDocument(b) {
+				if err := schema.ValidateDoctorDocument(b); err != nil {
 					t.Errorf("%s (rdmabench doctor document): %v", path, err)
 				}
 				return
@@ -466,7 +469,7 @@ type schemaDoc struct {
 func loadSchemas(t *testing.T) map[string]schemaDoc {
 	t.Helper()
 	out := map[string]schemaDoc{}
-	for name, b := range map[string][]byte{"schema.json": SchemaJSON, "mr.schema.json": MRSchemaJSON, "mesh.schema.json": MeshSchemaJSON, "doctor.schema.json": DoctorSchemaJSON} {
+	for name, b := range map[string][]byte{"schema.json": result.SchemaJSON, "mr.schema.json": result.MRSchemaJSON, "mesh.schema.json": result.MeshSchemaJSON, "doctor.schema.json": result.DoctorSchemaJSON} {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatal(err)
@@ -575,13 +578,13 @@ func TestFixturesCoverSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		kind := "schema.json"
-		if IsMRDocument(b) {
+		if result.IsMRDocument(b) {
 			kind = "mr.schema.json"
 		}
-		if IsMeshDocument(b) {
+		if result.IsMeshDocument(b) {
 			kind = "mesh.schema.json"
 		}
-		if IsDoctorDocument(b) {
+		if result.IsDoctorDocument(b) {
 			kind = "doctor.schema.json"
 		}
 		docPaths(v, "", seen[kind])
@@ -679,14 +682,14 @@ func TestSchemaObjectsClosed(t *testing.T) {
 
 func TestErrorMessage(t *testing.T) {
 	full := readFile(t, "testdata/full.json")
-	err := ValidateDocument(del(t, set(t, full, "/results/0/op", "atomic"), "/results/1/mode"))
-	var se *Error
+	err := schema.ValidateDocument(del(t, set(t, full, "/results/0/op", "atomic"), "/results/1/mode"))
+	var se *schema.Error
 	if !errors.As(err, &se) {
 		t.Fatalf("%T %v", err, err)
 	}
-	want := []Violation{
-		{"/results/0/op", `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap'`},
-		{"/results/1", `missing property 'mode'`},
+	want := []schema.Violation{
+		{Path: "/results/0/op", Reason: `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap'`},
+		{Path: "/results/1", Reason: `missing property 'mode'`},
 	}
 	if !slices.Equal(se.Violations, want) {
 		t.Errorf("violations %q, want %q", se.Violations, want)
@@ -695,7 +698,7 @@ func TestErrorMessage(t *testing.T) {
 	if !strings.HasPrefix(msg, "2 schema violations:\n") || !strings.Contains(msg, "\n  /results/1: missing property 'mode'") {
 		t.Errorf("message:\n%s", msg)
 	}
-	one := ValidateDocument(del(t, full, "/tool")).Error()
+	one := schema.ValidateDocument(del(t, full, "/tool")).Error()
 	if one != `schema violation at (document): missing property 'tool'` {
 		t.Errorf("message %q", one)
 	}

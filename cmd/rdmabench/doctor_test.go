@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 )
 
 // TestDoctorJSON runs 'rdmabench doctor --json' on this host (whatever it
@@ -26,7 +27,7 @@ func TestDoctorJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := result.ValidateDoctorDocument(b); err != nil {
+	if err := schema.ValidateDoctorDocument(b); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
 	if !result.IsDoctorDocument(b) {

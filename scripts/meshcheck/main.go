@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 	"github.com/rdmabench/rdmabench/hist"
 )
 
@@ -42,7 +43,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := result.Validate(b); err != nil {
+	if err := schema.Validate(b); err != nil {
 		return fmt.Errorf("%s: %w", args[1], err)
 	}
 	doc, err := result.ParseMesh(b, args[1])

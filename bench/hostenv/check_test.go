@@ -1,4 +1,4 @@
-package bench
+package hostenv
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package bench
+package spec
 
 import (
 	"fmt"
@@ -26,17 +26,17 @@ func paceOf(limitBW, limitMsgRate float64, size int) float64 {
 	return r
 }
 
-// pace is the total message rate the spec's measured senders are limited
+// Pace is the total message rate the spec's measured senders are limited
 // to, 0 for none; only bandwidth tests' are.
-func (s Spec) pace() float64 {
+func (s Spec) Pace() float64 {
 	if s.Mode != result.ModeBW || s.Load != nil {
 		return 0
 	}
 	return paceOf(s.LimitBW, s.LimitMsgRate, s.Size)
 }
 
-// loadPace is the rate each load QP is limited to, 0 for none.
-func (s Spec) loadPace() float64 {
+// LoadPace is the rate each load QP is limited to, 0 for none.
+func (s Spec) LoadPace() float64 {
 	if s.Load == nil || s.Load.QPs == 0 {
 		return 0
 	}
@@ -73,12 +73,12 @@ func (s Spec) validateShape() error {
 	return nil
 }
 
-// shapeResult is the rate limit a test ran under, for its result.
-func (s Spec) shapeResult() *result.RateLimit {
-	if r := s.pace(); r > 0 {
+// ShapeResult is the rate limit a test ran under, for its result.
+func (s Spec) ShapeResult() *result.RateLimit {
+	if r := s.Pace(); r > 0 {
 		return &result.RateLimit{MsgsPerSec: r, AppliesTo: "measured"}
 	}
-	if r := s.loadPace(); r > 0 {
+	if r := s.LoadPace(); r > 0 {
 		return &result.RateLimit{MsgsPerSec: r * float64(s.Load.QPs), AppliesTo: "load"}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package bench
+package hostenv
 
 import (
 	"bufio"
@@ -349,3 +349,6 @@ func onlineCPUs(list string) int {
 	}
 	return cpus[len(cpus)-1] + 1
 }
+
+// MemlockLimit is the process's RLIMIT_MEMLOCK.
+func MemlockLimit() (unix.Rlimit, error) { return memlockLimit() }

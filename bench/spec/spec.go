@@ -1,4 +1,4 @@
-package bench
+package spec
 
 import (
 	"fmt"
@@ -96,7 +96,7 @@ type Spec struct {
 	// Percentiles are the latency percentiles the results report, with
 	// their confidence intervals at Confidence (--percentiles,
 	// --confidence); empty and 0: result.DefaultPercentiles at 95 %. The
-	// client's business: the server ignores them. See stats.go.
+	// client's business: the server ignores them. See percentiles.go.
 	Percentiles []float64 `json:"percentiles,omitempty"`
 	Confidence  float64   `json:"confidence,omitempty"`
 	// Repeat runs the test this many times, each on fresh QPs (--repeat):
@@ -142,8 +142,8 @@ func (s Spec) NumQPs() int { return max(s.QPs, 1) }
 // NumThreads is the number of client threads driving the QPs (at least 1).
 func (s Spec) NumThreads() int { return max(s.Threads, 1) }
 
-// qpType is the spec's QP type, "rc" when unset.
-func (s Spec) qpType() string {
+// QPTypeOrDefault is the spec's QP type, "rc" when unset.
+func (s Spec) QPTypeOrDefault() string {
 	if s.QPType == "" {
 		return result.QPTypeRC
 	}
@@ -156,18 +156,19 @@ func (s Spec) QPTypeLabel() string {
 	if s.Transport == result.TransportTCP {
 		return ""
 	}
-	return strings.ToUpper(s.qpType())
+	return strings.ToUpper(s.QPTypeOrDefault())
 }
 
-// readsOrAtomics reports whether the test issues RDMA READs or atomics,
+// ReadsOrAtomics reports whether the test issues RDMA READs or atomics,
 // which need responder resources on the peer.
-func (s Spec) readsOrAtomics() bool {
-	return s.Op == result.OpRead || s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap
-}
+func (s Spec) ReadsOrAtomics() bool { return s.Traits().ReadAtomic }
 
 // Unreliable reports whether the spec runs on a QP type without
 // acknowledgements (UC or UD): a lost message is not retransmitted.
-func (s Spec) Unreliable() bool { t := s.qpType(); return t == result.QPTypeUC || t == result.QPTypeUD }
+func (s Spec) Unreliable() bool {
+	t := s.QPTypeOrDefault()
+	return t == result.QPTypeUC || t == result.QPTypeUD
+}
 
 // Load is the background traffic of a latency-under-load test: QPs queue
 // pairs each streaming Op (write or read) messages of Size bytes.
@@ -179,6 +180,9 @@ type Load struct {
 	CQMod   int    `json:"cq_mod"`
 }
 
+// isLoadOp reports whether op may stream as a load (OpTraits.Load).
+func isLoadOp(op string) bool { t, ok := OpOf(op); return ok && t.Load }
+
 // MaxLoadQPs bounds the load QPs of one test.
 const MaxLoadQPs = 64
 
@@ -186,8 +190,8 @@ func (l *Load) validate() error {
 	switch {
 	case l.QPs < 1 || l.QPs > MaxLoadQPs:
 		return fmt.Errorf("load QPs %d out of range 1..%d", l.QPs, MaxLoadQPs)
-	case l.Op != result.OpWrite && l.Op != result.OpRead:
-		return fmt.Errorf("load op %q invalid: write or read (the server's CPU stays idle)", l.Op)
+	case !isLoadOp(l.Op):
+		return fmt.Errorf("load op %q invalid: %s (the server's CPU stays idle)", l.Op, orList(opNames(func(t OpTraits) bool { return t.Load })))
 	case l.Size < 1 || l.Size > MaxSize:
 		return fmt.Errorf("load size %d bytes out of range 1..%d", l.Size, MaxSize)
 	case l.TxDepth < 1 || l.TxDepth > MaxDepth:
@@ -198,10 +202,10 @@ func (l *Load) validate() error {
 	return nil
 }
 
-// loadSpec is the bandwidth spec of each load QP.
-func (s Spec) loadSpec() Spec {
+// LoadSpec is the bandwidth spec of each load QP.
+func (s Spec) LoadSpec() Spec {
 	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
-		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.loadPace(),
+		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.LoadPace(),
 		NoRelaxedOrdering: s.NoRelaxedOrdering, NoAddrStep: s.NoAddrStep, AddrCycle: s.AddrCycle,
 		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex}
 }
@@ -216,35 +220,26 @@ func (s Spec) Key() result.Key { return result.NewKey(s.Op, s.Mode, s.Size, s.Tr
 func (s Spec) TimedInterval() string {
 	if s.Rate > 0 {
 		return fmt.Sprintf("open loop at %g ops/s (%s schedule): from each operation's intended send time to its reply "+
-			"(full round trip plus any wait behind the previous one; corrects coordinated omission)", s.Rate, s.schedule())
+			"(full round trip plus any wait behind the previous one; corrects coordinated omission)", s.Rate, s.ScheduleOrDefault())
 	}
-	if s.mrMode() == result.MRModePerOp {
+	if s.MRModeOrDefault() == result.MRModePerOp {
 		return s.perOpInterval()
 	}
 	if s.Bidirectional {
-		return bidirInterval
+		return BidirInterval
 	}
 	if s.Mode == result.ModeBW {
 		return "bandwidth: first post to last completion; latency: post to completion of each signaled work request"
 	}
-	switch s.Op {
-	case result.OpSend:
-		return "half of a SEND/RECV ping-pong round trip (RTT/2), from post to the reply's receive completion"
-	case result.OpWrite:
-		return "half of an RDMA WRITE ping-pong round trip (RTT/2), from post until the reply's last byte lands in memory"
-	case result.OpRead:
-		return "one full RDMA READ round trip (RTT), from post to its completion"
-	default:
-		return "one full atomic round trip (RTT), from post to its completion"
-	}
+	return s.Traits().Interval
 }
 
 // HalfRTT reports whether latency is reported as half the measured round trip.
 func (s Spec) HalfRTT() bool {
-	return s.Mode == result.ModeLat && s.Rate == 0 && (s.Op == result.OpSend || s.Op == result.OpWrite)
+	return s.Mode == result.ModeLat && s.Rate == 0 && s.Traits().PingPong
 }
 
-func (s Spec) schedule() string {
+func (s Spec) ScheduleOrDefault() string {
 	if s.Schedule == "" {
 		return result.ScheduleConstant
 	}

@@ -1,4 +1,4 @@
-package bench
+package spec
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ func (s Spec) Validate() error {
 	if err := s.validateChoices(); err != nil {
 		return err
 	}
-	if !contains(result.Ops, s.Op) {
+	if _, ok := OpOf(s.Op); !ok {
 		return fmt.Errorf("op %q unknown; valid: %s", s.Op, strings.Join(result.Ops, ", "))
 	}
 	if !contains(result.Modes, s.Mode) {
@@ -51,7 +51,7 @@ func (s Spec) Validate() error {
 	if s.Size < 1 || s.Size > MaxSize {
 		return fmt.Errorf("size %d bytes out of range 1..%d", s.Size, MaxSize)
 	}
-	if (s.Op == result.OpFetchAdd || s.Op == result.OpCmpSwap) && s.Size != AtomicSize {
+	if s.Traits().Atomic && s.Size != AtomicSize {
 		return fmt.Errorf("size %d bytes invalid for %s: atomics are %d bytes", s.Size, s.Op, AtomicSize)
 	}
 	if s.Iters < 0 || s.Iters > MaxIters {
@@ -105,8 +105,8 @@ func (s Spec) Validate() error {
 	if s.Transport != "" && s.Transport != result.TransportRDMA && s.Transport != result.TransportTCP {
 		return fmt.Errorf("transport %q unknown; valid: rdma, tcp", s.Transport)
 	}
-	if s.Transport == result.TransportTCP && s.Op != result.OpSend {
-		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
+	if s.Transport == result.TransportTCP && !s.Traits().TCP {
+		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs %s (ping-pong and streaming)", s.Op, tcpOps())
 	}
 	if !(s.Rate == 0 || (s.Rate >= MinRate && s.Rate <= MaxRate)) { // NaN fails both
 		return fmt.Errorf("rate %g ops/s out of range %g..%g", s.Rate, float64(MinRate), float64(MaxRate))
@@ -126,7 +126,7 @@ func (s Spec) Validate() error {
 	if s.PostList < 0 || s.PostList > MaxPostList || (s.PostList > 1 && s.PostList > s.TxDepth) {
 		return fmt.Errorf("post list %d out of range 0..%d (and at most the tx depth %d)", s.PostList, MaxPostList, s.TxDepth)
 	}
-	if s.Event && s.Op == result.OpWrite && s.Mode == result.ModeLat {
+	if s.Event && s.Traits().LatPollsMemory && s.Mode == result.ModeLat {
 		return fmt.Errorf("event mode needs a completion per message, and WRITE latency detects arrival by polling memory (perftest offers no -e for WRITE either): use send or read")
 	}
 	if s.Event && s.Transport == result.TransportTCP {
@@ -140,20 +140,20 @@ func (s Spec) Validate() error {
 			return err
 		}
 	}
-	if !contains(result.QPTypes, s.qpType()) {
+	if !contains(result.QPTypes, s.QPTypeOrDefault()) {
 		return fmt.Errorf("QP type %q unknown; valid: %s", s.QPType, strings.Join(result.QPTypes, ", "))
 	}
 	if s.QPType != "" && s.QPType != result.QPTypeRC && s.Transport == result.TransportTCP {
 		return fmt.Errorf("QP type %s applies to RDMA tests, not to the TCP baseline", s.QPType)
 	}
-	switch s.qpType() {
+	switch s.QPTypeOrDefault() {
 	case result.QPTypeUC:
-		if s.Op != result.OpSend && s.Op != result.OpWrite {
-			return fmt.Errorf("op %s is not supported on UC QPs: UC carries send and write only (READ and atomics need RC)", s.Op)
+		if !s.Traits().Carries(result.QPTypeUC) {
+			return fmt.Errorf("op %s is not supported on UC QPs: UC carries %s only (READ and atomics need RC)", s.Op, carriedBy(result.QPTypeUC))
 		}
 	case result.QPTypeUD:
-		if s.Op != result.OpSend {
-			return fmt.Errorf("op %s is not supported on UD QPs: UD carries send only (at most the path MTU per message)", s.Op)
+		if !s.Traits().Carries(result.QPTypeUD) {
+			return fmt.Errorf("op %s is not supported on UD QPs: UD carries %s only (at most the path MTU per message)", s.Op, carriedBy(result.QPTypeUD))
 		}
 		if s.MTU != 0 && s.Size > s.MTU {
 			return fmt.Errorf("size %d bytes exceeds the path MTU %d bytes: a UD message is one packet (use a size of at most %d, or --qp-type rc/uc)", s.Size, s.MTU, s.MTU)
@@ -184,7 +184,7 @@ func (s Spec) Validate() error {
 		switch {
 		case s.Transport == result.TransportTCP:
 			return fmt.Errorf("--rdma-cm applies to RDMA tests, not to the TCP baseline")
-		case s.qpType() != result.QPTypeRC:
+		case s.QPTypeOrDefault() != result.QPTypeRC:
 			return fmt.Errorf("--rdma-cm connects RC QPs only, not --qp-type %s", s.QPType)
 		case s.MTU != 0:
 			return fmt.Errorf("--mtu %d with --rdma-cm: rdma_cm sets the path MTU from both ports (lower the netdev MTU instead)", s.MTU)
@@ -203,3 +203,11 @@ func (s Spec) Validate() error {
 	}
 	return s.validateMR()
 }
+
+// carriedBy names the ops QP type qpType carries ("send and write").
+func carriedBy(qpType string) string {
+	return andList(opNames(func(t OpTraits) bool { return t.Carries(qpType) }))
+}
+
+// tcpOps names the ops the TCP baseline runs.
+func tcpOps() string { return orList(opNames(func(t OpTraits) bool { return t.TCP })) }

@@ -1,4 +1,4 @@
-package bench
+package spec
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 // Plan is what the client's flags ask for: a Spec template and the axes
 // it is swept over (modes × ops × sizes). A new test parameter is a Spec
 // field, a flag that sets it in the template, and (if it has one) a
-// default in Spec.withDefaults; nothing here changes.
+// default in Spec.WithDefaults; nothing here changes.
 type Plan struct {
 	// Template holds every parameter but Op, Mode and Size. Zero fields
-	// take the defaults of Spec.withDefaults; Warmup -1 means the default.
+	// take the defaults of Spec.WithDefaults; Warmup -1 means the default.
 	// Fields that apply to one mode only (latency: Rate, Schedule, Load;
 	// bandwidth: TxDepth, CQMod, PostList) are dropped from the other.
 	Template Spec
@@ -42,13 +42,13 @@ func (p Plan) Specs() ([]Spec, error) {
 			if sizes == nil {
 				sizes = []int{defaultSize(m)}
 			}
-			if op == result.OpFetchAdd || op == result.OpCmpSwap {
+			if t, _ := OpOf(op); t.Atomic {
 				sizes = []int{AtomicSize}
 			}
 			for _, sz := range sizes {
 				s := p.Template
 				s.Op, s.Mode, s.Size = op, m, sz
-				s = s.forMode(len(p.Modes) > 0).withDefaults()
+				s = s.forMode(len(p.Modes) > 0).WithDefaults()
 				if err := s.Validate(); err != nil {
 					return nil, fmt.Errorf("%s: %w", s.Name(), err)
 				}

@@ -30,6 +30,10 @@ var notCounters = map[string]bool{
 	"lifespan": true, // hw_counters/lifespan: how long the kernel caches the values, ms
 }
 
+// sysRoot is the directory under which the counters are read: "/" on a
+// live system, a fake tree in tests.
+var sysRoot = "/"
+
 // readPortCounters reads every numeric file of port's counter directories
 // of device dev under sysRoot. Unreadable and non-numeric files are left
 // out; a name counters/ has too is read from hw_counters/ as

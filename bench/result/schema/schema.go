@@ -1,14 +1,19 @@
-// Package result holds the JSON Schemas (draft 2020-12) of rdmabench's JSON
-// documents and validates documents against them: schema.json for the
-// result document of `rdmabench loopback|run --json` and mr.schema.json for
+// Package schema validates rdmabench's JSON documents against their JSON
+// Schemas (draft 2020-12, shipped in package result): schema.json for the
+// result document of `rdmabench loopback|run --json`, mr.schema.json for
 // the document of `rdmabench mr --json`, mesh.schema.json for the document
 // of `rdmabench mesh --json`, doctor.schema.json for the document of
-// `rdmabench doctor --json`.
-package result
+// `rdmabench doctor --json`, cliffs.schema.json (cliffs.go) for the
+// document of `rdmabench cliffs --json`.
+//
+// It is its own package because its validator costs every process that
+// links it about 70 ms of start-up under emulation (the library compiles
+// its meta-schemas in init): the rdmabench binary never validates, so it
+// does not import this package (TestBinaryLeavesSchemaOut in cmd/rdmabench).
+package schema
 
 import (
 	"bytes"
-	_ "embed"
 	"errors"
 	"fmt"
 	"sort"
@@ -19,26 +24,16 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
-// The schemas, as shipped. Their $id values are what their $refs resolve
-// against; nothing is fetched.
-var (
-	//go:embed schema.json
-	SchemaJSON []byte
-	//go:embed mr.schema.json
-	MRSchemaJSON []byte
-	//go:embed mesh.schema.json
-	MeshSchemaJSON []byte
-	//go:embed doctor.schema.json
-	DoctorSchemaJSON []byte
-)
-
+// The schemas' $id values: what their $refs resolve against.
 const (
-	schemaURL   = "https://github.com/rdmabench/rdmabench/bench/result/schema.json"
-	mrSchemaURL = "https://github.com/rdmabench/rdmabench/bench/result/mr.schema.json"
-	meshURL     = "https://github.com/rdmabench/rdmabench/bench/result/mesh.schema.json"
-	doctorURL   = "https://github.com/rdmabench/rdmabench/bench/result/doctor.schema.json"
+	DocumentURL = "https://github.com/rdmabench/rdmabench/bench/result/schema.json"
+	MRURL       = "https://github.com/rdmabench/rdmabench/bench/result/mr.schema.json"
+	MeshURL     = "https://github.com/rdmabench/rdmabench/bench/result/mesh.schema.json"
+	DoctorURL   = "https://github.com/rdmabench/rdmabench/bench/result/doctor.schema.json"
 )
 
 type schemas struct{ doc, mr, mesh, doctor *jsonschema.Schema }
@@ -48,7 +43,7 @@ var compiled = sync.OnceValues(func() (schemas, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	for url, b := range map[string][]byte{schemaURL: SchemaJSON, mrSchemaURL: MRSchemaJSON, meshURL: MeshSchemaJSON, doctorURL: DoctorSchemaJSON} {
+	for url, b := range map[string][]byte{DocumentURL: result.SchemaJSON, MRURL: result.MRSchemaJSON, MeshURL: result.MeshSchemaJSON, DoctorURL: result.DoctorSchemaJSON} {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			return schemas{}, fmt.Errorf("result: schema %s: %w", url, err)
@@ -59,16 +54,16 @@ var compiled = sync.OnceValues(func() (schemas, error) {
 	}
 	var s schemas
 	var err error
-	if s.doc, err = c.Compile(schemaURL); err != nil {
+	if s.doc, err = c.Compile(DocumentURL); err != nil {
 		return schemas{}, fmt.Errorf("result: compile schema.json: %w", err)
 	}
-	if s.mr, err = c.Compile(mrSchemaURL); err != nil {
+	if s.mr, err = c.Compile(MRURL); err != nil {
 		return schemas{}, fmt.Errorf("result: compile mr.schema.json: %w", err)
 	}
-	if s.mesh, err = c.Compile(meshURL); err != nil {
+	if s.mesh, err = c.Compile(MeshURL); err != nil {
 		return schemas{}, fmt.Errorf("result: compile mesh.schema.json: %w", err)
 	}
-	if s.doctor, err = c.Compile(doctorURL); err != nil {
+	if s.doctor, err = c.Compile(DoctorURL); err != nil {
 		return schemas{}, fmt.Errorf("result: compile doctor.schema.json: %w", err)
 	}
 	return s, nil
@@ -82,7 +77,7 @@ func ValidateDocument(data []byte) error {
 	if err != nil {
 		return err
 	}
-	return validate(s.doc, data)
+	return Against(s.doc, data)
 }
 
 // ValidateMRDocument checks data, an `rdmabench mr` document
@@ -92,23 +87,7 @@ func ValidateMRDocument(data []byte) error {
 	if err != nil {
 		return err
 	}
-	return validate(s.mr, data)
-}
-
-// IsMRDocument reports whether data is, by its shape, an `rdmabench mr`
-// document: a JSON object with a top-level "mr" member, which only
-// MRDocument has. Anything else is taken for a result document.
-func IsMRDocument(data []byte) bool {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return false
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	_, ok = obj["mr"]
-	return ok
+	return Against(s.mr, data)
 }
 
 // ValidateMeshDocument checks data, an `rdmabench mesh` document
@@ -118,7 +97,7 @@ func ValidateMeshDocument(data []byte) error {
 	if err != nil {
 		return err
 	}
-	return validate(s.mesh, data)
+	return Against(s.mesh, data)
 }
 
 // ValidateDoctorDocument checks data, an `rdmabench doctor` document
@@ -128,7 +107,7 @@ func ValidateDoctorDocument(data []byte) error {
 	if err != nil {
 		return err
 	}
-	return validate(s.doctor, data)
+	return Against(s.doctor, data)
 }
 
 // Validate checks data against doctor.schema.json when IsDoctorDocument
@@ -136,19 +115,21 @@ func ValidateDoctorDocument(data []byte) error {
 // IsMeshDocument says it is a mesh document, against mr.schema.json when IsMRDocument says it is an
 // `rdmabench mr` document, against schema.json otherwise.
 func Validate(data []byte) error {
-	if IsDoctorDocument(data) {
+	if result.IsDoctorDocument(data) {
 		return ValidateDoctorDocument(data)
 	}
-	if IsMeshDocument(data) {
+	if result.IsMeshDocument(data) {
 		return ValidateMeshDocument(data)
 	}
-	if IsMRDocument(data) {
+	if result.IsMRDocument(data) {
 		return ValidateMRDocument(data)
 	}
 	return ValidateDocument(data)
 }
 
-func validate(sch *jsonschema.Schema, data []byte) error {
+// Against checks data against sch, a schema compiled by the caller (a test's
+// stricter variant, say), and reports violations as the Validate functions do.
+func Against(sch *jsonschema.Schema, data []byte) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)

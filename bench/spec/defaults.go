@@ -1,4 +1,4 @@
-package bench
+package spec
 
 import "github.com/rdmabench/rdmabench/bench/result"
 
@@ -30,12 +30,15 @@ const (
 	// up to, bytes (perftest reads the CPU's coherency line size: 64 on
 	// x86 and most arm64); see choices.go.
 	DefaultCacheLine = 64
+	// DefaultMaxQPs is a server's default --max-qps: every QP one valid test
+	// can ask for (MaxQPs measured plus MaxLoadQPs load QPs).
+	DefaultMaxQPs = MaxQPs + MaxLoadQPs
 )
 
-// withDefaults fills every zero (or, for Warmup, negative) field of s that
+// WithDefaults fills every zero (or, for Warmup, negative) field of s that
 // has a default, for s's op, mode and size. Fields that do not apply to the
 // mode must already be cleared (forMode).
-func (s Spec) withDefaults() Spec {
+func (s Spec) WithDefaults() Spec {
 	if s.Duration == 0 && s.Iters == 0 {
 		s.Iters = DefaultLatIters
 		if s.Mode == result.ModeBW {
@@ -98,13 +101,10 @@ func defaultWarmup(s Spec) int64 {
 // defaultOps are the operations of a plan that names none: what the QP
 // type carries.
 func defaultOps(qpType string) []string {
-	switch qpType {
-	case result.QPTypeUC:
-		return []string{result.OpSend, result.OpWrite}
-	case result.QPTypeUD:
-		return []string{result.OpSend}
+	if !contains(result.QPTypes, qpType) {
+		qpType = result.QPTypeRC // "" or unknown (Validate refuses it by name)
 	}
-	return []string{result.OpSend, result.OpWrite, result.OpRead}
+	return opNames(func(t OpTraits) bool { return t.Default && t.Carries(qpType) })
 }
 
 // defaultSize is the message size of a mode when the plan names none.

@@ -1,4 +1,4 @@
-package bench
+package spec
 
 import (
 	"os"
@@ -20,7 +20,7 @@ func TestDefaultsMatchDoc(t *testing.T) {
 		"DefaultVerifyMessages": DefaultVerifyMessages, "DefaultMaxQPs": DefaultMaxQPs,
 		"DefaultCacheLine": DefaultCacheLine,
 	}
-	b, err := os.ReadFile("../docs/defaults.md")
+	b, err := os.ReadFile("../../docs/defaults.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +36,12 @@ func TestDefaultsMatchDoc(t *testing.T) {
 		if dv, ok := doc[name]; !ok {
 			t.Errorf("docs/defaults.md lacks `%s=%d`", name, v)
 		} else if dv != v {
-			t.Errorf("%s is %d in bench/defaults.go but %d in docs/defaults.md", name, v, dv)
+			t.Errorf("%s is %d in bench/spec/defaults.go but %d in docs/defaults.md", name, v, dv)
 		}
 	}
 	for name := range doc {
 		if _, ok := code[name]; !ok {
-			t.Errorf("docs/defaults.md names %s, which is not a default in bench/defaults.go (or not pinned here)", name)
+			t.Errorf("docs/defaults.md names %s, which is not a default in bench/spec/defaults.go (or not pinned here)", name)
 		}
 	}
 }
@@ -49,24 +49,24 @@ func TestDefaultsMatchDoc(t *testing.T) {
 // TestSpecDefaults checks what withDefaults fills for a bare spec of each
 // mode, and that explicit values are kept.
 func TestSpecDefaults(t *testing.T) {
-	lat := Spec{Op: "send", Mode: "lat", Size: 2, Warmup: -1}.forMode(false).withDefaults()
+	lat := Spec{Op: "send", Mode: "lat", Size: 2, Warmup: -1}.forMode(false).WithDefaults()
 	if lat.Iters != DefaultLatIters || lat.TxDepth != 1 || lat.CQMod != 1 || lat.RxDepth != DefaultRxDepth ||
 		lat.Warmup != DefaultLatWarmup || lat.QPTimeout != DefaultQPTimeout || lat.RetryCount != DefaultRetryCount || lat.RNRRetry != DefaultRNRRetry {
 		t.Errorf("latency defaults: %+v", lat)
 	}
-	bw := Spec{Op: "write", Mode: "bw", Size: 65536, Warmup: -1}.forMode(false).withDefaults()
+	bw := Spec{Op: "write", Mode: "bw", Size: 65536, Warmup: -1}.forMode(false).WithDefaults()
 	if bw.Iters != DefaultBWIters || bw.TxDepth != DefaultTxDepth || bw.CQMod != 1 || bw.Warmup != DefaultTxDepth {
 		t.Errorf("bandwidth defaults (64 KiB: every send signaled): %+v", bw)
 	}
-	small := Spec{Op: "write", Mode: "bw", Size: 64}.forMode(false).withDefaults()
+	small := Spec{Op: "write", Mode: "bw", Size: 64}.forMode(false).WithDefaults()
 	if small.CQMod != DefaultCQMod {
 		t.Errorf("64 B bandwidth CQ moderation %d, want %d", small.CQMod, DefaultCQMod)
 	}
-	loaded := Spec{Op: "send", Mode: "lat", Size: 2, Load: &Load{QPs: 2, Op: "write", Size: DefaultLoadSize}}.forMode(false).withDefaults()
+	loaded := Spec{Op: "send", Mode: "lat", Size: 2, Load: &Load{QPs: 2, Op: "write", Size: DefaultLoadSize}}.forMode(false).WithDefaults()
 	if loaded.Load.TxDepth != DefaultLoadTxDepth || loaded.Load.CQMod != 1 {
 		t.Errorf("load defaults: %+v", *loaded.Load)
 	}
-	kept := Spec{Op: "read", Mode: "bw", Size: 64, Iters: 7, TxDepth: 8, CQMod: 2, RxDepth: 9, QPTimeout: 18, RetryCount: 3, RNRRetry: 1}.forMode(false).withDefaults()
+	kept := Spec{Op: "read", Mode: "bw", Size: 64, Iters: 7, TxDepth: 8, CQMod: 2, RxDepth: 9, QPTimeout: 18, RetryCount: 3, RNRRetry: 1}.forMode(false).WithDefaults()
 	if kept.Iters != 7 || kept.TxDepth != 8 || kept.CQMod != 2 || kept.RxDepth != 9 || kept.QPTimeout != 18 || kept.RetryCount != 3 || kept.RNRRetry != 1 {
 		t.Errorf("explicit values changed: %+v", kept)
 	}

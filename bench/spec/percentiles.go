@@ -1,4 +1,4 @@
-package bench
+package spec
 
 import (
 	"fmt"
@@ -6,9 +6,9 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
-// stats is what the test's results report: its percentiles and the
+// Stats is what the test's results report: its percentiles and the
 // confidence of their intervals.
-func (s Spec) stats() result.Stats {
+func (s Spec) Stats() result.Stats {
 	return result.Stats{Percentiles: s.Percentiles, Confidence: s.Confidence}
 }
 

@@ -1,0 +1,8 @@
+// Package hostenv captures where a run took place, as far as the host
+// tells without RDMA: the kernel, CPU model, clock source and resolution,
+// the rdma-core version (host.go), and the checks that warn about a noisy
+// host: CPU frequency governors, TSC, SMT, NUMA placement, the
+// locked-memory limit (check.go). Pure Go: facts are read from /proc and
+// /sys (under a root the tests replace). bench adds the device's side
+// (bench/env.go).
+package hostenv

@@ -1,0 +1,175 @@
+package hostenv
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+
+	"golang.org/x/sys/unix"
+)
+
+// kernel returns the uname release and version, e.g.
+// "6.8.0-45-generic #45-Ubuntu SMP PREEMPT_DYNAMIC ...".
+func kernel() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return ""
+	}
+	return strings.TrimSpace(unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:]))
+}
+
+// libDirs are searched for the libibverbs shared library when neither dpkg
+// nor /proc/self/maps tells its version.
+var libDirs = []string{
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib/powerpc64le-linux-gnu",
+	"/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/lib64",
+}
+
+// rdmaCoreVersion finds the rdma-core version: from dpkg where there is one,
+// then from the file name of the libibverbs this process mapped, then from
+// the libibverbs files in libDirs. It returns "" when all fail.
+func rdmaCoreVersion() string {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(c, "dpkg-query", "-W", "-f=${Package} ${Version}\n", "libibverbs1", "rdma-core").Output()
+	if err == nil || len(out) > 0 { // dpkg-query exits 1 when one of the packages is unknown
+		if v := parseDpkgVersions(string(out)); v != "" {
+			return v
+		}
+	}
+	if b, err := os.ReadFile("/proc/self/maps"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 6 {
+				continue
+			}
+			if v := libibverbsVersion(filepath.Base(f[len(f)-1])); v != "" {
+				return v
+			}
+		}
+	}
+	for _, dir := range libDirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "libibverbs.so.1.*"))
+		sort.Strings(files)
+		for i := len(files) - 1; i >= 0; i-- {
+			if v := libibverbsVersion(filepath.Base(files[i])); v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// parseDpkgVersions picks the version from "package version" lines printed
+// by dpkg-query: libibverbs1's first (the library in use), else rdma-core's.
+func parseDpkgVersions(out string) string {
+	vers := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		pkg, ver, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || strings.TrimSpace(ver) == "" {
+			continue
+		}
+		pkg, _, _ = strings.Cut(pkg, ":") // libibverbs1:amd64
+		vers[pkg] = strings.TrimSpace(ver)
+	}
+	if v := vers["libibverbs1"]; v != "" {
+		return v
+	}
+	return vers["rdma-core"]
+}
+
+// libibverbsName matches rdma-core's library file name
+// libibverbs.so.1.<ABI minor>.<rdma-core version>, e.g.
+// libibverbs.so.1.14.44.0 for rdma-core 44.0.
+var libibverbsName = regexp.MustCompile(`^libibverbs\.so\.1\.\d+\.(\d+(?:\.\d+)*)$`)
+
+// libibverbsVersion returns the rdma-core version encoded in a libibverbs
+// file name, or "".
+func libibverbsVersion(name string) string {
+	m := libibverbsName.FindStringSubmatch(name)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// cpuModel reads the CPU model from /proc/cpuinfo.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	return parseCPUModel(f)
+}
+
+// parseCPUModel returns the CPU model named in /proc/cpuinfo text: "model
+// name" (x86, newer arm64 kernels), "cpu model" (mips), "cpu" (powerpc),
+// "Processor" or "Hardware" (old arm), else the first CPU's implementer and
+// part ids (arm64), or "".
+func parseCPUModel(r io.Reader) string {
+	keys := []string{"model name", "cpu model", "cpu", "Processor", "Hardware"}
+	found := map[string]string{}
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if _, seen := found[k]; !seen && v != "" {
+			found[k] = v
+		}
+	}
+	for _, k := range keys {
+		if v := found[k]; v != "" {
+			return v
+		}
+	}
+	if impl, part := found["CPU implementer"], found["CPU part"]; impl != "" && part != "" {
+		return fmt.Sprintf("CPU implementer %s part %s", impl, part)
+	}
+	return ""
+}
+
+// kernelClocksource names the kernel's current clocksource (e.g. "tsc").
+func kernelClocksource() string {
+	b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Host fills what every transport reports about the host and its clock:
+// host name, kernel, CPU model and count, Go version, the clock source and
+// its resolution. The caller adds the clock's read cost (verbs.ClockCost:
+// the C loops' clock). EnginePinnedCPU is -1.
+func Host() result.Env {
+	env := result.Env{ClockSource: "CLOCK_MONOTONIC_RAW", ClockRateHz: 1e9, NumCPU: runtime.NumCPU(),
+		GoVersion: runtime.Version(), EnginePinnedCPU: -1}
+	env.Host, _ = os.Hostname()
+	env.Kernel = kernel()
+	env.CPUModel = cpuModel()
+	var ts unix.Timespec
+	if err := unix.ClockGetres(unix.CLOCK_MONOTONIC_RAW, &ts); err == nil {
+		env.ClockResolutionNS = ts.Nano()
+	}
+	env.KernelClocksource = kernelClocksource()
+	return env
+}
+
+// RDMACoreVersion is the rdma-core version (rdmaCoreVersion), "" when
+// nothing tells it.
+func RDMACoreVersion() string { return rdmaCoreVersion() }

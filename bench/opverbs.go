@@ -1,0 +1,29 @@
+package bench
+
+import (
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// The verbs half of the op table (bench/spec/ops.go): for each op the
+// work request its engine posts and the ODP capabilities its memory needs
+// on RC (verbs.Context.CheckODP). TestOpVerbs holds it to spec.Ops.
+var opVerbs = map[string]struct {
+	code verbs.Opcode
+	odp  verbs.ODPOps
+}{
+	result.OpSend:     {verbs.OpSend, verbs.ODPSend | verbs.ODPRecv},
+	result.OpWrite:    {verbs.OpWrite, verbs.ODPWrite},
+	result.OpRead:     {verbs.OpRead, verbs.ODPRead},
+	result.OpFetchAdd: {verbs.OpFetchAdd, verbs.ODPAtomic},
+	result.OpCmpSwap:  {verbs.OpCmpSwap, verbs.ODPAtomic},
+}
+
+// accessVerbs maps an op's remote access (OpTraits.Access) to verbs'.
+var accessVerbs = map[spec.Access]verbs.Access{
+	spec.AccessNone:         0,
+	spec.AccessRemoteWrite:  verbs.AccessRemoteWrite,
+	spec.AccessRemoteRead:   verbs.AccessRemoteRead,
+	spec.AccessRemoteAtomic: verbs.AccessRemoteAtomic,
+}

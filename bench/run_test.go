@@ -1,0 +1,15 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// TestEnvQPType: the environment names each QP type of a run's RDMA tests
+// once, TCP tests none.
+func TestEnvQPType(t *testing.T) {
+	if got := envQPType([]Spec{{}, {QPType: result.QPTypeUD}, {Transport: result.TransportTCP}}); got != "RC,UD" {
+		t.Errorf("envQPType = %q", got)
+	}
+}

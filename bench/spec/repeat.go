@@ -1,0 +1,4 @@
+package spec
+
+// MaxRepeat bounds --repeat.
+const MaxRepeat = 100
