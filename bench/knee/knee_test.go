@@ -56,7 +56,7 @@ func TestFindsPlantedKnee(t *testing.T) {
 					}
 					return v
 				})
-				ks, err := Find(pts, Options{LowerIsBetter: c.lower, Seed: uint64(trial)})
+				ks, err := Find(pts, Options{LowerIsBetter: c.lower, Seed: uint64(trial), Resamples: 500})
 				if err != nil {
 					t.Fatal(err)
 				}
