@@ -32,10 +32,10 @@ func (p *progress) plan(c Config, doc *result.CliffsDocument, figure string) {
 		per = fmt.Sprintf("%v each: about %s for the ladder, at most %s with every bisection", time.Duration(doc.RunDurationNS),
 			round(p.ladderEst), round(p.est))
 	}
-	fmt.Fprintf(p.w, "rdmabench cliffs: %s along %s %s: %d ladder points, up to %d bisection steps in each of the first %d falls (at most %d points), "+
-		"%d runs a point of %s; knee: %s worse by %.0f%% or more\n",
-		doc.Test, doc.Axis, ladderText(doc.Ladder), len(doc.Ladder), doc.MaxBisections, min(RefinedFalls, len(doc.Ladder)-1), p.total,
-		doc.Runs, per, figure, doc.MinDrop*100)
+	fmt.Fprintf(p.w, "rdmabench cliffs: %s along %s %s: %d ladder points, up to %s in each of the first %d falls (at most %d points), "+
+		"%s a point of %s; knee: %s worse by %.0f%% or more\n",
+		doc.Test, doc.Axis, ladderText(doc.Ladder), len(doc.Ladder), plural(doc.MaxBisections, "bisection step"), min(RefinedFalls, len(doc.Ladder)-1), p.total,
+		plural(doc.Runs, "run"), per, figure, doc.MinDrop*100)
 }
 
 // point says that point n (1-based) starts.
@@ -69,6 +69,14 @@ func (p *progress) done() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 	fmt.Fprintf(p.w, "cliffs: done in %s\n", round(time.Since(p.start)))
+}
+
+// plural is "1 run", "3 runs".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func round(d time.Duration) time.Duration { return d.Round(time.Second) }
