@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -89,6 +90,16 @@ func (b *bidirSide) step(until int64) error {
 		_, err = b.ep.eng.BWClient(until)
 	}
 	return err
+}
+
+// ringStep is step in ring mode (the measured phase): the samples stay in
+// the ring for the drainer, and full reports a ring the drainer has not
+// caught up with.
+func (b *bidirSide) ringStep(until int64) (full bool, err error) {
+	if b.s.Op == result.OpSend {
+		return b.ep.eng.BidirSend(until)
+	}
+	return b.ep.eng.BWClient(until)
 }
 
 // err is the cause of the side's context, or err itself.
@@ -188,7 +199,7 @@ func (b *bidirSide) run() (bidirRun, error) {
 	if s.Iters > 0 {
 		target = uint64(s.Iters)
 	}
-	eng.SetTarget(target)
+	snd := newEngSender(eng, target, b.ringStep)
 	start := verbs.Now()
 	iv := newIntervals(s, b.o, start)
 	prog := newProgress(s, b.o, start)
@@ -197,30 +208,21 @@ func (b *bidirSide) run() (bidirRun, error) {
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)
 	}
-	finishing := false
-	lastDone := uint64(0)
-	for eng.Completed() < target {
-		until := min(iv.next, deadline)
-		if finishing {
-			until = far
-		}
-		if err := b.step(until); err != nil {
-			return out, b.err(err)
-		}
-		samples := eng.Samples()
-		out.lat.RecordSlice(samples, 0)
-		now := verbs.Now()
-		if !finishing && now >= deadline {
-			target = eng.Posted() + 1 // one more signaled operation completes the unsignaled tail
-			eng.SetTarget(target)
-			finishing = true
-			iv.next = math.MaxInt64
-		}
-		done := eng.Completed()
-		iv.add(samples, int64(done-lastDone), now)
-		prog.update(now, int64(done), out.lat)
-		lastDone = done
+	// as measureBW: the samples go to the ring, which the drainer records
+	// while this thread stays in the C loop (sending and receiving)
+	if err := eng.SetRing(true); err != nil {
+		return out, err
 	}
+	drain := startDrain(eng, out.lat, iv, prog)
+	stopRing := sync.OnceFunc(func() {
+		drain.finish()
+		eng.SetRing(false) //nolint:errcheck // off never fails
+	})
+	defer stopRing()
+	if err := bwPhase(snd, drain, iv.next, deadline, iv.every); err != nil {
+		return out, b.err(err)
+	}
+	stopRing()
 	out.user, out.sys = cpu.stop()
 	out.ops = int64(eng.Completed())
 	out.first, out.last = eng.Span()

@@ -49,6 +49,7 @@ type sampleDrain struct {
 	mu       sync.Mutex
 	marks    []drainMark
 	finished bool
+	wake     chan struct{} // a mark or finish: pass now (capacity 1)
 	end      chan struct{}
 	lastDone int64
 }
@@ -59,26 +60,48 @@ type sampleDrain struct {
 // nothing): a 64 Ki-sample ring at 3 M signaled completions per second
 // (400 Gb/s of 16 KiB messages) gets a pass every 5 ms, far ahead of the
 // 20 ms it takes to fill, while a slow link (a few hundred completions per
-// second) gets one every 50 ms. Each wake-up takes a CPU from somewhere:
-// on a small host, from the sender's own loop or from the NIC's interrupts
-// (a software RDMA device's whole data path).
+// second) gets one a second (every progressEvery while a progress line is
+// live). A mark (each return of the C loop: an interval's end, a full
+// ring) and finish wake it at once, so interval lines and the result do
+// not wait for a sleep. Each wake-up takes a CPU from somewhere: on a small
+// host, from the sender's own loop (the Go runtime wakes a thread or two
+// for each timer, and the woken thread preempts the busy-polling engine
+// thread where they share a CPU) or from the NIC's interrupts (a software
+// RDMA device's whole data path).
+//
+// The sleep grows at most fourfold from one pass to the next (a rate seen
+// early, before the loop is up to speed, does not buy a long sleep at
+// once), and a pass that found nothing doubles it only up to drainIdleMax
+// (the link may be about to start: a small ring at a high rate fills in
+// tens of milliseconds).
 const (
 	drainPoll    = time.Millisecond
-	drainPollMax = 50 * time.Millisecond
+	drainPollMax = time.Second
+	drainIdleMax = 50 * time.Millisecond
 )
 
 // drainSleep is the sleep after a pass that recorded n samples in dt, the
-// last sleep having been prev, for a ring of capacity samples.
-func drainSleep(n uint64, dt, prev time.Duration, capacity int) time.Duration {
+// last sleep having been prev, for a ring of capacity samples, at most
+// ceil.
+func drainSleep(n uint64, dt, prev time.Duration, capacity int, ceil time.Duration) time.Duration {
 	if n == 0 {
-		return min(2*prev, drainPollMax)
+		return max(min(2*prev, drainIdleMax, ceil), drainPoll)
 	}
 	fill := time.Duration(float64(dt) * float64(capacity/4) / float64(n))
-	return min(max(fill, drainPoll), drainPollMax)
+	return min(max(fill, drainPoll), 4*prev, ceil)
+}
+
+// sleepCeil is the drainer's longest sleep: drainPollMax, or progressEvery
+// while a progress line is live (the drainer keeps it up to date).
+func (d *sampleDrain) sleepCeil() time.Duration {
+	if d.prog != nil && d.prog.w != nil {
+		return min(progressEvery, drainPollMax)
+	}
+	return drainPollMax
 }
 
 func startDrain(ring sampleRing, lat *hist.Histogram, iv *intervals, prog *progress) *sampleDrain {
-	d := &sampleDrain{ring: ring, lat: lat, iv: iv, prog: prog, end: make(chan struct{})}
+	d := &sampleDrain{ring: ring, lat: lat, iv: iv, prog: prog, wake: make(chan struct{}, 1), end: make(chan struct{})}
 	go d.run()
 	return d
 }
@@ -90,6 +113,15 @@ func (d *sampleDrain) mark(done int64, now int64, last bool) {
 	d.mu.Lock()
 	d.marks = append(d.marks, drainMark{at: at, done: done, now: now, last: last})
 	d.mu.Unlock()
+	d.poke()
+}
+
+// poke wakes the drainer for a pass now.
+func (d *sampleDrain) poke() {
+	select {
+	case d.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
 }
 
 // finish waits until every sample up to the last mark is recorded and the
@@ -99,6 +131,7 @@ func (d *sampleDrain) finish() {
 	d.mu.Lock()
 	d.finished = true
 	d.mu.Unlock()
+	d.poke()
 	<-d.end
 }
 
@@ -106,6 +139,8 @@ func (d *sampleDrain) run() {
 	defer close(d.end)
 	var r uint64 // samples recorded and released
 	sleep, last := drainPoll, time.Now()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
 		// w first, then the marks: a mark placed before the samples that
 		// follow it in the ring is seen together with them
@@ -120,12 +155,23 @@ func (d *sampleDrain) run() {
 			return // marks taken with finished set include the last one
 		}
 		// the C loop may not return for the whole test (iterations, no
-		// intervals): the progress line is the drainer's to keep live
-		d.prog.update(verbs.Now(), int64(d.ring.CompletedNow()), d.lat)
+		// intervals): the progress line is the drainer's to keep live. Only
+		// then does a pass read the clock: verbs.Now is a cgo call, and each
+		// cgo call or syscall wakes the Go runtime's sysmon thread from its
+		// deep sleep (for a few dozen wake-ups before it sleeps again) on
+		// the CPU the engine thread polls on
+		if d.prog.w != nil {
+			d.prog.update(verbs.Now(), int64(d.ring.CompletedNow()), d.lat)
+		}
 		now := time.Now()
-		sleep = drainSleep(r-before, now.Sub(last), sleep, d.ring.Capacity())
+		sleep = drainSleep(r-before, now.Sub(last), sleep, d.ring.Capacity(), d.sleepCeil())
 		last = now
-		time.Sleep(sleep)
+		timer.Reset(sleep)
+		select {
+		case <-timer.C:
+		case <-d.wake:
+			timer.Stop()
+		}
 	}
 }
 
@@ -168,4 +214,80 @@ func waitRoom(eng *verbs.Engine) error {
 		time.Sleep(drainPoll)
 	}
 	return nil
+}
+
+// bwSender is what the bandwidth phase loop (bwPhase) drives on one
+// thread: one engine (the plain and bidirectional tests; a multi-QP
+// test's thread's engines could be one), its samples going to a ring a
+// sampleDrain records.
+type bwSender interface {
+	// step runs the C loop until until (engine clock), the targets, or a
+	// ring the drainer has not caught up with (full)
+	step(until int64) (full bool, err error)
+	completed() uint64 // operations completed, all engines together
+	done() bool        // every engine completed its target
+	stopPosting()      // the target: what is posted, plus one signaled operation per engine
+	waitRoom() error   // after full: until the drainer freed half of each ring
+}
+
+// bwPhase is the measured phase of a bandwidth sender, the one loop of the
+// plain and bidirectional tests: it enters the C loop until the
+// next interval boundary (every, from nextIv; none when nextIv is
+// math.MaxInt64) or deadline, marks each return for the drainer (which
+// records the samples meanwhile, on its own thread) and, past deadline,
+// stops posting and completes the unsignaled tail, which belongs to the
+// last interval. It returns when every target is complete.
+func bwPhase(snd bwSender, drain *sampleDrain, nextIv, deadline int64, every time.Duration) error {
+	finishing := false
+	for !snd.done() {
+		until := min(nextIv, deadline)
+		if finishing {
+			until = math.MaxInt64
+		}
+		full, err := snd.step(until)
+		if err != nil {
+			return err
+		}
+		now := verbs.Now()
+		if !finishing && now >= deadline {
+			snd.stopPosting()
+			finishing = true
+			nextIv = math.MaxInt64
+		}
+		for nextIv <= now {
+			nextIv += int64(every)
+		}
+		drain.mark(int64(snd.completed()), now, finishing)
+		if full {
+			if err := snd.waitRoom(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// engSender is one engine as a bwSender; run is its C loop (BWClient, or
+// BidirSend for a bidirectional SEND side).
+type engSender struct {
+	eng    *verbs.Engine
+	target uint64
+	run    func(until int64) (bool, error)
+}
+
+func newEngSender(eng *verbs.Engine, target uint64, run func(int64) (bool, error)) *engSender {
+	eng.SetTarget(target)
+	if run == nil {
+		run = eng.BWClient
+	}
+	return &engSender{eng: eng, target: target, run: run}
+}
+
+func (e *engSender) step(until int64) (bool, error) { return e.run(until) }
+func (e *engSender) completed() uint64              { return e.eng.Completed() }
+func (e *engSender) done() bool                     { return e.eng.Completed() >= e.target }
+func (e *engSender) waitRoom() error                { return waitRoom(e.eng) }
+func (e *engSender) stopPosting() {
+	e.target = e.eng.Posted() + 1
+	e.eng.SetTarget(e.target)
 }

@@ -96,8 +96,66 @@ func BenchmarkSampleDrain(b *testing.B) {
 	b.ReportMetric(float64(stalls), "stalls")
 }
 
+// passRing counts the drainer's passes (one RingWritten each, and one per
+// mark).
+type passRing struct {
+	fakeRing
+	passes atomic.Int64
+}
+
+func (p *passRing) RingWritten() uint64 { p.passes.Add(1); return p.fakeRing.RingWritten() }
+
+// TestSampleDrainWakeups: on a slow link (a few hundred completions a
+// second, as across the two guests' wire) the drainer wakes about once a
+// second, not every 50 ms: each wake-up costs the sender's CPU thread
+// wake-ups and preempts its busy-polling engine thread. A mark and finish
+// still get their pass at once.
+func TestSampleDrainWakeups(t *testing.T) {
+	ring := &passRing{fakeRing: fakeRing{buf: make([]uint64, sampleCap)}}
+	lat := hist.New()
+	iv := &intervals{every: 1000, next: 1000, h: hist.New(), size: 64}
+	d := startDrain(ring, lat, iv, &progress{})
+	start := time.Now()
+	n := 0
+	for time.Since(start) < 600*time.Millisecond { // 300 completions a second
+		ring.put(100)
+		n++
+		ring.done.Store(uint64(n))
+		time.Sleep(3 * time.Millisecond)
+	}
+	// passes at about 1, 5, 21, 85 and 341 ms (the sleep grows fourfold
+	// to the second a quarter ring takes at this rate); every 50 ms before
+	if p := ring.passes.Load(); p > 7 {
+		t.Errorf("%d drainer passes in 600 ms of 300 samples a second; want at most 7", p)
+	}
+	// an interval's mark is applied at once, not after the sleep
+	d.mark(int64(n), 1000, false)
+	for deadline := time.Now().Add(300 * time.Millisecond); ; time.Sleep(time.Millisecond) {
+		d.mu.Lock()
+		pending := len(d.marks)
+		d.mu.Unlock()
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mark still pending after 300 ms: the drainer did not wake for it")
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // the drainer back in its long sleep
+	t0 := time.Now()
+	d.finish()
+	if el := time.Since(t0); el > 300*time.Millisecond {
+		t.Errorf("finish took %v: the drainer slept through it", el)
+	}
+	if lat.Count() != int64(n) {
+		t.Errorf("recorded %d of %d samples", lat.Count(), n)
+	}
+}
+
 // TestDrainSleep: the drainer wakes as often as a quarter of the ring takes
-// to fill at the rate it saw, within [drainPoll, drainPollMax].
+// to fill at the rate it saw, within [drainPoll, drainPollMax], the sleep
+// growing at most fourfold a pass, and doubling after a pass that found
+// nothing only up to drainIdleMax.
 func TestDrainSleep(t *testing.T) {
 	const ms = time.Millisecond
 	for _, c := range []struct {
@@ -106,13 +164,16 @@ func TestDrainSleep(t *testing.T) {
 		dt, prev time.Duration
 		want     time.Duration
 	}{
-		{"400 Gb/s of 16 KiB: 3 M/s, a quarter of 64 Ki in 5.46 ms", 3000, ms, ms, 5461333 * time.Nanosecond},
+		{"400 Gb/s of 16 KiB: 3 M/s, a quarter of 64 Ki in 5.46 ms", 3000, ms, 2 * ms, 5461333 * time.Nanosecond},
 		{"faster than a quarter ring per ms: the floor", 100000, ms, ms, drainPoll},
-		{"a slow wire: 300/s, the ceiling", 3, 10 * ms, ms, drainPollMax},
+		{"a slow wire: 300/s, at most fourfold the last sleep", 3, 10 * ms, ms, 4 * ms},
+		{"a slow wire: 300/s, the ceiling", 3, 10 * ms, 400 * ms, drainPollMax},
+		{"a slow wire at 300/s takes 55 s to fill a quarter ring", 300, time.Second, time.Second, drainPollMax},
 		{"nothing found: the sleep doubles", 0, 4 * ms, 4 * ms, 8 * ms},
-		{"nothing found again: up to the ceiling", 0, 40 * ms, 40 * ms, drainPollMax},
+		{"nothing found again: up to drainIdleMax", 0, 40 * ms, 40 * ms, drainIdleMax},
+		{"nothing found after a long sleep: drainIdleMax", 0, time.Second, time.Second, drainIdleMax},
 	} {
-		if got := drainSleep(c.n, c.dt, c.prev, 65536); got != c.want {
+		if got := drainSleep(c.n, c.dt, c.prev, 65536, drainPollMax); got != c.want {
 			t.Errorf("%s: drainSleep(%d, %v, %v) = %v, want %v", c.name, c.n, c.dt, c.prev, got, c.want)
 		}
 	}

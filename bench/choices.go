@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -17,9 +18,12 @@ import (
 //     drop it where it is not supported.
 //   - Address stepping: in bandwidth tests work request k's local and
 //     remote addresses lie (k mod cycle/step) × step bytes past the areas'
-//     starts, step being the message rounded up to a cache line and the
+//     starts, step being the message rounded up to the CPU's cache line
+//     (sysfs coherency_line_size, else 64 B: cacheline.go) and the
 //     cycle buffer a page (perftest's increase_loc_addr/increase_rem_addr),
-//     for messages up to half the cycle; --no-addr-step turns it off.
+//     for messages up to half the cycle; --no-addr-step turns it off. A
+//     SEND receiver steps its receives over its cycle the same way
+//     (recvStep).
 //   - GRH: on InfiniBand the address vector has no GRH unless this side's
 //     GID was given with --gid-index (perftest -x); RoCE always needs one.
 //   - Completion vectors: every CQ on vector 0 (perftest's --eq_num
@@ -27,6 +31,27 @@ import (
 //     the device's vectors (--comp-vector spread).
 //   - P_Key index: --pkey-index (perftest --pkey_index), default 0, given
 //     to the QPs at INIT.
+
+// recvStep is how far each receive of a SEND bandwidth test lies past the
+// previous one's, over the receiver's cycle buffer, bytes: perftest steps
+// its receive buffers as it steps its sends, by the receive (the message,
+// and on UD the 40-byte GRH before it) rounded up to the cache line, for
+// receives up to half the cycle. 0 when the sends do not step (AddrStep),
+// for other ops, and for larger receives.
+func recvStep(s Spec) int {
+	step, cycle := s.AddrStep()
+	if step == 0 || !s.Traits().ConsumesRecv {
+		return 0
+	}
+	n := s.Size
+	if s.QPTypeOrDefault() == result.QPTypeUD {
+		n += verbs.GRHSize
+	}
+	if n > cycle/2 {
+		return 0
+	}
+	return (n + spec.CacheLine - 1) / spec.CacheLine * spec.CacheLine
+}
 
 // relaxedAccess is the access flag relaxed ordering adds to the test's
 // registrations: AccessRelaxedOrdering unless --disable-pcie-relaxed.
@@ -70,7 +95,7 @@ func compVector(dev *Device, s Spec) int {
 func choicesResult(s Spec, eps ...*endpoint) *result.Choices {
 	step, cycle := s.AddrStep()
 	c := &result.Choices{RelaxedOrdering: !s.NoRelaxedOrdering, AddrStepBytes: step, AddrCycleBytes: cycle, PKeyIndex: s.PKeyIndex,
-		CompVectors: []int{}}
+		RecvAddrStepBytes: recvStep(s), CompVectors: []int{}}
 	for i, e := range eps {
 		if e == nil {
 			continue

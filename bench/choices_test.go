@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -30,6 +31,8 @@ func TestUseGRH(t *testing.T) {
 // the cycle step by the message rounded up to a cache line; the areas
 // grow to hold the cycle, and the peer is told so.
 func TestAddrStep(t *testing.T) {
+	defer func(old int) { spec.CacheLine = old }(spec.CacheLine)
+	spec.CacheLine = 64 // the cases' steps: TestAddrStepCacheLine has others
 	bw := func(op string, size int) Spec { return Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096} }
 	for _, tt := range []struct {
 		name              string
@@ -59,5 +62,38 @@ func TestAddrStep(t *testing.T) {
 	}
 	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, NoAddrStep: true}).WithDefaults(); d.AddrCycle != 0 {
 		t.Errorf("--no-addr-step: cycle %d", d.AddrCycle)
+	}
+}
+
+// TestRecvStep: a SEND bandwidth receiver steps its receives as perftest
+// does: by the receive (UD: with the GRH) rounded up to the cache line,
+// for receives up to half the cycle; the result records it.
+func TestRecvStep(t *testing.T) {
+	defer func(old int) { spec.CacheLine = old }(spec.CacheLine)
+	spec.CacheLine = 64
+	bw := func(op, qp string, size int) Spec {
+		return Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096, QPType: qp}
+	}
+	for _, c := range []struct {
+		name string
+		s    Spec
+		want int
+	}{
+		{"send 64", bw(result.OpSend, "", 64), 64},
+		{"send 65", bw(result.OpSend, "", 65), 128},
+		{"send 2048: half the cycle", bw(result.OpSend, "", 2048), 2048},
+		{"send 4096: no stepping", bw(result.OpSend, "", 4096), 0},
+		{"UD send 64: with the GRH", bw(result.OpSend, result.QPTypeUD, 64), 128},
+		{"UD send 2048: with the GRH above half the cycle", bw(result.OpSend, result.QPTypeUD, 2048), 0},
+		{"write: no receives", bw(result.OpWrite, "", 64), 0},
+		{"latency", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 64, AddrCycle: 4096}, 0},
+		{"--no-addr-step", Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0},
+	} {
+		if got := recvStep(c.s); got != c.want {
+			t.Errorf("%s: recvStep %d, want %d", c.name, got, c.want)
+		}
+		if got := choicesResult(c.s).RecvAddrStepBytes; got != c.want {
+			t.Errorf("%s: choices record recv_addr_step_bytes %d, want %d", c.name, got, c.want)
+		}
 	}
 }

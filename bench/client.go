@@ -175,9 +175,11 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
 		// the port is the CM ID's (port_num), not --ib-port; for a loopback
 		// server this fails before the first test, as the server would
 		cmName, cmPort, cerr := clientCMDevice(addrOf(nc.RemoteAddr()), name)
-		if err = cerr; err == nil && (name == "" || name == cmName) {
-			name, port = cmName, cmPort
-			why += fmt.Sprintf(", port %d as rdma_cm bound it", cmPort)
+		if err = cerr; err == nil {
+			var bound bool
+			if name, port, bound = cmBinding(name, port, cmName, cmPort); bound {
+				why += fmt.Sprintf(", port %d as rdma_cm bound it", cmPort)
+			}
 		}
 	}
 	if err != nil {

@@ -179,6 +179,21 @@ func firstAddress(addrs []netip.Addr) (netip.Addr, bool) {
 	return v6, v6.IsValid()
 }
 
+// cmBinding is the device and port an rdma_cm side opens, given --ib-dev
+// and --ib-port (flagDev, "" when not given, and flagPort) and the device
+// and port_num its CM ID bound to (idDev, idPort): the CM ID's, whatever
+// --ib-port says, since rdma_cm chose the port from the address (a
+// multi-port NIC's second port is port 2 even when --ib-port is left at
+// 1). Only when --ib-dev names another device than the CM ID's are the
+// flags kept (bound false): opening it then says that the address is not
+// on it.
+func cmBinding(flagDev string, flagPort int, idDev string, idPort int) (dev string, port int, bound bool) {
+	if flagDev != "" && flagDev != idDev {
+		return flagDev, flagPort, false
+	}
+	return idDev, idPort, true
+}
+
 // clientCMDevice is the device and port a client's rdma_cm QPs use to
 // reach a server at control address server: those rdma_cm resolves it to
 // (the CM ID's device and port_num), or for a loopback server those it

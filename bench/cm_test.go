@@ -214,3 +214,31 @@ func TestCMNarrowsAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestCMBinding: an rdma_cm side opens the port its CM ID bound to, not
+// --ib-port (or its default, 1), unless --ib-dev names another device.
+func TestCMBinding(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		flagDev   string
+		flagPort  int
+		idDev     string
+		idPort    int
+		wantDev   string
+		wantPort  int
+		wantBound bool
+	}{
+		{"no flags, port 1", "", 0, "mlx5_0", 1, "mlx5_0", 1, true},
+		{"no flags, second port", "", 0, "mlx5_0", 2, "mlx5_0", 2, true},
+		{"--ib-port 1 left at its default, bound to port 2", "", 1, "mlx5_0", 2, "mlx5_0", 2, true},
+		{"--ib-dev of the CM ID's device, --ib-port 1, bound to port 2", "mlx5_0", 1, "mlx5_0", 2, "mlx5_0", 2, true},
+		{"--ib-port 2, bound to port 1", "", 2, "cxgb4_0", 1, "cxgb4_0", 1, true},
+		{"--ib-dev of another device", "mlx5_1", 1, "mlx5_0", 2, "mlx5_1", 1, false},
+	} {
+		dev, port, bound := cmBinding(c.flagDev, c.flagPort, c.idDev, c.idPort)
+		if dev != c.wantDev || port != c.wantPort || bound != c.wantBound {
+			t.Errorf("%s: cmBinding(%q, %d, %q, %d) = %q, %d, %v; want %q, %d, %v", c.name, c.flagDev, c.flagPort, c.idDev, c.idPort,
+				dev, port, bound, c.wantDev, c.wantPort, c.wantBound)
+		}
+	}
+}

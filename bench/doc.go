@@ -29,7 +29,8 @@
 // rdmabench cliffs), devicereport.go (rdmabench devices), route.go (the device chosen by
 // route, and pairs that cannot talk), netdev.go (netdev to device and
 // port through sysfs), asyncevents.go (fatal async events per device),
-// placement.go (NUMA placement), inline.go (the inline size: device
+// placement.go (NUMA placement), devlimit.go (a QP, CQ or SRQ the device
+// cannot size: exit 3), inline.go (the inline size: device
 // probe, perftest's rules).
 //
 // The data plane: endpoint.go (one QP and its engine), testendpoints.go
@@ -38,7 +39,8 @@
 // huge pages), budget.go (the resource budget, NeedOf), srq.go (shared
 // receive queues), choices.go (the differences from perftest that are
 // options: relaxed ordering, address stepping, GRH, completion vectors,
-// P_Key index), cm.go (rdma_cm), measure.go (the measurement of one
+// P_Key index), cacheline.go (the CPU's cache line that address stepping
+// rounds to, from sysfs), cm.go (rdma_cm), measure.go (the measurement of one
 // test), bwdrain.go (the drainer of a bandwidth sender's samples),
 // multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
 // (latency under load), verify.go (the --verify pass), tcp.go (the kernel

@@ -312,7 +312,7 @@ func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 		return fmt.Errorf("op %q has no RDMA operation", s.Op)
 	}
 	step, cycle := s.AddrStep()
-	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: v.code, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle,
+	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: v.code, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle, RecvStep: recvStep(s),
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.inline > 0 && s.Size <= e.inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
 		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
 	if err != nil {

@@ -421,7 +421,7 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	if s.Iters > 0 {
 		target = uint64(s.Iters)
 	}
-	eng.SetTarget(target)
+	snd := newEngSender(eng, target, nil)
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
 	prog := newProgress(s, o, start)
@@ -445,35 +445,9 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 			drain.finish()
 		}
 	}()
-	nextIv := iv.next // the drainer owns iv: this goroutine keeps its own boundary
-	finishing := false
-	for eng.Completed() < target {
-		until := min(nextIv, deadline)
-		if finishing {
-			until = far
-		}
-		full, err := eng.BWClient(until)
-		if err != nil {
-			return result.Result{}, warmed + int64(eng.Completed()), err
-		}
-		now := verbs.Now()
-		if !finishing && now >= deadline {
-			// stop posting: one more signaled operation completes the unsignaled
-			// tail, which belongs to the last interval (not to one of its own)
-			target = eng.Posted() + 1
-			eng.SetTarget(target)
-			finishing = true
-			nextIv = math.MaxInt64
-		}
-		for nextIv <= now {
-			nextIv += int64(iv.every)
-		}
-		drain.mark(int64(eng.Completed()), now, finishing)
-		if full { // the drainer is a whole ring behind: let it catch up
-			if err := waitRoom(eng); err != nil {
-				return result.Result{}, warmed + int64(eng.Completed()), err
-			}
-		}
+	// the drainer owns iv: the loop keeps its own boundary
+	if err := bwPhase(snd, drain, iv.next, deadline, iv.every); err != nil {
+		return result.Result{}, warmed + int64(eng.Completed()), err
 	}
 	drain.finish()
 	drained = true

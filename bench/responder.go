@@ -75,7 +75,8 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 		lis.close()
 		return nil, fmt.Errorf("rdma_cm address %s belongs to %s, not to the server's --device %s", addr, devName, s.cfg.Device)
 	}
-	dev, err := s.cmDevice(devName, lis.id.Port()) // the port the CM ID bound to, not --ib-port
+	name, port, _ := cmBinding(s.cfg.Device, s.cfg.Port, devName, lis.id.Port()) // the CM ID's port, not --ib-port
+	dev, err := s.cmDevice(name, port)
 	if err != nil {
 		lis.close()
 		return nil, err

@@ -186,7 +186,7 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 				if errors.As(err, &pe) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 					return // the connection is gone
 				}
-				c.SendError(err)
+				c.SendError(remoteError(err))
 				continue
 			}
 			s.log.Printf("client %s: %s done", peer, spec.Name())

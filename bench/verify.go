@@ -400,8 +400,9 @@ func verifyServerStep(s Spec, qps []*endpoint, q, k int) (*proto.Mismatch, error
 // queue a message takes whichever receive is oldest. UD: after the GRH.
 func recvBytes(qps []*endpoint, addr uint64) ([]byte, error) {
 	for _, ep := range qps {
-		if ep.eng.RecvArea() == addr {
-			b := ep.mr.Bytes()[ep.area:]
+		// receives step over the area's cycle in SEND bandwidth tests
+		if base := ep.eng.RecvArea(); addr >= base && addr < base+ep.eng.RecvSpan() {
+			b := ep.mr.Bytes()[ep.area+int(addr-base):]
 			if ep.qp.Type() == verbs.QPTypeUD {
 				b = b[verbs.GRHSize:]
 			}

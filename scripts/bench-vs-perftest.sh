@@ -12,7 +12,7 @@ readonly REPO
 
 usage() {
   cat <<EOF
-Usage: $PROG [--iters N] [--bw-duration SECS] [--rss-small N] [--rss-large N] [--keep DIR]
+Usage: $PROG [--iters N] [--bw-duration SECS] [--rss-small N] [--rss-large N] [--rounds N] [--keep DIR]
 
 Boots one qemu SoftRoCE guest (scripts/vm-run.sh) and runs there, side by side:
   1. 2 B latency, SEND, WRITE and READ: ib_{send,write,read}_lat -n N vs
@@ -40,6 +40,8 @@ Options:
   --bw-duration SECS  bandwidth measuring time per run, whole seconds (default 3)
   --rss-small N       iterations of the small RSS run (default 10000)
   --rss-large N       iterations of the large RSS run (default 1000000)
+  --rounds N          repeat the 8-run ABBA BAAB order N times (default 1: 4 runs per
+                      tool); more rounds narrow the intervals, and take N times as long
   --keep DIR          keep the raw outputs (guest /out, guest log, summary) in DIR
   -h, --help          show this help
 
@@ -56,7 +58,7 @@ EOF
 err() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() { err "error: $*"; exit 2; }
 
-iters=20000 bwdur=3 rss_small=10000 rss_large=1000000 keep=''
+iters=20000 bwdur=3 rss_small=10000 rss_large=1000000 keep='' rounds=1
 need_arg() { (($2 >= 2)) || die "$1 needs an argument (see -h)"; }
 while (($#)); do
   case $1 in
@@ -67,6 +69,7 @@ while (($#)); do
     --rss-small) need_arg "$1" $#; rss_small=$2; shift 2 ;;
     --rss-large) need_arg "$1" $#; rss_large=$2; shift 2 ;;
     --keep) need_arg "$1" $#; keep=$2; shift 2 ;;
+    --rounds) need_arg "$1" $#; rounds=$2; shift 2 ;;
     *) err "unknown argument: $1"; usage >&2; exit 2 ;;
   esac
 done
@@ -75,6 +78,7 @@ posint --iters "$iters"
 posint --bw-duration "$bwdur"
 posint --rss-small "$rss_small"
 posint --rss-large "$rss_large"
+posint --rounds "$rounds"
 ((iters >= 1000)) || die "--iters must be at least 1000 (perftest's 99.9% and rdmabench's p99.9 need it)"
 ((rss_large > rss_small)) || die "--rss-large must exceed --rss-small"
 
@@ -118,9 +122,10 @@ wait_listen() {
 }
 
 # pt_bad FILE: whether perftest's result row has inf/nan (its CPU-frequency
-# calibration failed: "Correlation coefficient r^2 ... < 0.9", seen under TCG)
+# calibration failed: "Correlation coefficient r^2 ... < 0.9", seen under TCG),
+# as rdmabench's parser of perftest's output reads it
 pt_bad() {
-  awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$1" | grep -qi 'inf\|nan'
+  rdmabench import perftest --show row "$1" 2>&1 >/dev/null | grep -q 'not a finite number'
 }
 
 # pt NAME TIMEOUT TOOL ARGS...: a perftest pair; retried up to twice if it printed inf/nan
@@ -299,9 +304,10 @@ exit $fail
 GUEST
 
 # Generous guest timeout: boot + about 100 us per latency iteration + the rest.
-order='pt rb rb pt rb pt pt rb'
-reps=4 # runs per tool in $order
-est=$((60 + 24 * (10 + iters / 10000) + 32 * (bwdur + 15) + (rss_small + rss_large) / 10000 + 40))
+order=''
+for ((i = 0; i < rounds; i++)); do order+="${order:+ }pt rb rb pt rb pt pt rb"; done
+reps=$((4 * rounds)) # runs per tool in $order
+est=$((60 + rounds * (24 * (10 + iters / 10000) + 32 * (bwdur + 15)) + (rss_small + rss_large) / 10000 + 40))
 vm_timeout=$((est * 2 + 120))
 ((vm_timeout >= 600)) || vm_timeout=600
 
@@ -348,312 +354,19 @@ if [[ ! -s $out/status ]]; then
   exit $((vmrc == 0 ? 1 : vmrc))
 fi
 
-# --- parsing on the host (awk only; no jq needed) ------------------------------
-# problem may run in a command substitution (a subshell): record it in a file
-problems=$work/problems
-: >"$problems"
-problem() { err "error: $*"; printf '%s\n' "$*" >>"$problems"; }
-isnum() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]; }
-calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
-fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
-
-# flatten FILE: a JSON document as "path=value" lines (results.0.latency_ns.p50=...)
-flatten() {
-  awk '
-  { s = s $0 "\n" }
-  END {
-    n = length(s); i = 1; d = 0
-    while (i <= n) {
-      c = substr(s, i, 1)
-      if (c == "{") { d++; typ[d] = "o"; ek[d] = 1; key[d] = ""; i++; continue }
-      if (c == "[") { d++; typ[d] = "a"; idx[d] = 0; i++; continue }
-      if (c == "}" || c == "]") { d--; i++; continue }
-      if (c == ",") { if (typ[d] == "a") idx[d]++; else ek[d] = 1; i++; continue }
-      if (c == ":" || c == " " || c == "\t" || c == "\n" || c == "\r") { i++; continue }
-      if (c == "\"") {
-        rest = substr(s, i + 1)
-        match(rest, /^([^"\\]|\\.)*/)
-        v = substr(rest, 1, RLENGTH); i += RLENGTH + 2
-        if (typ[d] == "o" && ek[d]) { key[d] = v; ek[d] = 0; continue }
-      } else {
-        if (!match(substr(s, i), /^[-+.0-9a-zA-Z]+/)) { print "flatten: bad JSON at " i > "/dev/stderr"; exit 1 }
-        v = substr(s, i, RLENGTH); i += RLENGTH
-      }
-      p = ""
-      for (k = 1; k <= d; k++) p = p (k > 1 ? "." : "") (typ[k] == "o" ? key[k] : idx[k])
-      print p "=" v
-    }
-  }' "$1"
-}
-
-# jget NAME PATH: a number from /out/NAME.json, or "" (and a problem) if absent
-jget() {
-  local f=$out/$1.json v
-  if [[ ! -s $f ]]; then problem "$1.json missing"; return 0; fi
-  [[ -s $work/$1.flat ]] || flatten "$f" >"$work/$1.flat" || problem "$1.json: cannot parse"
-  v=$(awk -v k="$2" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$work/$1.flat")
-  if isnum "$v"; then printf '%s' "$v"; else problem "$1.json: no number at $2 (got '${v}')"; fi
-}
-
-# pt_row NAME: perftest's first result row (the line after the "#bytes" header)
-pt_row() {
-  awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$out/$1.txt" 2>/dev/null
-}
-# pt_col NAME COL: one column of that row, as a number
-pt_col() {
-  local v
-  v=$(pt_row "$1" | awk -v c="$2" '{ print $c }')
-  if isnum "$v"; then printf '%s' "$v"; else problem "$1.txt: no number in column $2 of the result row (got '${v}')"; fi
-}
-# pt_hdr NAME LABEL: a value from perftest's header ("CQ Moderation   : 100")
-pt_hdr() {
-  sed -n "s/^ *$2 *: *\\([0-9]*\\).*/\\1/p" "$out/$1.txt" 2>/dev/null | head -n 1
-}
-
-while read -r name rc; do
-  [[ $rc == 0 ]] || problem "run $name failed (exit $rc); see its output with --keep"
-done <"$out/status"
-needs=(rss-small rss-large)
-for ((r = 1; r <= reps; r++)); do
-  for t in pt rb; do
-    needs+=("lat-send-$t$r" "lat-write-$t$r" "lat-read-$t$r" "bw-$t$r")
-  done
-done
-for need in "${needs[@]}"; do
-  grep -q "^$need " "$out/status" || problem "run $need never ran (guest stopped early?)"
-done
-((vmrc == 0)) || problem "vm-run.sh exited $vmrc"
-
-# median V...: the median of the numeric arguments (none numeric: empty)
-median() {
-  local v
-  for v in "$@"; do if isnum "$v"; then printf '%s\n' "$v"; fi; done | sort -g |
-    awk '{ a[NR] = $1 } END { if (NR) printf "%.6f", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-# runs KEY: the per-run values of R[KEY] (KEY with a "#" where the run number goes)
-runs() { local r; for ((r = 1; r <= reps; r++)); do printf '%s\n' "${R[${1/\#/$r}]:-}"; done; }
-us() { if isnum "$1"; then calc "$1 / 1000"; fi; } # ns -> us
-
-declare -A R=()
-for op in send write read; do
-  for ((r = 1; r <= reps; r++)); do
-    R[$op.pt$r.typ]=$(pt_col "lat-$op-pt$r" 5)
-    R[$op.pt$r.avg]=$(pt_col "lat-$op-pt$r" 6)
-    R[$op.pt$r.p99]=$(pt_col "lat-$op-pt$r" 8)
-    R[$op.rb$r.p50]=$(us "$(jget "lat-$op-rb$r" results.0.latency_ns.p50)")
-    R[$op.rb$r.mean]=$(us "$(jget "lat-$op-rb$r" results.0.latency_ns.mean)")
-    R[$op.rb$r.p99]=$(us "$(jget "lat-$op-rb$r" results.0.latency_ns.p99)")
-    it=$(jget "lat-$op-rb$r" results.0.iterations)
-    [[ -z $it || $it == "$iters" ]] || problem "lat-$op-rb$r: $it iterations, wanted $iters"
-    it=$(pt_col "lat-$op-pt$r" 2)
-    [[ -z $it || $it == "$iters" ]] || problem "lat-$op-pt$r: $it iterations, wanted $iters"
-  done
-  for m in pt.typ pt.avg pt.p99 rb.p50 rb.mean rb.p99; do
-    mapfile -t vals < <(runs "$op.${m%%.*}#.${m#*.}")
-    R[$op.$m]=$(median "${vals[@]}")
-  done
-done
-
-for op in send write; do
-  for ((r = 1; r <= reps; r++)); do
-    R[$op.ipt$r.typ]=$(pt_col "ilat-$op-pt$r" 5)
-    R[$op.irb$r.p50]=$(us "$(jget "ilat-$op-rb$r" results.0.latency_ns.p50)")
-    R[$op.irb.inline]=$(jget "ilat-$op-rb$r" results.0.inline_bytes)
-    R[$op.ipt.inline]=$(pt_hdr "ilat-$op-pt$r" 'Max inline data')
-  done
-  for m in ipt.typ irb.p50; do
-    mapfile -t vals < <(runs "$op.${m%%.*}#.${m#*.}")
-    R[$op.$m]=$(median "${vals[@]}")
-  done
-done
-
-# perftest's "MB/sec": decide from MsgRate x size whether it is 2^20 or 10^6 bytes/s
-bw_unit_note=''
-for ((r = 1; r <= reps; r++)); do
-  avg=$(pt_col "bw-pt$r" 4) mpps=$(pt_col "bw-pt$r" 5) size=$(pt_col "bw-pt$r" 1) n=$(pt_col "bw-pt$r" 2)
-  if [[ $n == 0 ]]; then
-    # seen under host contention with a short -D: perftest's margin is duration/4 (integer)
-    problem "bw-pt$r: ib_write_bw measured 0 iterations (try a longer --bw-duration)"
-  elif isnum "$avg" && isnum "$mpps" && isnum "$size"; then
-    mib=$(calc "$mpps * $size * 1000000 / 1048576") mb=$(calc "$mpps * $size")
-    unit=$(awk -v a="$avg" -v i="$mib" -v m="$mb" 'BEGIN {
-      di = (a - i) / a; if (di < 0) di = -di; dm = (a - m) / a; if (dm < 0) dm = -dm
-      print (di < 0.02 && di < dm) ? "MiB" : (dm < 0.02 ? "MB" : "?") }')
-    case $unit in
-      MiB) R[bw.pt$r]=$avg ;;
-      MB) R[bw.pt$r]=$(calc "$avg * 1000000 / 1048576") ;;
-      *) problem "bw-pt$r: BW average $avg matches neither MsgRate x size in MiB/s ($mib) nor MB/s ($mb)" ;;
-    esac
-    bw_unit_note="perftest 'MB/sec' checked against MsgRate x size: it is ${unit}/s"
-  fi
-  R[bw.rb$r]=$(jget "bw-rb$r" results.0.bandwidth.mib_per_s)
-  for who in pt rb; do
-    if [[ $who == pt ]]; then
-      tx=$(pt_hdr "bw-pt$r" 'TX depth') cq=$(pt_hdr "bw-pt$r" 'CQ Moderation')
-    else
-      tx=$(jget "bw-rb$r" results.0.tx_depth) cq=$(jget "bw-rb$r" results.0.cq_mod)
-    fi
-    [[ $tx == 128 && $cq == 100 ]] ||
-      err "warning: bw-$who$r ran with tx depth '${tx}' and CQ moderation '${cq}', not 128/100"
-  done
-done
-# 4 QPs, rdma_cm and both ways: the same unit as the single-QP runs (checked above);
-# ib_write_bw -b prints the sum of both sides' averages (its #iterations are its own side's)
-for k in bwq bwcm bwb; do
-  for ((r = 1; r <= reps; r++)); do
-    avg=$(pt_col "$k-pt$r" 4)
-    if isnum "$avg"; then
-      case $bw_unit_note in
-        *MB/s*) R[$k.pt$r]=$(calc "$avg * 1000000 / 1048576") ;;
-        *) R[$k.pt$r]=$avg ;;
-      esac
-    else
-      problem "$k-pt$r: no BW average from ib_write_bw ($(case $k in bwq) echo '-q 4' ;; bwcm) echo '-R' ;; *) echo '-b' ;; esac))"
-    fi
-    R[$k.rb$r]=$(jget "$k-rb$r" results.0.bandwidth.mib_per_s)
-    if [[ $k == bwb ]]; then # rdmabench's two sides, for the record
-      R[bwb.rbc$r]=$(jget "$k-rb$r" results.0.sides.client.bandwidth.mib_per_s)
-      R[bwb.rbs$r]=$(jget "$k-rb$r" results.0.sides.server.bandwidth.mib_per_s)
-    fi
-  done
-  mapfile -t vals < <(runs "$k.pt#")
-  R[$k.pt]=$(median "${vals[@]}")
-  mapfile -t vals < <(runs "$k.rb#")
-  R[$k.rb]=$(median "${vals[@]}")
-done
-mapfile -t vals < <(runs 'bw.pt#')
-R[bw.pt]=$(median "${vals[@]}")
-mapfile -t vals < <(runs 'bw.rb#')
-R[bw.rb]=$(median "${vals[@]}")
-
-# peak RSS: the JSON's peak_rss_bytes, else VmHWM polled in the guest
-rss_src=peak_rss_bytes
-for s in small large; do
-  v=''
-  if [[ -s $out/rss-$s.json ]]; then
-    flatten "$out/rss-$s.json" >"$work/rss-$s.flat" 2>/dev/null || true
-    v=$(awk -F= '$1 == "peak_rss_bytes" { print $2; exit }' "$work/rss-$s.flat")
-  fi
-  if ! isnum "$v" || [[ $v == 0 ]]; then
-    kb=$(cat "$out/rss-$s.vmhwm_kb" 2>/dev/null || true)
-    if isnum "$kb" && [[ $kb != 0 ]]; then v=$((kb * 1024)); rss_src='VmHWM polled every 0.2 s, a lower bound (no peak_rss_bytes)'; else v=''; fi
-  fi
-  isnum "$v" || problem "rss-$s: no peak RSS (neither peak_rss_bytes nor VmHWM)"
-  R[rss.$s]=$v
-done
-
-# --- report ------------------------------------------------------------------------
-pass_range() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { print (v >= lo && v <= hi) ? "PASS" : "MISS" }'; }
-pass_ge() { awk -v v="$1" -v lo="$2" 'BEGIN { print (v >= lo) ? "PASS" : "MISS" }'; }
-pass_lt() { awk -v v="$1" -v hi="$2" 'BEGIN { print (v < hi) ? "PASS" : "MISS" }'; }
-num() { if isnum "$2"; then fmt "$1" "$2"; else printf 'n/a'; fi; }
-pow10() { awk -v n="$1" 'BEGIN { k = 0; m = n; while (m >= 10 && m % 10 == 0) { m /= 10; k++ }
-  if (m == 1 && k > 1) print "10^" k; else print n }'; }
-
-list() { local x out=''; while IFS= read -r x; do out+=" $(num "$1" "$x")"; done; printf '%s' "$out"; }
-
+# --- the analysis on the host: Go (scripts/vsperftest) reads rdmabench's documents and
+# perftest's output (bench/perftest, as 'rdmabench import perftest'), takes medians and
+# ratios with their bootstrap intervals; exit 1 when a run failed or a figure is missing
 report() {
-  local ptv rbv op v
-  ptv=$(sed -n 's/^Version: *//p' "$out/perftest-version.txt" 2>/dev/null | head -n 1)
-  rbv=$(head -n 1 "$out/rdmabench-version.txt" 2>/dev/null)
-  echo "rdmabench vs perftest, rxe0 (SoftRoCE on lo) in one qemu TCG guest, 2 vCPUs"
-  local t0 t1 t2 t3
-  t0=$(cat "$out/t0" 2>/dev/null) t1=$(cat "$out/t1" 2>/dev/null)
-  t2=$(cat "$out/t2" 2>/dev/null) t3=$(cat "$out/t3" 2>/dev/null)
-  secs() { if isnum "$1" && isnum "$2"; then echo "$(($2 - $1)) s"; else echo '?'; fi; }
-  echo "perftest ${ptv:-?} | ${rbv:-rdmabench ?} | guest time: lat $(secs "$t0" "$t1")," \
-    "bw $(secs "$t1" "$t2"), rss $(secs "$t2" "$t3")"
-  local cs
-  cs=$(cat "$out/clocksource" 2>/dev/null || true)
-  echo "guest clocksource: ${cs:-?}$([[ ${cs:-} == tsc* ]] || echo ' (not TSC: clock_gettime is a ~1 us syscall + timer read under TCG;'\
-' rdmabench times with clock_gettime, perftest with rdtsc)')"
-  echo "Order: each comparison ran $reps times per tool back to back, interleaved ABBA BAAB"
-  echo "(A = perftest; linear drift cancels); figures are the median of each tool's $reps runs."
-  echo
-  printf '%-22s %9s %9s %9s | %9s %9s %9s\n' "latency 2 B [usec]" t_typical t_avg p99 p50 mean p99
-  printf '%-22s %29s | %29s\n' "$iters iterations" 'perftest' 'rdmabench'
-  for op in send write read; do
-    printf '%-22s %9s %9s %9s | %9s %9s %9s\n' \
-      "$op $([[ $op == read ]] && echo '(RTT)' || echo '(RTT/2)')" \
-      "$(num %.2f "${R[$op.pt.typ]}")" "$(num %.2f "${R[$op.pt.avg]}")" "$(num %.2f "${R[$op.pt.p99]}")" \
-      "$(num %.2f "${R[$op.rb.p50]}")" "$(num %.2f "${R[$op.rb.mean]}")" "$(num %.2f "${R[$op.rb.p99]}")"
-  done
-  printf '%-22s %29s | %29s\n' "inline, 2 B [usec]" "t_typical, -I as rdmabench" "p50, rdmabench's default"
-  for op in send write; do
-    printf '%-22s %29s | %29s\n' "$op (RTT/2)" "$(num %.2f "${R[$op.ipt.typ]}") (-I ${R[$op.irb.inline]:-?}, ran ${R[$op.ipt.inline]:-?})" \
-      "$(num %.2f "${R[$op.irb.p50]}") (inline ${R[$op.irb.inline]:-?} B)"
-  done
-  printf '%-22s %29s | %29s\n' "WRITE bw 64 KiB [MiB/s]" "ib_write_bw avg $(num %.2f "${R[bw.pt]}")" \
-    "rdmabench $(num %.2f "${R[bw.rb]}")"
-  printf '%-22s %29s | %29s\n' "  ... over 4 QPs" "ib_write_bw -q 4 $(num %.2f "${R[bwq.pt]}")" \
-    "--qps 4 $(num %.2f "${R[bwq.rb]}")"
-  printf '%-22s %29s | %29s\n' "  ... with rdma_cm" "ib_write_bw -R $(num %.2f "${R[bwcm.pt]}")" \
-    "--rdma-cm $(num %.2f "${R[bwcm.rb]}")"
-  printf '%-22s %29s | %29s\n' "  ... both ways (-b)" "ib_write_bw -b $(num %.2f "${R[bwb.pt]}")" \
-    "-b $(num %.2f "${R[bwb.rb]}")"
-  echo "  (${bwdur} s per run, tx depth 128, CQ moderation 100 for both; -b: the sum of both directions in both tools)"
-  echo "per run, in run order (perftest | rdmabench):"
-  for op in send write read; do
-    printf '  %-5s t_typical%s | p50%s\n' "$op" "$(runs "$op.pt#.typ" | list %.2f)" "$(runs "$op.rb#.p50" | list %.2f)"
-  done
-  for op in send write; do
-    printf '  %-5s -I t_typical%s | inline p50%s\n' "$op" "$(runs "$op.ipt#.typ" | list %.2f)" "$(runs "$op.irb#.p50" | list %.2f)"
-  done
-  printf '  bw    MiB/s%s | MiB/s%s\n' "$(runs 'bw.pt#' | list %.2f)" "$(runs 'bw.rb#' | list %.2f)"
-  printf '  bw x4 MiB/s%s | MiB/s%s\n' "$(runs 'bwq.pt#' | list %.2f)" "$(runs 'bwq.rb#' | list %.2f)"
-  printf '  bw cm MiB/s%s | MiB/s%s\n' "$(runs 'bwcm.pt#' | list %.2f)" "$(runs 'bwcm.rb#' | list %.2f)"
-  printf '  bw -b MiB/s%s | MiB/s%s\n' "$(runs 'bwb.pt#' | list %.2f)" "$(runs 'bwb.rb#' | list %.2f)"
-  printf '  bw -b rdmabench client side MiB/s%s, server side MiB/s%s\n' "$(runs 'bwb.rbc#' | list %.2f)" "$(runs 'bwb.rbs#' | list %.2f)"
-  [[ -z $bw_unit_note ]] || echo "  ($bw_unit_note)"
-  printf 'peak RSS, rdmabench SEND lat: %s it %s MiB (%s B), %s it %s MiB (%s B) [%s]\n' \
-    "$(pow10 "$rss_small")" "$(num %.2f "$(calc "${R[rss.small]:-0} / 1048576")")" "${R[rss.small]:-n/a}" \
-    "$(pow10 "$rss_large")" "$(num %.2f "$(calc "${R[rss.large]:-0} / 1048576")")" "${R[rss.large]:-n/a}" "$rss_src"
-  echo
-  printf '%-46s %10s  %-10s %s\n' ratio value target result
-  for op in send write read; do
-    v=''
-    isnum "${R[$op.rb.p50]}" && isnum "${R[$op.pt.typ]}" && v=$(calc "${R[$op.rb.p50]} / ${R[$op.pt.typ]}")
-    printf '%-46s %10s  %-10s %s\n' "$op: rdmabench p50 / perftest t_typical (no inline)" "$(num %.3f "$v")" 0.95-1.05 \
-      "$(isnum "$v" && pass_range "$v" 0.95 1.05 || echo 'n/a')"
-  done
-  for op in send write; do
-    v=''
-    isnum "${R[$op.irb.p50]}" && isnum "${R[$op.ipt.typ]}" && v=$(calc "${R[$op.irb.p50]} / ${R[$op.ipt.typ]}")
-    printf '%-46s %10s  %-10s %s\n' "$op inline: rdmabench default / ib_${op}_lat -I" "$(num %.3f "$v")" '<= 1.00' \
-      "$(isnum "$v" && pass_range "$v" 0 1.02 || echo 'n/a')"
-    v=''
-    isnum "${R[$op.irb.p50]}" && isnum "${R[$op.rb.p50]}" && v=$(calc "${R[$op.irb.p50]} / ${R[$op.rb.p50]}")
-    printf '%-46s %10s  %-10s %s\n' "$op inline effect: default / --inline-size perftest" "$(num %.3f "$v")" 'info' ''
-  done
-  v=''
-  isnum "${R[bw.rb]}" && isnum "${R[bw.pt]}" && v=$(calc "${R[bw.rb]} / ${R[bw.pt]}")
-  printf '%-46s %10s  %-10s %s\n' "bw: rdmabench / ib_write_bw average (MiB/s)" "$(num %.3f "$v")" '>= 0.95' \
-    "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
-  v=''
-  isnum "${R[bwq.rb]}" && isnum "${R[bwq.pt]}" && v=$(calc "${R[bwq.rb]} / ${R[bwq.pt]}")
-  printf '%-46s %10s  %-10s %s\n' "bw 4 QPs: rdmabench / ib_write_bw -q 4" "$(num %.3f "$v")" '>= 0.95' \
-    "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
-  v=''
-  isnum "${R[bwcm.rb]}" && isnum "${R[bwcm.pt]}" && v=$(calc "${R[bwcm.rb]} / ${R[bwcm.pt]}")
-  printf '%-46s %10s  %-10s %s\n' "bw rdma_cm: --rdma-cm / ib_write_bw -R" "$(num %.3f "$v")" '>= 0.95' \
-    "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
-  v=''
-  isnum "${R[bwb.rb]}" && isnum "${R[bwb.pt]}" && v=$(calc "${R[bwb.rb]} / ${R[bwb.pt]}")
-  printf '%-46s %10s  %-10s %s\n' "bw both ways: -b / ib_write_bw -b (sums)" "$(num %.3f "$v")" '>= 0.95' \
-    "$(isnum "$v" && pass_ge "$v" 0.95 || echo 'n/a')"
-  v=''
-  isnum "${R[rss.small]}" && isnum "${R[rss.large]}" && v=$(calc "(${R[rss.large]} - ${R[rss.small]}) / 1048576")
-  printf '%-46s %10s  %-10s %s\n' "peak RSS growth $(pow10 "$rss_small") -> $(pow10 "$rss_large") it (MiB)" \
-    "$(num %.3f "$v")" '< 4 MiB' "$(isnum "$v" && pass_lt "$v" 4 || echo 'n/a')"
-  echo
-  echo "host wall time: $((t_end - t_start)) s (one guest boot); host load avg $load_start at start," \
-    "$load_end at end; $((nproc_host)) host CPUs; other qemu guests running at start: ${others:-?}"
+  (cd "$REPO" && go build -o "$work/vsperftest" ./scripts/vsperftest) || { err "error: cannot build scripts/vsperftest"; return 1; }
+  "$work/vsperftest" -prog "$PROG" -dir "$out" -iters "$iters" -bw-duration "$bwdur" \
+    -rss-small "$rss_small" -rss-large "$rss_large" -reps "$reps" -vmrc "$vmrc" -host-secs $((t_end - t_start)) \
+    -nproc "$nproc_host" -load-start "$load_start" -load-end "$load_end" -others "${others:-?}"
 }
 
+set +e
 report | tee "$work/summary.txt"
+arc=${PIPESTATUS[0]}
+set -e
 [[ -z $keep || -n ${BENCH_FROM_DIR:-} ]] || { cp "$work/summary.txt" "$keep/summary.txt"; echo "raw outputs kept in $keep" >&2; }
-if [[ -s $problems ]]; then
-  err "$(wc -l <"$problems") problem(s): some runs failed or numbers could not be parsed (see above)"
-  exit 1
-fi
-exit 0
+exit $((arc == 0 ? 0 : 1))

@@ -3,8 +3,8 @@
 # guest (called by scripts/guest-test.sh; needs rdmabench and perftest's
 # ib_send_lat and ib_write_bw). Links named ib_send_lat and ib_write_bw to
 # rdmabench run as perftest's server and client on rxe0 (127.0.0.1, GID 1);
-# their output must parse with scripts/bench-vs-perftest.sh's perftest parser
-# and have perftest's layout (ib_send_lat: what perftest's own ib_send_lat
+# their output must parse with rdmabench's perftest parser (rdmabench import
+# perftest) and have perftest's layout (ib_send_lat: what perftest's own ib_send_lat
 # prints in this guest; ib_write_bw: what perftest 6.06 printed here): the
 # same header box labels in the same order, the same table header line, the
 # same number of columns, and the same depths, MTU, GID index and inline size.
@@ -15,18 +15,19 @@ T=/tmp/pt
 mkdir -p $T/bin
 for t in ib_send_lat ib_write_bw; do ln -sf "$(command -v rdmabench)" $T/bin/$t; done
 
-# perftest's parser, as in scripts/bench-vs-perftest.sh (pt_row, pt_hdr);
-# TestDropInGuestParser (cmd/rdmabench) keeps the two in step
-pt_row() { awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$1"; }
-pt_hdr() { sed -n "s/^ *$2 *: *\\([0-9]*\\).*/\\1/p" "$1" | head -n 1; }
+# perftest's output is read by rdmabench's one parser (rdmabench import perftest,
+# bench/perftest/parse.go), the same the other scripts use. parsed FILE...: one call
+# for all (a process start costs under TCG), 10 lines per file: 1 the first result
+# row, 2 the number of table headers, 3 the table header as printed, 4-9 the settings
+# below (their first word; "" when absent), 10 the box's title and labels
+parsed() {
 
-# labels FILE: the header box, one label per line (text before ':'), title first
-labels() {
-  awk '/^-+$/ { if (inbox) exit; top = 1; next }
-    top && /^                    [A-Z]/ { inbox = 1; top = 0; print "title:" $0; next }
-    { top = 0 }
-    inbox { n = split($0, p, "\t\t"); for (i = 1; i <= n; i++) { k = p[i]; sub(/:.*/, "", k); gsub(/^[ \t]+|[ \t]+$/, "", k); print k } }' "$1"
+  for l in row tables table-header 'setting:TX depth' 'setting:RX depth' 'setting:CQ Moderation' 'setting:Mtu' \
+    'setting:GID index' 'setting:Max inline data' labels; do set -- "$@" --show "$l"; done
+  rdmabench import perftest "$@" 2>/dev/null
 }
+# item K I: line I of file K's 10 (K from 0) in $T/parsed
+item() { sed -n "$(($1 * 10 + $2))p" $T/parsed; }
 
 # wait_listen PORT: until something listens on TCP PORT (at most 15 s)
 wait_listen() {
@@ -57,26 +58,29 @@ pair() {
 # perftest's REAL ones
 check() {
   name=$1 real=$2 cols=$3 size=$4 iters=$5
+  parsed $T/$name.client.txt $T/$name.server.txt $T/$real.client.txt $T/$real.server.txt >$T/parsed
+  k=0
   for side in client server; do
-    f=$T/$name.$side.txt r=$T/$real.$side.txt
-    row=$(pt_row $f)
+    f=$T/$name.$side.txt r=$T/$real.$side.txt w=$((k + 2))
+    row=$(item $k 1)
     set -- $row
     [ $# = "$cols" ] || { cat $f; fail "$name $side: $# columns in '$row', want $cols"; }
     [ "$1" = "$size" ] && [ "$2" = "$iters" ] || fail "$name $side: row '$row' is not $size B, $iters iterations"
     for v in $row; do
       case $v in *[!0-9.]* | '' | .*) fail "$name $side: '$v' in '$row' is not a number" ;; esac
     done
-    [ "$(grep -c '^ *#bytes' $f)" = 1 ] || fail "$name $side: not one table header"
-    grep '^ *#bytes' $r | head -n 1 >$T/want.hdr
-    grep '^ *#bytes' $f | head -n 1 | cmp -s - $T/want.hdr || { cat $f $r; fail "$name $side: table header differs from perftest's"; }
-    labels $f >$T/got.labels; labels $r >$T/want.labels
-    [ -s $T/want.labels ] || fail "$real $side: no header box in perftest's output"
-    cmp -s $T/got.labels $T/want.labels || { diff $T/want.labels $T/got.labels; fail "$name $side: header box labels differ from perftest's"; }
+    [ "$(item $k 2)" = 1 ] || fail "$name $side: not one table header"
+    [ "$(item $k 3)" = "$(item $w 3)" ] || { cat $f $r; fail "$name $side: table header differs from perftest's"; }
+    [ -n "$(item $w 10)" ] || fail "$real $side: no header box in perftest's output"
+    [ "$(item $k 10)" = "$(item $w 10)" ] || fail "$name $side: header box labels differ from perftest's: $(item $k 10); perftest's: $(item $w 10)"
+    i=4
     for l in 'TX depth' 'RX depth' 'CQ Moderation' 'Mtu' 'GID index' 'Max inline data'; do
-      [ "$(pt_hdr $f "$l")" = "$(pt_hdr $r "$l")" ] || fail "$name $side: '$l' $(pt_hdr $f "$l"), perftest's $(pt_hdr $r "$l")"
+      [ "$(item $k $i)" = "$(item $w $i)" ] || fail "$name $side: '$l' $(item $k $i), perftest's $(item $w $i)"
+      i=$((i + 1))
     done
+    k=$((k + 1))
   done
-  echo "$name: client and server parse ($(pt_row $T/$name.client.txt | tr -s ' \t' ' ')), layout as $real"
+  echo "$name: client and server parse ($(item 0 1)), layout as $real"
 }
 
 # one pair at a time: both ends busy-poll, and the guest has 2 vCPUs; perftest's

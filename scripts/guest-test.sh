@@ -48,11 +48,11 @@ stage "docs: the README's and docs/' code blocks that need RDMA (docs/docs_test.
 
 stage "TCP baseline in the guest"
 rdmabench loopback --transport tcp --mode lat,bw --size 2,64K -n 2000 --json /tmp/tcp.json | grep -E '^ send|Connection type'
-grep -q '"transport": "tcp"' /tmp/tcp.json || fail "TCP baseline JSON"
+jcheck /tmp/tcp.json 'count(results.*.transport == "tcp") == 4' || fail "TCP baseline JSON"
 
 stage "memory registration benchmark"
 rdmabench mr --sizes 4K,1M --iters 50 --op-iters 500 --json /tmp/mr.json | tail -8
-grep -q '"pooled_over_per_op"' /tmp/mr.json || fail "rdmabench mr JSON"
+jcheck /tmp/mr.json '**.pooled_over_per_op' || fail "rdmabench mr JSON"
 set +e
 rdmabench mr --odp --sizes 4K --iters 5 --op-iters 10 >/tmp/err.txt 2>&1; rc=$?
 set -e
@@ -60,7 +60,7 @@ set -e
 
 stage "data path memory registration (--mr-mode)"
 rdmabench loopback --op write --mode bw --size 4K -n 2000 --mr-mode per-op --json /tmp/perop.json | grep -E '^ write|MR mode'
-grep -q '"mr_mode": "per-op"' /tmp/perop.json || fail "--mr-mode per-op JSON"
+jcheck /tmp/perop.json 'results[0].mr_mode == "per-op"' || fail "--mr-mode per-op JSON"
 set +e
 rdmabench loopback --op write --mode lat -n 100 --mr-mode odp >/tmp/err.txt 2>&1; rc=$?
 set -e
@@ -72,19 +72,20 @@ set -e
 
 stage "payload checking (--verify) and shared receive queues (--srq)"
 rdmabench loopback --op send,write,read --mode lat,bw --size 4099 -n 500 --verify --json /tmp/verify.json | grep -E '^ (send|write|read) |Payload check'
-[ "$(grep -c '"checked_by": "server"' /tmp/verify.json)" = 4 ] && [ "$(grep -c '"checked_by": "client"' /tmp/verify.json)" = 2 ] \
-	&& grep -q '"messages": 64,' /tmp/verify.json && grep -q '"bytes": 262336,' /tmp/verify.json || fail "--verify JSON"
+jcheck /tmp/verify.json 'count(results.*.verify.checked_by == "server") == 4' 'count(results.*.verify.checked_by == "client") == 2' \
+	'results.*.verify.messages == 64' 'results.*.verify.bytes == 262336' || fail "--verify JSON"
 rdmabench loopback --srq --mode lat,bw -n 1000 --verify --json /tmp/srq.json | grep -E '^ send|Receive queue'
 rdmabench loopback --srq --mode bw --qps 4 --size 4K -n 2000 --verify --json /tmp/srq4.json | grep -E '^ send'
-[ "$(grep -c '"srq": true' /tmp/srq.json)" = 2 ] && [ "$(grep -c '"checked_by": "server"' /tmp/srq.json)" = 2 ] \
-	&& grep -q '"srq": true' /tmp/srq4.json && grep -q '"qps": 4,' /tmp/srq4.json && grep -q '"checked_by": "server"' /tmp/srq4.json \
+jcheck /tmp/srq.json 'count(results.*.srq == true) == 2' 'count(results.*.verify.checked_by == "server") == 2' \
+	/tmp/srq4.json 'results[0].srq == true' 'results[0].qps == 4' 'results[0].verify.checked_by == "server"' \
 	|| fail "--srq JSON"
 
 stage "rdma_cm (rxe1 on dummy0: rdma_cm cannot use loopback addresses)"
 rdmabench loopback --rdma-cm --qps 8 --threads 2 --op write --mode bw -n 4000 --json /tmp/cm.json | tee /tmp/cm.txt
-grep -q '"method": "rdma_cm"' /tmp/cm.json && grep -q '"setup_p50_ns": [0-9]' /tmp/cm.json && grep -q 'chosen by rdma_cm for 192.0.2.1' /tmp/cm.json \
-	&& grep -q 'setup_max\[msec\]' /tmp/cm.txt && grep -q '"inline_size_granted"' /tmp/cm.json && grep -q '"link_utilization": 0\.[0-9]' /tmp/cm.json \
-	&& grep -q '"cpu"' /tmp/cm.json || fail "--rdma-cm --qps 8 --threads 2 output"
+jcheck /tmp/cm.json 'results[0].connection.method == "rdma_cm"' 'results[0].connection.setup_p50_ns >= 0' \
+	'**.gid_reason ~ "chosen by rdma_cm for 192.0.2.1"' 'environment.inline_size_granted >= 0' \
+	'results[0].link_utilization > 0' 'results[0].link_utilization < 1' 'results[0].cpu' \
+	&& grep -q 'setup_max\[msec\]' /tmp/cm.txt || fail "--rdma-cm --qps 8 --threads 2 output"
 set +e
 rdmabench loopback --rdma-cm -d rxe0 --op write --mode bw -n 100 >/tmp/err.txt 2>&1; rc=$?
 set -e
@@ -93,11 +94,11 @@ set -e
 
 stage "inline by default (device probe), and perftest's rules"
 rdmabench loopback --op send,write --mode lat --size 2 -n 2000 --json /tmp/inline.json | tee /tmp/inline.txt | grep -E 'inline|Inline'
-grep -q 'Max inline data : 236\[B\] send lat, 220\[B\] write lat' /tmp/inline.txt && grep -q '"inline_bytes": 236' /tmp/inline.json \
-	&& grep -q '"inline_reason": "auto: rxe0 grants up to 512 B on RC QPs' /tmp/inline.json || fail "default inline on rxe"
-grep -A12 '"counters"' /tmp/inline.json | grep -qE '"(sent|rcvd)_pkts": [1-9]' || fail "no counters object with a nonzero packet counter in the loopback JSON"
+grep -q 'Max inline data : 236\[B\] send lat, 220\[B\] write lat' /tmp/inline.txt && jcheck /tmp/inline.json 'results[0].inline_bytes == 236' \
+	'results.*.inline_reason ~ "auto: rxe0 grants up to 512 B on RC QPs"' || fail "default inline on rxe"
+jcheck /tmp/inline.json 'results.*.counters.*.deltas.sent_pkts > 0' || fail "no counters object with a nonzero packet counter in the loopback JSON"
 rdmabench loopback --op send --mode lat --size 2 -n 500 --inline-size perftest --json /tmp/inline-pt.json | grep -E 'inline|Inline'
-grep -q '"inline_bytes": 0' /tmp/inline-pt.json && grep -q 'perftest disables inline on devices it does not recognise' /tmp/inline-pt.json \
+jcheck /tmp/inline-pt.json 'results[0].inline_bytes == 0' 'results[0].inline_reason ~ "perftest disables inline on devices it does not recognise"' \
 	|| fail "--inline-size perftest on rxe"
 set +e
 rdmabench loopback --op send --mode lat -n 100 --inline-size 1024 >/tmp/err.txt 2>&1; rc=$?
@@ -109,7 +110,7 @@ rdmabench server --bind 192.0.2.1 -p 18600 >/tmp/server-route.log 2>&1 &
 spid=$!
 sleep 1
 rdmabench run 192.0.2.1 -p 18600 --op send --mode lat -n 300 --json /tmp/route.json | grep -E 'Device|software'
-grep -q '"device_reason": "by route: rxe1 port 1 holds 192.0.2.1' /tmp/route.json && grep -q '"server_environment"' /tmp/route.json \
+jcheck /tmp/route.json '**.device_reason ~ "by route: rxe1 port 1 holds 192.0.2.1"' 'server_environment' \
 	|| fail "device by route"
 kill $spid; wait $spid 2>/dev/null || true
 grep 'by route' /tmp/server-route.log | head -1
@@ -123,7 +124,7 @@ ip link add dummy9 type dummy && rdma link add rxa0 type rxe netdev dummy9
 rdmabench loopback --rdma-cm --op write --mode lat -n 200 | grep -E '^ Device' | tee /tmp/down-cm.txt
 grep -q 'rxe1 (chosen by rdma_cm.*port 1 as rdma_cm bound it' /tmp/down-cm.txt || fail "loopback --rdma-cm with rxa0 down and first"
 rdmabench mr --sizes 4K --iters 5 --op-iters 10 --json /tmp/down-mr.json >/dev/null
-grep -q '"device": "rxe0"' /tmp/down-mr.json || fail "rdmabench mr with rxa0 down and first"
+jcheck /tmp/down-mr.json '**.device == "rxe0"' || fail "rdmabench mr with rxa0 down and first"
 set +e
 rdmabench server -d rxa0 -i 1 -p 18611 >/tmp/err.txt 2>&1; rc=$?
 set -e
@@ -133,12 +134,12 @@ rdma link delete rxa0 && ip link delete dummy9
 stage "soft-iWARP (siw1 on dummy1, 203.0.113.1): loopback and server/run with no -d"
 rdmabench devices | grep -A12 '^siw1' | grep -E 'transport|netdev' 
 rdmabench loopback -d siw1 --rdma-cm --op send,write,read --mode lat,bw -n 300 --json /tmp/siw.json | grep -E 'Device|software|^ (send|write|read) '
-grep -q '"transport": "iWARP"' /tmp/siw.json && grep -q '"netdev": "dummy1"' /tmp/siw.json || fail "loopback -d siw1 --rdma-cm"
+jcheck /tmp/siw.json '**.transport == "iWARP"' '**.netdev == "dummy1"' || fail "loopback -d siw1 --rdma-cm"
 rdmabench server --bind 203.0.113.1 -p 18602 >/tmp/server-siw.log 2>&1 &
 spid=$!
 sleep 1
 rdmabench run 203.0.113.1 -p 18602 --rdma-cm --op send,write,read --mode lat,bw -n 300 --json /tmp/siw-run.json | grep -E 'Device|software'
-grep -q '"device": "siw1"' /tmp/siw-run.json && grep -q '"transport": "iWARP"' /tmp/siw-run.json || fail "server/run on the siw address"
+jcheck /tmp/siw-run.json '**.device == "siw1"' '**.transport == "iWARP"' || fail "server/run on the siw address"
 kill $spid; wait $spid 2>/dev/null || true
 grep 'by route: siw1' /tmp/server-siw.log | head -1 || fail "server did not choose siw1 by route"
 set +e
@@ -149,10 +150,11 @@ stage "bidirectional bandwidth (-b), the sum and, with --report-both, each side"
 rdmabench loopback -b --op write,send --mode bw --size 64K -n 3000 --json /tmp/bidir.json | tee /tmp/bidir.txt | grep -E 'bidir|^ +(client|server)'
 grep -q '^ write bidir  *65536  *6000 ' /tmp/bidir.txt && grep -q '^ send bidir  *65536  *6000 ' /tmp/bidir.txt \
 	&& grep -q 'sums of both sides' /tmp/bidir.txt && ! grep -q '^   client' /tmp/bidir.txt \
-	&& grep -q '"bidirectional": true' /tmp/bidir.json && grep -q '"server": {' /tmp/bidir.json || fail "-b output"
+	&& jcheck /tmp/bidir.json 'count(results.*.bidirectional == true) == 2' 'results.*.sides.server.ops > 0' || fail "-b output"
 rdmabench loopback -b --report-both --op read --mode bw --size 4K -D 1s --json /tmp/bidir-both.json | tee /tmp/bidir-both.txt | grep -E 'bidir|^ +(client|server)'
 grep -q '^ read bidir ' /tmp/bidir-both.txt && grep -q '^   client  *4096 ' /tmp/bidir-both.txt && grep -q '^   server  *4096 ' /tmp/bidir-both.txt \
-	&& grep -q 'perftest --report-both' /tmp/bidir-both.txt && grep -q '"sides"' /tmp/bidir-both.json || fail "-b --report-both output"
+	&& grep -q 'perftest --report-both' /tmp/bidir-both.txt && jcheck /tmp/bidir-both.json 'results[0].sides.client' 'results[0].sides.server' \
+	|| fail "-b --report-both output"
 set +e
 rdmabench loopback -b --op send --mode lat -n 100 >/tmp/err.txt 2>&1; rc=$?
 set -e
@@ -200,7 +202,7 @@ spid=$!
 sleep 1
 rdmabench run 192.0.2.1 -p 18601 --rdma-cm --op send,read --mode lat,bw --iters 500 --json /tmp/cm-run.json \
 	|| { cat /tmp/server-cm.log; fail "run --rdma-cm against a server"; }
-grep -q '"address": "192.0.2.1:' /tmp/cm-run.json && grep -q '"device": "rxe1"' /tmp/cm-run.json || fail "run --rdma-cm JSON"
+jcheck /tmp/cm-run.json 'results.*.connection.address ~ "192.0.2.1:"' '**.device == "rxe1"' || fail "run --rdma-cm JSON"
 kill $spid; wait $spid 2>/dev/null || true
 grep 'rdma_cm' /tmp/server-cm.log | head -2
 stage "every JSON document above against bench/result/schema.json"

@@ -46,16 +46,9 @@ check "--jget reads real result files" eval '
   jget_is bench/fabric/testdata/iwarp.json results.4.op read &&
   jget_is bench/result/testdata/guest/cm.json results.0.bandwidth.mib_per_s 84.01843615738025'
 
-# --- its perftest parser is bench-vs-perftest.sh's ---------------------------------------
-sync_ok() {
-  local re want
-  for re in "awk '/\\^ \\*#bytes/[^']*'" 'sed -n "s/[^"]*"'; do
-    want=$(grep -oE -- "$re" "$SCRIPT_DIR/bench-vs-perftest.sh" | head -n 1)
-    [[ -n $want ]] || { echo "     no $re in bench-vs-perftest.sh"; return 1; }
-    grep -qF -- "$want" "$HWC" || { echo "     hw-check.sh lacks bench-vs-perftest.sh's $want"; return 1; }
-  done
-}
-check "perftest parser in step with bench-vs-perftest.sh" sync_ok
+# --- it reads perftest's output with rdmabench's parser (rdmabench import perftest) ----
+check "no perftest parser of its own (rdmabench import perftest reads the tables)" eval '
+  ! grep -n "#bytes\|t_typical\[" "$HWC" && grep -q "import perftest --show \"column:" "$HWC"'
 
 # --- without RDMA (this host): exit 3, clearly, and still a report ---------------------------
 bin=${RDMABENCH_BIN:-$REPO/build/rdmabench}
@@ -214,6 +207,7 @@ case $1 in
   --version) echo "rdmabench 9.9.9 (stub)"; exit 0 ;;
   devices) [ "${2:-}" = --json ] && cat "$STUB_DIR/devices.json" || echo "(stub devices)"; exit 0 ;;
   loopback) shift ;;
+  import) exec "$REAL_RDMABENCH" "$@" ;; # the real parser of perftest's output
   *) exit 2 ;;
 esac
 dev='' op='' mode='' size='' json=''
@@ -289,6 +283,7 @@ if [ -z "$host" ]; then
 fi
 if [ ! -e "$STUB_DIR/refused" ]; then : >"$STUB_DIR/refused"; echo "Couldn't connect to $host:$port" >&2; exit 1; fi
 echo "---------------------------------------------------------------------------------------"
+case $tool in *_lat) echo "                    RDMA_Write Latency Test" ;; *) echo "                    RDMA_Write BW Test" ;; esac
 echo " PCIe relax order: ON"
 echo " GID index       : 3"
 echo " Mtu             : 4096[B]"
@@ -311,7 +306,7 @@ stubrun() {
   local n=$1 sh=$2; shift 2
   rm -f "$S"/log "$S"/count.* "$S"/done.* "$S"/refused
   mkdir -p "$T/$n"
-  STUB_DIR=$S PATH="$S/pt:$S/bin:$PATH" $sh "$HWC" --bin "$S/bin/rdmabench" -o "$T/$n" --keep --timeout 20 "$@" \
+  STUB_DIR=$S REAL_RDMABENCH=$bin PATH="$S/pt:$S/bin:$PATH" $sh "$HWC" --bin "$S/bin/rdmabench" -o "$T/$n" --keep --timeout 20 "$@" \
     >"$T/$n.out" 2>"$T/$n.err"
   rc=$?
   cp "$S/log" "$T/$n.log" 2>/dev/null

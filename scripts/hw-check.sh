@@ -97,12 +97,10 @@ jnums() {
 }
 isnum() { case $1 in '' | *[!0-9.eE+-]* | *.*.*) return 1 ;; esac; }
 
-# perftest's parser, as in scripts/bench-vs-perftest.sh (pt_row, pt_hdr);
-# scripts/hw-check-test.sh keeps the two in step
-pt_row() { awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$1"; }
-pt_hdr() { sed -n "s/^ *$2 *: *\\([0-9]*\\).*/\\1/p" "$1" | head -n 1; }
-# pt_hdr_word FILE LABEL: the first word of a perftest header value ("ON", "rdma_cm")
-pt_hdr_word() { sed -n "s/^ *$2[ 	]*: *\\([^ 	]*\\).*/\\1/p" "$1" | head -n 1; }
+# perftest's output is read by rdmabench's one parser (rdmabench import perftest,
+# bench/perftest/parse.go): pt_col FILE KEY is the first result row's figure in
+# column KEY (t_typical, bw_avg, ...), "" when the file has none
+pt_col() { "$bin" import perftest --show "column:$2" "$1" 2>/dev/null; }
 
 # --jget FILE PATH... (for scripts/hw-check-test.sh): the values of a JSON file as this
 # script reads them
@@ -407,7 +405,7 @@ pt_once() {
   src=$?
   [ $rc = 0 ] && rc=$src
   [ $try = 0 ] || echo "client started $((try + 1)) times (the server was not listening yet)" >>"$f.cmd"
-  val=$(pt_row "$f.txt" | awk -v c="$([ "$mode" = lat ] && echo 5 || echo 4)" '{ print $c }')
+  val=$(pt_col "$f.txt" "$([ "$mode" = lat ] && echo t_typical || echo bw_avg)")
   isnum "$val" || { [ $rc = 0 ] && rc=65; val=''; }
 }
 
@@ -461,7 +459,12 @@ while IFS='|' read -r dev port tr ll ip4; do
   for mode in $(echo "$modes" | tr ',' ' '); do
     last=$(ls "$R/runs/$dev-p$port"/*-$mode-*.pt*.txt 2>/dev/null | grep -v -e server -e try1 | tail -n 1)
     [ -n "$last" ] || continue
-    echo "$dev|$port|$mode: PCIe relax order $(pt_hdr_word "$last" 'PCIe relax order'), GID index $(pt_hdr_word "$last" 'GID index'), MTU $(pt_hdr_word "$last" 'Mtu'), inline $(pt_hdr_word "$last" 'Max inline data'), rdma_cm QPs $(pt_hdr_word "$last" 'rdma_cm QPs')" >>"$R/perftest-settings.txt"
+    ro='' gi='' mtu='' inl='' cm='' # one parser call for the five (a process start each)
+    { read -r ro; read -r gi; read -r mtu; read -r inl; read -r cm; } <<EOF
+$("$bin" import perftest --show 'setting:PCIe relax order' --show 'setting:GID index' --show setting:Mtu \
+  --show 'setting:Max inline data' --show 'setting:rdma_cm QPs' "$last" 2>/dev/null)
+EOF
+    echo "$dev|$port|$mode: PCIe relax order $ro, GID index $gi, MTU $mtu, inline $inl, rdma_cm QPs $cm" >>"$R/perftest-settings.txt"
   done
 done <"$R/plan.txt"
 t_end=$(date +%s)

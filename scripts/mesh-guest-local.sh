@@ -1,7 +1,7 @@
 #!/bin/sh
 # mesh-guest-local.sh: the small mesh stage of make test, inside the one
 # SoftRoCE guest (called by scripts/guest-test.sh; needs rdmabench,
-# meshcheck, mpiexec.hydra and hydra_pmi_proxy in PATH). MPICH's mpiexec
+# meshcheck, jcheck, mpiexec.hydra and hydra_pmi_proxy in PATH). MPICH's mpiexec
 # launches 3 ranks locally (-launcher fork, no ssh), all on rxe0 and
 # 127.0.0.1 (--device-map rxe0, --net 127.0.0.0/8):
 #   1. a pairs mesh, SEND and WRITE latency, 400 iterations (p99 needs 368 samples): exit 0, every pair
@@ -104,6 +104,6 @@ took=$(($(now) - t0))
 tail -3 "$out/term.err"
 echo "SIGTERM: rank 0 exit $(cat "$out/rank0.rc" 2>/dev/null), $took s"
 [ "$(cat "$out/rank0.rc" 2>/dev/null)" = 6 ] || fail "rank 0 did not exit 6 (partial) after SIGTERM"
-[ -s "$out/term.json" ] && grep -q '"outcome": "partial"' "$out/term.json" && grep -q 'interrupted (SIGINT or SIGTERM)' "$out/term.json" \
+[ -s "$out/term.json" ] && jcheck "$out/term.json" 'outcome == "partial"' '** ~ "interrupted (SIGINT or SIGTERM)"' \
 	|| fail "no partial document after SIGTERM"
 echo "MESH-LOCAL OK in $(($(now) - t00)) s"

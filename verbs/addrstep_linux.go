@@ -10,6 +10,18 @@ import "fmt"
 // [RecvOffset, RecvOffset+AddrCycle).
 func (cfg *EngineConfig) checkAddrStep() error {
 	st, cy := cfg.AddrStep, cfg.AddrCycle
+	if rs := cfg.RecvStep; rs != 0 {
+		recv := cfg.Size
+		if cfg.QP != nil && cfg.QP.typ == QPTypeUD {
+			recv += GRHSize
+		}
+		if rs < recv || cy < rs {
+			return fmt.Errorf("verbs: receive step %d bytes must be at least the %d-byte receive and at most the %d-byte cycle", rs, recv, cy)
+		}
+		if st == 0 {
+			st = cfg.Size // the cycle's areas are checked below as for a sender's
+		}
+	}
 	if st == 0 && cy == 0 {
 		return nil
 	}

@@ -113,3 +113,70 @@ func TestRDMAEngineAddrStepRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestRDMAEngineRecvStep: with RecvStep the receives step over the
+// receive area's cycle as perftest's do: receive k's wr_id is the area's
+// start plus (k mod slots) × step, and stepped 64-byte SENDs from source
+// slot j land in receive slot j.
+func TestRDMAEngineRecvStep(t *testing.T) {
+	ctx := testutil.RequireRDMA(t)
+	const area, cycle, step, slots = 4096, 2048, 64, 2048 / 64
+	a, b := testutil.NewPair(t, ctx, testutil.PairConfig{BufSize: 2 * area, Depth: slots})
+	src, dst := a.Buf.Bytes(), b.Buf.Bytes()
+	for i := range src[:area] {
+		src[i] = byte(i/step + 1) // slot j holds j+1
+	}
+	clear(dst)
+	base := verbs.EngineConfig{Op: verbs.OpSend, Size: step, RecvOffset: area, TxDepth: 8, CQMod: 1, RxDepth: slots,
+		Timeout: 5 * time.Second, Samples: slots, AddrStep: step, AddrCycle: cycle}
+	scfg, rcfg := base, base
+	scfg.QP, scfg.MR = a.QP, a.MR
+	rcfg.QP, rcfg.MR, rcfg.RecvStep = b.QP, b.MR, step
+	send, err := verbs.NewEngine(scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer send.Close()
+	recv, err := verbs.NewEngine(rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close()
+	if err := recv.PostRecvs(slots); err != nil {
+		t.Fatal(err)
+	}
+	if recv.RecvSpan() != cycle {
+		t.Fatalf("RecvSpan %d, want the cycle %d", recv.RecvSpan(), cycle)
+	}
+	send.SetTarget(slots)
+	for send.Completed() < slots {
+		send.ResetSamples()
+		if _, err := send.BWClient(verbs.Now() + int64(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range slots {
+		addr, n, err := recv.RecvOne()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := recv.RecvArea() + uint64(k*step); addr != want || n != step {
+			t.Fatalf("receive %d at 0x%x (%d bytes), want 0x%x (%d bytes): receives do not step", k, addr, n, want, step)
+		}
+	}
+	for j := range slots {
+		slot := dst[area+j*step : area+(j+1)*step]
+		for _, c := range slot {
+			if c != byte(j+1) {
+				t.Fatalf("receive slot %d holds %v, want %d: the SEND from source slot %d", j, slot, j+1, j)
+			}
+		}
+	}
+	// a receive step below the message is refused before any work
+	bad := rcfg
+	bad.RecvStep = step / 2
+	if e, err := verbs.NewEngine(bad); err == nil {
+		e.Close()
+		t.Fatal("a receive step below the message was accepted")
+	}
+}

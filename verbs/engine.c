@@ -83,12 +83,15 @@ static int wait_byte(rb_engine *e, volatile uint8_t *p, uint8_t v, int responder
 	}
 }
 
-// post_recv1 posts one receive into the receive area, to the QP or its SRQ.
-// Its wr_id is the area's address: with an SRQ shared by several engines,
-// a completion tells whose area the message landed in.
+// post_recv1 posts one receive into the receive area (recv_off past its
+// start when receives step), to the QP or its SRQ. Its wr_id is the
+// receive's address: with an SRQ shared by several engines, a completion
+// tells whose area the message landed in, and where.
 static int post_recv1(rb_engine *e) {
 	// UD: the GRH (40 bytes) lands first, the payload after it
-	struct ibv_sge sge = { .addr = e->laddr + e->roff, .length = e->size + e->recv_extra, .lkey = e->lkey };
+	struct ibv_sge sge = { .addr = e->laddr + e->roff + e->recv_off, .length = e->size + e->recv_extra, .lkey = e->lkey };
+	if (e->recv_step && (e->recv_off += e->recv_step) + e->recv_step > e->addr_cycle)
+		e->recv_off = 0;
 	struct ibv_recv_wr wr, *bad = NULL;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = sge.addr;

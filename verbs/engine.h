@@ -59,6 +59,12 @@ typedef struct rb_engine {
 	uint64_t addr_step;        // (cfg) bytes per work request; 0 = off
 	uint64_t addr_cycle;       // (cfg) bytes of the cycle buffer
 	uint64_t addr_off;         // offset of the next work request (reset with the counters)
+	// Receives step too (perftest steps its receive buffers over the
+	// cycle): receive k lands recv_off = (k mod addr_cycle/recv_step) ×
+	// recv_step bytes past the receive area's start. recv_step 0: every
+	// receive at the area's start.
+	uint64_t recv_step;        // (cfg) bytes per receive; 0 = off
+	uint64_t recv_off;         // offset of the next receive
 
 	// Per-operation registration (per_op = 1): each work request's local
 	// buffer (the source, or the sink of a READ/atomic) lies in op_base's

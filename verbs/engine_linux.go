@@ -71,6 +71,12 @@ type EngineConfig struct {
 	// and the peer's target must hold AddrCycle bytes. 0: off. Latency
 	// loops and the verify pass's PostOne use the starts.
 	AddrStep, AddrCycle int
+	// RecvStep steps the receives through the receive area's cycle as
+	// perftest does: receive k lands (k mod (AddrCycle/RecvStep)) ×
+	// RecvStep bytes past RecvOffset (its wr_id is that address). It is at
+	// least Size (plus the GRH on UD) and needs AddrCycle. 0: every receive
+	// at RecvOffset.
+	RecvStep int
 }
 
 // PerOp is the memory of per-operation registration (EngineConfig.PerOp).
@@ -198,6 +204,7 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	}
 	e.cap = C.uint64_t(cfg.Samples)
 	e.addr_step, e.addr_cycle = C.uint64_t(cfg.AddrStep), C.uint64_t(cfg.AddrCycle)
+	e.recv_step = C.uint64_t(cfg.RecvStep)
 	return &Engine{e: e, cfg: cfg}, nil
 }
 
@@ -466,6 +473,15 @@ func (g *Engine) RecvOne() (addr uint64, n int, err error) {
 // RecvArea is the address of the engine's receive area (the wr_id of its
 // receives): the MR's address plus RecvOffset.
 func (g *Engine) RecvArea() uint64 { return g.cfg.MR.Addr() + uint64(g.cfg.RecvOffset) }
+
+// RecvSpan is how many bytes past RecvArea receives may start: the cycle
+// when they step (RecvStep), else 1.
+func (g *Engine) RecvSpan() uint64 {
+	if g.cfg.RecvStep > 0 {
+		return uint64(g.cfg.AddrCycle)
+	}
+	return 1
+}
 
 // ResetAbort clears an earlier Abort and stop count, so that the engine can
 // run another loop (e.g. after an unreliable receiver was stopped). Call it

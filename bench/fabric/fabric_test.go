@@ -365,6 +365,36 @@ func TestPlot(t *testing.T) {
 		}
 	}
 
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var legend []string
+	for _, s := range texts {
+		if strings.HasSuffix(s, " p50") || strings.HasSuffix(s, " p99.9") {
+			legend = append(legend, s)
+		}
+	}
+	if over, err := plot.Overflows(b, legend); err != nil || len(over) > 0 {
+		t.Errorf("text past the picture's edge (%v): %q", err, over)
+	}
+
+	// every p99.9 n/a: the title names only p50, the series drawn
+	noTail := fixtures(t)
+	for _, d := range noTail {
+		for i := range d.Results {
+			d.Results[i].Latency.P99_9 = result.Nanos{}
+		}
+	}
+	tailless := filepath.Join(dir, "p50.svg")
+	if err := New(noTail).Plot(tailless); err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(svgTexts(t, tailless), "\n")
+	if !strings.Contains(all, "p50 latency against message size") || strings.Contains(all, "p99.9") {
+		t.Errorf("every p99.9 n/a: the plot names p99.9 or lacks p50: %q", all)
+	}
+
 	png := filepath.Join(dir, "latency.png")
 	if err := rep.Plot(png); err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ var plotMetrics = []struct {
 func (rep *Report) Plot(path string) error {
 	var lines []plot.Line
 	timed := map[string][]string{} // "RTT" or "RTT/2": the ops timed so
+	drawn := make([]bool, len(plotMetrics))
 	for fi, f := range rep.Fabrics {
 		var order []string
 		byOp := map[string][]plot.Line{} // one line per metric
@@ -48,7 +49,8 @@ func (rep *Report) Plot(path string) error {
 				order = append(order, row.Op)
 			}
 			for mi, m := range plotMetrics {
-				if n := m.get(&c.Result.Latency); n.OK {
+				if n := m.get(&c.Result.Latency); n.OK && n.NS > 0 {
+					drawn[mi] = true
 					ls[mi].Sizes = append(ls[mi].Sizes, float64(row.SizeBytes))
 					ls[mi].Ys = append(ls[mi].Ys, n.NS/1000)
 				}
@@ -58,11 +60,18 @@ func (rep *Report) Plot(path string) error {
 			lines = append(lines, byOp[op]...)
 		}
 	}
-	return plot.SizeLines(rep.plotTitle(timed), "latency (µs)", lines, true, path)
+	var names []string // the title names only the percentiles drawn
+	for mi, m := range plotMetrics {
+		if drawn[mi] {
+			names = append(names, m.name)
+		}
+	}
+	return plot.SizeLines(rep.plotTitle(names, timed), "latency (µs)", lines, true, path)
 }
 
-// plotTitle says what the plot shows and what each op's latency times.
-func (rep *Report) plotTitle(timed map[string][]string) string {
+// plotTitle says what the plot shows (the percentiles names) and what
+// each op's latency times.
+func (rep *Report) plotTitle(names []string, timed map[string][]string) string {
 	var parts []string
 	for _, k := range []string{"RTT/2", "RTT"} {
 		if ops := timed[k]; len(ops) > 0 {
@@ -73,7 +82,7 @@ func (rep *Report) plotTitle(timed map[string][]string) string {
 			parts = append(parts, strings.Join(up, ", ")+" latency: "+k)
 		}
 	}
-	title := "p50 and p99.9 latency against message size, per fabric"
+	title := strings.Join(names, " and ") + " latency against message size, per fabric"
 	if len(parts) > 0 {
 		title += "\n" + strings.Join(parts, "; ")
 	}

@@ -209,8 +209,13 @@ func (f *figure) save(path string) error {
 		return err
 	}
 	legRect := f.leg.Rectangle(draw.Canvas{})
-	legW, legH := legRect.Size().X+vg.Points(12), legRect.Size().Y
+	names := legRect.Size().X
+	for _, fl := range f.lines { // room for the names in a wider font than the one measured
+		names = max(names, f.leg.ThumbnailWidth+f.leg.Padding*2+styleWidth(f.leg.TextStyle, fl.name))
+	}
+	legW, legH := names+vg.Points(12), legRect.Size().Y
 	w, h := plotWidth, max(plotHeight, legH+2*vg.Inch)
+	f.p.Title.Text = wrapText(f.p.Title.Text, f.p.Title.TextStyle.Font.Size, w-2*plotMargin-legW)
 	var c interface {
 		vg.CanvasSizer
 		io.WriterTo

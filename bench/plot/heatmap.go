@@ -159,7 +159,9 @@ func Heatmap(doc *result.MeshDocument, sel Selection, path string) error {
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5, -0.5, float64(n)-0.5
 	p.Y.Scale = flipped{}
 	side := vg.Length(max(4, min(12, n))) * vg.Inch * 0.75
-	return p.Save(side+2*vg.Inch, side+vg.Inch, path)
+	w := side + 2*vg.Inch
+	p.Title.Text = wrapText(p.Title.Text, p.Title.TextStyle.Font.Size, w-2*p.Title.Padding)
+	return p.Save(w, side+vg.Inch, path)
 }
 
 // cellValue is a heatmap cell: latency in µs or bandwidth in MB/s.

@@ -295,6 +295,7 @@ func SizeLatencies(docs []*result.Document, labels []string, sel Selection, path
 	f := newFigure()
 	var ys []float64
 	var sizes []float64
+	drawn := make([]bool, len(metrics))
 	for mi, m := range metrics {
 		for _, s := range tests.series() {
 			var xys plotter.XYs
@@ -313,6 +314,7 @@ func SizeLatencies(docs []*result.Document, labels []string, sel Selection, path
 				dash = mi
 			}
 			f.addLine(xys, s.name()+" "+metricName(m), s.color, s.run, dash, true)
+			drawn[mi] = true
 		}
 	}
 	if len(ys) == 0 {
@@ -320,9 +322,11 @@ func SizeLatencies(docs []*result.Document, labels []string, sel Selection, path
 			ErrNothingToPlot, strings.Join(metrics, " or "))
 	}
 	p := f.p
-	names := make([]string, len(metrics))
+	var names []string // the title and axis name only the metrics drawn
 	for i, m := range metrics {
-		names[i] = metricName(m)
+		if drawn[i] {
+			names = append(names, metricName(m))
+		}
 	}
 	p.Title.Text = latencyTitle(tests, strings.Join(names, " and ")+" against message size")
 	p.X.Label.Text = "message size (bytes, log2 scale)"

@@ -17,6 +17,12 @@ type Choices struct {
 	// tests, and messages above half the cycle).
 	AddrStepBytes  int `json:"addr_step_bytes"`
 	AddrCycleBytes int `json:"addr_cycle_bytes,omitempty"`
+	// RecvAddrStepBytes is how far each receive of a SEND bandwidth test
+	// lies past the previous one's over the receiver's cycle buffer (the
+	// receive, with UD's 40-byte GRH, rounded up to the cache line, as
+	// perftest steps its receive buffers); 0 or absent when receives use
+	// one address (other ops, or whenever the sends do not step).
+	RecvAddrStepBytes int `json:"recv_addr_step_bytes,omitempty"`
 	// GRH: the client QP's address vector carries a Global Route Header
 	// (always on RoCE; on InfiniBand only with --gid-index, as perftest -x).
 	GRH bool `json:"grh"`

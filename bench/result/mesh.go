@@ -160,7 +160,8 @@ func ReadMeshFile(path string) (*MeshDocument, error) {
 	return ParseMesh(b, path)
 }
 
-// ParseMesh decodes a mesh document read from name.
+// ParseMesh decodes a mesh document read from name; a pair's result with
+// a value no measurement produces is a *ValueError (see Document.Check).
 func ParseMesh(b []byte, name string) (*MeshDocument, error) {
 	var doc MeshDocument
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -172,6 +173,13 @@ func ParseMesh(b []byte, name string) (*MeshDocument, error) {
 	}
 	if doc.SchemaVersion != MeshSchemaVersion {
 		return nil, fmt.Errorf("bench: read mesh %s: schema version %d, this rdmabench reads %d", name, doc.SchemaVersion, MeshSchemaVersion)
+	}
+	for i := range doc.Pairs { // the values, as Document.Check
+		for j := range doc.Pairs[i].Results {
+			if err := doc.Pairs[i].Results[j].check(fmt.Sprintf("pairs[%d].results[%d]", i, j)); err != nil {
+				return nil, fmt.Errorf("bench: read mesh %s: %w", name, err)
+			}
+		}
 	}
 	return &doc, nil
 }

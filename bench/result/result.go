@@ -434,7 +434,8 @@ func readPath(path string) ([]byte, error) {
 }
 
 // ReadJSONFile reads a document written by WriteJSONFile; path "-" reads
-// stdin. A document of another schema version is an error.
+// stdin. A document of another schema version is an error, and so is one
+// whose values fail Document.Check (a *ValueError naming the field).
 func ReadJSONFile(path string) (*Document, error) {
 	b, err := readPath(path)
 	if err != nil {
@@ -450,6 +451,9 @@ func ReadJSONFile(path string) (*Document, error) {
 		}
 		return nil, fmt.Errorf("bench: read results %s: schema version %d, this rdmabench reads %d",
 			path, doc.SchemaVersion, SchemaVersion)
+	}
+	if err := doc.Check(); err != nil {
+		return nil, fmt.Errorf("bench: read results %s: %w", path, err)
 	}
 	return &doc, nil
 }

@@ -46,8 +46,13 @@ func (s Spec) validateChoices() error {
 	return nil
 }
 
+// CacheLine is the cache line AddrStep rounds stepped messages up to, bytes:
+// DefaultCacheLine until package bench sets this machine's (from sysfs, at
+// start), as perftest rounds to its CPU's.
+var CacheLine = DefaultCacheLine
+
 // AddrStep is the address stepping of s's bandwidth work requests: the
-// step (the message rounded up to DefaultCacheLine) and the cycle, bytes;
+// step (the message rounded up to CacheLine) and the cycle, bytes;
 // 0, 0 when off: --no-addr-step, latency tests, TCP, and messages above
 // half the cycle (perftest's rule).
 func (s Spec) AddrStep() (step, cycle int) {
@@ -58,7 +63,7 @@ func (s Spec) AddrStep() (step, cycle int) {
 	if s.NoAddrStep || s.Mode != result.ModeBW || s.Transport == result.TransportTCP || s.Size > cycle/2 {
 		return 0, 0
 	}
-	return (s.Size + DefaultCacheLine - 1) / DefaultCacheLine * DefaultCacheLine, cycle
+	return (s.Size + CacheLine - 1) / CacheLine * CacheLine, cycle
 }
 
 // TargetLen is how many bytes of a side's target area the peer's work

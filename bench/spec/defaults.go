@@ -27,8 +27,9 @@ const (
 	// default, as perftest does.
 	largeMessage = 8 << 10
 	// DefaultCacheLine is the cache line address stepping rounds messages
-	// up to, bytes (perftest reads the CPU's coherency line size: 64 on
-	// x86 and most arm64); see choices.go.
+	// up to when sysfs does not give the CPU's coherency line size, bytes
+	// (perftest's fallback too; 64 on x86 and most arm64); see
+	// cacheline.go.
 	DefaultCacheLine = 64
 	// DefaultMaxQPs is a server's default --max-qps: every QP one valid test
 	// can ask for (MaxQPs measured plus MaxLoadQPs load QPs).

@@ -132,6 +132,12 @@ func subcommands() []subcommand {
 			example: "  rdmabench report roce.json iwarp.json tcp.json\n" +
 				"  rdmabench report roce.json tcp.json --format markdown --plot fabrics.svg",
 			define: cmdReport},
+		{use: "import perftest FILE...", short: "Read perftest's output into a result document (for compare, report, plot)",
+			long: importLong,
+			example: "  rdmabench import perftest ib_write_lat.txt -o perftest.json\n" +
+				"  rdmabench import perftest --show row ib_send_lat.txt\n" +
+				"  rdmabench import perftest --show 'setting:TX depth' ib_write_bw.txt",
+			define: cmdImport},
 		{use: "version", short: "Print the version, commit and build date",
 			long: "Prints rdmabench's version, the commit it was built from and the date, as --version\n" +
 				"does and as the result documents record in tool_version (" + versionSource + ").",

@@ -75,25 +75,36 @@ func TestDropInSpecs(t *testing.T) {
 	}
 }
 
-// TestDropInGuestParser: the guest stage parses the drop-in's output with
-// the very awk and sed of scripts/bench-vs-perftest.sh.
-func TestDropInGuestParser(t *testing.T) {
+// TestScriptsUseOneParser: the scripts read perftest's output with
+// rdmabench's parser (bench/perftest, 'rdmabench import perftest'), none
+// with a parser of its own, and bench-vs-perftest.sh reads JSON only
+// through Go (scripts/vsperftest).
+func TestScriptsUseOneParser(t *testing.T) {
+	own := regexp.MustCompile(`(awk|grep|sed|cut)[^\n]*(#bytes|t_typical\[|BW average\[)`)
+	for _, c := range []struct{ file, uses string }{
+		{"scripts/dropin-guest.sh", "rdmabench import perftest \"$@\""},
+		{"scripts/hw-check.sh", `"$bin" import perftest --show "column:$2"`},
+		{"scripts/bench-vs-perftest.sh", "go build -o \"$work/vsperftest\" ./scripts/vsperftest"},
+		{"scripts/vsperftest/main.go", "perftest.ParsePrinted"},
+		{"scripts/wirebw/main.go", "perftest.ParsePrinted"},
+	} {
+		b, err := os.ReadFile("../../" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(c.uses)) {
+			t.Errorf("%s does not use %q", c.file, c.uses)
+		}
+		if loc := own.FindIndex(b); loc != nil && strings.HasSuffix(c.file, ".sh") {
+			t.Errorf("%s parses perftest's table itself: %q", c.file, b[loc[0]:min(loc[1]+20, len(b))])
+		}
+	}
 	bvp, err := os.ReadFile("../../scripts/bench-vs-perftest.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	stage, err := os.ReadFile("../../scripts/dropin-guest.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, re := range []string{`awk '/\^ \*#bytes/[^']*'`, `sed -n "s/[^"]*"`} {
-		want := regexp.MustCompile(re).Find(bvp)
-		if want == nil {
-			t.Fatalf("no %s in bench-vs-perftest.sh", re)
-		}
-		if !bytes.Contains(stage, want) {
-			t.Errorf("scripts/dropin-guest.sh lacks bench-vs-perftest.sh's %s", want)
-		}
+	if regexp.MustCompile(`awk[^\n]*json|flatten|jget`).Match(bvp) {
+		t.Error("scripts/bench-vs-perftest.sh reads JSON in awk")
 	}
 	gt, err := os.ReadFile("../../scripts/guest-test.sh")
 	if err != nil {

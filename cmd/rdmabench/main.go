@@ -33,7 +33,7 @@ const (
 	exitTransport  = 5   // completion errors, data-path timeouts, payloads that fail --verify, fatal async events
 	exitPartial    = 6   // mesh: the document was written, but some pairs failed or a rank was lost
 	exitTimeout    = 7   // --run-timeout expired (finished results kept, JSON "partial": true)
-	exitInput      = 8   // compare, plot, report: an input file that cannot be read or is not an rdmabench document
+	exitInput      = 8   // compare, plot, report, import: an input file that cannot be read, is not an rdmabench document or holds impossible values
 	exitBlind      = 9   // compare --baseline --require-power: no regression, but the runs could not show a change of the limit's size
 	exitDoctor     = 10  // doctor: a check failed (its findings are printed and written)
 	exitInterrupt  = 130 // interrupted by SIGINT (128+2); finished results kept, JSON "partial": true
@@ -51,7 +51,7 @@ const helpExitCodes = `Exit codes (docs/exit-codes.md):
   5    transport: completion errors, data-path timeouts, --verify mismatches
   6    partial: rdmabench mesh wrote its document, but some pairs failed or a rank was lost
   7    run timeout: --run-timeout expired (finished results kept, JSON "partial": true)
-  8    input: compare, plot or report could not read an input file, or it is not an rdmabench document
+  8    input: compare, plot, report or import could not read an input file, it is not an rdmabench document, or a value is impossible (named)
   9    underpowered: compare --baseline --require-power found no regression, but the runs could not show a change of a limit's size
   10   doctor: a check failed (the table and --json say which, with the fix)
   130  interrupted (SIGINT)
@@ -153,6 +153,8 @@ func exitCode(err error) int {
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
+		return exitEnv
+	case bench.IsDeviceLimit(err): // this side's device or the server's (mlx5's WQE sizing within max_qp_wr)
 		return exitEnv
 	case errors.As(err, &ve) && (ve.Op == "GID index" || ve.Op == "ibv_query_port") && errors.Is(err, syscall.EINVAL):
 		return exitUsage // a port or GID index the device does not have

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -119,6 +121,22 @@ func TestExitCodeTransport(t *testing.T) {
 	} {
 		if got := exitCode(fmt.Errorf("send lat 2B: %w", err)); got != exitTransport {
 			t.Errorf("exitCode(%v) = %d, want %d", err, got, exitTransport)
+		}
+	}
+}
+
+// TestExitCodeDeviceLimit: a QP the device cannot size within max_qp_wr
+// (mlx5's WQE blocks: ibv_create_qp EINVAL or ENOMEM), on this side or
+// the server's, exits 3 as the device limits checked beforehand do, not 1
+// (any failure) or 4 (the peer).
+func TestExitCodeDeviceLimit(t *testing.T) {
+	for _, err := range []error{
+		&verbs.Error{Op: "ibv_create_qp", Detail: "RC, send_wr 8192, recv_wr 512, inline 256", Err: syscall.EINVAL},
+		&verbs.Error{Op: "ibv_create_qp", Err: syscall.ENOMEM},
+		&proto.RemoteError{Msg: "ibv_create_qp: invalid argument", Code: bench.CodeDeviceLimit},
+	} {
+		if got := exitCode(fmt.Errorf("send bw 64B: %w", err)); got != exitEnv {
+			t.Errorf("exitCode(%v) = %d, want %d", err, got, exitEnv)
 		}
 	}
 }

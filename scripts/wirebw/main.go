@@ -10,18 +10,17 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/bench/compare"
+	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
@@ -112,60 +111,20 @@ func values(runs []run, k int) (rb, pt []float64) {
 }
 
 // bootstrap is the 95 % percentile interval of the ratio of medians over
-// reps resamples. Each resample draws, within every round, as many runs of
-// each tool as the round has, with replacement: a bed that slows over its
-// life (rounds differ) does not widen the interval with drift that the
-// alternating order cancels. The generator is seeded: the same runs give
-// the same interval.
+// reps resamples, drawn within every round (compare.MedianRatioInterval): a
+// bed that slows over its life (rounds differ) does not widen the interval
+// with drift that the alternating order cancels.
 func bootstrap(runs []run, rounds, reps int) (lo, hi float64) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	type pool struct{ rb, pt []float64 }
-	pools := make([]pool, rounds)
-	for k := range pools {
-		pools[k].rb, pools[k].pt = values(runs, k)
+	groups := make([]compare.RatioGroup, rounds)
+	for k := range groups {
+		groups[k].A, groups[k].B = values(runs, k)
 	}
-	ratios := make([]float64, 0, reps)
-	var rb, pt []float64
-	for range reps {
-		rb, pt = rb[:0], pt[:0]
-		for _, p := range pools {
-			for range p.rb {
-				rb = append(rb, p.rb[rng.IntN(len(p.rb))])
-			}
-			for range p.pt {
-				pt = append(pt, p.pt[rng.IntN(len(p.pt))])
-			}
-		}
-		if len(rb) > 0 && len(pt) > 0 {
-			ratios = append(ratios, median(rb)/median(pt))
-		}
-	}
-	slices.Sort(ratios)
-	return quantile(ratios, 0.025), quantile(ratios, 0.975)
+	lo, hi, _ = compare.MedianRatioInterval(groups, reps, 0.95)
+	return lo, hi
 }
 
 // median of vals (not modified).
-func median(vals []float64) float64 {
-	s := slices.Sorted(slices.Values(vals))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// quantile of sorted s, linear between order statistics.
-func quantile(s []float64, q float64) float64 {
-	if len(s) == 0 {
-		return 0
-	}
-	x := q * float64(len(s)-1)
-	i := int(x)
-	if i+1 >= len(s) {
-		return s[len(s)-1]
-	}
-	return s[i] + (x-float64(i))*(s[i+1]-s[i])
-}
+func median(vals []float64) float64 { return compare.MedianOf(vals) }
 
 func readRuns(dir string, order []string) ([]run, error) {
 	var runs []run
@@ -236,27 +195,23 @@ func perftestRun(dir string, i int) (float64, string, error) {
 	return bw * 1e6 / (1 << 20), "", nil
 }
 
+// perftestRow is the first row's BW average and MsgRate, read by
+// rdmabench's parser of perftest's output (bench/perftest).
 func perftestRow(path string) (bw, rate float64, err error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if !strings.Contains(sc.Text(), "BW average") || !sc.Scan() {
-			continue
-		}
-		fs := strings.Fields(sc.Text())
-		if len(fs) >= 5 {
-			bw, err1 := strconv.ParseFloat(fs[3], 64)
-			rate, err2 := strconv.ParseFloat(fs[4], 64)
-			if err1 == nil && err2 == nil {
-				return bw, rate, nil
-			}
-		}
+	p, err := perftest.ParsePrinted(b)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
 	}
-	return 0, 0, fmt.Errorf("%s: no bandwidth row after the BW average header", path)
+	if len(p.Rows) == 0 || p.Column(perftest.ColBWAvg) < 0 {
+		return 0, 0, fmt.Errorf("%s: no bandwidth row after the BW average header", path)
+	}
+	bw, _ = p.Value(p.Rows[0], perftest.ColBWAvg)
+	rate, _ = p.Value(p.Rows[0], perftest.ColMsgRate)
+	return bw, rate, nil
 }
 
 // failure returns the last line of path that contains one of keys (case

@@ -80,26 +80,3 @@ func TestSummarise(t *testing.T) {
 		}
 	}
 }
-
-func TestBootstrapInterval(t *testing.T) {
-	// identical tools: the interval holds 1; a tool 10 % faster: about 1.1
-	for _, c := range []struct {
-		rb, pt []float64
-		lo, hi float64
-	}{
-		{[]float64{10, 11, 12, 13}, []float64{10, 11, 12, 13}, 0.8, 1.25},
-		{[]float64{22, 22.1, 21.9, 22}, []float64{20, 20.1, 19.9}, 1.08, 1.12},
-	} {
-		var runs []run
-		for _, v := range c.rb {
-			runs = append(runs, run{tool: "rb", mibps: v})
-		}
-		for _, v := range c.pt {
-			runs = append(runs, run{tool: "pt", mibps: v})
-		}
-		lo, hi := bootstrap(runs, 1, 4000)
-		if lo > hi || lo < c.lo || hi > c.hi || lo > median(c.rb)/median(c.pt) || hi < median(c.rb)/median(c.pt) {
-			t.Errorf("rb %v pt %v: interval %.3f-%.3f, want within %.2f-%.2f around the ratio", c.rb, c.pt, lo, hi, c.lo, c.hi)
-		}
-	}
-}
