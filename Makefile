@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -118,6 +118,12 @@ $(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
 # server in one, client in the other, no -d (rxe2 chosen by route); kills and stops.
 pair-test: build
 	scripts/pair-test.sh
+
+# rdmabench cliffs in one SoftRoCE guest (scripts/cliffs-test.sh, docs/cliffs.md): the
+# planted load cliff found in its ladder step, cliffs along QPs 1..256, the documents
+# checked and plotted into build/cliffs/. About 3 minutes; not part of make test.
+cliffs-test: build
+	scripts/cliffs-test.sh
 
 # Cluster scale: three guests on one segment (scripts/vm-mesh.sh); MPICH's mpiexec in
 # guest 1 launches 'rdmabench mesh' on all three over ssh. mesh-test: a small pairs

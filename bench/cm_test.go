@@ -34,7 +34,7 @@ func TestCMPrivate(t *testing.T) {
 		{"format 1", append([]byte("RBC\x01"), good[4:]...), cmPrivate{}, "not an rdmabench client of this version"},
 		{"index", cmPrivate{Index: 8, Count: 8}.marshal(), cmPrivate{}, "QP 8 of 8 out of range"},
 		{"zero count", cmPrivate{Index: 0, Count: 0}.marshal(), cmPrivate{}, "QP 0 of 0"},
-		{"too many", cmPrivate{Index: 0, Count: maxCMQPs + 1}.marshal(), cmPrivate{}, "at most 128 QPs"},
+		{"too many", cmPrivate{Index: 0, Count: maxCMQPs + 1}.marshal(), cmPrivate{}, "at most 1088 QPs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseCMPrivate(tc.in)

@@ -30,7 +30,8 @@
 // watch.go (heartbeats and the peer watch of a running test).
 //
 // Devices and routes: device.go (an open device and what it supports),
-// devicereport.go (rdmabench devices), route.go (the device chosen by
+// devicelimits.go (a test list held to a device's limits up front, for
+// rdmabench cliffs), devicereport.go (rdmabench devices), route.go (the device chosen by
 // route, and pairs that cannot talk), netdev.go (netdev to device and
 // port through sysfs), asyncevents.go (fatal async events per device),
 // placement.go (NUMA placement), devlimit.go (a QP, CQ or SRQ the device

@@ -26,7 +26,7 @@ func TestQPsThreadsValidate(t *testing.T) {
 		mod  func(*Spec)
 		want string
 	}{
-		{func(s *Spec) { s.QPs = 65 }, "--qps"},
+		{func(s *Spec) { s.QPs = MaxQPs + 1 }, "--qps"},
 		{func(s *Spec) { s.Threads = 9 }, "--threads"},
 		{func(s *Spec) { s.QPs, s.Threads = 0, 2 }, "--threads"},
 		{func(s *Spec) { s.Mode, s.TxDepth, s.CQMod = result.ModeLat, 1, 1 }, "--qps 8 applies to bandwidth"},

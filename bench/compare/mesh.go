@@ -27,13 +27,17 @@ type MeshGateReport struct {
 	Failed  []string
 	Notes   []string
 	Pairs   int // pairs measured in both runs
-	Checked int // pair × test × metric comparisons
+	Checked int // pair × test × metric comparisons, and fairness indexes
+	// Fairness lists the all-to-one tests whose Jain index fell by more
+	// than the bw limit (fairness.go).
+	Fairness []FairnessRegression
 }
 
 // MeshRegressionError names every regressed pair.
 type MeshRegressionError struct {
 	Regressions []PairRegression
 	Failed      []string
+	Fairness    []FairnessRegression
 }
 
 func (e *MeshRegressionError) Error() string {
@@ -44,15 +48,18 @@ func (e *MeshRegressionError) Error() string {
 	for _, r := range e.Regressions {
 		parts = append(parts, fmt.Sprintf("%s %s %s %+.1f%%", r.Pair, r.Test, r.Metric, r.Change*100))
 	}
+	for _, r := range e.Fairness {
+		parts = append(parts, fmt.Sprintf("all-to-one %s fairness %+.1f%%", r.Test, r.Change*100))
+	}
 	return fmt.Sprintf("%d pair regressions: %s", len(parts), strings.Join(parts, "; "))
 }
 
 // Err returns a *MeshRegressionError or nil.
 func (g *MeshGateReport) Err() error {
-	if len(g.Regressions) == 0 && len(g.Failed) == 0 {
+	if len(g.Regressions) == 0 && len(g.Failed) == 0 && len(g.Fairness) == 0 {
 		return nil
 	}
-	return &MeshRegressionError{Regressions: g.Regressions, Failed: g.Failed}
+	return &MeshRegressionError{Regressions: g.Regressions, Failed: g.Failed, Fairness: g.Fairness}
 }
 
 // pairKey matches a pair across runs: its ends, sorted.
@@ -122,6 +129,8 @@ func GateMesh(base, cur *result.MeshDocument, limits map[string]float64) *MeshGa
 		}
 	}
 	sort.SliceStable(g.Regressions, func(i, j int) bool { return g.Regressions[i].Change > g.Regressions[j].Change })
+	fr, n, notes := gateFairness(base, cur, limits)
+	g.Fairness, g.Checked, g.Notes = fr, g.Checked+n, append(g.Notes, notes...)
 	return g
 }
 

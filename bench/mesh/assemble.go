@@ -83,6 +83,7 @@ func assemble(cfg Config, start time.Time, launcher string, rounds []Round, all 
 		}
 		doc.Ranks = append(doc.Ranks, mr)
 	}
+	doc.Fairness = result.MeshFairnessOf(doc) // all-to-one only
 	doc.End = time.Now()
 	return doc
 }

@@ -206,3 +206,27 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("warnings %q", doc.Warnings)
 	}
 }
+
+// An all-to-one run (ranks 1 and 2 into rank 0 at once, TCP) carries the
+// incast fairness: per test both flows, and for the bandwidth test Jain's
+// index over their bandwidth, as result.JainIndex computes it.
+func TestRunTCPMeshAllToOneFairness(t *testing.T) {
+	outs, errs := runLocal(t, 3, PatternAllToOne, 30*time.Second, faults{})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	doc := outs[0].Doc
+	if doc == nil || len(doc.Fairness) != 2 {
+		t.Fatalf("fairness %+v", doc)
+	}
+	bw := doc.Fairness[1]
+	if bw.Mode != result.ModeBW || len(bw.Flows) != 2 || bw.Jain == nil || doc.Fairness[0].Jain != nil {
+		t.Fatalf("fairness %+v", doc.Fairness)
+	}
+	want, _ := result.JainIndex([]float64{bw.Flows[0].MBPerSec, bw.Flows[1].MBPerSec})
+	if *bw.Jain != want || !(want > 0.5 && want <= 1) {
+		t.Errorf("Jain %g; want %g", *bw.Jain, want)
+	}
+}

@@ -118,7 +118,7 @@ var flags = []*flagDef{
 	{short: 'o', long: "outs", arg: true, in: readAtomic, only: "read and atomic tests only", set: setInt(1, 65535, func(o *Options) *int { return &o.OutReads })},
 	{short: 'O', long: "dualport", in: bwOnly, only: "bandwidth tests only", why: "dual-port tests are not implemented (run -d per port)"},
 	{short: 'p', long: "port", arg: true, set: setInt(1, 65535, func(o *Options) *int { return &o.Port })},
-	{short: 'q', long: "qp", arg: true, in: bwOnly, only: "bandwidth tests only", set: setInt(1, 64, func(o *Options) *int { return &o.QPs })},
+	{short: 'q', long: "qp", arg: true, in: bwOnly, only: "bandwidth tests only", set: setInt(1, 1024, func(o *Options) *int { return &o.QPs })},
 	{short: 'Q', long: "cq-mod", arg: true, in: bwOnly, only: "bandwidth tests only", set: setInt(1, 1024, func(o *Options) *int { return &o.CQMod })},
 	{short: 'r', long: "rx-depth", arg: true, in: sendOnly, only: "send tests only", set: setInt(1, 16384, func(o *Options) *int { return &o.RxDepth })},
 	{short: 'R', long: "rdma_cm", set: setTrue(func(o *Options) *bool { return &o.RDMACM })},

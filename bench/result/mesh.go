@@ -44,7 +44,10 @@ type MeshDocument struct {
 	Outcome      string     `json:"outcome"` // MeshComplete or MeshPartial
 	Ranks        []MeshRank `json:"ranks"`
 	Pairs        []MeshPair `json:"pairs"`
-	Warnings     []string   `json:"warnings,omitempty"`
+	// Fairness is, for an all-to-one run, how evenly the senders shared
+	// the root in each test (fairness.go); absent for other patterns.
+	Fairness []MeshFairness `json:"fairness,omitempty"`
+	Warnings []string       `json:"warnings,omitempty"`
 }
 
 // MeshRank is one rank of the run.

@@ -132,8 +132,9 @@ type Spec struct {
 	PKeyIndex int `json:"pkey_index,omitempty"`
 }
 
-// MaxQPs bounds the measured QPs of one test.
-const MaxQPs = 64
+// MaxQPs bounds the measured QPs of one test (rdmabench cliffs searches up
+// to it; the device's max_qp and the memory budget bound it further).
+const MaxQPs = 1024
 
 // NumQPs is the number of measured QPs (at least 1).
 func (s Spec) NumQPs() int { return max(s.QPs, 1) }

@@ -102,6 +102,12 @@ func subcommands() []subcommand {
 			long:    mrLong,
 			example: "  rdmabench mr -d rxe0\n  rdmabench mr --sizes 4K-1G --odp --json mr.json",
 			define:  cmdMR},
+		{use: "cliffs [HOST]", short: "Find where performance falls off along QPs, message size, depth or reads",
+			long: cliffsLong,
+			example: "  rdmabench cliffs --axis qps --to 256 --json qps.json\n" +
+				"  rdmabench cliffs --axis size --points 64,128,129,256,257,4K,8K --op write -D 2\n" +
+				"  rdmabench cliffs 192.0.2.1 --axis tx-depth --runs 5",
+			define: cmdCliffs},
 		{use: "doctor [HOST]", short: "Check this host (and with HOST both ends) for RDMA's pitfalls, with the fix",
 			long: doctorLong,
 			example: "  rdmabench doctor\n" +

@@ -303,6 +303,9 @@ func compareMesh(paths []string, gate bool, limits map[string]float64, mets []st
 	for _, r := range g.Regressions {
 		fmt.Fprintf(stdout, "REGRESSION pair %s: %s\n", r.Pair, r.Format(unit))
 	}
+	for _, r := range g.Fairness {
+		fmt.Fprintf(stdout, "REGRESSION all-to-one fairness %s\n", r.Format())
+	}
 	if err := g.Err(); err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func TestDropInUsage(t *testing.T) {
 		{"ib_read_bw", "-c UC", exitUsage, "", "UC has no READ"},
 		{"ib_send_lat", "-q 2 host", exitUsage, "", "-q: ib_send_lat has no such option"},
 		{"ib_write_bw", "--nonsense", exitUsage, "", "--nonsense: unknown option"},
-		{"ib_write_bw", "-q 65 host", exitUsage, "", "-q: 65 out of range 1..64"},
+		{"ib_write_bw", "-q 1025 host", exitUsage, "", "-q: 1025 out of range 1..1024"},
 		{"ib_send_bw", "-c UD -s 8192 -m 1024 host", exitUsage, "", "8192"}, // UD above the path MTU: rdmabench's own check
 	} {
 		var out, errb bytes.Buffer

@@ -102,7 +102,7 @@ func TestExitCodes(t *testing.T) {
 		{exitUsage, []string{"run", "127.0.0.1", "--rx-depth", "-2"}, "rx depth -2"},
 		{exitUsage, []string{"run", "127.0.0.1", "--cq-mod", "-1", "--mode", "bw"}, "CQ moderation -1"},
 		{exitUsage, []string{"run", "127.0.0.1", "--qps", "-1", "--mode", "bw"}, "QPs -1"},
-		{exitUsage, []string{"run", "127.0.0.1", "--qps", "1000", "--mode", "bw"}, "QPs 1000 out of range 1..64"},
+		{exitUsage, []string{"run", "127.0.0.1", "--qps", "5000", "--mode", "bw"}, "QPs 5000 out of range 1..1024"},
 		{exitUsage, []string{"run", "127.0.0.1", "--threads", "-1", "--mode", "bw"}, "threads -1"},
 		{exitUsage, []string{"run", "127.0.0.1", "--post-list", "-1", "--mode", "bw"}, "post list -1"},
 		{exitUsage, []string{"run", "127.0.0.1", "--mtu", "-1"}, "MTU -1"},

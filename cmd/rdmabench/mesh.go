@@ -138,6 +138,9 @@ func cmdMesh(fs *flag.FlagSet) action {
 				if err := report.WriteMeshOutliers(stdout, report.MeshOutliers(doc, *outlierK), *outlierK); err != nil {
 					return err
 				}
+				if err := report.WriteMeshFairness(stdout, doc, *unit); err != nil { // all-to-one only
+					return err
+				}
 				for _, w := range doc.Warnings {
 					fmt.Fprintf(stdout, "WARNING: %s\n", w)
 				}

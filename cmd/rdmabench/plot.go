@@ -26,6 +26,8 @@ const plotLong = `Draws the results of one or more 'rdmabench --json' files:
                 test, rows the client, columns the server, axes named by host;
                 p99 (or --metric) for a latency test, bandwidth for a bw test
                 (pick the test with --op, --mode, --size; default: the first lat test)
+  cliffs        one cliffs document ('rdmabench cliffs --json'): the figure along
+                the axis, the runs' median, min and max, and each knee
 --kind auto draws percentile for several files or one message size, and the
 size plots for a size sweep; when several kinds apply, -o x.svg writes
 x-percentile.svg, x-size-latency.svg, ... Percentile and cdf plots default to
@@ -35,7 +37,7 @@ and WRITE, RTT for READ).`
 // cmdPlot is 'rdmabench plot'.
 func cmdPlot(fs *flag.FlagSet) action {
 	out := fs.StringP("output", "o", "", "image to write: FILE.svg or FILE.png (required)")
-	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw, load (latency against offered load, from --load-sweep), heatmap (mesh documents)")
+	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw, load (latency against offered load, from --load-sweep), heatmap (mesh documents), cliffs (a cliffs document)")
 	ops := fs.String("op", "", "only these ops, e.g. send,read (default: all)")
 	modes := fs.String("mode", "", "only these modes: lat, bw (default: per plot, see above)")
 	sizes := fs.StringP("size", "s", "", "only these message sizes, e.g. 2,64,4K or 2-64K")
@@ -50,8 +52,8 @@ func cmdPlot(fs *flag.FlagSet) action {
 		if _, err := plot.Format(*out); err != nil {
 			return usageError{err}
 		}
-		if !slices.Contains(plot.KindNames, *kind) && *kind != plot.KindHeatmap {
-			return usageError{fmt.Errorf("--kind %q unknown; valid: %s, %s", *kind, strings.Join(plot.KindNames, ", "), plot.KindHeatmap)}
+		if !slices.Contains(plot.KindNames, *kind) && *kind != plot.KindHeatmap && *kind != plot.KindCliffs {
+			return usageError{fmt.Errorf("--kind %q unknown; valid: %s, %s, %s", *kind, strings.Join(plot.KindNames, ", "), plot.KindHeatmap, plot.KindCliffs)}
 		}
 		var sel plot.Selection
 		if *metric != "" {
@@ -79,6 +81,9 @@ func cmdPlot(fs *flag.FlagSet) action {
 		paths := fs.Args()
 		if n := countStdin(paths); n > 1 {
 			return usageError{errors.New("plot can read stdin (-) only once")}
+		}
+		if *kind == plot.KindCliffs || (len(paths) == 1 && isCliffsFile(paths[0])) {
+			return plotCliffs(paths, *kind, *out, stdout)
 		}
 		if *kind == plot.KindHeatmap || (len(paths) == 1 && isMeshFile(paths[0])) {
 			return plotHeatmap(paths, *kind, sel, *out, stdout)

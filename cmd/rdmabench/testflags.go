@@ -84,7 +84,7 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 	t.sl = fs.IntP("sl", "S", 0, "service level of the QPs, 0..15")
 	t.tclass = fs.Int("tclass", 0, "GRH traffic class of the QPs, 0..255 (RoCE: DSCP << 2 | ECN)")
 	t.qpType = fs.StringP("qp-type", "c", "rc", "queue pair type: rc, uc (send, write) or ud (send only, size up to the path MTU); case-insensitive, as perftest -c RC|UC|UD")
-	t.qps = fs.IntP("qps", "q", 0, "bw: measure on this many QPs at once (1..64), each with its own CQs and engine; iterations are the total over all QPs")
+	t.qps = fs.IntP("qps", "q", 0, "bw: measure on this many QPs at once (1..1024), each with its own CQs and engine; iterations are the total over all QPs")
 	t.threads = fs.Int("threads", 0, "bw: drive the --qps QPs from this many client threads (1..QPs), QP i on thread i mod N")
 	t.mrMode = fs.String("mr-mode", result.MRModePool, "memory registration of the data path: pool (a fresh pool per test, registered once), "+
 		"per-op (the client registers each operation's local buffer before its post and deregisters it at its completion) or odp (On-Demand Paging pools)")

@@ -46,7 +46,7 @@ var flagCases = []flagCase{
 	{"tx-depth-40000", 2, []string{"tx depth 40000 out of range 1..32768"}, []string{"run", "127.0.0.1", "--mode", "bw", "--tx-depth", "40000"}},
 	{"rx-depth-negative", 2, []string{"rx depth -2"}, []string{"run", "127.0.0.1", "--rx-depth", "-2"}},
 	{"cq-mod-negative", 2, []string{"CQ moderation -1"}, []string{"run", "127.0.0.1", "--mode", "bw", "--cq-mod", "-1"}},
-	{"qps-1000", 2, []string{"QPs 1000 out of range 1..64"}, []string{"run", "127.0.0.1", "--mode", "bw", "--qps", "1000"}},
+	{"qps-5000", 2, []string{"QPs 5000 out of range 1..1024"}, []string{"run", "127.0.0.1", "--mode", "bw", "--qps", "5000"}},
 	{"threads-negative", 2, []string{"threads -1"}, []string{"run", "127.0.0.1", "--mode", "bw", "--threads", "-1"}},
 	{"load-qps-negative", 2, []string{"--load-qps -3"}, []string{"run", "127.0.0.1", "--load-qps", "-3"}},
 	{"load-qps-65", 2, []string{"--load-qps 65 out of range 0..64"}, []string{"run", "127.0.0.1", "--load-qps", "65"}},

@@ -3,7 +3,8 @@
 // result document of `rdmabench loopback|run --json`, mr.schema.json for
 // the document of `rdmabench mr --json`, mesh.schema.json for the document
 // of `rdmabench mesh --json`, doctor.schema.json for the document of
-// `rdmabench doctor --json`.
+// `rdmabench doctor --json`, cliffs.schema.json (cliffs.go) for the
+// document of `rdmabench cliffs --json`.
 //
 // It is its own package because its validator costs every process that
 // links it about 70 ms of start-up under emulation (the library compiles

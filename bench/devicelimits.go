@@ -1,0 +1,38 @@
+package bench
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// CheckDeviceLimits opens device name (port; "" and 0: chosen as a client
+// on local would choose) and holds every spec against its limits before
+// anything runs, as a run's first check does (supports), plus the QPs one
+// test opens on it at once: sides ends (2 in loopback, where both ends are
+// on this device) of its measured and load QPs, against max_qp. An error
+// names the test, the device and the limit, and wraps
+// verbs.ErrNotSupported (exit 3). It is how 'rdmabench cliffs' refuses a
+// ladder point up front.
+func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs []Spec, sides int) error {
+	dev, err := OpenDevice(name, port, gidIndex, local)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	if err := checkSpecs(dev, specs); err != nil {
+		return err
+	}
+	for _, s := range specs {
+		qps := s.NumQPs()
+		if s.Load != nil {
+			qps += s.Load.QPs
+		}
+		if n := sides * qps; dev.Attr.MaxQP > 0 && n > dev.Attr.MaxQP {
+			return fmt.Errorf("%s: %d QPs on %s at once (%d per end × %d ends) are above its max_qp %d: %w",
+				s.Name(), n, dev.Ctx.Name(), qps, sides, dev.Attr.MaxQP, verbs.ErrNotSupported)
+		}
+	}
+	return nil
+}
