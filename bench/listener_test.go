@@ -569,3 +569,30 @@ func TestDialRetriesDropped(t *testing.T) {
 	}
 	cl.Close()
 }
+
+// TestPerftestPeerLogged: a peer that opens with perftest's version string
+// (a perftest tool, or the drop-in trying perftest's exchange first) is
+// logged as such, not as a bad magic that tells the operator to run the
+// drop-in.
+func TestPerftestPeerLogged(t *testing.T) {
+	srv, lb := testServer(t, ServerConfig{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv, ln)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v := make([]byte, 16) // perftest's raw version field
+	copy(v, "6.30")
+	if _, err := c.Write(append(v, make([]byte, 16)...)); err != nil {
+		t.Fatal(err)
+	}
+	lb.waitLog(t, `spoke perftest's exchange (version "6.30"), not rdmabench's: closed`)
+	if strings.Contains(lb.String(), "run rdmabench's drop-in") {
+		t.Errorf("the server log tells its operator to run the drop-in:\n%s", lb.String())
+	}
+}

@@ -52,11 +52,18 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
 		// probes that connect and close hide no authentication failure
 		kind := "handshake"
 		var ae *AuthError
+		var pe *proto.PerftestPeerError
 		switch {
 		case errors.As(err, &ae):
 			kind = "auth"
 		case errors.Is(err, io.EOF):
 			kind = "closed"
+		case errors.As(err, &pe):
+			// a perftest tool, or rdmabench's drop-in trying perftest's
+			// exchange before it falls back to this protocol: not an error
+			s.lis.limit.printf(s.log, "perftest", "client %s: spoke perftest's exchange (version %q), not rdmabench's: closed "+
+				"(a perftest tool, or a drop-in that tries perftest first and comes back with rdmabench's)", peer, pe.Version)
+			return
 		}
 		s.lis.limit.printf(s.log, kind, "client %s: %v", peer, err)
 		return
