@@ -117,6 +117,7 @@ $(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
 # Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);
 # server in one, client in the other, no -d (rxe2 chosen by route); kills and stops.
 pair-test: build
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
 	scripts/pair-test.sh
 
 # rdmabench cliffs in one SoftRoCE guest (scripts/cliffs-test.sh, docs/cliffs.md): the

@@ -9,12 +9,14 @@ dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$dir")
 bin=${RDMABENCH_BIN:-$repo/build/rdmabench}
 out=${PAIR_OUT:-$repo/build/pair}
+jcheck=${JCHECK_BIN:-$repo/build/jcheck} # the guests' JSON checks (scripts/jcheck)
 [[ -x $bin ]] || { echo "pair-test: $bin missing (make build)" >&2; exit 2; }
+[[ -x $jcheck ]] || { echo "pair-test: $jcheck missing (make pair-test builds it)" >&2; exit 2; }
 rm -rf "$out"
 mkdir -p "$out"
 start=$(date +%s)
 set +e
-"$dir/vm-pair.sh" --siw off --timeout "${PAIR_TIMEOUT:-600}" --bin "$bin" --file "$dir/pair-test-guest.sh" \
+"$dir/vm-pair.sh" --siw off --timeout "${PAIR_TIMEOUT:-600}" --bin "$bin" --bin "$jcheck" --file "$dir/pair-test-guest.sh" \
 	--outdir "$out" --a 'sh /work/pair-test-guest.sh a' --b 'sh /work/pair-test-guest.sh b' "$@" 2>"$out/stderr.txt" | tee "$out/log.txt"
 rc=${PIPESTATUS[0]}
 set -e

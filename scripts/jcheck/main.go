@@ -6,9 +6,11 @@
 // An argument ending in ".json" names the file the checks after it read.
 // A CHECK is PATH [OP VALUE], or count(PATH [OP VALUE]) OP N:
 //
-//   - PATH is dot-separated: a key, [N] an array index, * any key or
-//     index, ** any depth (zero or more levels); "**.transport" is every
-//     "transport" anywhere.
+//   - PATH is dot-separated: a key, [N] an array index, [KEY=VALUE] the
+//     elements that are objects whose KEY holds VALUE (a string or number,
+//     as written: "findings[check=mtu].status"), * any key or index, ** any
+//     depth (zero or more levels); "**.transport" is every "transport"
+//     anywhere.
 //   - OP is ==, !=, <, <=, >, >= (numbers; == and != also strings, true,
 //     false, null) or ~ (a string value contains VALUE).
 //   - VALUE is a JSON literal: 3, 0.5, "text", true, false, null.
@@ -174,6 +176,15 @@ func walk(v any, segs []string) []any {
 	case seg == "*":
 		for _, c := range children(v) {
 			out = append(out, walk(c, rest)...)
+		}
+	case strings.HasPrefix(seg, "[") && strings.HasSuffix(seg, "]") && strings.Contains(seg, "="):
+		// [key=value]: the elements (or members) that are objects whose
+		// key holds value, a string or a number as written
+		k, want, _ := strings.Cut(seg[1:len(seg)-1], "=")
+		for _, c := range children(v) {
+			if m, ok := c.(map[string]any); ok && m[k] != nil && fmt.Sprint(m[k]) == want {
+				out = append(out, walk(c, rest)...)
+			}
 		}
 	case strings.HasPrefix(seg, "[") && strings.HasSuffix(seg, "]"):
 		i, err := strconv.Atoi(seg[1 : len(seg)-1])

@@ -35,19 +35,49 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestGuestScriptChecks: every check guest-test.sh gives jcheck parses
-// (the guest is the only place they run).
+// TestSelect: [KEY=VALUE] picks the objects whose KEY holds VALUE.
+func TestSelect(t *testing.T) {
+	f := t.TempDir() + "/doctor.json"
+	doc := `{"findings": [{"check": "mtu", "status": "pass"}, {"check": "peer-mtu", "status": "fail"}], "qps": [{"id": 3, "ops": 7}]}`
+	if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		check string
+		code  int
+	}{
+		{`findings[check=peer-mtu].status == "fail"`, 0},
+		{`findings[check=mtu].status == "fail"`, 1}, // the other element's status does not count
+		{`findings[check=governor]`, 1},
+		{`qps[id=3].ops == 7`, 0},
+		{`count(findings[status=pass]) == 1`, 0},
+	} {
+		var out, errw bytes.Buffer
+		if code := run([]string{f, c.check}, &out, &errw); code != c.code {
+			t.Errorf("%s: exit %d (%s%s), want %d", c.check, code, out.String(), errw.String(), c.code)
+		}
+	}
+}
+
+// TestGuestScriptChecks: every check the guest scripts give jcheck parses
+// (the guests are the only place they run).
 func TestGuestScriptChecks(t *testing.T) {
-	b, err := os.ReadFile("../../scripts/guest-test.sh")
+	for script, least := range map[string]int{"guest-test.sh": 30, "pair-test-guest.sh": 10} {
+		t.Run(script, func(t *testing.T) { scriptChecks(t, "../../scripts/"+script, least) })
+	}
+}
+
+func scriptChecks(t *testing.T, path string, least int) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	quoted := regexp.MustCompile(`'([^']*)'`)
 	n, in := 0, false
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "jcheck /") {
+		if i := max(strings.Index(line, "jcheck /"), strings.Index(line, "check_json /")); i >= 0 {
 			in = true
-			line = line[strings.Index(line, "jcheck /"):]
+			line = line[i:]
 		}
 		if !in {
 			continue
@@ -60,7 +90,7 @@ func TestGuestScriptChecks(t *testing.T) {
 		}
 		in = strings.HasSuffix(line, "\\") && !strings.Contains(line, "|| fail")
 	}
-	if n < 30 {
-		t.Errorf("only %d checks found in guest-test.sh", n)
+	if n < least {
+		t.Errorf("only %d checks found in %s, want at least %d", n, path, least)
 	}
 }
