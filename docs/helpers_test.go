@@ -2,10 +2,13 @@ package docs
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode"
 )
@@ -194,4 +197,55 @@ func TestLinks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGuestScriptKillsLeftovers runs the guest script's run() on the host: a block that
+// starts a process in the background and fails before it stops it is tried twice, and
+// nothing it started outlives a try (a left-behind server held the control port against
+// the retry once, in CI).
+func TestGuestScriptKillsLeftovers(t *testing.T) {
+	s, _, err := GuestScript(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prelude, _, ok := strings.Cut(s, "\necho \"docs: all blocks ran\"")
+	if !ok {
+		t.Fatal("the script lacks its last line")
+	}
+	dir := t.TempDir()
+	block := "sleep 300 &\necho $! >>pids\nfalse\n"
+	if err := os.WriteFile(filepath.Join(dir, "block.sh"), []byte(block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh := "busybox" // the guest's shell
+	args := []string{"sh", "-c", prelude + "\nrun 0; echo \"run: $?\"\n"}
+	if _, err := exec.LookPath("busybox"); err != nil {
+		sh, args = "sh", args[1:]
+	}
+	cmd := exec.Command(sh, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "run: 1") || strings.Count(string(out), "DOCS RETRY") != 2 {
+		t.Fatalf("run 0 on a failing block: %v, want two tries and status 1:\n%s", err, out)
+	}
+	pids, err := os.ReadFile(filepath.Join(dir, "pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range strings.Fields(string(pids)) {
+		if st, err := os.ReadFile("/proc/" + p + "/stat"); err == nil {
+			if f := strings.Fields(string(st)); len(f) > 2 && f[2] != "Z" && f[2] != "X" {
+				syscall.Kill(mustAtoi(t, p), syscall.SIGKILL)
+				t.Errorf("the block's background process %s outlived its try (state %s)", p, f[2])
+			}
+		}
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
