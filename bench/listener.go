@@ -64,12 +64,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.closeSessions()
 	})
 	defer stop()
+	if s.cfg.Once {
+		quit := make(chan struct{})
+		defer close(quit)
+		go func() {
+			select {
+			case <-s.once.ch():
+				ln.Close()
+			case <-quit:
+			}
+		}()
+	}
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return s.drain()
+			}
+			if ended, onceErr := s.once.result(); ended {
+				s.log.Printf("served one session (--once): stopping")
+				s.drain()
+				return onceErr
 			}
 			if !retryAccept(err) {
 				s.drain()

@@ -69,6 +69,9 @@ type ServerConfig struct {
 	// at most proto.MaxPayload bytes of the client's JSON, unchecked; it
 	// runs on the session's goroutine. Empty byes do not call it.
 	OnBye func(peer string, report []byte)
+	// Once ends Serve when the first session that ran a test has ended
+	// (serveonce.go); Serve then returns that session's first failure.
+	Once bool
 }
 
 // Server answers clients one at a time, for as long as it runs. A client
@@ -90,6 +93,7 @@ type Server struct {
 	// "name/port".
 	routeDevs map[string]*Device
 	lis       listenState // the accept loop's state (listener.go)
+	once      onceState   // ServerConfig.Once (serveonce.go)
 	ledger    *ledger     // the tests' memory and QPs against cfg.Budget
 }
 

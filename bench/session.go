@@ -132,14 +132,24 @@ func (s *Server) endSession(c *proto.Conn, peer, why string) {
 // test and keeps it to the end of the session.
 func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 	locked := false
+	var failed error // the session's first failure, for --once
+	fail := func(err error) {
+		if failed == nil {
+			failed = fmt.Errorf("client %s: %w", peer, err)
+		}
+	}
 	defer func() {
 		if locked {
+			if s.cfg.Once {
+				s.once.end(failed)
+			}
 			s.busy.Store(false)
 		}
 	}()
 	for {
 		t, payload, err := c.RecvAny(s.cfg.IdleTimeout)
 		if err != nil {
+			fail(fmt.Errorf("session ended without its bye: %w", err))
 			switch {
 			case errors.Is(err, io.EOF):
 				s.log.Printf("client %s: disconnected", peer)
@@ -174,10 +184,12 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 			}
 			var spec Spec
 			if err := c.Decode(t, payload, &spec); err != nil {
+				fail(err)
 				c.SendError(err)
 				return
 			}
 			if err := spec.Validate(); err != nil {
+				fail(fmt.Errorf("bad test: %w", err))
 				s.log.Printf("client %s: bad test: %v", peer, err)
 				if !spec.RDMACM { // the client's QP info follows: stay in step
 					if _, _, err := c.RecvAny(ctrlTimeout); err != nil {
@@ -188,6 +200,7 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 				continue
 			}
 			if err := s.runTest(c, dev, spec); err != nil {
+				fail(fmt.Errorf("%s: %w", spec.Name(), err))
 				s.log.Printf("client %s: %s: %v", peer, spec.Name(), err)
 				var pe *proto.Error
 				if errors.As(err, &pe) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
@@ -198,6 +211,7 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 			}
 			s.log.Printf("client %s: %s done", peer, spec.Name())
 		default:
+			fail(fmt.Errorf("unexpected %s message", t))
 			c.SendError(fmt.Errorf("unexpected %s message", t))
 			return
 		}

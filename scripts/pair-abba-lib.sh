@@ -10,6 +10,12 @@
 # (--cpu 1): its other threads (Go's runtime, the sample drainer, the
 # heartbeats) then stay off CPU 0, where rxe's receive path and virtio's
 # interrupts run.
+# Both tools' servers run once per run and exit when it ends (rdmabench
+# server --once, as perftest's server does): while a run goes, neither
+# guest polls anything. (Until 2026-12-01 rdmabench's one long-lived server
+# guest polled the client's flag server every 0.5 s to learn a run had
+# ended, across the same wire, during rdmabench's runs only: that cost
+# rdmabench 10-15 % of its wire bandwidth, docs/testbed.md.)
 # Around each run both guests dump rxe2's hw_counters and their CPU time to
 # /out/<tool>-ctr-<i>-<0|1>.txt; b writes /out/pt-<i>.txt, /out/rb-<i>.txt
 # and /out/rb-<i>.json, and a line "failed" when the tool failed. Both
@@ -31,13 +37,16 @@ if [ ${PAIR_PIN:-1} = 1 ]; then
   pin='busybox taskset -c 1'; rbpin='--cpu 1'
 fi"
 	pair_a="$prelude
-${rbwrap}rdmabench server --bind 198.51.100.1 -p 18600 $rbcpu >/out/server.log 2>&1 &
 i=0
 for who in $order; do
   i=\$((i + 1))
   if [ \$who = rb ]; then
-    pair-wait rb-\$i 600 || exit 1; ctr >/out/rb-ctr-\$i-0.txt; pair-signal rb-ready-\$i
-    pair-wait rb-end-\$i 900 || exit 1; ctr >/out/rb-ctr-\$i-1.txt; pair-signal rb-ended-\$i
+    pair-wait rb-\$i 600 || exit 1; ctr >/out/rb-ctr-\$i-0.txt
+    ${rbwrap}rdmabench server --bind 198.51.100.1 -p 18600 --once $rbcpu >>/out/server.log 2>&1 &
+    p=\$!
+    wait-listen 18600 60 && pair-signal rb-ready-\$i
+    wait \$p || echo \"server of run \$i failed\" >>/out/server.log
+    ctr >/out/rb-ctr-\$i-1.txt
     continue
   fi
   pair-wait want-\$i 600 || exit 1
@@ -63,7 +72,6 @@ for who in $order; do
     ctr >/out/rb-ctr-\$i-0.txt
     ${rbwrap}rdmabench run 198.51.100.1 -p 18600 $rb $rbcpu --json /out/rb-\$i.json >/out/rb-\$i.txt 2>&1 || echo failed >>/out/rb-\$i.txt
     ctr >/out/rb-ctr-\$i-1.txt
-    pair-signal rb-end-\$i; pair-wait rb-ended-\$i 120 || exit 1
   fi
 done
 pair-signal done"

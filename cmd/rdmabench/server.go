@@ -46,6 +46,8 @@ func cmdServer(fs *flag.FlagSet) action {
 		"(0: from the file-descriptor limit, %d here)", bench.DefaultMaxStartups()))
 	perAddr := fs.Int("max-startups-per-addr", bench.DefaultMaxStartupsPerAddr, "connections at most between accept and authentication from one address "+
 		"(IPv6: one /64); more are refused with the reason")
+	once := fs.Bool("once", false, "serve the first client session that runs a test, then exit: 0 when all its tests passed, 1 when one failed "+
+		"(as perftest's server ends after its test; scripts then wait for the server to exit instead of polling)")
 	var bud budgetFlags
 	bud.add(fs, true)
 	perftestServerFlags(fs)
@@ -102,7 +104,7 @@ func cmdServer(fs *flag.FlagSet) action {
 		return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
 			bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget,
 				AuthKey: key, Exposed: fs.Changed("bind"), Allow: nets, IdleTimeout: *idle, MaxSession: *maxSession, NUMA: numaChoice,
-				MaxStartups: *maxStartups, MaxStartupsPerAddr: *perAddr})
+				MaxStartups: *maxStartups, MaxStartupsPerAddr: *perAddr, Once: *once})
 	}
 }
 
