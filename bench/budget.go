@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spread"
 	"github.com/rdmabench/rdmabench/verbs"
 	"golang.org/x/sys/unix"
 )
@@ -65,6 +66,7 @@ func NeedOf(s Spec, client bool) Need {
 	n := Need{QPs: s.NumQPs()}
 	n.Registered = poolConfig(s, client, false, s.NumQPs(), false, s.HugePages).MappedBytes()
 	n.Engine = int64(s.NumQPs()) * engine(s.TxDepth)
+	n.Registered += spread.Bytes(s, client) // the workload knobs' region or per-MR buffers
 	if client && s.MRModeOrDefault() == result.MRModePerOp {
 		n.Unregister = int64(s.NumQPs()) * verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: 1, HugePages: s.HugePages}.MappedBytes()
 	}
@@ -178,6 +180,9 @@ func describe(s Spec) string {
 	d += " x " + FormatBytes(int64(s.Size))
 	if s.Load != nil {
 		d += fmt.Sprintf(" + %d load QPs x %s", s.Load.QPs, FormatBytes(int64(s.Load.Size)))
+	}
+	if s.Spread() {
+		d += fmt.Sprintf(" over a %s region in %d MRs", FormatBytes(s.RegionLen()), s.NumMRs())
 	}
 	return d
 }

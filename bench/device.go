@@ -127,14 +127,18 @@ func (d *Device) Close() error { return errors.Join(d.events.close(), d.Ctx.Clos
 // verbs.ErrNotSupported (exit 3). The client checks before it sends the
 // test, the server again for its own device.
 func (d *Device) supports(s Spec) error {
-	return deviceLacks(s.CheckDevice(d.limits(), 2*endpointArea(s)))
+	if err := s.CheckDevice(d.limits(), 2*endpointArea(s)); err != nil {
+		return deviceLacks(err)
+	}
+	return deviceLacks(s.CheckDeviceWorkload(d.limits()))
 }
 
 // limits are the device's and port's facts that specs are held to.
 func (d *Device) limits() spec.DeviceLimits {
 	return spec.DeviceLimits{Name: d.Ctx.Name(), Port: d.Port.Port, MaxQPWR: d.Attr.MaxQPWR, MaxCQE: d.Attr.MaxCQE,
 		MaxMRSize: d.Attr.MaxMRSize, AtomicCap: d.Attr.AtomicCap != 0, IWARP: d.Ctx.IsIWARP(), MaxMsgSize: uint64(d.Port.MaxMsgSize),
-		PKeyTableLen: d.Port.PKeyTblLen, NumCompVectors: d.Ctx.NumCompVectors(), MaxSRQ: d.Attr.MaxSRQ, MaxSRQWR: d.Attr.MaxSRQWR}
+		PKeyTableLen: d.Port.PKeyTblLen, NumCompVectors: d.Ctx.NumCompVectors(), MaxSRQ: d.Attr.MaxSRQ, MaxSRQWR: d.Attr.MaxSRQWR,
+		MaxMR: d.Attr.MaxMR, MaxSGE: d.Attr.MaxSGE, MaxSGERd: d.Attr.MaxSGERd}
 }
 
 // deviceLacks makes an error of spec.CheckDevice* that wraps

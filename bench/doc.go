@@ -50,7 +50,8 @@
 // test), bwdrain.go (the drainer of a bandwidth sender's samples),
 // multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
 // (latency under load), verify.go (the --verify pass), tcp.go (the kernel
-// TCP baseline), clockshare.go (the clock's share of a latency).
+// TCP baseline), clockshare.go (the clock's share of a latency). The
+// workload knobs' memory (a spread test's region) is bench/spread.
 //
 // Where a run took place: env.go (each side's result.Env: the device, GID
 // and placement, over bench/hostenv's host facts and checks),

@@ -49,6 +49,9 @@ type endpoint struct {
 	recvs int
 	// grh: the QP's address vector carries a GRH (useGRH; rdma_cm: RoCE).
 	grh bool
+	// spread is where the engine's work requests land in a spread test's
+	// peer region (bench/spread; the initiator's measured QPs), or nil.
+	spread *verbs.Spread
 }
 
 // sampleCap is the C sample buffer size per engine, entries (8 bytes each;
@@ -156,7 +159,7 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 		return err
 	}
 	cfg := verbs.QPConfig{Type: qpType, SendCQ: e.scq, RecvCQ: e.rcq, SRQ: e.srq,
-		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxInlineData: e.inline}}
+		Caps: verbs.QPCaps{MaxSendWR: s.TxDepth, MaxRecvWR: s.RxDepth, MaxSendSGE: s.NumSGE(), MaxInlineData: e.inline}}
 	if e.srq != nil {
 		cfg.Caps.MaxRecvWR = 0 // its receives come from the SRQ
 	}
@@ -314,7 +317,8 @@ func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	step, cycle := s.AddrStep()
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: v.code, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle, RecvStep: recvStep(s),
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.inline > 0 && s.Size <= e.inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
-		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp()})
+		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: sampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp(),
+		Spread: e.spread, SGE: s.NumSGE()})
 	if err != nil {
 		return err
 	}

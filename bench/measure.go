@@ -483,5 +483,6 @@ func baseResult(s Spec, e *endpoint) result.Result {
 		r.QPTimeout, r.RetryCount, r.RNRRetry, r.OutstandingReads = s.QPTimeout, s.RetryCount, s.RNRRetry, e.rdDepth
 		r.Choices = choicesResult(s, e)
 	}
+	r.Workload = s.WorkloadResult()
 	return r
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/spread"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -16,6 +17,9 @@ type testEndpoints struct {
 	loads []*endpoint
 	mem   *testMemory // the pools every QP above takes its buffer from
 	srq   *verbs.SRQ  // the measured QPs' shared receive queue (--srq), or nil
+	// spread is the side's region or per-MR buffers of a spread test
+	// (--region, --mrs; bench/spread), or nil
+	spread *spread.Memory
 	// rdma_cm tests: the client's event channel, or the server's listener
 	// (closed after the endpoints and their ids)
 	cmch *verbs.EventChannel
@@ -35,6 +39,10 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 		}
 	}()
 	if t.mem, err = newTestMemory(dev, s, client); err != nil {
+		return nil, err
+	}
+	access := verbs.AccessLocalWrite | remoteAccess(s, client, dev.Ctx.IsIWARP()) | relaxedAccess(s) // the op's remote access only
+	if t.spread, err = spread.New(t.mem.pd, s, client, access, dev.bindMemory); err != nil {
 		return nil, err
 	}
 	if usesSRQ(s, client) {
@@ -71,6 +79,7 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 
 func (t *testEndpoints) info() proto.QPInfo {
 	in := t.probe.info()
+	in.Region = t.spread.Remote()
 	for _, ep := range t.loads {
 		in.Load = append(in.Load, ep.info())
 	}
@@ -83,6 +92,9 @@ func (t *testEndpoints) info() proto.QPInfo {
 // connect connects every QP to its peer; it returns the probe's path MTU.
 func (t *testEndpoints) connect(r proto.QPInfo) (int, error) {
 	if err := t.checkPeers(r); err != nil {
+		return 0, err
+	}
+	if err := t.setSpread(r); err != nil {
 		return 0, err
 	}
 	for i, ep := range t.extra {
@@ -109,7 +121,8 @@ func (t *testEndpoints) close() error {
 	if t.probe != nil {
 		errs = append(errs, t.probe.close())
 	}
-	errs = append(errs, t.srq.Close()) // after its QPs, before the PD
+	errs = append(errs, t.srq.Close())    // after its QPs, before the PD
+	errs = append(errs, t.spread.Close()) // likewise
 	if t.mem != nil {
 		errs = append(errs, t.mem.close())
 	}
@@ -120,6 +133,24 @@ func (t *testEndpoints) close() error {
 		errs = append(errs, t.cmch.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// setSpread gives the initiator's measured QPs of a spread test their
+// targets in the peer's region r.Region (the target side's engines post
+// nothing there).
+func (t *testEndpoints) setSpread(r proto.QPInfo) error {
+	s := t.probe.spec
+	if !s.Spread() || !t.probe.client {
+		return nil
+	}
+	for i, ep := range t.measured() {
+		sp, err := spread.Engine(s, i, r.Region, t.spread.Locals())
+		if err != nil {
+			return err
+		}
+		ep.spread = sp
+	}
+	return nil
 }
 
 // all lists every QP of the test in connection order: measured, then load.
@@ -140,6 +171,9 @@ func (t *testEndpoints) checkPeers(r proto.QPInfo) error {
 // buffers in r (its QPs in the order of all: measured, then load).
 func (t *testEndpoints) startCM(r proto.QPInfo) error {
 	if err := t.checkPeers(r); err != nil {
+		return err
+	}
+	if err := t.setSpread(r); err != nil {
 		return err
 	}
 	peers := append(append([]proto.QPInfo{r}, r.QPs...), r.Load...)

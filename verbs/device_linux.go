@@ -186,6 +186,7 @@ type DeviceAttr struct {
 	MaxSRQ          int    `json:"max_srq"` // 0: no shared receive queues
 	MaxSRQWR        int    `json:"max_srq_wr"`
 	MaxSRQSGE       int    `json:"max_srq_sge"`
+	MaxSGERd        int    `json:"max_sge_rd"` // SGEs of a READ work request
 }
 
 // QueryDevice calls ibv_query_device.
@@ -219,6 +220,7 @@ func (c *Context) QueryDevice() (DeviceAttr, error) {
 		MaxSRQ:          int(a.max_srq),
 		MaxSRQWR:        int(a.max_srq_wr),
 		MaxSRQSGE:       int(a.max_srq_sge),
+		MaxSGERd:        int(a.max_sge_rd),
 	}, nil
 }
 

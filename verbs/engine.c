@@ -158,6 +158,8 @@ int rb_op_release(rb_engine *e) {
 	return first;
 }
 
+static void spread_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge);
+
 // build_wr fills one work request of the engine's operation (sge is its
 // scatter/gather entry), off bytes into the local and remote areas.
 static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id, int signaled, uint64_t off) {
@@ -200,6 +202,81 @@ static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, 
 		wr->wr.atomic.compare_add = e->op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 : 0;
 		wr->wr.atomic.swap = 0;
 		break;
+	}
+	if (e->sp_n || e->nsge > 1)
+		spread_wr(e, wr, sge);
+}
+
+// sp_next draws the next value of the spreading PRNG (xorshift64*).
+static inline uint64_t sp_next(rb_engine *e) {
+	uint64_t x = e->sp_rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	e->sp_rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+// sp_below maps a PRNG value to [0, n) (multiply-high: no division).
+static inline uint64_t sp_below(uint64_t r, uint64_t n) { return (uint64_t)(((unsigned __int128)r * n) >> 64); }
+
+// spread_wr applies the workload knobs to a work request build_wr filled:
+// its target MR and offset (sp_n > 1 or a region), and its SGE split.
+static void spread_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge) {
+	if (e->sp_n) {
+		uint64_t m, slot;
+		if (e->sp_access == RB_SP_RANDOM) {
+			m = e->sp_n > 1 ? sp_below(sp_next(e), e->sp_n) : 0;
+			slot = sp_below(sp_next(e), e->sp_slots);
+		} else {
+			m = e->sp_m, slot = e->sp_j;
+			if (++e->sp_m == e->sp_n) {
+				e->sp_m = 0;
+				if (++e->sp_j == e->sp_slots)
+					e->sp_j = 0;
+			}
+		}
+		uint64_t raddr = e->sp_raddr[m] + slot * e->sp_step;
+		if (e->op == IBV_WR_ATOMIC_FETCH_AND_ADD || e->op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+			wr->wr.atomic.remote_addr = raddr;
+			wr->wr.atomic.rkey = e->sp_rkey[m];
+		} else {
+			wr->wr.rdma.remote_addr = raddr;
+			wr->wr.rdma.rkey = e->sp_rkey[m];
+		}
+		if (e->sp_laddr) {
+			sge->addr = e->sp_laddr[m];
+			sge->lkey = e->sp_lkey[m];
+		}
+	}
+	if (e->nsge > 1) {
+		struct ibv_sge *l = &e->sgl[(wr->wr_id % e->post_list) * e->nsge];
+		uint32_t piece = sge->length / e->nsge;
+		for (uint32_t i = 0; i < e->nsge; i++) {
+			l[i].addr = sge->addr + (uint64_t)i * piece;
+			l[i].length = i + 1 < e->nsge ? piece : sge->length - (e->nsge - 1) * piece;
+			l[i].lkey = sge->lkey;
+		}
+		wr->sg_list = l;
+		wr->num_sge = (int)e->nsge;
+	}
+}
+
+// rb_spread_peek builds n work requests of e's op as the loops do and
+// posts nothing: each one's remote address, rkey and SGE bytes in all
+// (tests of spread_wr without a device).
+void rb_spread_peek(rb_engine *e, uint64_t n, uint64_t *raddr, uint32_t *rkey, uint32_t *sge_bytes) {
+	for (uint64_t i = 0; i < n; i++) {
+		struct ibv_send_wr wr;
+		struct ibv_sge sge;
+		build_wr(e, &wr, &sge, i, 0, 0);
+		int atomic = e->op == IBV_WR_ATOMIC_FETCH_AND_ADD || e->op == IBV_WR_ATOMIC_CMP_AND_SWP;
+		raddr[i] = atomic ? wr.wr.atomic.remote_addr : wr.wr.rdma.remote_addr;
+		rkey[i] = atomic ? wr.wr.atomic.rkey : wr.wr.rdma.rkey;
+		uint32_t sum = 0;
+		for (int j = 0; j < wr.num_sge; j++)
+			sum += wr.sg_list[j].length;
+		sge_bytes[i] = sum;
 	}
 }
 

@@ -124,7 +124,35 @@ typedef struct rb_engine {
 	// pt_prev is the responder's previous post time (0: none yet).
 	int pt_marker;             // (cfg) 1: perftest's marker
 	int64_t pt_prev;
+
+	// Spreading (the workload knobs, spread_wr): each work request's
+	// remote target is an offset in one of sp_n remote MRs, picked here:
+	// RB_SP_SEQ and RB_SP_STRIDE take MR sp_m (round robin) at slot sp_j
+	// (advancing once per round), RB_SP_RANDOM draws both from sp_rng
+	// (xorshift64*). The offset is slot × sp_step, slot < sp_slots. With
+	// sp_laddr the local buffer is sp_laddr[m] (lkey sp_lkey[m]) instead
+	// of the areas of laddr. The state carries on across ResetCounters
+	// (a measured phase does not replay its warm-up's offsets).
+	uint32_t sp_n;             // (cfg) remote MRs; 0 = off
+	int sp_access;             // (cfg) RB_SP_*
+	uint64_t *sp_raddr;        // (cfg) sp_n remote MR starts (C memory)
+	uint32_t *sp_rkey;         // (cfg) their rkeys
+	uint64_t *sp_laddr;        // (cfg) sp_n local buffers, or NULL
+	uint32_t *sp_lkey;         // (cfg) their lkeys
+	uint64_t sp_step, sp_slots; // (cfg) bytes between offsets; offsets per MR
+	uint64_t sp_rng;           // (cfg) PRNG state, non-zero
+	uint32_t sp_m;             // next MR (seq, stride)
+	uint64_t sp_j;             // next slot (seq, stride)
+	// SGEs (--sge): with nsge > 1 each work request's message is split
+	// over nsge contiguous pieces of its local buffer (the last takes the
+	// remainder), in sgl's slot (wr_id mod post_list) × nsge; the verbs
+	// copy them at the post, so slots are reused at once.
+	uint32_t nsge;             // (cfg) 0, 1: one SGE
+	struct ibv_sge *sgl;       // (cfg) post_list × nsge entries
 } rb_engine;
+
+// Access patterns of rb_engine.sp_access.
+enum { RB_SP_SEQ = 0, RB_SP_RANDOM = 1, RB_SP_STRIDE = 2 };
 
 int rb_post_recvs(rb_engine *e, uint32_t n);
 int rb_lat_client(rb_engine *e, uint64_t n);
@@ -138,5 +166,6 @@ int rb_bw_server_multi(rb_engine **es, int n, int *which);
 int rb_drain_send(rb_engine *e, uint64_t n);
 int rb_op_release(rb_engine *e);
 int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len);
+void rb_spread_peek(rb_engine *e, uint64_t n, uint64_t *raddr, uint32_t *rkey, uint32_t *sge_bytes);
 
 #endif

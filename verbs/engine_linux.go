@@ -77,6 +77,13 @@ type EngineConfig struct {
 	// least Size (plus the GRH on UD) and needs AddrCycle. 0: every receive
 	// at RecvOffset.
 	RecvStep int
+	// Spread spreads the work requests' targets over several remote MRs
+	// and offsets (the workload knobs; spread_linux.go), or nil. It
+	// replaces AddrStep's remote stepping.
+	Spread *Spread
+	// SGE splits each work request's message over this many SGEs of its
+	// local buffer (0, 1: one); the QP needs MaxSendSGE of at least SGE.
+	SGE int
 }
 
 // PerOp is the memory of per-operation registration (EngineConfig.PerOp).
@@ -147,6 +154,9 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	if err := cfg.checkPerOp(); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkSpread(); err != nil {
+		return nil, err
+	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -205,6 +215,9 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	e.cap = C.uint64_t(cfg.Samples)
 	e.addr_step, e.addr_cycle = C.uint64_t(cfg.AddrStep), C.uint64_t(cfg.AddrCycle)
 	e.recv_step = C.uint64_t(cfg.RecvStep)
+	if err := setSpread(e, cfg); err != nil {
+		return nil, err
+	}
 	return &Engine{e: e, cfg: cfg}, nil
 }
 
@@ -390,6 +403,7 @@ func freeEngine(e *C.rb_engine) {
 	C.free(unsafe.Pointer(e.samples))
 	C.free(unsafe.Pointer(e.post_ts))
 	C.free(unsafe.Pointer(e.op_mrs))
+	freeSpread(e)
 	C.free(unsafe.Pointer(e))
 }
 

@@ -83,6 +83,17 @@ type QPInfo struct {
 	// CMToken is the test's random token (CMTokenLen bytes): the server's
 	// rdma_cm listener accepts only connection requests that carry it.
 	CMToken []byte `json:"cm_token,omitempty"`
+	// Region is the target side's spread region of a test with the
+	// workload knobs (--region, --mrs), its MRs in order.
+	Region []MRInfo `json:"region,omitempty"`
+}
+
+// MRInfo is one memory region a peer may reach: its start, length
+// (bytes) and rkey.
+type MRInfo struct {
+	Addr uint64 `json:"addr"`
+	Len  uint64 `json:"len"`
+	RKey uint32 `json:"rkey"`
 }
 
 // CMTokenLen is the length of an rdma_cm test's token, bytes.

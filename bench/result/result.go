@@ -220,6 +220,9 @@ type Result struct {
 	// Choices are the perftest differences that are options, as this RDMA
 	// test ran (nil for TCP and older results).
 	Choices *Choices `json:"choices,omitempty"`
+	// Workload is where the operations landed and what each carried
+	// (--region, --access, --mrs, --sge), when any of them was set.
+	Workload *Workload `json:"workload,omitempty"`
 
 	// PostingPauses is how the client's bandwidth loop stopped posting
 	// during the measured span (single-QP unidirectional RDMA bandwidth

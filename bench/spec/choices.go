@@ -60,7 +60,7 @@ func (s Spec) AddrStep() (step, cycle int) {
 	if cycle == 0 {
 		cycle = PageSize
 	}
-	if s.NoAddrStep || s.Mode != result.ModeBW || s.Transport == result.TransportTCP || s.Size > cycle/2 {
+	if s.NoAddrStep || s.Mode != result.ModeBW || s.Transport == result.TransportTCP || s.Size > cycle/2 || s.Spread() { // a spread test picks its own offsets (workload.go)
 		return 0, 0
 	}
 	return (s.Size + CacheLine - 1) / CacheLine * CacheLine, cycle

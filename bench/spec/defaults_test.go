@@ -18,7 +18,7 @@ func TestDefaultsMatchDoc(t *testing.T) {
 		"DefaultLoadTxDepth": DefaultLoadTxDepth, "DefaultLoadSize": DefaultLoadSize, "DefaultQPTimeout": DefaultQPTimeout,
 		"DefaultRetryCount": DefaultRetryCount, "DefaultRNRRetry": DefaultRNRRetry, "DefaultRNRTimer": DefaultRNRTimer,
 		"DefaultVerifyMessages": DefaultVerifyMessages, "DefaultMaxQPs": DefaultMaxQPs,
-		"DefaultCacheLine": DefaultCacheLine,
+		"DefaultCacheLine": DefaultCacheLine, "DefaultSeed": DefaultSeed,
 	}
 	b, err := os.ReadFile("../../docs/defaults.md")
 	if err != nil {

@@ -23,6 +23,10 @@ type DeviceLimits struct {
 	NumCompVectors int    // completion vectors
 	MaxSRQ         int    // max_srq: 0 when the device has none
 	MaxSRQWR       int    // max_srq_wr
+	// The workload knobs' limits (workload.go); 0: unknown.
+	MaxMR    int // max_mr: memory regions
+	MaxSGE   int // max_sge: SGEs per send work request
+	MaxSGERd int // max_sge_rd: SGEs per READ work request
 }
 
 // ErrNotSupported: the device lacks what the spec needs. Its text is

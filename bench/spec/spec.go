@@ -130,6 +130,21 @@ type Spec struct {
 	CompVectorSpread bool `json:"comp_vector_spread,omitempty"`
 	// PKeyIndex is the P_Key table index of the QPs (--pkey-index).
 	PKeyIndex int `json:"pkey_index,omitempty"`
+	// The workload knobs (workload.go; zero values: perftest's one
+	// target, one MR, one SGE). Region spreads the remote targets of
+	// READ, WRITE and atomics over a region of this many bytes that the
+	// target side registers (--region); Access is how each operation
+	// picks its offset ("seq", "random", "stride"; --access), Stride the
+	// bytes between offsets of "stride", Seed the PRNG seed of "random"
+	// (0: DefaultSeed). MRs splits the region, and the initiator's local
+	// buffers, into this many MRs (--mrs; 0, 1: one). SGE splits each
+	// message over this many scatter/gather entries (--sge; 0, 1: one).
+	Region int64  `json:"region_bytes,omitempty"`
+	Access string `json:"access,omitempty"`
+	Stride int64  `json:"stride_bytes,omitempty"`
+	Seed   uint64 `json:"seed,omitempty"`
+	MRs    int    `json:"mrs,omitempty"`
+	SGE    int    `json:"sge,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test (rdmabench cliffs searches up

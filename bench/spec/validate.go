@@ -201,6 +201,9 @@ func (s Spec) Validate() error {
 	if err := s.validateSRQ(); err != nil {
 		return err
 	}
+	if err := s.validateWorkload(); err != nil {
+		return err
+	}
 	return s.validateMR()
 }
 

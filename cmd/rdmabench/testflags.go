@@ -53,6 +53,7 @@ type testFlags struct {
 	stats      *statsFlags
 	shape      *shapeFlags
 	choices    *choiceFlags
+	workload   *workloadFlags
 }
 
 // addTestFlags defines the test flags on fs.
@@ -102,6 +103,7 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 	t.stats = addStatsFlags(fs)
 	t.shape = addShapeFlags(fs)
 	t.choices = addChoiceFlags(fs)
+	t.workload = addWorkloadFlags(fs)
 	return t
 }
 
@@ -120,6 +122,9 @@ func (t *testFlags) specs(fs *flag.FlagSet) ([]bench.Spec, error) {
 		return nil, err
 	}
 	if err := t.choices.apply(&plan.Template); err != nil {
+		return nil, err
+	}
+	if err := t.workload.apply(&plan.Template); err != nil {
 		return nil, err
 	}
 	if err := t.stats.apply(&plan.Template); err != nil {

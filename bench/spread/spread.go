@@ -1,0 +1,146 @@
+// Package spread is the workload knobs' memory and targets
+// (bench/spec/workload.go): a spread test's target side registers its
+// region, NumMRs MRs of MRLen bytes over one mapping, granting the peer
+// only the op's remote access; with --mrs above 1 the initiator registers
+// one message buffer per MR, each its own MR. Package bench makes them
+// after the budget passed (NeedOf counts them with Bytes) and closes them
+// after the QPs; Engine is each initiator QP's verbs.Spread towards the
+// peer's region.
+package spread
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/verbs"
+)
+
+// Layout is what one side of s registers for spreading: n MRs of each
+// bytes; 0, 0 when nothing (no spreading, or the initiator of one MR).
+func Layout(s spec.Spec, client bool) (n int, each int64) {
+	switch {
+	case !s.Spread():
+		return 0, 0
+	case !client:
+		return s.NumMRs(), s.MRLen()
+	case s.NumMRs() > 1:
+		return s.NumMRs(), s.LocalSlot()
+	}
+	return 0, 0
+}
+
+// Bytes is what one side of s maps and registers for spreading, bytes
+// (the mapping rounded up to its page).
+func Bytes(s spec.Spec, client bool) int64 {
+	n, each := Layout(s, client)
+	if n == 0 {
+		return 0
+	}
+	page := int64(os.Getpagesize())
+	if s.HugePages {
+		page = int64(verbs.HugePageSize())
+	}
+	return (int64(n)*each + page - 1) / page * page
+}
+
+// Memory is one side's spread memory: one mapping and its MRs.
+type Memory struct {
+	buf *verbs.Buffer
+	mrs []*verbs.MR
+}
+
+// New maps and registers one side's spread memory on pd with access,
+// inside bind (the device's NUMA binding; it calls its argument once);
+// nil, nil when the side has none.
+func New(pd *verbs.PD, s spec.Spec, client bool, access verbs.Access, bind func(func() error) error) (_ *Memory, err error) {
+	n, each := Layout(s, client)
+	if n == 0 {
+		return nil, nil
+	}
+	m := &Memory{}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	return m, bind(func() error {
+		var err error
+		if m.buf, err = verbs.AllocBuffer(int(int64(n)*each), s.HugePages); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			mr, err := pd.RegisterMR(m.buf, int(int64(i)*each), int(each), access)
+			if err != nil {
+				return fmt.Errorf("--mrs %d: MR %d of %d bytes: %w", n, i, each, err)
+			}
+			m.mrs = append(m.mrs, mr)
+		}
+		return nil
+	})
+}
+
+// Remote is the target side's MRs as its peer reaches them (nil on a nil
+// *Memory).
+func (m *Memory) Remote() []proto.MRInfo {
+	if m == nil {
+		return nil
+	}
+	out := make([]proto.MRInfo, len(m.mrs))
+	for i, mr := range m.mrs {
+		out[i] = proto.MRInfo{Addr: mr.Addr(), Len: mr.Len(), RKey: mr.RKey()}
+	}
+	return out
+}
+
+// Locals is the initiator's buffers, one per MR (nil: none).
+func (m *Memory) Locals() []verbs.Memory {
+	if m == nil {
+		return nil
+	}
+	out := make([]verbs.Memory, len(m.mrs))
+	for i, mr := range m.mrs {
+		out[i] = mr
+	}
+	return out
+}
+
+// Close deregisters the MRs, then unmaps; nil on a nil *Memory.
+func (m *Memory) Close() error {
+	if m == nil {
+		return nil
+	}
+	var errs []error
+	for _, mr := range m.mrs {
+		errs = append(errs, mr.Close())
+	}
+	m.mrs = nil
+	return errors.Join(append(errs, m.buf.Close())...)
+}
+
+// accessOf maps an access pattern to the engine's.
+var accessOf = map[string]verbs.SpreadAccess{spec.AccessSeq: verbs.SpreadSeq, spec.AccessRandom: verbs.SpreadRandom, spec.AccessStride: verbs.SpreadStride}
+
+// Engine is the engine spreading of measured QP i of s towards the peer's
+// region (its MRs, checked here against s: as many as --mrs, each holding
+// every slot), with this side's local buffers (nil: the pool buffer's
+// areas). QP i draws its random offsets from the seed + i.
+func Engine(s spec.Spec, i int, peer []proto.MRInfo, locals []verbs.Memory) (*verbs.Spread, error) {
+	if len(peer) != s.NumMRs() {
+		return nil, fmt.Errorf("peer registered %d MRs for the region, the test spreads over %d (--mrs)", len(peer), s.NumMRs())
+	}
+	sp := &verbs.Spread{Locals: locals, Access: accessOf[s.AccessOrDefault()], Step: uint64(s.SpreadStep()), Slots: uint64(s.Slots())}
+	if s.AccessOrDefault() == spec.AccessRandom {
+		sp.Seed = s.SeedOrDefault() + uint64(i)
+	}
+	reach := (sp.Slots-1)*sp.Step + uint64(s.Size)
+	for j, r := range peer {
+		if r.Len < reach || r.Addr+r.Len < r.Addr {
+			return nil, fmt.Errorf("peer's region MR %d (%d bytes at 0x%x) cannot hold %d slots %d bytes apart of %d-byte messages", j, r.Len, r.Addr, sp.Slots, sp.Step, s.Size)
+		}
+		sp.Targets = append(sp.Targets, verbs.RemoteMR{Addr: r.Addr, Len: r.Len, RKey: r.RKey})
+	}
+	return sp, nil
+}
