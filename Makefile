@@ -121,8 +121,9 @@ pair-test: build
 	scripts/pair-test.sh
 
 # rdmabench cliffs in one SoftRoCE guest (scripts/cliffs-test.sh, docs/cliffs.md): the
-# planted load cliff found in its ladder step, cliffs along QPs 1..256, the documents
-# checked and plotted into build/cliffs/. About 3 minutes; not part of make test.
+# planted load cliff found in its ladder step, cliffs along QPs 1..256 and along MRs
+# 1..1024, 4 KiB random READ/WRITE over a 1 GiB region (3 GiB guest), the documents
+# checked and plotted into build/cliffs/. About 4 minutes; not part of make test.
 cliffs-test: build
 	scripts/cliffs-test.sh
 

@@ -7,7 +7,12 @@
 #   2. the CLI along QPs 1..256: the plan line, the table, the JSON
 #      (/out/qps.json, checked on the host with the plot);
 #   3. the CLI against 'rdmabench server' (cliffs HOST) along the tx depth,
-#      briefly: role client, every point measured (/out/server.json).
+#      briefly: role client, every point measured (/out/server.json);
+#   4. the CLI along the MR count 1..1024 (--mrs, READ bw of 64 B over one
+#      slot per MR): the plan line, the table, the JSON (/out/mrs.json);
+#   5. 4 KiB random READ and WRITE bandwidth over a 1 GiB region (--region
+#      1G --access random; the guest has 3 GiB): /out/workload/region.json,
+#      checked on the host, and how long registering took (/out/workload/region.err).
 # Exit 0 when all holds; 1 with the reason otherwise.
 set -u
 fail() { echo "cliffs-guest FAIL: $*"; exit 1; }
@@ -32,4 +37,18 @@ rc=$?
 kill $spid; wait $spid 2>/dev/null
 cat /out/server.txt
 [ $rc = 0 ] && grep -q '"role": "client"' /out/server.json || fail "cliffs against a server exited $rc"
+rdmabench cliffs -d rxe0 --op read --axis mrs --to 1024 --factor 4 --runs 2 -D 0.3 --bisect 1 --json /out/mrs.json >/out/mrs.txt 2>/out/mrs.err
+rc=$?
+cat /out/mrs.err /out/mrs.txt
+[ $rc = 0 ] || fail "cliffs along MRs exited $rc"
+grep -q '^rdmabench cliffs: read bw 64B along mrs 1..1024' /out/mrs.err || fail "no plan line along MRs"
+grep -Eq '^(knee: mpps|no knee up to 1024 MRs)' /out/mrs.txt || fail "no knee line in the MR table"
+mkdir -p /out/workload
+start=$(date +%s)
+rdmabench loopback -d rxe0 --op read,write --mode bw -s 4K --region 1G --access random -D 2 \
+	--json /out/workload/region.json >/out/workload/region.txt 2>/out/workload/region.err
+rc=$?
+echo "1 GiB region: READ and WRITE bw took $(( $(date +%s) - start )) s in all (registration included)" | tee -a /out/workload/region.err
+cat /out/workload/region.txt
+[ $rc = 0 ] || { cat /out/workload/region.err; fail "4 KiB random over 1 GiB exited $rc"; }
 echo "cliffs-guest OK"

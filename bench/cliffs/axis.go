@@ -21,10 +21,14 @@ const (
 	AxisSize     = "size"              // message size, bytes (-s)
 	AxisTxDepth  = "tx_depth"          // send queue depth (-t)
 	AxisOutReads = "outstanding_reads" // READ/atomic operations in flight per QP (-o)
+	// The workload knobs' axes (bench/spec/workload.go).
+	AxisMRs    = "mrs"    // MRs the operations spread over (--mrs)
+	AxisRegion = "region" // bytes of the target region (--region)
+	AxisSGE    = "sge"    // SGEs per work request (--sge)
 )
 
 // Axes lists the axes, as --axis takes them (with - for _).
-var Axes = []string{AxisQPs, AxisSize, AxisTxDepth, AxisOutReads}
+var Axes = []string{AxisQPs, AxisSize, AxisTxDepth, AxisOutReads, AxisMRs, AxisRegion, AxisSGE}
 
 // ParseAxis reads an axis name: qps, size, tx-depth (tx_depth) or
 // outstanding-reads (outstanding_reads).
@@ -33,7 +37,7 @@ func ParseAxis(s string) (string, error) {
 	if slices.Contains(Axes, a) {
 		return a, nil
 	}
-	return "", fmt.Errorf("--axis %q unknown; valid: qps, size, tx-depth, outstanding-reads", s)
+	return "", fmt.Errorf("--axis %q unknown; valid: qps, size, tx-depth, outstanding-reads, mrs, region, sge", s)
 }
 
 // DefaultRange is the ladder's default first and last value on axis.
@@ -44,6 +48,12 @@ func DefaultRange(axis string) (from, to int) {
 	case AxisTxDepth:
 		return 1, 1024
 	case AxisOutReads:
+		return 1, 16
+	case AxisMRs:
+		return 1, 1024
+	case AxisRegion:
+		return 64 << 10, 64 << 20
+	case AxisSGE:
 		return 1, 16
 	}
 	return 1, 64

@@ -85,6 +85,12 @@ func axisLabel(axis string, v int) string {
 		return fmt.Sprintf("depth %d", v)
 	case AxisOutReads:
 		return fmt.Sprintf("%d reads", v)
+	case AxisMRs:
+		return fmt.Sprintf("%d MRs", v)
+	case AxisRegion:
+		return fmt.Sprintf("region %d B", v)
+	case AxisSGE:
+		return fmt.Sprintf("%d SGEs", v)
 	}
 	return fmt.Sprint(v)
 }

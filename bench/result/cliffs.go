@@ -40,8 +40,8 @@ type CliffsDocument struct {
 	// Test names the test measured at every point, its axis value left
 	// out, e.g. "write bw 64B" for an axis of QPs.
 	Test string `json:"test"`
-	// Axis is the parameter searched: "qps", "size" (bytes), "tx_depth"
-	// or "outstanding_reads".
+	// Axis is the parameter searched: "qps", "size" (bytes), "tx_depth",
+	// "outstanding_reads", "mrs", "region" (bytes) or "sge".
 	Axis string `json:"axis"`
 	// Figure is the figure judged: "mpps", "bw_mb_per_s", or a latency
 	// statistic ("p50", "p99", "mean", ...), in FigureUnit.
