@@ -339,7 +339,7 @@ func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *result.ConnS
 		return eps, 0, nil, err
 	}
 	var remote proto.QPInfo
-	if err := cl.c.Recv(proto.MsgQPInfo, &remote); err != nil {
+	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, qpInfoWait(cl.c, spec)); err != nil {
 		return eps, 0, nil, err
 	}
 	if err := checkPair(cl.dev, remote, !isLocalAddr(addrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
@@ -357,6 +357,19 @@ func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *result.ConnS
 	return eps, mtu, conn, nil
 }
 
+// qpInfoWait is how long the client waits for the server's QP
+// information: the connection's per-message deadline plus 30 s per GiB
+// the server registers for the test (NeedOf: mapping and pinning a large
+// --region takes seconds, under TCG tens of seconds); no deadline when
+// the connection has none.
+func qpInfoWait(c *proto.Conn, s Spec) time.Duration {
+	d := c.Timeout()
+	if d <= 0 {
+		return 0
+	}
+	return d + time.Duration(NeedOf(s, false).Registered>>20)*(30*time.Second>>10)
+}
+
 // connectCM is the client side of an rdma_cm connection: the server says
 // where it listens, the client connects each QP there, then sends its
 // buffers.
@@ -368,7 +381,7 @@ func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *result.ConnSetup, 
 		return nil, 0, nil, err
 	}
 	var remote proto.QPInfo
-	if err := cl.c.Recv(proto.MsgQPInfo, &remote); err != nil {
+	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, qpInfoWait(cl.c, spec)); err != nil {
 		return nil, 0, nil, err
 	}
 	fail := func(eps *testEndpoints, err error) (*testEndpoints, int, *result.ConnSetup, error) {

@@ -83,6 +83,9 @@ func deadline(d time.Duration) time.Time {
 // SendError and Recv from the next call on; d <= 0 means no deadline.
 func (c *Conn) SetTimeout(d time.Duration) { c.timeout.Store(int64(d)) }
 
+// Timeout is the default per-message deadline (SetTimeout); 0: none.
+func (c *Conn) Timeout() time.Duration { return time.Duration(c.timeout.Load()) }
+
 // RemoteAddr returns the peer's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.c.RemoteAddr() }
 

@@ -1,0 +1,37 @@
+package bench
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
+)
+
+// TestQPInfoWaitScalesWithRegion: the client waits for the server's QP
+// information its usual deadline, plus 30 s per GiB the server registers
+// (a 1 GiB --region took more than the 10 s deadline under TCG).
+func TestQPInfoWaitScalesWithRegion(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := proto.NewConn(a, 10*time.Second)
+	plain := Spec{Op: result.OpRead, Mode: result.ModeBW, Size: 4096}.WithDefaults()
+	region := plain
+	region.Region, region.Access = 1<<30, spec.AccessRandom
+	if w := qpInfoWait(c, plain); w < 10*time.Second || w > 11*time.Second {
+		t.Errorf("plain READ: %v, want about 10 s", w)
+	}
+	if w := qpInfoWait(c, region); w < 40*time.Second || w > 41*time.Second {
+		t.Errorf("1 GiB region: %v, want about 40 s", w)
+	}
+	if NeedOf(region, false).Registered < 1<<30 || NeedOf(region, true).Registered >= 1<<30 {
+		t.Errorf("the server registers the region, the client not: %d, %d", NeedOf(region, false).Registered, NeedOf(region, true).Registered)
+	}
+	c.SetTimeout(0)
+	if w := qpInfoWait(c, region); w != 0 {
+		t.Errorf("no deadline: %v", w)
+	}
+}
