@@ -67,6 +67,10 @@ func NeedOf(s Spec, client bool) Need {
 	n.Registered = poolConfig(s, client, false, s.NumQPs(), false, s.HugePages).MappedBytes()
 	n.Engine = int64(s.NumQPs()) * engine(s.TxDepth)
 	n.Registered += spread.Bytes(s, client) // the workload knobs' region or per-MR buffers
+	if s.IdleQPs > 0 {                      // idle QPs: a pool buffer each, no engine
+		n.Registered += poolConfig(s.IdleSpec(), client, false, s.IdleQPs, false, false).MappedBytes()
+		n.QPs += s.IdleQPs
+	}
 	if client && s.MRModeOrDefault() == result.MRModePerOp {
 		n.Unregister = int64(s.NumQPs()) * verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: 1, HugePages: s.HugePages}.MappedBytes()
 	}

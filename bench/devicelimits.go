@@ -25,7 +25,7 @@ func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs 
 		return err
 	}
 	for _, s := range specs {
-		qps := s.NumQPs()
+		qps := s.NumQPs() + s.IdleQPs
 		if s.Load != nil {
 			qps += s.Load.QPs
 		}

@@ -52,6 +52,8 @@ type endpoint struct {
 	// spread is where the engine's work requests land in a spread test's
 	// peer region (bench/spread; the initiator's measured QPs), or nil.
 	spread *verbs.Spread
+	// idle: an idle QP (--qps-idle): connected to RTS, no engine.
+	idle bool
 }
 
 // sampleCap is the C sample buffer size per engine, entries (8 bytes each;
@@ -303,6 +305,9 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 		dest = verbs.UDDest{AH: ah, QPN: r.QPN, QKey: r.QKey}
 	}
 	e.setup = time.Since(e.setupStart)
+	if e.idle {
+		return mtu, nil
+	}
 	return mtu, e.startEngine(r, dest)
 }
 

@@ -50,6 +50,7 @@ type testMemory struct {
 	pd       *verbs.PD
 	measured *verbs.Pool
 	load     *verbs.Pool // nil without load QPs
+	idle     *verbs.Pool // nil without idle QPs (--qps-idle)
 }
 
 // newTestMemory registers the pools of spec s, bound to the device's NUMA
@@ -90,6 +91,11 @@ func (m *testMemory) newPools(dev *Device, s Spec, client bool) error {
 			return fmt.Errorf("--mr-mode %s: load QPs: %w", s.MRModeOrDefault(), err)
 		}
 	}
+	if s.IdleQPs > 0 {
+		if m.idle, err = m.pd.NewPool(poolConfig(s.IdleSpec(), client, dev.Ctx.IsIWARP(), s.IdleQPs, false, false)); err != nil {
+			return fmt.Errorf("--qps-idle %d: %w", s.IdleQPs, err)
+		}
+	}
 	return nil
 }
 
@@ -97,7 +103,7 @@ func (m *testMemory) newPools(dev *Device, s Spec, client bool) error {
 // returned its buffer and closed its QP.
 func (m *testMemory) close() error {
 	var errs []error
-	for _, p := range []*verbs.Pool{m.load, m.measured} {
+	for _, p := range []*verbs.Pool{m.idle, m.load, m.measured} {
 		if p != nil {
 			errs = append(errs, p.Close())
 		}

@@ -30,6 +30,11 @@ func TestQPInfoWaitScalesWithRegion(t *testing.T) {
 	if NeedOf(region, false).Registered < 1<<30 || NeedOf(region, true).Registered >= 1<<30 {
 		t.Errorf("the server registers the region, the client not: %d, %d", NeedOf(region, false).Registered, NeedOf(region, true).Registered)
 	}
+	idle := plain
+	idle.IdleQPs = 100
+	if n, p := NeedOf(idle, false), NeedOf(plain, false); n.QPs != p.QPs+100 || n.Registered <= p.Registered || n.Engine != p.Engine {
+		t.Errorf("100 idle QPs: need %+v, without %+v: want 100 more QPs and their buffers, no engines", n, p)
+	}
 	c.SetTimeout(0)
 	if w := qpInfoWait(c, region); w != 0 {
 		t.Errorf("no deadline: %v", w)

@@ -20,6 +20,8 @@ type testEndpoints struct {
 	// spread is the side's region or per-MR buffers of a spread test
 	// (--region, --mrs; bench/spread), or nil
 	spread *spread.Memory
+	// idle are the QPs that carry nothing (--qps-idle): connected, no engine
+	idle []*endpoint
 	// rdma_cm tests: the client's event channel, or the server's listener
 	// (closed after the endpoints and their ids)
 	cmch *verbs.EventChannel
@@ -65,6 +67,14 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 			ep.recvs = int(qpIters(int64(recvPosts(s)), s.NumQPs(), i))
 		}
 	}
+	for i := 0; i < s.IdleQPs; i++ {
+		ep, err := newEndpoint(dev, s.IdleSpec(), client, t.mem.idle, nil)
+		if err != nil {
+			return nil, fmt.Errorf("idle QP %d: %w", i, err)
+		}
+		ep.idle = true
+		t.idle = append(t.idle, ep)
+	}
 	if s.Load != nil {
 		for i := 0; i < s.Load.QPs; i++ {
 			ep, err := newEndpoint(dev, s.LoadSpec(), client, t.mem.load, nil)
@@ -85,6 +95,9 @@ func (t *testEndpoints) info() proto.QPInfo {
 	}
 	for _, ep := range t.extra {
 		in.QPs = append(in.QPs, ep.info())
+	}
+	for _, ep := range t.idle {
+		in.Idle = append(in.Idle, ep.info())
 	}
 	return in
 }
@@ -107,12 +120,17 @@ func (t *testEndpoints) connect(r proto.QPInfo) (int, error) {
 			return 0, fmt.Errorf("load QP %d: %w", i, err)
 		}
 	}
+	for i, ep := range t.idle {
+		if _, err := ep.connect(r.Idle[i]); err != nil {
+			return 0, fmt.Errorf("idle QP %d: %w", i, err)
+		}
+	}
 	return t.probe.connect(r)
 }
 
 func (t *testEndpoints) close() error {
 	var errs []error
-	for _, ep := range t.loads {
+	for _, ep := range append(t.loads, t.idle...) {
 		errs = append(errs, ep.close())
 	}
 	for _, ep := range t.extra {
@@ -161,8 +179,9 @@ func (t *testEndpoints) all() []*endpoint {
 // checkPeers checks that the peer's QP information r covers as many
 // measured and load QPs as this side has.
 func (t *testEndpoints) checkPeers(r proto.QPInfo) error {
-	if len(r.QPs) != len(t.extra) || len(r.Load) != len(t.loads) {
-		return fmt.Errorf("peer has %d measured and %d load QPs, this side %d and %d", len(r.QPs)+1, len(r.Load), len(t.extra)+1, len(t.loads))
+	if len(r.QPs) != len(t.extra) || len(r.Load) != len(t.loads) || len(r.Idle) != len(t.idle) {
+		return fmt.Errorf("peer has %d measured, %d load and %d idle QPs, this side %d, %d and %d",
+			len(r.QPs)+1, len(r.Load), len(r.Idle), len(t.extra)+1, len(t.loads), len(t.idle))
 	}
 	return nil
 }

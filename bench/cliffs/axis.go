@@ -22,13 +22,14 @@ const (
 	AxisTxDepth  = "tx_depth"          // send queue depth (-t)
 	AxisOutReads = "outstanding_reads" // READ/atomic operations in flight per QP (-o)
 	// The workload knobs' axes (bench/spec/workload.go).
-	AxisMRs    = "mrs"    // MRs the operations spread over (--mrs)
-	AxisRegion = "region" // bytes of the target region (--region)
-	AxisSGE    = "sge"    // SGEs per work request (--sge)
+	AxisMRs    = "mrs"      // MRs the operations spread over (--mrs)
+	AxisRegion = "region"   // bytes of the target region (--region)
+	AxisSGE    = "sge"      // SGEs per work request (--sge)
+	AxisIdle   = "idle_qps" // connected QPs that carry nothing (--qps-idle)
 )
 
 // Axes lists the axes, as --axis takes them (with - for _).
-var Axes = []string{AxisQPs, AxisSize, AxisTxDepth, AxisOutReads, AxisMRs, AxisRegion, AxisSGE}
+var Axes = []string{AxisQPs, AxisSize, AxisTxDepth, AxisOutReads, AxisMRs, AxisRegion, AxisSGE, AxisIdle}
 
 // ParseAxis reads an axis name: qps, size, tx-depth (tx_depth) or
 // outstanding-reads (outstanding_reads).
@@ -37,7 +38,7 @@ func ParseAxis(s string) (string, error) {
 	if slices.Contains(Axes, a) {
 		return a, nil
 	}
-	return "", fmt.Errorf("--axis %q unknown; valid: qps, size, tx-depth, outstanding-reads, mrs, region, sge", s)
+	return "", fmt.Errorf("--axis %q unknown; valid: qps, size, tx-depth, outstanding-reads, mrs, region, sge, idle-qps", s)
 }
 
 // DefaultRange is the ladder's default first and last value on axis.
@@ -55,6 +56,8 @@ func DefaultRange(axis string) (from, to int) {
 		return 64 << 10, 64 << 20
 	case AxisSGE:
 		return 1, 16
+	case AxisIdle:
+		return 1, 256
 	}
 	return 1, 64
 }

@@ -91,6 +91,8 @@ func axisLabel(axis string, v int) string {
 		return fmt.Sprintf("region %d B", v)
 	case AxisSGE:
 		return fmt.Sprintf("%d SGEs", v)
+	case AxisIdle:
+		return fmt.Sprintf("%d idle QPs", v)
 	}
 	return fmt.Sprint(v)
 }

@@ -33,6 +33,10 @@ const (
 	// DefaultRunOverhead: what rxe took under TCG on a loaded host (about
 	// 13 s a run of 256 QPs); hardware takes less.
 	DefaultQPOverhead = 60 * time.Millisecond
+	// RegionMiBOverhead is the estimated cost of mapping and registering
+	// one MiB of a --region in one run: what a 1 GiB region took under
+	// TCG (about 6 s), with room.
+	RegionMiBOverhead = 8 * time.Millisecond
 )
 
 // Runner runs one point's test: s with Repeat set to the runs of the
@@ -129,7 +133,9 @@ func figureOf(figure string, s bench.Spec) (string, string, bool, error) {
 
 // estimate is the time one point of s is expected to take with runs runs.
 func (c *Config) estimate(s bench.Spec, runs int) time.Duration {
-	run := c.RunOverhead + time.Duration(s.NumQPs())*c.QPOverhead + s.Duration + s.WarmupTime
+	// idle QPs are set up as the measured ones are; a region is mapped and registered
+	run := c.RunOverhead + time.Duration(s.NumQPs()+s.IdleQPs)*c.QPOverhead + time.Duration(s.RegionLen()>>20)*RegionMiBOverhead +
+		s.Duration + s.WarmupTime
 	return c.PointOverhead + time.Duration(runs)*run
 }
 

@@ -273,3 +273,20 @@ func TestSearchRetriesOnce(t *testing.T) {
 		t.Errorf("err %v, doc %+v", err, doc)
 	}
 }
+
+// TestEstimateCountsWorkload: a point's time estimate counts its idle QPs
+// as set-up QPs and its region's registration (a search along idle QPs
+// took 77 s in the guest against 30 s announced before it did).
+func TestEstimateCountsWorkload(t *testing.T) {
+	c := Config{RunOverhead: time.Second, QPOverhead: 60 * time.Millisecond, PointOverhead: time.Second}
+	base := bench.Spec{Op: "write", Mode: "bw", Size: 64, Duration: time.Second}
+	idle, region := base, base
+	idle.IdleQPs = 256
+	region.Region = 1 << 30
+	if got, want := c.estimate(idle, 2)-c.estimate(base, 2), 2*256*60*time.Millisecond; got != want {
+		t.Errorf("256 idle QPs add %v to 2 runs, want %v", got, want)
+	}
+	if got, want := c.estimate(region, 1)-c.estimate(base, 1), 1024*RegionMiBOverhead; got != want {
+		t.Errorf("a 1 GiB region adds %v to a run, want %v", got, want)
+	}
+}

@@ -86,6 +86,8 @@ type QPInfo struct {
 	// Region is the target side's spread region of a test with the
 	// workload knobs (--region, --mrs), its MRs in order.
 	Region []MRInfo `json:"region,omitempty"`
+	// Idle holds the idle QPs of a test with --qps-idle, in order.
+	Idle []QPInfo `json:"idle,omitempty"`
 }
 
 // MRInfo is one memory region a peer may reach: its start, length

@@ -41,7 +41,7 @@ type CliffsDocument struct {
 	// out, e.g. "write bw 64B" for an axis of QPs.
 	Test string `json:"test"`
 	// Axis is the parameter searched: "qps", "size" (bytes), "tx_depth",
-	// "outstanding_reads", "mrs", "region" (bytes) or "sge".
+	// "outstanding_reads", "mrs", "region" (bytes), "sge" or "idle_qps".
 	Axis string `json:"axis"`
 	// Figure is the figure judged: "mpps", "bw_mb_per_s", or a latency
 	// statistic ("p50", "p99", "mean", ...), in FigureUnit.

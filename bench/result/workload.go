@@ -24,4 +24,7 @@ type Workload struct {
 	Slots       int64  `json:"slots,omitempty"`
 	// SGE is the scatter/gather entries of each work request (--sge).
 	SGE int `json:"sge"`
+	// IdleQPs is the connected RC QPs per side that carried nothing
+	// beside the measured ones (--qps-idle).
+	IdleQPs int `json:"idle_qps,omitempty"`
 }

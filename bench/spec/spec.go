@@ -145,6 +145,9 @@ type Spec struct {
 	Seed   uint64 `json:"seed,omitempty"`
 	MRs    int    `json:"mrs,omitempty"`
 	SGE    int    `json:"sge,omitempty"`
+	// IdleQPs connects this many more RC QPs on each side that carry
+	// nothing: QP contexts beside the measured ones (--qps-idle).
+	IdleQPs int `json:"idle_qps,omitempty"`
 }
 
 // MaxQPs bounds the measured QPs of one test (rdmabench cliffs searches up

@@ -44,6 +44,9 @@ const (
 	// MaxSGE bounds --sge (the device's max_sge, and max_sge_rd for READ,
 	// bound it further).
 	MaxSGE = 64
+	// MaxIdleQPs bounds --qps-idle (the device's max_qp and the budget's
+	// --max-qps bound it further).
+	MaxIdleQPs = 1 << 16
 	// DefaultSeed seeds --access random when --seed is not given: runs
 	// repeat the same offsets unless told otherwise.
 	DefaultSeed = 1
@@ -156,6 +159,12 @@ func (s Spec) validateWorkload() error {
 		return fmt.Errorf("stride %d bytes out of range 1..%d", s.Stride, MaxRegion)
 	case s.Seed != 0 && s.AccessOrDefault() != AccessRandom:
 		return fmt.Errorf("seed %d with access %s: a seed goes with --access random only", s.Seed, s.AccessOrDefault())
+	case s.IdleQPs < 0 || s.IdleQPs > MaxIdleQPs:
+		return fmt.Errorf("idle QPs %d out of range 0..%d (--qps-idle)", s.IdleQPs, MaxIdleQPs)
+	case s.IdleQPs > 0 && s.Transport == result.TransportTCP:
+		return fmt.Errorf("--qps-idle %d applies to RDMA tests, not to the TCP baseline", s.IdleQPs)
+	case s.IdleQPs > 0 && s.RDMACM:
+		return fmt.Errorf("--qps-idle %d with --rdma-cm is not supported: idle QPs connect by the QP-number exchange", s.IdleQPs)
 	}
 	if s.SGE > 1 {
 		switch {
@@ -215,13 +224,21 @@ func (s Spec) SeedOrDefault() uint64 {
 	return s.Seed
 }
 
+// IdleSpec is the spec of each idle QP (--qps-idle): an RC SEND
+// endpoint (no remote access granted) of one 64-byte message and depth 1
+// that never posts, on the test's path settings.
+func (s Spec) IdleSpec() Spec {
+	return Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, Iters: 1, TxDepth: 1, CQMod: 1, RxDepth: 1,
+		MTU: s.MTU, SL: s.SL, TClass: s.TClass, NoAddrStep: true, CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex}
+}
+
 // WorkloadResult is what results record of the knobs, or nil when none
-// is set (one target, one MR, one SGE).
+// is set (one target, one MR, one SGE, no idle QPs).
 func (s Spec) WorkloadResult() *result.Workload {
-	if !s.Spread() && s.SGE <= 1 {
+	if !s.Spread() && s.SGE <= 1 && s.IdleQPs == 0 {
 		return nil
 	}
-	w := &result.Workload{MRs: s.NumMRs(), SGE: s.NumSGE()}
+	w := &result.Workload{MRs: s.NumMRs(), SGE: s.NumSGE(), IdleQPs: s.IdleQPs}
 	if s.Spread() {
 		w.RegionBytes, w.MRBytes, w.Access, w.Slots = s.RegionLen(), s.MRLen(), s.AccessOrDefault(), s.Slots()
 		w.StrideBytes, w.Seed = s.Stride, s.SeedOrDefault()

@@ -50,6 +50,10 @@ func TestValidateWorkload(t *testing.T) {
 		{"sge atomics", wl(func(s *Spec) { s.Op, s.Size, s.SGE = result.OpFetchAdd, 8, 2 }), "one scatter/gather entry"},
 		{"sge above the size", wl(func(s *Spec) { s.Size, s.SGE = 2, 4 }), "2-byte message cannot be split over 4"},
 		{"sge per-op", wl(func(s *Spec) { s.SGE, s.MRMode = 2, result.MRModePerOp }), "--mr-mode per-op"},
+		{"idle QPs", wl(func(s *Spec) { s.IdleQPs = 1000 }), ""},
+		{"idle QPs negative", wl(func(s *Spec) { s.IdleQPs = -1 }), "idle QPs -1 out of range 0..65536"},
+		{"idle QPs too many", wl(func(s *Spec) { s.IdleQPs = MaxIdleQPs + 1 }), "idle QPs 65537"},
+		{"idle QPs rdma_cm", wl(func(s *Spec) { s.IdleQPs, s.RDMACM = 4, true }), "with --rdma-cm"},
 		{"sge bidirectional", wl(func(s *Spec) { s.SGE, s.Bidirectional = 2, true }), "with -b"},
 		{"sge tcp", Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, Transport: result.TransportTCP, SGE: 2}.WithDefaults(), "not to the TCP baseline"},
 	} {
@@ -95,6 +99,12 @@ func TestWorkloadLayout(t *testing.T) {
 	}
 	if w := wl(func(s *Spec) { s.SGE = 3 }).WorkloadResult(); w == nil || w.SGE != 3 || w.RegionBytes != 0 {
 		t.Errorf("sge 3: result %+v", w)
+	}
+	if w := wl(func(s *Spec) { s.IdleQPs = 9 }).WorkloadResult(); w == nil || w.IdleQPs != 9 || w.MRs != 1 {
+		t.Errorf("9 idle QPs: result %+v", w)
+	}
+	if is := wl(func(s *Spec) { s.IdleQPs = 9 }).IdleSpec(); is.Traits().Access != AccessNone || is.Validate() != nil {
+		t.Errorf("idle QPs' spec %+v grants remote access or is invalid (%v)", is, is.Validate())
 	}
 }
 

@@ -26,7 +26,8 @@ const cliffsLong = `Finds where performance falls off along one axis of one test
 the message size (-s; odd sizes such as 129 and 257 B with --points), the
 send queue depth (-t), the outstanding reads (-o), the MRs the operations
 spread over (--mrs), the target region (--region, with --access) or the
-SGEs per work request (--sge). It measures a
+SGEs per work request (--sge), or the idle QPs beside the measured ones
+(--qps-idle). It measures a
 geometric ladder (--from, --to, --factor, or --points), then bisects inside
 each ladder step where the figure fell (--bisect steps, for the first two
 falls), each point --runs times on fresh QPs, and reports each knee: the
@@ -49,7 +50,7 @@ Defaults here: --op write (read for outstanding-reads), --mode bw, -s 64
 
 // cliffsAxisFlag maps each axis to the test flag it varies.
 var cliffsAxisFlag = map[string]string{cliffs.AxisQPs: "qps", cliffs.AxisSize: "size", cliffs.AxisTxDepth: "tx-depth", cliffs.AxisOutReads: "outstanding-reads",
-	cliffs.AxisMRs: "mrs", cliffs.AxisRegion: "region", cliffs.AxisSGE: "sge"}
+	cliffs.AxisMRs: "mrs", cliffs.AxisRegion: "region", cliffs.AxisSGE: "sge", cliffs.AxisIdle: "qps-idle"}
 
 // cliffsDefaultSize is the message size of a search along another axis
 // than size, without -s: small messages, whose rate is what falls off.
@@ -61,9 +62,9 @@ func cmdCliffs(fs *flag.FlagSet) action {
 	d.add(fs)
 	port := fs.IntP("port", "p", bench.DefaultPort, "with HOST: TCP control port of the server")
 	keyFile := addKeyFlag(fs, "to prove to the server (with HOST), which must prove it back")
-	axis := fs.String("axis", "", "the axis searched: qps, size, tx-depth, outstanding-reads, mrs, region or sge (required)")
-	from := fs.String("from", "", "the ladder's first value (default: qps 1, size 64, tx-depth 1, outstanding-reads 1, mrs 1, region 64K, sge 1; sizes take K, M)")
-	to := fs.String("to", "", "the ladder's last value (default: qps 64, size 64K, tx-depth 1024, outstanding-reads 16, mrs 1024, region 64M, sge 16)")
+	axis := fs.String("axis", "", "the axis searched: qps, size, tx-depth, outstanding-reads, mrs, region, sge or idle-qps (required)")
+	from := fs.String("from", "", "the ladder's first value (default: qps 1, size 64, tx-depth 1, outstanding-reads 1, mrs 1, region 64K, sge 1, idle-qps 1; sizes take K, M)")
+	to := fs.String("to", "", "the ladder's last value (default: qps 64, size 64K, tx-depth 1024, outstanding-reads 16, mrs 1024, region 64M, sge 16, idle-qps 256)")
 	factor := fs.Float64("factor", 2, "the ladder's ratio of one value to the last, (1, 16]")
 	points := fs.String("points", "", "the ladder as a list instead, e.g. 64,128,129,256,257,4K (sizes take K, M)")
 	runs := fs.Int("runs", cliffs.DefaultRuns, fmt.Sprintf("runs a point, each on fresh QPs, 1..%d: each point's interval", bench.MaxRepeat))
@@ -84,7 +85,7 @@ func cmdCliffs(fs *flag.FlagSet) action {
 			return err
 		}
 		if *axis == "" {
-			return usageError{errors.New("cliffs needs --axis: qps, size, tx-depth, outstanding-reads, mrs, region or sge")}
+			return usageError{errors.New("cliffs needs --axis: qps, size, tx-depth, outstanding-reads, mrs, region, sge or idle-qps")}
 		}
 		ax, err := cliffs.ParseAxis(*axis)
 		if err != nil {
@@ -138,6 +139,8 @@ func cmdCliffs(fs *flag.FlagSet) action {
 				*tf.workload.region = strconv.Itoa(v)
 			case cliffs.AxisSGE:
 				*tf.workload.sge = v
+			case cliffs.AxisIdle:
+				*tf.workload.idle = v
 			}
 			specs, err := tf.specs(fs)
 			if err != nil {

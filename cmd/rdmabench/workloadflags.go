@@ -13,11 +13,11 @@ import (
 // each operation lands and what it carries. Their defaults are perftest's
 // (one target buffer, one MR per side, one SGE).
 type workloadFlags struct {
-	fs       *flag.FlagSet
-	region   *string
-	access   *string
-	seed     *uint64
-	mrs, sge *int
+	fs             *flag.FlagSet
+	region         *string
+	access         *string
+	seed           *uint64
+	mrs, sge, idle *int
 }
 
 func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
@@ -29,7 +29,8 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 		seed: fs.Uint64("seed", 0, fmt.Sprintf("seed of --access random's offsets (default %d); recorded in the JSON", spec.DefaultSeed)),
 		mrs: fs.Int("mrs", 0, "spread the operations over this many MRs, round robin (random with --access random): the region split into N MRs on the target side, "+
 			"one message buffer per MR on the initiator's (default 1; at most the device's max_mr)"),
-		sge: fs.Int("sge", 0, "split each work request's message over this many scatter/gather entries (default 1; at most the device's max_sge, max_sge_rd for READ)"),
+		idle: fs.Int("qps-idle", 0, "connect this many more RC QPs on each side that carry nothing beside the measured ones (QP contexts; at most the device's max_qp and the server's --max-qps)"),
+		sge:  fs.Int("sge", 0, "split each work request's message over this many scatter/gather entries (default 1; at most the device's max_sge, max_sge_rd for READ)"),
 	}
 }
 
@@ -58,6 +59,6 @@ func (f *workloadFlags) apply(s *spec.Spec) error {
 			return usageError{fmt.Errorf("--%s %d: must be at least 1", v.name, v.n)}
 		}
 	}
-	s.MRs, s.SGE = *f.mrs, *f.sge
+	s.MRs, s.SGE, s.IdleQPs = *f.mrs, *f.sge, *f.idle
 	return nil
 }
