@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # cliffs-test.sh: make cliffs-test. One SoftRoCE guest runs
-# scripts/cliffs-guest.sh (the planted load cliff, cliffs along QPs 1..256);
-# then on the host its documents are checked against cliffs.schema.json and
-# their announced time (TestCliffsFiles) and plotted (plot --kind cliffs).
-# Output in build/cliffs/. About 2-3 minutes under TCG.
+# scripts/cliffs-guest.sh (the planted load cliff, cliffs along QPs 1..256
+# and along MRs 1..1024, 4 KiB random READ/WRITE over a 1 GiB region: the
+# guest has 3 GiB); then on the host its documents are checked against
+# cliffs.schema.json and their announced time (TestCliffsFiles) and plotted
+# (plot --kind cliffs), the region's results with jcheck.
+# Output in build/cliffs/. About 4-5 minutes under TCG.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}

@@ -37,6 +37,10 @@ const (
 	// one MiB of a --region in one run: what a 1 GiB region took under
 	// TCG (about 6 s), with room.
 	RegionMiBOverhead = 8 * time.Millisecond
+	// MROverhead is the estimated cost of registering and deregistering
+	// one MR of a spread test (--mrs) on one side in one run: rxe under
+	// TCG on a loaded host took about 1.5 ms.
+	MROverhead = 2 * time.Millisecond
 )
 
 // Runner runs one point's test: s with Repeat set to the runs of the
@@ -136,6 +140,9 @@ func (c *Config) estimate(s bench.Spec, runs int) time.Duration {
 	// idle QPs are set up as the measured ones are; a region is mapped and registered
 	run := c.RunOverhead + time.Duration(s.NumQPs()+s.IdleQPs)*c.QPOverhead + time.Duration(s.RegionLen()>>20)*RegionMiBOverhead +
 		s.Duration + s.WarmupTime
+	if s.Spread() { // both sides register --mrs MRs
+		run += time.Duration(2*s.NumMRs()) * MROverhead
+	}
 	return c.PointOverhead + time.Duration(runs)*run
 }
 

@@ -276,7 +276,8 @@ func TestSearchRetriesOnce(t *testing.T) {
 
 // TestEstimateCountsWorkload: a point's time estimate counts its idle QPs
 // as set-up QPs and its region's registration (a search along idle QPs
-// took 77 s in the guest against 30 s announced before it did).
+// took 77 s in the guest against 30 s announced before it did, one along
+// MRs 36 s against 35 s), and its MRs' registration on both sides.
 func TestEstimateCountsWorkload(t *testing.T) {
 	c := Config{RunOverhead: time.Second, QPOverhead: 60 * time.Millisecond, PointOverhead: time.Second}
 	base := bench.Spec{Op: "write", Mode: "bw", Size: 64, Duration: time.Second}
@@ -286,7 +287,12 @@ func TestEstimateCountsWorkload(t *testing.T) {
 	if got, want := c.estimate(idle, 2)-c.estimate(base, 2), 2*256*60*time.Millisecond; got != want {
 		t.Errorf("256 idle QPs add %v to 2 runs, want %v", got, want)
 	}
-	if got, want := c.estimate(region, 1)-c.estimate(base, 1), 1024*RegionMiBOverhead; got != want {
+	if got, want := c.estimate(region, 1)-c.estimate(base, 1), 1024*RegionMiBOverhead+2*MROverhead; got != want {
 		t.Errorf("a 1 GiB region adds %v to a run, want %v", got, want)
+	}
+	mrs := base
+	mrs.MRs = 1024
+	if got, want := c.estimate(mrs, 2)-c.estimate(base, 2), 2*2*1024*MROverhead; got != want {
+		t.Errorf("1024 MRs add %v to 2 runs, want %v (each side registers them)", got, want)
 	}
 }
