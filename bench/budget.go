@@ -188,6 +188,9 @@ func describe(s Spec) string {
 	if s.Spread() {
 		d += fmt.Sprintf(" over a %s region in %d MRs", FormatBytes(s.RegionLen()), s.NumMRs())
 	}
+	if s.IdleQPs > 0 {
+		d += fmt.Sprintf(" + %d idle QPs", s.IdleQPs)
+	}
 	return d
 }
 

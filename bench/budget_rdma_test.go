@@ -14,7 +14,8 @@ import (
 
 // TestRDMABudgetNeedMatchesMemory: NeedOf, which the budget checks
 // before anything exists, is what newTestEndpoints really maps, registers
-// and opens, on both sides, for pools, load QPs, per-op buffers and UD.
+// and opens, on both sides, for pools, load QPs, per-op buffers, UD and
+// the workload knobs (a region, per-MR buffers, idle QPs).
 func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 	requireDevice(t)
 	dev, err := OpenDevice("", 1, -1, netip.MustParseAddr("127.0.0.1"))
@@ -32,6 +33,8 @@ func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: Spec{QPs: 6, Iters: 100, Warmup: -1}}, // two slabs (rxe: max_msg_sz 8 MiB)
 		// address stepping over a 64 KiB cycle: the areas grow to hold it
 		{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeBW}, Template: Spec{QPs: 2, Iters: 100, Warmup: -1, AddrCycle: 64 << 10}},
+		// the workload knobs: a region in 4 MRs (per-MR buffers on the client), idle QPs
+		{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 100, Warmup: -1, Region: 1 << 20, MRs: 4, IdleQPs: 3}},
 	} {
 		specs = append(specs, plan(t, p)...)
 	}
@@ -46,12 +49,16 @@ func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 			if eps.mem.load != nil {
 				got.Registered += eps.mem.load.MappedBytes()
 			}
+			if eps.mem.idle != nil {
+				got.Registered += eps.mem.idle.MappedBytes()
+			}
+			got.Registered += eps.spread.MappedBytes()
 			for _, ep := range eps.all() {
 				if ep.opBuf != nil {
 					got.Unregister += int64(ep.opBuf.Len())
 				}
 			}
-			got.QPs = len(eps.all())
+			got.QPs = len(eps.all()) + len(eps.idle)
 			want := NeedOf(s, client)
 			if got.Registered != want.Registered || got.Unregister != want.Unregister || got.QPs != want.QPs {
 				t.Errorf("%s client=%v: mapped %d registered + %d other, %d QPs; Need says %d + %d, %d QPs",

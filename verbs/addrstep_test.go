@@ -43,18 +43,7 @@ func TestRDMAEngineAddrStep(t *testing.T) {
 			if tt.stepped {
 				cfg.AddrStep, cfg.AddrCycle = step, cycle
 			}
-			e, err := verbs.NewEngine(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
-			e.SetTarget(n)
-			for e.Completed() < n {
-				e.ResetSamples()
-				if _, err := e.BWClient(verbs.Now() + int64(time.Second)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e := streamN(t, cfg, n)
 			target := dst[area : 2*area]
 			for j := 0; j < cycle/step; j++ {
 				slot := target[j*step : (j+1)*step]
@@ -92,6 +81,25 @@ func TestRDMAEngineAddrStep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// streamN creates an engine of cfg and streams n operations on it (its
+// bandwidth loop, batch after batch); the engine closes when the test ends.
+func streamN(t *testing.T, cfg verbs.EngineConfig, n uint64) *verbs.Engine {
+	t.Helper()
+	e, err := verbs.NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	e.SetTarget(n)
+	for e.Completed() < n {
+		e.ResetSamples()
+		if _, err := e.BWClient(verbs.Now() + int64(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
 }
 
 // TestRDMAEngineAddrStepRefused: a cycle that does not fit the areas, or

@@ -55,20 +55,9 @@ func TestRDMAEngineSpread(t *testing.T) {
 				}
 			}
 			n := uint64(mrs * slots * 40)
-			e, err := verbs.NewEngine(verbs.EngineConfig{QP: a.QP, MR: a.MR, Op: tt.op, Size: tt.size, RecvOffset: each,
+			streamN(t, verbs.EngineConfig{QP: a.QP, MR: a.MR, Op: tt.op, Size: tt.size, RecvOffset: each,
 				RemoteAddr: b.MR.Addr(), RKey: b.MR.RKey(), TxDepth: 16, CQMod: 4, RxDepth: 1,
-				Timeout: 5 * time.Second, Samples: int(n), Spread: sp})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
-			e.SetTarget(n)
-			for e.Completed() < n {
-				e.ResetSamples()
-				if _, err := e.BWClient(verbs.Now() + int64(time.Second)); err != nil {
-					t.Fatal(err)
-				}
-			}
+				Timeout: 5 * time.Second, Samples: int(n), Spread: sp}, n)
 			dst := b.Buf.Bytes()
 			var total uint64
 			for m := 0; m < mrs; m++ {

@@ -82,6 +82,14 @@ func New(pd *verbs.PD, s spec.Spec, client bool, access verbs.Access, bind func(
 	})
 }
 
+// MappedBytes is what the memory maps, bytes (0 on a nil *Memory).
+func (m *Memory) MappedBytes() int64 {
+	if m == nil {
+		return 0
+	}
+	return int64(m.buf.Len())
+}
+
 // Remote is the target side's MRs as its peer reaches them (nil on a nil
 // *Memory).
 func (m *Memory) Remote() []proto.MRInfo {
