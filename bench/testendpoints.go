@@ -35,6 +35,11 @@ func (t *testEndpoints) measured() []*endpoint {
 
 func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err error) {
 	t := &testEndpoints{}
+	if s.Spread() { // the device's max_mr and max_mr_size before the region is mapped (newEndpoint checks the rest)
+		if err := dev.supports(s); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
 		if err != nil {
 			t.close()
