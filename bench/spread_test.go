@@ -35,6 +35,12 @@ func TestQPInfoWaitScalesWithRegion(t *testing.T) {
 	if n, p := NeedOf(idle, false), NeedOf(plain, false); n.QPs != p.QPs+100 || n.Registered <= p.Registered || n.Engine != p.Engine {
 		t.Errorf("100 idle QPs: need %+v, without %+v: want 100 more QPs and their buffers, no engines", n, p)
 	}
+	send := plain
+	send.Op, send.MRs = result.OpSend, 16
+	if n, p := NeedOf(send, true), NeedOf(plain, true); n.Registered != p.Registered+16*4096 || NeedOf(send, false).Registered != NeedOf(plain, false).Registered {
+		t.Errorf("send over 16 MRs: the client registers %d more bytes, the server %d more; want 16 × 4 KiB and none",
+			n.Registered-p.Registered, NeedOf(send, false).Registered-NeedOf(plain, false).Registered)
+	}
 	c.SetTimeout(0)
 	if w := qpInfoWait(c, region); w != 0 {
 		t.Errorf("no deadline: %v", w)

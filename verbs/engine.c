@@ -236,12 +236,12 @@ static void spread_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge)
 					e->sp_j = 0;
 			}
 		}
-		uint64_t raddr = e->sp_raddr[m] + slot * e->sp_step;
-		if (e->op == IBV_WR_ATOMIC_FETCH_AND_ADD || e->op == IBV_WR_ATOMIC_CMP_AND_SWP) {
-			wr->wr.atomic.remote_addr = raddr;
+		if (!e->sp_raddr) { // SEND: the local buffers alone
+		} else if (e->op == IBV_WR_ATOMIC_FETCH_AND_ADD || e->op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+			wr->wr.atomic.remote_addr = e->sp_raddr[m] + slot * e->sp_step;
 			wr->wr.atomic.rkey = e->sp_rkey[m];
 		} else {
-			wr->wr.rdma.remote_addr = raddr;
+			wr->wr.rdma.remote_addr = e->sp_raddr[m] + slot * e->sp_step;
 			wr->wr.rdma.rkey = e->sp_rkey[m];
 		}
 		if (e->sp_laddr) {
@@ -263,9 +263,10 @@ static void spread_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge)
 }
 
 // rb_spread_peek builds n work requests of e's op as the loops do and
-// posts nothing: each one's remote address, rkey and SGE bytes in all
+// posts nothing: each one's remote address, rkey, SGE bytes in all and
+// first SGE's lkey
 // (tests of spread_wr without a device).
-void rb_spread_peek(rb_engine *e, uint64_t n, uint64_t *raddr, uint32_t *rkey, uint32_t *sge_bytes) {
+void rb_spread_peek(rb_engine *e, uint64_t n, uint64_t *raddr, uint32_t *rkey, uint32_t *sge_bytes, uint32_t *lkey) {
 	for (uint64_t i = 0; i < n; i++) {
 		struct ibv_send_wr wr;
 		struct ibv_sge sge;
@@ -277,6 +278,7 @@ void rb_spread_peek(rb_engine *e, uint64_t n, uint64_t *raddr, uint32_t *rkey, u
 		for (int j = 0; j < wr.num_sge; j++)
 			sum += wr.sg_list[j].length;
 		sge_bytes[i] = sum;
+		lkey[i] = wr.sg_list[0].lkey;
 	}
 }
 

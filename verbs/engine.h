@@ -135,7 +135,7 @@ typedef struct rb_engine {
 	// (a measured phase does not replay its warm-up's offsets).
 	uint32_t sp_n;             // (cfg) remote MRs; 0 = off
 	int sp_access;             // (cfg) RB_SP_*
-	uint64_t *sp_raddr;        // (cfg) sp_n remote MR starts (C memory)
+	uint64_t *sp_raddr;        // (cfg) sp_n remote MR starts (C memory), or NULL: SEND, local buffers only
 	uint32_t *sp_rkey;         // (cfg) their rkeys
 	uint64_t *sp_laddr;        // (cfg) sp_n local buffers, or NULL
 	uint32_t *sp_lkey;         // (cfg) their lkeys
@@ -166,6 +166,6 @@ int rb_bw_server_multi(rb_engine **es, int n, int *which);
 int rb_drain_send(rb_engine *e, uint64_t n);
 int rb_op_release(rb_engine *e);
 int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len);
-void rb_spread_peek(rb_engine *e, uint64_t n, uint64_t *raddr, uint32_t *rkey, uint32_t *sge_bytes);
+void rb_spread_peek(rb_engine *e, uint64_t n, uint64_t *raddr, uint32_t *rkey, uint32_t *sge_bytes, uint32_t *lkey);
 
 #endif

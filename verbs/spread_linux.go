@@ -15,7 +15,8 @@ import (
 )
 
 // Spread is where an engine's work requests land when they spread over a
-// region or several MRs (the workload knobs): work request k's remote
+// region or several MRs (the workload knobs). Without Targets (SEND) only
+// the local buffer changes: Locals[m], m chosen as for targets. Else work request k's remote
 // target lies in one of Targets, at an offset slot × Step with slot below
 // Slots, chosen in the C loop by Access (verbs/engine.c, spread_wr). With
 // Locals, the local buffer of a work request to Targets[m] is Locals[m]
@@ -65,9 +66,9 @@ func (cfg *EngineConfig) checkSpread() error {
 		return nil
 	}
 	switch {
-	case len(sp.Targets) == 0 || len(sp.Targets) > 1<<20:
-		return fmt.Errorf("verbs: spread over %d target MRs out of range 1..%d", len(sp.Targets), 1<<20)
-	case sp.Locals != nil && len(sp.Locals) != len(sp.Targets):
+	case len(sp.Targets) == 0 && len(sp.Locals) == 0, len(sp.Targets) > 1<<20 || len(sp.Locals) > 1<<20:
+		return fmt.Errorf("verbs: spread over %d target MRs and %d local buffers out of range 1..%d", len(sp.Targets), len(sp.Locals), 1<<20)
+	case sp.Targets != nil && sp.Locals != nil && len(sp.Locals) != len(sp.Targets):
 		return fmt.Errorf("verbs: spread with %d local buffers for %d target MRs: one each", len(sp.Locals), len(sp.Targets))
 	case sp.Step < 1 || sp.Slots < 1:
 		return fmt.Errorf("verbs: spread step %d bytes and %d slots must be at least 1", sp.Step, sp.Slots)
@@ -104,19 +105,23 @@ func setSpread(e *C.rb_engine, cfg EngineConfig) error {
 	if sp == nil {
 		return nil
 	}
-	n := len(sp.Targets)
-	e.sp_raddr = (*C.uint64_t)(C.calloc(C.size_t(n), 8))
-	e.sp_rkey = (*C.uint32_t)(C.calloc(C.size_t(n), 4))
+	n := max(len(sp.Targets), len(sp.Locals)) // no targets: the local buffers alone (SEND)
+	if sp.Targets != nil {
+		e.sp_raddr = (*C.uint64_t)(C.calloc(C.size_t(n), 8))
+		e.sp_rkey = (*C.uint32_t)(C.calloc(C.size_t(n), 4))
+	}
 	if sp.Locals != nil {
 		e.sp_laddr = (*C.uint64_t)(C.calloc(C.size_t(n), 8))
 		e.sp_lkey = (*C.uint32_t)(C.calloc(C.size_t(n), 4))
 	}
-	if e.sp_raddr == nil || e.sp_rkey == nil || (sp.Locals != nil && (e.sp_laddr == nil || e.sp_lkey == nil)) {
+	if (sp.Targets != nil && (e.sp_raddr == nil || e.sp_rkey == nil)) || (sp.Locals != nil && (e.sp_laddr == nil || e.sp_lkey == nil)) {
 		return &Error{Op: "calloc", Detail: fmt.Sprintf("%d target MRs", n), Err: syscall.ENOMEM}
 	}
-	raddr, rkey := unsafe.Slice((*uint64)(unsafe.Pointer(e.sp_raddr)), n), unsafe.Slice((*uint32)(unsafe.Pointer(e.sp_rkey)), n)
-	for i, t := range sp.Targets {
-		raddr[i], rkey[i] = t.Addr, t.RKey
+	if sp.Targets != nil {
+		raddr, rkey := unsafe.Slice((*uint64)(unsafe.Pointer(e.sp_raddr)), n), unsafe.Slice((*uint32)(unsafe.Pointer(e.sp_rkey)), n)
+		for i, t := range sp.Targets {
+			raddr[i], rkey[i] = t.Addr, t.RKey
+		}
 	}
 	if sp.Locals != nil {
 		laddr, lkey := unsafe.Slice((*uint64)(unsafe.Pointer(e.sp_laddr)), n), unsafe.Slice((*uint32)(unsafe.Pointer(e.sp_lkey)), n)
@@ -136,31 +141,42 @@ func freeSpread(e *C.rb_engine) {
 	}
 }
 
+// Peek is what PeekSpread saw of each work request: its remote address
+// and rkey, its SGEs' bytes in all and its first SGE's lkey.
+type Peek struct {
+	RAddr      uint64
+	RKey, LKey uint32
+	SGEBytes   uint32
+}
+
 // PeekSpread builds n work requests of op (size bytes, post list
 // postList) with spreading sp and sge SGEs as the C loops do, posting
-// nothing, and returns each one's remote address, rkey and SGE bytes in
-// all: how tests check spread_wr's choices without a device.
-func PeekSpread(op Opcode, size int, sp *Spread, sge, postList, n int) (raddr []uint64, rkey []uint32, sgeBytes []uint32, err error) {
+// nothing: how tests check spread_wr's choices without a device.
+func PeekSpread(op Opcode, size int, sp *Spread, sge, postList, n int) ([]Peek, error) {
 	cfg := EngineConfig{Op: op, Size: size, Spread: sp, SGE: sge, PostList: postList}
 	if err := cfg.checkSpread(); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	e := (*C.rb_engine)(C.calloc(1, C.size_t(unsafe.Sizeof(C.rb_engine{}))))
 	if e == nil {
-		return nil, nil, nil, &Error{Op: "calloc", Err: syscall.ENOMEM}
+		return nil, &Error{Op: "calloc", Err: syscall.ENOMEM}
 	}
 	defer freeEngine(e)
 	e.op, e.size, e.post_list = C.int(op), C.uint32_t(size), C.uint32_t(max(postList, 1))
 	if err := setSpread(e, cfg); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	ra, rk, sb := (*C.uint64_t)(C.calloc(C.size_t(n), 8)), (*C.uint32_t)(C.calloc(C.size_t(n), 4)), (*C.uint32_t)(C.calloc(C.size_t(n), 4))
-	defer C.free(unsafe.Pointer(ra))
-	defer C.free(unsafe.Pointer(rk))
-	defer C.free(unsafe.Pointer(sb))
-	C.rb_spread_peek(e, C.uint64_t(n), ra, rk, sb)
-	raddr = append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(ra)), n)...)
-	rkey = append([]uint32(nil), unsafe.Slice((*uint32)(unsafe.Pointer(rk)), n)...)
-	sgeBytes = append([]uint32(nil), unsafe.Slice((*uint32)(unsafe.Pointer(sb)), n)...)
-	return raddr, rkey, sgeBytes, nil
+	ra, rk := (*C.uint64_t)(C.calloc(C.size_t(n), 8)), (*C.uint32_t)(C.calloc(C.size_t(n), 4))
+	sb, lk := (*C.uint32_t)(C.calloc(C.size_t(n), 4)), (*C.uint32_t)(C.calloc(C.size_t(n), 4))
+	for _, p := range []unsafe.Pointer{unsafe.Pointer(ra), unsafe.Pointer(rk), unsafe.Pointer(sb), unsafe.Pointer(lk)} {
+		defer C.free(p)
+	}
+	C.rb_spread_peek(e, C.uint64_t(n), ra, rk, sb, lk)
+	raddr, rkey := unsafe.Slice((*uint64)(unsafe.Pointer(ra)), n), unsafe.Slice((*uint32)(unsafe.Pointer(rk)), n)
+	sgeBytes, lkey := unsafe.Slice((*uint32)(unsafe.Pointer(sb)), n), unsafe.Slice((*uint32)(unsafe.Pointer(lk)), n)
+	out := make([]Peek, n)
+	for i := range out {
+		out[i] = Peek{RAddr: raddr[i], RKey: rkey[i], LKey: lkey[i], SGEBytes: sgeBytes[i]}
+	}
+	return out, nil
 }

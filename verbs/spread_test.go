@@ -23,11 +23,11 @@ func TestSpreadPicks(t *testing.T) {
 		mr  int
 		off uint64
 	}
-	decode := func(sp *verbs.Spread, raddr []uint64, rkey []uint32) []pick {
-		out := make([]pick, len(raddr))
-		for i := range raddr {
-			m := int(rkey[i]) - 100
-			out[i] = pick{m, raddr[i] - sp.Targets[m].Addr}
+	decode := func(sp *verbs.Spread, ps []verbs.Peek) []pick {
+		out := make([]pick, len(ps))
+		for i, p := range ps {
+			m := int(p.RKey) - 100
+			out[i] = pick{m, p.RAddr - sp.Targets[m].Addr}
 		}
 		return out
 	}
@@ -48,17 +48,17 @@ func TestSpreadPicks(t *testing.T) {
 			[]pick{{0, 0}, {1, 0}, {0, 8}, {1, 8}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			raddr, rkey, sge, err := verbs.PeekSpread(c.op, c.size, &c.sp, 1, 1, len(c.want))
+			ps, err := verbs.PeekSpread(c.op, c.size, &c.sp, 1, 1, len(c.want))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := decode(&c.sp, raddr, rkey)
+			got := decode(&c.sp, ps)
 			for i, w := range c.want {
 				if got[i] != w {
 					t.Errorf("work request %d: MR %d offset %d, want MR %d offset %d", i, got[i].mr, got[i].off, w.mr, w.off)
 				}
-				if want := uint32(c.size); sge[i] != want {
-					t.Errorf("work request %d carries %d bytes, want %d", i, sge[i], want)
+				if want := uint32(c.size); ps[i].SGEBytes != want {
+					t.Errorf("work request %d carries %d bytes, want %d", i, ps[i].SGEBytes, want)
 				}
 			}
 		})
@@ -67,12 +67,12 @@ func TestSpreadPicks(t *testing.T) {
 	t.Run("random", func(t *testing.T) {
 		const n, mrs, slots, size = 20000, 4, 64, 4096
 		sp := verbs.Spread{Targets: targets(mrs, slots*size), Access: verbs.SpreadRandom, Step: size, Slots: slots, Seed: 42}
-		raddr, rkey, _, err := verbs.PeekSpread(verbs.OpRead, size, &sp, 1, 1, n)
+		ps, err := verbs.PeekSpread(verbs.OpRead, size, &sp, 1, 1, n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		seen := map[pick]int{}
-		for _, p := range decode(&sp, raddr, rkey) {
+		for _, p := range decode(&sp, ps) {
 			if p.mr < 0 || p.mr >= mrs || p.off%size != 0 || p.off/size >= slots {
 				t.Fatalf("pick MR %d offset %d outside %d MRs of %d %d-byte slots", p.mr, p.off, mrs, slots, size)
 			}
@@ -86,14 +86,14 @@ func TestSpreadPicks(t *testing.T) {
 				t.Errorf("slot %+v drawn %d times of %d: not uniform", p, k, n)
 			}
 		}
-		again, _, _, _ := verbs.PeekSpread(verbs.OpRead, size, &sp, 1, 1, n)
+		again, _ := verbs.PeekSpread(verbs.OpRead, size, &sp, 1, 1, n)
 		other := sp
 		other.Seed = 43
-		diff, _, _, _ := verbs.PeekSpread(verbs.OpRead, size, &other, 1, 1, n)
-		same, differs := true, false
-		for i := range raddr {
-			same = same && again[i] == raddr[i]
-			differs = differs || diff[i] != raddr[i]
+		diff, _ := verbs.PeekSpread(verbs.OpRead, size, &other, 1, 1, n)
+		same, differs := len(again) == n && len(diff) == n, false
+		for i := range ps {
+			same = same && again[i] == ps[i]
+			differs = differs || diff[i] != ps[i]
 		}
 		if !same || !differs {
 			t.Errorf("seed 42 twice the same: %v; seed 43 differs: %v", same, differs)
@@ -102,14 +102,31 @@ func TestSpreadPicks(t *testing.T) {
 
 	t.Run("sge", func(t *testing.T) {
 		for _, c := range []struct{ size, sge int }{{4096, 2}, {4097, 4}, {3, 3}} {
-			_, _, got, err := verbs.PeekSpread(verbs.OpSend, c.size, nil, c.sge, 4, 8)
+			ps, err := verbs.PeekSpread(verbs.OpSend, c.size, nil, c.sge, 4, 8)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, b := range got {
-				if int(b) != c.size {
-					t.Errorf("size %d over %d SGEs: work request %d carries %d bytes", c.size, c.sge, i, b)
+			for i, p := range ps {
+				if int(p.SGEBytes) != c.size {
+					t.Errorf("size %d over %d SGEs: work request %d carries %d bytes", c.size, c.sge, i, p.SGEBytes)
 				}
+			}
+		}
+	})
+
+	t.Run("send over local buffers", func(t *testing.T) {
+		var locals []verbs.Memory
+		for i := 0; i < 3; i++ {
+			locals = append(locals, fakeMem{addr: 1 << 20 * uint64(i+1), key: uint32(200 + i)})
+		}
+		sp := verbs.Spread{Locals: locals, Access: verbs.SpreadSeq, Step: 1, Slots: 1}
+		ps, err := verbs.PeekSpread(verbs.OpSend, 64, &sp, 1, 1, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range ps {
+			if want := uint32(200 + i%3); p.LKey != want || p.RAddr != 0 || p.RKey != 0 {
+				t.Errorf("SEND %d: lkey %d, remote 0x%x/%d; want lkey %d and no remote address", i, p.LKey, p.RAddr, p.RKey, want)
 			}
 		}
 	})
@@ -127,9 +144,20 @@ func TestSpreadPicks(t *testing.T) {
 			{"more SGEs than bytes", 2, nil, 3},
 			{"too many SGEs", 4096, nil, verbs.MaxSGE + 1},
 		} {
-			if _, _, _, err := verbs.PeekSpread(verbs.OpWrite, c.size, c.sp, c.sge, 1, 1); err == nil {
+			if _, err := verbs.PeekSpread(verbs.OpWrite, c.size, c.sp, c.sge, 1, 1); err == nil {
 				t.Errorf("%s: accepted", c.name)
 			}
 		}
 	})
 }
+
+// fakeMem is a local buffer's address and key as an engine keeps them
+// (PeekSpread registers nothing).
+type fakeMem struct {
+	addr uint64
+	key  uint32
+}
+
+func (m fakeMem) Addr() uint64 { return m.addr }
+func (m fakeMem) Len() uint64  { return 4096 }
+func (m fakeMem) LKey() uint32 { return m.key }

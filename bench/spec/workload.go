@@ -89,12 +89,16 @@ func (s Spec) RegionLen() int64 {
 	if s.Region > 0 {
 		return s.Region
 	}
-	if !s.Spread() {
+	if !s.Spread() || s.LocalOnly() {
 		return 0
 	}
 	slot := max((int64(s.Size)+spreadAlign-1)&^(spreadAlign-1), s.Stride)
 	return slot * int64(s.NumMRs())
 }
+
+// LocalOnly reports whether the operations spread over the initiator's
+// MRs alone: an op without a remote address (SEND) with --mrs.
+func (s Spec) LocalOnly() bool { return s.Spread() && s.Traits().Access == AccessNone }
 
 // MRLen is the length of each MR of the target region, bytes: the region
 // shared evenly, rounded down to 64 B.
@@ -194,8 +198,8 @@ func (s Spec) validateWorkload() error {
 	switch {
 	case s.Transport == result.TransportTCP:
 		return fmt.Errorf("%s applies to RDMA tests, not to the TCP baseline", what)
-	case t.Access == AccessNone:
-		return fmt.Errorf("%s spreads the remote target of READ, WRITE and atomics; %s has no remote address (its receiver's buffers are its own)", what, s.Op)
+	case t.Access == AccessNone && s.Region > 0:
+		return fmt.Errorf("%s spreads the remote target of READ, WRITE and atomics; %s has no remote address (its receiver's buffers are its own; --mrs spreads its local buffers)", what, s.Op)
 	case s.Mode == result.ModeLat && t.PingPong:
 		return fmt.Errorf("%s: %s latency is a ping-pong that polls one buffer's last byte; spread its targets in a bandwidth test (--mode bw) or measure READ latency", what, s.Op)
 	case s.MRModeOrDefault() != result.MRModePool:
@@ -206,6 +210,8 @@ func (s Spec) validateWorkload() error {
 		return fmt.Errorf("%s with --verify is not supported: the verify pass checks the first message's buffer", what)
 	case t.Atomic && s.AccessOrDefault() == AccessStride && s.Stride%AtomicSize != 0:
 		return fmt.Errorf("stride %d bytes: atomics need 8-byte aligned targets (a multiple of 8)", s.Stride)
+	case s.LocalOnly():
+		return nil // --mrs spreads the sender's local buffers only
 	case s.Slots() < 1:
 		return fmt.Errorf("region %d bytes over %d MRs gives %d-byte MRs, too small for one %d-byte message", s.RegionLen(), s.NumMRs(), s.MRLen(), s.Size)
 	}
@@ -240,8 +246,10 @@ func (s Spec) WorkloadResult() *result.Workload {
 	}
 	w := &result.Workload{MRs: s.NumMRs(), SGE: s.NumSGE(), IdleQPs: s.IdleQPs}
 	if s.Spread() {
-		w.RegionBytes, w.MRBytes, w.Access, w.Slots = s.RegionLen(), s.MRLen(), s.AccessOrDefault(), s.Slots()
-		w.StrideBytes, w.Seed = s.Stride, s.SeedOrDefault()
+		w.Access, w.Seed = s.AccessOrDefault(), s.SeedOrDefault()
+	}
+	if s.Spread() && !s.LocalOnly() {
+		w.RegionBytes, w.MRBytes, w.Slots, w.StrideBytes = s.RegionLen(), s.MRLen(), s.Slots(), s.Stride
 	}
 	return w
 }
@@ -265,7 +273,7 @@ func (s Spec) CheckDeviceWorkload(d DeviceLimits) error {
 	switch {
 	case d.MaxMR > 0 && s.NumMRs()+1 > d.MaxMR:
 		return fmt.Errorf("--mrs %d (plus the test's pool MR) is above %s's max_mr %d: %w", s.NumMRs(), d.Name, d.MaxMR, ErrNotSupported)
-	case d.MaxMRSize > 0 && uint64(s.MRLen()) > d.MaxMRSize:
+	case !s.LocalOnly() && d.MaxMRSize > 0 && uint64(s.MRLen()) > d.MaxMRSize:
 		return fmt.Errorf("region %d bytes over %d MRs needs %d-byte MRs, above %s's max_mr_size %d: %w",
 			s.RegionLen(), s.NumMRs(), s.MRLen(), d.Name, d.MaxMRSize, ErrNotSupported)
 	}

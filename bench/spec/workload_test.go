@@ -29,6 +29,8 @@ func TestValidateWorkload(t *testing.T) {
 		{"mrs alone", wl(func(s *Spec) { s.MRs = 4096; s.Size = 512 }), ""},
 		{"read latency", wl(func(s *Spec) { s.Mode, s.Region = result.ModeLat, 1<<20; *s = s.WithDefaults() }), ""},
 		{"sge send", wl(func(s *Spec) { s.Op, s.SGE = result.OpSend, 4 }), ""},
+		{"send over local MRs", wl(func(s *Spec) { s.Op, s.MRs, s.Access = result.OpSend, 8, AccessRandom }), ""},
+		{"send latency over local MRs", wl(func(s *Spec) { s.Op, s.Mode, s.MRs = result.OpSend, result.ModeLat, 8; *s = s.WithDefaults() }), "ping-pong"},
 		{"negative region", wl(func(s *Spec) { s.Region = -1 }), "region -1 bytes"},
 		{"region too large", wl(func(s *Spec) { s.Region = MaxRegion + 1 }), "out of range 0..1099511627776"},
 		{"mrs too many", wl(func(s *Spec) { s.MRs = MaxMRs + 1 }), "MRs 1048577"},
@@ -99,6 +101,11 @@ func TestWorkloadLayout(t *testing.T) {
 	}
 	if w := wl(func(s *Spec) { s.SGE = 3 }).WorkloadResult(); w == nil || w.SGE != 3 || w.RegionBytes != 0 {
 		t.Errorf("sge 3: result %+v", w)
+	}
+	if s := wl(func(s *Spec) { s.Op, s.MRs = result.OpSend, 8 }); !s.LocalOnly() || s.RegionLen() != 0 {
+		t.Errorf("send over 8 MRs: local only %v, region %d", s.LocalOnly(), s.RegionLen())
+	} else if w := s.WorkloadResult(); w == nil || w.MRs != 8 || w.RegionBytes != 0 || w.Access != AccessSeq {
+		t.Errorf("send over 8 MRs: result %+v", w)
 	}
 	if w := wl(func(s *Spec) { s.IdleQPs = 9 }).WorkloadResult(); w == nil || w.IdleQPs != 9 || w.MRs != 1 {
 		t.Errorf("9 idle QPs: result %+v", w)

@@ -22,7 +22,7 @@ import (
 // bytes; 0, 0 when nothing (no spreading, or the initiator of one MR).
 func Layout(s spec.Spec, client bool) (n int, each int64) {
 	switch {
-	case !s.Spread():
+	case !s.Spread() || (!client && s.LocalOnly()):
 		return 0, 0
 	case !client:
 		return s.NumMRs(), s.MRLen()
@@ -136,6 +136,13 @@ var accessOf = map[string]verbs.SpreadAccess{spec.AccessSeq: verbs.SpreadSeq, sp
 // every slot), with this side's local buffers (nil: the pool buffer's
 // areas). QP i draws its random offsets from the seed + i.
 func Engine(s spec.Spec, i int, peer []proto.MRInfo, locals []verbs.Memory) (*verbs.Spread, error) {
+	if s.LocalOnly() { // SEND: over the local buffers, round robin (random with --access random)
+		sp := &verbs.Spread{Locals: locals, Access: accessOf[s.AccessOrDefault()], Step: 1, Slots: 1}
+		if s.AccessOrDefault() == spec.AccessRandom {
+			sp.Seed = s.SeedOrDefault() + uint64(i)
+		}
+		return sp, nil
+	}
 	if len(peer) != s.NumMRs() {
 		return nil, fmt.Errorf("peer registered %d MRs for the region, the test spreads over %d (--mrs)", len(peer), s.NumMRs())
 	}
