@@ -39,6 +39,10 @@ type RunOptions struct {
 	// HLog, when set, gets one interval histogram per second (or --interval)
 	// of every test, tagged with the test's name (HdrHistogram .hlog).
 	HLog *hist.LogWriter
+
+	// timeline, set by Client.Run for tests with intervals, takes the
+	// port counters at each interval boundary (timeline.go).
+	timeline *counterTimeline
 }
 
 // lockThread locks the goroutine to its OS thread and pins it: to cpu when
@@ -132,6 +136,7 @@ type intervals struct {
 	list      []result.Interval
 	lastAt    int64
 	err       error // first .hlog write error
+	timeline  *counterTimeline
 }
 
 func newIntervals(s Spec, o RunOptions, start int64) *intervals {
@@ -153,6 +158,8 @@ func newIntervals(s Spec, o RunOptions, start int64) *intervals {
 	if every > 0 {
 		iv.next = start + int64(every)
 		iv.h = hist.New()
+		iv.timeline = o.timeline
+		iv.timeline.begin(iv.wallStart, iv.tag) // mark 0: the port counters at the start
 	} else {
 		iv.next = math.MaxInt64
 	}
@@ -191,6 +198,7 @@ func (iv *intervals) flush(now int64) {
 		Bandwidth: result.NewBandwidth(iv.size, iv.ops, now-iv.lastAt),
 		P50:       result.NanosOf(hist.Value{NS: p50, OK: ok50}, 1), P99: result.NanosOf(hist.Value{NS: p99, OK: ok99}, 1)}
 	iv.list = append(iv.list, it)
+	iv.timeline.mark() // read in the timeline's goroutine, not here
 	if iv.out != nil {
 		report.WriteIntervalLine(iv.out, it, iv.unit)
 	}
