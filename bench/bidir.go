@@ -282,7 +282,7 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 		},
 		begin: func() error { return cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
 		measured: func(total int64) error {
-			stopHeartbeat() // the server reads no message after the end
+			stopHeartbeat()   // the server reads no message after the end
 			o.timeline.stop() // nor any mark
 			if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
 				return err

@@ -250,7 +250,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		}
 	}
 	counters := snapshotCounters(cl.dev) // before the server's start: before any traffic
-	if timelineWanted(spec, o) { // each interval's counters, both sides (timeline.go)
+	if timelineWanted(spec, o) {         // each interval's counters, both sides (timeline.go)
 		var marks *proto.Conn
 		if cl.ack.IntervalCounters {
 			marks = cl.c

@@ -147,7 +147,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	active := t.ConsumesRecv || (t.PingPong && spec.Mode == result.ModeLat)
 	qps := eps.measured()
 	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
-	marks := newMarkSeries(qps[0].dev)        // the client's interval marks (timeline.go)
+	marks := newMarkSeries(qps[0].dev)       // the client's interval marks (timeline.go)
 	// one responder loop per measured QP, each on its own locked thread;
 	// a loop's error also goes to firstErr
 	dones := make([]chan error, len(qps))
