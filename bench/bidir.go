@@ -30,6 +30,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/timeline"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -283,7 +284,7 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 		begin: func() error { return cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
 		measured: func(total int64) error {
 			stopHeartbeat()   // the server reads no message after the end
-			o.timeline.stop() // nor any mark
+			o.timeline.Stop() // nor any mark
 			if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
 				return err
 			}
@@ -388,7 +389,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 	}()
 	defer eps.probe.dev.onEvent(fail)()         // a fatal event of the device ends the test at once
 	counters := snapshotCounters(eps.probe.dev) // before the start message: before any traffic
-	marks := newMarkSeries(eps.probe.dev)       // the client's interval marks (timeline.go)
+	marks := newMarkSeries(eps.probe.dev)       // the client's interval marks (bench/timeline)
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		fail(err)
 		<-done
@@ -438,8 +439,8 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 		}
 	}
 	res := proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
-		Bidir: r.run.direction(), Counters: counters.serverDeltas(), IntervalCounters: marks.series()}
-	if err := fitResult(&res); err != nil {
+		Bidir: r.run.direction(), Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
+	if err := timeline.Fit(&res); err != nil {
 		s.log.Printf("%s: %v", spec.Name(), err)
 	}
 	stopBeat()
@@ -449,7 +450,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 // readBidirClient reads the client's messages of a bidirectional test:
 // warmup (closes warmup), measure (closes measure), heartbeats, until its
 // end (*end). Each within heartbeatTimeout.
-func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Ready, marks *markSeries) error {
+func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Ready, marks *timeline.Server) error {
 	next := proto.PhaseWarmup
 	for {
 		var r proto.Ready
@@ -459,7 +460,7 @@ func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Re
 		switch {
 		case r.Phase == proto.PhaseAlive:
 		case r.Phase == proto.PhaseMark && next == proto.PhaseEnd: // while measuring
-			marks.mark(r.Mark)
+			marks.Mark(r.Mark)
 		case r.Phase == next && next == proto.PhaseWarmup:
 			close(warmup)
 			next = proto.PhaseMeasure

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/timeline"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -147,7 +148,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	active := t.ConsumesRecv || (t.PingPong && spec.Mode == result.ModeLat)
 	qps := eps.measured()
 	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
-	marks := newMarkSeries(qps[0].dev)       // the client's interval marks (timeline.go)
+	marks := newMarkSeries(qps[0].dev)       // the client's interval marks (bench/timeline)
 	// one responder loop per measured QP, each on its own locked thread;
 	// a loop's error also goes to firstErr
 	dones := make([]chan error, len(qps))
@@ -299,7 +300,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 		wg.Wait()
 	}
 	loopErr := errors.Join(loopErrs...)
-	res := proto.ServerResult{Counters: counters.serverDeltas(), IntervalCounters: marks.series()}
+	res := proto.ServerResult{Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
 	for i, ep := range qps {
 		res.Iterations += int64(ep.eng.Iterations())
 		res.CPUUserNS += cpuUser[i]
@@ -308,7 +309,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	if loopErr != nil {
 		res.Error = loopErr.Error()
 	}
-	if err := fitResult(&res); err != nil {
+	if err := timeline.Fit(&res); err != nil {
 		s.log.Printf("%s: %v", spec.Name(), err)
 	}
 	stopBeat()
@@ -382,7 +383,7 @@ func awaitEnd(c *proto.Conn, end *proto.Ready) <-chan error { return awaitEndMar
 
 // awaitEndMarks is awaitEnd that also takes the client's interval marks
 // into marks (nil: ignored, as heartbeats), in the goroutine that reads.
-func awaitEndMarks(c *proto.Conn, end *proto.Ready, marks *markSeries) <-chan error {
+func awaitEndMarks(c *proto.Conn, end *proto.Ready, marks *timeline.Server) <-chan error {
 	msgs := make(chan error, 1)
 	go func() {
 		for {
@@ -397,7 +398,7 @@ func awaitEndMarks(c *proto.Conn, end *proto.Ready, marks *markSeries) <-chan er
 				return
 			}
 			if r.Phase == proto.PhaseMark {
-				marks.mark(r.Mark)
+				marks.Mark(r.Mark)
 			}
 		}
 	}()

@@ -251,8 +251,7 @@ cat >"$json" <<JSON
         "mib_per_s": $bw,
         "mpps": 0.5
       },
-      "intervals": [],
-      "histogram": "HISTFAAAACl4nJNpmSzMwMDAxQABzFCaEUzOmNZg/wEi0NzIyAAAXmgEyQ=="
+      "intervals": []
     }
   ],
   "warnings": [

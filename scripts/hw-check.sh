@@ -95,7 +95,8 @@ if [ "${1:-}" = --jget ]; then
   rb_tsv "$@"
   exit 0
 fi
-isnum() { case $1 in '' | *[!0-9.eE+-]* | *.*.*) return 1 ;; esac; }
+# isnum V: V is a number (at least one digit: "-", rb_tsv's absent value, is not)
+isnum() { case $1 in '' | *[!0-9.eE+-]* | *.*.*) return 1 ;; *[0-9]*) return 0 ;; esac; return 1; }
 
 # perftest's output is read by rdmabench's one parser (rdmabench import perftest,
 # bench/perftest/parse.go): pt_col FILE KEY is the first result row's figure in

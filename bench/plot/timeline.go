@@ -23,7 +23,8 @@ const KindTimeline = "timeline"
 // or one with --interval): above, the p50 and p99 latency of each interval
 // in µs (as latency_ns: RTT/2 for SEND and WRITE latency); below, on the
 // same time axis, how much each port counter moved in each interval, one
-// line per side and counter (client solid, server dashed). Each point is at
+// line per side and counter (client solid, server dashed; no point where
+// that side's counters are missing). Each point is at
 // the middle of its interval, in seconds from the test's start. The
 // counters drawn are sel.Counters (names as in the JSON's deltas), or, when
 // it is empty, every counter that signals trouble (result.TroubleCounters:
@@ -78,7 +79,9 @@ func Timeline(docs []*result.Document, labels []string, sel Selection, path stri
 	for k, s := range series {
 		var xys plotter.XYs
 		for j, iv := range ivs {
-			xys = append(xys, plotter.XY{X: mid(iv), Y: float64(s.values[j])})
+			if !math.IsNaN(s.values[j]) {
+				xys = append(xys, plotter.XY{X: mid(iv), Y: s.values[j]})
+			}
 		}
 		dash := 0
 		if s.side == "server" {
@@ -115,41 +118,51 @@ func Timeline(docs []*result.Document, labels []string, sel Selection, path stri
 // counterLine is one side's counter over a test's intervals.
 type counterLine struct {
 	side, name string
-	values     []int64 // per interval; 0 where it did not move
+	values     []float64 // per interval; 0 where it did not move, NaN where the side has no counters
 }
+
+// sidesOf returns the two sides' counters of an interval (nil: none).
+func sidesOf(iv result.Interval) [2]*result.PortCounters {
+	if iv.Counters == nil {
+		return [2]*result.PortCounters{}
+	}
+	return [2]*result.PortCounters{iv.Counters.Client, iv.Counters.Server}
+}
+
+var sideNames = [2]string{"client", "server"}
 
 // counterSeries returns the counters of ivs to draw, client before server,
 // each sorted by name: those named in names (either side), or, when names
 // is empty, the trouble counters (result.CounterCategory) that moved.
 func counterSeries(ivs []result.Interval, names []string) []counterLine {
-	type key struct{ side, name string }
-	moved := map[key][]int64{}
-	for j, iv := range ivs {
-		if iv.Counters == nil {
-			continue
-		}
-		for _, s := range []struct {
-			side string
-			p    *result.PortCounters
-		}{{"client", iv.Counters.Client}, {"server", iv.Counters.Server}} {
-			if s.p == nil {
+	type key struct {
+		side int
+		name string
+	}
+	moved := map[key]bool{}
+	for _, iv := range ivs {
+		for side, p := range sidesOf(iv) {
+			if p == nil {
 				continue
 			}
-			for n, v := range s.p.Deltas {
-				if len(names) > 0 && !slices.Contains(names, n) || len(names) == 0 && result.CounterCategory(n) == "" {
-					continue
+			for n := range p.Deltas {
+				if len(names) > 0 && slices.Contains(names, n) || len(names) == 0 && result.CounterCategory(n) != "" {
+					moved[key{side, n}] = true
 				}
-				k := key{s.side, n}
-				if moved[k] == nil {
-					moved[k] = make([]int64, len(ivs))
-				}
-				moved[k][j] = v
 			}
 		}
 	}
 	var out []counterLine
-	for k, v := range moved {
-		out = append(out, counterLine{side: k.side, name: k.name, values: v})
+	for k := range moved {
+		l := counterLine{side: sideNames[k.side], name: k.name, values: make([]float64, len(ivs))}
+		for j, iv := range ivs {
+			if p := sidesOf(iv)[k.side]; p != nil {
+				l.values[j] = float64(p.Deltas[k.name])
+			} else {
+				l.values[j] = math.NaN()
+			}
+		}
+		out = append(out, l)
 	}
 	sort.Slice(out, func(a, b int) bool {
 		if out[a].side != out[b].side {

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -41,19 +42,25 @@ func TestCounterSeries(t *testing.T) {
 	ivs := timelineDoc().Results[1].Intervals
 	got := counterSeries(ivs, nil)
 	want := []counterLine{
-		{side: "client", name: "out_of_seq_request", values: []int64{0, 0, 12, 0}},
-		{side: "server", name: "duplicate_request", values: []int64{0, 0, 5, 0}},
+		{side: "client", name: "out_of_seq_request", values: []float64{0, 0, 12, 0}},
+		{side: "server", name: "duplicate_request", values: []float64{0, 0, 5, 0}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("trouble counters %+v, want %+v", got, want)
 	}
 	got = counterSeries(ivs, []string{"sent_pkts", "rcvd_pkts"})
 	want = []counterLine{
-		{side: "client", name: "sent_pkts", values: []int64{1000, 1000, 1000, 1000}},
-		{side: "server", name: "rcvd_pkts", values: []int64{1000, 1000, 1000, 1000}},
+		{side: "client", name: "sent_pkts", values: []float64{1000, 1000, 1000, 1000}},
+		{side: "server", name: "rcvd_pkts", values: []float64{1000, 1000, 1000, 1000}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("named counters %+v, want %+v", got, want)
+	}
+	// an interval without the server's counters: NaN there, not 0
+	ivs[1].Counters.Server = nil
+	got = counterSeries(ivs, []string{"duplicate_request"})
+	if len(got) != 1 || !math.IsNaN(got[0].values[1]) || got[0].values[2] != 5 || got[0].values[0] != 0 {
+		t.Errorf("missing side: %+v", got)
 	}
 	if got := counterSeries([]result.Interval{{}}, nil); got != nil {
 		t.Errorf("no counters: %+v", got)

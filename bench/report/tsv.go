@@ -55,4 +55,4 @@ func tsvNanos(n result.Nanos) string {
 	return tsvFloat(n.NS)
 }
 
-func tsvFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+func tsvFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
