@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test pair-timeline cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -119,6 +119,13 @@ $(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
 pair-test: build
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
 	scripts/pair-test.sh
+
+# Counter timelines on a lossy wire (scripts/pair-timeline.sh, docs/testbed.md): two
+# guests, a WRITE latency run with netem loss on the client's eth0 for part of it; the
+# intervals where p99 rose carry retransmission counters (TestTimelineWire); the JSON,
+# .hlog and timeline plot in build/pair-timeline/. About 2 minutes; not part of make test.
+pair-timeline: build
+	scripts/pair-timeline.sh
 
 # rdmabench cliffs in one SoftRoCE guest (scripts/cliffs-test.sh, docs/cliffs.md): the
 # planted load cliff found in its ladder step, cliffs along QPs 1..256, the documents

@@ -14,8 +14,8 @@ import (
 // TestRDMATimeline: a loopback duration run with 300 ms intervals, a SEND
 // latency test and a WRITE bandwidth test, carries both sides' port
 // counters in each interval (the client's read at its boundaries, the
-// server's at the client's marks), the packets of each interval add up to
-// no more than the test's, and the .hlog has one counters note per
+// server's at the client's marks), the packets of the intervals add up to
+// at least their ops and at most the test's, and the .hlog has one counters note per
 // interval after the interval lines, the tags unchanged.
 func TestRDMATimeline(t *testing.T) {
 	requireDevice(t)
@@ -42,6 +42,7 @@ func TestRDMATimeline(t *testing.T) {
 			t.Fatalf("%s: %d intervals, want at least 2", name, len(r.Intervals))
 		}
 		sums := map[string]int64{}
+		var ops int64
 		for i, iv := range r.Intervals {
 			c := iv.Counters
 			if c == nil || c.Client == nil || c.Server == nil {
@@ -54,15 +55,19 @@ func TestRDMATimeline(t *testing.T) {
 				if p.Device != back.Env.Device || p.Port != back.Env.Port {
 					t.Errorf("%s interval %d %s: device %s port %d, want %s port %d", name, i, side, p.Device, p.Port, back.Env.Device, back.Env.Port)
 				}
-				if strings.HasPrefix(p.Device, "rxe") && p.Deltas["sent_pkts"] < iv.Ops {
-					t.Errorf("%s interval %d %s: sent_pkts moved by %d, want at least the interval's %d ops", name, i, side, p.Deltas["sent_pkts"], iv.Ops)
-				}
 				sums[side] += p.Deltas["sent_pkts"]
 			}
+			ops += iv.Ops
 		}
-		if strings.HasPrefix(back.Env.Device, "rxe") && r.Counters != nil && r.Counters.Client != nil {
-			if total := r.Counters.Client.Deltas["sent_pkts"]; sums["client"] > total {
-				t.Errorf("%s: the intervals' sent_pkts add up to %d, more than the test's %d", name, sums["client"], total)
+		// A side's boundaries lag the client's (a server's read waits for the
+		// mark), so an interval's packets need not match its ops; over the
+		// whole series they do: every op is at least one packet, and the
+		// series lies inside the test (whose counters include the warm-up).
+		if strings.HasPrefix(back.Env.Device, "rxe") && r.Counters != nil && r.Counters.Client != nil && r.Counters.Server != nil {
+			for side, total := range map[string]int64{"client": r.Counters.Client.Deltas["sent_pkts"], "server": r.Counters.Server.Deltas["sent_pkts"]} {
+				if sums[side] < ops || sums[side] > total {
+					t.Errorf("%s %s: the intervals' sent_pkts add up to %d; want at least their %d ops and at most the test's %d", name, side, sums[side], ops, total)
+				}
 			}
 		}
 		notes += len(r.Intervals)
