@@ -2,7 +2,6 @@ package bench
 
 import (
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,26 +9,6 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/timeline"
 )
-
-// fakeCounters returns a read function over a list of snapshots, one per
-// call (nil past the end: unreadable), and the calls so far.
-func fakeCounters(snaps ...map[string]uint64) (func() map[string]uint64, func() int) {
-	var mu sync.Mutex
-	n := 0
-	return func() map[string]uint64 {
-			mu.Lock()
-			defer mu.Unlock()
-			n++
-			if n > len(snaps) {
-				return nil
-			}
-			return snaps[n-1]
-		}, func() int {
-			mu.Lock()
-			defer mu.Unlock()
-			return n
-		}
-}
 
 // TestTimelineMarksOverControl: the client's marks reach a server reading
 // the test's messages (awaitEndMarks) between heartbeats, all before the
@@ -39,12 +18,12 @@ func TestTimelineMarksOverControl(t *testing.T) {
 	cc, sc := proto.NewConn(a, 5*time.Second), proto.NewConn(b, 5*time.Second)
 	defer cc.Close()
 	defer sc.Close()
-	srvRead, _ := fakeCounters(map[string]uint64{"rcvd_seq_err": 0}, map[string]uint64{"rcvd_seq_err": 2}, map[string]uint64{"rcvd_seq_err": 2})
+	srvRead, _ := timeline.Replay(map[string]uint64{"rcvd_seq_err": 0}, map[string]uint64{"rcvd_seq_err": 2}, map[string]uint64{"rcvd_seq_err": 2})
 	marks := timeline.NewServer("rxe9", 1, srvRead)
 	var end proto.Ready
 	msgs := awaitEndMarks(sc, &end, marks)
 
-	cliRead, _ := fakeCounters(map[string]uint64{"sent_pkts": 0}, map[string]uint64{"sent_pkts": 5}, map[string]uint64{"sent_pkts": 9})
+	cliRead, _ := timeline.Replay(map[string]uint64{"sent_pkts": 0}, map[string]uint64{"sent_pkts": 5}, map[string]uint64{"sent_pkts": 9})
 	tl := timeline.NewClient("rxe0", 1, cc, cliRead)
 	stopBeat := heartbeat(cc)
 	tl.Begin(time.Now(), "t")
@@ -84,7 +63,7 @@ func TestReadBidirClientMarks(t *testing.T) {
 	cc, sc := proto.NewConn(a, 5*time.Second), proto.NewConn(b, 5*time.Second)
 	defer cc.Close()
 	defer sc.Close()
-	read, calls := fakeCounters(map[string]uint64{"x": 1}, map[string]uint64{"x": 3})
+	read, calls := timeline.Replay(map[string]uint64{"x": 1}, map[string]uint64{"x": 3})
 	marks := timeline.NewServer("rxe0", 1, read)
 	warmup, measure := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)

@@ -45,6 +45,27 @@ import (
 // Reader reads one port's counters now, by name; nil when none can be read.
 type Reader func() map[string]uint64
 
+// Replay is a Reader over recorded snapshots, one per call, nil after the
+// last (counters gone unreadable), and how many calls it has had: a
+// stand-in for a port in tests.
+func Replay(snaps ...map[string]uint64) (Reader, func() int) {
+	var mu sync.Mutex
+	n := 0
+	return func() map[string]uint64 {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			if n > len(snaps) {
+				return nil
+			}
+			return snaps[n-1]
+		}, func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return n
+		}
+}
+
 // Deltas returns after − before of each counter in both snapshots that
 // moved up, and, sorted, the counters that went down (a reset or a
 // wrap-around: their true delta is unknown). A counter in only one

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,32 +14,12 @@ import (
 	"github.com/rdmabench/rdmabench/hist"
 )
 
-// fakeCounters returns a read function over a list of snapshots, one per
-// call (nil past the end: unreadable), and the calls so far.
-func fakeCounters(snaps ...map[string]uint64) (func() map[string]uint64, func() int) {
-	var mu sync.Mutex
-	n := 0
-	return func() map[string]uint64 {
-			mu.Lock()
-			defer mu.Unlock()
-			n++
-			if n > len(snaps) {
-				return nil
-			}
-			return snaps[n-1]
-		}, func() int {
-			mu.Lock()
-			defer mu.Unlock()
-			return n
-		}
-}
-
 // TestTimelineDeltas: each interval gets the client's deltas between its
 // two marks and the server's element; unreadable snapshots and missing
 // server elements leave that side out, and a counter that went down is a
 // reset, not a delta.
 func TestTimelineDeltas(t *testing.T) {
-	read, calls := fakeCounters(
+	read, calls := Replay(
 		map[string]uint64{"sent_pkts": 10, "out_of_seq_request": 1},
 		map[string]uint64{"sent_pkts": 110, "out_of_seq_request": 1},
 		map[string]uint64{"sent_pkts": 150, "out_of_seq_request": 4},
@@ -79,7 +58,7 @@ func TestTimelineDeltas(t *testing.T) {
 		t.Errorf("begin: %v %q, want the first call's", tl.wallStart, tl.tag)
 	}
 	// a reset counter, then a nil timeline: no-ops
-	read, _ = fakeCounters(map[string]uint64{"a": 5}, map[string]uint64{"a": 2, "b": 1})
+	read, _ = Replay(map[string]uint64{"a": 5}, map[string]uint64{"a": 2, "b": 1})
 	tl = NewClient("rxe0", 1, nil, read)
 	tl.Begin(time.Now(), "x")
 	tl.Mark()
@@ -102,7 +81,7 @@ func TestTimelineDeltas(t *testing.T) {
 // ignores marks out of order, before mark 0 or past the limit, and gives
 // nil for a test without marks.
 func TestMarkSeries(t *testing.T) {
-	read, calls := fakeCounters(
+	read, calls := Replay(
 		map[string]uint64{"x": 1, "y": 0},
 		map[string]uint64{"x": 4, "y": 0},
 		map[string]uint64{"x": 4, "y": 2},
