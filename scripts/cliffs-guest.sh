@@ -31,5 +31,5 @@ rdmabench cliffs 192.0.2.1 -p 18620 --axis tx-depth --points 1,4,16 --runs 2 -D 
 rc=$?
 kill $spid; wait $spid 2>/dev/null
 cat /out/server.txt
-[ $rc = 0 ] && jcheck /out/server.json 'role == "client"' || fail "cliffs against a server exited $rc"
+[ $rc = 0 ] && grep -q '"role": "client"' /out/server.json || fail "cliffs against a server exited $rc"
 echo "cliffs-guest OK"

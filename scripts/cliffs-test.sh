@@ -10,8 +10,7 @@ GO=${GO:-go}
 out=build/cliffs
 rm -rf "$out" && mkdir -p "$out"
 $GO test -c -o build/cliffs.test ./bench/cliffs
-CGO_ENABLED=0 $GO build -o build/jcheck ./scripts/jcheck # the guest's JSON checks
-scripts/vm-run.sh --timeout 600 --bin build/rdmabench --bin build/cliffs.test --bin build/jcheck --file scripts/cliffs-guest.sh \
+scripts/vm-run.sh --timeout 600 --bin build/rdmabench --bin build/cliffs.test --file scripts/cliffs-guest.sh \
 	--outdir "$out" -- sh /work/cliffs-guest.sh
 RDMABENCH_CLIFFS_DIR=$PWD/$out $GO test -count=1 -run '^TestCliffsFiles$' -v ./bench/cliffs
 for f in "$out"/*.json; do
