@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test pair-timeline cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -124,6 +124,7 @@ pair-test: build
 # guests, a WRITE latency run with netem loss on the client's eth0 for part of it; the
 # intervals where p99 rose carry retransmission counters (TestTimelineWire); the JSON,
 # .hlog and timeline plot in build/pair-timeline/. About 2 minutes; not part of make test.
+.PHONY: pair-timeline
 pair-timeline: build
 	scripts/pair-timeline.sh
 
