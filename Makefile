@@ -120,6 +120,14 @@ pair-test: build
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
 	scripts/pair-test.sh
 
+# Counter timelines on a lossy wire (scripts/pair-timeline.sh, docs/testbed.md): two
+# guests, a WRITE latency run with netem loss on the client's eth0 for part of it; the
+# intervals where p99 rose carry retransmission counters (TestTimelineWire); the JSON,
+# .hlog and timeline plot in build/pair-timeline/. About 2 minutes; not part of make test.
+.PHONY: pair-timeline
+pair-timeline: build
+	scripts/pair-timeline.sh
+
 # rdmabench cliffs in one SoftRoCE guest (scripts/cliffs-test.sh, docs/cliffs.md): the
 # planted load cliff found in its ladder step, cliffs along QPs 1..256, the documents
 # checked and plotted into build/cliffs/. About 3 minutes; not part of make test.

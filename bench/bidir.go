@@ -30,6 +30,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/timeline"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -282,7 +283,8 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 		},
 		begin: func() error { return cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
 		measured: func(total int64) error {
-			stopHeartbeat() // the server reads no message after the end
+			stopHeartbeat()   // the server reads no message after the end
+			o.timeline.Stop() // nor any mark
 			if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
 				return err
 			}
@@ -387,6 +389,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 	}()
 	defer eps.probe.dev.onEvent(fail)()         // a fatal event of the device ends the test at once
 	counters := snapshotCounters(eps.probe.dev) // before the start message: before any traffic
+	marks := newMarkSeries(eps.probe.dev)       // the client's interval marks (bench/timeline)
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		fail(err)
 		<-done
@@ -397,7 +400,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 	ended := make(chan error, 1)
 	go func() { // the client's barrier, heartbeats and end
 		var end proto.Ready
-		err := readBidirClient(c, warmup, measure, &end)
+		err := readBidirClient(c, warmup, measure, &end, marks)
 		if err != nil {
 			fail(fmt.Errorf("client lost during the test: %w", err))
 		} else {
@@ -435,15 +438,19 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 			return fmt.Errorf("client lost during the test: %w", err)
 		}
 	}
+	res := proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
+		Bidir: r.run.direction(), Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
+	if err := timeline.Fit(&res); err != nil {
+		s.log.Printf("%s: %v", spec.Name(), err)
+	}
 	stopBeat()
-	return c.Send(proto.MsgResult, proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
-		Bidir: r.run.direction(), Counters: counters.serverDeltas()})
+	return c.Send(proto.MsgResult, res)
 }
 
 // readBidirClient reads the client's messages of a bidirectional test:
 // warmup (closes warmup), measure (closes measure), heartbeats, until its
 // end (*end). Each within heartbeatTimeout.
-func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Ready) error {
+func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Ready, marks *timeline.Server) error {
 	next := proto.PhaseWarmup
 	for {
 		var r proto.Ready
@@ -452,6 +459,8 @@ func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Re
 		}
 		switch {
 		case r.Phase == proto.PhaseAlive:
+		case r.Phase == proto.PhaseMark && next == proto.PhaseEnd: // while measuring
+			marks.Mark(r.Mark)
 		case r.Phase == next && next == proto.PhaseWarmup:
 			close(warmup)
 			next = proto.PhaseMeasure

@@ -250,6 +250,15 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		}
 	}
 	counters := snapshotCounters(cl.dev) // before the server's start: before any traffic
+	// each interval's counters, both sides (bench/timeline)
+	if timelineWanted(spec, o) {
+		var marks *proto.Conn
+		if cl.ack.IntervalCounters {
+			marks = cl.c
+		}
+		o.timeline = startTimeline(cl.dev, marks)
+		defer o.timeline.Stop()
+	}
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err
@@ -292,6 +301,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		res.Load, err = lr, errors.Join(err, lerr)
 	}
 	stopHeartbeat()
+	o.timeline.Stop() // every mark before the end (bidirectional: runBidir stopped it)
 	if !spec.Bidirectional {
 		sr, err = cl.finishTest(w, ab, total, err, totals...)
 	}
@@ -319,6 +329,10 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	cl.PathMTU = mtu
 	res.Connection = conn
 	res.Counters = counters.testCounters(sr.Counters)
+	o.timeline.Attach(res.Intervals, sr.IntervalCounters)
+	if err := o.timeline.WriteHLog(o.HLog, res.Intervals); err != nil {
+		return result.Result{}, fmt.Errorf("write .hlog: %w", err)
+	}
 	cl.conn = conn
 	return res, nil
 }

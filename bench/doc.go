@@ -54,5 +54,6 @@
 //
 // Where a run took place: env.go (each side's result.Env: the device, GID
 // and placement, over bench/hostenv's host facts and checks),
-// portcounters.go (each side's port counters around each test).
+// portcounters.go (each side's port counters around each test, and the
+// sysfs reads of bench/timeline's per-interval counters).
 package bench

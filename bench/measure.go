@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/timeline"
 
 	"golang.org/x/sys/unix"
 
@@ -39,6 +40,10 @@ type RunOptions struct {
 	// HLog, when set, gets one interval histogram per second (or --interval)
 	// of every test, tagged with the test's name (HdrHistogram .hlog).
 	HLog *hist.LogWriter
+
+	// timeline, set by Client.Run for tests with intervals, takes the
+	// port counters at each interval boundary (bench/timeline).
+	timeline *timeline.Client
 }
 
 // lockThread locks the goroutine to its OS thread and pins it: to cpu when
@@ -132,6 +137,7 @@ type intervals struct {
 	list      []result.Interval
 	lastAt    int64
 	err       error // first .hlog write error
+	timeline  *timeline.Client
 }
 
 func newIntervals(s Spec, o RunOptions, start int64) *intervals {
@@ -153,6 +159,8 @@ func newIntervals(s Spec, o RunOptions, start int64) *intervals {
 	if every > 0 {
 		iv.next = start + int64(every)
 		iv.h = hist.New()
+		iv.timeline = o.timeline
+		iv.timeline.Begin(iv.wallStart, iv.tag) // mark 0: the port counters at the start
 	} else {
 		iv.next = math.MaxInt64
 	}
@@ -191,6 +199,7 @@ func (iv *intervals) flush(now int64) {
 		Bandwidth: result.NewBandwidth(iv.size, iv.ops, now-iv.lastAt),
 		P50:       result.NanosOf(hist.Value{NS: p50, OK: ok50}, 1), P99: result.NanosOf(hist.Value{NS: p99, OK: ok99}, 1)}
 	iv.list = append(iv.list, it)
+	iv.timeline.Mark() // read in the timeline's goroutine, not here
 	if iv.out != nil {
 		report.WriteIntervalLine(iv.out, it, iv.unit)
 	}

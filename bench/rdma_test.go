@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log"
@@ -190,11 +191,17 @@ func TestRDMADurationMode(t *testing.T) {
 	cfg := runCfg(specs)
 	var lines strings.Builder
 	cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 500*time.Millisecond
+	var hlog bytes.Buffer // and each interval's port counters (checkTimeline)
+	var err error
+	if cfg.Client.Run.HLog, err = hist.NewLogWriter(&hlog, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	back := checkDoc(t, doc, specs)
+	checkTimeline(t, back, hlog.String())
 	for _, r := range back.Results {
 		if r.Iterations == 0 || len(r.Intervals) < 2 || r.Warmup == 0 {
 			t.Errorf("%s %s: %d iterations, %d intervals, warm-up %d", r.Op, r.Mode, r.Iterations, len(r.Intervals), r.Warmup)

@@ -86,7 +86,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
 		s.log.Printf("client %s: %v", peer, err)
 		return
 	}
-	ack := proto.HelloAck{Version: proto.Version, Device: s.deviceName(), Proof: proof}
+	ack := proto.HelloAck{Version: proto.Version, Device: s.deviceName(), Proof: proof, IntervalCounters: true}
 	ack.Host, _ = os.Hostname()
 	if dev != nil {
 		ack.Device = dev.Ctx.Name()

@@ -365,6 +365,15 @@ type Interval struct {
 	Bandwidth Bandwidth `json:"bandwidth"`
 	P50       Nanos     `json:"p50_ns"`
 	P99       Nanos     `json:"p99_ns"`
+	// Counters are the port counters that moved during this interval, on
+	// each side: each side reads them at the interval's boundaries (the
+	// client where its loop closes the interval, outside the C loop; the
+	// server when the client's mark of that boundary reaches it), so a
+	// side's boundary lags the client's by up to the read and the mark's
+	// trip. Nil when no side's counters could be read, in runs without
+	// intervals' counters (older versions, TCP), and for the server's side
+	// when the server is older.
+	Counters *CounterDeltas `json:"counters,omitempty"`
 }
 
 // WriteJSONFile writes doc as indented JSON to path, or to stdout when path
