@@ -154,10 +154,11 @@ mesh-ompi: launcher-deps build
 
 # The drop-in against Debian's real perftest in one guest (issue 22): all eight
 # tools, both directions (perftest's server
-# with the drop-in's client, and the other way), RC; make test runs two of
-# these pairs (scripts/dropin-guest.sh).
+# with the drop-in's client, and the other way), RC, without and with -R
+# (rdma_cm QPs on rxe1); make test runs some of these pairs (scripts/dropin-guest.sh).
 dropin-perftest: build
-	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- sh /work/dropin-perftest.sh -j
+	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- \
+		sh -c 'sh /work/dropin-perftest.sh -j && sh /work/dropin-perftest.sh -j -R'
 
 # soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).
 siw-smoke:
@@ -170,7 +171,7 @@ siw-smoke:
 # "context deadline exceeded"), starting from the committed corpora
 # (testdata/fuzz/FuzzX); 'make unit' already replays those corpora as tests.
 FUZZTIME ?= 10000x
-FUZZ = bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
+FUZZ = bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/perftest/wire:FuzzDestBinary bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
 fuzz:
 	@for t in $(FUZZ); do p=$${t%%:*}; n=$${t#*:}; \
 		echo "fuzz $$n ($$p, $(FUZZTIME))"; \

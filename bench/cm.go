@@ -330,7 +330,12 @@ type cmListener struct {
 
 // bindCM binds a listener's id to addr (an ephemeral port); its device
 // is then known (DeviceName).
-func bindCM(addr netip.Addr) (_ *cmListener, err error) {
+func bindCM(addr netip.Addr) (*cmListener, error) {
+	return bindCMAt(netip.AddrPortFrom(addr, 0))
+}
+
+// bindCMAt binds a listener's id to ap (port 0: an ephemeral one).
+func bindCMAt(ap netip.AddrPort) (_ *cmListener, err error) {
 	l := &cmListener{}
 	defer func() {
 		if err != nil {
@@ -343,11 +348,11 @@ func bindCM(addr netip.Addr) (_ *cmListener, err error) {
 	if l.id, err = l.ch.CreateID(); err != nil {
 		return nil, err
 	}
-	if err := l.id.Bind(netip.AddrPortFrom(addr, 0)); err != nil {
+	if err := l.id.Bind(ap); err != nil {
 		return nil, err
 	}
 	rand.Read(l.token[:])
-	l.addr = netip.AddrPortFrom(addr, uint16(l.id.LocalPort()))
+	l.addr = netip.AddrPortFrom(ap.Addr(), uint16(l.id.LocalPort()))
 	return l, nil
 }
 

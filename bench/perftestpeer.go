@@ -72,8 +72,6 @@ func PerftestSupported(s Spec) error {
 	switch {
 	case s.QPType != "" && s.QPType != "rc":
 		return fmt.Errorf("%w: -c %s (RC only)", ErrPerftestUnsupported, s.QPType)
-	case s.RDMACM:
-		return fmt.Errorf("%w: -R (rdma_cm; the TCP exchange only)", ErrPerftestUnsupported)
 	case s.Duration > 0:
 		return fmt.Errorf("%w: -D (iterations only, -n)", ErrPerftestUnsupported)
 	case s.NumQPs() > 1 && s.Mode == result.ModeLat:
@@ -98,12 +96,30 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if ap, err := netip.ParseAddrPort(nc.LocalAddr().String()); err == nil {
 		local = ap.Addr()
 	}
-	dev, err := OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local)
-	if err != nil {
-		return nil, err
+	var (
+		dev *Device
+		cm  *perftestCM // -R: rdma_cm connects the QPs (perftestcm.go)
+		err error
+	)
+	cc, _ := nc.(*PerftestCMConn)
+	switch {
+	case s.RDMACM && cc == nil:
+		return nil, fmt.Errorf("%w: -R over TCP (perftest 6.06's -R exchange runs over rdma_cm: DialPerftestCM, ListenPerftestCM)", ErrPerftestUnsupported)
+	case cc != nil && !s.RDMACM:
+		return nil, fmt.Errorf("%w: an rdma_cm channel without -R", ErrPerftestUnsupported)
+	case cc != nil: // -R: the channel's device (it closes it)
+		dev = cc.Device()
+		if cm, err = newPerftestCM(cc); err != nil {
+			return nil, err
+		}
+		defer cm.close()
+	default:
+		if dev, err = OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local); err != nil {
+			return nil, err
+		}
+		defer dev.Close()
 	}
-	defer dev.Close()
-	wc := &wire.Conn{C: nc, Client: cfg.Client, Timeout: cfg.Timeout}
+	wc := &wire.Conn{C: nc, Client: cfg.Client, Timeout: cfg.Timeout, Binary: cc != nil}
 	if cfg.Trace != nil {
 		wc.Trace = func(field string, sent, got []byte, err error) {
 			fmt.Fprintf(cfg.Trace, "perftest exchange: %s: sent %q, got %q, err %v\n", field, bytes.TrimRight(sent, "\x00"), bytes.TrimRight(got, "\x00"), err)
@@ -147,10 +163,29 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	ep := eps.probe
 	withGID := dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
 	qps := eps.measured()
+	if cm != nil { // perftest's sync swap (its QPs do not exist yet: a record of zeros), then rdma_cm
+		cm.handTo(eps)
+		if _, err := wc.Dest(wire.Dest{}, withGID, "sync before rdma_cm"); err != nil {
+			return run, err
+		}
+		abort := make(chan struct{})
+		stopCM := context.AfterFunc(ctx, func() { close(abort) })
+		err := cm.connect(qps, time.Now().Add(cmTimeout*time.Duration(2+len(qps))), abort)
+		stopCM()
+		if err != nil {
+			return run, err
+		}
+		// perftest 6.06 swaps one more record of zeros once its QPs are
+		// connected (read off the guest: the first record after the
+		// connection carried no QP)
+		if _, err := wc.Dest(wire.Dest{}, withGID, "sync after rdma_cm"); err != nil {
+			return run, err
+		}
+	}
 	mine := make([]wire.Dest, len(qps))
 	for i, e := range qps {
 		in := e.info()
-		mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: in.QPN, PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
+		mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.qp.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
 	}
 	// perftest 6.06's order of record swaps before the loop: every QP's,
 	// then (latency tools, ib_send_bw) QP 0's, every QP's again, and QP 0's
@@ -170,7 +205,12 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	for _, d := range peers[1:] {
 		r.QPs = append(r.QPs, remote(d))
 	}
-	if _, err := eps.connect(r); err != nil {
+	if cm != nil {
+		err = eps.startCM(r)
+	} else {
+		_, err = eps.connect(r)
+	}
+	if err != nil {
 		return run, err
 	}
 	for _, e := range qps {
@@ -264,13 +304,13 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		run.Result = r
 	}
 	if run.Timed {
-		run.Result.Connection = perftestConnSetup(dev, eps)
+		run.Result.Connection = perftestConnSetup(dev, eps, cm)
 	}
 	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !peerClosed(err) {
 		return run, err
 	}
 	run.End = time.Now()
-	if s.Mode == result.ModeBW { // perftest 6.06's bandwidth tools then swap "done", the server first
+	if s.Mode == result.ModeBW && cm == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)
 		wc.Timeout, wc.Client = 5*time.Second, !cfg.Client
 		if _, err := wc.Swap("done", []byte("done\x00"), 5); err != nil && !peerClosed(err) {
 			return run, err
@@ -309,10 +349,22 @@ type replyEngine struct{ *verbs.Engine }
 
 func (r replyEngine) LatClient(n int) error { return r.LatReply(n) }
 
-func perftestConnSetup(dev *Device, eps *testEndpoints) *result.ConnSetup {
-	conn := newConnSetup(result.ConnExchange, eps.all())
+func perftestConnSetup(dev *Device, eps *testEndpoints, cm *perftestCM) *result.ConnSetup {
+	method := result.ConnExchange
+	if cm != nil {
+		method = result.ConnRDMACM
+	}
+	conn := newConnSetup(method, eps.all())
 	conn.Device = dev.Ctx.Name()
 	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = dev.GID.Index, dev.GID.GID.String(), dev.GID.Type.String(), dev.GIDReason
+	if cm != nil {
+		conn.Address = cm.dst.String()
+		if path, err := eps.probe.qp.Path(); err == nil {
+			if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
+				conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), cmGIDReason(cm.dst)
+			}
+		}
+	}
 	return conn
 }
 
