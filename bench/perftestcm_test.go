@@ -27,7 +27,7 @@ func TestPerftestCMLoopback(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	_, err = RunPerftest(context.Background(), a, PerftestConfig{Client: true, Spec: Spec{Op: "write", Mode: "bw", Size: 64, Iters: 10, RDMACM: true}})
-	if !errors.Is(err, ErrPerftestUnsupported) || !strings.Contains(err.Error(), "-R over TCP") {
+	if !errors.Is(err, ErrPerftestUnsupported) || !strings.Contains(err.Error(), "-R needs perftest's rdma_cm channel") {
 		t.Errorf("RunPerftest -R over TCP: %v", err)
 	}
 }

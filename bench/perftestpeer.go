@@ -98,21 +98,14 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	}
 	var (
 		dev *Device
-		cm  *perftestCM // -R: rdma_cm connects the QPs (perftestcm.go)
 		err error
 	)
-	cc, _ := nc.(*PerftestCMConn)
+	cc, _ := nc.(*PerftestCMConn) // -R: rdma_cm connects the QPs (perftestcm.go)
 	switch {
-	case s.RDMACM && cc == nil:
-		return nil, fmt.Errorf("%w: -R over TCP (perftest 6.06's -R exchange runs over rdma_cm: DialPerftestCM, ListenPerftestCM)", ErrPerftestUnsupported)
-	case cc != nil && !s.RDMACM:
-		return nil, fmt.Errorf("%w: an rdma_cm channel without -R", ErrPerftestUnsupported)
+	case s.RDMACM != (cc != nil):
+		return nil, fmt.Errorf("%w: -R needs perftest's rdma_cm channel (DialPerftestCM, AcceptPerftestCM), and only -R has one", ErrPerftestUnsupported)
 	case cc != nil: // -R: the channel's device (it closes it)
-		dev = cc.Device()
-		if cm, err = newPerftestCM(cc); err != nil {
-			return nil, err
-		}
-		defer cm.close()
+		dev = cc.dev
 	default:
 		if dev, err = OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local); err != nil {
 			return nil, err
@@ -147,12 +140,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	p := cfg.Params
 	p.Size, p.Iters, p.NumQPs, p.TxDepth = uint64(s.Size), uint64(s.Iters), int32(s.NumQPs()), int32(s.TxDepth)
 	if _, _, _, err := wc.Negotiate(p, wire.LegacyLen); err != nil {
-		for _, e := range unjoin(err) {
-			var m wire.Mismatch
-			if errors.As(e, &m) {
-				run.Mismatches = append(run.Mismatches, m)
-			}
-		}
+		run.Mismatches = wire.Mismatches(err)
 		return run, err
 	}
 	eps, err := newTestEndpoints(dev, s, cfg.Client)
@@ -163,22 +151,8 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	ep := eps.probe
 	withGID := dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
 	qps := eps.measured()
-	if cm != nil { // perftest's sync swap (its QPs do not exist yet: a record of zeros), then rdma_cm
-		cm.handTo(eps)
-		if _, err := wc.Dest(wire.Dest{}, withGID, "sync before rdma_cm"); err != nil {
-			return run, err
-		}
-		abort := make(chan struct{})
-		stopCM := context.AfterFunc(ctx, func() { close(abort) })
-		err := cm.connect(qps, time.Now().Add(cmTimeout*time.Duration(2+len(qps))), abort)
-		stopCM()
-		if err != nil {
-			return run, err
-		}
-		// perftest 6.06 swaps one more record of zeros once its QPs are
-		// connected (read off the guest: the first record after the
-		// connection carried no QP)
-		if _, err := wc.Dest(wire.Dest{}, withGID, "sync after rdma_cm"); err != nil {
+	if cc != nil {
+		if err := connectPerftestCM(ctx, wc, cc, dev, eps, withGID); err != nil {
 			return run, err
 		}
 	}
@@ -205,7 +179,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	for _, d := range peers[1:] {
 		r.QPs = append(r.QPs, remote(d))
 	}
-	if cm != nil {
+	if cc != nil {
 		err = eps.startCM(r)
 	} else {
 		_, err = eps.connect(r)
@@ -304,15 +278,15 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		run.Result = r
 	}
 	if run.Timed {
-		run.Result.Connection = perftestConnSetup(dev, eps, cm)
+		run.Result.Connection = perftestConnSetup(dev, eps, cc)
 	}
-	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !peerClosed(err) {
+	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
 		return run, err
 	}
 	run.End = time.Now()
-	if s.Mode == result.ModeBW && cm == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)
+	if s.Mode == result.ModeBW && cc == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)
 		wc.Timeout, wc.Client = 5*time.Second, !cfg.Client
-		if _, err := wc.Swap("done", []byte("done\x00"), 5); err != nil && !peerClosed(err) {
+		if _, err := wc.Swap("done", []byte("done\x00"), 5); err != nil && !wire.PeerClosed(err) {
 			return run, err
 		}
 	}
@@ -349,36 +323,20 @@ type replyEngine struct{ *verbs.Engine }
 
 func (r replyEngine) LatClient(n int) error { return r.LatReply(n) }
 
-func perftestConnSetup(dev *Device, eps *testEndpoints, cm *perftestCM) *result.ConnSetup {
+func perftestConnSetup(dev *Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
 	method := result.ConnExchange
-	if cm != nil {
+	if cc != nil {
 		method = result.ConnRDMACM
 	}
 	conn := newConnSetup(method, eps.all())
 	conn.Device = dev.Ctx.Name()
 	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = dev.GID.Index, dev.GID.GID.String(), dev.GID.Type.String(), dev.GIDReason
-	if cm != nil {
-		conn.Address = cm.dst.String()
-		if path, err := eps.probe.qp.Path(); err == nil {
-			if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
-				conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), cmGIDReason(cm.dst)
-			}
+	if path, err := eps.probe.qp.Path(); cc != nil && err == nil { // the server's address: where it listens
+		dst := cc.RemoteAddr().String()
+		conn.Address = dst
+		if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
+			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), "chosen by rdma_cm for "+dst
 		}
 	}
 	return conn
-}
-
-// peerClosed: the peer went away at the closing handshake (older perftest
-// latency tools exit without one).
-func peerClosed(err error) bool {
-	var we *wire.Error
-	return errors.As(err, &we) && (errors.Is(we.Err, io.EOF) || errors.Is(err, net.ErrClosed) ||
-		(we.Op == "read" && !we.Timeout()))
-}
-
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

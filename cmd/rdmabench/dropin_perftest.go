@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/cmchan"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -189,12 +190,12 @@ func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, s
 // it listens with rdma_cm on -p (no TCP) and serves its first client over
 // perftest's exchange.
 func dropInPerftestCMServer(ctx context.Context, o perftest.Options, stdout io.Writer) error {
-	l, err := bench.ListenPerftestCM(o.Port)
+	l, err := cmchan.Listen(o.Port)
 	if err != nil {
-		return fmt.Errorf("-p %d: %w", o.Port, err)
+		return fmt.Errorf("-p %d: -R: %w", o.Port, err)
 	}
 	defer l.Close()
-	c, err := l.Accept(ctx, o.Device, o.GIDIndex, 30*time.Second)
+	c, err := bench.AcceptPerftestCM(ctx, l, o.Device, o.GIDIndex, 30*time.Second)
 	if err != nil {
 		return err
 	}
