@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -159,6 +159,20 @@ mesh-ompi: launcher-deps build
 dropin-perftest: build
 	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- \
 		sh -c 'sh /work/dropin-perftest.sh -j && sh /work/dropin-perftest.sh -j -R'
+
+# The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
+# perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's
+# server with the drop-in's client and the drop-in's server with perftest's client,
+# for five tests (AGREE_TEST="ib_write_bw -n 2000 -s 4096" runs one instead); the
+# medians and ratios come from scripts/dropinagree on the host.
+AGREE_ROUNDS ?= 5
+AGREE_TEST ?=
+dropin-agree: build
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/dropinagree ./scripts/dropinagree
+	rm -rf $(BUILD)/agree && mkdir -p $(BUILD)/agree
+	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest-agree.sh --file scripts/dropin-lib.sh --outdir $(BUILD)/agree -- \
+		sh /work/dropin-perftest-agree.sh $(AGREE_ROUNDS) $(AGREE_TEST) || true
+	$(BUILD)/dropinagree -dir $(BUILD)/agree
 
 # soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).
 siw-smoke:
