@@ -77,9 +77,9 @@ func perftestSpec(o perftest.Options) (bench.Spec, error) {
 // tried is false when the server is not perftest (rdmabench's protocol
 // then), or the test is not one the drop-in runs against perftest.
 func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Writer) (tried bool, err error) {
-	s, err := perftestSpec(o)
-	if err != nil {
-		return false, nil
+	s, serr := perftestSpec(o)
+	if serr != nil && !o.RDMACM {
+		return false, nil // rdmabench's protocol, which names the reason to a perftest server
 	}
 	var nc net.Conn
 	if o.RDMACM { // perftest's -R exchange runs over rdma_cm (no TCP)
@@ -95,6 +95,15 @@ func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Wri
 			return true, err
 		}
 		nc = cc
+		if serr != nil { // a -R server has no TCP port for rdmabench's protocol: name the reason here
+			who := "perftest"
+			wc := &wire.Conn{C: cc, Client: true, Binary: true, Timeout: 5 * time.Second}
+			if v, err := wc.Versions(wire.OurVersion); err == nil {
+				who += " " + v.String()
+			}
+			cc.Close()
+			return true, fmt.Errorf("the server is %s, and the drop-in does not run this test against perftest: %v (docs/perftest.md)", who, serr)
+		}
 	} else {
 		d := net.Dialer{Timeout: 30 * time.Second}
 		if nc, err = d.DialContext(ctx, "tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.Port))); err != nil {
