@@ -24,7 +24,8 @@
 //
 // The perftest drop-in facing a real perftest tool: perftestpeer.go
 // (perftest's exchange, bench/perftest/wire, around rdmabench's endpoints
-// and loops).
+// and loops), perftestcm.go (-R: the exchange over an rdma_cm channel,
+// bench/cmchan, and the test's QPs connected by rdma_cm).
 //
 // The client: client.go (one control session), run.go (a whole client
 // run and loopback), repeat.go (--repeat), loadsweep.go (--load-sweep),
