@@ -49,7 +49,9 @@
 // rounds to, from sysfs), cm.go (rdma_cm), measure.go (the measurement of one
 // test), bwdrain.go (the drainer of a bandwidth sender's samples),
 // multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
-// (latency under load), verify.go (the --verify pass), tcp.go (the kernel
+// (latency under load: the load QPs' streams, round robin with Load.Threads,
+// and the registration churn), rnrload.go (the server's receivers of an RNR
+// storm load, rdmabench isolation's rnr-storm), verify.go (the --verify pass), tcp.go (the kernel
 // TCP baseline), clockshare.go (the clock's share of a latency).
 //
 // Where a run took place: env.go (each side's result.Env: the device, GID

@@ -18,7 +18,7 @@ func WriteReport(w io.Writer, doc *result.IsolationDocument) error {
 	fmt.Fprintf(&b, "isolation: victim %s, %d round%s, %s intervals\n", doc.Victim, doc.Repeat, plural(doc.Repeat), pct(doc.Confidence))
 	fmt.Fprintf(&b, "victim timed: %s\n\n", doc.VictimInterval)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	head := "victim (medians)\tp50 us\tp90 us\tp99 us\tp99.9 us\tp99.99 us\tMpps\tMB/s\n"
+	head := "victim (medians)\tp50 us\tp90 us\tp99 us\tp99.9 us\tp99.99 us\tmsg/s\tMB/s\n"
 	fmt.Fprint(tw, head)
 	row := func(name string, runs []result.IsolationRun) {
 		fmt.Fprint(tw, name)
@@ -29,7 +29,7 @@ func WriteReport(w io.Writer, doc *result.IsolationDocument) error {
 		for _, r := range runs {
 			m, mb = append(m, r.Mpps), append(mb, r.MBPerSec)
 		}
-		fmt.Fprintf(tw, "\t%.4f\t%.2f\n", compare.MedianOf(m), compare.MedianOf(mb))
+		fmt.Fprintf(tw, "\t%.0f\t%.3f\n", compare.MedianOf(m)*1e6, compare.MedianOf(mb))
 	}
 	row("alone", doc.Alone)
 	for _, a := range doc.Attackers {
@@ -101,7 +101,7 @@ func ratioCell(rs []result.InflationRatio, figure string) string {
 func rateText(r result.AttackerRate, l result.IsolationLoad) string {
 	var parts []string
 	if l.QPs > 0 {
-		parts = append(parts, fmt.Sprintf("%.4f Mpps, %.1f MB/s", r.Mpps, r.MBPerSec))
+		parts = append(parts, fmt.Sprintf("%.0f msg/s, %.1f MB/s", r.Mpps*1e6, r.MBPerSec))
 	}
 	if l.ChurnSizeBytes > 0 {
 		parts = append(parts, fmt.Sprintf("%.0f reg+dereg/s", r.RegistrationsPerSec))

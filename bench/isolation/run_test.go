@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,10 +143,22 @@ func TestRunRounds(t *testing.T) {
 	if err := schema.ValidateIsolationDocument(b); err != nil {
 		t.Errorf("schema: %v", err)
 	}
-	// a failing run: the document so far, partial, and the error
+	// a run failing once runs once more, with a warning
 	n := 0
 	cfg.Run = func(ctx context.Context, s bench.Spec) (result.Result, []string, error) {
 		if n++; n == 2 {
+			return result.Result{}, nil, errors.New("boom")
+		}
+		return fake(ctx, s)
+	}
+	doc, err = Run(context.Background(), cfg)
+	if !errors.As(err, &ce) || doc.Partial || len(doc.Attackers[0].Runs) != 3 || !slices.Contains(doc.Warnings, "round 1, beside bw-hog: failed (boom); ran it once more") {
+		t.Errorf("a run failing once: %v %+v", err, doc)
+	}
+	// failing twice: the document so far, partial, and the error
+	n = 0
+	cfg.Run = func(ctx context.Context, s bench.Spec) (result.Result, []string, error) {
+		if n++; n == 2 || n == 3 {
 			return result.Result{}, nil, errors.New("boom")
 		}
 		return fake(ctx, s)

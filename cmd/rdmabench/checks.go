@@ -154,3 +154,25 @@ func checkRunFlags(fs *flag.FlagSet, d *deviceFlags, port, loadQPs int, warmup i
 	}
 	return checkPrefix("hgrm", hgrm)
 }
+
+// splitCPUs reads --cpu's list for run, loopback and isolation: the first
+// CPU takes the client's engine thread, in loopback the second the
+// server's responder, the rest (or, with at most two, all) the load QPs'
+// threads. An empty list pins nothing (cpu -1).
+func splitCPUs(list string, loopback bool) (cpu int, loadCPUs, serverCPUs []int, err error) {
+	if list == "" {
+		return -1, nil, nil, nil
+	}
+	cpus, err := bench.ParseCPUs(list, bench.OnlineCPUs())
+	if err != nil {
+		return -1, nil, nil, usageError{fmt.Errorf("--cpu: %w", err)}
+	}
+	cpu, loadCPUs = cpus[0], cpus
+	if loopback && len(cpus) > 1 {
+		serverCPUs = cpus[1:2]
+	}
+	if len(cpus) > 2 {
+		loadCPUs = cpus[2:]
+	}
+	return cpu, loadCPUs, serverCPUs, nil
+}

@@ -59,6 +59,7 @@ func cmdIsolation(fs *flag.FlagSet) action {
 	keyFile := addKeyFlag(fs, "to prove to the server (with HOST), which must prove it back")
 	attackers := fs.String("attackers", "all", "the attackers, comma-separated: "+strings.Join(isolation.Names(), ", ")+" (or all)")
 	maxInfl := fs.String("max-inflation", "", "the pass/fail bounds, e.g. p99=2x,p50=1.5x (bandwidth=0.5x: a floor): exit 1 when crossed")
+	cpuList := fs.String("cpu", "", "pin threads: the first CPU takes the victim's client thread; in loopback the second takes the server's responder; the rest (or all) take the attackers' threads, e.g. --cpu 0,1,0 (an attacker beside the victim on CPU 0)")
 	tf := addTestFlags(fs)
 	jsonPath := fs.String("json", "", "write the isolation document to this file (- for stdout)")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "with HOST: give up connecting to the server after this long")
@@ -122,8 +123,12 @@ func cmdIsolation(fs *flag.FlagSet) action {
 			}
 			addr = net.JoinHostPort(fs.Arg(0), strconv.Itoa(*port))
 		}
+		cpu, loadCPUs, serverCPUs, err := splitCPUs(*cpuList, loopback)
+		if err != nil {
+			return err
+		}
 		rc := bench.RunConfig{Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, RDMACM: *tf.rdmaCM, AuthKey: key,
-			Run: bench.RunOptions{CPU: -1, Out: io.Discard}}, ConnTimeout: *connTimeout, CommandLine: os.Args}
+			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Out: io.Discard}}, ServerCPUs: serverCPUs, ConnTimeout: *connTimeout, CommandLine: os.Args}
 		device := d.device
 		run := cliffs.LoopbackRunner(rc, &device)
 		if !loopback {
