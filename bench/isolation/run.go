@@ -14,18 +14,18 @@ import (
 )
 
 // The rounds: each round runs the victim alone, then beside each attacker
-// in turn, every run on fresh QPs of the same device and port, so that
-// slow drift of the host touches alone and attacked runs alike.
-
-// Runner runs one test once (as cliffs.LoopbackRunner and ClientRunner
-// do) and returns its result and warnings.
-type Runner = func(ctx context.Context, s bench.Spec) (result.Result, []string, error)
+// in turn, every test on fresh QPs of the same device and port, one round
+// in one session (Runner), so that slow drift of the host touches alone and
+// attacked runs alike.
 
 // Estimates of the plan line.
 const (
-	// RunOverhead is the estimated cost of one run beyond its measured
-	// time: the in-process server or the session, QPs, memory, warm-up.
-	RunOverhead = 3 * time.Second
+	// RoundOverhead is the estimated cost of one round beyond its tests:
+	// the in-process server or the session, both environments.
+	RoundOverhead = 3 * time.Second
+	// RunOverhead is the estimated cost of one test beyond its measured
+	// time: QPs, memory, warm-up, the server's result.
+	RunOverhead = 1500 * time.Millisecond
 	// QPOverhead is the estimated setup cost of one load QP in a run.
 	QPOverhead = 60 * time.Millisecond
 	// MaxRepeat bounds Config.Repeat.
@@ -109,7 +109,7 @@ func (c *Config) Plan() (runs int, est time.Duration, err error) {
 		}
 		return d
 	}
-	per := one(alone)
+	per := RoundOverhead + one(alone)
 	for _, s := range attacked {
 		per += one(s)
 	}
@@ -119,9 +119,10 @@ func (c *Config) Plan() (runs int, est time.Duration, err error) {
 }
 
 // Run measures cfg and returns its document. Nothing runs when a test is
-// refused (nil document). A run that fails runs once more, with a warning
-// (a loaded host can make a peer miss its deadline); a second failure
-// returns the document so far, marked partial, and the error; the bounds' outcome (CrossedError,
+// refused (nil document). A round that fails runs once more, with a
+// warning (a loaded host can make a peer miss its deadline); a second
+// failure returns the document of the rounds before it, marked partial,
+// and the error; the bounds' outcome (CrossedError,
 // UnjudgedError) comes back as the error of a complete measurement.
 func Run(ctx context.Context, cfg Config) (*result.IsolationDocument, error) {
 	c := cfg
@@ -143,26 +144,28 @@ func Run(ctx context.Context, cfg Config) (*result.IsolationDocument, error) {
 	}
 	progress(c.Progress, "isolation: %s alone and beside %d attacker%s (%s), %d round%s: %d runs, about %s\n",
 		doc.Victim, len(names), plural(len(names)), strings.Join(names, ", "), c.Repeat, plural(c.Repeat), runs, est.Round(time.Second))
-	n := 0
-	runOne := func(what string, s bench.Spec) (result.Result, error) {
-		n++
-		progress(c.Progress, "isolation: run %d/%d: %s\n", n, runs, what)
-		r, warns, err := c.Run(ctx, s)
+	round := func(r int) ([]result.Result, error) {
+		progress(c.Progress, "isolation: round %d/%d: alone, then beside %s\n", r, c.Repeat, strings.Join(names, ", "))
+		specs := append([]bench.Spec{c.victimSpec}, c.attackedSpecs...)
+		rs, warns, err := c.Run(ctx, specs)
 		if err != nil && ctx.Err() == nil { // once more: a loaded host can make a peer miss its deadline
-			warns = append(warns, fmt.Sprintf("%s: failed (%v); ran it once more", what, err))
+			warns = append(warns, fmt.Sprintf("round %d: failed (%v); ran it once more", r, err))
 			var again []string
-			r, again, err = c.Run(ctx, s)
+			rs, again, err = c.Run(ctx, specs)
 			warns = append(warns, again...)
 		}
-		for _, w := range warns { // each run repeats the environment's warnings: once each
+		for _, w := range warns { // each round repeats the environment's warnings: once each
 			if !slices.Contains(doc.Warnings, w) {
 				doc.Warnings = append(doc.Warnings, w)
 			}
 		}
-		if err != nil {
-			return r, fmt.Errorf("%s: %w", what, err)
+		if err == nil && len(rs) != len(specs) {
+			err = fmt.Errorf("%d results for %d tests", len(rs), len(specs))
 		}
-		return r, nil
+		if err != nil {
+			return nil, fmt.Errorf("round %d: %w", r, err)
+		}
+		return rs, nil
 	}
 	finish := func(err error) (*result.IsolationDocument, error) {
 		doc.End = time.Now()
@@ -182,20 +185,16 @@ func Run(ctx context.Context, cfg Config) (*result.IsolationDocument, error) {
 		}
 		return doc, nil
 	}
-	for round := 1; round <= c.Repeat; round++ {
-		r, err := runOne(fmt.Sprintf("round %d, alone", round), c.victimSpec)
+	for r := 1; r <= c.Repeat; r++ {
+		rs, err := round(r)
 		if err != nil {
 			return finish(err)
 		}
-		doc.Alone = append(doc.Alone, runOf(round, r))
-		for i, s := range c.attackedSpecs {
+		doc.Alone = append(doc.Alone, runOf(r, rs[0]))
+		for i := range doc.Attackers {
 			a := &doc.Attackers[i]
-			r, err := runOne(fmt.Sprintf("round %d, beside %s", round, a.Name), s)
-			if err != nil {
-				return finish(err)
-			}
-			a.Runs = append(a.Runs, runOf(round, r))
-			a.Achieved = append(a.Achieved, rateOf(r))
+			a.Runs = append(a.Runs, runOf(r, rs[i+1]))
+			a.Achieved = append(a.Achieved, rateOf(rs[i+1]))
 		}
 	}
 	return finish(nil)

@@ -94,13 +94,20 @@ func fakeResult(s bench.Spec, p50 float64) result.Result {
 // validates, the bounds decide the outcome.
 func TestRunRounds(t *testing.T) {
 	var order []string
-	fake := func(_ context.Context, s bench.Spec) (result.Result, []string, error) {
+	one := func(s bench.Spec) result.Result {
 		if s.Load == nil {
 			order = append(order, "alone")
-			return fakeResult(s, 1000+float64(len(order))), nil, nil
+			return fakeResult(s, 1000+float64(len(order)))
 		}
 		order = append(order, "attacked")
-		return fakeResult(s, 3000+float64(len(order))), nil, nil
+		return fakeResult(s, 3000+float64(len(order)))
+	}
+	fake := func(_ context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
+		var rs []result.Result
+		for _, s := range specs {
+			rs = append(rs, one(s))
+		}
+		return rs, []string{"software RDMA"}, nil
 	}
 	as, _ := Select("bw-hog,mr-churn")
 	var progress bytes.Buffer
@@ -120,7 +127,8 @@ func TestRunRounds(t *testing.T) {
 	if got := strings.Join(order, " ") + " "; got != want {
 		t.Errorf("order %q, want %q", got, want)
 	}
-	if !strings.Contains(progress.String(), "isolation: send lat 2B alone and beside 2 attackers (bw-hog, mr-churn), 3 rounds: 9 runs, about") {
+	if !strings.Contains(progress.String(), "isolation: send lat 2B alone and beside 2 attackers (bw-hog, mr-churn), 3 rounds: 9 runs, about") ||
+		!strings.Contains(progress.String(), "isolation: round 3/3: alone, then beside bw-hog, mr-churn\n") {
 		t.Errorf("plan line: %q", progress.String())
 	}
 	if len(doc.Alone) != 3 || len(doc.Attackers[1].Runs) != 3 || doc.Attackers[1].AchievedMedian.RegistrationsPerSec != 1234 {
@@ -143,29 +151,40 @@ func TestRunRounds(t *testing.T) {
 	if err := schema.ValidateIsolationDocument(b); err != nil {
 		t.Errorf("schema: %v", err)
 	}
-	// a run failing once runs once more, with a warning
+	if !slices.Equal(doc.Warnings, []string{"software RDMA"}) {
+		t.Errorf("warnings %q, want each once", doc.Warnings)
+	}
+	// a round failing once runs once more, with a warning
 	n := 0
-	cfg.Run = func(ctx context.Context, s bench.Spec) (result.Result, []string, error) {
+	cfg.Run = func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
 		if n++; n == 2 {
-			return result.Result{}, nil, errors.New("boom")
+			return []result.Result{one(specs[0])}, nil, errors.New("boom")
 		}
-		return fake(ctx, s)
+		return fake(ctx, specs)
 	}
 	doc, err = Run(context.Background(), cfg)
-	if !errors.As(err, &ce) || doc.Partial || len(doc.Attackers[0].Runs) != 3 || !slices.Contains(doc.Warnings, "round 1, beside bw-hog: failed (boom); ran it once more") {
-		t.Errorf("a run failing once: %v %+v", err, doc)
+	if !errors.As(err, &ce) || doc.Partial || len(doc.Attackers[0].Runs) != 3 || !slices.Contains(doc.Warnings, "round 2: failed (boom); ran it once more") {
+		t.Errorf("a round failing once: %v %+v", err, doc)
 	}
-	// failing twice: the document so far, partial, and the error
+	// failing twice: the rounds before, partial, and the error
 	n = 0
-	cfg.Run = func(ctx context.Context, s bench.Spec) (result.Result, []string, error) {
+	cfg.Run = func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
 		if n++; n == 2 || n == 3 {
-			return result.Result{}, nil, errors.New("boom")
+			return nil, nil, errors.New("boom")
 		}
-		return fake(ctx, s)
+		return fake(ctx, specs)
 	}
 	doc, err = Run(context.Background(), cfg)
-	if err == nil || !strings.Contains(err.Error(), "round 1, beside bw-hog: boom") || doc == nil || !doc.Partial || doc.Verdicts != nil {
-		t.Errorf("failing run: %v %+v", err, doc)
+	if err == nil || err.Error() != "round 2: boom" || doc == nil || !doc.Partial || doc.Verdicts != nil || len(doc.Alone) != 1 || len(doc.Attackers[1].Runs) != 1 {
+		t.Errorf("failing round: %v %+v", err, doc)
+	}
+	// too few results without an error
+	cfg.Run = func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
+		rs, w, err := fake(ctx, specs)
+		return rs[:1], w, err
+	}
+	if _, err := Run(context.Background(), cfg); err == nil || err.Error() != "round 1: 1 results for 3 tests" {
+		t.Errorf("short round: %v", err)
 	}
 	// a refused test: nothing runs
 	cfg.Check = func([]bench.Spec) error { return errors.New("over budget") }

@@ -15,7 +15,6 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/cliffs"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/internal/version"
@@ -29,7 +28,8 @@ the catalogue (--attackers, default all: ` + strings.Join(isolation.Names(), ", 
 on the same device and port. Each attacker is extra QPs (or a registration
 loop) of the victim's own test, so it runs in loopback and against
 'rdmabench server' alike. --repeat rounds (default 3) each run the victim
-alone, then beside each attacker in turn, every run on fresh QPs.
+alone, then beside each attacker in turn, in one session, every test on
+fresh QPs.
 
 It reports the victim's p50, p90, p99, p99.9 and p99.99 (n/a where too few
 samples back them) and its bandwidth, alone and attacked, as ratios
@@ -130,9 +130,9 @@ func cmdIsolation(fs *flag.FlagSet) action {
 		rc := bench.RunConfig{Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, RDMACM: *tf.rdmaCM, AuthKey: key,
 			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Out: io.Discard}}, ServerCPUs: serverCPUs, ConnTimeout: *connTimeout, CommandLine: os.Args}
 		device := d.device
-		run := cliffs.LoopbackRunner(rc, &device)
+		run := isolation.LoopbackRunner(rc, &device)
 		if !loopback {
-			run = cliffs.ClientRunner(addr, rc, &device)
+			run = isolation.ClientRunner(addr, rc, &device)
 		}
 		check := func(specs []bench.Spec) error {
 			if err := bench.CheckBudget(specs, budget, loopback); err != nil {
