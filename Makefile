@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test cliffs-test isolation-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -130,6 +130,7 @@ cliffs-test: build
 # the whole attacker catalogue beside a SEND latency victim in loopback, three attackers
 # against a server, --max-inflation crossed (exit 1) and not (exit 0); the documents
 # checked on the host into build/isolation/. About 3 minutes; not part of make test.
+.PHONY: isolation-test
 isolation-test: build
 	scripts/isolation-test.sh
 

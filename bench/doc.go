@@ -49,12 +49,15 @@
 // rounds to, from sysfs), cm.go (rdma_cm), measure.go (the measurement of one
 // test), bwdrain.go (the drainer of a bandwidth sender's samples),
 // multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
-// (latency under load: the load QPs' streams, round robin with Load.Threads,
-// and the registration churn), rnrload.go (the server's receivers of an RNR
-// storm load, rdmabench isolation's rnr-storm), verify.go (the --verify pass), tcp.go (the kernel
+// (latency under load), verify.go (the --verify pass), tcp.go (the kernel
 // TCP baseline), clockshare.go (the clock's share of a latency).
 //
 // Where a run took place: env.go (each side's result.Env: the device, GID
 // and placement, over bench/hostenv's host facts and checks),
 // portcounters.go (each side's port counters around each test).
+//
+// The attackers of rdmabench isolation (bench/isolation) are load kinds:
+// load.go's streams drive the load QPs round robin (Load.Threads) and run
+// the registration churn (Load.ChurnSize); rnrload.go is the server's
+// receivers of an RNR storm (Load.RNR).
 package bench

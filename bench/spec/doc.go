@@ -16,8 +16,8 @@
 // --hugepages), inline.go (inline policies), choices.go (the options that
 // differ from perftest: address stepping, P_Key index, completion
 // vectors), bidir.go (-b), srq.go (--srq), verify.go (--verify),
-// loadsweep.go (--load-sweep), attack.go (the load's attacker knobs of
-// rdmabench isolation: AltSize, RNR, ChurnSize, Threads), repeat.go
-// (--repeat's bound), device.go
+// loadsweep.go (--load-sweep), repeat.go (--repeat's bound), device.go
 // (a spec against a device's limits: DeviceLimits, CheckDevice).
+// attack.go holds the load's attacker knobs of rdmabench isolation
+// (AltSize, RNR, ChurnSize, Threads).
 package spec
