@@ -26,6 +26,11 @@
 // (perftest's exchange, bench/perftest/wire, around rdmabench's endpoints
 // and loops).
 //
+// The attackers of rdmabench isolation (bench/isolation) are load kinds:
+// load.go's streams drive the load QPs round robin (Load.Threads) and run
+// the registration churn (Load.ChurnSize); rnrload.go is the server's
+// receivers of an RNR storm (Load.RNR).
+//
 // The client: client.go (one control session), run.go (a whole client
 // run and loopback), repeat.go (--repeat), loadsweep.go (--load-sweep),
 // watch.go (heartbeats and the peer watch of a running test).
@@ -55,9 +60,4 @@
 // Where a run took place: env.go (each side's result.Env: the device, GID
 // and placement, over bench/hostenv's host facts and checks),
 // portcounters.go (each side's port counters around each test).
-//
-// The attackers of rdmabench isolation (bench/isolation) are load kinds:
-// load.go's streams drive the load QPs round robin (Load.Threads) and run
-// the registration churn (Load.ChurnSize); rnrload.go is the server's
-// receivers of an RNR storm (Load.RNR).
 package bench
