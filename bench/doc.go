@@ -27,9 +27,9 @@
 // and loops).
 //
 // The attackers of rdmabench isolation (bench/isolation) are load kinds:
-// load.go's streams drive the load QPs round robin (Load.Threads) and run
-// the registration churn (Load.ChurnSize); rnrload.go is the server's
-// receivers of an RNR storm (Load.RNR).
+// load.go's streams drive the load QPs round robin (Load.Threads), run
+// the registration churn (Load.ChurnSize), and its startRNRReceivers is
+// the server's side of an RNR storm (Load.RNR).
 //
 // The client: client.go (one control session), run.go (a whole client
 // run and loopback), repeat.go (--repeat), loadsweep.go (--load-sweep),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -134,19 +133,7 @@ func cmdIsolation(fs *flag.FlagSet) action {
 		if !loopback {
 			run = isolation.ClientRunner(addr, rc, &device)
 		}
-		check := func(specs []bench.Spec) error {
-			if err := bench.CheckBudget(specs, budget, loopback); err != nil {
-				return err
-			}
-			if !loopback && d.device == "" { // the device follows the route to the server: its run checks it
-				return nil
-			}
-			local, sides := netip.MustParseAddr("127.0.0.1"), 2
-			if !loopback {
-				local, sides = netip.Addr{}, 1
-			}
-			return bench.CheckDeviceLimits(d.device, d.port, d.gidIndex, local, specs, sides)
-		}
+		check := specsCheck(&d, budget, loopback)
 		cfg := isolation.Config{Victim: victim, Attackers: list, Repeat: rounds, Confidence: victim.Confidence, Check: check, Run: run, Bounds: bounds,
 			Progress: stderr, Role: "loopback", CommandLine: os.Args, ToolVersion: version.String()}
 		if !loopback {
@@ -161,16 +148,7 @@ func cmdIsolation(fs *flag.FlagSet) action {
 		}
 		doc.Device = device
 		err = endedEarly(ctx, err)
-		if *jsonPath != "-" {
-			if werr := isolation.WriteReport(stdout, doc); werr != nil && err == nil {
-				err = werr
-			}
-		}
-		if *jsonPath != "" {
-			if werr := result.WriteIsolationJSON(*jsonPath, doc); werr != nil && err == nil {
-				err = werr
-			}
-		}
-		return err
+		return writeDocument(*jsonPath, err, func() error { return isolation.WriteReport(stdout, doc) },
+			func(path string) error { return result.WriteIsolationJSON(path, doc) })
 	}
 }
