@@ -60,6 +60,10 @@ func cmdIsolation(fs *flag.FlagSet) action {
 	maxInfl := fs.String("max-inflation", "", "the pass/fail bounds, e.g. p99=2x,p50=1.5x (bandwidth=0.5x: a floor): exit 1 when crossed")
 	cpuList := fs.String("cpu", "", "pin threads: the first CPU takes the victim's client thread; in loopback the second takes the server's responder; the rest (or all) take the attackers' threads, e.g. --cpu 0,1,0 (an attacker beside the victim on CPU 0)")
 	tf := addTestFlags(fs)
+	if f := fs.Lookup("repeat"); f != nil { // the rounds here
+		f.Usage = fmt.Sprintf("rounds: each runs the victim alone, then beside each attacker, in one session (1..%d)", isolation.MaxRepeat)
+		f.DefValue = strconv.Itoa(isolationRounds)
+	}
 	jsonPath := fs.String("json", "", "write the isolation document to this file (- for stdout)")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "with HOST: give up connecting to the server after this long")
 	var bud budgetFlags
