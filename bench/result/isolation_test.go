@@ -1,10 +1,8 @@
 package result_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -63,34 +61,7 @@ func TestIsolationSchema(t *testing.T) {
 	if eb, _ := os.ReadFile(empty); schema.ValidateIsolationDocument(eb) != nil {
 		t.Errorf("minimal document: %v", schema.ValidateIsolationDocument(eb))
 	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	var root map[string]any
-	if err := json.Unmarshal(result.IsolationSchemaJSON, &root); err != nil {
-		t.Fatal(err)
-	}
-	docs := map[string]schemaDoc{"isolation.schema.json": {"isolation.schema.json", root}}
-	want, got := map[string]bool{}, map[string]bool{}
-	schemaPaths(t, docs, subschema{"isolation.schema.json", root}, "", want)
-	docPaths(v, "", got)
-	var missing, extra []string
-	for p := range want {
-		if !got[p] && !strings.HasSuffix(p, ".*") {
-			missing = append(missing, p)
-		}
-	}
-	for p := range got {
-		if !want[wildcardPath(p, want)] {
-			extra = append(extra, p)
-		}
-	}
-	sort.Strings(missing)
-	sort.Strings(extra)
-	if len(missing)+len(extra) > 0 || len(want) < 20 {
-		t.Errorf("schema paths %d; the document lacks %v; the schema lacks %v", len(want), missing, extra)
-	}
+	checkStandaloneSchema(t, "isolation.schema.json", result.IsolationSchemaJSON, b, 20)
 	bad := strings.Replace(string(b), `"figure": "p99"`, `"figure": "p98"`, 1)
 	if err := schema.ValidateIsolationDocument([]byte(bad)); err == nil {
 		t.Error("bad figure validates")
