@@ -3,7 +3,8 @@
 # isolation-test; needs rdmabench and jcheck):
 #   1. loopback, the whole catalogue, 2 rounds: the plan line, the table, the
 #      JSON (/out/catalogue.json): every attacker ran in every round with its
-#      own rate, and every figure's ratio that both sides back has an interval;
+#      own rate (on the host TestIsolationFiles checks that every figure's ratio
+#      that enough runs back has its interval);
 #   2. against 'rdmabench server' (isolation HOST): the RNR storm, the PCIe
 #      sizes and the registration churn, role client (/out/host.json);
 #   3. --max-inflation: p50=100000x is not crossed (exit 0); p50=1x,p90=1x
@@ -23,7 +24,7 @@ grep -q '^isolation: send lat 2B alone and beside 6 attackers (bw-hog, small-flo
 	/out/catalogue.err || fail "no plan line"
 jcheck /out/catalogue.json 'count(attackers.*) == 6' 'count(alone.*) == 2' 'count(attackers.*.runs.*) == 12' \
 	'count(attackers.*.achieved.*.mpps > 0) == 10' 'count(attackers[name=mr-churn].achieved.*.registrations_per_sec > 0) == 2' \
-	'count(attackers.*.ratios[figure=p50].low > 0) == 6' 'count(attackers[name=rnr-storm].load.rnr == true) == 1' \
+	'count(attackers[name=rnr-storm].load.rnr == true) == 1' \
 	'attackers[name=pcie-sizes].load.alt_size_bytes == 257' 'attackers[name=qp-thrash].load.qps == 64' \
 	|| fail "the catalogue's JSON"
 rdmabench server --bind 192.0.2.1 -p 18630 >/tmp/isolation-server.log 2>&1 &

@@ -13,7 +13,8 @@ import (
 // TestIsolationFiles checks the isolation documents a guest run wrote
 // ($RDMABENCH_ISOLATION_DIR/*.json, make isolation-test): each validates
 // against isolation.schema.json, has every round's runs, and gives every
-// attacker every figure's ratio.
+// attacker every figure's ratio, with its interval wherever the runs
+// back one.
 func TestIsolationFiles(t *testing.T) {
 	dir := os.Getenv("RDMABENCH_ISOLATION_DIR")
 	if dir == "" {
@@ -44,6 +45,13 @@ func TestIsolationFiles(t *testing.T) {
 		for _, a := range d.Attackers {
 			if len(a.Runs) != d.Repeat || len(a.Achieved) != d.Repeat || len(a.Ratios) != len(result.IsolationFigures) {
 				t.Errorf("%s: %s: %d runs, %d rates, %d ratios", f, a.Name, len(a.Runs), len(a.Achieved), len(a.Ratios))
+			}
+			for _, r := range a.Ratios { // an interval wherever the runs back one
+				na, nb := r.AttackedRuns, r.AloneRuns
+				want := na >= 1 && nb >= 1 && (na+nb >= 3 || r.Figure != result.FigureBandwidth)
+				if want != (r.Low != nil && r.High != nil) || (r.Ratio == nil) != (na == 0 || nb == 0) {
+					t.Errorf("%s: %s %s: %d attacked and %d alone runs, ratio %v, interval %v-%v", f, a.Name, r.Figure, na, nb, r.Ratio, r.Low, r.High)
+				}
 			}
 		}
 	}

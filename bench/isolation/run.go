@@ -191,9 +191,11 @@ func Run(ctx context.Context, cfg Config) (*result.IsolationDocument, error) {
 			return finish(err)
 		}
 		doc.Alone = append(doc.Alone, runOf(r, rs[0]))
+		thin(doc, r, "alone", rs[0])
 		for i := range doc.Attackers {
 			a := &doc.Attackers[i]
 			a.Runs = append(a.Runs, runOf(r, rs[i+1]))
+			thin(doc, r, "beside "+a.Name, rs[i+1])
 			a.Achieved = append(a.Achieved, rateOf(rs[i+1]))
 		}
 	}
@@ -211,4 +213,13 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// thin warns of a victim run too short for its p50 (every percentile
+// n/a): it counts in no ratio.
+func thin(doc *result.IsolationDocument, round int, what string, r result.Result) {
+	if !r.Latency.P50.OK {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("round %d, %s: %d samples, too few for a p50: the run counts in no ratio (a loaded host? lengthen -D)",
+			round, what, r.Latency.Count))
+	}
 }

@@ -186,6 +186,20 @@ func TestRunRounds(t *testing.T) {
 	if _, err := Run(context.Background(), cfg); err == nil || err.Error() != "round 1: 1 results for 3 tests" {
 		t.Errorf("short round: %v", err)
 	}
+	// a victim run without samples: a warning, and no ratio counts it
+	cfg.Run = func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
+		rs, w, err := fake(ctx, specs)
+		rs[0] = result.Result{}
+		return rs, w, err
+	}
+	cfg.Bounds = nil
+	doc, err = Run(context.Background(), cfg)
+	if err != nil || !slices.Contains(doc.Warnings, "round 2, alone: 0 samples, too few for a p50: the run counts in no ratio (a loaded host? lengthen -D)") {
+		t.Errorf("thin run: %v %q", err, doc.Warnings)
+	}
+	if r := doc.Attackers[0].Ratios[0]; r.AloneRuns != 0 || r.Ratio != nil {
+		t.Errorf("thin runs: %+v", r)
+	}
 	// a refused test: nothing runs
 	cfg.Check = func([]bench.Spec) error { return errors.New("over budget") }
 	if doc, err := Run(context.Background(), cfg); doc != nil || err == nil || err.Error() != "over budget" {

@@ -12,8 +12,9 @@ import (
 // median(alone) over the runs where the figure is backed (a percentile
 // too few samples back is n/a in that run and left out). Its interval is
 // the percentile bootstrap of that ratio over the runs (compare.
-// MedianRatioInterval) when each side has 2 runs or more; with one run
-// each, a percentile's interval is the ratio of the two distribution-free
+// MedianRatioInterval) when the sides have 3 backed runs or more together
+// (a side with one resamples it alone, so the interval then holds the
+// other side's spread only); with one run each, a percentile's interval is the ratio of the two distribution-free
 // percentile intervals (attacked low / alone high .. attacked high / alone
 // low), which covers the sampling noise inside the runs but not the noise
 // between runs; the bandwidth of one run each has no interval.
@@ -117,7 +118,7 @@ func ratio(alone, attacked []result.IsolationRun, figure string, conf float64) r
 	ma, mb := compare.MedianOf(a), compare.MedianOf(b)
 	r.Attacked, r.Alone, r.Ratio = ptr(ma), ptr(mb), ptr(ma/mb)
 	switch {
-	case len(a) >= 2 && len(b) >= 2:
+	case len(a)+len(b) >= 3: // a side with one backed run (the other's n/a in some) resamples as one
 		if lo, hi, ok := compare.MedianRatioInterval([]compare.RatioGroup{{A: a, B: b}}, bootstrapReps, conf); ok {
 			r.Low, r.High, r.Method = ptr(lo), ptr(hi), result.IntervalRuns
 		}

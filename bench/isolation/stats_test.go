@@ -64,3 +64,14 @@ func TestRatiosOneRun(t *testing.T) {
 		t.Errorf("p99 %+v", p99)
 	}
 }
+
+// TestRatiosUneven: a side with one backed run (the other run n/a) still
+// gets a bootstrap interval when the sides have 3 runs together.
+func TestRatiosUneven(t *testing.T) {
+	none := result.IsolationRun{}
+	rs := Ratios([]result.IsolationRun{none, run(1000, 0, 0.2)}, []result.IsolationRun{run(2000, 0, 0.1), run(2400, 0, 0.1)}, 0.95)
+	p50 := find(rs, "p50")
+	if p50.AloneRuns != 1 || p50.AttackedRuns != 2 || p50.Method != result.IntervalRuns || p50.Low == nil || *p50.Low < 1.9 || *p50.High > 2.5 {
+		t.Errorf("p50 %+v", p50)
+	}
+}
