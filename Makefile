@@ -134,6 +134,14 @@ pair-timeline: build
 cliffs-test: build
 	scripts/cliffs-test.sh
 
+# rdmabench isolation in one SoftRoCE guest (scripts/isolation-test.sh, docs/isolation.md):
+# the whole attacker catalogue beside a SEND latency victim in loopback, three attackers
+# against a server, --max-inflation crossed (exit 1) and not (exit 0); the documents
+# checked on the host into build/isolation/. About 3 minutes; not part of make test.
+.PHONY: isolation-test
+isolation-test: build
+	scripts/isolation-test.sh
+
 # Cluster scale: three guests on one segment (scripts/vm-mesh.sh); MPICH's mpiexec in
 # guest 1 launches 'rdmabench mesh' on all three over ssh. mesh-test: a small pairs
 # mesh (SEND, WRITE; lat, bw) and its checks; mesh-demo: build/mesh/mesh.json,

@@ -281,8 +281,15 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	var totals []int64 // per QP, multi-QP tests
 	var sr proto.ServerResult
 	var load *loadRun
-	if len(eps.loads) > 0 {
-		load = startLoad(eps.loads, o.LoadCPUs, o.NodeCPUs)
+	if len(eps.loads) > 0 || spec.Load != nil && spec.Load.ChurnSize > 0 {
+		load = startLoad(eps.loads, spec.Load.Threads, o.LoadCPUs, o.NodeCPUs)
+		if spec.Load.ChurnSize > 0 { // registration churn: its own thread, after the streams' CPUs
+			cpu := -1
+			if len(o.LoadCPUs) > 0 {
+				cpu = o.LoadCPUs[len(eps.loads)%len(o.LoadCPUs)]
+			}
+			load.startChurn(eps.mem.pd, spec.Load.ChurnSize, cpu, o.NodeCPUs)
+		}
 	}
 	if spec.Mode == result.ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)

@@ -168,7 +168,7 @@ func checkSpecs(dev *Device, specs []Spec) error {
 			continue
 		}
 		err := dev.supports(s)
-		if err == nil && s.Load != nil {
+		if err == nil && s.Load != nil && s.Load.QPs > 0 {
 			err = dev.supports(s.LoadSpec())
 		}
 		if err != nil {

@@ -27,6 +27,11 @@
 // and loops), perftestcm.go (-R: the exchange over an rdma_cm channel,
 // bench/cmchan, and the test's QPs connected by rdma_cm).
 //
+// The attackers of rdmabench isolation (bench/isolation) are load kinds:
+// load.go's streams drive the load QPs round robin (Load.Threads), run
+// the registration churn (Load.ChurnSize), and its startRNRReceivers is
+// the server's side of an RNR storm (Load.RNR).
+//
 // The client: client.go (one control session), run.go (a whole client
 // run and loopback), repeat.go (--repeat), loadsweep.go (--load-sweep),
 // watch.go (heartbeats and the peer watch of a running test).

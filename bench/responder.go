@@ -247,6 +247,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 			}
 		}
 	}
+	defer s.startRNRReceivers(spec, eps, serverCPU(s.cfg.CPUs, len(qps)))() // an RNR storm's load QPs (load.go)
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		stopLoops()
 		return err

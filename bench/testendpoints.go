@@ -59,7 +59,7 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 	}
 	if s.Load != nil {
 		for i := 0; i < s.Load.QPs; i++ {
-			ep, err := newEndpoint(dev, s.LoadSpec(), client, t.mem.load, nil)
+			ep, err := newEndpoint(dev, s.LoadSpecAt(i), client, t.mem.load, nil)
 			if err != nil {
 				return nil, fmt.Errorf("load QP %d: %w", i, err)
 			}

@@ -333,6 +333,15 @@ type LoadResult struct {
 	SizeBytes int       `json:"size_bytes"`
 	Ops       int64     `json:"ops"`       // completed on all load QPs
 	Bandwidth Bandwidth `json:"bandwidth"` // aggregate, over the load's whole span
+	// The attacker knobs (rdmabench isolation): the odd load QPs' size,
+	// SENDs at one posted receive per QP (RNR NAKs), and the registration
+	// churn: its buffer size, the register/deregister pairs completed and
+	// their rate over the churn's span.
+	AltSizeBytes        int     `json:"alt_size_bytes,omitempty"`
+	RNR                 bool    `json:"rnr,omitempty"`
+	ChurnSizeBytes      int     `json:"churn_size_bytes,omitempty"`
+	Registrations       int64   `json:"registrations,omitempty"`
+	RegistrationsPerSec float64 `json:"registrations_per_sec,omitempty"`
 }
 
 // OpenLoop describes an open-loop latency test: the requested schedule and

@@ -18,4 +18,6 @@
 // vectors), bidir.go (-b), srq.go (--srq), verify.go (--verify),
 // loadsweep.go (--load-sweep), repeat.go (--repeat's bound), device.go
 // (a spec against a device's limits: DeviceLimits, CheckDevice).
+// attack.go holds the load's attacker knobs of rdmabench isolation
+// (AltSize, RNR, ChurnSize, Threads).
 package spec

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/compare"
+	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -126,6 +127,7 @@ func exitCode(err error) int {
 	var ie inputError
 	var pwe *compare.PowerError
 	var dfe doctorFailed
+	var iue *isolation.UnjudgedError
 	switch {
 	case errors.As(err, &dfe):
 		return exitDoctor
@@ -148,8 +150,8 @@ func exitCode(err error) int {
 		return exitPeer // the launcher's PMI server failed or timed out
 	case errors.As(err, &ie):
 		return exitInput
-	case errors.As(err, &pwe):
-		return exitBlind // the gate could not see: compare --require-power
+	case errors.As(err, &pwe), errors.As(err, &iue):
+		return exitBlind // the gate could not see: compare --require-power, isolation --max-inflation n/a
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
