@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -137,7 +138,7 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 	c := proto.NewConn(nc, ctrlTimeout)
 	host, _ := os.Hostname()
 	cl := &Client{c: c, peer: addr}
-	if cl.ack, err = clientHandshake(c, cfg.AuthKey, host); err != nil {
+	if cl.ack, err = auth.ClientHandshake(c, cfg.AuthKey, host, ctrlTimeout); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}

@@ -16,8 +16,8 @@
 // accept loop, --allow, protected mode, shutdown), startups.go (the caps
 // on unauthenticated connections), session.go (one client's session:
 // admission, handshake, busy lock, limits), serveonce.go (--once: stop
-// after the first session that ran a test), auth.go (the shared key and
-// the challenge-response), responder.go (the server's side of one test),
+// after the first session that ran a test; the shared key and the
+// challenge-response are bench/auth's), responder.go (the server's side of one test),
 // doctorserve.go (the server's answer to a doctor request, the verbs side
 // of rdmabench doctor), onesession.go (the perftest drop-in's listeners:
 // one session, and its first bytes peeked).

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
@@ -116,7 +117,7 @@ func exitCode(err error) int {
 	var ne *net.OpError
 	var ve *verbs.Error
 	var vfe *bench.VerifyError
-	var auth *bench.AuthError
+	var aue *auth.Error
 	var se *signalError
 	var rte *runTimeoutError
 	var pl *bench.PeerLostError
@@ -166,7 +167,7 @@ func exitCode(err error) int {
 	case errors.As(err, &wce), errors.As(err, &vfe), errors.Is(err, verbs.ErrTimeout), errors.Is(err, sockeng.ErrTimeout),
 		errors.Is(err, sockeng.ErrPeerClosed):
 		return exitTransport
-	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne), errors.As(err, &auth):
+	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne), errors.As(err, &aue):
 		return exitPeer
 	}
 	return exitFail
