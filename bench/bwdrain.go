@@ -22,36 +22,83 @@ type sampleRing interface {
 
 var _ sampleRing = (*verbs.Engine)(nil)
 
-// drainMark is where the measuring goroutine stood when the C loop
-// returned: samples written so far (at), operations completed (done) and
-// the engine clock (now). The drainer applies it once every sample before
-// it is recorded, so that an interval holds exactly its own samples.
+// drainMark is where one sender thread (a lane) stood when its C loop
+// returned: samples written so far to each of its rings (at), operations
+// completed (done) and the engine clock (now). The drainer applies it once
+// every sample before it is recorded, so that an interval holds exactly
+// its own samples.
 type drainMark struct {
-	at   uint64
+	at   []uint64
 	done int64
 	now  int64
 	// last: the test has stopped posting; what follows belongs to the
 	// last interval (no boundary closes it before the end)
 	last bool
+	// fin: the lane's sender is done (senderDone): no marks follow, and
+	// the intervals it has not closed wait for it no longer
+	fin bool
 }
 
-// sampleDrain records a bandwidth sender's samples on its own goroutine
-// (its own thread) while the engine's thread stays in the C loop and keeps
-// the send queue full: the completion-latency histogram, the interval
-// histograms and lines, and the progress line. Only the drainer touches
-// lat, iv and prog until finish returns.
+// sampleDrain records the samples of a bandwidth test's senders on its own
+// goroutine (its own thread) while the engines' threads stay in the C loop
+// and keep their send queues full: the completion-latency histograms, the
+// interval histograms and lines, and the progress line. Only the drainer
+// touches the histograms, iv and prog until finish returns.
+//
+// A test has one lane per sender thread (bwPhase): one for the plain and
+// bidirectional tests, one per thread of a multi-QP test, each lane with a
+// ring per engine. The intervals are the test's, counted once: a lane's
+// mark past a boundary closes that interval for the lane, and the interval
+// is flushed once every lane has closed it (or stopped), with the
+// operations and samples of all lanes, ending when the last lane closed
+// it. A lane ahead of another records into the next interval meanwhile
+// (open).
 type sampleDrain struct {
-	ring sampleRing
-	lat  *hist.Histogram
-	iv   *intervals
-	prog *progress
+	lanes []*drainLane
+	iv    *intervals
+	prog  *progress
+	// progLat is what the progress line's percentiles come from: the one
+	// engine's histogram, or (several, with a live line) progAll, which
+	// records every sample once more
+	progLat *hist.Histogram
+	progAll bool
 
-	mu       sync.Mutex
-	marks    []drainMark
+	mu       sync.Mutex // guards the lanes' marks and finished
 	finished bool
 	wake     chan struct{} // a mark or finish: pass now (capacity 1)
 	end      chan struct{}
+
+	// the intervals not yet flushed (drainer only; none without
+	// intervals): open[0] is interval base, whose samples go to iv.h
+	base  int
+	open  []*ivBucket
+	spare *hist.Histogram // a reset histogram for the next bucket
+}
+
+// drainLane is one sender thread's part of a sampleDrain: its rings, one
+// per engine, each with its latency histogram.
+type drainLane struct {
+	d     *sampleDrain
+	rings []sampleRing
+	lats  []*hist.Histogram
+	marks []drainMark // guarded by d.mu
+
+	// drainer only
+	r        []uint64 // samples recorded and released, per ring
 	lastDone int64
+	idx      int   // the interval its samples and operations go to
+	next     int64 // its next boundary (engine clock)
+	last     bool  // it stopped posting: it closes no more intervals
+	fin      bool  // its sender is done: no more marks
+}
+
+// ivBucket is an interval that some lane has begun and not every lane has
+// closed: its samples (h; nil for open[0], which records into iv.h), its
+// operations and the latest close (0: none yet).
+type ivBucket struct {
+	h   *hist.Histogram
+	ops int64
+	end int64
 }
 
 // drainPoll and drainPollMax bound the drainer's sleep between passes. It
@@ -73,7 +120,8 @@ type sampleDrain struct {
 // early, before the loop is up to speed, does not buy a long sleep at
 // once), and a pass that found nothing doubles it only up to drainIdleMax
 // (the link may be about to start: a small ring at a high rate fills in
-// tens of milliseconds).
+// tens of milliseconds). With several rings the fastest-filling one sets
+// the pace.
 const (
 	drainPoll    = time.Millisecond
 	drainPollMax = time.Second
@@ -100,21 +148,59 @@ func (d *sampleDrain) sleepCeil() time.Duration {
 	return drainPollMax
 }
 
+// startDrain starts the drainer of one sender with one ring (the plain and
+// bidirectional tests); mark it through the returned drain.
 func startDrain(ring sampleRing, lat *hist.Histogram, iv *intervals, prog *progress) *sampleDrain {
-	d := &sampleDrain{ring: ring, lat: lat, iv: iv, prog: prog, wake: make(chan struct{}, 1), end: make(chan struct{})}
+	return startLanes([][]sampleRing{{ring}}, [][]*hist.Histogram{{lat}}, iv, prog)
+}
+
+// startLanes starts the drainer of a test's sender threads: lane t's rings
+// rings[t], their histograms lats[t]; mark lane t through d.lanes[t]. Every
+// ring must be in ring mode, and no C loop running yet.
+func startLanes(rings [][]sampleRing, lats [][]*hist.Histogram, iv *intervals, prog *progress) *sampleDrain {
+	d := &sampleDrain{iv: iv, prog: prog, progLat: lats[0][0], wake: make(chan struct{}, 1), end: make(chan struct{})}
+	n := 0
+	for t := range rings {
+		d.lanes = append(d.lanes, &drainLane{d: d, rings: rings[t], lats: lats[t], r: make([]uint64, len(rings[t])), next: iv.next})
+		n += len(rings[t])
+	}
+	if n > 1 && prog != nil && prog.w != nil {
+		d.progLat, d.progAll = hist.New(), true
+	}
+	if iv.h != nil {
+		d.open = []*ivBucket{{}}
+	}
 	go d.run()
 	return d
 }
 
-// mark queues a mark; call it from the measuring goroutine after each
-// return of the C loop and before the next call.
-func (d *sampleDrain) mark(done int64, now int64, last bool) {
-	at := d.ring.RingWritten()
-	d.mu.Lock()
-	d.marks = append(d.marks, drainMark{at: at, done: done, now: now, last: last})
-	d.mu.Unlock()
-	d.poke()
+// mark queues a mark of the only lane (startDrain).
+func (d *sampleDrain) mark(done int64, now int64, last bool) { d.lanes[0].mark(done, now, last) }
+
+// mark queues a mark; call it from the lane's measuring goroutine after
+// each return of its C loop and before the next call.
+func (l *drainLane) mark(done int64, now int64, last bool) {
+	at := make([]uint64, len(l.rings))
+	for k, r := range l.rings {
+		at[k] = r.RingWritten()
+	}
+	l.d.mu.Lock()
+	l.marks = append(l.marks, drainMark{at: at, done: done, now: now, last: last})
+	l.d.mu.Unlock()
+	l.d.poke()
 }
+
+// senderDone tells the drainer that the lane's sender is done (bwPhase
+// returned): the intervals other lanes close need not wait for it.
+func (l *drainLane) senderDone() {
+	l.d.mu.Lock()
+	l.marks = append(l.marks, drainMark{fin: true})
+	l.d.mu.Unlock()
+	l.d.poke()
+}
+
+// senderDone: the only lane's sender is done (startDrain).
+func (d *sampleDrain) senderDone() { d.lanes[0].senderDone() }
 
 // poke wakes the drainer for a pass now.
 func (d *sampleDrain) poke() {
@@ -124,9 +210,10 @@ func (d *sampleDrain) poke() {
 	}
 }
 
-// finish waits until every sample up to the last mark is recorded and the
-// drainer has stopped. Call it once the C loop has returned for the last
+// finish waits until every sample up to the last marks is recorded and the
+// drainer has stopped. Call it once the C loops have returned for the last
 // time (and mark after that return, if its samples belong to the result).
+// The last interval stays in iv (iv.ops, iv.h) for the caller's flush.
 func (d *sampleDrain) finish() {
 	d.mu.Lock()
 	d.finished = true
@@ -137,22 +224,34 @@ func (d *sampleDrain) finish() {
 
 func (d *sampleDrain) run() {
 	defer close(d.end)
-	var r uint64 // samples recorded and released
 	sleep, last := drainPoll, time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	ws := make([][]uint64, len(d.lanes))
+	marks := make([][]drainMark, len(d.lanes))
 	for {
 		// w first, then the marks: a mark placed before the samples that
 		// follow it in the ring is seen together with them
-		w := d.ring.RingWritten()
+		for t, l := range d.lanes {
+			ws[t] = ws[t][:0]
+			for _, r := range l.rings {
+				ws[t] = append(ws[t], r.RingWritten())
+			}
+		}
 		d.mu.Lock()
-		marks, finished := d.marks, d.finished
-		d.marks = nil
+		for t, l := range d.lanes {
+			marks[t], l.marks = l.marks, nil
+		}
+		finished := d.finished
 		d.mu.Unlock()
-		before := r
-		r = d.drainTo(r, w, marks)
+		var n uint64 // the most samples one ring gave this pass
+		for t, l := range d.lanes {
+			n = max(n, d.drainTo(l, ws[t], marks[t]))
+		}
+		d.flushClosed(false)
 		if finished {
-			return // marks taken with finished set include the last one
+			d.flushClosed(true) // marks taken with finished set include the last ones
+			return
 		}
 		// the C loop may not return for the whole test (iterations, no
 		// intervals): the progress line is the drainer's to keep live. Only
@@ -161,10 +260,10 @@ func (d *sampleDrain) run() {
 		// deep sleep (for a few dozen wake-ups before it sleeps again) on
 		// the CPU the engine thread polls on
 		if d.prog.w != nil {
-			d.prog.update(verbs.Now(), int64(d.ring.CompletedNow()), d.lat)
+			d.prog.update(verbs.Now(), d.completedNow(), d.progLat)
 		}
 		now := time.Now()
-		sleep = drainSleep(r-before, now.Sub(last), sleep, d.ring.Capacity(), d.sleepCeil())
+		sleep = drainSleep(n, now.Sub(last), sleep, d.lanes[0].rings[0].Capacity(), d.sleepCeil())
 		last = now
 		timer.Reset(sleep)
 		select {
@@ -175,31 +274,158 @@ func (d *sampleDrain) run() {
 	}
 }
 
-// drainTo records samples r..w, applying each mark when the samples before
-// it are recorded, and returns the new read position.
-func (d *sampleDrain) drainTo(r, w uint64, marks []drainMark) uint64 {
-	for _, m := range marks {
-		r = d.record(r, m.at)
-		if m.last {
-			d.iv.next = math.MaxInt64
+// completedNow is the operations completed so far, every ring's engine
+// together (read atomically while the C loops run).
+func (d *sampleDrain) completedNow() int64 {
+	var n uint64
+	for _, l := range d.lanes {
+		for _, r := range l.rings {
+			n += r.CompletedNow()
 		}
-		d.iv.add(nil, m.done-d.lastDone, m.now)
-		d.prog.update(m.now, m.done, d.lat)
-		d.lastDone = m.done
 	}
-	return d.record(r, max(w, r))
+	return int64(n)
 }
 
-// record records samples r..to and releases their slots.
-func (d *sampleDrain) record(r, to uint64) uint64 {
-	for r < to {
-		s := d.ring.RingSamples(r, to)
-		d.lat.RecordSlice(s, 0)
-		d.iv.record(s)
-		r += uint64(len(s))
-		d.ring.RingRelease(r)
+// done is the operations of the marks applied so far, all lanes together.
+func (d *sampleDrain) done() int64 {
+	var n int64
+	for _, l := range d.lanes {
+		n += l.lastDone
 	}
-	return r
+	return n
+}
+
+// drainTo records lane l's samples up to w (per ring), applying each mark
+// when the samples before it are recorded; it returns the most samples one
+// ring gave.
+func (d *sampleDrain) drainTo(l *drainLane, w []uint64, marks []drainMark) uint64 {
+	got := make([]uint64, len(l.rings))
+	for _, m := range marks {
+		if m.fin {
+			l.fin = true
+			d.flushClosed(false)
+			continue
+		}
+		for k := range l.rings {
+			got[k] += d.record(l, k, m.at[k])
+		}
+		if d.iv.h != nil {
+			d.bucket(l.idx).ops += m.done - l.lastDone
+			if m.last {
+				l.last = true
+			}
+			// a mark past a boundary closes the lane's interval (past
+			// several: the first holds what the lane did meanwhile)
+			for !l.last && l.next <= m.now {
+				b := d.bucket(l.idx)
+				b.end = max(b.end, m.now)
+				l.idx++
+				l.next += int64(d.iv.every)
+			}
+			d.flushClosed(false)
+		}
+		l.lastDone = m.done
+		d.prog.update(m.now, d.done(), d.progLat)
+	}
+	var n uint64
+	for k := range l.rings {
+		got[k] += d.record(l, k, max(w[k], l.r[k]))
+		n = max(n, got[k])
+	}
+	return n
+}
+
+// record records lane l's ring k up to to, releases the slots and returns
+// how many it recorded.
+func (d *sampleDrain) record(l *drainLane, k int, to uint64) uint64 {
+	ring, lat := l.rings[k], l.lats[k]
+	var h *hist.Histogram
+	if d.iv.h != nil {
+		if h = d.bucket(l.idx).h; h == nil {
+			h = d.iv.h
+		}
+	}
+	from, r := l.r[k], l.r[k]
+	for r < to {
+		s := ring.RingSamples(r, to)
+		lat.RecordSlice(s, 0)
+		if h != nil {
+			h.RecordSlice(s, d.iv.shift)
+		}
+		if d.progAll {
+			d.progLat.RecordSlice(s, 0)
+		}
+		r += uint64(len(s))
+		ring.RingRelease(r)
+	}
+	l.r[k] = r
+	return r - from
+}
+
+// bucket is interval idx (idx >= base: a lane's interval is flushed only
+// once the lane closed it), opened if need be.
+func (d *sampleDrain) bucket(idx int) *ivBucket {
+	for len(d.open) <= idx-d.base {
+		h := d.spare
+		if h == nil {
+			h = hist.New()
+		}
+		d.spare = nil
+		d.open = append(d.open, &ivBucket{h: h})
+	}
+	return d.open[idx-d.base]
+}
+
+// flushClosed flushes the intervals every lane has closed, in order. At
+// the end (all) it flushes every interval some lane closed, and the last
+// one's samples and operations stay in iv for the caller's flush.
+func (d *sampleDrain) flushClosed(all bool) {
+	for d.iv.h != nil && len(d.open) > 0 {
+		b := d.open[0]
+		if len(d.open) == 1 && all {
+			d.iv.ops += b.ops
+			b.ops = 0
+			return
+		}
+		if !all && !d.closedByAll(d.base, b) {
+			return
+		}
+		if b.end == 0 { // at the end, one no lane closed: it joins the next
+			nb := d.open[1]
+			nb.ops += b.ops
+			d.iv.h.Merge(nb.h)
+			nb.h.Reset()
+			d.spare, nb.h = nb.h, nil
+			d.open = d.open[1:]
+			d.base++
+			continue
+		}
+		d.iv.ops += b.ops
+		d.iv.flush(b.end)
+		d.open = d.open[1:]
+		d.base++
+		if len(d.open) == 0 {
+			d.open = append(d.open, &ivBucket{})
+		} else if nb := d.open[0]; nb.h != nil {
+			d.iv.h.Merge(nb.h)
+			nb.h.Reset()
+			d.spare, nb.h = nb.h, nil
+		}
+	}
+}
+
+// closedByAll reports whether interval idx is closed: some lane closed it
+// (b.end), and every lane did or has no more marks to give (fin).
+func (d *sampleDrain) closedByAll(idx int, b *ivBucket) bool {
+	if b.end == 0 {
+		return false
+	}
+	for _, l := range d.lanes {
+		if l.idx <= idx && !l.fin {
+			return false
+		}
+	}
+	return true
 }
 
 // waitRoom waits until the drainer has freed half of eng's ring (after
@@ -217,12 +443,12 @@ func waitRoom(eng *verbs.Engine) error {
 }
 
 // bwSender is what the bandwidth phase loop (bwPhase) drives on one
-// thread: one engine (the plain and bidirectional tests; a multi-QP
-// test's thread's engines could be one), its samples going to a ring a
-// sampleDrain records.
+// thread: one engine (the plain and bidirectional tests), the engines of
+// one thread of a multi-QP test (multiSender), or the TCP baseline's
+// socket engine (tcpSender).
 type bwSender interface {
 	// step runs the C loop until until (engine clock), the targets, or a
-	// ring the drainer has not caught up with (full)
+	// sample buffer the drainer has not caught up with (full)
 	step(until int64) (full bool, err error)
 	completed() uint64 // operations completed, all engines together
 	done() bool        // every engine completed its target
@@ -230,14 +456,22 @@ type bwSender interface {
 	waitRoom() error   // after full: until the drainer freed half of each ring
 }
 
+// bwMarker is where bwPhase reports each return of the C loop: a lane of a
+// sampleDrain (the samples are in the engines' rings, recorded on the
+// drainer's thread) or a bufDrain (the TCP baseline: recorded at the mark).
+type bwMarker interface {
+	mark(done, now int64, last bool)
+	senderDone() // bwPhase returned: every target complete
+}
+
 // bwPhase is the measured phase of a bandwidth sender, the one loop of the
-// plain and bidirectional tests: it enters the C loop until the
-// next interval boundary (every, from nextIv; none when nextIv is
-// math.MaxInt64) or deadline, marks each return for the drainer (which
-// records the samples meanwhile, on its own thread) and, past deadline,
-// stops posting and completes the unsignaled tail, which belongs to the
-// last interval. It returns when every target is complete.
-func bwPhase(snd bwSender, drain *sampleDrain, nextIv, deadline int64, every time.Duration) error {
+// plain, bidirectional, multi-QP (one per thread) and TCP tests: it enters
+// the C loop until the next interval boundary (every, from nextIv; none
+// when nextIv is math.MaxInt64) or deadline, marks each return (the
+// drainer records the samples meanwhile, on its own thread) and, past
+// deadline, stops posting and completes the unsignaled tail, which belongs
+// to the last interval. It returns when every target is complete.
+func bwPhase(snd bwSender, drain bwMarker, nextIv, deadline int64, every time.Duration) error {
 	finishing := false
 	for !snd.done() {
 		until := min(nextIv, deadline)
@@ -264,6 +498,7 @@ func bwPhase(snd bwSender, drain *sampleDrain, nextIv, deadline int64, every tim
 			}
 		}
 	}
+	drain.senderDone()
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/hist"
 )
 
@@ -132,7 +133,7 @@ func TestSampleDrainWakeups(t *testing.T) {
 	d.mark(int64(n), 1000, false)
 	for deadline := time.Now().Add(300 * time.Millisecond); ; time.Sleep(time.Millisecond) {
 		d.mu.Lock()
-		pending := len(d.marks)
+		pending := len(d.lanes[0].marks)
 		d.mu.Unlock()
 		if pending == 0 {
 			break
@@ -175,6 +176,60 @@ func TestDrainSleep(t *testing.T) {
 	} {
 		if got := drainSleep(c.n, c.dt, c.prev, 65536, drainPollMax); got != c.want {
 			t.Errorf("%s: drainSleep(%d, %v, %v) = %v, want %v", c.name, c.n, c.dt, c.prev, got, c.want)
+		}
+	}
+}
+
+// TestSampleDrainLanes: a multi-QP test's threads (lanes, one with two
+// rings) count the test's intervals once: each interval holds every
+// lane's operations and samples up to its own mark at that boundary, ends
+// when the last lane closed it, and is flushed only then, even when one
+// lane has marked every boundary before the other marked any. Each ring's
+// samples also go to its own histogram.
+func TestSampleDrainLanes(t *testing.T) {
+	a := &fakeRing{buf: make([]uint64, 1024)}
+	b1, b2 := &fakeRing{buf: make([]uint64, 1024)}, &fakeRing{buf: make([]uint64, 1024)}
+	la, lb1, lb2 := hist.New(), hist.New(), hist.New()
+	iv := &intervals{every: 1000, next: 1000, h: hist.New(), size: 64}
+	d := startLanes([][]sampleRing{{a}, {b1, b2}}, [][]*hist.Histogram{{la}, {lb1, lb2}}, iv, &progress{})
+	// lane 0: 300 samples of value k+1 in interval k, closing at 1001,
+	// 2001, then past the deadline (last) at 3005
+	for k := range 3 {
+		for range 300 {
+			a.put(uint64(k + 1))
+		}
+		d.lanes[0].mark(int64(300*(k+1)), int64(1000*(k+1)+[]int{1, 1, 5}[k]), k == 2)
+	}
+	d.lanes[0].senderDone()
+	time.Sleep(20 * time.Millisecond) // the drainer has seen lane 0: nothing may be flushed yet
+	early := len(iv.list)             // written by the drainer only when it flushes, which it must not do yet
+	// lane 1: 50 samples of value 100+k on each ring, closing at 1007, 2003
+	for k := range 3 {
+		for range 50 {
+			b1.put(uint64(100 + k))
+			b2.put(uint64(100 + k))
+		}
+		d.lanes[1].mark(int64(100*(k+1)), int64(1000*(k+1)+[]int{7, 3, 9}[k]), k == 2)
+	}
+	d.lanes[1].senderDone()
+	d.finish()
+	iv.flush(3010)
+	if early != 0 {
+		t.Errorf("%d intervals flushed before the second lane closed any", early)
+	}
+	if la.Count() != 900 || lb1.Count() != 150 || lb2.Count() != 150 || la.Max() != 3 || lb1.Min() != 100 {
+		t.Errorf("per-ring histograms: %d (max %d), %d (min %d), %d; want 900 (3), 150 (100), 150", la.Count(), la.Max(), lb1.Count(), lb1.Min(), lb2.Count())
+	}
+	want := []result.Interval{{StartNS: 0, EndNS: 1007}, {StartNS: 1007, EndNS: 2003}, {StartNS: 2003, EndNS: 3010}}
+	if len(iv.list) != len(want) {
+		t.Fatalf("%d intervals, want %d: %+v", len(iv.list), len(want), iv.list)
+	}
+	for k, it := range iv.list {
+		// 300 samples of lane 0 and 100 of lane 1: p50 lane 0's, p99 lane 1's
+		if it.StartNS != want[k].StartNS || it.EndNS != want[k].EndNS || it.Ops != 400 ||
+			it.P50.NS != float64(k+1) || it.P99.NS != float64(100+k) {
+			t.Errorf("interval %d: %v..%v, %d ops, p50 %v, p99 %v; want %v..%v, 400 ops, p50 %d, p99 %d",
+				k, it.StartNS, it.EndNS, it.Ops, it.P50, it.P99, want[k].StartNS, want[k].EndNS, k+1, 100+k)
 		}
 	}
 }
