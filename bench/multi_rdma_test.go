@@ -79,6 +79,78 @@ func TestRDMAQPsThreadsDuration(t *testing.T) {
 		checkPerQP(t, r, 4, 2)
 		if d := time.Duration(r.DurationNS); d < 900*time.Millisecond || d > 3*time.Second || len(r.Intervals) < 2 || r.Warmup == 0 {
 			t.Errorf("%s: measured %v, %d intervals, warm-up %d; want about 1s, >= 2, > 0", r.Op, d, len(r.Intervals), r.Warmup)
+			for _, it := range r.Intervals {
+				t.Logf("interval %v..%v: %d ops", time.Duration(it.StartNS), time.Duration(it.EndNS), it.Ops)
+			}
+			for _, q := range r.PerQP {
+				t.Logf("QP %d (thread %d): %d ops, %.1f MB/s", q.QPN, q.Thread, q.Ops, q.Bandwidth.MBPerSec)
+			}
 		}
 	}
+}
+
+// checkIntervals checks a duration run's interval list against the one
+// clock of the test: one list (not one per thread), every interval of
+// length every, the last one ending with the test, the intervals
+// contiguous from the start and their operations summing to the result's.
+// A boundary may close late by up to late (each thread's C loop returns
+// at its next completion or check after the boundary, and the interval
+// ends when the last thread's did; a loaded host deschedules threads for
+// tens of milliseconds); it returns the latest.
+func checkIntervals(t *testing.T, r result.Result, dur, every, late time.Duration) time.Duration {
+	t.Helper()
+	name := r.Op + " " + r.Mode
+	want := int((dur + every - 1) / every)
+	if len(r.Intervals) != want {
+		t.Errorf("%s: %d intervals in a %v run with intervals of %v, want %d: %+v", name, len(r.Intervals), dur, every, want, r.Intervals)
+	}
+	var sum int64
+	var worst time.Duration
+	for k, it := range r.Intervals {
+		sum += it.Ops
+		if k == 0 && it.StartNS != 0 || k > 0 && it.StartNS != r.Intervals[k-1].EndNS {
+			t.Errorf("%s: interval %d starts at %v, not where the one before ended", name, k, time.Duration(it.StartNS))
+		}
+		if it.Ops <= 0 || it.EndNS <= it.StartNS {
+			t.Errorf("%s: interval %d: %d ops over %v..%v", name, k, it.Ops, time.Duration(it.StartNS), time.Duration(it.EndNS))
+		}
+		if k == len(r.Intervals)-1 {
+			continue
+		}
+		edge := time.Duration(k+1) * every
+		d := time.Duration(it.EndNS) - edge
+		worst = max(worst, d)
+		if d < 0 || d > late {
+			t.Errorf("%s: interval %d ends at %v, %v after its boundary %v (at most %v)", name, k, time.Duration(it.EndNS), d, edge, late)
+		}
+	}
+	if sum != r.Iterations {
+		t.Errorf("%s: the intervals hold %d ops, the result %d", name, sum, r.Iterations)
+	}
+	if t.Failed() {
+		for _, it := range r.Intervals {
+			t.Logf("interval %v..%v: %d ops", time.Duration(it.StartNS), time.Duration(it.EndNS), it.Ops)
+		}
+	}
+	return worst
+}
+
+// TestRDMAQPsThreadsIntervals: a multi-QP duration run with --interval has
+// one interval list for the test, its boundaries on the test's clock (each
+// thread's C loop returns at the boundary, as a single QP's does), the
+// operations of every QP summed inside each interval.
+func TestRDMAQPsThreadsIntervals(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: Spec{Duration: time.Second, WarmupTime: 50 * time.Millisecond, TxDepth: 16, QPs: 4, Threads: 2}})
+	cfg := runCfg(specs)
+	cfg.Client.Run.Interval = 250 * time.Millisecond
+	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := checkDoc(t, doc, specs).Results[0]
+	checkPerQP(t, r, 4, 2)
+	late := checkIntervals(t, r, time.Second, 250*time.Millisecond, 125*time.Millisecond)
+	t.Logf("%d intervals, the latest boundary closed %v late", len(r.Intervals), late)
 }
