@@ -502,6 +502,38 @@ func bwPhase(snd bwSender, drain bwMarker, nextIv, deadline int64, every time.Du
 	return nil
 }
 
+// warmTarget is each engine's target for a bandwidth warm-up: s.Warmup
+// operations, or open-ended for --warmup-time (bwWarmup stops it).
+func warmTarget(s Spec) uint64 {
+	if s.WarmupTime > 0 {
+		return math.MaxUint64
+	}
+	return uint64(s.Warmup)
+}
+
+// bwWarmup runs a bandwidth sender's warm-up before its measured phase, its
+// targets set (warmTarget): until they are complete or, with
+// --warmup-time, for that long and then the unsignaled tails. snd's step
+// must drop the samples before each C call (none are recorded; a full
+// buffer only ends the call).
+func bwWarmup(snd bwSender, s Spec) error {
+	far := int64(math.MaxInt64)
+	until := far
+	if s.WarmupTime > 0 {
+		until = verbs.Now() + int64(s.WarmupTime)
+	}
+	for !snd.done() {
+		if _, err := snd.step(until); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+		if until != far && verbs.Now() >= until {
+			until = far // complete the unsignaled tails
+			snd.stopPosting()
+		}
+	}
+	return nil
+}
+
 // engSender is one engine as a bwSender; run is its C loop (BWClient, or
 // BidirSend for a bidirectional SEND side).
 type engSender struct {

@@ -233,3 +233,48 @@ func TestSampleDrainLanes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSampleDrainLanes: the drainer's cost per sample for a multi-QP
+// test (two threads of two QPs each, every ring written by its own
+// producer as fast as it can), with intervals on: each sample goes to its
+// QP's histogram and the interval's.
+func BenchmarkSampleDrainLanes(b *testing.B) {
+	rings := [][]sampleRing{make([]sampleRing, 2), make([]sampleRing, 2)}
+	lats := [][]*hist.Histogram{make([]*hist.Histogram, 2), make([]*hist.Histogram, 2)}
+	var all []*fakeRing
+	for t := range rings {
+		for k := range rings[t] {
+			f := &fakeRing{buf: make([]uint64, sampleCap)}
+			rings[t][k], lats[t][k] = f, hist.New()
+			all = append(all, f)
+		}
+	}
+	iv := &intervals{every: 1 << 40, next: 1 << 40, h: hist.New(), size: 64}
+	d := startLanes(rings, lats, iv, &progress{})
+	var stalls atomic.Int64
+	b.ResetTimer()
+	done := make(chan struct{})
+	for _, f := range all {
+		go func() {
+			for i := range b.N {
+				if f.put(uint64(1000 + i%5000)) {
+					stalls.Add(1)
+				}
+			}
+			done <- struct{}{}
+		}()
+	}
+	for range all {
+		<-done
+	}
+	for t := range rings {
+		d.lanes[t].mark(int64(2*b.N), 0, true)
+		d.lanes[t].senderDone()
+	}
+	d.finish()
+	b.StopTimer()
+	if iv.ops != int64(4*b.N) || lats[1][1].Count() != int64(b.N) {
+		b.Fatalf("ops %d, last ring recorded %d; want %d, %d", iv.ops, lats[1][1].Count(), 4*b.N, b.N)
+	}
+	b.ReportMetric(float64(stalls.Load()), "stalls")
+}

@@ -159,13 +159,6 @@ func newIntervals(s Spec, o RunOptions, start int64) *intervals {
 	return iv
 }
 
-// record records samples into the current interval.
-func (iv *intervals) record(samples []uint64) {
-	if iv.h != nil {
-		iv.h.RecordSlice(samples, iv.shift)
-	}
-}
-
 // add accounts samples and ops; at or past the boundary it closes an interval.
 func (iv *intervals) add(samples []uint64, ops int64, now int64) {
 	if iv.h == nil {
@@ -397,20 +390,11 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	far := int64(math.MaxInt64)
 	warmed := int64(0)
 	if s.Warmup > 0 || s.WarmupTime > 0 {
-		target, until := uint64(s.Warmup), far
-		if s.WarmupTime > 0 {
-			target, until = math.MaxUint64, verbs.Now()+int64(s.WarmupTime)
-		}
-		eng.SetTarget(target)
-		for eng.Completed() < target {
+		if err := bwWarmup(newEngSender(eng, warmTarget(s), func(until int64) (bool, error) {
 			eng.ResetSamples()
-			if _, err := eng.BWClient(until); err != nil {
-				return result.Result{}, int64(eng.Completed()), fmt.Errorf("warm-up: %w", err)
-			}
-			if until != far && verbs.Now() >= until {
-				target, until = eng.Posted()+1, far // complete the unsignaled tail
-				eng.SetTarget(target)
-			}
+			return eng.BWClient(until)
+		}), s); err != nil {
+			return result.Result{}, int64(eng.Completed()), err
 		}
 		warmed = int64(eng.Completed())
 		eng.ResetCounters()

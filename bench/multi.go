@@ -56,6 +56,7 @@ type multiSender struct {
 	engs    []*verbs.Engine
 	targets []uint64
 	failed  *atomic.Bool // another thread failed: stop
+	reset   bool         // each step drops the samples first (the warm-up: no ring)
 }
 
 func (m *multiSender) setTargets(f func(k int) uint64) {
@@ -68,6 +69,11 @@ func (m *multiSender) setTargets(f func(k int) uint64) {
 func (m *multiSender) step(until int64) (bool, error) {
 	if m.failed.Load() {
 		return false, errOtherThread
+	}
+	if m.reset {
+		for _, e := range m.engs {
+			e.ResetSamples()
+		}
 	}
 	return verbs.BWClientMulti(m.engs, until)
 }
@@ -154,23 +160,12 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 				}
 				engs := snd.engs
 				if s.Warmup > 0 || s.WarmupTime > 0 {
-					target, until := uint64(s.Warmup), far
-					if s.WarmupTime > 0 {
-						target, until = math.MaxUint64, verbs.Now()+int64(s.WarmupTime)
+					snd.setTargets(func(int) uint64 { return warmTarget(s) })
+					snd.reset = true // the warm-up's samples are dropped
+					if err := bwWarmup(snd, s); err != nil {
+						return fail(err)
 					}
-					snd.setTargets(func(int) uint64 { return target })
-					for !snd.done() {
-						for _, e := range engs {
-							e.ResetSamples()
-						}
-						if _, err := verbs.BWClientMulti(engs, until); err != nil {
-							return fail(fmt.Errorf("warm-up: %w", err))
-						}
-						if until != far && verbs.Now() >= until {
-							until = far // complete the unsignaled tails
-							snd.stopPosting()
-						}
-					}
+					snd.reset = false
 					for k, i := range idx {
 						warmed[i] = int64(engs[k].Completed())
 						engs[k].ResetCounters()
