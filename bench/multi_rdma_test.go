@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,10 +35,16 @@ func checkPerQP(t *testing.T, r result.Result, n, m int) {
 	}
 }
 
+// TestRDMAQPsThreadsBandwidth: iterations split over 8 QPs on 2 threads;
+// the progress line stays live without intervals too (the drainer keeps
+// it, as for one QP).
 func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 	requireDevice(t)
 	specs := plan(t, Plan{Ops: []string{result.OpWrite, result.OpSend, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 4003, TxDepth: 32, Warmup: -1, QPs: 8, Threads: 2}})
-	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	cfg := runCfg(specs)
+	var prog strings.Builder // written by the drainer, read once the run is over
+	cfg.Client.Run.Progress = &prog
+	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +58,11 @@ func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 			}
 		}
 		t.Logf("%s x8/2 threads: %.1f MB/s aggregate", r.Op, r.Bandwidth.MBPerSec)
+	}
+	for _, op := range []string{result.OpWrite, result.OpSend, result.OpRead} {
+		if !strings.Contains(prog.String(), op+" bw 4096B") || !strings.Contains(prog.String(), " done, p50 ") {
+			t.Errorf("no progress line of %s bw: %q", op, prog.String())
+		}
 	}
 }
 
