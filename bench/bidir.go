@@ -209,11 +209,11 @@ func (b *bidirSide) run() (bidirRun, error) {
 	}
 	drain := startDrain(eng, out.lat, iv, prog)
 	stopRing := sync.OnceFunc(func() {
-		drain.finish()
+		drain.Finish()
 		eng.SetRing(false) //nolint:errcheck // off never fails
 	})
 	defer stopRing()
-	if err := bwPhase(snd, drain, iv.next, deadline, iv.every); err != nil {
+	if err := bwPhase(snd, drain.Lane(0), iv.next, deadline, iv.every); err != nil {
 		return out, b.err(err)
 	}
 	stopRing()

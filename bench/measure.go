@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/drain"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 
@@ -211,7 +212,7 @@ type progress struct {
 	active bool
 }
 
-const progressEvery = 250 * time.Millisecond
+const progressEvery = drain.LiveEvery // the drainer passes as often while the line is live
 
 func newProgress(s Spec, o RunOptions, start int64) *progress {
 	return &progress{w: o.Progress, name: s.Name(), start: start, next: start, total: s.Iters, dur: s.Duration, div: divisorOf(s)}
@@ -426,14 +427,14 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	drained := false
 	defer func() {
 		if !drained {
-			drain.finish()
+			drain.Finish()
 		}
 	}()
 	// the drainer owns iv: the loop keeps its own boundary
-	if err := bwPhase(snd, drain, iv.next, deadline, iv.every); err != nil {
+	if err := bwPhase(snd, drain.Lane(0), iv.next, deadline, iv.every); err != nil {
 		return result.Result{}, warmed + int64(eng.Completed()), err
 	}
-	drain.finish()
+	drain.Finish()
 	drained = true
 	first, last := eng.Span()
 	iv.flush(last)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/drain"
 	"github.com/rdmabench/rdmabench/bench/result"
 
 	"github.com/rdmabench/rdmabench/hist"
@@ -121,7 +122,7 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 		lats[i] = hist.New()
 	}
 	var (
-		drain          *sampleDrain
+		dr             *drain.Drain
 		nextIv, every  int64
 		deadline       = far
 		warm, wg       sync.WaitGroup
@@ -188,7 +189,7 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 					}
 					return math.MaxUint64
 				})
-				if err := bwPhase(snd, drain.lanes[t], nextIv, deadline, time.Duration(every)); err != nil {
+				if err := bwPhase(snd, dr.Lane(t), nextIv, deadline, time.Duration(every)); err != nil {
 					return fail(err) // nil after another thread's failure (errOtherThread, aborted)
 				}
 				return nil
@@ -211,10 +212,10 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 			qlats[t] = append(qlats[t], lats[i])
 		}
 	}
-	drain = startLanes(rings, qlats, iv, prog)
+	dr = startLanes(rings, qlats, iv, prog)
 	close(begin)
 	wg.Wait()
-	drain.finish()
+	dr.Finish()
 	prog.clear()
 	for _, ep := range eps {
 		ep.eng.SetRing(false) //nolint:errcheck // off never fails

@@ -348,7 +348,7 @@ type bufDrain struct {
 	lastDone int64
 }
 
-func (b *bufDrain) mark(done, now int64, last bool) {
+func (b *bufDrain) Mark(done, now int64, last bool) {
 	s := b.samples()
 	b.lat.RecordSlice(s, 0)
 	if last {
@@ -359,7 +359,7 @@ func (b *bufDrain) mark(done, now int64, last bool) {
 	b.lastDone = done
 }
 
-func (b *bufDrain) senderDone() {}
+func (b *bufDrain) SenderDone() {}
 
 // measureTCPBW runs the client side of a TCP streaming test. The warm-up is
 // sent in counted phases, each acknowledged by the receiver, so that no

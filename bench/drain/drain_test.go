@@ -1,13 +1,59 @@
-package bench
+package drain
 
 import (
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/hist"
 )
+
+// sampleCap is the engines' ring size (bench's sampleCap).
+const sampleCap = 1 << 16
+
+// span is one closed interval as ivRec keeps it.
+type span struct {
+	start, end, ops int64
+	p50, p99        int64
+}
+
+// ivRec is a test's intervals as bench keeps them: Close adds the
+// operations and closes the current interval (none while it has no
+// operations: its samples carry over), Last adds the last one's.
+type ivRec struct {
+	h       *hist.Histogram
+	ops, at int64
+	list    []span
+}
+
+func (r *ivRec) flush(end int64) {
+	if r.ops == 0 {
+		return
+	}
+	p50, _ := r.h.Percentile(50)
+	p99, _ := r.h.Percentile(99)
+	r.list = append(r.list, span{r.at, end, r.ops, p50, p99})
+	r.h.Reset()
+	r.ops, r.at = 0, end
+}
+
+// start starts a drain over rings, with intervals every every (0: none)
+// into rec.
+func start(rings [][]Ring, lats [][]*hist.Histogram, rec *ivRec, every int64) *Drain {
+	c := Config{Rings: rings, Lats: lats, Clock: func() int64 { return 0 }}
+	if every > 0 {
+		rec.h = hist.New()
+		c.IntervalHist, c.Next, c.Every = rec.h, every, time.Duration(every)
+		c.Close = func(ops, end int64) { rec.ops += ops; rec.flush(end) }
+		c.Last = func(ops int64) { rec.ops += ops }
+	}
+	return Start(c)
+}
+
+// start1 is start with one ring.
+func start1(ring Ring, lat *hist.Histogram, rec *ivRec, every int64) *Drain {
+	return start([][]Ring{{ring}}, [][]*hist.Histogram{{lat}}, rec, every)
+}
 
 // fakeRing is a sampleRing in Go memory that a test's goroutine fills as
 // the C loop would: value, then the count with release order.
@@ -45,18 +91,18 @@ func (f *fakeRing) put(v uint64) (waited bool) {
 func TestSampleDrain(t *testing.T) {
 	ring := &fakeRing{buf: make([]uint64, 1024)}
 	lat := hist.New()
-	iv := &intervals{every: 1000, next: 1000, h: hist.New(), lastAt: 0, size: 64}
-	d := startDrain(ring, lat, iv, &progress{})
+	iv := &ivRec{}
+	d := start1(ring, lat, iv, 1000)
 	const n, per = 50000, 10000 // 5 intervals of 10000 samples; interval k's samples are k+1
 	for i := range n {
 		ring.put(uint64(i/per + 1))
 		ring.done.Store(uint64(i + 1))
 		if (i+1)%per == 0 {
 			// the interval ends at engine time 1000*(k+1) and holds ops per
-			d.mark(int64(i+1), int64(1000*((i+1)/per)), i+1 == n)
+			d.Lane(0).Mark(int64(i+1), int64(1000*((i+1)/per)), i+1 == n)
 		}
 	}
-	d.finish()
+	d.Finish()
 	iv.flush(int64(1000 * (n / per)))
 	if lat.Count() != n || lat.Min() != 1 || lat.Max() != n/per {
 		t.Fatalf("recorded %d samples, min %d, max %d; want %d, 1, %d", lat.Count(), lat.Min(), lat.Max(), n, n/per)
@@ -68,8 +114,8 @@ func TestSampleDrain(t *testing.T) {
 		t.Fatalf("%d intervals, want %d: %+v", len(iv.list), n/per, iv.list)
 	}
 	for k, it := range iv.list {
-		if it.Ops != per || it.P50.NS != float64(k+1) || it.P99.NS != float64(k+1) {
-			t.Errorf("interval %d: %d ops, p50 %v, p99 %v; want %d ops of value %d", k, it.Ops, it.P50, it.P99, per, k+1)
+		if it.ops != per || it.p50 != int64(k+1) || it.p99 != int64(k+1) {
+			t.Errorf("interval %d: %d ops, p50 %v, p99 %v; want %d ops of value %d", k, it.ops, it.p50, it.p99, per, k+1)
 		}
 	}
 }
@@ -80,7 +126,7 @@ func TestSampleDrain(t *testing.T) {
 func BenchmarkSampleDrain(b *testing.B) {
 	ring := &fakeRing{buf: make([]uint64, sampleCap)}
 	lat := hist.New()
-	d := startDrain(ring, lat, &intervals{}, &progress{})
+	d := start1(ring, lat, &ivRec{}, 0)
 	stalls := 0
 	b.ResetTimer()
 	for i := range b.N {
@@ -88,8 +134,8 @@ func BenchmarkSampleDrain(b *testing.B) {
 			stalls++
 		}
 	}
-	d.mark(int64(b.N), 0, true)
-	d.finish()
+	d.Lane(0).Mark(int64(b.N), 0, true)
+	d.Finish()
 	b.StopTimer()
 	if lat.Count() != int64(b.N) {
 		b.Fatalf("recorded %d of %d", lat.Count(), b.N)
@@ -114,11 +160,10 @@ func (p *passRing) RingWritten() uint64 { p.passes.Add(1); return p.fakeRing.Rin
 func TestSampleDrainWakeups(t *testing.T) {
 	ring := &passRing{fakeRing: fakeRing{buf: make([]uint64, sampleCap)}}
 	lat := hist.New()
-	iv := &intervals{every: 1000, next: 1000, h: hist.New(), size: 64}
-	d := startDrain(ring, lat, iv, &progress{})
-	start := time.Now()
+	d := start1(ring, lat, &ivRec{}, 1000)
+	begin := time.Now()
 	n := 0
-	for time.Since(start) < 600*time.Millisecond { // 300 completions a second
+	for time.Since(begin) < 600*time.Millisecond { // 300 completions a second
 		ring.put(100)
 		n++
 		ring.done.Store(uint64(n))
@@ -130,7 +175,7 @@ func TestSampleDrainWakeups(t *testing.T) {
 		t.Errorf("%d drainer passes in 600 ms of 300 samples a second; want at most 7", p)
 	}
 	// an interval's mark is applied at once, not after the sleep
-	d.mark(int64(n), 1000, false)
+	d.Lane(0).Mark(int64(n), 1000, false)
 	for deadline := time.Now().Add(300 * time.Millisecond); ; time.Sleep(time.Millisecond) {
 		d.mu.Lock()
 		pending := len(d.lanes[0].marks)
@@ -144,7 +189,7 @@ func TestSampleDrainWakeups(t *testing.T) {
 	}
 	time.Sleep(20 * time.Millisecond) // the drainer back in its long sleep
 	t0 := time.Now()
-	d.finish()
+	d.Finish()
 	if el := time.Since(t0); el > 300*time.Millisecond {
 		t.Errorf("finish took %v: the drainer slept through it", el)
 	}
@@ -190,17 +235,17 @@ func TestSampleDrainLanes(t *testing.T) {
 	a := &fakeRing{buf: make([]uint64, 1024)}
 	b1, b2 := &fakeRing{buf: make([]uint64, 1024)}, &fakeRing{buf: make([]uint64, 1024)}
 	la, lb1, lb2 := hist.New(), hist.New(), hist.New()
-	iv := &intervals{every: 1000, next: 1000, h: hist.New(), size: 64}
-	d := startLanes([][]sampleRing{{a}, {b1, b2}}, [][]*hist.Histogram{{la}, {lb1, lb2}}, iv, &progress{})
+	iv := &ivRec{}
+	d := start([][]Ring{{a}, {b1, b2}}, [][]*hist.Histogram{{la}, {lb1, lb2}}, iv, 1000)
 	// lane 0: 300 samples of value k+1 in interval k, closing at 1001,
 	// 2001, then past the deadline (last) at 3005
 	for k := range 3 {
 		for range 300 {
 			a.put(uint64(k + 1))
 		}
-		d.lanes[0].mark(int64(300*(k+1)), int64(1000*(k+1)+[]int{1, 1, 5}[k]), k == 2)
+		d.Lane(0).Mark(int64(300*(k+1)), int64(1000*(k+1)+[]int{1, 1, 5}[k]), k == 2)
 	}
-	d.lanes[0].senderDone()
+	d.Lane(0).SenderDone()
 	time.Sleep(20 * time.Millisecond) // the drainer has seen lane 0: nothing may be flushed yet
 	early := len(iv.list)             // written by the drainer only when it flushes, which it must not do yet
 	// lane 1: 50 samples of value 100+k on each ring, closing at 1007, 2003
@@ -209,10 +254,10 @@ func TestSampleDrainLanes(t *testing.T) {
 			b1.put(uint64(100 + k))
 			b2.put(uint64(100 + k))
 		}
-		d.lanes[1].mark(int64(100*(k+1)), int64(1000*(k+1)+[]int{7, 3, 9}[k]), k == 2)
+		d.Lane(1).Mark(int64(100*(k+1)), int64(1000*(k+1)+[]int{7, 3, 9}[k]), k == 2)
 	}
-	d.lanes[1].senderDone()
-	d.finish()
+	d.Lane(1).SenderDone()
+	d.Finish()
 	iv.flush(3010)
 	if early != 0 {
 		t.Errorf("%d intervals flushed before the second lane closed any", early)
@@ -220,16 +265,15 @@ func TestSampleDrainLanes(t *testing.T) {
 	if la.Count() != 900 || lb1.Count() != 150 || lb2.Count() != 150 || la.Max() != 3 || lb1.Min() != 100 {
 		t.Errorf("per-ring histograms: %d (max %d), %d (min %d), %d; want 900 (3), 150 (100), 150", la.Count(), la.Max(), lb1.Count(), lb1.Min(), lb2.Count())
 	}
-	want := []result.Interval{{StartNS: 0, EndNS: 1007}, {StartNS: 1007, EndNS: 2003}, {StartNS: 2003, EndNS: 3010}}
+	want := []span{{start: 0, end: 1007}, {start: 1007, end: 2003}, {start: 2003, end: 3010}}
 	if len(iv.list) != len(want) {
 		t.Fatalf("%d intervals, want %d: %+v", len(iv.list), len(want), iv.list)
 	}
 	for k, it := range iv.list {
 		// 300 samples of lane 0 and 100 of lane 1: p50 lane 0's, p99 lane 1's
-		if it.StartNS != want[k].StartNS || it.EndNS != want[k].EndNS || it.Ops != 400 ||
-			it.P50.NS != float64(k+1) || it.P99.NS != float64(100+k) {
+		if it.start != want[k].start || it.end != want[k].end || it.ops != 400 || it.p50 != int64(k+1) || it.p99 != int64(100+k) {
 			t.Errorf("interval %d: %v..%v, %d ops, p50 %v, p99 %v; want %v..%v, 400 ops, p50 %d, p99 %d",
-				k, it.StartNS, it.EndNS, it.Ops, it.P50, it.P99, want[k].StartNS, want[k].EndNS, k+1, 100+k)
+				k, it.start, it.end, it.ops, it.p50, it.p99, want[k].start, want[k].end, k+1, 100+k)
 		}
 	}
 }
@@ -239,7 +283,7 @@ func TestSampleDrainLanes(t *testing.T) {
 // producer as fast as it can), with intervals on: each sample goes to its
 // QP's histogram and the interval's.
 func BenchmarkSampleDrainLanes(b *testing.B) {
-	rings := [][]sampleRing{make([]sampleRing, 2), make([]sampleRing, 2)}
+	rings := [][]Ring{make([]Ring, 2), make([]Ring, 2)}
 	lats := [][]*hist.Histogram{make([]*hist.Histogram, 2), make([]*hist.Histogram, 2)}
 	var all []*fakeRing
 	for t := range rings {
@@ -249,8 +293,8 @@ func BenchmarkSampleDrainLanes(b *testing.B) {
 			all = append(all, f)
 		}
 	}
-	iv := &intervals{every: 1 << 40, next: 1 << 40, h: hist.New(), size: 64}
-	d := startLanes(rings, lats, iv, &progress{})
+	iv := &ivRec{}
+	d := start(rings, lats, iv, 1<<40)
 	var stalls atomic.Int64
 	b.ResetTimer()
 	done := make(chan struct{})
@@ -268,10 +312,10 @@ func BenchmarkSampleDrainLanes(b *testing.B) {
 		<-done
 	}
 	for t := range rings {
-		d.lanes[t].mark(int64(2*b.N), 0, true)
-		d.lanes[t].senderDone()
+		d.Lane(t).Mark(int64(2*b.N), 0, true)
+		d.Lane(t).SenderDone()
 	}
-	d.finish()
+	d.Finish()
 	b.StopTimer()
 	if iv.ops != int64(4*b.N) || lats[1][1].Count() != int64(b.N) {
 		b.Fatalf("ops %d, last ring recorded %d; want %d, %d", iv.ops, lats[1][1].Count(), 4*b.N, b.N)
