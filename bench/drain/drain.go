@@ -95,9 +95,10 @@ type Drain struct {
 	// the intervals not yet closed (drainer only; none without
 	// intervals): open[0] is interval base, whose samples go to
 	// c.IntervalHist
-	base  int
-	open  []*ivBucket
-	spare *hist.Histogram // a reset histogram for the next bucket
+	base    int
+	open    []*ivBucket
+	spare   *hist.Histogram // a reset histogram for the next bucket
+	lastEnd int64           // the end of the last interval closed with operations
 }
 
 // Lane is one sender thread's part of a Drain: its rings, one
@@ -388,9 +389,11 @@ func (d *Drain) record(l *Lane, k int, to uint64) uint64 {
 	return r - from
 }
 
-// bucket is interval idx (idx >= base: a lane's interval is flushed only
-// once the lane closed it), opened if need be.
+// bucket is interval idx, opened if need be. A lane's interval is closed
+// only once the lane closed it, but for a lane whose sender is done (fin):
+// it has nothing more to record, and one behind base gets base.
 func (d *Drain) bucket(idx int) *ivBucket {
+	idx = max(idx, d.base)
 	for len(d.open) <= idx-d.base {
 		h := d.spare
 		if h == nil {
@@ -417,10 +420,17 @@ func (d *Drain) flushClosed(all bool) {
 		if !all && !d.closedByAll(d.base, b) {
 			return
 		}
-		if b.end != 0 {
+		// one no lane closed (at the end), or one that would end where the
+		// last one did (a lane that returned past two boundaries at once
+		// closed both, another lane's operations are in the second): it
+		// joins the next
+		if b.end != 0 && b.end > d.lastEnd {
 			d.c.Close(b.ops, b.end)
-		} else { // at the end, one no lane closed: it joins the next
-			d.open[1].ops += b.ops
+			if b.ops > 0 {
+				d.lastEnd = b.end
+			}
+		} else {
+			d.bucket(d.base + 1).ops += b.ops
 		}
 		d.open = d.open[1:]
 		d.base++

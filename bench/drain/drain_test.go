@@ -322,3 +322,48 @@ func BenchmarkSampleDrainLanes(b *testing.B) {
 	}
 	b.ReportMetric(float64(stalls.Load()), "stalls")
 }
+
+// TestSampleDrainLanesSkip: a lane whose C loop returned past two
+// boundaries at once closes both intervals at that time; the second, which
+// holds another lane's operations, would end where the first did: it joins
+// the next, and no interval has zero length. A lane whose sender is done
+// and has fallen behind the closed intervals records nothing more (its
+// passes must not look up an interval already closed).
+func TestSampleDrainLanesSkip(t *testing.T) {
+	a, b := &fakeRing{buf: make([]uint64, 1024)}, &fakeRing{buf: make([]uint64, 1024)}
+	iv := &ivRec{}
+	d := start([][]Ring{{a}, {b}}, [][]*hist.Histogram{{hist.New()}, {hist.New()}}, iv, 1000)
+	put := func(f *fakeRing, n int) {
+		for range n {
+			f.put(5)
+		}
+	}
+	// lane 0 returns only at 2500 (past 1000 and 2000), then past the
+	// deadline at 3600, and is done
+	put(a, 100)
+	d.Lane(0).Mark(100, 2500, false)
+	put(a, 100)
+	d.Lane(0).Mark(200, 3600, true)
+	d.Lane(0).SenderDone()
+	time.Sleep(20 * time.Millisecond)
+	// lane 1 returns at each boundary
+	for k := range 3 {
+		put(b, 100)
+		d.Lane(1).Mark(int64(100*(k+1)), int64(1000*(k+1)+1), false)
+	}
+	time.Sleep(20 * time.Millisecond) // a pass with lane 0 behind the closed intervals
+	put(b, 100)
+	d.Lane(1).Mark(400, 3500, true)
+	d.Lane(1).SenderDone()
+	d.Finish()
+	iv.flush(3600)
+	want := []span{{start: 0, end: 2500, ops: 200}, {start: 2500, end: 3001, ops: 300}, {start: 3001, end: 3600, ops: 100}}
+	if len(iv.list) != len(want) {
+		t.Fatalf("intervals %+v, want %+v", iv.list, want)
+	}
+	for k, it := range iv.list {
+		if it.start != want[k].start || it.end != want[k].end || it.ops != want[k].ops {
+			t.Errorf("interval %d: %d..%d, %d ops; want %d..%d, %d ops", k, it.start, it.end, it.ops, want[k].start, want[k].end, want[k].ops)
+		}
+	}
+}
