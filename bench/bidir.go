@@ -163,19 +163,13 @@ func (b *bidirSide) run() (bidirRun, error) {
 	}
 	warmStart := time.Now()
 	if s.Warmup > 0 || s.WarmupTime > 0 {
-		target, until := uint64(s.Warmup), far
-		if s.WarmupTime > 0 {
-			target, until = math.MaxUint64, verbs.Now()+int64(s.WarmupTime)
-		}
-		eng.SetTarget(target)
-		for eng.Completed() < target {
+		if err := bwWarmup(newEngSender(eng, warmTarget(s), func(until int64) (bool, error) {
 			if err := b.step(until); err != nil {
-				return out, fmt.Errorf("warm-up: %w", b.err(err))
+				return false, b.err(err)
 			}
-			if until != far && verbs.Now() >= until {
-				target, until = eng.Posted()+1, far // complete the unsignaled tail
-				eng.SetTarget(target)
-			}
+			return false, nil
+		}), s); err != nil {
+			return out, err
 		}
 		out.warmed = int64(eng.Completed())
 		eng.ResetCounters()
@@ -216,11 +210,11 @@ func (b *bidirSide) run() (bidirRun, error) {
 	}
 	drain := startDrain(eng, out.lat, iv, prog)
 	stopRing := sync.OnceFunc(func() {
-		drain.finish()
+		drain.Finish()
 		eng.SetRing(false) //nolint:errcheck // off never fails
 	})
 	defer stopRing()
-	if err := bwPhase(snd, drain, iv.next, deadline, iv.every); err != nil {
+	if err := bwPhase(snd, drain.Lane(0), iv.next, deadline, iv.every); err != nil {
 		return out, b.err(err)
 	}
 	stopRing()

@@ -53,7 +53,8 @@
 // options: relaxed ordering, address stepping, GRH, completion vectors,
 // P_Key index), cacheline.go (the CPU's cache line that address stepping
 // rounds to, from sysfs), cm.go (rdma_cm), measure.go (the measurement of one
-// test), bwdrain.go (the drainer of a bandwidth sender's samples),
+// test), bwdrain.go (the one bandwidth phase loop, bwPhase, its warm-up
+// and its hookup to bench/drain, the drainer of the senders' samples),
 // multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
 // (latency under load), verify.go (the --verify pass), tcp.go (the kernel
 // TCP baseline), clockshare.go (the clock's share of a latency).

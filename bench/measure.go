@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/drain"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/timeline"
@@ -167,13 +168,6 @@ func newIntervals(s Spec, o RunOptions, start int64) *intervals {
 	return iv
 }
 
-// record records samples into the current interval.
-func (iv *intervals) record(samples []uint64) {
-	if iv.h != nil {
-		iv.h.RecordSlice(samples, iv.shift)
-	}
-}
-
 // add accounts samples and ops; at or past the boundary it closes an interval.
 func (iv *intervals) add(samples []uint64, ops int64, now int64) {
 	if iv.h == nil {
@@ -227,7 +221,7 @@ type progress struct {
 	active bool
 }
 
-const progressEvery = 250 * time.Millisecond
+const progressEvery = drain.LiveEvery // the drainer passes as often while the line is live
 
 func newProgress(s Spec, o RunOptions, start int64) *progress {
 	return &progress{w: o.Progress, name: s.Name(), start: start, next: start, total: s.Iters, dur: s.Duration, div: divisorOf(s)}
@@ -406,20 +400,11 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	far := int64(math.MaxInt64)
 	warmed := int64(0)
 	if s.Warmup > 0 || s.WarmupTime > 0 {
-		target, until := uint64(s.Warmup), far
-		if s.WarmupTime > 0 {
-			target, until = math.MaxUint64, verbs.Now()+int64(s.WarmupTime)
-		}
-		eng.SetTarget(target)
-		for eng.Completed() < target {
+		if err := bwWarmup(newEngSender(eng, warmTarget(s), func(until int64) (bool, error) {
 			eng.ResetSamples()
-			if _, err := eng.BWClient(until); err != nil {
-				return result.Result{}, int64(eng.Completed()), fmt.Errorf("warm-up: %w", err)
-			}
-			if until != far && verbs.Now() >= until {
-				target, until = eng.Posted()+1, far // complete the unsignaled tail
-				eng.SetTarget(target)
-			}
+			return eng.BWClient(until)
+		}), s); err != nil {
+			return result.Result{}, int64(eng.Completed()), err
 		}
 		warmed = int64(eng.Completed())
 		eng.ResetCounters()
@@ -451,14 +436,14 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	drained := false
 	defer func() {
 		if !drained {
-			drain.finish()
+			drain.Finish()
 		}
 	}()
 	// the drainer owns iv: the loop keeps its own boundary
-	if err := bwPhase(snd, drain, iv.next, deadline, iv.every); err != nil {
+	if err := bwPhase(snd, drain.Lane(0), iv.next, deadline, iv.every); err != nil {
 		return result.Result{}, warmed + int64(eng.Completed()), err
 	}
-	drain.finish()
+	drain.Finish()
 	drained = true
 	first, last := eng.Span()
 	iv.flush(last)

@@ -88,6 +88,11 @@ type QPInfo struct {
 	// CMToken is the test's random token (CMTokenLen bytes): the server's
 	// rdma_cm listener accepts only connection requests that carry it.
 	CMToken []byte `json:"cm_token,omitempty"`
+	// RecvStep is how far each of this side's receives lies past the
+	// previous one's (SEND bandwidth: the receive rounded up to this
+	// side's own cache line), bytes; 0: one address, or a peer that does
+	// not say.
+	RecvStep int `json:"recv_step,omitempty"`
 }
 
 // CMTokenLen is the length of an rdma_cm test's token, bytes.
