@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: dropin-perftest all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -120,12 +120,28 @@ pair-test: build
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
 	scripts/pair-test.sh
 
+# Counter timelines on a lossy wire (scripts/pair-timeline.sh, docs/testbed.md): two
+# guests, a WRITE latency run with netem loss on the client's eth0 for part of it; the
+# intervals where p99 rose carry retransmission counters (TestTimelineWire); the JSON,
+# .hlog and timeline plot in build/pair-timeline/. About 2 minutes; not part of make test.
+.PHONY: pair-timeline
+pair-timeline: build
+	scripts/pair-timeline.sh
+
 # rdmabench cliffs in one SoftRoCE guest (scripts/cliffs-test.sh, docs/cliffs.md): the
 # planted load cliff found in its ladder step, cliffs along QPs 1..256 and along MRs
 # 1..1024, 4 KiB random READ/WRITE over a 1 GiB region (3 GiB guest), the documents
 # checked and plotted into build/cliffs/. About 4 minutes; not part of make test.
 cliffs-test: build
 	scripts/cliffs-test.sh
+
+# rdmabench isolation in one SoftRoCE guest (scripts/isolation-test.sh, docs/isolation.md):
+# the whole attacker catalogue beside a SEND latency victim in loopback, three attackers
+# against a server, --max-inflation crossed (exit 1) and not (exit 0); the documents
+# checked on the host into build/isolation/. About 3 minutes; not part of make test.
+.PHONY: isolation-test
+isolation-test: build
+	scripts/isolation-test.sh
 
 # Cluster scale: three guests on one segment (scripts/vm-mesh.sh); MPICH's mpiexec in
 # guest 1 launches 'rdmabench mesh' on all three over ssh. mesh-test: a small pairs
@@ -155,10 +171,25 @@ mesh-ompi: launcher-deps build
 
 # The drop-in against Debian's real perftest in one guest (issue 22): all eight
 # tools, both directions (perftest's server
-# with the drop-in's client, and the other way), RC; make test runs two of
-# these pairs (scripts/dropin-guest.sh).
+# with the drop-in's client, and the other way), RC, without and with -R
+# (rdma_cm QPs on rxe1); make test runs some of these pairs (scripts/dropin-guest.sh).
 dropin-perftest: build
-	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- sh /work/dropin-perftest.sh -j
+	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- \
+		sh -c 'sh /work/dropin-perftest.sh -j && sh /work/dropin-perftest.sh -j -R'
+
+# The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
+# perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's
+# server with the drop-in's client and the drop-in's server with perftest's client,
+# for five tests (AGREE_TEST="ib_write_bw -n 2000 -s 4096" runs one instead); the
+# medians and ratios come from scripts/dropinagree on the host.
+AGREE_ROUNDS ?= 5
+AGREE_TEST ?=
+dropin-agree: build
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/dropinagree ./scripts/dropinagree
+	rm -rf $(BUILD)/agree && mkdir -p $(BUILD)/agree
+	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest-agree.sh --file scripts/dropin-lib.sh --outdir $(BUILD)/agree -- \
+		sh /work/dropin-perftest-agree.sh $(AGREE_ROUNDS) $(AGREE_TEST) || true
+	$(BUILD)/dropinagree -dir $(BUILD)/agree
 
 # soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).
 siw-smoke:
@@ -171,7 +202,7 @@ siw-smoke:
 # "context deadline exceeded"), starting from the committed corpora
 # (testdata/fuzz/FuzzX); 'make unit' already replays those corpora as tests.
 FUZZTIME ?= 10000x
-FUZZ = bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
+FUZZ = bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/perftest/wire:FuzzDestBinary bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
 fuzz:
 	@for t in $(FUZZ); do p=$${t%%:*}; n=$${t#*:}; \
 		echo "fuzz $$n ($$p, $(FUZZTIME))"; \

@@ -30,6 +30,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/timeline"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -162,19 +163,13 @@ func (b *bidirSide) run() (bidirRun, error) {
 	}
 	warmStart := time.Now()
 	if s.Warmup > 0 || s.WarmupTime > 0 {
-		target, until := uint64(s.Warmup), far
-		if s.WarmupTime > 0 {
-			target, until = math.MaxUint64, verbs.Now()+int64(s.WarmupTime)
-		}
-		eng.SetTarget(target)
-		for eng.Completed() < target {
+		if err := bwWarmup(newEngSender(eng, warmTarget(s), func(until int64) (bool, error) {
 			if err := b.step(until); err != nil {
-				return out, fmt.Errorf("warm-up: %w", b.err(err))
+				return false, b.err(err)
 			}
-			if until != far && verbs.Now() >= until {
-				target, until = eng.Posted()+1, far // complete the unsignaled tail
-				eng.SetTarget(target)
-			}
+			return false, nil
+		}), s); err != nil {
+			return out, err
 		}
 		out.warmed = int64(eng.Completed())
 		eng.ResetCounters()
@@ -215,11 +210,11 @@ func (b *bidirSide) run() (bidirRun, error) {
 	}
 	drain := startDrain(eng, out.lat, iv, prog)
 	stopRing := sync.OnceFunc(func() {
-		drain.finish()
+		drain.Finish()
 		eng.SetRing(false) //nolint:errcheck // off never fails
 	})
 	defer stopRing()
-	if err := bwPhase(snd, drain, iv.next, deadline, iv.every); err != nil {
+	if err := bwPhase(snd, drain.Lane(0), iv.next, deadline, iv.every); err != nil {
 		return out, b.err(err)
 	}
 	stopRing()
@@ -282,7 +277,8 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 		},
 		begin: func() error { return cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
 		measured: func(total int64) error {
-			stopHeartbeat() // the server reads no message after the end
+			stopHeartbeat()   // the server reads no message after the end
+			o.timeline.Stop() // nor any mark
 			if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
 				return err
 			}
@@ -387,6 +383,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 	}()
 	defer eps.probe.dev.onEvent(fail)()         // a fatal event of the device ends the test at once
 	counters := snapshotCounters(eps.probe.dev) // before the start message: before any traffic
+	marks := newMarkSeries(eps.probe.dev)       // the client's interval marks (bench/timeline)
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		fail(err)
 		<-done
@@ -397,7 +394,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 	ended := make(chan error, 1)
 	go func() { // the client's barrier, heartbeats and end
 		var end proto.Ready
-		err := readBidirClient(c, warmup, measure, &end)
+		err := readBidirClient(c, warmup, measure, &end, marks)
 		if err != nil {
 			fail(fmt.Errorf("client lost during the test: %w", err))
 		} else {
@@ -435,15 +432,19 @@ func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error 
 			return fmt.Errorf("client lost during the test: %w", err)
 		}
 	}
+	res := proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
+		Bidir: r.run.direction(), Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
+	if err := timeline.Fit(&res); err != nil {
+		s.log.Printf("%s: %v", spec.Name(), err)
+	}
 	stopBeat()
-	return c.Send(proto.MsgResult, proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
-		Bidir: r.run.direction(), Counters: counters.serverDeltas()})
+	return c.Send(proto.MsgResult, res)
 }
 
 // readBidirClient reads the client's messages of a bidirectional test:
 // warmup (closes warmup), measure (closes measure), heartbeats, until its
 // end (*end). Each within heartbeatTimeout.
-func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Ready) error {
+func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Ready, marks *timeline.Server) error {
 	next := proto.PhaseWarmup
 	for {
 		var r proto.Ready
@@ -452,6 +453,8 @@ func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Re
 		}
 		switch {
 		case r.Phase == proto.PhaseAlive:
+		case r.Phase == proto.PhaseMark && next == proto.PhaseEnd: // while measuring
+			marks.Mark(r.Mark)
 		case r.Phase == next && next == proto.PhaseWarmup:
 			close(warmup)
 			next = proto.PhaseMeasure

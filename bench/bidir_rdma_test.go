@@ -51,6 +51,10 @@ func checkBidir(t *testing.T, doc *result.Document, specs []Spec) []result.Resul
 		if r.Counters == nil || r.Counters.Client == nil || r.Counters.Server == nil || r.Counters.Server.Deltas["sent_pkts"] <= 0 {
 			t.Errorf("%s: counters %+v: both sides' port counters, with packets sent", name, r.Counters)
 		}
+		// a SEND client receives too: its own receives' step besides the server's
+		if ch := r.Choices; ch == nil || ch.RecvAddrStepBytes != recvStep(s) || ch.ClientRecvAddrStepBytes != recvStep(s) {
+			t.Errorf("%s: choices %+v: the receives of both sides step by %d", name, ch, recvStep(s))
+		}
 		if r.TimedInterval != bidirInterval || r.Samples <= 0 {
 			t.Errorf("%s: interval %q, %d samples", name, r.TimedInterval, r.Samples)
 		}

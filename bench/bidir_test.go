@@ -154,7 +154,7 @@ func TestBidirBarrierMessages(t *testing.T) {
 		}()
 		warmup, measure := make(chan struct{}), make(chan struct{})
 		var end proto.Ready
-		err := readBidirClient(cb, warmup, measure, &end)
+		err := readBidirClient(cb, warmup, measure, &end, nil)
 		closed := func(ch chan struct{}) bool {
 			select {
 			case <-ch:

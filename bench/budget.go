@@ -74,11 +74,14 @@ func NeedOf(s Spec, client bool) Need {
 	if client && s.MRModeOrDefault() == result.MRModePerOp {
 		n.Unregister = int64(s.NumQPs()) * verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: 1, HugePages: s.HugePages}.MappedBytes()
 	}
-	if s.Load != nil {
+	if s.Load != nil && s.Load.QPs > 0 {
 		l := s.LoadSpec()
 		n.Registered += poolConfig(l, client, false, s.Load.QPs, false, s.HugePages).MappedBytes()
 		n.Engine += int64(s.Load.QPs) * engine(l.TxDepth)
 		n.QPs += s.Load.QPs
+	}
+	if s.Load != nil && client { // the registration churn's buffer (load.go)
+		n.Registered += int64(s.Load.ChurnSize)
 	}
 	return n
 }
@@ -185,12 +188,7 @@ func describe(s Spec) string {
 	if s.Load != nil {
 		d += fmt.Sprintf(" + %d load QPs x %s", s.Load.QPs, FormatBytes(int64(s.Load.Size)))
 	}
-	if s.Spread() {
-		d += fmt.Sprintf(" over a %s region in %d MRs", FormatBytes(s.RegionLen()), s.NumMRs())
-	}
-	if s.IdleQPs > 0 {
-		d += fmt.Sprintf(" + %d idle QPs", s.IdleQPs)
-	}
+	d += s.WorkloadLabel()
 	return d
 }
 

@@ -53,6 +53,24 @@ func recvStep(s Spec) int {
 	return (n + spec.CacheLine - 1) / spec.CacheLine * spec.CacheLine
 }
 
+// recvSteps is what a SEND bandwidth test's receivers stepped by, as the
+// client records it: the server's receives by the step the server gave
+// (peer: computed from its own cache line, which may differ from the
+// client's), or by the client's own computation when the server did not
+// say (an older server, a perftest peer); in a bidirectional test the
+// client's own receives (client: 0 otherwise).
+func recvSteps(s Spec, peer int) (server, client int) {
+	own := recvStep(s)
+	server = own
+	if own != 0 && peer != 0 {
+		server = peer
+	}
+	if s.Bidirectional {
+		client = own
+	}
+	return server, client
+}
+
 // relaxedAccess is the access flag relaxed ordering adds to the test's
 // registrations: AccessRelaxedOrdering unless --disable-pcie-relaxed.
 func relaxedAccess(s Spec) verbs.Access {
@@ -95,12 +113,17 @@ func compVector(dev *Device, s Spec) int {
 func choicesResult(s Spec, eps ...*endpoint) *result.Choices {
 	step, cycle := s.AddrStep()
 	c := &result.Choices{RelaxedOrdering: !s.NoRelaxedOrdering, AddrStepBytes: step, AddrCycleBytes: cycle, PKeyIndex: s.PKeyIndex,
-		RecvAddrStepBytes: recvStep(s), CompVectors: []int{}}
+		CompVectors: []int{}}
+	peer := 0
+	if len(eps) > 0 && eps[0] != nil {
+		peer = eps[0].peerRecvStep
+	}
+	c.RecvAddrStepBytes, c.ClientRecvAddrStepBytes = recvSteps(s, peer)
 	for i, e := range eps {
 		if e == nil {
 			continue
 		}
-		if i == 0 {
+		if i == 0 && e.dev != nil {
 			c.GRH, c.CompVectorsOf = e.grh, e.dev.Ctx.NumCompVectors()
 		}
 		if e.scq != nil && e.rcq != nil {

@@ -49,6 +49,11 @@ func TestRDMAChoicesRecorded(t *testing.T) {
 				t.Errorf("%s: completion vector %d of %d", s.Name(), v, c.CompVectorsOf)
 			}
 		}
+		// the server's receives' step, as it reported it (in one process its
+		// cache line is the client's)
+		if c.RecvAddrStepBytes != recvStep(s) || c.ClientRecvAddrStepBytes != 0 {
+			t.Errorf("%s: recv_addr_step_bytes %d, client_recv_addr_step_bytes %d; want %d, 0", s.Name(), c.RecvAddrStepBytes, c.ClientRecvAddrStepBytes, recvStep(s))
+		}
 		if s.Verify && (r.Verify == nil || r.Verify.Messages == 0) {
 			t.Errorf("%s: verify %+v", s.Name(), r.Verify)
 		}

@@ -97,3 +97,33 @@ func TestRecvStep(t *testing.T) {
 		}
 	}
 }
+
+// TestRecvStepServerCacheLine: the server steps its receives by its own
+// cache line, which may differ from the client's; the client records the
+// step the server reported (proto.QPInfo.RecvStep), its own computation
+// only when the server gave none, and in a bidirectional SEND test its
+// own receives' step besides.
+func TestRecvStepServerCacheLine(t *testing.T) {
+	defer func(old int) { spec.CacheLine = old }(spec.CacheLine)
+	spec.CacheLine = 64 // the client's; the server's is 128: 129 bytes step by 256 there
+	s := Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 129, AddrCycle: 4096}
+	bi := s
+	bi.Bidirectional = true
+	for _, c := range []struct {
+		name           string
+		s              Spec
+		peer           int
+		server, client int
+	}{
+		{"the server's step", s, 256, 256, 0},
+		{"a server that does not say: the client's computation", s, 0, 192, 0},
+		{"bidirectional: both sides' steps", bi, 256, 256, 192},
+		{"write: no receives, whatever the peer says", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 129, AddrCycle: 4096}, 256, 0, 0},
+	} {
+		c0 := choicesResult(c.s, &endpoint{peerRecvStep: c.peer})
+		if c0.RecvAddrStepBytes != c.server || c0.ClientRecvAddrStepBytes != c.client {
+			t.Errorf("%s: recv_addr_step_bytes %d, client_recv_addr_step_bytes %d; want %d, %d",
+				c.name, c0.RecvAddrStepBytes, c0.ClientRecvAddrStepBytes, c.server, c.client)
+		}
+	}
+}

@@ -10,8 +10,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spread"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -137,7 +139,7 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 	c := proto.NewConn(nc, ctrlTimeout)
 	host, _ := os.Hostname()
 	cl := &Client{c: c, peer: addr}
-	if cl.ack, err = clientHandshake(c, cfg.AuthKey, host); err != nil {
+	if cl.ack, err = auth.ClientHandshake(c, cfg.AuthKey, host, ctrlTimeout); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
@@ -250,6 +252,15 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		}
 	}
 	counters := snapshotCounters(cl.dev) // before the server's start: before any traffic
+	// each interval's counters, both sides (bench/timeline)
+	if timelineWanted(spec, o) {
+		var marks *proto.Conn
+		if cl.ack.IntervalCounters {
+			marks = cl.c
+		}
+		o.timeline = startTimeline(cl.dev, marks)
+		defer o.timeline.Stop()
+	}
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
 		return result.Result{}, err
@@ -272,8 +283,15 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	var totals []int64 // per QP, multi-QP tests
 	var sr proto.ServerResult
 	var load *loadRun
-	if len(eps.loads) > 0 {
-		load = startLoad(eps.loads, o.LoadCPUs, o.NodeCPUs)
+	if len(eps.loads) > 0 || spec.Load != nil && spec.Load.ChurnSize > 0 {
+		load = startLoad(eps.loads, spec.Load.Threads, o.LoadCPUs, o.NodeCPUs)
+		if spec.Load.ChurnSize > 0 { // registration churn: its own thread, after the streams' CPUs
+			cpu := -1
+			if len(o.LoadCPUs) > 0 {
+				cpu = o.LoadCPUs[len(eps.loads)%len(o.LoadCPUs)]
+			}
+			load.startChurn(eps.mem.pd, spec.Load.ChurnSize, cpu, o.NodeCPUs)
+		}
 	}
 	if spec.Mode == result.ModeLat {
 		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)
@@ -292,6 +310,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 		res.Load, err = lr, errors.Join(err, lerr)
 	}
 	stopHeartbeat()
+	o.timeline.Stop() // every mark before the end (bidirectional: runBidir stopped it)
 	if !spec.Bidirectional {
 		sr, err = cl.finishTest(w, ab, total, err, totals...)
 	}
@@ -319,6 +338,10 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 	cl.PathMTU = mtu
 	res.Connection = conn
 	res.Counters = counters.testCounters(sr.Counters)
+	o.timeline.Attach(res.Intervals, sr.IntervalCounters)
+	if err := o.timeline.WriteHLog(o.HLog, res.Intervals); err != nil {
+		return result.Result{}, fmt.Errorf("write .hlog: %w", err)
+	}
 	cl.conn = conn
 	return res, nil
 }
@@ -339,7 +362,7 @@ func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *result.ConnS
 		return eps, 0, nil, err
 	}
 	var remote proto.QPInfo
-	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, qpInfoWait(cl.c, spec)); err != nil {
+	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return eps, 0, nil, err
 	}
 	if err := checkPair(cl.dev, remote, !isLocalAddr(addrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
@@ -357,19 +380,6 @@ func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *result.ConnS
 	return eps, mtu, conn, nil
 }
 
-// qpInfoWait is how long the client waits for the server's QP
-// information: the connection's per-message deadline plus 30 s per GiB
-// the server registers for the test (NeedOf: mapping and pinning a large
-// --region takes seconds, under TCG tens of seconds); no deadline when
-// the connection has none.
-func qpInfoWait(c *proto.Conn, s Spec) time.Duration {
-	d := c.Timeout()
-	if d <= 0 {
-		return 0
-	}
-	return d + time.Duration(NeedOf(s, false).Registered>>20)*(30*time.Second>>10)
-}
-
 // connectCM is the client side of an rdma_cm connection: the server says
 // where it listens, the client connects each QP there, then sends its
 // buffers.
@@ -381,7 +391,7 @@ func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *result.ConnSetup, 
 		return nil, 0, nil, err
 	}
 	var remote proto.QPInfo
-	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, qpInfoWait(cl.c, spec)); err != nil {
+	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return nil, 0, nil, err
 	}
 	fail := func(eps *testEndpoints, err error) (*testEndpoints, int, *result.ConnSetup, error) {

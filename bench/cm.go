@@ -326,11 +326,20 @@ type cmListener struct {
 	token [proto.CMTokenLen]byte
 	// log notes rejected requests (nil: not logged).
 	log printfer
+	// perftest: requests carry no private data (a perftest -R client,
+	// bench/perftestcm.go): the n-th one connects QP n.
+	perftest bool
+	next     int
 }
 
 // bindCM binds a listener's id to addr (an ephemeral port); its device
 // is then known (DeviceName).
-func bindCM(addr netip.Addr) (_ *cmListener, err error) {
+func bindCM(addr netip.Addr) (*cmListener, error) {
+	return bindCMAt(netip.AddrPortFrom(addr, 0))
+}
+
+// bindCMAt binds a listener's id to ap (port 0: an ephemeral one).
+func bindCMAt(ap netip.AddrPort) (_ *cmListener, err error) {
 	l := &cmListener{}
 	defer func() {
 		if err != nil {
@@ -343,11 +352,11 @@ func bindCM(addr netip.Addr) (_ *cmListener, err error) {
 	if l.id, err = l.ch.CreateID(); err != nil {
 		return nil, err
 	}
-	if err := l.id.Bind(netip.AddrPortFrom(addr, 0)); err != nil {
+	if err := l.id.Bind(ap); err != nil {
 		return nil, err
 	}
 	rand.Read(l.token[:])
-	l.addr = netip.AddrPortFrom(addr, uint16(l.id.LocalPort()))
+	l.addr = netip.AddrPortFrom(ap.Addr(), uint16(l.id.LocalPort()))
 	return l, nil
 }
 
@@ -385,7 +394,7 @@ func (l *cmListener) acceptAll(dev *Device, eps []*endpoint, deadline time.Time,
 		}
 		switch ev.Type {
 		case verbs.CMEventConnectRequest:
-			if err := l.checkToken(ev.PrivateData); err != nil {
+			if err := l.checkToken(ev.PrivateData); err != nil && !l.perftest {
 				ev.ID.Reject()
 				ev.ID.Close()
 				if l.log != nil {
@@ -429,12 +438,16 @@ func (l *cmListener) checkToken(b []byte) error {
 
 // accept creates the requested endpoint's QP on the request's id and accepts.
 func (l *cmListener) accept(dev *Device, eps []*endpoint, ev verbs.CMEvent) error {
-	p, err := parseCMPrivate(ev.PrivateData)
-	if err != nil {
+	p := cmPrivate{Index: uint32(l.next), Count: uint32(len(eps))}
+	if l.perftest {
+		l.next++
+	} else if pp, err := parseCMPrivate(ev.PrivateData); err != nil {
 		return err
+	} else {
+		p = pp
 	}
-	if int(p.Count) != len(eps) {
-		return fmt.Errorf("rdma_cm: the client connects %d QPs, the test has %d", p.Count, len(eps))
+	if int(p.Count) != len(eps) || int(p.Index) >= len(eps) {
+		return fmt.Errorf("rdma_cm: the client connects QP %d of %d, the test has %d", p.Index, p.Count, len(eps))
 	}
 	ep := eps[p.Index]
 	if ep.cmid != nil {

@@ -127,10 +127,7 @@ func (d *Device) Close() error { return errors.Join(d.events.close(), d.Ctx.Clos
 // verbs.ErrNotSupported (exit 3). The client checks before it sends the
 // test, the server again for its own device.
 func (d *Device) supports(s Spec) error {
-	if err := s.CheckDevice(d.limits(), 2*endpointArea(s)); err != nil {
-		return deviceLacks(err)
-	}
-	return deviceLacks(s.CheckDeviceWorkload(d.limits()))
+	return deviceLacks(s.CheckDevice(d.limits(), 2*endpointArea(s)))
 }
 
 // limits are the device's and port's facts that specs are held to.
@@ -172,7 +169,7 @@ func checkSpecs(dev *Device, specs []Spec) error {
 			continue
 		}
 		err := dev.supports(s)
-		if err == nil && s.Load != nil {
+		if err == nil && s.Load != nil && s.Load.QPs > 0 {
 			err = dev.supports(s.LoadSpec())
 		}
 		if err != nil {

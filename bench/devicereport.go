@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -209,4 +210,34 @@ func portNetdev(ctx *verbs.Context, tbl []verbs.GIDEntry) (string, []string) {
 		addrs = append(addrs, a.String())
 	}
 	return ifc.Name, addrs
+}
+
+// DevicesTSVColumns are the columns of WriteDevicesTSV, in order.
+var DevicesTSVColumns = []string{"device", "port", "state", "transport", "link_layer", "driver", "firmware", "speed", "width",
+	"active_mtu", "netdev", "ipv4"}
+
+// WriteDevicesTSV writes one tab-separated line per port of reps, after a
+// header line of DevicesTSVColumns: ipv4 is the port's first IPv4
+// address; an empty field is a value the device does not report.
+func WriteDevicesTSV(w io.Writer, reps []DeviceReport) error {
+	if err := report.WriteTSVHeader(w, DevicesTSVColumns); err != nil {
+		return err
+	}
+	for _, d := range reps {
+		for _, p := range d.Ports {
+			ipv4 := ""
+			for _, a := range p.Addresses {
+				if ip, err := netip.ParseAddr(a); err == nil && ip.Is4() {
+					ipv4 = a
+					break
+				}
+			}
+			row := []string{d.Name, strconv.Itoa(p.Port), p.State, d.Transport, p.LinkLayer, d.Driver, d.Firmware, p.Speed, p.Width,
+				strconv.Itoa(p.ActiveMTU), p.Netdev, ipv4}
+			if err := report.WriteTSVRow(w, row); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -16,15 +16,21 @@
 // accept loop, --allow, protected mode, shutdown), startups.go (the caps
 // on unauthenticated connections), session.go (one client's session:
 // admission, handshake, busy lock, limits), serveonce.go (--once: stop
-// after the first session that ran a test), auth.go (the shared key and
-// the challenge-response), responder.go (the server's side of one test),
+// after the first session that ran a test; the shared key and the
+// challenge-response are bench/auth's), responder.go (the server's side of one test),
 // doctorserve.go (the server's answer to a doctor request, the verbs side
 // of rdmabench doctor), onesession.go (the perftest drop-in's listeners:
 // one session, and its first bytes peeked).
 //
 // The perftest drop-in facing a real perftest tool: perftestpeer.go
 // (perftest's exchange, bench/perftest/wire, around rdmabench's endpoints
-// and loops).
+// and loops), perftestcm.go (-R: the exchange over an rdma_cm channel,
+// bench/cmchan, and the test's QPs connected by rdma_cm).
+//
+// The attackers of rdmabench isolation (bench/isolation) are load kinds:
+// load.go's streams drive the load QPs round robin (Load.Threads), run
+// the registration churn (Load.ChurnSize), and its startRNRReceivers is
+// the server's side of an RNR storm (Load.RNR).
 //
 // The client: client.go (one control session), run.go (a whole client
 // run and loopback), repeat.go (--repeat), loadsweep.go (--load-sweep),
@@ -47,7 +53,8 @@
 // options: relaxed ordering, address stepping, GRH, completion vectors,
 // P_Key index), cacheline.go (the CPU's cache line that address stepping
 // rounds to, from sysfs), cm.go (rdma_cm), measure.go (the measurement of one
-// test), bwdrain.go (the drainer of a bandwidth sender's samples),
+// test), bwdrain.go (the one bandwidth phase loop, bwPhase, its warm-up
+// and its hookup to bench/drain, the drainer of the senders' samples),
 // multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
 // (latency under load), verify.go (the --verify pass), tcp.go (the kernel
 // TCP baseline), clockshare.go (the clock's share of a latency). The
@@ -55,5 +62,6 @@
 //
 // Where a run took place: env.go (each side's result.Env: the device, GID
 // and placement, over bench/hostenv's host facts and checks),
-// portcounters.go (each side's port counters around each test).
+// portcounters.go (each side's port counters around each test, and the
+// sysfs reads of bench/timeline's per-interval counters).
 package bench

@@ -49,6 +49,9 @@ type endpoint struct {
 	recvs int
 	// grh: the QP's address vector carries a GRH (useGRH; rdma_cm: RoCE).
 	grh bool
+	// peerRecvStep is the step of the peer's receives, as the peer gave it
+	// (proto.QPInfo.RecvStep; 0 when it did not say).
+	peerRecvStep int
 	// spread is where the engine's work requests land in a spread test's
 	// peer region (bench/spread; the initiator's measured QPs), or nil.
 	spread *verbs.Spread
@@ -238,7 +241,8 @@ func (e *endpoint) info() proto.QPInfo {
 	}
 	return proto.QPInfo{Device: e.dev.Ctx.Name(), QPN: qpn, PSN: e.psn, LID: e.dev.Port.LID, GID: e.dev.GID.GID.String(), GIDIndex: e.dev.GID.Index,
 		GIDType: e.dev.GID.Type.String(), LinkLayer: e.dev.Port.LinkLayer, ActiveMTU: e.dev.Port.ActiveMTU,
-		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.TargetLen()), QKey: e.qkey}
+		MaxRdAtomic: e.maxRdAtomic(), RKey: e.mr.RKey(), Addr: e.mr.Addr() + uint64(e.area), Len: uint64(e.spec.TargetLen()), QKey: e.qkey,
+		RecvStep: recvStep(e.spec)}
 }
 
 // connect moves the QP to RTS towards the peer and creates the engine. It
@@ -319,6 +323,7 @@ func (e *endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	if !ok {
 		return fmt.Errorf("op %q has no RDMA operation", s.Op)
 	}
+	e.peerRecvStep = r.RecvStep
 	step, cycle := s.AddrStep()
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.qp, MR: e.mr, Op: v.code, Size: s.Size, RecvOffset: e.area, AddrStep: step, AddrCycle: cycle, RecvStep: recvStep(s),
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.inline > 0 && s.Size <= e.inline, TxDepth: s.TxDepth, CQMod: s.CQMod,

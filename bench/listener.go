@@ -302,3 +302,9 @@ func (l *logLimiter) printf(lg printfer, key, format string, args ...any) {
 	l.last[key], l.held[key] = time.Now(), 0
 	lg.Printf(format, args...)
 }
+
+// RemoteError codes of connections refused before their handshake.
+const (
+	codeProtected  = "protected"   // protected mode: a non-loopback client and no key, no --bind
+	codeNotAllowed = "not-allowed" // the client's address is outside --allow
+)

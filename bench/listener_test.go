@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
 
@@ -143,7 +144,7 @@ func TestAdmission(t *testing.T) {
 			serve(t, srv, ln)
 			c := ln.dial(t)
 			defer c.Close()
-			_, err := clientHandshake(c, tc.clientKey, "test")
+			_, err := auth.ClientHandshake(c, tc.clientKey, "test", ctrlTimeout)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v\n%s", err, lb)
@@ -195,11 +196,11 @@ func TestIdlePeerHoldsNothing(t *testing.T) {
 	ln := listenAs(t, "127.0.0.1:1000")
 	serve(t, srv, ln)
 	idle := ln.dial(t)
-	if _, err := clientHandshake(idle, nil, "idle"); err != nil {
+	if _, err := auth.ClientHandshake(idle, nil, "idle", ctrlTimeout); err != nil {
 		t.Fatal(err)
 	}
 	next := ln.dial(t)
-	if _, err := clientHandshake(next, nil, "next"); err != nil {
+	if _, err := auth.ClientHandshake(next, nil, "next", ctrlTimeout); err != nil {
 		t.Fatalf("a second client after an idle one: %v", err)
 	}
 	if srv.busy.Load() {
@@ -226,7 +227,7 @@ func TestBusyAtFirstTest(t *testing.T) {
 	first := ln.dial(t)
 	second := ln.dial(t)
 	for _, c := range []*proto.Conn{first, second} {
-		if _, err := clientHandshake(c, nil, "x"); err != nil {
+		if _, err := auth.ClientHandshake(c, nil, "x", ctrlTimeout); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -248,7 +249,7 @@ func TestBusyAtFirstTest(t *testing.T) {
 		t.Fatalf("second session's test: %v, want busy", err)
 	}
 	third := ln.dial(t)
-	if _, err := clientHandshake(third, nil, "x"); !errors.As(err, &re) || re.Code != codeBusy {
+	if _, err := auth.ClientHandshake(third, nil, "x", ctrlTimeout); !errors.As(err, &re) || re.Code != codeBusy {
 		t.Fatalf("hello while busy: %v, want busy", err)
 	}
 	first.Close()
@@ -313,7 +314,7 @@ func TestHandshakeLimits(t *testing.T) {
 	}
 	pc := proto.NewConn(c, 2*time.Second)
 	defer pc.Close()
-	if _, err := clientHandshake(pc, nil, "x"); err != nil {
+	if _, err := auth.ClientHandshake(pc, nil, "x", ctrlTimeout); err != nil {
 		t.Fatalf("client after the flood: %v", err)
 	}
 }
@@ -361,7 +362,7 @@ func TestIdleFloodNoLockout(t *testing.T) {
 	start := time.Now()
 	other := proto.NewConn(dialFrom(t, "127.0.0.1", addr), 2*time.Second)
 	defer other.Close()
-	if _, err := clientHandshake(other, nil, "other"); err != nil {
+	if _, err := auth.ClientHandshake(other, nil, "other", ctrlTimeout); err != nil {
 		t.Fatalf("client from another address under 150 idle connections: %v\n%s", err, lb)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -369,7 +370,7 @@ func TestIdleFloodNoLockout(t *testing.T) {
 	}
 	same := proto.NewConn(dialFrom(t, "127.0.0.2", addr), 2*time.Second)
 	defer same.Close()
-	_, err := clientHandshake(same, nil, "same")
+	_, err := auth.ClientHandshake(same, nil, "same", ctrlTimeout)
 	var re *proto.RemoteError
 	if !errors.As(err, &re) || re.Code != codeTooMany || !strings.Contains(re.Msg, "from 127.0.0.2") {
 		t.Fatalf("client from the flooding address: %v, want the per-address refusal", err)
@@ -396,7 +397,7 @@ func TestDropOldestStartup(t *testing.T) {
 	}
 	c := proto.NewConn(dialFrom(t, "127.0.0.4", addr), 2*time.Second)
 	defer c.Close()
-	if _, err := clientHandshake(c, nil, "new"); err != nil {
+	if _, err := auth.ClientHandshake(c, nil, "new", ctrlTimeout); err != nil {
 		t.Fatalf("client with the table full: %v\n%s", err, lb)
 	}
 	_, _, err := idle[0].RecvAny(time.Second)
@@ -467,7 +468,7 @@ func TestAcceptBackoff(t *testing.T) {
 	}
 	pc := proto.NewConn(c, 3*time.Second)
 	defer pc.Close()
-	if _, err := clientHandshake(pc, nil, "x"); err != nil {
+	if _, err := auth.ClientHandshake(pc, nil, "x", ctrlTimeout); err != nil {
 		t.Fatalf("client after EMFILE: %v\n%s", err, lb)
 	}
 	lb.waitLog(t, "accept4: too many open files; backing off")
@@ -482,7 +483,7 @@ func TestShutdownClosesSessions(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	c := ln.dial(t)
-	if _, err := clientHandshake(c, nil, "x"); err != nil {
+	if _, err := auth.ClientHandshake(c, nil, "x", ctrlTimeout); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

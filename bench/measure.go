@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/drain"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/timeline"
 
 	"golang.org/x/sys/unix"
 
@@ -39,6 +41,10 @@ type RunOptions struct {
 	// HLog, when set, gets one interval histogram per second (or --interval)
 	// of every test, tagged with the test's name (HdrHistogram .hlog).
 	HLog *hist.LogWriter
+
+	// timeline, set by Client.Run for tests with intervals, takes the
+	// port counters at each interval boundary (bench/timeline).
+	timeline *timeline.Client
 }
 
 // lockThread locks the goroutine to its OS thread and pins it: to cpu when
@@ -132,6 +138,7 @@ type intervals struct {
 	list      []result.Interval
 	lastAt    int64
 	err       error // first .hlog write error
+	timeline  *timeline.Client
 }
 
 func newIntervals(s Spec, o RunOptions, start int64) *intervals {
@@ -153,17 +160,12 @@ func newIntervals(s Spec, o RunOptions, start int64) *intervals {
 	if every > 0 {
 		iv.next = start + int64(every)
 		iv.h = hist.New()
+		iv.timeline = o.timeline
+		iv.timeline.Begin(iv.wallStart, iv.tag) // mark 0: the port counters at the start
 	} else {
 		iv.next = math.MaxInt64
 	}
 	return iv
-}
-
-// record records samples into the current interval.
-func (iv *intervals) record(samples []uint64) {
-	if iv.h != nil {
-		iv.h.RecordSlice(samples, iv.shift)
-	}
 }
 
 // add accounts samples and ops; at or past the boundary it closes an interval.
@@ -191,6 +193,7 @@ func (iv *intervals) flush(now int64) {
 		Bandwidth: result.NewBandwidth(iv.size, iv.ops, now-iv.lastAt),
 		P50:       result.NanosOf(hist.Value{NS: p50, OK: ok50}, 1), P99: result.NanosOf(hist.Value{NS: p99, OK: ok99}, 1)}
 	iv.list = append(iv.list, it)
+	iv.timeline.Mark() // read in the timeline's goroutine, not here
 	if iv.out != nil {
 		report.WriteIntervalLine(iv.out, it, iv.unit)
 	}
@@ -218,7 +221,7 @@ type progress struct {
 	active bool
 }
 
-const progressEvery = 250 * time.Millisecond
+const progressEvery = drain.LiveEvery // the drainer passes as often while the line is live
 
 func newProgress(s Spec, o RunOptions, start int64) *progress {
 	return &progress{w: o.Progress, name: s.Name(), start: start, next: start, total: s.Iters, dur: s.Duration, div: divisorOf(s)}
@@ -397,20 +400,11 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	far := int64(math.MaxInt64)
 	warmed := int64(0)
 	if s.Warmup > 0 || s.WarmupTime > 0 {
-		target, until := uint64(s.Warmup), far
-		if s.WarmupTime > 0 {
-			target, until = math.MaxUint64, verbs.Now()+int64(s.WarmupTime)
-		}
-		eng.SetTarget(target)
-		for eng.Completed() < target {
+		if err := bwWarmup(newEngSender(eng, warmTarget(s), func(until int64) (bool, error) {
 			eng.ResetSamples()
-			if _, err := eng.BWClient(until); err != nil {
-				return result.Result{}, int64(eng.Completed()), fmt.Errorf("warm-up: %w", err)
-			}
-			if until != far && verbs.Now() >= until {
-				target, until = eng.Posted()+1, far // complete the unsignaled tail
-				eng.SetTarget(target)
-			}
+			return eng.BWClient(until)
+		}), s); err != nil {
+			return result.Result{}, int64(eng.Completed()), err
 		}
 		warmed = int64(eng.Completed())
 		eng.ResetCounters()
@@ -442,14 +436,14 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	drained := false
 	defer func() {
 		if !drained {
-			drain.finish()
+			drain.Finish()
 		}
 	}()
 	// the drainer owns iv: the loop keeps its own boundary
-	if err := bwPhase(snd, drain, iv.next, deadline, iv.every); err != nil {
+	if err := bwPhase(snd, drain.Lane(0), iv.next, deadline, iv.every); err != nil {
 		return result.Result{}, warmed + int64(eng.Completed()), err
 	}
-	drain.finish()
+	drain.Finish()
 	drained = true
 	first, last := eng.Span()
 	iv.flush(last)

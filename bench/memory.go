@@ -86,7 +86,7 @@ func (m *testMemory) newPools(dev *Device, s Spec, client bool) error {
 	if m.measured, err = m.pd.NewPool(poolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {
 		return fmt.Errorf("--mr-mode %s: %w", s.MRModeOrDefault(), err)
 	}
-	if s.Load != nil {
+	if s.Load != nil && s.Load.QPs > 0 {
 		if m.load, err = m.pd.NewPool(poolConfig(s.LoadSpec(), client, dev.Ctx.IsIWARP(), s.Load.QPs, odp, s.HugePages)); err != nil {
 			return fmt.Errorf("--mr-mode %s: load QPs: %w", s.MRModeOrDefault(), err)
 		}

@@ -8,15 +8,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/drain"
 	"github.com/rdmabench/rdmabench/bench/result"
 
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
-
-// multiSlice is how long one C call of a multi-QP thread runs: Go enters
-// once per slice to record samples and intervals.
-const multiSlice = 5 * time.Millisecond
 
 // qpIters is QP i's share of iters over n QPs: iters/n, one more for the
 // first iters%n.
@@ -50,9 +47,68 @@ func allComplete(engs []*verbs.Engine, targets []uint64) bool {
 	return true
 }
 
+// errOtherThread stops a multi-QP thread whose test another thread failed
+// (that thread's error reports).
+var errOtherThread = errors.New("another thread of the test failed")
+
+// multiSender is one thread of a multi-QP test as a bwSender: its engines,
+// driven round robin in one C loop (BWClientMulti).
+type multiSender struct {
+	engs    []*verbs.Engine
+	targets []uint64
+	failed  *atomic.Bool // another thread failed: stop
+	reset   bool         // each step drops the samples first (the warm-up: no ring)
+}
+
+func (m *multiSender) setTargets(f func(k int) uint64) {
+	for k, e := range m.engs {
+		m.targets[k] = f(k)
+		e.SetTarget(m.targets[k])
+	}
+}
+
+func (m *multiSender) step(until int64) (bool, error) {
+	if m.failed.Load() {
+		return false, errOtherThread
+	}
+	if m.reset {
+		for _, e := range m.engs {
+			e.ResetSamples()
+		}
+	}
+	return verbs.BWClientMulti(m.engs, until)
+}
+
+func (m *multiSender) completed() uint64 {
+	var n uint64
+	for _, e := range m.engs {
+		n += e.Completed()
+	}
+	return n
+}
+
+func (m *multiSender) done() bool { return allComplete(m.engs, m.targets) }
+
+// stopPosting: one more signaled operation per QP completes its unsignaled
+// tail.
+func (m *multiSender) stopPosting() {
+	m.setTargets(func(k int) uint64 { return m.engs[k].Posted() + 1 })
+}
+
+func (m *multiSender) waitRoom() error {
+	for _, e := range m.engs {
+		if err := waitRoom(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // measureBWMulti runs the client side of a bandwidth test on several QPs:
 // QP i on thread i mod Spec.Threads, each thread driving its QPs round
-// robin in C. Bandwidth is the total bytes over the earliest first post to
+// robin in C, through bwPhase. One drainer records every QP's samples from
+// its ring (a lane per thread) and counts the test's intervals once, over
+// all QPs. Bandwidth is the total bytes over the earliest first post to
 // the latest last completion; latency merges every QP's histogram. It
 // returns the result and each QP's total operations including warm-up.
 func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int64, error) {
@@ -66,11 +122,8 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 		lats[i] = hist.New()
 	}
 	var (
-		mu             sync.Mutex // guards iv, prog, doneAll
-		iv             *intervals
-		prog           *progress
-		doneAll        int64
-		start          int64
+		dr             *drain.Drain
+		nextIv, every  int64
 		deadline       = far
 		warm, wg       sync.WaitGroup
 		begin          = make(chan struct{})
@@ -78,6 +131,17 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 		errs           = make([]error, m)
 		cpuUser, cpuSy = make([]int64, m), make([]int64, m)
 	)
+	// fail reports the first failure of a thread and stops the others
+	// (their C loops return aborted); the failures that follow report nil
+	fail := func(err error) error {
+		if failed.Swap(true) {
+			return nil
+		}
+		for _, ep := range eps {
+			ep.eng.Abort()
+		}
+		return err
+	}
 	warm.Add(m)
 	for t := 0; t < m; t++ {
 		wg.Add(1)
@@ -88,112 +152,74 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 				defer warmDone()
 				defer unlockThread()
 				if err := lockThread(threadCPUOf(o, t), o.NodeCPUs); err != nil {
-					failed.Store(true)
-					return err
+					return fail(err)
 				}
 				idx := groups[t]
-				engs := make([]*verbs.Engine, len(idx))
-				targets := make([]uint64, len(idx))
+				snd := &multiSender{engs: make([]*verbs.Engine, len(idx)), targets: make([]uint64, len(idx)), failed: &failed}
 				for k, i := range idx {
-					engs[k] = eps[i].eng
+					snd.engs[k] = eps[i].eng
 				}
-				setTargets := func(f func(k int) uint64) {
-					for k, e := range engs {
-						targets[k] = f(k)
-						e.SetTarget(targets[k])
-					}
-				}
-				resetSamples := func() {
-					for _, e := range engs {
-						e.ResetSamples()
-					}
-				}
+				engs := snd.engs
 				if s.Warmup > 0 || s.WarmupTime > 0 {
-					target, until := uint64(s.Warmup), far
-					if s.WarmupTime > 0 {
-						target, until = math.MaxUint64, verbs.Now()+int64(s.WarmupTime)
+					snd.setTargets(func(int) uint64 { return warmTarget(s) })
+					snd.reset = true // the warm-up's samples are dropped
+					if err := bwWarmup(snd, s); err != nil {
+						return fail(err)
 					}
-					setTargets(func(int) uint64 { return target })
-					for !allComplete(engs, targets) {
-						resetSamples()
-						if _, err := verbs.BWClientMulti(engs, until); err != nil {
-							failed.Store(true)
-							return fmt.Errorf("warm-up: %w", err)
-						}
-						if until != far && verbs.Now() >= until {
-							until = far // complete the unsignaled tails
-							setTargets(func(k int) uint64 { return engs[k].Posted() + 1 })
-						}
-					}
+					snd.reset = false
 					for k, i := range idx {
 						warmed[i] = int64(engs[k].Completed())
 						engs[k].ResetCounters()
+					}
+				}
+				// the measured samples go to the rings, which the drainer
+				// records while this thread stays in the C loop
+				for _, e := range engs {
+					if err := e.SetRing(true); err != nil {
+						return fail(err)
 					}
 				}
 				warmDone()
 				<-begin
 				cpu := startCPU()
 				defer func() { cpuUser[t], cpuSy[t] = cpu.stop() }()
-				setTargets(func(k int) uint64 {
+				snd.setTargets(func(k int) uint64 {
 					if s.Iters > 0 {
 						return uint64(qpIters(s.Iters, n, idx[k]))
 					}
 					return math.MaxUint64
 				})
-				finishing := false
-				lastDone := make([]uint64, len(engs))
-				for !allComplete(engs, targets) {
-					if failed.Load() {
-						return nil // another thread failed: its error reports
-					}
-					resetSamples()
-					if _, err := verbs.BWClientMulti(engs, min(verbs.Now()+int64(multiSlice), deadline)); err != nil {
-						failed.Store(true)
-						return err
-					}
-					now := verbs.Now()
-					if !finishing && now >= deadline {
-						// stop posting: one more signaled operation per QP completes
-						// its unsignaled tail, which belongs to the last interval
-						setTargets(func(k int) uint64 { return engs[k].Posted() + 1 })
-						finishing = true
-					}
-					var delta int64
-					mu.Lock()
-					for k, e := range engs {
-						samples := e.Samples()
-						lats[idx[k]].RecordSlice(samples, 0)
-						if iv.h != nil {
-							iv.h.RecordSlice(samples, iv.shift)
-						}
-						done := e.Completed()
-						delta += int64(done - lastDone[k])
-						lastDone[k] = done
-					}
-					if finishing {
-						iv.next = math.MaxInt64
-					}
-					doneAll += delta
-					iv.add(nil, delta, now)
-					if iv.h != nil {
-						prog.update(now, doneAll, iv.h)
-					}
-					mu.Unlock()
+				if err := bwPhase(snd, dr.Lane(t), nextIv, deadline, time.Duration(every)); err != nil {
+					return fail(err) // nil after another thread's failure (errOtherThread, aborted)
 				}
 				return nil
 			}()
 		}()
 	}
 	warm.Wait()
-	start = verbs.Now()
+	start := verbs.Now()
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)
 	}
-	iv = newIntervals(s, o, start)
-	prog = newProgress(s, o, start)
+	iv := newIntervals(s, o, start)
+	prog := newProgress(s, o, start)
+	nextIv, every = iv.next, int64(iv.every)
+	rings := make([][]sampleRing, m)
+	qlats := make([][]*hist.Histogram, m)
+	for t, idx := range groups {
+		for _, i := range idx {
+			rings[t] = append(rings[t], eps[i].eng)
+			qlats[t] = append(qlats[t], lats[i])
+		}
+	}
+	dr = startLanes(rings, qlats, iv, prog)
 	close(begin)
 	wg.Wait()
+	dr.Finish()
 	prog.clear()
+	for _, ep := range eps {
+		ep.eng.SetRing(false) //nolint:errcheck // off never fails
+	}
 	totals := make([]int64, n)
 	for i, ep := range eps {
 		totals[i] = warmed[i] + int64(ep.eng.Completed())

@@ -72,8 +72,6 @@ func PerftestSupported(s Spec) error {
 	switch {
 	case s.QPType != "" && s.QPType != "rc":
 		return fmt.Errorf("%w: -c %s (RC only)", ErrPerftestUnsupported, s.QPType)
-	case s.RDMACM:
-		return fmt.Errorf("%w: -R (rdma_cm; the TCP exchange only)", ErrPerftestUnsupported)
 	case s.Duration > 0:
 		return fmt.Errorf("%w: -D (iterations only, -n)", ErrPerftestUnsupported)
 	case s.NumQPs() > 1 && s.Mode == result.ModeLat:
@@ -98,12 +96,23 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if ap, err := netip.ParseAddrPort(nc.LocalAddr().String()); err == nil {
 		local = ap.Addr()
 	}
-	dev, err := OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local)
-	if err != nil {
-		return nil, err
+	var (
+		dev *Device
+		err error
+	)
+	cc, _ := nc.(*PerftestCMConn) // -R: rdma_cm connects the QPs (perftestcm.go)
+	switch {
+	case s.RDMACM != (cc != nil):
+		return nil, fmt.Errorf("%w: -R needs perftest's rdma_cm channel (DialPerftestCM, AcceptPerftestCM), and only -R has one", ErrPerftestUnsupported)
+	case cc != nil: // -R: the channel's device (it closes it)
+		dev = cc.dev
+	default:
+		if dev, err = OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local); err != nil {
+			return nil, err
+		}
+		defer dev.Close()
 	}
-	defer dev.Close()
-	wc := &wire.Conn{C: nc, Client: cfg.Client, Timeout: cfg.Timeout}
+	wc := &wire.Conn{C: nc, Client: cfg.Client, Timeout: cfg.Timeout, Binary: cc != nil}
 	if cfg.Trace != nil {
 		wc.Trace = func(field string, sent, got []byte, err error) {
 			fmt.Fprintf(cfg.Trace, "perftest exchange: %s: sent %q, got %q, err %v\n", field, bytes.TrimRight(sent, "\x00"), bytes.TrimRight(got, "\x00"), err)
@@ -131,12 +140,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	p := cfg.Params
 	p.Size, p.Iters, p.NumQPs, p.TxDepth = uint64(s.Size), uint64(s.Iters), int32(s.NumQPs()), int32(s.TxDepth)
 	if _, _, _, err := wc.Negotiate(p, wire.LegacyLen); err != nil {
-		for _, e := range unjoin(err) {
-			var m wire.Mismatch
-			if errors.As(e, &m) {
-				run.Mismatches = append(run.Mismatches, m)
-			}
-		}
+		run.Mismatches = wire.Mismatches(err)
 		return run, err
 	}
 	eps, err := newTestEndpoints(dev, s, cfg.Client)
@@ -147,10 +151,15 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	ep := eps.probe
 	withGID := dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
 	qps := eps.measured()
+	if cc != nil {
+		if err := connectPerftestCM(ctx, wc, cc, dev, eps, withGID); err != nil {
+			return run, err
+		}
+	}
 	mine := make([]wire.Dest, len(qps))
 	for i, e := range qps {
 		in := e.info()
-		mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: in.QPN, PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
+		mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.qp.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
 	}
 	// perftest 6.06's order of record swaps before the loop: every QP's,
 	// then (latency tools, ib_send_bw) QP 0's, every QP's again, and QP 0's
@@ -170,7 +179,12 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	for _, d := range peers[1:] {
 		r.QPs = append(r.QPs, remote(d))
 	}
-	if _, err := eps.connect(r); err != nil {
+	if cc != nil {
+		err = eps.startCM(r)
+	} else {
+		_, err = eps.connect(r)
+	}
+	if err != nil {
 		return run, err
 	}
 	for _, e := range qps {
@@ -264,15 +278,15 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		run.Result = r
 	}
 	if run.Timed {
-		run.Result.Connection = perftestConnSetup(dev, eps)
+		run.Result.Connection = perftestConnSetup(dev, eps, cc)
 	}
-	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !peerClosed(err) {
+	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
 		return run, err
 	}
 	run.End = time.Now()
-	if s.Mode == result.ModeBW { // perftest 6.06's bandwidth tools then swap "done", the server first
+	if s.Mode == result.ModeBW && cc == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)
 		wc.Timeout, wc.Client = 5*time.Second, !cfg.Client
-		if _, err := wc.Swap("done", []byte("done\x00"), 5); err != nil && !peerClosed(err) {
+		if _, err := wc.Swap("done", []byte("done\x00"), 5); err != nil && !wire.PeerClosed(err) {
 			return run, err
 		}
 	}
@@ -309,24 +323,20 @@ type replyEngine struct{ *verbs.Engine }
 
 func (r replyEngine) LatClient(n int) error { return r.LatReply(n) }
 
-func perftestConnSetup(dev *Device, eps *testEndpoints) *result.ConnSetup {
-	conn := newConnSetup(result.ConnExchange, eps.all())
+func perftestConnSetup(dev *Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
+	method := result.ConnExchange
+	if cc != nil {
+		method = result.ConnRDMACM
+	}
+	conn := newConnSetup(method, eps.all())
 	conn.Device = dev.Ctx.Name()
 	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = dev.GID.Index, dev.GID.GID.String(), dev.GID.Type.String(), dev.GIDReason
-	return conn
-}
-
-// peerClosed: the peer went away at the closing handshake (older perftest
-// latency tools exit without one).
-func peerClosed(err error) bool {
-	var we *wire.Error
-	return errors.As(err, &we) && (errors.Is(we.Err, io.EOF) || errors.Is(err, net.ErrClosed) ||
-		(we.Op == "read" && !we.Timeout()))
-}
-
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+	if path, err := eps.probe.qp.Path(); cc != nil && err == nil { // the server's address: where it listens
+		dst := cc.RemoteAddr().String()
+		conn.Address = dst
+		if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
+			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), "chosen by rdma_cm for "+dst
+		}
 	}
-	return []error{err}
+	return conn
 }

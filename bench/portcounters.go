@@ -1,15 +1,14 @@
 package bench
 
 import (
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/timeline"
 )
 
 // What the fabric did during each test: each side reads its own port's
@@ -84,24 +83,8 @@ func plainName(name string) bool {
 }
 
 // counterDeltas returns after − before of each counter in both snapshots
-// that moved up, and, sorted, the counters that went down (a reset or a
-// wrap-around: their true delta is unknown).
-func counterDeltas(before, after map[string]uint64) (map[string]int64, []string) {
-	deltas := map[string]int64{}
-	var reset []string
-	for name, a := range after {
-		b, ok := before[name]
-		switch {
-		case !ok || a == b:
-		case a < b:
-			reset = append(reset, name)
-		default:
-			deltas[name] = int64(min(a-b, math.MaxInt64))
-		}
-	}
-	sort.Strings(reset)
-	return deltas, reset
-}
+// that moved up, and, sorted, the counters that went down (timeline.Deltas).
+var counterDeltas = timeline.Deltas
 
 // counterSnapshot is one side's port counters before a test.
 type counterSnapshot struct {
@@ -152,16 +135,41 @@ func (s *counterSnapshot) serverDeltas() *proto.PortCounters {
 func (s *counterSnapshot) testCounters(server *proto.PortCounters) *result.CounterDeltas {
 	c := &result.CounterDeltas{Client: s.deltas()}
 	if server != nil {
-		deltas := map[string]int64{}
-		for name, v := range server.Deltas {
-			if v > 0 { // as the schema has it, whatever the peer sent
-				deltas[name] = v
-			}
-		}
-		c.Server = &result.PortCounters{Device: server.Device, Port: server.Port, Deltas: deltas, Reset: server.Reset}
+		c.Server = timeline.ServerCounters(server)
 	}
 	if c.Client == nil && c.Server == nil {
 		return nil
 	}
 	return c
+}
+
+// Counter timelines (bench/timeline): each interval's counters on both
+// sides. The client reads its counters at its interval boundaries in the
+// timeline's goroutine, the server when the client's marks arrive.
+
+// startTimeline starts the client's counter timeline of a test on dev
+// (nil, a no-op, for a side without RDMA device). c, when not nil, is the
+// control connection of a server that takes marks.
+func startTimeline(dev *Device, c *proto.Conn) *timeline.Client {
+	if dev == nil || dev.Ctx == nil {
+		return nil
+	}
+	name, port := dev.Ctx.Name(), dev.Port.Port
+	return timeline.NewClient(name, port, c, func() map[string]uint64 { return readPortCounters(name, port) })
+}
+
+// newMarkSeries returns the server's side of a test's counter timeline on
+// dev (nil when dev is nil: the marks are ignored).
+func newMarkSeries(dev *Device) *timeline.Server {
+	if dev == nil || dev.Ctx == nil {
+		return nil
+	}
+	name, port := dev.Ctx.Name(), dev.Port.Port
+	return timeline.NewServer(name, port, func() map[string]uint64 { return readPortCounters(name, port) })
+}
+
+// timelineWanted reports whether a test of s run with o has reporting
+// intervals, and so a counter timeline (newIntervals' rule).
+func timelineWanted(s Spec, o RunOptions) bool {
+	return o.Interval > 0 || s.Duration > 0 || o.HLog != nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/timeline"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -147,6 +148,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	active := t.ConsumesRecv || (t.PingPong && spec.Mode == result.ModeLat)
 	qps := eps.measured()
 	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
+	marks := newMarkSeries(qps[0].dev)       // the client's interval marks (bench/timeline)
 	// one responder loop per measured QP, each on its own locked thread;
 	// a loop's error also goes to firstErr
 	dones := make([]chan error, len(qps))
@@ -245,6 +247,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 			}
 		}
 	}
+	defer s.startRNRReceivers(spec, eps, serverCPU(s.cfg.CPUs, len(qps)))() // an RNR storm's load QPs (load.go)
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		stopLoops()
 		return err
@@ -252,7 +255,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	stopBeat := heartbeat(c) // until the result or error: the client's watch
 	defer stopBeat()
 	var end proto.Ready
-	msgs := awaitEnd(c, &end)
+	msgs := awaitEndMarks(c, &end, marks)
 	select {
 	case err := <-msgs:
 		if err != nil {
@@ -298,7 +301,7 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 		wg.Wait()
 	}
 	loopErr := errors.Join(loopErrs...)
-	res := proto.ServerResult{Counters: counters.serverDeltas()}
+	res := proto.ServerResult{Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
 	for i, ep := range qps {
 		res.Iterations += int64(ep.eng.Iterations())
 		res.CPUUserNS += cpuUser[i]
@@ -306,6 +309,9 @@ func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
 	}
 	if loopErr != nil {
 		res.Error = loopErr.Error()
+	}
+	if err := timeline.Fit(&res); err != nil {
+		s.log.Printf("%s: %v", spec.Name(), err)
 	}
 	stopBeat()
 	if err := c.Send(proto.MsgResult, res); err != nil {
@@ -374,7 +380,11 @@ func reportLoopError(c *proto.Conn, loopErr error, msgs <-chan error) error {
 // awaitEnd reads the client's heartbeats until its end message. The channel
 // then gets nil (and *end is filled), or the error that ended the wait: a
 // lost connection, or no heartbeat within heartbeatTimeout.
-func awaitEnd(c *proto.Conn, end *proto.Ready) <-chan error {
+func awaitEnd(c *proto.Conn, end *proto.Ready) <-chan error { return awaitEndMarks(c, end, nil) }
+
+// awaitEndMarks is awaitEnd that also takes the client's interval marks
+// into marks (nil: ignored, as heartbeats), in the goroutine that reads.
+func awaitEndMarks(c *proto.Conn, end *proto.Ready, marks *timeline.Server) <-chan error {
 	msgs := make(chan error, 1)
 	go func() {
 		for {
@@ -387,6 +397,9 @@ func awaitEnd(c *proto.Conn, end *proto.Ready) <-chan error {
 				*end = r
 				msgs <- nil
 				return
+			}
+			if r.Phase == proto.PhaseMark {
+				marks.Mark(r.Mark)
 			}
 		}
 	}()

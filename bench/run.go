@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/internal/version"
 
@@ -131,7 +132,7 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 // in-process server answers no other client, even on 127.0.0.1.
 func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*result.Document, error) {
 	if len(cfg.Client.AuthKey) == 0 {
-		cfg.Client.AuthKey = randomBytes(32)
+		cfg.Client.AuthKey = auth.RandomKey(32)
 	}
 	if cfg.Client.GIDIndex >= 0 && cfg.Client.Transport != result.TransportTCP && !cfg.Client.RDMACM {
 		// the user's -x: refuse it here, as this side's error, before the

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
 
@@ -36,7 +37,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
 	}
 	// the whole handshake within handshakeTimeout, however the peer trickles
 	expired := time.AfterFunc(handshakeTimeout, func() { c.Close() })
-	h, proof, err := serverHandshake(c, s.cfg.AuthKey)
+	h, proof, err := auth.ServerHandshake(c, s.cfg.AuthKey)
 	// the conn's read deadline is the same handshakeTimeout: whichever of
 	// the two fires first, the handshake ran out of time
 	var ne net.Error
@@ -51,7 +52,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
 		// one line per second per kind: a flood cannot flood the log, and
 		// probes that connect and close hide no authentication failure
 		kind := "handshake"
-		var ae *AuthError
+		var ae *auth.Error
 		var pe *proto.PerftestPeerError
 		switch {
 		case errors.As(err, &ae):
@@ -86,7 +87,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
 		s.log.Printf("client %s: %v", peer, err)
 		return
 	}
-	ack := proto.HelloAck{Version: proto.Version, Device: s.deviceName(), Proof: proof}
+	ack := proto.HelloAck{Version: proto.Version, Device: s.deviceName(), Proof: proof, IntervalCounters: true}
 	ack.Host, _ = os.Hostname()
 	if dev != nil {
 		ack.Device = dev.Ctx.Name()

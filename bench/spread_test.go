@@ -8,6 +8,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/bench/spread"
 )
 
 // TestQPInfoWaitScalesWithRegion: the client waits for the server's QP
@@ -21,10 +22,10 @@ func TestQPInfoWaitScalesWithRegion(t *testing.T) {
 	plain := Spec{Op: result.OpRead, Mode: result.ModeBW, Size: 4096}.WithDefaults()
 	region := plain
 	region.Region, region.Access = 1<<30, spec.AccessRandom
-	if w := qpInfoWait(c, plain); w < 10*time.Second || w > 11*time.Second {
+	if w := spread.Wait(c.Timeout(), plain); w < 10*time.Second || w > 11*time.Second {
 		t.Errorf("plain READ: %v, want about 10 s", w)
 	}
-	if w := qpInfoWait(c, region); w < 40*time.Second || w > 41*time.Second {
+	if w := spread.Wait(c.Timeout(), region); w < 40*time.Second || w > 41*time.Second {
 		t.Errorf("1 GiB region: %v, want about 40 s", w)
 	}
 	if NeedOf(region, false).Registered < 1<<30 || NeedOf(region, true).Registered >= 1<<30 {
@@ -42,7 +43,7 @@ func TestQPInfoWaitScalesWithRegion(t *testing.T) {
 			n.Registered-p.Registered, NeedOf(send, false).Registered-NeedOf(plain, false).Registered)
 	}
 	c.SetTimeout(0)
-	if w := qpInfoWait(c, region); w != 0 {
+	if w := spread.Wait(c.Timeout(), region); w != 0 {
 		t.Errorf("no deadline: %v", w)
 	}
 }

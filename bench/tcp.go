@@ -316,6 +316,51 @@ func tcpPhase(eng *sockeng.Engine, msgs uint64) error {
 	return eng.BWFinish()
 }
 
+// tcpSender is the TCP baseline's streaming sender as a bwSender: the
+// socket engine's C loop writes the phase's messages, its samples in a
+// flat buffer that the bufDrain records at each return. Stopping posting
+// ends the writes (BWFinish then ends the phase).
+type tcpSender struct {
+	eng     *sockeng.Engine
+	target  uint64
+	stopped bool
+}
+
+func (t *tcpSender) step(until int64) (bool, error) {
+	t.eng.ResetSamples()
+	return t.eng.BWClient(until)
+}
+func (t *tcpSender) completed() uint64 { return t.eng.Written() }
+func (t *tcpSender) done() bool        { return t.stopped || t.eng.Written() >= t.target }
+func (t *tcpSender) stopPosting()      { t.stopped = true }
+func (t *tcpSender) waitRoom() error   { return nil } // the mark recorded the buffer
+
+// bufDrain is a bwMarker over a flat sample buffer (the TCP baseline's):
+// each mark records the buffer (samples: a view valid until the next C
+// call) on the measuring thread, between C calls, into lat, the intervals
+// and the progress line. The kernel's socket buffer keeps the stream
+// going meanwhile.
+type bufDrain struct {
+	samples  func() []uint64
+	lat      *hist.Histogram
+	iv       *intervals
+	prog     *progress
+	lastDone int64
+}
+
+func (b *bufDrain) Mark(done, now int64, last bool) {
+	s := b.samples()
+	b.lat.RecordSlice(s, 0)
+	if last {
+		b.iv.next = math.MaxInt64
+	}
+	b.iv.add(s, done-b.lastDone, now)
+	b.prog.update(now, done, b.lat)
+	b.lastDone = done
+}
+
+func (b *bufDrain) SenderDone() {}
+
 // measureTCPBW runs the client side of a TCP streaming test. The warm-up is
 // sent in counted phases, each acknowledged by the receiver, so that no
 // warm-up byte is in flight when the measured phase starts; the measured
@@ -360,26 +405,11 @@ func measureTCPBW(eng *sockeng.Engine, s Spec, o RunOptions) (result.Result, int
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)
 	}
-	lastDone := uint64(0)
-	for eng.Written() < target {
-		eng.ResetSamples()
-		if _, err := eng.BWClient(min(iv.next, deadline)); err != nil {
-			return result.Result{}, warmed + int64(eng.Written()), err
-		}
-		samples := eng.Samples()
-		lat.RecordSlice(samples, 0)
-		now := verbs.Now()
-		stop := now >= deadline
-		if stop {
-			iv.next = math.MaxInt64 // the drain to the acknowledgement belongs to the last interval
-		}
-		done := eng.Written()
-		iv.add(samples, int64(done-lastDone), now)
-		prog.update(now, int64(done), lat)
-		lastDone = done
-		if stop {
-			break
-		}
+	// past the deadline the drain to the acknowledgement belongs to the
+	// last interval
+	snd := &tcpSender{eng: eng, target: target}
+	if err := bwPhase(snd, &bufDrain{samples: eng.Samples, lat: lat, iv: iv, prog: prog}, iv.next, deadline, iv.every); err != nil {
+		return result.Result{}, warmed + int64(eng.Written()), err
 	}
 	if err := eng.BWFinish(); err != nil {
 		return result.Result{}, warmed + int64(eng.Written()), err

@@ -12,16 +12,13 @@ import (
 // testEndpoints are one side's QPs of a test: the measured one and, for
 // latency under load, the load QPs.
 type testEndpoints struct {
-	probe *endpoint
-	extra []*endpoint // the measured QPs after probe (Spec.QPs > 1)
-	loads []*endpoint
-	mem   *testMemory // the pools every QP above takes its buffer from
-	srq   *verbs.SRQ  // the measured QPs' shared receive queue (--srq), or nil
-	// spread is the side's region or per-MR buffers of a spread test
-	// (--region, --mrs; bench/spread), or nil
-	spread *spread.Memory
-	// idle are the QPs that carry nothing (--qps-idle): connected, no engine
-	idle []*endpoint
+	probe  *endpoint
+	extra  []*endpoint // the measured QPs after probe (Spec.QPs > 1)
+	loads  []*endpoint
+	mem    *testMemory    // the pools every QP above takes its buffer from
+	srq    *verbs.SRQ     // the measured QPs' shared receive queue (--srq), or nil
+	spread *spread.Memory // the region or per-MR buffers of a spread test (--region, --mrs), or nil
+	idle   []*endpoint    // the QPs that carry nothing (--qps-idle): connected, no engine
 	// rdma_cm tests: the client's event channel, or the server's listener
 	// (closed after the endpoints and their ids)
 	cmch *verbs.EventChannel
@@ -35,10 +32,8 @@ func (t *testEndpoints) measured() []*endpoint {
 
 func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err error) {
 	t := &testEndpoints{}
-	if s.Spread() { // the device's max_mr and max_mr_size before the region is mapped (newEndpoint checks the rest)
-		if err := dev.supports(s); err != nil {
-			return nil, err
-		}
+	if err := dev.supports(s); s.Spread() && err != nil { // max_mr, max_mr_size before the region is mapped
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -82,7 +77,7 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 	}
 	if s.Load != nil {
 		for i := 0; i < s.Load.QPs; i++ {
-			ep, err := newEndpoint(dev, s.LoadSpec(), client, t.mem.load, nil)
+			ep, err := newEndpoint(dev, s.LoadSpecAt(i), client, t.mem.load, nil)
 			if err != nil {
 				return nil, fmt.Errorf("load QP %d: %w", i, err)
 			}
@@ -159,21 +154,13 @@ func (t *testEndpoints) close() error {
 }
 
 // setSpread gives the initiator's measured QPs of a spread test their
-// targets in the peer's region r.Region (the target side's engines post
-// nothing there).
+// targets in the peer's region r.Region (spread.Engines).
 func (t *testEndpoints) setSpread(r proto.QPInfo) error {
-	s := t.probe.spec
-	if !s.Spread() || !t.probe.client {
-		return nil
+	sps, err := spread.Engines(t.probe.spec, t.probe.client, len(t.measured()), r.Region, t.spread.Locals())
+	for i, sp := range sps {
+		t.measured()[i].spread = sp
 	}
-	for i, ep := range t.measured() {
-		sp, err := spread.Engine(s, i, r.Region, t.spread.Locals())
-		if err != nil {
-			return err
-		}
-		ep.spread = sp
-	}
-	return nil
+	return err
 }
 
 // all lists every QP of the test in connection order: measured, then load.

@@ -306,7 +306,10 @@ mask() { sed -E 's/n\/a|[0-9]+(\.[0-9]+)?/#/g; s/[[:space:]]+/ /g; s/^ //; s/ $/
 run() {
 	for try in 1 2; do
 		t0=$(date +%s); setsid sh -e block.sh >out.txt 2>&1 & p=$!; wait $p; rc=$?
-		kill -KILL -$p 2>/dev/null && echo "    killed what the block left running"
+		if kill -KILL -$p 2>/dev/null; then # then until they are gone (zombies at most), 2 s at most
+			echo "    killed what the block left running"; k=0
+			while [ $k -lt 20 ] && ps -o pid=,pgid=,stat= 2>/dev/null | awk -v g=$p '$2 == g && $3 !~ /^Z/ { f = 1 } END { exit !f }'; do sleep 0.1; k=$((k + 1)); done
+		fi
 		echo "    exit $rc in $(($(date +%s) - t0)) s"
 		[ "$rc" = "$1" ] && return 0
 		echo "    DOCS RETRY: exit $rc, want $1; its output's last lines:"; tail -5 out.txt | sed 's/^/      /'

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -86,6 +87,34 @@ func (l *LogWriter) WriteInterval(h *Histogram, start, end time.Time) error {
 	h.h.SetEndTimeMs(e)
 	if err := l.lw.OutputIntervalHistogram(h.h); err != nil {
 		return fmt.Errorf("hist: write hlog interval: %w", err)
+	}
+	return nil
+}
+
+// WriteIntervalNote appends a comment line about the interval of tag
+// recorded between start and end:
+//
+//	#[NAME Tag=TAG,START,LENGTH,NOTE]
+//
+// START and LENGTH are in seconds and written as in the interval's own line
+// (relative to the log's base time, from millisecond times), so a reader can
+// join the two by tag and start. Readers of .hlog files (HistogramLogReader,
+// HistogramLogProcessor, hdrhistogram-go) skip comment lines, so the
+// interval lines and their tags stay as they are. name, tag and note must
+// hold no line break or ']', and name and tag no ',' or space.
+func (l *LogWriter) WriteIntervalNote(name, tag string, start, end time.Time, note string) error {
+	if strings.ContainsAny(name+tag+note, "\r\n]") || strings.ContainsAny(tag, ", ") || strings.ContainsAny(name, ", ") {
+		return fmt.Errorf("hist: write hlog note: %q, tag %q, note %q: no line breaks or ']', and no ',' or spaces in the name and tag", name, tag, note)
+	}
+	s, e := start.UnixMilli(), end.UnixMilli()
+	if e < s {
+		return fmt.Errorf("hist: write hlog note: end %v is before start %v", end, start)
+	}
+	base := l.start.UnixMilli()
+	st := float64(s-base) / 1000
+	en := float64(e-base) / 1000
+	if err := l.lw.OutputComment(fmt.Sprintf("[%s Tag=%s,%f,%f,%s]", name, tag, st, en-st, note)); err != nil {
+		return fmt.Errorf("hist: write hlog note: %w", err)
 	}
 	return nil
 }

@@ -290,7 +290,7 @@ date +%s >$O/t2
 # 3. peak RSS
 rss rss-small $((60 + RSS_SMALL / 2000)) "$RSS_SMALL" 0
 poll=0
-grep -q '"peak_rss_bytes"' $O/rss-small.json 2>/dev/null || poll=1
+jcheck $O/rss-small.json 'peak_rss_bytes > 0' >/dev/null 2>&1 || poll=1 # scripts/jcheck decodes the JSON
 if [ $poll = 1 ]; then
   say "no peak_rss_bytes in rdmabench's JSON: falling back to polling VmHWM"
   steps=$((steps + 1))
@@ -332,8 +332,10 @@ if [[ -n ${BENCH_FROM_DIR:-} ]]; then # re-parse a --keep directory, no guest
   cp "$out/guest.log" "$work/guest.log" 2>/dev/null || : >"$work/guest.log"
   vmrc=0
 else
+# the guest's JSON check (scripts/jcheck, pure Go): does the binary write peak_rss_bytes
+(cd "$REPO" && CGO_ENABLED=0 go build -o "$work/jcheck" ./scripts/jcheck) || die "cannot build scripts/jcheck"
 set +e
-"$work/scripts/vm-run.sh" --timeout "$vm_timeout" --bin "$bin" ${BENCH_VM_APPEND:+--append "$BENCH_VM_APPEND"} \
+"$work/scripts/vm-run.sh" --timeout "$vm_timeout" --bin "$bin" --bin "$work/jcheck" ${BENCH_VM_APPEND:+--append "$BENCH_VM_APPEND"} \
   --file "$work/bench-guest.sh:/work/bench-guest.sh" \
   --env "RB_PORT=$rb_port" --env "N=$iters" --env "ORDER=$order" --env "BWDUR=$bwdur" --env "RSS_SMALL=$rss_small" --env "RSS_LARGE=$rss_large" \
   --outdir "$out" -- sh /work/bench-guest.sh 2>&1 | tee "$work/guest.log" | grep --line-buffered '^bench-guest:' >&2

@@ -10,3 +10,14 @@ wait_listen() {
   done
   return 1
 }
+
+# wait_cm_listen PORT: until an rdma_cm id listens on PORT (at most 15 s;
+# rdma_cm's ports are not in /proc/net/tcp: 'rdma resource show cm_id')
+wait_cm_listen() {
+  i=0
+  while [ $i -lt 150 ]; do
+    rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -q -E "[:.]$1( |$)" && return 0
+    sleep 0.1; i=$((i + 1))
+  done
+  return 1
+}

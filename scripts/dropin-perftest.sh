@@ -5,40 +5,50 @@
 # client, and the drop-in's server with perftest's client. Both ends must exit
 # 0 and print a table (READ/atomic servers: the header only, as perftest's),
 # with the iteration count asked for. ARGS (-n, -s) go to both ends.
-# Usage: dropin-perftest.sh [-j] [TOOL[:pt-srv|:pt-cli]...] [-- ARGS...]
-# (-j: the pairs run concurrently, on different ports; TOOL:pt-srv runs only
-# perftest's server with the drop-in's client, TOOL:pt-cli the other way)
+# Usage: dropin-perftest.sh [-j] [-R] [TOOL[:pt-srv|:pt-cli]...] [-- ARGS...]
+# (-j: the pairs run concurrently, on different ports; -R: both ends with -R,
+# rdma_cm QPs on rxe1, 192.0.2.1, as rdma_cm resolves no loopback address;
+# TOOL:pt-srv runs only perftest's server with the drop-in's client,
+# TOOL:pt-cli the other way)
 set -u
 fail() { echo "dropin-perftest FAIL: $*"; exit 1; }
 T=/tmp/ptx
-mkdir -p $T/bin
-par=0
+par=0 cm=""
 [ "${1:-}" = -j ] && { par=1; shift; }
+[ "${1:-}" = -R ] && { cm=-R; shift; }
+# the device, GID index and server address of every pair
+# (perftest's -R runs its exchange over rdma_cm too: no TCP port to wait for)
+if [ -n "$cm" ]; then
+  AT="-d rxe1 -R" HOST=192.0.2.1 T=/tmp/ptx-cm base=18850 wait=wait_cm_listen
+else
+  AT="-d rxe0 -x 1" HOST=127.0.0.1 base=18800 wait=wait_listen
+fi
 tools=""
 while [ $# -gt 0 ] && [ "$1" != -- ]; do tools="$tools $1"; shift; done
 [ "${1:-}" = -- ] && shift
 [ -n "$tools" ] || tools="ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw"
 [ $# -gt 0 ] || set -- -n 300
+mkdir -p $T/bin
 for item in $tools; do ln -sf "$(command -v rdmabench)" $T/bin/${item%%:*}; done
 
-. "$(dirname "$0")/dropin-lib.sh" # wait_listen
+. "$(dirname "$0")/dropin-lib.sh" # wait_listen, wait_cm_listen
 
 # pair NAME PORT SERVER CLIENT ARGS...
 pair() {
   name=$1 port=$2 srv=$3 cli=$4; shift 4
   t0=$(date +%s)
-  timeout 60 $srv -d rxe0 -x 1 -p "$port" "$@" >$T/$name.server.txt 2>$T/$name.server.err &
+  timeout 60 $srv $AT -p "$port" "$@" >$T/$name.server.txt 2>$T/$name.server.err &
   spid=$!
-  wait_listen "$port" || { echo "$name: no server on $port" >$T/$name.fail; return; }
-  timeout 60 $cli -d rxe0 -x 1 -p "$port" "$@" 127.0.0.1 >$T/$name.client.txt 2>$T/$name.client.err
+  $wait "$port" || { echo "$name: no server on $port" >$T/$name.fail; return; }
+  timeout 60 $cli $AT -p "$port" "$@" $HOST >$T/$name.client.txt 2>$T/$name.client.err
   crc=$?
   wait $spid
   src=$?
   [ $crc = 0 ] && [ $src = 0 ] || { echo "$name: client exit $crc, server exit $src" >$T/$name.fail; return; }
-  echo "$name: both ends exit 0 ($(( $(date +%s) - t0 )) s)"
+  echo "$name${cm:+ $cm}: both ends exit 0 ($(( $(date +%s) - t0 )) s)"
 }
 
-port=18800 pids=""
+port=$base pids=""
 for item in $tools; do
   t=${item%%:*} dirs="pt-srv pt-cli"
   case $item in *:*) dirs=${item#*:} ;; esac
@@ -61,4 +71,4 @@ for f in $T/*.client.txt $T/*.server.txt; do
   case $f in *read_lat*.server.txt | *atomic_lat*.server.txt) continue ;; esac
   awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { ok = 1 } END { exit !ok }' $f || { cat $f; fail "$f: no table row"; }
 done
-echo "dropin-perftest: OK"
+echo "dropin-perftest${cm:+ $cm}: OK"

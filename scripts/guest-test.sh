@@ -58,6 +58,16 @@ rdmabench mr --odp --sizes 4K --iters 5 --op-iters 10 >/tmp/err.txt 2>&1; rc=$?
 set -e
 [ $rc = 3 ] && grep -q 'ODP not supported by rxe0' /tmp/err.txt || { cat /tmp/err.txt; fail "ODP on rxe0: exit $rc"; }
 
+stage "isolation: a SEND latency victim beside the RNR storm (docs/isolation.md)"
+# one round of 0.2 s runs, in one session; make isolation-test runs the whole catalogue
+set +e
+rdmabench isolation --attackers rnr-storm --repeat 1 -D 0.2 --max-inflation p50=100000x --json /tmp/iso.json >/tmp/iso.txt 2>&1; rc=$?
+set -e
+grep -E '^(rnr-storm|max-inflation) ' /tmp/iso.txt || true
+[ $rc = 0 ] || { cat /tmp/iso.txt; fail "isolation exited $rc"; }
+jcheck /tmp/iso.json 'count(attackers.*.runs.*) == 1' 'attackers[name=rnr-storm].achieved.*.mpps > 0' \
+	'count(verdicts.*.verdict == "pass") == 1' || fail "isolation JSON"
+
 stage "data path memory registration (--mr-mode)"
 rdmabench loopback --op write --mode bw --size 4K -n 2000 --mr-mode per-op --json /tmp/perop.json | grep -E '^ write|MR mode'
 jcheck /tmp/perop.json 'results[0].mr_mode == "per-op"' || fail "--mr-mode per-op JSON"

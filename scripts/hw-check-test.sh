@@ -8,8 +8,9 @@
 # and -R on iWARP's address), the alternating order, the medians and ratios, a
 # failed run (retried once, then in failures.txt, exit 1), a client started before
 # its server listened, rdmabench's perftest links taken for perftest; under
-# busybox sh, dash and bash where installed. Also: its JSON reader on real result
-# files, and its perftest parser in step with scripts/bench-vs-perftest.sh's.
+# busybox sh, dash and bash where installed. Also: its reading of real result files
+# (through 'rdmabench report --tsv'), and that it has no JSON or perftest parser of
+# its own.
 # The real path (rxe, siw, real perftest) is scripts/guest-test.sh's stage.
 set -uo pipefail
 
@@ -31,27 +32,25 @@ check "--ops atomic: exit 2, names it" test $rc = 2 -a -n "$(grep "'atomic' is n
 out=$(sh "$HWC" --bin /nonexistent/rdmabench 2>&1); rc=$?
 check "--bin missing: exit 3" test $rc = 3 -a -n "$(grep 'not an executable' <<<"$out")"
 
-# --- its JSON reader on result files from real guest runs ------------------------------
+# --- its JSON reader on result files from real guest runs: rdmabench itself ------------
+bin=${RDMABENCH_BIN:-$REPO/build/rdmabench}
 jget_is() {
   local got
-  got=$(sh "$HWC" --jget "$REPO/$1" "$2")
+  got=$(sh "$HWC" --jget "$bin" "$REPO/$1" $2)
   [[ $got == "$3" ]] || { echo "     $1 $2: got '$got', want '$3'"; return 1; }
 }
-check "--jget reads real result files" eval '
-  jget_is bench/fabric/testdata/roce.json results.0.latency_ns.p50 17903.5 &&
-  jget_is bench/fabric/testdata/roce.json results.5.bandwidth.mib_per_s 16.117069520224582 &&
-  jget_is bench/fabric/testdata/roce.json environment.gid_index 1 &&
-  jget_is bench/fabric/testdata/roce.json environment.device rxe1 &&
-  jget_is bench/fabric/testdata/iwarp.json results.4.latency_ns.p50 219775 &&
-  jget_is bench/fabric/testdata/iwarp.json results.4.op read &&
-  jget_is bench/result/testdata/guest/cm.json results.0.bandwidth.mib_per_s 84.01843615738025'
+check "--jget reads real result files through 'rdmabench report --tsv'" eval '
+  jget_is bench/fabric/testdata/roce.json "p50 gid dev" "17903.5 1 rxe1" &&
+  jget_is bench/fabric/testdata/iwarp.json "op mode size" "send lat 2" &&
+  jget_is bench/result/testdata/guest/cm.json "mib mode" "84.01843615738025 bw"'
+check "no JSON reader of its own (no awk over rdmabench's JSON)" eval '
+  ! grep -n "jflat\|jnums" "$HWC" && grep -q "report --tsv" "$HWC" && grep -q "devices --tsv" "$HWC"'
 
 # --- it reads perftest's output with rdmabench's parser (rdmabench import perftest) ----
 check "no perftest parser of its own (rdmabench import perftest reads the tables)" eval '
   ! grep -n "#bytes\|t_typical\[" "$HWC" && grep -q "import perftest --show \"column:" "$HWC"'
 
 # --- without RDMA (this host): exit 3, clearly, and still a report ---------------------------
-bin=${RDMABENCH_BIN:-$REPO/build/rdmabench}
 if [[ -x $bin ]]; then
   mkdir "$T/none"
   sh "$HWC" --bin "$bin" -o "$T/none" >"$T/none.out" 2>"$T/none.err"; rc=$?
@@ -205,7 +204,8 @@ cat >"$S/bin/rdmabench" <<'EOF'
 echo "rdmabench $*" >>"$STUB_DIR/log"
 case $1 in
   --version) echo "rdmabench 9.9.9 (stub)"; exit 0 ;;
-  devices) [ "${2:-}" = --json ] && cat "$STUB_DIR/devices.json" || echo "(stub devices)"; exit 0 ;;
+  devices) case ${2:-} in --json) cat "$STUB_DIR/devices.json" ;; --tsv) exec "$REAL_RDMABENCH" "$@" ;; *) echo "(stub devices)" ;; esac; exit 0 ;;
+  report) exec "$REAL_RDMABENCH" "$@" ;; # the real reader of its JSON (report --tsv)
   loopback) shift ;;
   import) exec "$REAL_RDMABENCH" "$@" ;; # the real parser of perftest's output
   *) exit 2 ;;
@@ -251,8 +251,7 @@ cat >"$json" <<JSON
         "mib_per_s": $bw,
         "mpps": 0.5
       },
-      "intervals": [],
-      "histogram": "HISTFAAAACl4nJNpmSzMwMDAxQABzFCaEUzOmNZg/wEi0NzIyAAAXmgEyQ=="
+      "intervals": []
     }
   ],
   "warnings": [
@@ -379,7 +378,7 @@ mkdir -p "$S/links"
 for m in lat bw; do ln -sf ../bin/rdmabench "$S/links/ib_write_$m"; done
 rm -f "$S"/log "$S"/count.*
 mkdir -p "$T/links"
-STUB_DIR=$S PATH="$S/links:$PATH" sh "$HWC" --bin "$S/bin/rdmabench" -o "$T/links" -d mlx5_1 --ops write --modes lat \
+STUB_DIR=$S REAL_RDMABENCH=$bin PATH="$S/links:$PATH" sh "$HWC" --bin "$S/bin/rdmabench" -o "$T/links" -d mlx5_1 --ops write --modes lat \
   --lat-sizes 2 -n 100 >"$T/links.out" 2>&1
 rc=$?
 check "drop-in links on PATH: not taken for perftest, rdmabench alone" eval '

@@ -4,6 +4,8 @@
 # and perftest's same tests beside it where perftest is installed, then writes one
 # report file (.tar.gz) to send back. Needs only rdma-core, rdmabench and a POSIX sh
 # (bash, dash, busybox sh) with awk, sed, tar, gzip and timeout; perftest is optional.
+# It reads rdmabench's JSON through rdmabench itself ('devices --tsv FILE', 'report
+# --tsv FILE') and perftest's output through 'rdmabench import perftest'.
 # Installed by the packages as /usr/bin/rdmabench-hw-check; 'make hw-check' runs it
 # from a checkout. scripts/hw-check-test.sh tests it on a host without RDMA,
 # scripts/guest-test.sh on rxe and siw.
@@ -67,49 +69,39 @@ uptime_cs() {
   case $up in *.[0-9][0-9]) echo $((${up%.*} * 100 + 1${up#*.} - 100)) ;; *) echo 0 ;; esac
 }
 
-# jflat FILE: an indented JSON document (rdmabench's --json, 'devices --json'), one
-# value per line, as "path=value" lines: results.0.latency_ns.p50=31340, ...
-jflat() {
-  awk '
-  function path(k,   p, i) {
-    p = ""
-    for (i = 1; i <= d; i++) if (nm[i] != "") p = p nm[i] "."
-    return p k
-  }
-  {
-    l = $0; sub(/^[ \t]+/, "", l); sub(/[ \t\r]+$/, "", l); sub(/,$/, "", l)
-    if (l == "") next
-    if (l == "}" || l == "]") { d--; next }
-    k = ""
-    if (match(l, /^"([^"\\]|\\.)*": /)) { k = substr(l, 2, RLENGTH - 4); l = substr(l, RLENGTH + 1) }
-    else if (d > 0 && typ[d] == "a") k = idx[d]++
-    if (l == "{" || l == "[") { d++; nm[d] = k; typ[d] = (l == "{") ? "o" : "a"; idx[d] = 0; next }
-    if (l ~ /^".*"$/) l = substr(l, 2, length(l) - 2)
-    print path(k) "=" l
-  }' "$1"
-}
-# jnums FILE PATH...: the values at the PATHs, on one line, "-" for each that is absent
-jnums() {
+# rb_tsv FILE KEY...: the first result's values in FILE (an rdmabench result document,
+# read by rdmabench itself: 'report --tsv', whose columns are file op mode size_bytes
+# iterations p50_ns p99_ns mib_per_s mpps device port gid_index transport
+# rdma_core_version kernel_clocksource, the KEYs file op mode size iters p50 p99 mib
+# mpps dev port gid tr rc cs), on one line, "-" for each that is empty or absent
+rb_tsv() {
   f=$1; shift
-  jflat "$f" 2>/dev/null | awk -v keys="$*" '
-    { i = index($0, "="); v[substr($0, 1, i - 1)] = substr($0, i + 1) }
-    END { n = split(keys, k, " "); for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), ((k[i] in v) && v[k[i]] != "" ? v[k[i]] : "-"); print "" }'
+  "$bin" report --tsv "$f" 2>/dev/null | sed -n 2p | tr '\t' '|' | {
+    IFS='|' read -r c_file c_op c_mode c_size c_iters c_p50 c_p99 c_mib c_mpps c_dev c_port c_gid c_tr c_rc c_cs || :
+    line=''
+    for k in "$@"; do
+      eval "v=\${c_$k:-}"
+      line="$line${line:+ }${v:--}"
+    done
+    echo "$line"
+  }
 }
-isnum() { case $1 in '' | *[!0-9.eE+-]* | *.*.*) return 1 ;; esac; }
+# --jget BIN FILE KEY... (for scripts/hw-check-test.sh): the values of a result file as
+# this script reads them, through the rdmabench BIN
+if [ "${1:-}" = --jget ]; then
+  [ $# -ge 4 ] && [ -x "$2" ] && [ -r "$3" ] || die "--jget needs an rdmabench BIN, a readable FILE and a KEY"
+  bin=$2
+  shift 2
+  rb_tsv "$@"
+  exit 0
+fi
+# isnum V: V is a number (at least one digit: "-", rb_tsv's absent value, is not)
+isnum() { case $1 in '' | *[!0-9.eE+-]* | *.*.*) return 1 ;; *[0-9]*) return 0 ;; esac; return 1; }
 
 # perftest's output is read by rdmabench's one parser (rdmabench import perftest,
 # bench/perftest/parse.go): pt_col FILE KEY is the first result row's figure in
 # column KEY (t_typical, bw_avg, ...), "" when the file has none
 pt_col() { "$bin" import perftest --show "column:$2" "$1" 2>/dev/null; }
-
-# --jget FILE PATH... (for scripts/hw-check-test.sh): the values of a JSON file as this
-# script reads them
-if [ "${1:-}" = --jget ]; then
-  [ $# -ge 3 ] && [ -r "$2" ] || die "--jget needs a readable FILE and a PATH"
-  shift
-  jnums "$@"
-  exit 0
-fi
 
 outdir=. bin='' devs='' ops=$D_OPS modes=$D_MODES lat_sizes=$D_LAT_SIZES bw_sizes=$D_BW_SIZES
 lat_iters=$D_LAT_ITERS bw_iters=$D_BW_ITERS tx_depth=$D_TX_DEPTH cq_mod=$D_CQ_MOD reps=$D_REPS
@@ -251,20 +243,8 @@ P=$R/ports.txt
 enum_rc=0
 "$bin" devices --json >"$R/devices.json" 2>"$R/devices.err" || enum_rc=$?
 if [ $enum_rc = 0 ]; then
-  jflat "$R/devices.json" | awk -F= '
-    { k = $1; v = substr($0, length(k) + 2); n = split(k, p, ".") }
-    n == 2 && p[2] == "name" { name[p[1]] = v } n == 2 && p[2] == "driver" { drv[p[1]] = v }
-    n == 2 && p[2] == "firmware" { fw[p[1]] = v } n == 2 && p[2] == "transport" { tr[p[1]] = v }
-    n == 4 && p[2] == "ports" { q = p[1] SUBSEP p[3]; if (!(q in seen)) { seen[q] = 1; order[++np] = q }; f[q, p[4]] = v }
-    n == 5 && p[2] == "ports" && p[4] == "addresses" && v ~ /^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/ {
-      q = p[1] SUBSEP p[3]; if (f[q, "ipv4"] == "") f[q, "ipv4"] = v }
-    END {
-      for (i = 1; i <= np; i++) {
-        q = order[i]; split(q, x, SUBSEP); d = x[1]
-        printf "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n", name[d], f[q, "port"], f[q, "state"], tr[d], f[q, "link_layer"],
-          drv[d], fw[d], f[q, "speed"], f[q, "width"], f[q, "active_mtu"], f[q, "netdev"], f[q, "ipv4"]
-      }
-    }' >"$P"
+  # rdmabench reads its own JSON: 'devices --tsv FILE', one line per port after a header
+  "$bin" devices --tsv "$R/devices.json" 2>>"$R/devices.err" | sed 1d | tr '\t' '|' >"$P"
   enum_how="rdmabench devices --json"
 else
   # rdmabench could not list the devices: read sysfs instead (no addresses, so no iWARP)
@@ -362,7 +342,7 @@ rb_once() {
   rc=$?
   val=''
   if [ -s "$f.json" ]; then
-    set -- $(jnums "$f.json" results.0.latency_ns.p50 results.0.bandwidth.mib_per_s environment.gid_index)
+    set -- $(rb_tsv "$f.json" p50 mib gid)
     if [ "$mode" = bw ]; then
       val=$2
     elif isnum "$1"; then
@@ -483,7 +463,7 @@ S=$R/summary.txt
   echo "rdmabench hardware check, $(sed -n 's/^date: //p' "$H")"
   grep -E '^(kernel|os|cpu|rdmabench|rdma-core|perftest): ' "$H"
   if [ -n "$first_json" ]; then
-    set -- $(jnums "$first_json" environment.rdma_core_version environment.kernel_clocksource)
+    set -- $(rb_tsv "$first_json" rc cs)
     echo "rdma-core (rdmabench's view): $1; clocksource $2"
   fi
   echo "devices ($enum_how):"

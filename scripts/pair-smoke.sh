@@ -35,6 +35,10 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pair-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# the JSON checks decode the document (scripts/jcheck), no grepping of its text
+jcheck=$work/jcheck
+(cd "$repo" && CGO_ENABLED=0 "$(command -v go || echo /usr/local/go/bin/go)" build -o "$jcheck" ./scripts/jcheck) ||
+  { echo "pair-smoke: cannot build scripts/jcheck" >&2; exit 2; }
 cnt=/sys/class/infiniband/rxe2/ports/1/hw_counters/sent_pkts
 
 # Guest a: servers. Flags tell b when each server listens (wait-listen reads
@@ -106,9 +110,9 @@ for g in a b; do
 done
 json=$work/out/b/run.json
 if [[ -f $json ]]; then
-  grep -q '"device": "rxe2"' "$json" || missing+=('run.json: "device": "rxe2"')
-  grep -q '"peer": "198.51.100.1' "$json" || missing+=('run.json: "peer": "198.51.100.1..."')
-  grep -q '"gid": "::ffff:198.51.100.2"' "$json" || missing+=('run.json: "gid": "::ffff:198.51.100.2"')
+  "$jcheck" "$json" 'environment.device == "rxe2"' || missing+=('run.json: environment.device "rxe2"')
+  "$jcheck" "$json" 'peer ~ "198.51.100.1"' || missing+=('run.json: peer "198.51.100.1..."')
+  "$jcheck" "$json" 'environment.gid == "::ffff:198.51.100.2"' || missing+=('run.json: environment.gid "::ffff:198.51.100.2"')
 else
   missing+=("b's /out/run.json")
 fi

@@ -9,6 +9,8 @@
 # how busy each guest was, the ratio of the medians (rdmabench over
 # perftest) per round and over all rounds, and its 95 % bootstrap interval
 # (target >= 0.97). Part of 'make bench'; on its own: make bench-wire.
+# Both guests sample their CPUs and rxe2's packets every 0.5 s (pair-abba-lib.sh),
+# and wirebw adds each run's steady packet rate and the ratio of those.
 #
 # The host's load decides much here (see pair-bidir.sh): the script prints
 # uptime before and after. Iterations, not -D: both tools then time the same

@@ -208,24 +208,10 @@ func (f *figure) save(path string) error {
 	if err := f.draw(); err != nil {
 		return err
 	}
-	legRect := f.leg.Rectangle(draw.Canvas{})
-	names := legRect.Size().X
-	for _, fl := range f.lines { // room for the names in a wider font than the one measured
-		names = max(names, f.leg.ThumbnailWidth+f.leg.Padding*2+styleWidth(f.leg.TextStyle, fl.name))
-	}
-	legW, legH := names+vg.Points(12), legRect.Size().Y
+	legW, legH := f.legendWidth(), f.leg.Rectangle(draw.Canvas{}).Size().Y
 	w, h := plotWidth, max(plotHeight, legH+2*vg.Inch)
 	f.p.Title.Text = wrapText(f.p.Title.Text, f.p.Title.TextStyle.Font.Size, w-2*plotMargin-legW)
-	var c interface {
-		vg.CanvasSizer
-		io.WriterTo
-	}
-	switch format {
-	case "svg":
-		c = vgsvg.New(w, h)
-	default:
-		c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
-	}
+	c := newCanvas(format, w, h)
 	dc := draw.Crop(draw.New(c), plotMargin, -plotMargin, plotMargin, -plotMargin)
 	plotArea := draw.Crop(dc, 0, -legW, 0, 0)
 	data := f.p.DataCanvas(plotArea)
@@ -234,7 +220,34 @@ func (f *figure) save(path string) error {
 	legArea.Min.X = plotArea.Max.X + vg.Points(12)
 	legArea.Max.Y = data.Max.Y
 	f.leg.Draw(legArea)
+	return writeImage(path, c)
+}
 
+// legendWidth is the width of f's legend column with its gap (after draw).
+func (f *figure) legendWidth() vg.Length {
+	names := f.leg.Rectangle(draw.Canvas{}).Size().X
+	for _, fl := range f.lines { // room for the names in a wider font than the one measured
+		names = max(names, f.leg.ThumbnailWidth+f.leg.Padding*2+styleWidth(f.leg.TextStyle, fl.name))
+	}
+	return names + vg.Points(12)
+}
+
+// canvas is an image being drawn: SVG or PNG.
+type canvas interface {
+	vg.CanvasSizer
+	io.WriterTo
+}
+
+// newCanvas returns a canvas of format ("svg" or "png") w wide and h high.
+func newCanvas(format string, w, h vg.Length) canvas {
+	if format == "svg" {
+		return vgsvg.New(w, h)
+	}
+	return vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+}
+
+// writeImage writes c to path.
+func writeImage(path string, c io.WriterTo) error {
 	file, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)

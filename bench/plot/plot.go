@@ -24,7 +24,7 @@ const (
 )
 
 // KindNames lists the plot kinds in the order Draw writes them.
-var KindNames = []string{KindAuto, KindPercentile, KindCDF, KindSizeLatency, KindSizeBW, KindLoad}
+var KindNames = []string{KindAuto, KindPercentile, KindCDF, KindSizeLatency, KindSizeBW, KindLoad, KindTimeline}
 
 // Metrics lists the latency statistics a size-latency plot can show
 // (Selection.Metric), named as in the JSON latency_ns object.
@@ -43,6 +43,9 @@ type Selection struct {
 	// Metric is the latency statistic of size-latency plots (one of
 	// Metrics); "" plots p50 and p99.
 	Metric string
+	// Counters are the port counters a timeline plot draws, by their
+	// names in the JSON's deltas; empty: the trouble counters that moved.
+	Counters []string
 }
 
 // Format returns the image format for path from its extension, "svg" or
@@ -150,6 +153,8 @@ func Draw(docs []*result.Document, labels []string, kind string, sel Selection, 
 			if _, err = selectOrErr(docs, labels, sel); err == nil {
 				err = LoadSweeps(docs, labels, out)
 			}
+		case KindTimeline:
+			err = Timeline(docs, labels, sel, out)
 		default:
 			return written, fmt.Errorf("plot kind %q unknown; valid: %s", k, strings.Join(KindNames, ", "))
 		}

@@ -49,6 +49,11 @@ type HelloAck struct {
 	// Proof is the server's proof that it holds the key too (MACLen bytes),
 	// when the session is authenticated.
 	Proof []byte `json:"proof,omitempty"`
+	// IntervalCounters says the server reads its port counters at the
+	// client's interval marks (Ready{PhaseMark}) and returns them in
+	// ServerResult.IntervalCounters; older servers leave it out, and a
+	// client sends them no marks.
+	IntervalCounters bool `json:"interval_counters,omitempty"`
 }
 
 // QPInfo is what a peer needs to reach a QP and its target buffer.
@@ -83,6 +88,11 @@ type QPInfo struct {
 	// CMToken is the test's random token (CMTokenLen bytes): the server's
 	// rdma_cm listener accepts only connection requests that carry it.
 	CMToken []byte `json:"cm_token,omitempty"`
+	// RecvStep is how far each of this side's receives lies past the
+	// previous one's (SEND bandwidth: the receive rounded up to this
+	// side's own cache line), bytes; 0: one address, or a peer that does
+	// not say.
+	RecvStep int `json:"recv_step,omitempty"`
 	// Region is the target side's spread region of a test with the
 	// workload knobs (--region, --mrs), its MRs in order.
 	Region []MRInfo `json:"region,omitempty"`
@@ -114,7 +124,17 @@ const (
 	PhaseWarmup  = "warmup"  // client: my QP is ready; warm up now
 	PhaseWarm    = "warm"    // server: my warm-up is done
 	PhaseMeasure = "measure" // client: measuring starts now
+
+	// PhaseMark (client, to servers whose HelloAck has IntervalCounters):
+	// a boundary of the test's reporting intervals, Ready.Mark its number
+	// (0: the start of the measured span; N: the end of interval N). The
+	// server reads its port counters when it arrives.
+	PhaseMark = "mark"
 )
+
+// MaxIntervalMarks bounds the marks a server keeps per test; later marks
+// are ignored (their intervals have no server counters).
+const MaxIntervalMarks = 4096
 
 // Ready is the barrier and heartbeat message.
 type Ready struct {
@@ -122,6 +142,8 @@ type Ready struct {
 	Total int64  `json:"total,omitempty"`
 	// Totals is Total per measured QP of a multi-QP test, in QP order.
 	Totals []int64 `json:"totals,omitempty"`
+	// Mark is the boundary's number of a PhaseMark.
+	Mark int `json:"mark,omitempty"`
 }
 
 // Bye ends a session (client -> server). Report, when set, is an opaque
@@ -144,6 +166,11 @@ type ServerResult struct {
 	// Bidir is the server's own operations in a bidirectional test: what
 	// it posted towards the client while the client posted towards it.
 	Bidir *Direction `json:"bidirectional,omitempty"`
+	// IntervalCounters are the server's port counters that moved between
+	// the client's marks: element i between mark i and mark i+1 (a nil
+	// element: the server could not read them then). Absent when the
+	// client sent no marks, or the series would not fit in the message.
+	IntervalCounters []*PortCounters `json:"interval_counters,omitempty"`
 }
 
 // PortCounters are one port's counter deltas over a test (result.PortCounters).

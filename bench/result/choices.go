@@ -22,7 +22,13 @@ type Choices struct {
 	// receive, with UD's 40-byte GRH, rounded up to the cache line, as
 	// perftest steps its receive buffers); 0 or absent when receives use
 	// one address (other ops, or whenever the sends do not step).
-	RecvAddrStepBytes int `json:"recv_addr_step_bytes,omitempty"`
+	//
+	// It is the server's receives' step, as the server reported it: each
+	// side rounds to its own CPU's cache line, so the client's may differ.
+	// ClientRecvAddrStepBytes is the client's own receives' step in a
+	// bidirectional SEND test (absent otherwise).
+	RecvAddrStepBytes       int `json:"recv_addr_step_bytes,omitempty"`
+	ClientRecvAddrStepBytes int `json:"client_recv_addr_step_bytes,omitempty"`
 	// GRH: the client QP's address vector carries a Global Route Header
 	// (always on RoCE; on InfiniBand only with --gid-index, as perftest -x).
 	GRH bool `json:"grh"`

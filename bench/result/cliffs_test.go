@@ -66,17 +66,30 @@ func TestCliffsSchema(t *testing.T) {
 	if err := schema.ValidateCliffsDocument(empty); err != nil {
 		t.Errorf("minimal document: %v", err)
 	}
+	checkStandaloneSchema(t, "cliffs.schema.json", result.CliffsSchemaJSON, b, 20)
+	bad := strings.Replace(string(b), `"axis": "qps"`, `"axis": "colour"`, 1)
+	if err := schema.ValidateCliffsDocument([]byte(bad)); err == nil || !strings.Contains(err.Error(), "/axis") {
+		t.Errorf("bad axis: %v", err)
+	}
+}
+
+// checkStandaloneSchema checks that doc (an encoded document with every
+// member set) holds every member schemaJSON (a schema without $refs to
+// other files, named name) declares and no other, that the schema has at
+// least minPaths of them, and that every object of the schema is closed.
+func checkStandaloneSchema(t *testing.T, name string, schemaJSON, doc []byte, minPaths int) {
+	t.Helper()
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := json.Unmarshal(doc, &v); err != nil {
 		t.Fatal(err)
 	}
 	var root map[string]any
-	if err := json.Unmarshal(result.CliffsSchemaJSON, &root); err != nil {
+	if err := json.Unmarshal(schemaJSON, &root); err != nil {
 		t.Fatal(err)
 	}
-	docs := map[string]schemaDoc{"cliffs.schema.json": {"cliffs.schema.json", root}}
+	docs := map[string]schemaDoc{name: {name, root}}
 	want, got := map[string]bool{}, map[string]bool{}
-	schemaPaths(t, docs, subschema{"cliffs.schema.json", root}, "", want)
+	schemaPaths(t, docs, subschema{name, root}, "", want)
 	docPaths(v, "", got)
 	var missing, extra []string
 	for p := range want {
@@ -91,7 +104,7 @@ func TestCliffsSchema(t *testing.T) {
 	}
 	sort.Strings(missing)
 	sort.Strings(extra)
-	if len(missing)+len(extra) > 0 || len(want) < 20 {
+	if len(missing)+len(extra) > 0 || len(want) < minPaths {
 		t.Errorf("schema paths %d; the document lacks %v; the schema lacks %v", len(want), missing, extra)
 	}
 	var walk func(v any, at string)
@@ -99,7 +112,7 @@ func TestCliffsSchema(t *testing.T) {
 		switch v := v.(type) {
 		case map[string]any:
 			if v["type"] == "object" && v["additionalProperties"] != false {
-				t.Errorf("cliffs.schema.json#%s: object without additionalProperties false", at)
+				t.Errorf("%s#%s: object without additionalProperties false", name, at)
 			}
 			for k, e := range v {
 				walk(e, at+"/"+k)
@@ -111,8 +124,4 @@ func TestCliffsSchema(t *testing.T) {
 		}
 	}
 	walk(root, "")
-	bad := strings.Replace(string(b), `"axis": "qps"`, `"axis": "colour"`, 1)
-	if err := schema.ValidateCliffsDocument([]byte(bad)); err == nil || !strings.Contains(err.Error(), "/axis") {
-		t.Errorf("bad axis: %v", err)
-	}
 }

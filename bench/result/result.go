@@ -336,6 +336,15 @@ type LoadResult struct {
 	SizeBytes int       `json:"size_bytes"`
 	Ops       int64     `json:"ops"`       // completed on all load QPs
 	Bandwidth Bandwidth `json:"bandwidth"` // aggregate, over the load's whole span
+	// The attacker knobs (rdmabench isolation): the odd load QPs' size,
+	// SENDs at one posted receive per QP (RNR NAKs), and the registration
+	// churn: its buffer size, the register/deregister pairs completed and
+	// their rate over the churn's span.
+	AltSizeBytes        int     `json:"alt_size_bytes,omitempty"`
+	RNR                 bool    `json:"rnr,omitempty"`
+	ChurnSizeBytes      int     `json:"churn_size_bytes,omitempty"`
+	Registrations       int64   `json:"registrations,omitempty"`
+	RegistrationsPerSec float64 `json:"registrations_per_sec,omitempty"`
 }
 
 // OpenLoop describes an open-loop latency test: the requested schedule and
@@ -368,6 +377,15 @@ type Interval struct {
 	Bandwidth Bandwidth `json:"bandwidth"`
 	P50       Nanos     `json:"p50_ns"`
 	P99       Nanos     `json:"p99_ns"`
+	// Counters are the port counters that moved during this interval, on
+	// each side: each side reads them at the interval's boundaries (the
+	// client where its loop closes the interval, outside the C loop; the
+	// server when the client's mark of that boundary reaches it), so a
+	// side's boundary lags the client's by up to the read and the mark's
+	// trip. Nil when no side's counters could be read, in runs without
+	// intervals' counters (older versions, TCP), and for the server's side
+	// when the server is older.
+	Counters *CounterDeltas `json:"counters,omitempty"`
 }
 
 // WriteJSONFile writes doc as indented JSON to path, or to stdout when path

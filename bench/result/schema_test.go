@@ -248,7 +248,7 @@ func TestMutationsFail(t *testing.T) {
 		{"bad schedule", set(t, full, r(0, "/open_loop/schedule"), "burst"), schema.ValidateDocument, r(0, "/open_loop/schedule"), `value must be one of 'constant', 'poisson'`},
 		{"bad method", set(t, full, r(1, "/connection/method"), "ucx"), schema.ValidateDocument, r(1, "/connection/method"), `value must be one of 'rdma_cm', 'exchange'`},
 		{"bad mr_mode", set(t, full, r(0, "/mr_mode"), "cache"), schema.ValidateDocument, r(0, "/mr_mode"), `value must be one of 'pool', 'per-op', 'odp'`},
-		{"bad load op", set(t, full, r(1, "/load/op"), "send"), schema.ValidateDocument, r(1, "/load/op"), `value must be one of 'write', 'read'`},
+		{"bad load op", set(t, full, r(1, "/load/op"), "fetch_add"), schema.ValidateDocument, r(1, "/load/op"), `value must be one of 'write', 'read', 'send'`},
 		{"bad transport", set(t, tcp, r(0, "/transport"), "rdma"), schema.ValidateDocument, r(0, "/transport"), `value must be 'tcp'`},
 		{"bad link layer", set(t, full, "/environment/link_layer", "Ether"), schema.ValidateDocument, "/environment/link_layer", "value must be one of"},
 		{"bad gid_type", set(t, full, "/environment/gid_type", "RoCEv2"), schema.ValidateDocument, "/environment/gid_type", "does not match pattern"},

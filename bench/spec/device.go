@@ -38,8 +38,9 @@ var ErrNotSupported = errors.New("not supported by the device")
 const CQSlack = 16
 
 // CheckDevice refuses a spec the device d cannot run, naming the device
-// and what it lacks (wrapping ErrNotSupported). mrBytes is the size of
-// each memory region the spec registers.
+// and what it lacks (wrapping ErrNotSupported), the workload knobs'
+// limits included. mrBytes is the size of each memory region the spec
+// registers.
 func (s Spec) CheckDevice(d DeviceLimits, mrBytes int) error {
 	switch {
 	case s.TxDepth > d.MaxQPWR:
@@ -61,7 +62,7 @@ func (s Spec) CheckDevice(d DeviceLimits, mrBytes int) error {
 	case uint64(s.Size) > d.MaxMsgSize && d.MaxMsgSize != 0:
 		return fmt.Errorf("size %d bytes exceeds %s port %d max_msg_sz %d: %w", s.Size, d.Name, d.Port, d.MaxMsgSize, ErrNotSupported)
 	}
-	return nil
+	return s.CheckDeviceWorkload(d) // the workload knobs (workload.go)
 }
 
 // CheckDeviceChoices refuses choices the device cannot take: a P_Key

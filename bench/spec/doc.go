@@ -19,4 +19,6 @@
 // loadsweep.go (--load-sweep), repeat.go (--repeat's bound), workload.go
 // (the workload knobs: --region, --access, --mrs, --sge), device.go
 // (a spec against a device's limits: DeviceLimits, CheckDevice).
+// attack.go holds the load's attacker knobs of rdmabench isolation
+// (AltSize, RNR, ChurnSize, Threads).
 package spec

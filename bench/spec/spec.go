@@ -196,6 +196,18 @@ type Load struct {
 	Size    int    `json:"size_bytes"`
 	TxDepth int    `json:"tx_depth"`
 	CQMod   int    `json:"cq_mod"`
+	// The attackers of rdmabench isolation (attack.go): AltSize is the
+	// message size of the odd-numbered load QPs (0: all Size); RNR lets Op
+	// be send at a server that keeps one receive posted per load QP;
+	// ChurnSize registers and deregisters a buffer of this many bytes in
+	// a loop beside the load QPs (QPs may then be 0; Op and Size must
+	// still be valid).
+	// Threads drives the load QPs round robin from this many threads
+	// (0: one thread per QP).
+	AltSize   int  `json:"alt_size_bytes,omitempty"`
+	RNR       bool `json:"rnr,omitempty"`
+	ChurnSize int  `json:"churn_size_bytes,omitempty"`
+	Threads   int  `json:"threads,omitempty"`
 }
 
 // isLoadOp reports whether op may stream as a load (OpTraits.Load).
@@ -205,10 +217,14 @@ func isLoadOp(op string) bool { t, ok := OpOf(op); return ok && t.Load }
 const MaxLoadQPs = 64
 
 func (l *Load) validate() error {
+	if err := l.validateAttack(); err != nil {
+		return err
+	}
 	switch {
+	case l.ChurnSize > 0 && l.QPs == 0: // registration churn alone: Op and Size are checked all the same
 	case l.QPs < 1 || l.QPs > MaxLoadQPs:
 		return fmt.Errorf("load QPs %d out of range 1..%d", l.QPs, MaxLoadQPs)
-	case !isLoadOp(l.Op):
+	case !isLoadOp(l.Op) && !(l.RNR && l.Op == result.OpSend):
 		return fmt.Errorf("load op %q invalid: %s (the server's CPU stays idle)", l.Op, orList(opNames(func(t OpTraits) bool { return t.Load })))
 	case l.Size < 1 || l.Size > MaxSize:
 		return fmt.Errorf("load size %d bytes out of range 1..%d", l.Size, MaxSize)
@@ -220,9 +236,10 @@ func (l *Load) validate() error {
 	return nil
 }
 
-// LoadSpec is the bandwidth spec of each load QP.
+// LoadSpec is the bandwidth spec of each load QP (with AltSize, the larger
+// of both sizes: what each QP's buffer must hold; LoadSpecAt is QP i's).
 func (s Spec) LoadSpec() Spec {
-	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
+	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: max(s.Load.Size, s.Load.AltSize), Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
 		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.LoadPace(),
 		NoRelaxedOrdering: s.NoRelaxedOrdering, NoAddrStep: s.NoAddrStep, AddrCycle: s.AddrCycle,
 		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex}

@@ -146,6 +146,21 @@ func (s Spec) AccessLabel() string {
 	return fmt.Sprintf("%s:%d", AccessStride, s.Stride)
 }
 
+// WorkloadLabel is what the knobs add to a test's description, e.g. " over
+// a 1073741824-byte region in 4 MRs + 16 idle QPs"; "" when none is set.
+func (s Spec) WorkloadLabel() string {
+	var d string
+	if s.Spread() && !s.LocalOnly() {
+		d += fmt.Sprintf(" over a %d-byte region in %d MRs", s.RegionLen(), s.NumMRs())
+	} else if s.Spread() {
+		d += fmt.Sprintf(" over %d local MRs", s.NumMRs())
+	}
+	if s.IdleQPs > 0 {
+		d += fmt.Sprintf(" + %d idle QPs", s.IdleQPs)
+	}
+	return d
+}
+
 // validateWorkload checks the workload knobs, naming the value and the limit.
 func (s Spec) validateWorkload() error {
 	switch {

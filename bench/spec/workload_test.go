@@ -107,6 +107,18 @@ func TestWorkloadLayout(t *testing.T) {
 	} else if w := s.WorkloadResult(); w == nil || w.MRs != 8 || w.RegionBytes != 0 || w.Access != AccessSeq {
 		t.Errorf("send over 8 MRs: result %+v", w)
 	}
+	for _, c := range []struct {
+		s    Spec
+		want string
+	}{
+		{wl(func(s *Spec) { s.Region, s.MRs, s.IdleQPs = 1 << 20, 4, 16 }), " over a 1048576-byte region in 4 MRs + 16 idle QPs"},
+		{wl(func(s *Spec) { s.Op, s.MRs = result.OpSend, 8 }), " over 8 local MRs"},
+		{wl(func(*Spec) {}), ""},
+	} {
+		if got := c.s.WorkloadLabel(); got != c.want {
+			t.Errorf("label %q, want %q", got, c.want)
+		}
+	}
 	if w := wl(func(s *Spec) { s.IdleQPs = 9 }).WorkloadResult(); w == nil || w.IdleQPs != 9 || w.MRs != 1 {
 		t.Errorf("9 idle QPs: result %+v", w)
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -130,6 +131,35 @@ func (m *Memory) Close() error {
 
 // accessOf maps an access pattern to the engine's.
 var accessOf = map[string]verbs.SpreadAccess{spec.AccessSeq: verbs.SpreadSeq, spec.AccessRandom: verbs.SpreadRandom, spec.AccessStride: verbs.SpreadStride}
+
+// Engines is the engine spreading of each of an initiator's n measured
+// QPs (Engine); none on the target side (client false) or without
+// spreading.
+func Engines(s spec.Spec, client bool, n int, peer []proto.MRInfo, locals []verbs.Memory) ([]*verbs.Spread, error) {
+	if !s.Spread() || !client {
+		return nil, nil
+	}
+	out := make([]*verbs.Spread, n)
+	for i := range out {
+		var err error
+		if out[i], err = Engine(s, i, peer, locals); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Wait is how long a client waits for the server's QP information of s
+// when its per-message deadline is d: d plus 30 s per GiB of region the
+// server maps and registers (pinning a large --region takes seconds,
+// under TCG tens of seconds: a 1 GiB one took more than 10 s); no
+// deadline when d is none.
+func Wait(d time.Duration, s spec.Spec) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d + time.Duration(Bytes(s, false)>>20)*(30*time.Second>>10)
+}
 
 // Engine is the engine spreading of measured QP i of s towards the peer's
 // region (its MRs, checked here against s: as many as --mrs, each holding

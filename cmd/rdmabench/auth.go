@@ -11,7 +11,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/auth"
 )
 
 // The shared key of `server` and `run`, and the server's signal handling.
@@ -19,13 +19,13 @@ import (
 // addKeyFlag adds --auth-key-file to fs.
 func addKeyFlag(fs *flag.FlagSet, role string) *string {
 	return fs.String("auth-key-file", "", "shared key "+role+" (file of mode 0600 or stricter, at most 4 KiB; a trailing newline is ignored); "+
-		"default: $"+bench.AuthKeyEnv+" if set. The key is proved with HMAC-SHA256 over both sides' nonces and never sent")
+		"default: $"+auth.KeyEnv+" if set. The key is proved with HMAC-SHA256 over both sides' nonces and never sent")
 }
 
 // loadKey reads the key of --auth-key-file (or $RDMABENCH_AUTH_KEY); a key
 // that cannot be used is a usage error.
 func loadKey(path string, stderr io.Writer) ([]byte, error) {
-	key, warn, err := bench.LoadAuthKey(path)
+	key, warn, err := auth.LoadKey(path)
 	if err != nil {
 		return nil, usageError{err}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -153,4 +154,63 @@ func checkRunFlags(fs *flag.FlagSet, d *deviceFlags, port, loadQPs int, warmup i
 		return err
 	}
 	return checkPrefix("hgrm", hgrm)
+}
+
+// splitCPUs reads --cpu's list for run, loopback and isolation: the first
+// CPU takes the client's engine thread, in loopback the second the
+// server's responder, the rest (or, with at most two, all) the load QPs'
+// threads. An empty list pins nothing (cpu -1).
+func splitCPUs(list string, loopback bool) (cpu int, loadCPUs, serverCPUs []int, err error) {
+	if list == "" {
+		return -1, nil, nil, nil
+	}
+	cpus, err := bench.ParseCPUs(list, bench.OnlineCPUs())
+	if err != nil {
+		return -1, nil, nil, usageError{fmt.Errorf("--cpu: %w", err)}
+	}
+	cpu, loadCPUs = cpus[0], cpus
+	if loopback && len(cpus) > 1 {
+		serverCPUs = cpus[1:2]
+	}
+	if len(cpus) > 2 {
+		loadCPUs = cpus[2:]
+	}
+	return cpu, loadCPUs, serverCPUs, nil
+}
+
+// specsCheck is the up-front check of the tests of cliffs and isolation:
+// the budget, then (in loopback, or with -d) the device's limits; with
+// HOST and no -d the device follows the route to the server, and its run
+// checks it.
+func specsCheck(d *deviceFlags, budget bench.Budget, loopback bool) func([]bench.Spec) error {
+	return func(specs []bench.Spec) error {
+		if err := bench.CheckBudget(specs, budget, loopback); err != nil {
+			return err
+		}
+		if !loopback && d.device == "" {
+			return nil
+		}
+		local, sides := netip.MustParseAddr("127.0.0.1"), 2
+		if !loopback {
+			local, sides = netip.Addr{}, 1
+		}
+		return bench.CheckDeviceLimits(d.device, d.port, d.gidIndex, local, specs, sides)
+	}
+}
+
+// writeDocument prints a document's table (unless --json is -) and
+// writes its JSON (with --json), keeping err, the measurement's outcome,
+// first.
+func writeDocument(jsonPath string, err error, table func() error, writeJSON func(path string) error) error {
+	if jsonPath != "-" {
+		if werr := table(); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if jsonPath != "" {
+		if werr := writeJSON(jsonPath); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
 }

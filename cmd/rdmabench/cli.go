@@ -108,6 +108,12 @@ func subcommands() []subcommand {
 				"  rdmabench cliffs --axis size --points 64,128,129,256,257,4K,8K --op write -D 2\n" +
 				"  rdmabench cliffs 192.0.2.1 --axis tx-depth --runs 5",
 			define: cmdCliffs},
+		{use: "isolation [HOST]", short: "A victim's latency alone and beside noisy neighbours (attackers), as ratios with intervals",
+			long: isolationLong,
+			example: "  rdmabench isolation --json iso.json\n" +
+				"  rdmabench isolation --attackers bw-hog,rnr-storm --repeat 5 --max-inflation p99=2x\n" +
+				"  rdmabench isolation 192.0.2.1 -s 64 -D 2",
+			define: cmdIsolation},
 		{use: "doctor [HOST]", short: "Check this host (and with HOST both ends) for RDMA's pitfalls, with the fix",
 			long: doctorLong,
 			example: "  rdmabench doctor\n" +

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -172,19 +171,7 @@ func cmdCliffs(fs *flag.FlagSet) action {
 		if !loopback {
 			run = cliffs.ClientRunner(addr, rc, &device)
 		}
-		check := func(specs []bench.Spec) error {
-			if err := bench.CheckBudget(specs, budget, loopback); err != nil {
-				return err
-			}
-			if !loopback && d.device == "" { // the device follows the route to the server: its run checks it
-				return nil
-			}
-			local, sides := netip.MustParseAddr("127.0.0.1"), 2
-			if !loopback {
-				local, sides = netip.Addr{}, 1
-			}
-			return bench.CheckDeviceLimits(d.device, d.port, d.gidIndex, local, specs, sides)
-		}
+		check := specsCheck(&d, budget, loopback)
 		cfg := cliffs.Config{Axis: ax, Ladder: ladder, SpecAt: specAt, Check: check, Run: run, Runs: *runs, MaxBisections: *bisect,
 			Figure: *figure, MinDrop: drop, Progress: stderr, Terminal: isTerminal(stderr),
 			Role: "loopback", CommandLine: os.Args, ToolVersion: version.String()}
@@ -206,17 +193,8 @@ func cmdCliffs(fs *flag.FlagSet) action {
 		}
 		doc.Device = device
 		err = endedEarly(ctx, err)
-		if *jsonPath != "-" {
-			if werr := cliffs.WriteReport(stdout, doc); werr != nil && err == nil {
-				err = werr
-			}
-		}
-		if *jsonPath != "" {
-			if werr := result.WriteCliffsJSON(*jsonPath, doc); werr != nil && err == nil {
-				err = werr
-			}
-		}
-		return err
+		return writeDocument(*jsonPath, err, func() error { return cliffs.WriteReport(stdout, doc) },
+			func(path string) error { return result.WriteCliffsJSON(path, doc) })
 	}
 }
 

@@ -157,6 +157,9 @@ func dropInServer(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 	if o.Output == "" {
 		fmt.Fprint(stdout, perftest.WaitingBanner)
 	}
+	if o.RDMACM { // as perftest's -R server: the exchange over rdma_cm, no TCP (dropin_perftest.go)
+		return dropInPerftestCMServer(ctx, o, stdout)
+	}
 	var (
 		mu  sync.Mutex
 		rep *perftest.Report

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/cmchan"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -75,14 +77,38 @@ func perftestSpec(o perftest.Options) (bench.Spec, error) {
 // tried is false when the server is not perftest (rdmabench's protocol
 // then), or the test is not one the drop-in runs against perftest.
 func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Writer) (tried bool, err error) {
-	s, err := perftestSpec(o)
-	if err != nil {
-		return false, nil
+	s, serr := perftestSpec(o)
+	if serr != nil && !o.RDMACM {
+		return false, nil // rdmabench's protocol, which names the reason to a perftest server
 	}
-	d := net.Dialer{Timeout: 30 * time.Second}
-	nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.Port)))
-	if err != nil {
-		return true, err
+	var nc net.Conn
+	if o.RDMACM { // perftest's -R exchange runs over rdma_cm (no TCP)
+		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip4", o.Host)
+		if err != nil || len(ips) == 0 {
+			return true, fmt.Errorf("-R: server %q: no IPv4 address (%v)", o.Host, err)
+		}
+		cc, err := bench.DialPerftestCM(ctx, netip.AddrPortFrom(ips[0], uint16(o.Port)), o.Device, o.GIDIndex, 30*time.Second)
+		if errors.Is(err, bench.ErrNotPerftest) {
+			return false, nil // no rdma_cm listener: an rdmabench server (TCP)
+		}
+		if err != nil {
+			return true, err
+		}
+		nc = cc
+		if serr != nil { // a -R server has no TCP port for rdmabench's protocol: name the reason here
+			who := "perftest"
+			wc := &wire.Conn{C: cc, Client: true, Binary: true, Timeout: 5 * time.Second}
+			if v, err := wc.Versions(wire.OurVersion); err == nil {
+				who += " " + v.String()
+			}
+			cc.Close()
+			return true, fmt.Errorf("the server is %s, and the drop-in does not run this test against perftest: %v (docs/perftest.md)", who, serr)
+		}
+	} else {
+		d := net.Dialer{Timeout: 30 * time.Second}
+		if nc, err = d.DialContext(ctx, "tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.Port))); err != nil {
+			return true, err
+		}
 	}
 	defer nc.Close()
 	run, err := bench.RunPerftest(ctx, nc, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
@@ -156,10 +182,32 @@ func acceptFirst(ctx context.Context, ln net.Listener) (net.Conn, bool, error) {
 // dropInPerftestServer serves the one perftest client on c.
 func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, stdout io.Writer) error {
 	s, err := perftestSpec(o)
-	if err != nil {
-		return fmt.Errorf("the client is perftest, and %w", err)
+	if err != nil { // its version first, to name it
+		who := "perftest"
+		wc := &wire.Conn{C: c, Timeout: 5 * time.Second}
+		if v, verr := wc.Versions(wire.OurVersion); verr == nil {
+			who += " " + v.String()
+		}
+		return fmt.Errorf("the client is %s, and %w", who, err)
 	}
 	run, err := bench.RunPerftest(ctx, c, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
 		Spec: s, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
 	return finishPerftest(stdout, o, perftest.Server, run, c.RemoteAddr().String(), err)
+}
+
+// dropInPerftestCMServer is the drop-in's server with -R: like perftest's,
+// it listens with rdma_cm on -p (no TCP) and serves its first client over
+// perftest's exchange.
+func dropInPerftestCMServer(ctx context.Context, o perftest.Options, stdout io.Writer) error {
+	l, err := cmchan.Listen(o.Port)
+	if err != nil {
+		return fmt.Errorf("-p %d: -R: %w", o.Port, err)
+	}
+	defer l.Close()
+	c, err := bench.AcceptPerftestCM(ctx, l, o.Device, o.GIDIndex, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return dropInPerftestServer(ctx, o, c, stdout)
 }

@@ -33,7 +33,12 @@ func TestPerftestParams(t *testing.T) {
 	if s, err := perftestSpec(o); err != nil || s.Size != 64 {
 		t.Fatalf("perftestSpec: %v %v", s.Size, err)
 	}
-	for _, args := range [][]string{{"-a", "host"}, {"-b", "host"}, {"-D", "2", "host"}, {"-R", "host"}, {"-c", "UC", "host"}} {
+	if r, err := perftest.Parse(perftest.Tools["ib_write_bw"], []string{"-R", "host"}); err != nil {
+		t.Fatal(err)
+	} else if s, err := perftestSpec(r); err != nil || !s.RDMACM || perftestParams(r).RDMACM != 1 {
+		t.Errorf("ib_write_bw -R against perftest: %v (rdma_cm %v)", err, s.RDMACM)
+	}
+	for _, args := range [][]string{{"-a", "host"}, {"-b", "host"}, {"-D", "2", "host"}, {"-c", "UC", "host"}} {
 		bw, err := perftest.Parse(perftest.Tools["ib_write_bw"], args)
 		if err != nil {
 			t.Fatal(err)

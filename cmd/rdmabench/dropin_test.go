@@ -85,6 +85,8 @@ func TestScriptsUseOneParser(t *testing.T) {
 		{"scripts/bench-vs-perftest.sh", "go build -o \"$work/vsperftest\" ./scripts/vsperftest"},
 		{"scripts/vsperftest/main.go", "perftest.ParsePrinted"},
 		{"scripts/wirebw/main.go", "perftest.ParsePrinted"},
+		{"scripts/dropinagree/main.go", "perftest.ParsePrinted"},
+		{"scripts/dropin-perftest-agree.sh", "scripts/dropinagree (on the host) parses the tables"},
 	} {
 		b, err := os.ReadFile("../../" + c.file)
 		if err != nil {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/bench/isolation"
 )
 
 // TestExitCodes runs rdmabench for a case of each exit code it reaches
@@ -260,4 +262,15 @@ func manPage(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestIsolationExitCodes: a crossed --max-inflation bound exits 1, one
+// that could not be judged (and none crossed) 9.
+func TestIsolationExitCodes(t *testing.T) {
+	if c := exitCode(fmt.Errorf("x: %w", &isolation.CrossedError{})); c != exitFail {
+		t.Errorf("crossed: exit %d, want %d", c, exitFail)
+	}
+	if c := exitCode(fmt.Errorf("x: %w", &isolation.UnjudgedError{})); c != exitBlind {
+		t.Errorf("unjudged: exit %d, want %d", c, exitBlind)
+	}
 }

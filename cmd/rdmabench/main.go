@@ -13,7 +13,9 @@ import (
 	"syscall"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/compare"
+	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -115,7 +117,7 @@ func exitCode(err error) int {
 	var ne *net.OpError
 	var ve *verbs.Error
 	var vfe *bench.VerifyError
-	var auth *bench.AuthError
+	var aue *auth.Error
 	var se *signalError
 	var rte *runTimeoutError
 	var pl *bench.PeerLostError
@@ -126,6 +128,7 @@ func exitCode(err error) int {
 	var ie inputError
 	var pwe *compare.PowerError
 	var dfe doctorFailed
+	var iue *isolation.UnjudgedError
 	switch {
 	case errors.As(err, &dfe):
 		return exitDoctor
@@ -148,8 +151,8 @@ func exitCode(err error) int {
 		return exitPeer // the launcher's PMI server failed or timed out
 	case errors.As(err, &ie):
 		return exitInput
-	case errors.As(err, &pwe):
-		return exitBlind // the gate could not see: compare --require-power
+	case errors.As(err, &pwe), errors.As(err, &iue):
+		return exitBlind // the gate could not see: compare --require-power, isolation --max-inflation n/a
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
@@ -164,7 +167,7 @@ func exitCode(err error) int {
 	case errors.As(err, &wce), errors.As(err, &vfe), errors.Is(err, verbs.ErrTimeout), errors.Is(err, sockeng.ErrTimeout),
 		errors.Is(err, sockeng.ErrPeerClosed):
 		return exitTransport
-	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne), errors.As(err, &auth):
+	case errors.As(err, &re), errors.As(err, &pe), errors.As(err, &ne), errors.As(err, &aue):
 		return exitPeer
 	}
 	return exitFail

@@ -28,6 +28,11 @@ const plotLong = `Draws the results of one or more 'rdmabench --json' files:
                 (pick the test with --op, --mode, --size; default: the first lat test)
   cliffs        one cliffs document ('rdmabench cliffs --json'): the figure along
                 the axis, the runs' median, min and max, and each knee
+  timeline      one test's intervals (-D/--duration or --interval): p50 and p99
+                per interval above, the port counters that moved in each
+                interval below (both sides; --counters, default: the trouble
+                counters such as retransmissions and out-of-sequence), on one
+                time axis (pick the test with --op, --mode, --size)
 --kind auto draws percentile for several files or one message size, and the
 size plots for a size sweep; when several kinds apply, -o x.svg writes
 x-percentile.svg, x-size-latency.svg, ... Percentile and cdf plots default to
@@ -37,11 +42,13 @@ and WRITE, RTT for READ).`
 // cmdPlot is 'rdmabench plot'.
 func cmdPlot(fs *flag.FlagSet) action {
 	out := fs.StringP("output", "o", "", "image to write: FILE.svg or FILE.png (required)")
-	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw, load (latency against offered load, from --load-sweep), heatmap (mesh documents), cliffs (a cliffs document)")
+	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw, load (latency against offered load, from --load-sweep), heatmap (mesh documents), cliffs (a cliffs document), timeline (one test's intervals: latency and port counters over time)")
 	ops := fs.String("op", "", "only these ops, e.g. send,read (default: all)")
 	modes := fs.String("mode", "", "only these modes: lat, bw (default: per plot, see above)")
 	sizes := fs.StringP("size", "s", "", "only these message sizes, e.g. 2,64,4K or 2-64K")
 	metric := fs.String("metric", "", "size-latency statistic: "+strings.Join(plot.Metrics, ", ")+" (default: p50 and p99)")
+	counters := fs.String("counters", "", "timeline: the port counters to draw, by their JSON names, e.g. out_of_seq_request,duplicate_request "+
+		"(default: every trouble counter that moved)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() == 0 {
 			return usageError{errors.New("plot needs at least one result file (rdmabench ... --json FILE)")}
@@ -61,6 +68,17 @@ func cmdPlot(fs *flag.FlagSet) action {
 				return usageError{fmt.Errorf("--metric %q unknown; valid: %s", *metric, strings.Join(plot.Metrics, ", "))}
 			}
 			sel.Metric = *metric
+		}
+		if *counters != "" {
+			if *kind != plot.KindTimeline {
+				return usageError{fmt.Errorf("--counters is for --kind timeline, not %s", *kind)}
+			}
+			for _, c := range strings.Split(*counters, ",") {
+				if c = strings.TrimSpace(c); c == "" {
+					return usageError{fmt.Errorf("--counters %q has an empty name", *counters)}
+				}
+				sel.Counters = append(sel.Counters, c)
+			}
 		}
 		var err error
 		if *ops != "" {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench/fabric"
 	"github.com/rdmabench/rdmabench/bench/plot"
+	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
@@ -29,7 +31,12 @@ func cmdReport(fs *flag.FlagSet) action {
 	format := fs.String("format", "text", "output: text (aligned, perftest style) or markdown (GitHub tables)")
 	unit := fs.String("unit", result.UnitMiB, "bandwidth unit: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
 	plotPath := fs.String("plot", "", "also draw p50 and p99.9 latency per fabric against message size to FILE.svg or FILE.png")
+	tsv := fs.Bool("tsv", false, "instead of the comparison, print each file's results as tab-separated lines after a header line: "+
+		strings.Join(report.ResultsTSVColumns, ", ")+" (latency ns, n/a with too few samples; bandwidth MiB/s; an empty field: not in the file)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if *tsv {
+			return reportTSV(fs, stdout)
+		}
 		if *format != "text" && *format != "markdown" {
 			return usageError{fmt.Errorf("format %q unknown; valid: text, markdown", *format)}
 		}
@@ -74,4 +81,38 @@ func cmdReport(fs *flag.FlagSet) action {
 		fmt.Fprintf(stderr, "wrote %s\n", *plotPath)
 		return nil
 	}
+}
+
+// reportTSV is 'rdmabench report --tsv FILE...': the files' results, one
+// tab-separated line each, for scripts (scripts/hw-check.sh) that need no
+// JSON reader of their own.
+func reportTSV(fs *flag.FlagSet, stdout io.Writer) error {
+	for _, f := range []string{"format", "unit", "plot"} {
+		if fs.Changed(f) {
+			return usageError{fmt.Errorf("--tsv prints the results as they are: --%s does not apply", f)}
+		}
+	}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		return usageError{errors.New("report --tsv needs one or more result files (rdmabench loopback/run --json FILE)")}
+	}
+	if countStdin(paths) > 1 {
+		return usageError{errors.New("report can read stdin (-) only once")}
+	}
+	docs := make([]*result.Document, len(paths))
+	for i, p := range paths { // every file read before a line is printed
+		var err error
+		if docs[i], err = readDocument(p); err != nil {
+			return err
+		}
+	}
+	if err := report.WriteTSVHeader(stdout, report.ResultsTSVColumns); err != nil {
+		return err
+	}
+	for i, d := range docs {
+		if err := report.WriteResultsTSV(stdout, paths[i], d); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -90,20 +90,9 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		if err := bench.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
 			return err
 		}
-		cpu := -1
-		var loadCPUs, serverCPUs []int
-		if *cpuList != "" {
-			cpus, err := bench.ParseCPUs(*cpuList, bench.OnlineCPUs())
-			if err != nil {
-				return usageError{fmt.Errorf("--cpu: %w", err)}
-			}
-			cpu, loadCPUs = cpus[0], cpus
-			if loopback && len(cpus) > 1 {
-				serverCPUs = cpus[1:2]
-			}
-			if len(cpus) > 2 {
-				loadCPUs = cpus[2:]
-			}
+		cpu, loadCPUs, serverCPUs, err := splitCPUs(*cpuList, loopback)
+		if err != nil {
+			return err
 		}
 		intervalOut := stdout
 		if *jsonPath == "-" { // keep stdout pure JSON

@@ -5,8 +5,10 @@
 // (<tool>-ctr-<i>-<0|1>.txt: rxe's hw_counters and the guest's CPU time,
 // "name value" per line), and prints each run, the ratio of the medians
 // (rdmabench over perftest) per round and over all rounds, and a 95 %
-// bootstrap interval for the overall ratio. Pure Go: result documents and
-// text only.
+// bootstrap interval for the overall ratio; with the guests' samplers
+// (samples.txt, steady.go) also each run's steady packet rate and CPUs,
+// and the ratio of the tools' median steady packet rates. Pure Go: result
+// documents and text only.
 package main
 
 import (
@@ -31,8 +33,9 @@ type run struct {
 	round  int    // from 0
 	mibps  float64
 	failed string
-	retx   [2]string // rxe's completer_retry_err delta: client, server ("?" unknown)
-	busy   [2]string // the guest's CPUs busy, %: client, server
+	retx   [2]string  // rxe's completer_retry_err delta: client, server ("?" unknown)
+	busy   [2]string  // the guest's CPUs busy, %: client, server
+	steady [2]*steady // the steady state from the samplers: client, server (nil: none)
 }
 
 func main() {
@@ -63,8 +66,8 @@ func summarise(dir string, order []string, reps int, target float64, w io.Writer
 			fmt.Fprintf(w, "run %d %s: FAILED: %s\n", r.i, name, r.failed)
 			continue
 		}
-		fmt.Fprintf(w, "run %d %s: %.2f MiB/s (retransmissions client %s, server %s; guest CPUs busy client %s, server %s)\n",
-			r.i, name, r.mibps, r.retx[0], r.retx[1], r.busy[0], r.busy[1])
+		fmt.Fprintf(w, "run %d %s: %.2f MiB/s (retransmissions client %s, server %s; guest CPUs busy client %s, server %s)%s\n",
+			r.i, name, r.mibps, r.retx[0], r.retx[1], r.busy[0], r.busy[1], steadyLine(r))
 	}
 	rounds := runs[len(runs)-1].round + 1
 	for k := 0; k < rounds; k++ {
@@ -91,20 +94,54 @@ func summarise(dir string, order []string, reps int, target float64, w io.Writer
 	}
 	fmt.Fprintf(w, "all %d rounds: rdmabench %.2f MiB/s (%d runs), ib_write_bw %.2f MiB/s (%d runs); ratio of medians %.3f, 95 %% bootstrap interval %.3f-%.3f (%d resamples within rounds); target >= %.2f: %s\n",
 		rounds, median(rb), len(rb), median(pt), len(pt), ratio, lo, hi, reps, target, verdict)
+	if rb, pt := valuesOf(runs, -1, steadyPPS); len(rb) > 0 && len(pt) > 0 {
+		lo, hi := bootstrapOf(runs, rounds, reps, steadyPPS)
+		fmt.Fprintf(w, "steady state on the wire (rxe2's sent packets a second on the client, the same counter for both tools): rdmabench %.0f (%d runs), ib_write_bw %.0f (%d runs); ratio of medians %.3f, 95 %% bootstrap interval %.3f-%.3f\n",
+			median(rb), len(rb), median(pt), len(pt), median(rb)/median(pt), lo, hi)
+	}
 	fmt.Fprintf(w, "%d runs failed\n", fails)
 	return nil
 }
 
-// values returns each tool's successful runs of round k (all rounds: -1).
-func values(runs []run, k int) (rb, pt []float64) {
+// steadyLine is run r's steady state for its line ("" without samples).
+func steadyLine(r run) string {
+	c, s := r.steady[0], r.steady[1]
+	if c == nil || s == nil {
+		return ""
+	}
+	return fmt.Sprintf("; steady %.0f packets/s over %.1f s, CPU0/CPU1 busy client %.0f/%.0f %%, server %.0f/%.0f %%",
+		c.pps, c.secs, c.busy[0], c.busy[1], s.busy[0], s.busy[1])
+}
+
+// steadyPPS is a run's client-side steady packet rate.
+func steadyPPS(r run) (float64, bool) {
+	if r.steady[0] == nil {
+		return 0, false
+	}
+	return r.steady[0].pps, true
+}
+
+// bandwidth is a run's own bandwidth figure, MiB/s.
+func bandwidth(r run) (float64, bool) { return r.mibps, true }
+
+// values returns each tool's bandwidths of its successful runs of round k
+// (all rounds: -1).
+func values(runs []run, k int) (rb, pt []float64) { return valuesOf(runs, k, bandwidth) }
+
+// valuesOf is values of the figure get (runs it has no figure for left out).
+func valuesOf(runs []run, k int, get func(run) (float64, bool)) (rb, pt []float64) {
 	for _, r := range runs {
 		if r.failed != "" || (k >= 0 && r.round != k) {
 			continue
 		}
+		v, ok := get(r)
+		if !ok {
+			continue
+		}
 		if r.tool == "rb" {
-			rb = append(rb, r.mibps)
+			rb = append(rb, v)
 		} else {
-			pt = append(pt, r.mibps)
+			pt = append(pt, v)
 		}
 	}
 	return rb, pt
@@ -115,9 +152,14 @@ func values(runs []run, k int) (rb, pt []float64) {
 // bed that slows over its life (rounds differ) does not widen the interval
 // with drift that the alternating order cancels.
 func bootstrap(runs []run, rounds, reps int) (lo, hi float64) {
+	return bootstrapOf(runs, rounds, reps, bandwidth)
+}
+
+// bootstrapOf is bootstrap of the figure get.
+func bootstrapOf(runs []run, rounds, reps int, get func(run) (float64, bool)) (lo, hi float64) {
 	groups := make([]compare.RatioGroup, rounds)
 	for k := range groups {
-		groups[k].A, groups[k].B = values(runs, k)
+		groups[k].A, groups[k].B = valuesOf(runs, k, get)
 	}
 	lo, hi, _ = compare.MedianRatioInterval(groups, reps, 0.95)
 	return lo, hi
@@ -128,6 +170,13 @@ func median(vals []float64) float64 { return compare.MedianOf(vals) }
 
 func readRuns(dir string, order []string) ([]run, error) {
 	var runs []run
+	var samples [2][]sample // client, server
+	for side, g := range []string{"b", "a"} {
+		var err error
+		if samples[side], err = readSamples(filepath.Join(dir, g, "samples.txt")); err != nil {
+			return nil, err
+		}
+	}
 	for j, tool := range order {
 		r := run{i: j + 1, tool: tool, round: j / 8}
 		b := filepath.Join(dir, "b")
@@ -152,6 +201,11 @@ func readRuns(dir string, order []string) ([]run, error) {
 			}
 			if t := after["cpu_total"] - before["cpu_total"]; t > 0 {
 				r.busy[side] = fmt.Sprintf("%.0f%%", 100*float64(after["cpu_busy"]-before["cpu_busy"])/float64(t))
+			}
+		}
+		for side := range samples {
+			if st, ok := steadyState(samples[side], fmt.Sprintf("%s-%d", tool, r.i), side == 1); ok {
+				r.steady[side] = &st
 			}
 		}
 		runs = append(runs, r)

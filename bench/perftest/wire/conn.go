@@ -13,8 +13,10 @@ import (
 const DefaultTimeout = 30 * time.Second
 
 // Conn is one side of the exchange over a TCP connection (perftest's
-// default; -R's exchange over an rdma_cm QP is not in this package).
-// Client: the side that connected; it writes first in every swap.
+// default), or with Binary over a message channel in which each Write is
+// one message and a Read returns what is left of one (-R: an rdma_cm QP,
+// bench/perftestcm.go). Client: the side that connected; it writes first
+// in every swap.
 type Conn struct {
 	C       net.Conn
 	Client  bool
@@ -24,6 +26,9 @@ type Conn struct {
 	// Trace, when set, gets one line per swap: the field, and what was
 	// sent and received (for RDMABENCH_DROPIN_LOG).
 	Trace func(field string, sent, got []byte, err error)
+	// Binary: the per-QP records are perftest's binary struct (-R,
+	// destbin.go), not the ASCII ones.
+	Binary bool
 }
 
 func (c *Conn) timeout() time.Duration {
@@ -195,6 +200,17 @@ func (c *Conn) Negotiate(ours Params, legacyLen int) (peer Params, received map[
 // Dest is step 5 for one QP (and every barrier after it): swap
 // destination records.
 func (c *Conn) Dest(ours Dest, withGID bool, field string) (Dest, error) {
+	if c.Binary {
+		b, err := ours.EncodeBinary()
+		if err != nil {
+			return Dest{}, err
+		}
+		rb, err := c.Swap(field, b, DestBinLen)
+		if err != nil {
+			return Dest{}, err
+		}
+		return ParseBinary(rb, field)
+	}
 	b, err := ours.Encode(withGID)
 	if err != nil {
 		return Dest{}, err

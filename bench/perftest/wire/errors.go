@@ -3,6 +3,8 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 )
 
@@ -45,4 +47,29 @@ func malformed(field, format string, a ...any) error {
 
 func outOfRange(field, format string, a ...any) error {
 	return parseErr(field, fmt.Errorf("%w: "+format, append([]any{ErrRange}, a...)...))
+}
+
+// PeerClosed reports whether err is the peer going away at a step (a read
+// that failed without a timeout, EOF, a closed connection): older perftest
+// latency tools exit without the closing handshake.
+func PeerClosed(err error) bool {
+	var we *Error
+	return errors.As(err, &we) && (errors.Is(we.Err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		(we.Op == "read" && !we.Timeout()))
+}
+
+// Mismatches lists the Mismatch values in Negotiate's joined error.
+func Mismatches(err error) []Mismatch {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var out []Mismatch
+	for _, e := range errs {
+		var m Mismatch
+		if errors.As(e, &m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -43,23 +43,26 @@ func (c *fuzzConn) SetWriteDeadline(time.Time) error { return nil }
 func (c *fuzzConn) Close() error                     { return nil }
 
 // FuzzExchange plays the server's side of the whole exchange against
-// arbitrary peer bytes: every step either parses or fails with an error;
-// nothing panics or allocates beyond the bounds (MaxKVLen).
+// arbitrary peer bytes, with ASCII or (binary, -R) binary per-QP records:
+// every step either parses or fails with an error; nothing panics or
+// allocates beyond the bounds (MaxKVLen).
 func FuzzExchange(f *testing.F) {
 	ver := func(s string) []byte { b, _ := EncodeVersion(s); return b }
 	seed := func(v string, rest ...[]byte) []byte {
 		return bytes.Join(append([][]byte{ver(v), EncodeInt32(4096), EncodeInt32(64), []byte("3\x00")}, rest...), nil)
 	}
 	gid := append([]byte(destGID), 0)
-	f.Add(seed("6.06", gid))
+	bin, _ := perftestBinRecord().EncodeBinary()
+	f.Add(seed("6.06", gid), false)
+	f.Add(seed("6.06", make([]byte, DestBinLen), bin), true)
 	legacy, _ := writeLat64().EncodeLegacy(LegacyLen, nil)
-	f.Add(seed("6.28", legacy, gid))
+	f.Add(seed("6.28", legacy, gid), false)
 	kv := writeLat64().EncodeKV(false)
-	f.Add(seed("6.30", EncodeInt32(0), EncodeInt32(int32(len(kv))), []byte(kv), gid))
-	f.Add(seed("6.30", EncodeInt32(0), EncodeInt32(-1)))
-	f.Add([]byte("RDMB\x00\x01\x00\x01\x00\x00\x00\x00"))
-	f.Fuzz(func(t *testing.T, peer []byte) {
-		c := &Conn{C: &fuzzConn{r: bytes.NewReader(peer)}}
+	f.Add(seed("6.30", EncodeInt32(0), EncodeInt32(int32(len(kv))), []byte(kv), gid), false)
+	f.Add(seed("6.30", EncodeInt32(0), EncodeInt32(-1)), false)
+	f.Add([]byte("RDMB\x00\x01\x00\x01\x00\x00\x00\x00"), false)
+	f.Fuzz(func(t *testing.T, peer []byte, binary bool) {
+		c := &Conn{C: &fuzzConn{r: bytes.NewReader(peer)}, Binary: binary}
 		if _, err := c.Versions(OurVersion); err != nil {
 			return
 		}
@@ -76,5 +79,27 @@ func FuzzExchange(f *testing.F) {
 			return
 		}
 		_, _ = c.SwapBWReport(BWReport{})
+	})
+}
+
+// FuzzDestBinary: ParseBinary never panics, and what it accepts encodes
+// back to a record it parses to the same value.
+func FuzzDestBinary(f *testing.F) {
+	rec, _ := perftestBinRecord().EncodeBinary()
+	f.Add(rec)
+	f.Add(make([]byte, DestBinLen))
+	f.Add(append(rec, 1, 2, 3, 4, 5, 6, 7, 8))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := ParseBinary(b, "dest")
+		if err != nil {
+			return
+		}
+		enc, err := d.EncodeBinary()
+		if err != nil {
+			t.Fatalf("accepted %x but cannot encode %+v: %v", b, d, err)
+		}
+		if d2, err := ParseBinary(enc, "dest"); err != nil || d2 != d {
+			t.Fatalf("round trip of %+v: %+v, %v", d, d2, err)
+		}
 	})
 }

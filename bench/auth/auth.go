@@ -1,4 +1,8 @@
-package bench
+// Package auth is the control session's authentication: a shared key
+// proved with a mutual challenge-response inside the handshake of
+// bench/proto. Pure Go: the server and the client (bench) call
+// ServerHandshake and ClientHandshake; the CLI loads the key (LoadKey).
+package auth
 
 import (
 	"crypto/hmac"
@@ -8,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
@@ -28,9 +33,9 @@ import (
 // The session is authenticated at its start; later frames are neither
 // encrypted nor integrity-protected (run it on a network you trust).
 
-// AuthKeyEnv is the environment variable that may hold the shared key
+// KeyEnv is the environment variable that may hold the shared key
 // (used when no --auth-key-file is given).
-const AuthKeyEnv = "RDMABENCH_AUTH_KEY"
+const KeyEnv = "RDMABENCH_AUTH_KEY"
 
 // Key sizes, bytes.
 const (
@@ -46,10 +51,8 @@ const (
 
 // RemoteError codes of refused handshakes.
 const (
-	codeAuth       = "auth"        // key missing on one side, or another key
-	codeProtected  = "protected"   // protected mode: a non-loopback client and no key, no --bind
-	codeNotAllowed = "not-allowed" // the client's address is outside --allow
-	codeVersion    = "version"     // another protocol version
+	CodeAuth    = "auth"    // key missing on one side, or another key
+	CodeVersion = "version" // another protocol version
 )
 
 // KeyError is a key file or variable that cannot be used.
@@ -63,27 +66,27 @@ func (e *KeyError) Error() string { return e.Source + ": " + e.Err.Error() }
 // Unwrap returns the cause.
 func (e *KeyError) Unwrap() error { return e.Err }
 
-// AuthError is a handshake refused for authentication: the key is missing
+// Error is a handshake refused for authentication: the key is missing
 // on one side, or the two sides hold different keys.
-type AuthError struct {
+type Error struct {
 	Msg string
 }
 
-func (e *AuthError) Error() string { return e.Msg }
+func (e *Error) Error() string { return e.Msg }
 
-// LoadAuthKey reads the shared key from path, or when path is "" from
+// LoadKey reads the shared key from path, or when path is "" from
 // $RDMABENCH_AUTH_KEY. It returns nil when neither is set. A trailing
 // newline (\n or \r\n) is not part of the key. A file that cannot be read,
 // is empty, larger than 4 KiB, or readable or writable by group or others
 // is refused with a *KeyError. warn is a note for the user (a short key).
-func LoadAuthKey(path string) (key []byte, warn string, err error) {
+func LoadKey(path string) (key []byte, warn string, err error) {
 	src := "--auth-key-file " + path
 	if path == "" {
-		v, ok := os.LookupEnv(AuthKeyEnv)
+		v, ok := os.LookupEnv(KeyEnv)
 		if !ok {
 			return nil, "", nil
 		}
-		src, key = AuthKeyEnv, trimNewline([]byte(v))
+		src, key = KeyEnv, trimNewline([]byte(v))
 	} else if key, err = readKeyFile(path); err != nil {
 		return nil, "", &KeyError{Source: src, Err: err}
 	}
@@ -139,6 +142,9 @@ func authMAC(key []byte, label string, clientNonce, serverNonce []byte) []byte {
 	return m.Sum(nil)
 }
 
+// RandomKey is a fresh random key of n bytes (an in-process pair's own).
+func RandomKey(n int) []byte { return randomBytes(n) }
+
 // randomBytes is n bytes from crypto/rand.
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
@@ -146,36 +152,36 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-// serverHandshake is the server's side of the handshake up to (not
+// ServerHandshake is the server's side of the handshake up to (not
 // including) the hello-ack: it reads the client's hello and, with a key,
 // runs the challenge-response. It returns the hello and, with a key, the
 // server's proof for the hello-ack. A refusal is sent to the client and
-// returned (an *AuthError for authentication).
-func serverHandshake(c *proto.Conn, key []byte) (proto.Hello, []byte, error) {
+// returned (an *Error for authentication).
+func ServerHandshake(c *proto.Conn, key []byte) (proto.Hello, []byte, error) {
 	var h proto.Hello
 	if err := c.Recv(proto.MsgHello, &h); err != nil {
 		if errors.Is(err, proto.ErrVersion) { // our frame tells an older client the same
-			c.SendError(&proto.RemoteError{Msg: err.Error(), Code: codeVersion})
+			c.SendError(&proto.RemoteError{Msg: err.Error(), Code: CodeVersion})
 		}
 		return h, nil, err
 	}
 	if h.Version != proto.Version {
 		err := fmt.Errorf("protocol version mismatch: client %d, server %d", h.Version, proto.Version)
-		c.SendError(&proto.RemoteError{Msg: err.Error(), Code: codeVersion})
+		c.SendError(&proto.RemoteError{Msg: err.Error(), Code: CodeVersion})
 		return h, nil, err
 	}
 	refuse := func(msg string) (proto.Hello, []byte, error) {
-		c.SendError(&proto.RemoteError{Msg: msg, Code: codeAuth})
-		return h, nil, &AuthError{Msg: msg}
+		c.SendError(&proto.RemoteError{Msg: msg, Code: CodeAuth})
+		return h, nil, &Error{Msg: msg}
 	}
 	switch {
 	case len(key) == 0 && h.Auth == "":
 		return h, nil, nil
 	case len(key) == 0:
-		return refuse("the client has a key (--auth-key-file or " + AuthKeyEnv + ") but this server has none: " +
+		return refuse("the client has a key (--auth-key-file or " + KeyEnv + ") but this server has none: " +
 			"start the server with the same key, or run the client without one")
 	case h.Auth == "":
-		return refuse("this server requires a key: give the client the server's key with --auth-key-file FILE or " + AuthKeyEnv)
+		return refuse("this server requires a key: give the client the server's key with --auth-key-file FILE or " + KeyEnv)
 	case h.Auth != proto.AuthHMAC:
 		return refuse(fmt.Sprintf("the client offers authentication %q; this server speaks %q", h.Auth, proto.AuthHMAC))
 	case len(h.Nonce) != proto.NonceLen:
@@ -195,12 +201,12 @@ func serverHandshake(c *proto.Conn, key []byte) (proto.Hello, []byte, error) {
 	return h, authMAC(key, authLabelServer, h.Nonce, sn), nil
 }
 
-// clientHandshake is the client's side of the handshake: hello, with a key
+// ClientHandshake is the client's side of the handshake: hello, with a key
 // the challenge-response, and the server's hello-ack, whose proof it checks
-// when it has a key. A refusal by the server comes back as its
+// when it has a key; each answer within timeout. A refusal by the server comes back as its
 // *proto.RemoteError; a server that cannot prove the key gives an
-// *AuthError (and is told so).
-func clientHandshake(c *proto.Conn, key []byte, host string) (proto.HelloAck, error) {
+// *Error (and is told so).
+func ClientHandshake(c *proto.Conn, key []byte, host string, timeout time.Duration) (proto.HelloAck, error) {
 	var ack proto.HelloAck
 	h := proto.Hello{Version: proto.Version, Tool: "rdmabench", Host: host}
 	if len(key) > 0 {
@@ -209,17 +215,17 @@ func clientHandshake(c *proto.Conn, key []byte, host string) (proto.HelloAck, er
 	if err := c.Send(proto.MsgHello, h); err != nil {
 		return ack, err
 	}
-	t, payload, err := c.RecvAny(ctrlTimeout)
+	t, payload, err := c.RecvAny(timeout)
 	if err != nil {
 		return ack, err
 	}
 	fail := func(msg string) (proto.HelloAck, error) {
-		c.SendError(&proto.RemoteError{Msg: msg, Code: codeAuth})
-		return ack, &AuthError{Msg: msg}
+		c.SendError(&proto.RemoteError{Msg: msg, Code: CodeAuth})
+		return ack, &Error{Msg: msg}
 	}
 	switch {
 	case t == proto.MsgChallenge && len(key) == 0:
-		return fail("the server requires a key: give this client the server's key with --auth-key-file FILE or " + AuthKeyEnv)
+		return fail("the server requires a key: give this client the server's key with --auth-key-file FILE or " + KeyEnv)
 	case t == proto.MsgHelloAck && len(key) > 0:
 		return fail("this client has a key but the server did not ask for it (a server without a key, or not the server you trust)")
 	case t == proto.MsgHelloAck:

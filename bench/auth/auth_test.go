@@ -1,4 +1,4 @@
-package bench
+package auth
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
 
-// handshakePair runs clientHandshake against serverHandshake over net.Pipe;
+// handshakePair runs ClientHandshake against ServerHandshake over net.Pipe;
 // the server side sends the hello-ack with its proof, as a session does.
 func handshakePair(t *testing.T, clientKey, serverKey []byte) (proto.HelloAck, error, error) {
 	t.Helper()
@@ -26,7 +26,7 @@ func handshakePair(t *testing.T, clientKey, serverKey []byte) (proto.HelloAck, e
 	defer sc.Close()
 	serr := make(chan error, 1)
 	go func() {
-		_, proof, err := serverHandshake(sc, serverKey)
+		_, proof, err := ServerHandshake(sc, serverKey)
 		if err == nil {
 			err = sc.Send(proto.MsgHelloAck, proto.HelloAck{Version: proto.Version, Proof: proof})
 		} else {
@@ -34,7 +34,7 @@ func handshakePair(t *testing.T, clientKey, serverKey []byte) (proto.HelloAck, e
 		}
 		serr <- err
 	}()
-	ack, cerr := clientHandshake(cc, clientKey, "test")
+	ack, cerr := ClientHandshake(cc, clientKey, "test", 2*time.Second)
 	cc.Close()
 	return ack, cerr, <-serr
 }
@@ -49,9 +49,9 @@ func TestHandshake(t *testing.T) {
 	}{
 		{"no keys", nil, nil, "", "", ""},
 		{"same key", k1, k1, "", "", ""},
-		{"wrong key", k1, k2, "authentication failed: the client's key is not the server's", "authentication failed", codeAuth},
-		{"key on the client only", k1, nil, "this server has none", "this server has none", codeAuth},
-		{"key on the server only", nil, k2, "this server requires a key", "requires a key", codeAuth},
+		{"wrong key", k1, k2, "authentication failed: the client's key is not the server's", "authentication failed", CodeAuth},
+		{"key on the client only", k1, nil, "this server has none", "this server has none", CodeAuth},
+		{"key on the server only", nil, k2, "this server requires a key", "requires a key", CodeAuth},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ack, cerr, serr := handshakePair(t, tc.clientKey, tc.serverKey)
@@ -71,9 +71,9 @@ func TestHandshake(t *testing.T) {
 			if !errors.As(cerr, &re) || re.Code != tc.code {
 				t.Errorf("client: %v, want a RemoteError with code %q", cerr, tc.code)
 			}
-			var ae *AuthError
+			var ae *Error
 			if !errors.As(serr, &ae) || !strings.Contains(serr.Error(), tc.serverErr) {
-				t.Errorf("server: %v, want an AuthError with %q", serr, tc.serverErr)
+				t.Errorf("server: %v, want an Error with %q", serr, tc.serverErr)
 			}
 		})
 	}
@@ -120,7 +120,7 @@ func TestHandshakeBadServer(t *testing.T) {
 				tc.play(sc)
 				io.Copy(io.Discard, b) // take the client's error frame
 			}()
-			_, err := clientHandshake(cc, key, "test")
+			_, err := ClientHandshake(cc, key, "test", 2*time.Second)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("client: %v, want %q", err, tc.want)
 			}
@@ -149,7 +149,7 @@ func TestHandshakeBadClient(t *testing.T) {
 			serr := make(chan error, 1)
 			go func() {
 				defer sc.Close()
-				_, _, err := serverHandshake(sc, tc.key)
+				_, _, err := ServerHandshake(sc, tc.key)
 				serr <- err
 			}()
 			if err := cc.Send(proto.MsgHello, tc.hello); err != nil {
@@ -185,7 +185,7 @@ func TestAuthMAC(t *testing.T) {
 	}
 }
 
-func TestLoadAuthKey(t *testing.T) {
+func TestLoadKey(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, content string, mode os.FileMode) string {
 		p := filepath.Join(dir, name)
@@ -214,28 +214,28 @@ func TestLoadAuthKey(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.env != "" {
-				t.Setenv(AuthKeyEnv, tc.env)
+				t.Setenv(KeyEnv, tc.env)
 			} else {
-				t.Setenv(AuthKeyEnv, "")
-				os.Unsetenv(AuthKeyEnv)
+				t.Setenv(KeyEnv, "")
+				os.Unsetenv(KeyEnv)
 			}
-			key, warn, err := LoadAuthKey(tc.path)
+			key, warn, err := LoadKey(tc.path)
 			if tc.err {
 				var ke *KeyError
 				if !errors.As(err, &ke) || !strings.Contains(err.Error(), tc.want) {
-					t.Fatalf("LoadAuthKey: %v, want a KeyError with %q", err, tc.want)
+					t.Fatalf("LoadKey: %v, want a KeyError with %q", err, tc.want)
 				}
 				return
 			}
 			if err != nil || string(key) != tc.want || (warn != "") != tc.warn {
-				t.Fatalf("LoadAuthKey: %q, warn %q, %v; want %q (warn %v)", key, warn, err, tc.want, tc.warn)
+				t.Fatalf("LoadKey: %q, warn %q, %v; want %q (warn %v)", key, warn, err, tc.want, tc.warn)
 			}
 		})
 	}
 	t.Run("none", func(t *testing.T) {
-		t.Setenv(AuthKeyEnv, "")
-		os.Unsetenv(AuthKeyEnv)
-		if key, _, err := LoadAuthKey(""); key != nil || err != nil {
+		t.Setenv(KeyEnv, "")
+		os.Unsetenv(KeyEnv)
+		if key, _, err := LoadKey(""); key != nil || err != nil {
 			t.Fatalf("no file, no variable: %q %v", key, err)
 		}
 	})
@@ -281,14 +281,14 @@ func FuzzHandshake(f *testing.F) {
 	f.Add([]byte("GET / HTTP/1.0\r\n\r\n"))
 	key := []byte("fuzzing-key-0123456789")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, _, err := serverHandshake(proto.NewConn(streamConn{bytes.NewReader(b)}, time.Second), key); err == nil {
+		if _, _, err := ServerHandshake(proto.NewConn(streamConn{bytes.NewReader(b)}, time.Second), key); err == nil {
 			t.Fatalf("server accepted a stream without the key: %q", b)
 		}
-		if _, err := clientHandshake(proto.NewConn(streamConn{bytes.NewReader(b)}, time.Second), key, "h"); err == nil {
+		if _, err := ClientHandshake(proto.NewConn(streamConn{bytes.NewReader(b)}, time.Second), key, "h", time.Second); err == nil {
 			t.Fatalf("client accepted a server without the key: %q", b)
 		}
-		serverHandshake(proto.NewConn(streamConn{bytes.NewReader(b)}, time.Second), nil)
-		clientHandshake(proto.NewConn(streamConn{bytes.NewReader(b)}, time.Second), nil, "h")
+		ServerHandshake(proto.NewConn(streamConn{bytes.NewReader(b)}, time.Second), nil)
+		ClientHandshake(proto.NewConn(streamConn{bytes.NewReader(b)}, time.Second), nil, "h", time.Second)
 	})
 }
 
@@ -300,7 +300,7 @@ func TestHandshakeOldFrames(t *testing.T) {
 	defer a.Close()
 	go func() {
 		defer sc.Close()
-		serverHandshake(sc, nil)
+		ServerHandshake(sc, nil)
 	}()
 	hello := []byte(`{"version":1,"tool":"old","host":"h"}`)
 	frame, _ := proto.AppendFrame(nil, proto.MsgHello, hello)

@@ -1,0 +1,167 @@
+// Command dropinagree is the analysis of scripts/dropin-perftest-agree.sh
+// (make dropin-agree; docs/perftest.md, "Agreement with perftest"): it
+// reads the guest's outputs, the client's table of every run (perftest's
+// printed output, parsed by bench/perftest as `rdmabench import perftest`
+// does), takes each pairing's median of t_typical (latency, µs) or BW
+// average (bandwidth, MiB/s) per tool, and prints the medians, the ratio
+// of each mixed pairing to perftest against perftest, and a 95 % bootstrap
+// interval of that ratio (runs resampled within each round,
+// bench/compare). Pure Go. Exit 1 when a run failed or a figure is
+// missing, 2 on bad usage.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rdmabench/rdmabench/bench/compare"
+	"github.com/rdmabench/rdmabench/bench/perftest"
+)
+
+// The pairings each round runs, in the files' names: the server, then the
+// client.
+var pairings = []struct{ key, label string }{
+	{"pt-pt", "perftest ↔ perftest"},
+	{"pt-rb", "perftest server, drop-in client"},
+	{"rb-pt", "drop-in server, perftest client"},
+}
+
+// test is one line of the guest's agree.list: KEY<TAB>TOOL ARGS.
+type test struct{ key, cmd string }
+
+func main() {
+	dir := flag.String("dir", "", "the guest's /out, brought back")
+	resamples := flag.Int("resamples", 10000, "bootstrap resamples per ratio")
+	flag.Parse()
+	if *dir == "" {
+		fmt.Fprintln(os.Stderr, "dropinagree: need -dir")
+		os.Exit(2)
+	}
+	if err := run(os.Stdout, *dir, *resamples); err != nil {
+		fmt.Fprintln(os.Stderr, "dropinagree:", err)
+		os.Exit(1)
+	}
+}
+
+// run prints the table for the outputs in dir.
+func run(w io.Writer, dir string, resamples int) error {
+	tests, rounds, err := readList(filepath.Join(dir, "agree.list"))
+	if err != nil {
+		return err
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "agree.fail")); err == nil && len(b) > 0 {
+		return fmt.Errorf("runs failed in the guest:\n%s", b)
+	}
+	fmt.Fprintf(w, "%d rounds; each cell: the median of the client's figure, and the ratio to perftest ↔ perftest [95 %% bootstrap interval]\n\n", rounds)
+	fmt.Fprintf(w, "| test | figure | %s | %s | %s |\n|---|---|---|---|---|\n", pairings[0].label, pairings[1].label, pairings[2].label)
+	for _, t := range tests {
+		vals := make([][]float64, len(pairings)) // [pairing][round]
+		figure := ""
+		for p, pr := range pairings {
+			for r := 1; r <= rounds; r++ {
+				name := filepath.Join(dir, fmt.Sprintf("%s.%s.%d.txt", t.key, pr.key, r))
+				v, fig, err := clientFigure(name)
+				if err != nil {
+					return err
+				}
+				vals[p] = append(vals[p], v)
+				figure = fig
+			}
+		}
+		base := compare.MedianOf(vals[0])
+		cells := []string{fmt.Sprintf("%.2f", base)}
+		for p := 1; p < len(pairings); p++ {
+			m := compare.MedianOf(vals[p])
+			groups := make([]compare.RatioGroup, rounds)
+			for r := range rounds {
+				groups[r] = compare.RatioGroup{A: []float64{vals[p][r]}, B: []float64{vals[0][r]}}
+			}
+			cell := fmt.Sprintf("%.2f", m)
+			if base > 0 {
+				cell += fmt.Sprintf(", ratio %.3f", m/base)
+				if lo, hi, ok := compare.MedianRatioInterval(groups, resamples, 0.95); ok {
+					cell += fmt.Sprintf(" [%.3f, %.3f]", lo, hi)
+				}
+			}
+			cells = append(cells, cell)
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s |\n", t.cmd, figure, strings.Join(cells, " | "))
+	}
+	fmt.Fprintln(w)
+	for _, t := range tests {
+		for p, pr := range pairings {
+			var runs []string
+			for r := 1; r <= rounds; r++ {
+				v, _, _ := clientFigure(filepath.Join(dir, fmt.Sprintf("%s.%s.%d.txt", t.key, pr.key, r)))
+				runs = append(runs, fmt.Sprintf("%.2f", v))
+			}
+			fmt.Fprintf(w, "%s, %s: %s\n", t.cmd, pairings[p].label, strings.Join(runs, " "))
+		}
+	}
+	return nil
+}
+
+// readList reads agree.list: "rounds N", then one KEY<TAB>TOOL ARGS line
+// per test.
+func readList(name string) ([]test, int, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	var tests []test
+	rounds := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if n, ok := strings.CutPrefix(line, "rounds "); ok {
+			if rounds, err = strconv.Atoi(n); err != nil || rounds < 1 {
+				return nil, 0, fmt.Errorf("%s: rounds %q: want a positive count", name, n)
+			}
+			continue
+		}
+		key, cmd, ok := strings.Cut(line, "\t")
+		if !ok || key == "" || strings.ContainsAny(key, "/. ") {
+			return nil, 0, fmt.Errorf("%s: line %q: want KEY<TAB>TOOL ARGS", name, line)
+		}
+		tests = append(tests, test{key, cmd})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, err
+	}
+	if rounds == 0 || len(tests) == 0 {
+		return nil, 0, fmt.Errorf("%s: no rounds line or no test", name)
+	}
+	return tests, rounds, nil
+}
+
+// clientFigure is a client's t_typical (latency tables) or BW average
+// (bandwidth tables) from its first result row, and the figure's name.
+func clientFigure(name string) (float64, string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return 0, "", err
+	}
+	p, err := perftest.ParsePrinted(b)
+	if err != nil {
+		return 0, "", fmt.Errorf("%s: %w", name, err)
+	}
+	if len(p.Rows) == 0 {
+		return 0, "", fmt.Errorf("%s: no result row", name)
+	}
+	key, fig := perftest.ColTypical, "t_typical [µs]"
+	if p.BWUnit != "" {
+		key, fig = perftest.ColBWAvg, "BW average ["+p.BWUnit+"]"
+	}
+	v, ok := p.Value(p.Rows[0], key)
+	if !ok {
+		return 0, "", fmt.Errorf("%s: no %s column", name, key)
+	}
+	return v, fig, nil
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bed writes a guest's /out of rounds rounds: perftest 6.06's recorded
+// send_lat (t_typical 14.19 µs) and write_bw (BW average 62.21 MB/sec)
+// client outputs, the figure scaled by scale(pairing, round).
+func bed(t *testing.T, rounds int, scale func(p, r int) float64) string {
+	t.Helper()
+	dir := t.TempDir()
+	lat, err := os.ReadFile("../../bench/perftest/testdata/perftest-6.06/send_lat.client.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw, err := os.ReadFile("../../bench/perftest/testdata/perftest-6.06/write_bw.client.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := fmt.Sprintf("rounds %d\nib_send_lat_n_1000\tib_send_lat -n 1000\nib_write_bw\tib_write_bw\n", rounds)
+	if err := os.WriteFile(filepath.Join(dir, "agree.list"), []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for p, pr := range pairings {
+		for r := 1; r <= rounds; r++ {
+			f := scale(p, r)
+			l := bytes.Replace(lat, []byte("      14.19    "), []byte(fmt.Sprintf("      %.2f    ", 14.19*f)), 1)
+			b := bytes.Replace(bw, []byte("   62.21  "), []byte(fmt.Sprintf("   %.2f  ", 62.21*f)), 1)
+			for key, out := range map[string][]byte{"ib_send_lat_n_1000": l, "ib_write_bw": b} {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s.%s.%d.txt", key, pr.key, r)), out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	return dir
+}
+
+func TestAgreementTable(t *testing.T) {
+	// the drop-in client 10 % slower, the drop-in server as perftest; the
+	// rounds drift by 1 % each
+	dir := bed(t, 3, func(p, r int) float64 {
+		f := 1 + float64(r)/100
+		if p == 1 {
+			f *= 1.1
+		}
+		return f
+	})
+	var out bytes.Buffer
+	if err := run(&out, dir, 2000); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{
+		"| `ib_send_lat -n 1000` | t_typical [µs] | 14.47 | 15.92, ratio 1.100 [",
+		"| 14.47, ratio 1.000 [1.000, 1.000] |",
+		"| `ib_write_bw` | BW average [MB/sec] | 63.45 | 69.80, ratio 1.100 [",
+		"ib_send_lat -n 1000, perftest server, drop-in client: 15.77 15.92 16.08",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestAgreementFails(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(dir string)
+		want   string
+	}{
+		{"a failed run", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "agree.fail"), []byte("/out/x: client failed\n"), 0o644)
+		}, "runs failed in the guest"},
+		{"a missing run", func(dir string) { os.Remove(filepath.Join(dir, "ib_write_bw.rb-pt.2.txt")) }, "ib_write_bw.rb-pt.2.txt"},
+		{"no table", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "ib_write_bw.pt-rb.1.txt"), []byte("Couldn't connect to 127.0.0.1:18990\n"), 0o644)
+		}, "ib_write_bw.pt-rb.1.txt"},
+		{"no list", func(dir string) { os.Remove(filepath.Join(dir, "agree.list")) }, "agree.list"},
+		{"bad rounds", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "agree.list"), []byte("rounds x\nk\tib_write_bw\n"), 0o644)
+		}, `rounds "x"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := bed(t, 2, func(p, r int) float64 { return 1 })
+			tc.break_(dir)
+			var out bytes.Buffer
+			err := run(&out, dir, 100)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}
