@@ -111,7 +111,7 @@ func TestWorkloadLayout(t *testing.T) {
 		s    Spec
 		want string
 	}{
-		{wl(func(s *Spec) { s.Region, s.MRs, s.IdleQPs = 1 << 20, 4, 16 }), " over a 1048576-byte region in 4 MRs + 16 idle QPs"},
+		{wl(func(s *Spec) { s.Region, s.MRs, s.IdleQPs = 1<<20, 4, 16 }), " over a 1048576-byte region in 4 MRs + 16 idle QPs"},
 		{wl(func(s *Spec) { s.Op, s.MRs = result.OpSend, 8 }), " over 8 local MRs"},
 		{wl(func(*Spec) {}), ""},
 	} {
