@@ -36,7 +36,7 @@ rdmabench cliffs 192.0.2.1 -p 18620 --axis tx-depth --points 1,4,16 --runs 2 -D 
 rc=$?
 kill $spid; wait $spid 2>/dev/null
 cat /out/server.txt
-[ $rc = 0 ] && grep -q '"role": "client"' /out/server.json || fail "cliffs against a server exited $rc"
+[ $rc = 0 ] || fail "cliffs against a server exited $rc" # its document's role: jcheck on the host (cliffs-test.sh)
 rdmabench cliffs -d rxe0 --op read --axis mrs --to 1024 --factor 4 --runs 2 -D 0.3 --bisect 1 --json /out/mrs.json >/out/mrs.txt 2>/out/mrs.err
 rc=$?
 cat /out/mrs.err /out/mrs.txt

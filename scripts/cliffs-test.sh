@@ -15,6 +15,8 @@ $GO test -c -o build/cliffs.test ./bench/cliffs
 scripts/vm-run.sh --timeout 600 --mem 3072 --bin build/rdmabench --bin build/cliffs.test --file scripts/cliffs-guest.sh \
 	--outdir "$out" -- sh /work/cliffs-guest.sh
 RDMABENCH_CLIFFS_DIR=$PWD/$out $GO test -count=1 -run '^TestCliffsFiles$' -v ./bench/cliffs
+# the search against a server wrote the client's document
+$GO run ./scripts/jcheck "$out/server.json" 'role == "client"'
 # 4 KiB random READ and WRITE over 1 GiB: both results carry the region and a message rate
 $GO run ./scripts/jcheck "$out/workload/region.json" 'count(results.*.workload.region_bytes == 1073741824) == 2' \
 	'count(results.*.workload.access == "random") == 2' 'count(results.*.bandwidth.mpps > 0) == 2'
