@@ -2,8 +2,6 @@ package result
 
 import (
 	_ "embed"
-	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -141,22 +139,12 @@ type CliffsCounter struct {
 
 // IsCliffsDocument reports whether data is a cliffs document (its kind).
 func IsCliffsDocument(data []byte) bool {
-	var probe struct {
-		Kind string `json:"kind"`
-	}
-	return json.Unmarshal(data, &probe) == nil && probe.Kind == KindCliffs
+	return isKind(data, KindCliffs)
 }
 
 // ReadCliffs decodes a cliffs document.
 func ReadCliffs(data []byte) (*CliffsDocument, error) {
-	var d CliffsDocument
-	if err := json.Unmarshal(data, &d); err != nil {
-		return nil, fmt.Errorf("cliffs document: %w", err)
-	}
-	if d.Kind != KindCliffs {
-		return nil, fmt.Errorf("not a cliffs document (kind %q)", d.Kind)
-	}
-	return &d, nil
+	return readKind(data, KindCliffs, "cliffs document", func(d *CliffsDocument) string { return d.Kind })
 }
 
 // WriteCliffsJSON writes doc to path ("-": stdout).

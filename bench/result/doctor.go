@@ -1,7 +1,6 @@
 package result
 
 import (
-	"encoding/json"
 	"time"
 )
 
@@ -95,10 +94,7 @@ func DoctorWorst(fs ...[]DoctorFinding) string {
 // IsDoctorDocument reports whether data is, by its shape, a doctor
 // document: a JSON object whose "kind" is KindDoctor.
 func IsDoctorDocument(data []byte) bool {
-	var probe struct {
-		Kind string `json:"kind"`
-	}
-	return json.Unmarshal(data, &probe) == nil && probe.Kind == KindDoctor
+	return isKind(data, KindDoctor)
 }
 
 // WriteDoctorJSON writes doc to path ("-": stdout), with its version, kind,

@@ -2,8 +2,6 @@ package result
 
 import (
 	_ "embed"
-	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -178,22 +176,12 @@ type InflationVerdict struct {
 
 // IsIsolationDocument reports whether data is an isolation document (its kind).
 func IsIsolationDocument(data []byte) bool {
-	var probe struct {
-		Kind string `json:"kind"`
-	}
-	return json.Unmarshal(data, &probe) == nil && probe.Kind == KindIsolation
+	return isKind(data, KindIsolation)
 }
 
 // ReadIsolation decodes an isolation document.
 func ReadIsolation(data []byte) (*IsolationDocument, error) {
-	var d IsolationDocument
-	if err := json.Unmarshal(data, &d); err != nil {
-		return nil, fmt.Errorf("isolation document: %w", err)
-	}
-	if d.Kind != KindIsolation {
-		return nil, fmt.Errorf("not an isolation document (kind %q)", d.Kind)
-	}
-	return &d, nil
+	return readKind(data, KindIsolation, "isolation document", func(d *IsolationDocument) string { return d.Kind })
 }
 
 // WriteIsolationJSON writes doc to path ("-": stdout).

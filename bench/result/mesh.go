@@ -116,10 +116,7 @@ func (d *MeshDocument) AsDocument(p MeshPair) *Document {
 // IsMeshDocument reports whether data is a mesh document: a JSON object
 // whose "kind" is "mesh".
 func IsMeshDocument(data []byte) bool {
-	var probe struct {
-		Kind string `json:"kind"`
-	}
-	return json.Unmarshal(data, &probe) == nil && probe.Kind == KindMesh
+	return isKind(data, KindMesh)
 }
 
 // WriteMeshJSON writes doc to path ("-": stdout).
