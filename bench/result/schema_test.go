@@ -440,17 +440,23 @@ func TestSchemaFiles(t *testing.T) {
 		rel, _ := filepath.Rel(dir, path)
 		t.Run(rel, func(t *testing.T) {
 			b := readFile(t, path)
-			if result.IsMRDocument(b) {
-				if err := schema.ValidateMRDocument(b); err != nil {
-					t.Errorf("%s (rdmabench mr document): %v", path, err)
+			for _, k := range []struct {
+				name     string
+				is       func([]byte) bool
+				validate func([]byte) error
+			}{
+				{"rdmabench mr", result.IsMRDocument, schema.ValidateMRDocument},
+				{"rdmabench doctor", result.IsDoctorDocument, schema.ValidateDoctorDocument},
+				{"rdmabench isolation", result.IsIsolationDocument, schema.ValidateIsolationDocument},
+				{"rdmabench cliffs", result.IsCliffsDocument, schema.ValidateCliffsDocument},
+				{"rdmabench mesh", result.IsMeshDocument, schema.ValidateMeshDocument},
+			} {
+				if k.is(b) {
+					if err := k.validate(b); err != nil {
+						t.Errorf("%s (%s document): %v", path, k.name, err)
+					}
+					return
 				}
-				return
-			}
-			if result.IsDoctorDocument(b) {
-				if err := schema.ValidateDoctorDocument(b); err != nil {
-					t.Errorf("%s (rdmabench doctor document): %v", path, err)
-				}
-				return
 			}
 			if err := validateCurrent(t, b); err != nil {
 				t.Errorf("%s (result document): %v", path, err)
