@@ -203,11 +203,14 @@ type Load struct {
 	// a loop beside the load QPs (QPs may then be 0; Op and Size must
 	// still be valid).
 	// Threads drives the load QPs round robin from this many threads
-	// (0: one thread per QP).
+	// (0: one thread per QP). MRs spreads the load QPs' operations round
+	// robin over this many MRs on each side (0 or 1: one buffer each; the
+	// MTT/MPT thrash, attack.go).
 	AltSize   int  `json:"alt_size_bytes,omitempty"`
 	RNR       bool `json:"rnr,omitempty"`
 	ChurnSize int  `json:"churn_size_bytes,omitempty"`
 	Threads   int  `json:"threads,omitempty"`
+	MRs       int  `json:"mrs,omitempty"`
 }
 
 // isLoadOp reports whether op may stream as a load (OpTraits.Load).
@@ -242,7 +245,7 @@ func (s Spec) LoadSpec() Spec {
 	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: max(s.Load.Size, s.Load.AltSize), Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
 		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.LoadPace(),
 		NoRelaxedOrdering: s.NoRelaxedOrdering, NoAddrStep: s.NoAddrStep, AddrCycle: s.AddrCycle,
-		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex}
+		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex, MRs: s.Load.MRs}
 }
 
 // Name is a short label, e.g. "send lat 2B" or "tcp send bw 65536B".
