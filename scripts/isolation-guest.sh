@@ -26,7 +26,7 @@ grep -q '^isolation: send lat 2B alone and beside 7 attackers (bw-hog, small-flo
 jcheck /out/catalogue.json 'count(attackers.*) == 7' 'count(alone.*) == 2' 'count(attackers.*.runs.*) == 14' \
 	'count(attackers.*.achieved.*.mpps > 0) == 12' 'count(attackers[name=mr-churn].achieved.*.registrations_per_sec > 0) == 2' \
 	'count(attackers[name=rnr-storm].load.rnr == true) == 1' \
-	'attackers[name=pcie-sizes].load.alt_size_bytes == 257' 'attackers[name=qp-thrash].load.qps == 64' \
+	'attackers[name=pcie-sizes].load.alt_size_bytes == 257' 'attackers[name=qp-thrash].load.qps == 512' \
 	'attackers[name=mr-thrash].load.mrs == 4096' 'count(attackers[name=mr-thrash].achieved.*.mpps > 0) == 2' \
 	|| fail "the catalogue's JSON"
 rdmabench server --bind 192.0.2.1 -p 18630 >/tmp/isolation-server.log 2>&1 &

@@ -216,8 +216,14 @@ type Load struct {
 // isLoadOp reports whether op may stream as a load (OpTraits.Load).
 func isLoadOp(op string) bool { t, ok := OpOf(op); return ok && t.Load }
 
-// MaxLoadQPs bounds the load QPs of one test.
+// MaxLoadQPs bounds the load QPs of one test (--load-qps: one thread each).
 const MaxLoadQPs = 64
+
+// MaxThrashLoadQPs bounds the load QPs of one test when fewer threads
+// drive them round robin (Load.Threads; qp-thrash at Husky's 16 processes
+// x 32 QPs); the device's max_qp and the budget's --max-qps bound them
+// further.
+const MaxThrashLoadQPs = 512
 
 func (l *Load) validate() error {
 	if err := l.validateAttack(); err != nil {
@@ -225,8 +231,8 @@ func (l *Load) validate() error {
 	}
 	switch {
 	case l.ChurnSize > 0 && l.QPs == 0: // registration churn alone: Op and Size are checked all the same
-	case l.QPs < 1 || l.QPs > MaxLoadQPs:
-		return fmt.Errorf("load QPs %d out of range 1..%d", l.QPs, MaxLoadQPs)
+	case l.QPs < 1 || l.QPs > MaxThrashLoadQPs || l.QPs > MaxLoadQPs && (l.Threads == 0 || l.Threads == l.QPs):
+		return fmt.Errorf("load QPs %d out of range 1..%d (1..%d driven round robin from fewer threads)", l.QPs, MaxLoadQPs, MaxThrashLoadQPs)
 	case !isLoadOp(l.Op) && !(l.RNR && l.Op == result.OpSend):
 		return fmt.Errorf("load op %q invalid: %s (the server's CPU stays idle)", l.Op, orList(opNames(func(t OpTraits) bool { return t.Load })))
 	case l.Size < 1 || l.Size > MaxSize:
