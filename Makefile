@@ -136,9 +136,9 @@ cliffs-test: build
 	scripts/cliffs-test.sh
 
 # rdmabench isolation in one SoftRoCE guest (scripts/isolation-test.sh, docs/isolation.md):
-# the whole attacker catalogue beside a SEND latency victim in loopback, three attackers
+# the whole attacker catalogue beside a SEND latency victim in loopback, four attackers
 # against a server, --max-inflation crossed (exit 1) and not (exit 0); the documents
-# checked on the host into build/isolation/. About 3 minutes; not part of make test.
+# checked on the host into build/isolation/. About 4 minutes; not part of make test.
 .PHONY: isolation-test
 isolation-test: build
 	scripts/isolation-test.sh

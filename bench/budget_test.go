@@ -149,3 +149,19 @@ func TestRateLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadMRsNeed: a load spreading over MRs (mr-thrash) counts its MRs in
+// the budget, on the target (4096 x 512 B) and on the initiator (as many
+// 512 B buffers).
+func TestLoadMRsNeed(t *testing.T) {
+	s := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 512,
+		Load: &Load{QPs: 2, Op: result.OpWrite, Size: 512, TxDepth: 16, CQMod: 1}}
+	thrash := s
+	thrash.Load = &Load{QPs: 2, Op: result.OpWrite, Size: 512, TxDepth: 16, CQMod: 1, MRs: 4096}
+	for _, client := range []bool{false, true} {
+		plain, n := NeedOf(s, client), NeedOf(thrash, client)
+		if n.Registered-plain.Registered != 4096*512 || n.QPs != plain.QPs || n.Engine != plain.Engine {
+			t.Errorf("client %v: need %+v, without the MRs %+v", client, n, plain)
+		}
+	}
+}

@@ -106,9 +106,8 @@ func (l *loadRun) finish(load *Load) (*result.LoadResult, error) {
 	if err := errors.Join(append(l.errs, l.churnErr)...); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
-	res := &result.LoadResult{QPs: len(l.eps), Op: load.Op, SizeBytes: load.Size, AltSizeBytes: load.AltSize, RNR: load.RNR}
-	var first, last int64 = math.MaxInt64, 0
-	var bytes int64
+	res := &result.LoadResult{QPs: len(l.eps), Op: load.Op, SizeBytes: load.Size, AltSizeBytes: load.AltSize, RNR: load.RNR, MRs: load.MRs}
+	var bytes, first, last int64 = 0, math.MaxInt64, 0
 	for _, ep := range l.eps {
 		n := int64(ep.eng.Completed())
 		res.Ops += n

@@ -38,3 +38,27 @@ func TestRDMAWorkloadKnobs(t *testing.T) {
 		t.Logf("%s: region %d bytes over %d MRs, %s, %d SGEs: %.4f Mpps", s.Name(), w.RegionBytes, w.MRs, w.Access, w.SGE, r.Bandwidth.Mpps)
 	}
 }
+
+// TestRDMALoadMRThrash: a load that spreads over MRs (mr-thrash) runs in
+// loopback and against a server beside a SEND latency victim: the target
+// registers 1024 MRs for the load, their keys reach the initiator, and
+// the load's result records the MRs and its operations.
+func TestRDMALoadMRThrash(t *testing.T) {
+	requireDevice(t)
+	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2},
+		Template: Spec{Iters: 500, Warmup: -1, Load: &Load{QPs: 2, Op: result.OpWrite, Size: 512, TxDepth: 16, CQMod: 1, MRs: 1024}}})
+	loop, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := RunClient(context.Background(), startServer(t), runCfg(specs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range append(checkDoc(t, loop, specs).Results, checkDoc(t, remote, specs).Results...) {
+		if r.Load == nil || r.Load.MRs != 1024 || r.Load.QPs != 2 || r.Load.Ops == 0 {
+			t.Fatalf("load %+v", r.Load)
+		}
+		t.Logf("send lat beside 2 QPs over 1024 MRs: p50 %.2f us; load %d ops, %.4f Mpps", r.Latency.P50.NS/1e3, r.Load.Ops, r.Load.Bandwidth.Mpps)
+	}
+}

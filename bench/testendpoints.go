@@ -32,7 +32,7 @@ func (t *testEndpoints) measured() []*endpoint {
 
 func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err error) {
 	t := &testEndpoints{}
-	if err := dev.supports(s); s.Spread() && err != nil { // max_mr, max_mr_size before the region is mapped
+	if err := dev.supports(s); s.Spreads() && err != nil { // max_mr, max_mr_size before the region is mapped
 		return nil, err
 	}
 	defer func() {
@@ -43,7 +43,9 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 	if t.mem, err = newTestMemory(dev, s, client); err != nil {
 		return nil, err
 	}
-	access := verbs.AccessLocalWrite | remoteAccess(s, client, dev.Ctx.IsIWARP()) | relaxedAccess(s) // the op's remote access only
+	access := func(s Spec) verbs.Access { // the op's remote access only (s: the measured or the load QPs' spec)
+		return verbs.AccessLocalWrite | remoteAccess(s, client, dev.Ctx.IsIWARP()) | relaxedAccess(s)
+	}
 	if t.spread, err = spread.New(t.mem.pd, s, client, access, dev.bindMemory); err != nil {
 		return nil, err
 	}
@@ -89,7 +91,7 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 
 func (t *testEndpoints) info() proto.QPInfo {
 	in := t.probe.info()
-	in.Region = t.spread.Remote()
+	t.spread.SetInfo(&in) // Region, LoadRegion
 	for _, ep := range t.loads {
 		in.Load = append(in.Load, ep.info())
 	}
@@ -139,8 +141,7 @@ func (t *testEndpoints) close() error {
 	if t.probe != nil {
 		errs = append(errs, t.probe.close())
 	}
-	errs = append(errs, t.srq.Close())    // after its QPs, before the PD
-	errs = append(errs, t.spread.Close()) // likewise
+	errs = append(errs, t.srq.Close(), t.spread.Close()) // after their QPs, before the PD
 	if t.mem != nil {
 		errs = append(errs, t.mem.close())
 	}
@@ -153,12 +154,12 @@ func (t *testEndpoints) close() error {
 	return errors.Join(errs...)
 }
 
-// setSpread gives the initiator's measured QPs of a spread test their
-// targets in the peer's region r.Region (spread.Engines).
+// setSpread gives the initiator's measured and load QPs of a spread test
+// their targets in the peer's regions r.Region, r.LoadRegion (spread.Memory.Engines).
 func (t *testEndpoints) setSpread(r proto.QPInfo) error {
-	sps, err := spread.Engines(t.probe.spec, t.probe.client, len(t.measured()), r.Region, t.spread.Locals())
+	sps, err := t.spread.Engines(t.probe.spec, t.probe.client, len(t.measured()), len(t.loads), r)
 	for i, sp := range sps {
-		t.measured()[i].spread = sp
+		t.all()[i].spread = sp
 	}
 	return err
 }

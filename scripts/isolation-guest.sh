@@ -6,7 +6,8 @@
 #      own rate (on the host TestIsolationFiles checks that every figure's ratio
 #      that enough runs back has its interval);
 #   2. against 'rdmabench server' (isolation HOST): the RNR storm, the PCIe
-#      sizes and the registration churn, role client (/out/host.json);
+#      sizes, the MR thrash and the registration churn, role client
+#      (/out/host.json);
 #   3. --max-inflation: p50=100000x is not crossed (exit 0); p50=1x,p90=1x
 #      beside bw-hog, small-flood and pcie-sizes against the server is (exit 1,
 #      naming the attacker, the figure, the ratio and its interval), once more
@@ -20,21 +21,23 @@ rdmabench isolation -D 1 --repeat 2 --json /out/catalogue.json >/out/catalogue.t
 rc=$?
 grep -v '^warning' /out/catalogue.txt
 [ $rc = 0 ] || { cat /out/catalogue.err; fail "the catalogue exited $rc"; }
-grep -q '^isolation: send lat 2B alone and beside 6 attackers (bw-hog, small-flood, rnr-storm, pcie-sizes, qp-thrash, mr-churn), 2 rounds: 14 runs, about' \
+grep -q '^isolation: send lat 2B alone and beside 7 attackers (bw-hog, small-flood, rnr-storm, pcie-sizes, qp-thrash, mr-thrash, mr-churn), 2 rounds: 16 runs, about' \
 	/out/catalogue.err || fail "no plan line"
-jcheck /out/catalogue.json 'count(attackers.*) == 6' 'count(alone.*) == 2' 'count(attackers.*.runs.*) == 12' \
-	'count(attackers.*.achieved.*.mpps > 0) == 10' 'count(attackers[name=mr-churn].achieved.*.registrations_per_sec > 0) == 2' \
+jcheck /out/catalogue.json 'count(attackers.*) == 7' 'count(alone.*) == 2' 'count(attackers.*.runs.*) == 14' \
+	'count(attackers.*.achieved.*.mpps > 0) == 12' 'count(attackers[name=mr-churn].achieved.*.registrations_per_sec > 0) == 2' \
 	'count(attackers[name=rnr-storm].load.rnr == true) == 1' \
-	'attackers[name=pcie-sizes].load.alt_size_bytes == 257' 'attackers[name=qp-thrash].load.qps == 64' \
+	'attackers[name=pcie-sizes].load.alt_size_bytes == 257' 'attackers[name=qp-thrash].load.qps == 512' \
+	'attackers[name=mr-thrash].load.mrs == 4096' 'count(attackers[name=mr-thrash].achieved.*.mpps > 0) == 2' \
 	|| fail "the catalogue's JSON"
 rdmabench server --bind 192.0.2.1 -p 18630 >/tmp/isolation-server.log 2>&1 &
 spid=$!
 sleep 1
-rdmabench isolation 192.0.2.1 -p 18630 --attackers rnr-storm,pcie-sizes,mr-churn --repeat 1 -D 1 --json /out/host.json >/out/host.txt 2>&1
+rdmabench isolation 192.0.2.1 -p 18630 --attackers rnr-storm,pcie-sizes,mr-thrash,mr-churn --repeat 1 -D 1 --json /out/host.json >/out/host.txt 2>&1
 rc=$?
 grep -v '^warning' /out/host.txt
 [ $rc = 0 ] || fail "isolation HOST exited $rc"
-jcheck /out/host.json 'role == "client"' 'count(attackers.*.runs.*) == 3' 'count(attackers.*.ratios[figure=p50].method == "order_statistics") == 3' \
+jcheck /out/host.json 'role == "client"' 'count(attackers.*.runs.*) == 4' 'count(attackers.*.ratios[figure=p50].method == "order_statistics") == 4' \
+	'attackers[name=mr-thrash].load.mrs == 4096' \
 	|| fail "isolation HOST's JSON"
 rdmabench isolation 192.0.2.1 -p 18630 --attackers small-flood --repeat 1 -D 0.5 --max-inflation p50=100000x >/out/pass.txt 2>&1
 rc=$?

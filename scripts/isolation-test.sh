@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # isolation-test.sh: make isolation-test. One SoftRoCE guest runs
 # scripts/isolation-guest.sh (the whole attacker catalogue in loopback,
-# three attackers against a server, --max-inflation crossed and not); then
+# four attackers against a server, --max-inflation crossed and not); then
 # on the host its documents are checked against isolation.schema.json
-# (TestIsolationFiles). Output in build/isolation/. About 3 minutes under TCG.
+# (TestIsolationFiles). Output in build/isolation/. About 4 minutes under TCG.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}

@@ -31,11 +31,17 @@ var Catalogue = []Attacker{
 		Load: spec.Load{QPs: 2, Op: result.OpSend, Size: 64, TxDepth: 16, RNR: true}},
 	{Name: "pcie-sizes", Class: "PCIe-unfriendly sizes", Description: "4 QPs streaming RDMA WRITEs of 129 B (QPs 0, 2) and 257 B (QPs 1, 3): one byte past a 128 B and a 256 B boundary",
 		Load: spec.Load{QPs: 4, Op: result.OpWrite, Size: 129, AltSize: 257}},
-	{Name: "qp-thrash", Class: "QP-context thrash", Description: fmt.Sprintf("%d QPs of 8 B RDMA WRITEs, 4 outstanding each, driven round robin from 2 threads (the load's QP limit; Husky used 16 processes x 32 QPs)", spec.MaxLoadQPs),
-		Load: spec.Load{QPs: spec.MaxLoadQPs, Op: result.OpWrite, Size: 8, TxDepth: 4, Threads: 2}},
+	{Name: "qp-thrash", Class: "QP-context thrash", Description: fmt.Sprintf("%d QPs of 8 B RDMA WRITEs (Husky's 16 processes x 32 QPs), 4 outstanding each, driven round robin from 2 threads", spec.MaxThrashLoadQPs),
+		Load: spec.Load{QPs: spec.MaxThrashLoadQPs, Op: result.OpWrite, Size: 8, TxDepth: 4, Threads: 2}},
+	{Name: "mr-thrash", Class: "MTT/MPT thrash", Description: fmt.Sprintf("2 QPs streaming 512 B RDMA WRITEs, each to the next of %d MRs of 512 B on the target and from the next of as many on the initiator, round robin: more memory keys and translations in flight than a NIC's cache holds (Husky: 4096 x 512 B MRs)", mrThrashMRs),
+		Load: spec.Load{QPs: 2, Op: result.OpWrite, Size: 512, MRs: mrThrashMRs}},
 	{Name: "mr-churn", Class: "MR churn", Description: "one thread registering and deregistering a 1 MiB buffer in a loop (ibv_reg_mr, ibv_dereg_mr), no QPs",
 		Load: spec.Load{Op: result.OpWrite, Size: 64, ChurnSize: 1 << 20}},
 }
+
+// mrThrashMRs is how many MRs the mr-thrash attacker spreads over on
+// each side: Husky's 4096 x 512 B.
+const mrThrashMRs = 4096
 
 // Names lists the catalogue's names.
 func Names() []string {
@@ -91,5 +97,5 @@ func loadOf(l spec.Load) result.IsolationLoad {
 		threads = l.QPs
 	}
 	return result.IsolationLoad{QPs: l.QPs, Op: l.Op, SizeBytes: l.Size, AltSizeBytes: l.AltSize, TxDepth: l.TxDepth,
-		Threads: threads, RNR: l.RNR, ChurnSizeBytes: l.ChurnSize}
+		Threads: threads, RNR: l.RNR, ChurnSizeBytes: l.ChurnSize, MRs: l.MRs}
 }

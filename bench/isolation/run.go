@@ -28,6 +28,10 @@ const (
 	RunOverhead = 1500 * time.Millisecond
 	// QPOverhead is the estimated setup cost of one load QP in a run.
 	QPOverhead = 60 * time.Millisecond
+	// MROverhead is the estimated cost of registering (and later
+	// deregistering) one load MR on one side in a run (mr-thrash: 4096 a
+	// side): rxe under TCG on a loaded host took about 2 ms.
+	MROverhead = time.Millisecond
 	// MaxRepeat bounds Config.Repeat.
 	MaxRepeat = 100
 )
@@ -105,7 +109,7 @@ func (c *Config) Plan() (runs int, est time.Duration, err error) {
 	one := func(s bench.Spec) time.Duration {
 		d := RunOverhead + s.Duration + s.WarmupTime
 		if s.Load != nil {
-			d += time.Duration(s.Load.QPs) * QPOverhead
+			d += time.Duration(s.Load.QPs)*QPOverhead + time.Duration(2*s.Load.MRs)*MROverhead // both sides' MRs
 		}
 		return d
 	}

@@ -36,7 +36,7 @@ func TestCatalogueSpecs(t *testing.T) {
 			t.Errorf("%s: %+v", Catalogue[i].Name, s)
 		}
 	}
-	for _, want := range []string{"bw-hog", "small-flood", "rnr-storm", "pcie-sizes", "qp-thrash", "mr-churn"} {
+	for _, want := range []string{"bw-hog", "small-flood", "rnr-storm", "pcie-sizes", "qp-thrash", "mr-thrash", "mr-churn"} {
 		if !known(want) {
 			t.Errorf("catalogue lacks %s", want)
 		}
@@ -204,5 +204,30 @@ func TestRunRounds(t *testing.T) {
 	cfg.Check = func([]bench.Spec) error { return errors.New("over budget") }
 	if doc, err := Run(context.Background(), cfg); doc != nil || err == nil || err.Error() != "over budget" {
 		t.Errorf("refused: %v %v", doc, err)
+	}
+}
+
+// TestPlanCountsLoadMRs: the plan's time counts registering mr-thrash's
+// MRs on both sides (MROverhead each), and its load record says the MRs.
+func TestPlanCountsLoadMRs(t *testing.T) {
+	est := func(names string) time.Duration {
+		as, err := Select(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := Config{Victim: victim(), Attackers: as, Repeat: 1}
+		_, d, err := c.Plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	thrash, hog := est("mr-thrash"), est("bw-hog") // both 2 load QPs
+	if want := time.Duration(2*mrThrashMRs) * MROverhead; thrash-hog != want {
+		t.Errorf("mr-thrash plans %v more than bw-hog, want %v", thrash-hog, want)
+	}
+	as, _ := Select("mr-thrash")
+	if r := loadOf(as[0].Load); r.MRs != 4096 || r.QPs != 2 || r.SizeBytes != 512 {
+		t.Errorf("load record %+v", r)
 	}
 }

@@ -96,6 +96,9 @@ type QPInfo struct {
 	// Region is the target side's spread region of a test with the
 	// workload knobs (--region, --mrs), its MRs in order.
 	Region []MRInfo `json:"region,omitempty"`
+	// LoadRegion is the target side's MRs of a load that spreads
+	// (spec.Load.MRs, the mr-thrash attacker), in order.
+	LoadRegion []MRInfo `json:"load_region,omitempty"`
 	// Idle holds the idle QPs of a test with --qps-idle, in order.
 	Idle []QPInfo `json:"idle,omitempty"`
 }

@@ -123,6 +123,7 @@ type IsolationLoad struct {
 	Threads        int    `json:"threads"` // the threads driving the QPs (0 with none)
 	RNR            bool   `json:"rnr,omitempty"`
 	ChurnSizeBytes int    `json:"churn_size_bytes,omitempty"`
+	MRs            int    `json:"mrs,omitempty"` // the MRs each side's load operations spread over (mr-thrash)
 }
 
 // AttackerRate is what an attacker achieved in one run: its operations'

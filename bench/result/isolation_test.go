@@ -21,7 +21,7 @@ func fullIsolation() *result.IsolationDocument {
 		Role: "client", Peer: "192.0.2.1:18515", Device: "rxe0", Victim: "send lat 2B", VictimInterval: "RTT/2", Repeat: 1,
 		RunDurationNS: 1e9, Confidence: 0.95, EstimatedNS: 3e9, ElapsedNS: 3e9, Alone: []result.IsolationRun{run},
 		Attackers: []result.IsolationAttacker{{Name: "pcie-sizes", Class: "PCIe-unfriendly sizes", Description: "d",
-			Load: result.IsolationLoad{QPs: 4, Op: "send", SizeBytes: 129, AltSizeBytes: 257, TxDepth: 16, Threads: 4, RNR: true, ChurnSizeBytes: 1 << 20},
+			Load: result.IsolationLoad{QPs: 4, Op: "send", SizeBytes: 129, AltSizeBytes: 257, TxDepth: 16, Threads: 4, RNR: true, ChurnSizeBytes: 1 << 20, MRs: 4096},
 			Runs: []result.IsolationRun{run}, Achieved: []result.AttackerRate{{Mpps: 1, MBPerSec: 2, RegistrationsPerSec: 3}},
 			AchievedMedian: result.AttackerRate{Mpps: 1, MBPerSec: 2, RegistrationsPerSec: 3},
 			Ratios: []result.InflationRatio{{Figure: "p99", Alone: f(1), Attacked: f(2), Ratio: f(2), Low: f(1.5), High: f(2.5),

@@ -345,6 +345,9 @@ type LoadResult struct {
 	ChurnSizeBytes      int     `json:"churn_size_bytes,omitempty"`
 	Registrations       int64   `json:"registrations,omitempty"`
 	RegistrationsPerSec float64 `json:"registrations_per_sec,omitempty"`
+	// MRs is how many MRs (on each side) the load QPs' operations spread
+	// over round robin (mr-thrash); absent: one buffer each.
+	MRs int `json:"mrs,omitempty"`
 }
 
 // OpenLoop describes an open-loop latency test: the requested schedule and

@@ -203,18 +203,27 @@ type Load struct {
 	// a loop beside the load QPs (QPs may then be 0; Op and Size must
 	// still be valid).
 	// Threads drives the load QPs round robin from this many threads
-	// (0: one thread per QP).
+	// (0: one thread per QP). MRs spreads the load QPs' operations round
+	// robin over this many MRs on each side (0 or 1: one buffer each; the
+	// MTT/MPT thrash, attack.go).
 	AltSize   int  `json:"alt_size_bytes,omitempty"`
 	RNR       bool `json:"rnr,omitempty"`
 	ChurnSize int  `json:"churn_size_bytes,omitempty"`
 	Threads   int  `json:"threads,omitempty"`
+	MRs       int  `json:"mrs,omitempty"`
 }
 
 // isLoadOp reports whether op may stream as a load (OpTraits.Load).
 func isLoadOp(op string) bool { t, ok := OpOf(op); return ok && t.Load }
 
-// MaxLoadQPs bounds the load QPs of one test.
+// MaxLoadQPs bounds the load QPs of one test (--load-qps: one thread each).
 const MaxLoadQPs = 64
+
+// MaxThrashLoadQPs bounds the load QPs of one test when fewer threads
+// drive them round robin (Load.Threads; qp-thrash at Husky's 16 processes
+// x 32 QPs); the device's max_qp and the budget's --max-qps bound them
+// further.
+const MaxThrashLoadQPs = 512
 
 func (l *Load) validate() error {
 	if err := l.validateAttack(); err != nil {
@@ -222,8 +231,8 @@ func (l *Load) validate() error {
 	}
 	switch {
 	case l.ChurnSize > 0 && l.QPs == 0: // registration churn alone: Op and Size are checked all the same
-	case l.QPs < 1 || l.QPs > MaxLoadQPs:
-		return fmt.Errorf("load QPs %d out of range 1..%d", l.QPs, MaxLoadQPs)
+	case l.QPs < 1 || l.QPs > MaxThrashLoadQPs || l.QPs > MaxLoadQPs && (l.Threads == 0 || l.Threads == l.QPs):
+		return fmt.Errorf("load QPs %d out of range 1..%d (1..%d driven round robin from fewer threads)", l.QPs, MaxLoadQPs, MaxThrashLoadQPs)
 	case !isLoadOp(l.Op) && !(l.RNR && l.Op == result.OpSend):
 		return fmt.Errorf("load op %q invalid: %s (the server's CPU stays idle)", l.Op, orList(opNames(func(t OpTraits) bool { return t.Load })))
 	case l.Size < 1 || l.Size > MaxSize:
@@ -242,7 +251,7 @@ func (s Spec) LoadSpec() Spec {
 	return Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: max(s.Load.Size, s.Load.AltSize), Iters: 1, TxDepth: s.Load.TxDepth, CQMod: s.Load.CQMod,
 		RxDepth: 1, MTU: s.MTU, SL: s.SL, TClass: s.TClass, LimitMsgRate: s.LoadPace(),
 		NoRelaxedOrdering: s.NoRelaxedOrdering, NoAddrStep: s.NoAddrStep, AddrCycle: s.AddrCycle,
-		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex}
+		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex, MRs: s.Load.MRs}
 }
 
 // Name is a short label, e.g. "send lat 2B" or "tcp send bw 65536B".

@@ -282,6 +282,9 @@ func (s Spec) CheckDeviceWorkload(d DeviceLimits) error {
 			return fmt.Errorf("--sge %d is above %s's max_sge_rd %d (SGEs of a READ): %w", n, d.Name, d.MaxSGERd, ErrNotSupported)
 		}
 	}
+	if err := s.checkDeviceLoadMRs(d); err != nil {
+		return err
+	}
 	if !s.Spread() {
 		return nil
 	}

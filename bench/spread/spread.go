@@ -5,7 +5,10 @@
 // one message buffer per MR, each its own MR. Package bench makes them
 // after the budget passed (NeedOf counts them with Bytes) and closes them
 // after the QPs; Engine is each initiator QP's verbs.Spread towards the
-// peer's region.
+// peer's region. A load that spreads (spec.Load.MRs, the MTT/MPT thrash
+// attacker) has memory of its own beside the measured QPs', laid out the
+// same way from the load's spec (spec.Spec.LoadSpec): Memory holds it,
+// its keys travel in proto.QPInfo.LoadRegion.
 package spread
 
 import (
@@ -34,8 +37,16 @@ func Layout(s spec.Spec, client bool) (n int, each int64) {
 }
 
 // Bytes is what one side of s maps and registers for spreading, bytes
-// (the mapping rounded up to its page).
+// (each mapping rounded up to its page): the measured QPs' and the
+// load's (spec.Load.MRs).
 func Bytes(s spec.Spec, client bool) int64 {
+	if s.LoadSpreads() {
+		return oneBytes(s, client) + oneBytes(s.LoadSpec(), client)
+	}
+	return oneBytes(s, client)
+}
+
+func oneBytes(s spec.Spec, client bool) int64 {
 	n, each := Layout(s, client)
 	if n == 0 {
 		return 0
@@ -47,16 +58,36 @@ func Bytes(s spec.Spec, client bool) int64 {
 	return (int64(n)*each + page - 1) / page * page
 }
 
-// Memory is one side's spread memory: one mapping and its MRs.
+// Memory is one side's spread memory: one mapping and its MRs (none
+// when only the load spreads), and the load's.
 type Memory struct {
-	buf *verbs.Buffer
-	mrs []*verbs.MR
+	buf  *verbs.Buffer
+	mrs  []*verbs.MR
+	load *Memory // the load QPs' (spec.Load.MRs), or nil
 }
 
-// New maps and registers one side's spread memory on pd with access,
-// inside bind (the device's NUMA binding; it calls its argument once);
-// nil, nil when the side has none.
-func New(pd *verbs.PD, s spec.Spec, client bool, access verbs.Access, bind func(func() error) error) (_ *Memory, err error) {
+// New maps and registers one side's spread memory of s on pd, each MR
+// with access(the spec of the QPs it serves: s, or s.LoadSpec()), inside
+// bind (the device's NUMA binding); nil, nil when the side has none.
+func New(pd *verbs.PD, s spec.Spec, client bool, access func(spec.Spec) verbs.Access, bind func(func() error) error) (*Memory, error) {
+	m, err := newOne(pd, s, client, access(s), bind)
+	if err != nil || !s.LoadSpreads() {
+		return m, err
+	}
+	l := s.LoadSpec()
+	load, err := newOne(pd, l, client, access(l), bind)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("load: %w", err), m.Close())
+	}
+	if m == nil {
+		m = &Memory{}
+	}
+	m.load = load
+	return m, nil
+}
+
+// newOne maps and registers the spread memory of s alone (not its load's).
+func newOne(pd *verbs.PD, s spec.Spec, client bool, access verbs.Access, bind func(func() error) error) (_ *Memory, err error) {
 	n, each := Layout(s, client)
 	if n == 0 {
 		return nil, nil
@@ -83,18 +114,32 @@ func New(pd *verbs.PD, s spec.Spec, client bool, access verbs.Access, bind func(
 	})
 }
 
-// MappedBytes is what the memory maps, bytes (0 on a nil *Memory).
+// MappedBytes is what the memory maps, bytes, the load's included (0 on
+// a nil *Memory).
 func (m *Memory) MappedBytes() int64 {
 	if m == nil {
 		return 0
 	}
-	return int64(m.buf.Len())
+	var n int64
+	if m.buf != nil {
+		n = int64(m.buf.Len())
+	}
+	return n + m.load.MappedBytes()
 }
 
-// Remote is the target side's MRs as its peer reaches them (nil on a nil
-// *Memory).
+// SetInfo puts the target side's MRs in its QP information in: the
+// measured QPs' in Region, the load's in LoadRegion.
+func (m *Memory) SetInfo(in *proto.QPInfo) {
+	in.Region = m.Remote()
+	if m != nil {
+		in.LoadRegion = m.load.Remote()
+	}
+}
+
+// Remote is the target side's MRs as its peer reaches them, the measured
+// QPs' (nil on a nil *Memory or without any).
 func (m *Memory) Remote() []proto.MRInfo {
-	if m == nil {
+	if m == nil || len(m.mrs) == 0 {
 		return nil
 	}
 	out := make([]proto.MRInfo, len(m.mrs))
@@ -106,7 +151,7 @@ func (m *Memory) Remote() []proto.MRInfo {
 
 // Locals is the initiator's buffers, one per MR (nil: none).
 func (m *Memory) Locals() []verbs.Memory {
-	if m == nil {
+	if m == nil || len(m.mrs) == 0 {
 		return nil
 	}
 	out := make([]verbs.Memory, len(m.mrs))
@@ -126,7 +171,30 @@ func (m *Memory) Close() error {
 		errs = append(errs, mr.Close())
 	}
 	m.mrs = nil
+	errs = append(errs, m.load.Close()) // its own MRs, then its mapping
 	return errors.Join(append(errs, m.buf.Close())...)
+}
+
+// Engines is the engine spreading of each of an initiator's QPs of s:
+// its measured QPs (Engines over peer.Region), then its loads load QPs
+// (over peer.LoadRegion, with the load's local buffers); nil entries
+// where a QP does not spread, none on the target side.
+func (m *Memory) Engines(s spec.Spec, client bool, measured, loads int, peer proto.QPInfo) ([]*verbs.Spread, error) {
+	out := make([]*verbs.Spread, measured+loads)
+	sps, err := Engines(s, client, measured, peer.Region, m.Locals())
+	copy(out, sps)
+	if err != nil || !s.LoadSpreads() || loads == 0 {
+		return out, err
+	}
+	var load *Memory
+	if m != nil {
+		load = m.load
+	}
+	if sps, err = Engines(s.LoadSpec(), client, loads, peer.LoadRegion, load.Locals()); err != nil {
+		return out, fmt.Errorf("load: %w", err)
+	}
+	copy(out[measured:], sps)
+	return out, nil
 }
 
 // accessOf maps an access pattern to the engine's.

@@ -13,7 +13,7 @@ func TestIsolationRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"isolation", "--attackers", "noisy"}, `attacker "noisy" unknown; valid: bw-hog, small-flood, rnr-storm, pcie-sizes, qp-thrash, mr-churn (or all)`},
+		{[]string{"isolation", "--attackers", "noisy"}, `attacker "noisy" unknown; valid: bw-hog, small-flood, rnr-storm, pcie-sizes, qp-thrash, mr-thrash, mr-churn (or all)`},
 		{[]string{"isolation", "--max-inflation", "p99=0.5x"}, "a latency bound below 1x"},
 		{[]string{"isolation", "--max-inflation", "p98=2x"}, `figure "p98" unknown`},
 		{[]string{"isolation", "--load-qps", "2"}, "the attackers are the victim's load: drop --load-qps"},
