@@ -33,7 +33,7 @@ func TestKindProbeAndRead(t *testing.T) {
 		t.Errorf("ReadIsolation of a cliffs document: %v", err)
 	}
 	for kind, is := range map[string]func([]byte) bool{KindDoctor: IsDoctorDocument, KindMesh: IsMeshDocument, KindIsolation: IsIsolationDocument} {
-		if !is([]byte(`{"kind": "` + kind + `"}`)) || is([]byte(`{"kind": "x"}`)) || is([]byte(`not json`)) {
+		if !is([]byte(`{"kind": "`+kind+`"}`)) || is([]byte(`{"kind": "x"}`)) || is([]byte(`not json`)) {
 			t.Errorf("the %s probe", kind)
 		}
 	}
