@@ -39,7 +39,7 @@ func TestRDMAVerify(t *testing.T) {
 	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{1024},
 		Template: Spec{Iters: 300, Warmup: -1, TxDepth: 16, QPType: result.QPTypeUD, Verify: true}})...)
 	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 2000, Warmup: -1, TxDepth: 16, QPs: 4, SRQ: true, Verify: true}})...)
+		Template: Spec{Iters: 800, Warmup: -1, TxDepth: 16, QPs: 4, SRQ: true, Verify: true}})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
