@@ -148,7 +148,6 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		return run, err
 	}
 	defer eps.close()
-	ep := eps.probe
 	withGID := dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
 	qps := eps.measured()
 	if cc != nil {
@@ -206,122 +205,8 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if _, err := wc.Dest(mine[0], withGID, "barrier after RTR"); err != nil {
 		return run, err
 	}
-	env, _, err := sideEnv(dev, nc.LocalAddr(), cfg.Run.CPU)
-	if err != nil {
-		return run, err
-	}
-	env.PathMTU, env.InlineSizeGranted = run.MTU, ep.inline
-	run.Env = env
-	abort := context.AfterFunc(ctx, func() {
-		for _, e := range qps {
-			e.eng.Abort()
-		}
-	})
-	defer abort()
-	switch {
-	case s.Mode == result.ModeLat && run.Timed:
-		var eng latEngine = ep.eng
-		if (s.Op == result.OpSend && !cfg.Client) || (s.Op == result.OpWrite && cfg.Client) { // the side that waits first (see rb_pt_lat_reply)
-			ep.eng.ResetReply()
-			eng = replyEngine{ep.eng}
-		}
-		if run.Result, _, err = measureLat(eng, baseResult(s, ep), s, cfg.Run); err != nil {
-			return run, err
-		}
-	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
-		wc.Timeout = passiveTimeout(cfg.Timeout, s)
-		run.Result = baseResult(s, ep)
-	case cfg.Client && len(qps) > 1:
-		if run.Result, _, err = measureBWMulti(qps, s, cfg.Run); err != nil {
-			return run, err
-		}
-		if err := sendPerftestReport(wc, mine[0], withGID, s, run.Result); err != nil {
-			return run, err
-		}
-	case cfg.Client:
-		if run.Result, _, err = measureBW(ep, s, cfg.Run); err != nil {
-			return run, err
-		}
-		if err := sendPerftestReport(wc, mine[0], withGID, s, run.Result); err != nil {
-			return run, err
-		}
-	case s.Op == result.OpSend: // the receiver: perftest's client sends -n messages per QP
-		engs := make([]*verbs.Engine, len(qps))
-		for i, e := range qps {
-			e.eng.SetStop(qpIters(s.Iters, len(qps), i))
-			engs[i] = e.eng
-		}
-		t0 := verbs.Now()
-		if _, err := verbs.BWServerMulti(engs); err != nil {
-			return run, err
-		}
-		r := baseResult(s, ep)
-		r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
-		r.Bandwidth = result.NewBandwidth(s.Size, s.Iters, r.DurationNS)
-		run.Result = r
-	default: // WRITE, READ, atomics: passive; the table is the client's figures
-		wc.Timeout = passiveTimeout(cfg.Timeout, s)
-		if _, err := wc.Dest(mine[0], withGID, "barrier after the loop"); err != nil {
-			return run, err
-		}
-		wc.Timeout = cfg.Timeout
-		rep, err := wc.SwapBWReport(wire.BWReport{Size: uint64(s.Size)})
-		if err != nil {
-			return run, err
-		}
-		r := baseResult(s, ep)
-		r.Iterations = int64(rep.Iters)
-		r.Bandwidth = result.Bandwidth{MiBPerSec: rep.BWAvg, MBPerSec: rep.BWAvg * (1 << 20) / 1e6, GbitPerSec: rep.BWAvg * (1 << 20) * 8 / 1e9, Mpps: rep.MsgRateAvg}
-		if rep.BWPeak > 0 {
-			r.Intervals = []result.Interval{{Bandwidth: result.Bandwidth{MiBPerSec: rep.BWPeak, GbitPerSec: rep.BWPeak * (1 << 20) * 8 / 1e9}}}
-		}
-		run.Result = r
-	}
-	if run.Timed {
-		run.Result.Connection = perftestConnSetup(dev, eps, cc)
-	}
-	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
-		return run, err
-	}
-	run.End = time.Now()
-	if s.Mode == result.ModeBW && cc == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)
-		wc.Timeout, wc.Client = 5*time.Second, !cfg.Client
-		if _, err := wc.Swap("done", []byte("done\x00"), 5); err != nil && !wire.PeerClosed(err) {
-			return run, err
-		}
-	}
-	return run, nil
+	return perftestLoop(ctx, run, perftestSide{cfg: cfg, s: s, wc: wc, nc: nc, dev: dev, eps: eps, qps: qps, mine: mine, withGID: withGID, cc: cc})
 }
-
-// sendPerftestReport gives a passive perftest server the client's figures
-// (not for SEND: perftest's ib_send_bw server measures its own).
-func sendPerftestReport(wc *wire.Conn, mine wire.Dest, withGID bool, s Spec, r result.Result) error {
-	if s.Op == result.OpSend {
-		return nil
-	}
-	if _, err := wc.Dest(mine, withGID, "barrier after the loop"); err != nil {
-		return err
-	}
-	peak := r.Bandwidth.MiBPerSec
-	for _, iv := range r.Intervals {
-		peak = max(peak, iv.Bandwidth.MiBPerSec)
-	}
-	_, err := wc.SwapBWReport(wire.BWReport{Size: uint64(s.Size), Iters: uint64(r.Iterations), BWPeak: peak,
-		BWAvg: r.Bandwidth.MiBPerSec, MsgRateAvg: r.Bandwidth.Mpps})
-	return err
-}
-
-// passiveTimeout bounds a passive side's wait for the client's loop: the
-// step timeout, plus 1 ms an iteration and the data at 1 MB/s (a loaded
-// software-RDMA guest moves 4 MB/s).
-func passiveTimeout(step time.Duration, s Spec) time.Duration {
-	return max(step, wire.DefaultTimeout) + time.Duration(s.Iters)*time.Millisecond + time.Duration(s.Iters*int64(s.Size))*time.Microsecond
-}
-
-// replyEngine runs the ping-pong's wait-first side through measureLat.
-type replyEngine struct{ *verbs.Engine }
-
-func (r replyEngine) LatClient(n int) error { return r.LatReply(n) }
 
 func perftestConnSetup(dev *Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
 	method := result.ConnExchange
