@@ -89,7 +89,7 @@ static int wait_byte(rb_engine *e, volatile uint8_t *p, uint8_t v, int responder
 // tells whose area the message landed in, and where.
 static int post_recv1(rb_engine *e) {
 	// UD: the GRH (40 bytes) lands first, the payload after it
-	struct ibv_sge sge = { .addr = e->laddr + e->roff + e->recv_off, .length = e->size + e->recv_extra, .lkey = e->lkey };
+	struct ibv_sge sge = { .addr = e->laddr + e->roff + e->recv_off, .length = (e->recv_len ? e->recv_len : e->size) + e->recv_extra, .lkey = e->lkey };
 	if (e->recv_step && (e->recv_off += e->recv_step) + e->recv_step > e->addr_cycle)
 		e->recv_off = 0;
 	struct ibv_recv_wr wr, *bad = NULL;
@@ -541,6 +541,8 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 				if (sig)
 					e->post_ts[k % e->tx_depth] = (uint64_t)t;
 				build_wr(e, &wrs[i], &sges[i], k, sig, e->addr_off);
+				if (k < e->pt_stamps)
+					e->pt_posted[k] = t;
 				if (e->addr_step && (e->addr_off += e->addr_step) + e->addr_step > e->addr_cycle)
 					e->addr_off = 0;
 				if (e->per_op) {
@@ -581,6 +583,8 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 						RB_TRY(op_dereg(e, j));
 				e->completed = k + 1;
 				put_sample(e, (uint64_t)(now - (int64_t)e->post_ts[k % e->tx_depth]));
+				if (k < e->pt_stamps)
+					e->pt_completed[k] = now;
 			}
 			e->t_last = now;
 			idle_since = now;

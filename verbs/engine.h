@@ -49,6 +49,7 @@ typedef struct rb_engine {
 	struct ibv_ah *ah;         // (cfg) UD: the peer's address handle (NULL on connected QPs)
 	uint32_t remote_qpn, qkey; // (cfg) UD: the peer's QP number and Q_Key
 	uint32_t recv_extra;       // (cfg) UD: bytes before the payload in a receive (the 40-byte GRH)
+	uint32_t recv_len;         // (cfg) bytes a receive takes (0: size); perftest's -a keeps the largest while size steps
 	struct ibv_srq *srq;       // (cfg) post receives to this shared receive queue (NULL: the QP's own)
 
 	// Address stepping (perftest's cycle buffer): the bandwidth sender's
@@ -124,6 +125,13 @@ typedef struct rb_engine {
 	// pt_prev is the responder's previous post time (0: none yet).
 	int pt_marker;             // (cfg) 1: perftest's marker
 	int64_t pt_prev;
+	// perftest's BW peak (the drop-in facing perftest; off while
+	// pt_stamps is 0): the bandwidth sender stamps the post of work
+	// request k < pt_stamps in pt_posted[k] and the completion of a
+	// signaled one in pt_completed[k] (engine clock, ns; k counts from
+	// ResetCounters). Both arrays are mmap'd by Go, pt_stamps entries each.
+	uint64_t pt_stamps;
+	int64_t *pt_posted, *pt_completed;
 
 	// Spreading (the workload knobs, spread_wr): each work request's
 	// remote target is an offset in one of sp_n remote MRs, picked here:

@@ -32,3 +32,24 @@ func (g *Engine) LatReply(n int) error {
 
 // ResetReply forgets LatReply's previous post (a new run).
 func (g *Engine) ResetReply() { g.e.pt_prev = 0 }
+
+// SetPerftestSize makes n bytes the message size of the next loops, for
+// perftest's -a (every size on the same QPs and memory): n is at most the
+// size the engine was created with, which its receives keep taking (a
+// message of any size of the run fits the receives already posted).
+// inline posts the messages inline. The iteration count and the
+// ping-pong's previous post start again, as each of perftest's sizes
+// counts from 1. Call it only while no loop runs.
+func (g *Engine) SetPerftestSize(n int, inline bool) error {
+	if n < 1 || n > g.cfg.Size {
+		return fmt.Errorf("verbs: message size %d out of range 1..%d (the engine's)", n, g.cfg.Size)
+	}
+	g.e.recv_len = C.uint32_t(g.cfg.Size)
+	g.e.size = C.uint32_t(n)
+	g.e.send_flags = 0
+	if inline {
+		g.e.send_flags = C.IBV_SEND_INLINE
+	}
+	g.e.iter, g.e.pt_prev = 0, 0
+	return nil
+}
