@@ -300,8 +300,9 @@ func tps(r result.Result) float64 {
 }
 
 // bwFigures are a bandwidth result's average and peak in the report's unit.
-// The peak is the best one-second interval of a duration run (0.00, as
-// perftest prints without a peak, in iterations mode or with -N).
+// The peak is perftest's where the drop-in computed it facing perftest
+// (PerftestPeak), else the best one-second interval of a duration run
+// (0.00, as perftest prints without a peak, in iterations mode or with -N).
 func bwFigures(o Options, r result.Result) (avg, peak float64) {
 	unit := func(b result.Bandwidth) float64 {
 		if o.ReportGbits {
@@ -310,6 +311,9 @@ func bwFigures(o Options, r result.Result) (avg, peak float64) {
 		return b.MiBPerSec
 	}
 	avg = unit(r.Bandwidth)
+	if r.PerftestPeak != nil && !o.NoPeak {
+		return avg, unit(*r.PerftestPeak)
+	}
 	if !o.NoPeak {
 		for _, iv := range r.Intervals {
 			peak = max(peak, unit(iv.Bandwidth))

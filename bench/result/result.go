@@ -139,6 +139,12 @@ type Result struct {
 	RTT       *Latency   `json:"rtt_ns,omitempty"`
 	Bandwidth Bandwidth  `json:"bandwidth"`
 	Intervals []Interval `json:"intervals,omitempty"` // per-interval figures in duration mode
+	// PerftestPeak is perftest's "BW peak" where the drop-in faced a
+	// perftest tool and computed it as perftest does (bw mode, iterations,
+	// no -N): the best rate over any window of messages from the post of
+	// the first to the completion of the last (docs/perftest.md); nil
+	// otherwise.
+	PerftestPeak *Bandwidth `json:"perftest_peak,omitempty"`
 
 	// Histogram is the HdrHistogram of the recorded samples in compressed
 	// V2 base64 form (hist.Encode), in ns. The latency_ns values are these
