@@ -173,9 +173,14 @@ mesh-ompi: launcher-deps build
 # tools, both directions (perftest's server
 # with the drop-in's client, and the other way), RC, without and with -R
 # (rdma_cm QPs on rxe1); make test runs some of these pairs (scripts/dropin-guest.sh).
+# Then the modes, one pair at a time: -a (every size, 2 B to 8 MiB: one row each), -D 2
+# and -b in the tools that take them.
 dropin-perftest: build
 	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- \
-		sh -c 'sh /work/dropin-perftest.sh -j && sh /work/dropin-perftest.sh -j -R'
+		sh -c 'sh /work/dropin-perftest.sh -j && sh /work/dropin-perftest.sh -j -R && \
+		ROWS=23 TMO=200 PORTS=18700 sh /work/dropin-perftest.sh ib_write_lat ib_send_lat ib_read_lat ib_send_bw ib_write_bw ib_read_bw -- -a -n 5 && \
+		PORTS=18720 sh /work/dropin-perftest.sh ib_write_bw ib_send_bw ib_read_bw ib_atomic_bw -- -D 2 && \
+		PORTS=18740 sh /work/dropin-perftest.sh -j ib_write_bw ib_send_bw ib_read_bw -- -b -n 300'
 
 # The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
 # perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's

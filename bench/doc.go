@@ -25,7 +25,11 @@
 // The perftest drop-in facing a real perftest tool: perftestpeer.go
 // (perftest's exchange, bench/perftest/wire, around rdmabench's endpoints
 // and loops), perftestcm.go (-R: the exchange over an rdma_cm channel,
-// bench/cmchan, and the test's QPs connected by rdma_cm).
+// bench/cmchan, and the test's QPs connected by rdma_cm), perftestloop.go
+// (each side's loop part once the QPs are connected: -a's sizes, the
+// reports, the closing handshake), perftestduration.go (-D: perftest's
+// margins), perftestbidir.go (-b), perftestpeak.go (perftest's BW peak
+// from the C loop's post and completion stamps).
 //
 // The attackers of rdmabench isolation (bench/isolation) are load kinds:
 // load.go's streams drive the load QPs round robin (Load.Threads), run

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"time"
 
@@ -45,49 +46,161 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 		}
 	})
 	defer abort()
+	all := len(cfg.Sizes) > 0 // perftest's -a (RUN_ALL)
+	sizes := cfg.Sizes
+	if !all {
+		sizes = []int{s.Size}
+	}
+	// sized is s for message size n, its engines set to n (-a; one size:
+	// as created)
+	sized := func(n int) (Spec, error) {
+		sz := s
+		sz.Size = n
+		if !all {
+			return sz, nil
+		}
+		for _, e := range qps {
+			e.eng.ResetCounters()
+			if err := e.eng.SetPerftestSize(n, e.inline > 0 && n <= e.inline); err != nil {
+				return sz, err
+			}
+		}
+		return sz, nil
+	}
+	before, after := perftestSizeSwaps(s, all)
+	// sync is perftest's record swap before or after a size of -a, where its
+	// tool has one
+	sync := func(what string, n int) error {
+		if (what == "sync before" && !before) || (what == "sync after" && !after) {
+			return nil
+		}
+		_, err := wc.Dest(mine[0], withGID, fmt.Sprintf("%s %d bytes", what, n))
+		return err
+	}
 	switch {
 	case s.Mode == result.ModeLat && run.Timed:
 		var eng latEngine = ep.eng
-		if (s.Op == result.OpSend && !cfg.Client) || (s.Op == result.OpWrite && cfg.Client) { // the side that waits first (see rb_pt_lat_reply)
-			ep.eng.ResetReply()
+		reply := (s.Op == result.OpSend && !cfg.Client) || (s.Op == result.OpWrite && cfg.Client) // the side that waits first (see rb_pt_lat_reply)
+		if reply {
 			eng = replyEngine{ep.eng}
 		}
-		if run.Result, _, err = measureLat(eng, baseResult(s, ep), s, cfg.Run); err != nil {
-			return run, err
+		for i, n := range sizes {
+			if i > 0 { // the first size's sync is the barrier after RTR
+				if err := sync("sync before", n); err != nil {
+					return run, err
+				}
+			}
+			sz, err := sized(n)
+			if err != nil {
+				return run, err
+			}
+			if reply {
+				ep.eng.ResetReply()
+			}
+			r, _, err := measureLat(eng, baseResult(sz, ep), sz, cfg.Run)
+			if err != nil {
+				return run, fmt.Errorf("%d bytes: %w", n, err)
+			}
+			run.Results = append(run.Results, r)
 		}
 	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
-		wc.Timeout = passiveTimeout(cfg.Timeout, s)
-		run.Result = baseResult(s, ep)
-	case cfg.Client && len(qps) > 1:
-		if run.Result, _, err = measureBWMulti(qps, s, cfg.Run); err != nil {
+		wc.Timeout = passiveTimeout(cfg.Timeout, s, sizes)
+		run.Results = []result.Result{baseResult(s, ep)}
+	case s.Bidirectional: // -b: both sides send (perftestbidir.go)
+		stamps, err := newPeakStamps(qps[:1], s, cfg.Peak)
+		if err != nil {
 			return run, err
 		}
-		if err := sendPerftestReport(wc, mine[0], withGID, s, run.Result); err != nil {
+		defer stamps.close()
+		r, err := perftestBidir(ctx, p, s, stamps)
+		if err != nil {
 			return run, err
 		}
+		run.Results = []result.Result{r}
 	case cfg.Client:
-		if run.Result, _, err = measureBW(ep, s, cfg.Run); err != nil {
+		stamps, err := newPeakStamps(qps, s, cfg.Peak)
+		if err != nil {
 			return run, err
 		}
-		if err := sendPerftestReport(wc, mine[0], withGID, s, run.Result); err != nil {
+		defer stamps.close()
+		for i, n := range sizes {
+			if i > 0 {
+				if err := sync("sync before", n); err != nil {
+					return run, err
+				}
+			}
+			sz, err := sized(n)
+			if err != nil {
+				return run, err
+			}
+			if err := stamps.arm(); err != nil {
+				return run, err
+			}
+			var r result.Result
+			if len(qps) > 1 {
+				r, _, err = measureBWMulti(qps, sz, cfg.Run)
+			} else {
+				r, _, err = measureBW(ep, sz, cfg.Run)
+			}
+			if err != nil {
+				return run, fmt.Errorf("%d bytes: %w", n, err)
+			}
+			r.PerftestPeak = stamps.peak(n)
+			if s.Duration > 0 { // -D: perftest's figures are the middle's
+				if w, ok := perftestWindow(r, s.Duration, perftestMargin(s.Duration)); ok {
+					r = w
+				}
+			}
+			run.Results = append(run.Results, r)
+			if err := sync("sync after", n); err != nil {
+				return run, err
+			}
+		}
+		last := len(run.Results) - 1 // perftest's passive server gets the last size's report only
+		if err := sendPerftestReport(wc, mine[0], withGID, s, run.Results[last]); err != nil {
 			return run, err
 		}
 	case s.Op == result.OpSend: // the receiver: perftest's client sends -n messages per QP
-		engs := make([]*verbs.Engine, len(qps))
-		for i, e := range qps {
-			e.eng.SetStop(qpIters(s.Iters, len(qps), i))
-			engs[i] = e.eng
+		for i, n := range sizes {
+			if i > 0 {
+				if err := sync("sync before", n); err != nil {
+					return run, err
+				}
+			}
+			sz, err := sized(n)
+			if err != nil {
+				return run, err
+			}
+			engs := make([]*verbs.Engine, len(qps))
+			for i, e := range qps {
+				if all {
+					e.eng.ResetAbort()
+				}
+				e.eng.SetStop(qpIters(s.Iters, len(qps), i))
+				engs[i] = e.eng
+			}
+			if s.Duration > 0 { // -D: receive for the duration, count the middle's messages
+				r, err := perftestReceiveFor(engs, sz, ep)
+				if err != nil {
+					return run, err
+				}
+				run.Results = append(run.Results, r)
+				continue
+			}
+			t0 := verbs.Now()
+			if _, err := verbs.BWServerMulti(engs); err != nil {
+				return run, fmt.Errorf("%d bytes: %w", n, err)
+			}
+			r := baseResult(sz, ep)
+			r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
+			r.Bandwidth = result.NewBandwidth(n, s.Iters, r.DurationNS)
+			run.Results = append(run.Results, r)
+			if err := sync("sync after", n); err != nil {
+				return run, err
+			}
 		}
-		t0 := verbs.Now()
-		if _, err := verbs.BWServerMulti(engs); err != nil {
-			return run, err
-		}
-		r := baseResult(s, ep)
-		r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
-		r.Bandwidth = result.NewBandwidth(s.Size, s.Iters, r.DurationNS)
-		run.Result = r
-	default: // WRITE, READ, atomics: passive; the table is the client's figures
-		wc.Timeout = passiveTimeout(cfg.Timeout, s)
+	default: // WRITE, READ, atomics: passive; the table is the client's figures (of its last size with -a)
+		wc.Timeout = passiveTimeout(cfg.Timeout, s, sizes)
 		if _, err := wc.Dest(mine[0], withGID, "barrier after the loop"); err != nil {
 			return run, err
 		}
@@ -98,14 +211,20 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 		}
 		r := baseResult(s, ep)
 		r.Iterations = int64(rep.Iters)
-		r.Bandwidth = result.Bandwidth{MiBPerSec: rep.BWAvg, MBPerSec: rep.BWAvg * (1 << 20) / 1e6, GbitPerSec: rep.BWAvg * (1 << 20) * 8 / 1e9, Mpps: rep.MsgRateAvg}
+		r.Bandwidth = mibBandwidth(rep.BWAvg, rep.MsgRateAvg)
 		if rep.BWPeak > 0 {
-			r.Intervals = []result.Interval{{Bandwidth: result.Bandwidth{MiBPerSec: rep.BWPeak, GbitPerSec: rep.BWPeak * (1 << 20) * 8 / 1e9}}}
+			pk := mibBandwidth(rep.BWPeak, 0)
+			r.PerftestPeak = &pk
 		}
-		run.Result = r
+		run.Results = []result.Result{r}
 	}
+	run.Result = run.Results[len(run.Results)-1]
 	if run.Timed {
-		run.Result.Connection = perftestConnSetup(dev, eps, cc)
+		conn := perftestConnSetup(dev, eps, cc)
+		for i := range run.Results {
+			run.Results[i].Connection = conn
+		}
+		run.Result.Connection = conn
 	}
 	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
 		return run, err
@@ -120,6 +239,19 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 	return run, nil
 }
 
+// perftestSizeSwaps is where perftest 6.06 swaps QP 0's record around each
+// size of -a (all): before each size's loop but the first (whose swap is
+// the barrier after RTR) in the SEND tools, whose receiver posts that
+// size's receives first, and after each size's loop in ib_send_bw. The
+// other tools run their sizes back to back: the WRITE ping-pong paces
+// itself, and the READ, atomic and WRITE bandwidth servers are passive.
+func perftestSizeSwaps(s Spec, all bool) (before, after bool) {
+	if !all || s.Op != result.OpSend {
+		return false, false
+	}
+	return true, s.Mode == result.ModeBW
+}
+
 // sendPerftestReport gives a passive perftest server the client's figures
 // (not for SEND: perftest's ib_send_bw server measures its own).
 func sendPerftestReport(wc *wire.Conn, mine wire.Dest, withGID bool, s Spec, r result.Result) error {
@@ -129,9 +261,9 @@ func sendPerftestReport(wc *wire.Conn, mine wire.Dest, withGID bool, s Spec, r r
 	if _, err := wc.Dest(mine, withGID, "barrier after the loop"); err != nil {
 		return err
 	}
-	peak := r.Bandwidth.MiBPerSec
-	for _, iv := range r.Intervals {
-		peak = max(peak, iv.Bandwidth.MiBPerSec)
+	peak := 0.0 // perftest's, where computed (as perftest sends 0 without one)
+	if r.PerftestPeak != nil {
+		peak = r.PerftestPeak.MiBPerSec
 	}
 	_, err := wc.SwapBWReport(wire.BWReport{Size: uint64(s.Size), Iters: uint64(r.Iterations), BWPeak: peak,
 		BWAvg: r.Bandwidth.MiBPerSec, MsgRateAvg: r.Bandwidth.Mpps})
@@ -140,9 +272,13 @@ func sendPerftestReport(wc *wire.Conn, mine wire.Dest, withGID bool, s Spec, r r
 
 // passiveTimeout bounds a passive side's wait for the client's loop: the
 // step timeout, plus 1 ms an iteration and the data at 1 MB/s (a loaded
-// software-RDMA guest moves 4 MB/s).
-func passiveTimeout(step time.Duration, s Spec) time.Duration {
-	return max(step, wire.DefaultTimeout) + time.Duration(s.Iters)*time.Millisecond + time.Duration(s.Iters*int64(s.Size))*time.Microsecond
+// software-RDMA guest moves 4 MB/s), for each size of the run.
+func passiveTimeout(step time.Duration, s Spec, sizes []int) time.Duration {
+	t := max(step, wire.DefaultTimeout) + s.Duration // -D: the client's whole run
+	for _, n := range sizes {
+		t += time.Duration(s.Iters)*time.Millisecond + time.Duration(s.Iters*int64(n))*time.Microsecond
+	}
+	return t
 }
 
 // replyEngine runs the ping-pong's wait-first side through measureLat.

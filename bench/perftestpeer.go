@@ -29,6 +29,13 @@ type PerftestConfig struct {
 	Port, GIDIndex int  // GIDIndex < 0: rdmabench's choice
 	Client         bool // this side connected (perftest's client)
 	Spec           Spec // one size; Warmup is forced to 0 (perftest has none)
+	// Sizes, for perftest's -a, are the message sizes in the order they run,
+	// all on the same QPs and memory, which is sized for the largest
+	// (Spec.Size is set to it); nil: Spec.Size only.
+	Sizes []int
+	// Peak computes perftest's BW peak on the bandwidth client
+	// (result.Result.PerftestPeak; off with perftest's -N).
+	Peak bool
 	// Params is what this side negotiates with a perftest >= 6.28 (the
 	// SYMMETRIC options); Size, Iters, NumQPs and TxDepth come from Spec.
 	Params  wire.Params
@@ -44,7 +51,10 @@ type PerftestRun struct {
 	Peer       wire.Version
 	MTU        int // path MTU, bytes
 	Env        result.Env
-	Result     result.Result
+	Result     result.Result // the last size's
+	// Results are one per size (-a), in order; the passive sides'
+	// one result.
+	Results []result.Result
 	// Timed is false where this side times nothing (perftest's READ and
 	// atomic servers are passive).
 	Timed bool
@@ -72,12 +82,14 @@ func PerftestSupported(s Spec) error {
 	switch {
 	case s.QPType != "" && s.QPType != "rc":
 		return fmt.Errorf("%w: -c %s (RC only)", ErrPerftestUnsupported, s.QPType)
-	case s.Duration > 0:
-		return fmt.Errorf("%w: -D (iterations only, -n)", ErrPerftestUnsupported)
+	case s.Duration > 0 && s.Mode == result.ModeLat:
+		return fmt.Errorf("%w: -D in a latency tool (iterations only, -n; the bandwidth tools take -D)", ErrPerftestUnsupported)
+	case s.Bidirectional && s.NumQPs() > 1:
+		return fmt.Errorf("%w: -b with -q %d (-b on one QP)", ErrPerftestUnsupported, s.NumQPs())
+	case s.Bidirectional && s.Duration > 0:
+		return fmt.Errorf("%w: -b with -D (-b with -n)", ErrPerftestUnsupported)
 	case s.NumQPs() > 1 && s.Mode == result.ModeLat:
 		return fmt.Errorf("%w: -q %d in a latency test (one QP)", ErrPerftestUnsupported, s.NumQPs())
-	case s.Bidirectional:
-		return fmt.Errorf("%w: -b", ErrPerftestUnsupported)
 	}
 	return nil
 }
@@ -87,6 +99,9 @@ func PerftestSupported(s Spec) error {
 func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*PerftestRun, error) {
 	s := cfg.Spec
 	s.Warmup, s.WarmupTime, s.NoAddrStep = 0, 0, true
+	for _, n := range cfg.Sizes { // -a: the memory is registered once, for the largest size (perftest's too)
+		s.Size = max(s.Size, n)
+	}
 	if err := PerftestSupported(s); err != nil {
 		return nil, err
 	}
@@ -118,7 +133,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 			fmt.Fprintf(cfg.Trace, "perftest exchange: %s: sent %q, got %q, err %v\n", field, bytes.TrimRight(sent, "\x00"), bytes.TrimRight(got, "\x00"), err)
 		}
 	}
-	run := &PerftestRun{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat)}
+	run := &PerftestRun{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat) || s.Bidirectional}
 	if run.Peer, err = wc.Versions(wire.OurVersion); err != nil {
 		if cfg.Client && !errors.Is(err, wire.ErrTooOld) && !isTimeout(err) {
 			return run, fmt.Errorf("%w: %v", ErrNotPerftest, err)

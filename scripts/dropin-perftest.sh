@@ -9,7 +9,9 @@
 # (-j: the pairs run concurrently, on different ports; -R: both ends with -R,
 # rdma_cm QPs on rxe1, 192.0.2.1, as rdma_cm resolves no loopback address;
 # TOOL:pt-srv runs only perftest's server with the drop-in's client,
-# TOOL:pt-cli the other way)
+# TOOL:pt-cli the other way). ROWS=N: every client's table has N rows at
+# least (-a: 23); PORTS=P: the pairs' ports from P on (the Makefile runs
+# several invocations in one guest); TMO=S: each end's time limit (default 60 s).
 set -u
 fail() { echo "dropin-perftest FAIL: $*"; exit 1; }
 T=/tmp/ptx
@@ -23,12 +25,14 @@ if [ -n "$cm" ]; then
 else
   AT="-d rxe0 -x 1" HOST=127.0.0.1 base=18800 wait=wait_listen
 fi
+base=${PORTS:-$base}
 tools=""
 while [ $# -gt 0 ] && [ "$1" != -- ]; do tools="$tools $1"; shift; done
 [ "${1:-}" = -- ] && shift
 [ -n "$tools" ] || tools="ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw"
 [ $# -gt 0 ] || set -- -n 300
 mkdir -p $T/bin
+rm -f $T/*.fail $T/*.txt $T/*.err # an earlier invocation's (the Makefile runs several)
 for item in $tools; do ln -sf "$(command -v rdmabench)" $T/bin/${item%%:*}; done
 
 . "$(dirname "$0")/dropin-lib.sh" # wait_listen, wait_cm_listen
@@ -37,10 +41,10 @@ for item in $tools; do ln -sf "$(command -v rdmabench)" $T/bin/${item%%:*}; done
 pair() {
   name=$1 port=$2 srv=$3 cli=$4; shift 4
   t0=$(date +%s)
-  timeout 60 $srv $AT -p "$port" "$@" >$T/$name.server.txt 2>$T/$name.server.err &
+  timeout ${TMO:-60} $srv $AT -p "$port" "$@" >$T/$name.server.txt 2>$T/$name.server.err &
   spid=$!
   $wait "$port" || { echo "$name: no server on $port" >$T/$name.fail; return; }
-  timeout 60 $cli $AT -p "$port" "$@" $HOST >$T/$name.client.txt 2>$T/$name.client.err
+  timeout ${TMO:-60} $cli $AT -p "$port" "$@" $HOST >$T/$name.client.txt 2>$T/$name.client.err
   crc=$?
   wait $spid
   src=$?
@@ -71,4 +75,10 @@ for f in $T/*.client.txt $T/*.server.txt; do
   case $f in *read_lat*.server.txt | *atomic_lat*.server.txt) continue ;; esac
   awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { ok = 1 } END { exit !ok }' $f || { cat $f; fail "$f: no table row"; }
 done
-echo "dropin-perftest${cm:+ $cm}: OK"
+if [ -n "${ROWS:-}" ]; then # -a: one row per size on the clients
+  for f in $T/*.client.txt; do
+    n=$(awk '/^ *#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { n++ } END { print n + 0 }' $f)
+    [ "$n" -ge "$ROWS" ] || { cat $f; fail "$f: $n table rows, want $ROWS"; }
+  done
+fi
+echo "dropin-perftest${cm:+ $cm}${*:+ $*}: OK"

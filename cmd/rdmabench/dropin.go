@@ -109,7 +109,7 @@ func dropInClient(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 	doc, err := bench.RunClient(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Port)), cfg)
 	var pe *proto.PerftestPeerError
 	if errors.As(err, &pe) { // a perftest server, and a test the drop-in does not run against perftest
-		_, why := perftestSpec(o)
+		_, _, why := perftestSpec(o)
 		return fmt.Errorf("the server is perftest %s, and the drop-in does not run this test against perftest: %v (docs/perftest.md)", pe.Version, why)
 	}
 	if doc != nil {

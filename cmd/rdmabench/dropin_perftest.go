@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -60,24 +61,36 @@ func perftestParams(o perftest.Options) wire.Params {
 	return p
 }
 
-// perftestSpec is the one test the drop-in runs against perftest, or why
-// it cannot.
-func perftestSpec(o perftest.Options) (bench.Spec, error) {
+// perftestSpec is the test the drop-in runs against perftest, or why it
+// cannot; with -a also its sizes in order (perftest's RUN_ALL: every size
+// on the same QPs, bench.PerftestConfig.Sizes), else nil.
+func perftestSpec(o perftest.Options) (bench.Spec, []int, error) {
 	specs, err := dropInSpecs(o)
 	if err != nil {
-		return bench.Spec{}, err
+		return bench.Spec{}, nil, err
 	}
-	if len(specs) != 1 {
-		return bench.Spec{}, fmt.Errorf("%w: -a (one size per run)", bench.ErrPerftestUnsupported)
+	var sizes []int
+	switch {
+	case o.AllSizes && o.Duration > 0:
+		return bench.Spec{}, nil, fmt.Errorf("%w: -a with -D (perftest runs -D on one size)", bench.ErrPerftestUnsupported)
+	case o.AllSizes && o.Bidir:
+		return bench.Spec{}, nil, fmt.Errorf("%w: -a with -b (-b on one size)", bench.ErrPerftestUnsupported)
 	}
-	return specs[0], bench.PerftestSupported(specs[0])
+	if o.AllSizes {
+		for _, sp := range specs {
+			sizes = append(sizes, sp.Size)
+		}
+	} else if len(specs) != 1 {
+		return bench.Spec{}, nil, fmt.Errorf("%w: %d tests in one run", bench.ErrPerftestUnsupported, len(specs))
+	}
+	return specs[0], sizes, bench.PerftestSupported(specs[0])
 }
 
 // dropInPerftestClient runs the test against a perftest server at addr;
 // tried is false when the server is not perftest (rdmabench's protocol
 // then), or the test is not one the drop-in runs against perftest.
 func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Writer) (tried bool, err error) {
-	s, serr := perftestSpec(o)
+	s, sizes, serr := perftestSpec(o)
 	if serr != nil && !o.RDMACM {
 		return false, nil // rdmabench's protocol, which names the reason to a perftest server
 	}
@@ -112,7 +125,7 @@ func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Wri
 	}
 	defer nc.Close()
 	run, err := bench.RunPerftest(ctx, nc, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
-		Spec: s, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
+		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
 	if errors.Is(err, bench.ErrNotPerftest) {
 		return false, nil
 	}
@@ -129,7 +142,7 @@ func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, ru
 		}
 		return err
 	}
-	if perr := printDropIn(stdout, o, side, run.Env, []result.Result{run.Result}); perr != nil {
+	if perr := printDropIn(stdout, o, side, run.Env, perftestShown(run.Results)); perr != nil {
 		return perr
 	}
 	if path := os.Getenv("RDMABENCH_DROPIN_JSON"); path != "" && run.Timed {
@@ -139,15 +152,28 @@ func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, ru
 		}
 		doc := &result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: version.String(), CommandLine: os.Args,
 			Start: run.Start, End: run.End, Role: role, Peer: "perftest " + run.Peer.Raw + " at " + peerAddr, Env: run.Env,
-			Results: []result.Result{run.Result}}
+			Results: run.Results}
 		if err := result.WriteJSONFile(path, doc); err != nil {
 			return err
 		}
 	}
 	if side == perftest.Client || run.Timed {
-		return perftest.CheckLimits(o, []result.Result{run.Result})
+		return perftest.CheckLimits(o, run.Results)
 	}
 	return nil
+}
+
+// perftestShown are the results as the table shows them facing perftest:
+// BW peak is perftest's where computed, else 0.00 as perftest prints it
+// (never rdmabench's best interval).
+func perftestShown(rs []result.Result) []result.Result {
+	out := slices.Clone(rs)
+	for i := range out {
+		if out[i].PerftestPeak == nil {
+			out[i].PerftestPeak = &result.Bandwidth{}
+		}
+	}
+	return out
 }
 
 // dropInTrace is stderr with RDMABENCH_DROPIN_LOG set, else nil.
@@ -181,7 +207,7 @@ func acceptFirst(ctx context.Context, ln net.Listener) (net.Conn, bool, error) {
 
 // dropInPerftestServer serves the one perftest client on c.
 func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, stdout io.Writer) error {
-	s, err := perftestSpec(o)
+	s, sizes, err := perftestSpec(o)
 	if err != nil { // its version first, to name it
 		who := "perftest"
 		wc := &wire.Conn{C: c, Timeout: 5 * time.Second}
@@ -191,7 +217,7 @@ func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, s
 		return fmt.Errorf("the client is %s, and %w", who, err)
 	}
 	run, err := bench.RunPerftest(ctx, c, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
-		Spec: s, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
+		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
 	return finishPerftest(stdout, o, perftest.Server, run, c.RemoteAddr().String(), err)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
 // TestPerftestFirst: the drop-in's server tells a perftest client (its
@@ -30,21 +31,111 @@ func TestPerftestParams(t *testing.T) {
 	if p.Verb != wire.VerbWrite || p.Tst != wire.TstLat || p.ReportFmt != wire.ReportMiB || p.AtomicType != wire.FetchAndAdd || p.TestMethod != wire.RunRegular {
 		t.Fatalf("%+v", p)
 	}
-	if s, err := perftestSpec(o); err != nil || s.Size != 64 {
-		t.Fatalf("perftestSpec: %v %v", s.Size, err)
+	if s, sizes, err := perftestSpec(o); err != nil || s.Size != 64 || sizes != nil {
+		t.Fatalf("perftestSpec: %v %v %v", s.Size, sizes, err)
 	}
 	if r, err := perftest.Parse(perftest.Tools["ib_write_bw"], []string{"-R", "host"}); err != nil {
 		t.Fatal(err)
-	} else if s, err := perftestSpec(r); err != nil || !s.RDMACM || perftestParams(r).RDMACM != 1 {
+	} else if s, _, err := perftestSpec(r); err != nil || !s.RDMACM || perftestParams(r).RDMACM != 1 {
 		t.Errorf("ib_write_bw -R against perftest: %v (rdma_cm %v)", err, s.RDMACM)
 	}
-	for _, args := range [][]string{{"-a", "host"}, {"-b", "host"}, {"-D", "2", "host"}, {"-c", "UC", "host"}} {
+	for _, args := range [][]string{{"-c", "UC", "host"}, {"-a", "-D", "5", "host"}, {"-b", "-a", "host"}, {"-b", "-D", "5", "host"}} {
 		bw, err := perftest.Parse(perftest.Tools["ib_write_bw"], args)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := perftestSpec(bw); !errors.Is(err, bench.ErrPerftestUnsupported) || !strings.Contains(err.Error(), args[0]) {
+		if _, _, err := perftestSpec(bw); !errors.Is(err, bench.ErrPerftestUnsupported) || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("ib_write_bw %v against perftest: %v", args, err)
 		}
+	}
+}
+
+// TestPerftestSpecAll: -a against perftest is every power of two from 2 B
+// to 8 MiB (perftest's 1<<1 .. 1<<23) on one set of QPs (the atomic
+// tools take no -a, as perftest's).
+func TestPerftestSpecAll(t *testing.T) {
+	for tool, want := range map[string]int{"ib_write_lat": 23, "ib_send_lat": 23, "ib_read_lat": 23, "ib_send_bw": 23, "ib_write_bw": 23, "ib_read_bw": 23} {
+		o, err := perftest.Parse(perftest.Tools[tool], []string{"-a", "host"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, sizes, err := perftestSpec(o)
+		if err != nil {
+			t.Fatalf("%s -a: %v", tool, err)
+		}
+		if len(sizes) != want {
+			t.Fatalf("%s -a: %d sizes %v, want %d", tool, len(sizes), sizes, want)
+		}
+		for i, n := range sizes {
+			if i > 0 && n != 2*sizes[i-1] {
+				t.Errorf("%s -a: size %d after %d", tool, n, sizes[i-1])
+			}
+		}
+		if want > 1 && (sizes[0] != 2 || sizes[len(sizes)-1] != 8<<20) {
+			t.Errorf("%s -a: sizes %d..%d, want 2..8388608", tool, sizes[0], sizes[len(sizes)-1])
+		}
+		if s.Size != sizes[0] {
+			t.Errorf("%s -a: spec size %d, want the first size %d", tool, s.Size, sizes[0])
+		}
+		if perftestParams(o).TestMethod != wire.RunAll {
+			t.Errorf("%s -a: test method %v, want RUN_ALL", tool, perftestParams(o).TestMethod)
+		}
+	}
+}
+
+// TestPerftestSpecModes: -D and -b in
+// the bandwidth tools run against perftest; -D in a latency tool does not.
+func TestPerftestSpecModes(t *testing.T) {
+	for _, c := range []struct {
+		tool string
+		args []string
+		ok   bool
+	}{
+		{"ib_write_bw", []string{"-D", "5", "host"}, true},
+		{"ib_send_bw", []string{"-D", "5", "host"}, true},
+		{"ib_read_bw", []string{"-D", "5", "host"}, true},
+		{"ib_write_bw", []string{"-b", "host"}, true},
+		{"ib_send_bw", []string{"-b", "host"}, true},
+		{"ib_write_lat", []string{"-D", "5", "host"}, false},
+		{"ib_write_bw", []string{"-D", "2", "host"}, true},
+	} {
+		o, err := perftest.Parse(perftest.Tools[c.tool], c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = perftestSpec(o)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, bench.ErrPerftestUnsupported)) {
+			t.Errorf("%s %v against perftest: %v, want ok %v", c.tool, c.args, err, c.ok)
+		}
+	}
+}
+
+// TestPerftestShownPeak: facing perftest, BW peak is perftest's or 0.00,
+// never rdmabench's best one-second interval (which perftest does not
+// print), and the results themselves stay as measured.
+func TestPerftestShownPeak(t *testing.T) {
+	o, err := perftest.Parse(perftest.Tools["ib_write_bw"], []string{"-D", "2", "host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iv := []result.Result{{Op: "write", Mode: "bw", SizeBytes: 65536, Iterations: 10,
+		Bandwidth: result.Bandwidth{MiBPerSec: 5}, Intervals: []result.Interval{{Bandwidth: result.Bandwidth{MiBPerSec: 9}}}}}
+	pk := iv[0]
+	pk.PerftestPeak = &result.Bandwidth{MiBPerSec: 7}
+	for _, c := range []struct {
+		rs   []result.Result
+		want string
+	}{{iv, "0.00"}, {[]result.Result{pk}, "7.00"}} {
+		var b strings.Builder
+		if err := perftest.WriteTable(&b, o, perftest.Client, perftestShown(c.rs)); err != nil {
+			t.Fatal(err)
+		}
+		row := strings.Fields(strings.Split(strings.TrimSpace(b.String()), "\n")[2])
+		if len(row) < 3 || row[2] != c.want {
+			t.Errorf("peak column %v, want %s:\n%s", row, c.want, b.String())
+		}
+	}
+	if iv[0].PerftestPeak != nil {
+		t.Error("perftestShown changed the results")
 	}
 }

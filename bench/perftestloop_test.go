@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/perftest/wire"
+	"github.com/rdmabench/rdmabench/bench/result"
+)
+
+// TestPerftestSizeSwaps: the record swaps between the sizes of -a, as
+// perftest 6.06's tools make them.
+func TestPerftestSizeSwaps(t *testing.T) {
+	for _, c := range []struct {
+		op, mode      string
+		all           bool
+		before, after bool
+	}{
+		{result.OpSend, result.ModeLat, true, true, false},
+		{result.OpSend, result.ModeBW, true, true, true},
+		{result.OpWrite, result.ModeLat, true, false, false},
+		{result.OpWrite, result.ModeBW, true, false, false},
+		{result.OpRead, result.ModeLat, true, false, false},
+		{result.OpRead, result.ModeBW, true, false, false},
+		{result.OpSend, result.ModeBW, false, false, false},
+		{result.OpSend, result.ModeLat, false, false, false},
+	} {
+		b, a := perftestSizeSwaps(Spec{Op: c.op, Mode: c.mode}, c.all)
+		if b != c.before || a != c.after {
+			t.Errorf("%s %s all=%v: before %v after %v, want %v %v", c.op, c.mode, c.all, b, a, c.before, c.after)
+		}
+	}
+}
+
+// TestPassiveTimeoutSizes: a passive side waits for every size of -a.
+func TestPassiveTimeoutSizes(t *testing.T) {
+	s := Spec{Iters: 1000}
+	one := passiveTimeout(0, s, []int{65536})
+	if want := wire.DefaultTimeout + time.Second + 65536*time.Millisecond; one != want {
+		t.Errorf("one size: %v, want %v", one, want)
+	}
+	two := passiveTimeout(0, s, []int{65536, 65536})
+	if two-one != one-wire.DefaultTimeout {
+		t.Errorf("two sizes: %v, one: %v", two, one)
+	}
+}
+
+// TestPerftestWindow: a -D run's figures over perftest's middle (the
+// intervals between the margins).
+func TestPerftestWindow(t *testing.T) {
+	s := time.Second.Nanoseconds()
+	r := result.Result{SizeBytes: 1 << 20, Iterations: 100}
+	for i := int64(0); i < 5; i++ {
+		r.Intervals = append(r.Intervals, result.Interval{StartNS: i * s, EndNS: (i + 1) * s, Ops: 10 + i})
+	}
+	w, ok := perftestWindow(r, 5*time.Second, time.Second) // intervals 1, 2, 3
+	if !ok || w.Iterations != 11+12+13 || w.DurationNS != 3*s {
+		t.Fatalf("window: %v %d ops in %d ns", ok, w.Iterations, w.DurationNS)
+	}
+	if got := w.Bandwidth.MiBPerSec; got != 12 { // 36 MiB in 3 s
+		t.Errorf("window: %v MiB/s, want 12", got)
+	}
+	if _, ok := perftestWindow(r, 4*time.Second, 2*time.Second); ok {
+		t.Error("a window in a run of twice the margin")
+	}
+	// the last interval, closed after the drain long past the duration,
+	// is not perftest's
+	r.Intervals[4].EndNS = 7 * s
+	if w, ok := perftestWindow(r, 5*time.Second, 0); !ok || w.Iterations != 10+11+12+13 {
+		t.Errorf("drained interval: %v %d ops", ok, w.Iterations)
+	}
+	r.Intervals[3].EndNS = 4*s + int64(windowSlack) // a boundary passed late still counts
+	if w, ok := perftestWindow(r, 5*time.Second, time.Second); !ok || w.Iterations != 11+12+13 {
+		t.Errorf("late boundary: %v %d ops", ok, w.Iterations)
+	}
+}
+
+// TestPerftestMargin: perftest's margin without -f, a quarter of -D in
+// whole seconds.
+func TestPerftestMargin(t *testing.T) {
+	for d, want := range map[time.Duration]time.Duration{2 * time.Second: 0, 5 * time.Second: time.Second, 8 * time.Second: 2 * time.Second, 10 * time.Second: 2 * time.Second} {
+		if got := perftestMargin(d); got != want {
+			t.Errorf("-D %v: margin %v, want %v", d, got, want)
+		}
+	}
+}
