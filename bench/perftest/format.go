@@ -233,7 +233,13 @@ func latRow(r result.Result) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf(rowLat, r.SizeBytes, r.Iterations, l.Min/1000, l.Max/1000, l.P50.NS/1000, l.Mean/1000, l.Stdev/1000,
+	p50 := l.P50.NS
+	if !l.P50.OK && r.Histogram != "" { // too few samples (-a -n 5): the middle one, as perftest's t_typical
+		if h, err := r.DecodeHistogram(); err == nil && h.Count() > 0 {
+			p50 = min(max(float64(h.ValueAtRank(int64(math.Ceil(float64(h.Count())*0.5))))/divisor(r), l.Min), l.Max)
+		}
+	}
+	return fmt.Sprintf(rowLat, r.SizeBytes, r.Iterations, l.Min/1000, l.Max/1000, p50/1000, l.Mean/1000, l.Stdev/1000,
 		p99/1000, p999/1000), nil
 }
 

@@ -261,6 +261,26 @@ func TestLowCountPercentiles(t *testing.T) {
 	}
 }
 
+// TestLowCountTypical: with 4 samples (-a -n 5) rdmabench's median is n/a;
+// the table prints the middle sample, as perftest's t_typical, not 0.00.
+func TestLowCountTypical(t *testing.T) {
+	h := hist.New()
+	for _, v := range []int64{10000, 20000, 30000, 900000} {
+		h.Record(v)
+	}
+	enc, _ := h.Encode()
+	r := result.Result{SizeBytes: 2, Iterations: 4, Histogram: enc, HistogramDivisor: 1,
+		Latency: result.Latency{Count: 4, Min: 10000, Max: 900000, Mean: 240000}}
+	var b bytes.Buffer
+	if err := WriteTable(&b, mustParse(t, "ib_read_lat", "h"), Client, []result.Result{r}); err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(strings.Split(tableOf(b.String()), "\n")[1])
+	if len(f) != 9 || !strings.HasPrefix(f[4], "20.") {
+		t.Errorf("row %q, want t_typical 20.xx", f)
+	}
+}
+
 func TestReport(t *testing.T) {
 	doc := &result.Document{Env: rxeEnv, ServerEnv: &result.Env{Device: "rxe1"}, Results: []result.Result{sendLat(), sendLat()}}
 	doc.Results[0].Histogram = strings.Repeat("A", 100_000)
