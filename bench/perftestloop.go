@@ -77,6 +77,16 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 		_, err := wc.Dest(mine[0], withGID, fmt.Sprintf("%s %d bytes", what, n))
 		return err
 	}
+	// enter starts size i of the run, n bytes: the sync before it (the
+	// first size's is the barrier after RTR), then its spec and engines
+	enter := func(i, n int) (Spec, error) {
+		if i > 0 {
+			if err := sync("sync before", n); err != nil {
+				return Spec{}, err
+			}
+		}
+		return sized(n)
+	}
 	switch {
 	case s.Mode == result.ModeLat && run.Timed:
 		var eng latEngine = ep.eng
@@ -85,12 +95,7 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 			eng = replyEngine{ep.eng}
 		}
 		for i, n := range sizes {
-			if i > 0 { // the first size's sync is the barrier after RTR
-				if err := sync("sync before", n); err != nil {
-					return run, err
-				}
-			}
-			sz, err := sized(n)
+			sz, err := enter(i, n)
 			if err != nil {
 				return run, err
 			}
@@ -124,12 +129,7 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 		}
 		defer stamps.close()
 		for i, n := range sizes {
-			if i > 0 {
-				if err := sync("sync before", n); err != nil {
-					return run, err
-				}
-			}
-			sz, err := sized(n)
+			sz, err := enter(i, n)
 			if err != nil {
 				return run, err
 			}
@@ -162,12 +162,7 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 		}
 	case s.Op == result.OpSend: // the receiver: perftest's client sends -n messages per QP
 		for i, n := range sizes {
-			if i > 0 {
-				if err := sync("sync before", n); err != nil {
-					return run, err
-				}
-			}
-			sz, err := sized(n)
+			sz, err := enter(i, n)
 			if err != nil {
 				return run, err
 			}
