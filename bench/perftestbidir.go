@@ -46,19 +46,8 @@ func perftestBidir(ctx context.Context, p perftestSide, s Spec, stamps *peakStam
 	if err != nil {
 		return result.Result{}, err
 	}
-	peer := result.SideResult{Ops: int64(got.Iters), Bytes: int64(got.Iters) * int64(s.Size), Bandwidth: mibBandwidth(got.BWAvg, got.MsgRateAvg)}
-	r := baseResult(s, ep)
-	r.Bidirectional, r.Sides = true, &result.BidirSides{Client: mine, Server: peer}
-	if !p.cfg.Client {
-		r.Sides = &result.BidirSides{Client: peer, Server: mine}
-	}
-	r.Iterations, r.DurationNS = mine.Ops+peer.Ops, mine.DurationNS
-	r.Bandwidth = mine.Bandwidth.Plus(peer.Bandwidth)
+	r := perftestBidirResult(baseResult(s, ep), mine, rep, got, p.cfg.Client)
 	r.Intervals = br.intervals
-	if rep.BWPeak+got.BWPeak > 0 {
-		pk := mibBandwidth(rep.BWPeak+got.BWPeak, 0)
-		r.PerftestPeak = &pk
-	}
 	lat := br.lat
 	if lat == nil {
 		lat = hist.New()
@@ -67,6 +56,25 @@ func perftestBidir(ctx context.Context, p perftestSide, s Spec, stamps *peakStam
 		return result.Result{}, fmt.Errorf("encode histogram: %w", err)
 	}
 	return r, nil
+}
+
+// perftestBidirResult is a -b side's result from its own figures (mine,
+// and the report it sent) and the peer's report (got): the sums, as
+// perftest prints them, and each side's in Sides (the client's and the
+// server's, client telling which this side is).
+func perftestBidirResult(r result.Result, mine result.SideResult, sent, got wire.BWReport, client bool) result.Result {
+	peer := result.SideResult{Ops: int64(got.Iters), Bytes: int64(got.Iters) * int64(got.Size), Bandwidth: mibBandwidth(got.BWAvg, got.MsgRateAvg)}
+	r.Bidirectional, r.Sides = true, &result.BidirSides{Client: mine, Server: peer}
+	if !client {
+		r.Sides = &result.BidirSides{Client: peer, Server: mine}
+	}
+	r.Iterations, r.DurationNS = mine.Ops+peer.Ops, mine.DurationNS
+	r.Bandwidth = mine.Bandwidth.Plus(peer.Bandwidth)
+	if sent.BWPeak+got.BWPeak > 0 {
+		pk := mibBandwidth(sent.BWPeak+got.BWPeak, 0)
+		r.PerftestPeak = &pk
+	}
+	return r
 }
 
 // mibBandwidth is a rate perftest reports in MiB/s (its "MB/sec") and

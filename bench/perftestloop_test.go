@@ -84,3 +84,27 @@ func TestPerftestMargin(t *testing.T) {
 		}
 	}
 }
+
+// TestPerftestBidirResult: a -b side prints the sums of both sides'
+// reports, as perftest's print_full_bw_report, and keeps each side's.
+func TestPerftestBidirResult(t *testing.T) {
+	mine := result.NewSideResult(65536, 300, 0, 1e9) // 18.75 MiB/s
+	sent := wire.BWReport{Size: 65536, Iters: 300, BWPeak: 20, BWAvg: mine.Bandwidth.MiBPerSec}
+	got := wire.BWReport{Size: 65536, Iters: 300, BWPeak: 22, BWAvg: 16.25, MsgRateAvg: 0.00026}
+	for _, client := range []bool{true, false} {
+		r := perftestBidirResult(result.Result{SizeBytes: 65536}, mine, sent, got, client)
+		if !r.Bidirectional || r.Iterations != 600 || r.Bandwidth.MiBPerSec != 18.75+16.25 || r.PerftestPeak == nil || r.PerftestPeak.MiBPerSec != 42 {
+			t.Fatalf("client %v: %+v", client, r)
+		}
+		own, peer := r.Sides.Client, r.Sides.Server
+		if !client {
+			own, peer = peer, own
+		}
+		if own.Ops != 300 || own.Bandwidth.MiBPerSec != 18.75 || peer.Bandwidth.MiBPerSec != 16.25 || peer.Bytes != 300*65536 {
+			t.Errorf("client %v: sides %+v", client, r.Sides)
+		}
+	}
+	if r := perftestBidirResult(result.Result{}, mine, wire.BWReport{}, wire.BWReport{}, true); r.PerftestPeak != nil {
+		t.Error("a peak without one from either side")
+	}
+}
