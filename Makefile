@@ -186,7 +186,7 @@ dropin-perftest: build
 # The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
 # perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's
 # server with the drop-in's client and the drop-in's server with perftest's client,
-# for five tests (AGREE_TEST="ib_write_bw -n 2000 -s 4096" runs one instead); the
+# for one test of each of the eight tools (AGREE_TEST="ib_write_bw -n 2000 -s 4096" runs one instead); the
 # medians and ratios come from scripts/dropinagree on the host.
 AGREE_ROUNDS ?= 5
 AGREE_TEST ?=
