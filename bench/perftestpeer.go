@@ -69,9 +69,10 @@ func isTimeout(err error) bool {
 // PerftestSupported reports whether the drop-in can run s against a
 // perftest tool, and why not.
 func PerftestSupported(s Spec) error {
+	if err := perftestQPType(s); err != nil { // perftestqp.go
+		return err
+	}
 	switch {
-	case s.QPType != "" && s.QPType != "rc":
-		return fmt.Errorf("%w: -c %s (RC only)", ErrPerftestUnsupported, s.QPType)
 	case s.Duration > 0:
 		return fmt.Errorf("%w: -D (iterations only, -n)", ErrPerftestUnsupported)
 	case s.NumQPs() > 1 && s.Mode == result.ModeLat:
@@ -137,6 +138,9 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		return run, err
 	}
 	run.MTU, s.MTU = wire.MTUBytes(enum), wire.MTUBytes(enum)
+	if was := perftestUDSize(&s, run.MTU); was != s.Size && cfg.Trace != nil { // UD: one packet, as perftest cuts it
+		fmt.Fprintf(cfg.Trace, "perftest exchange: -c UD: size %d cut to the path MTU %d, as perftest does\n", was, s.Size)
+	}
 	p := cfg.Params
 	p.Size, p.Iters, p.NumQPs, p.TxDepth = uint64(s.Size), uint64(s.Iters), int32(s.NumQPs()), int32(s.TxDepth)
 	if _, _, _, err := wc.Negotiate(p, wire.LegacyLen); err != nil {
@@ -148,6 +152,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		return run, err
 	}
 	defer eps.close()
+	setPerftestQKey(s, eps.all())
 	ep := eps.probe
 	withGID := dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
 	qps := eps.measured()
@@ -173,7 +178,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	remote := func(d wire.Dest) proto.QPInfo {
 		return proto.QPInfo{QPN: d.QPN, PSN: d.PSN, LID: d.LID, GID: verbs.GID(d.GID).String(), GIDType: dev.GID.Type.String(),
 			LinkLayer: dev.Port.LinkLayer, ActiveMTU: run.MTU, MaxRdAtomic: int(max(d.OutReads, 1)), RKey: d.RKey, Addr: d.VAddr,
-			Len: uint64(s.TargetLen())}
+			Len: uint64(s.TargetLen()), QKey: peerQKey(s)}
 	}
 	r := remote(peers[0])
 	for _, d := range peers[1:] {
@@ -253,7 +258,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		}
 		t0 := verbs.Now()
 		if _, err := verbs.BWServerMulti(engs); err != nil {
-			return run, err
+			return run, perftestLost(s, err)
 		}
 		r := baseResult(s, ep)
 		r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
