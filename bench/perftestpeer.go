@@ -231,7 +231,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 			eng = replyEngine{ep.eng}
 		}
 		if run.Result, _, err = measureLat(eng, baseResult(s, ep), s, cfg.Run); err != nil {
-			return run, err
+			return run, perftestLost(s, err)
 		}
 	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
 		wc.Timeout = passiveTimeout(cfg.Timeout, s)
@@ -286,7 +286,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		run.Result.Connection = perftestConnSetup(dev, eps, cc)
 	}
 	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
-		return run, err
+		return run, perftestLostAtClose(s, cfg.Client, err)
 	}
 	run.End = time.Now()
 	if s.Mode == result.ModeBW && cc == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)

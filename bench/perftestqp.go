@@ -82,3 +82,13 @@ func perftestLost(s Spec, err error) error {
 	}
 	return fmt.Errorf("%w (-c %s does not retransmit: messages were lost; a smaller -n, or RC)", err, s.QPTypeLabel())
 }
+
+// perftestLostAtClose explains a UC or UD SEND bandwidth client's timeout
+// on the closing record: the perftest server is still waiting for messages
+// that were lost (its own watchdog ends it after 120 s without one).
+func perftestLostAtClose(s Spec, client bool, err error) error {
+	if err == nil || !client || s.Op != result.OpSend || s.Mode != result.ModeBW || s.QPTypeOrDefault() == result.QPTypeRC || !isTimeout(err) {
+		return err
+	}
+	return fmt.Errorf("%w (the server has not received all %d messages: -c %s does not retransmit; a smaller -n, or RC)", err, s.Iters, s.QPTypeLabel())
+}

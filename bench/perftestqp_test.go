@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -109,6 +110,37 @@ func TestPerftestLost(t *testing.T) {
 			t.Errorf("%s %v: %v, want it unchanged", tc.qp, tc.err, got)
 		case tc.want != "" && (!errors.Is(got, verbs.ErrTimeout) || !strings.Contains(got.Error(), tc.want)):
 			t.Errorf("%s %v: %v, want %q", tc.qp, tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestPerftestLostAtClose: a UC or UD SEND bandwidth client whose closing
+// record times out is told that the server still waits for lost messages;
+// servers, other tests, RC and other errors pass unchanged.
+func TestPerftestLostAtClose(t *testing.T) {
+	timeout := fmt.Errorf("closing handshake: read: %w", os.ErrDeadlineExceeded)
+	bw := Spec{QPType: "ud", Op: result.OpSend, Mode: result.ModeBW, Iters: 3000}
+	for _, tc := range []struct {
+		name   string
+		s      Spec
+		client bool
+		err    error
+		want   string
+	}{
+		{"ud send bw client", bw, true, timeout, "the server has not received all 3000 messages: -c UD does not retransmit"},
+		{"uc send bw client", Spec{QPType: "uc", Op: result.OpSend, Mode: result.ModeBW, Iters: 5}, true, timeout, "-c UC does not retransmit"},
+		{"server", bw, false, timeout, ""},
+		{"rc", Spec{Op: result.OpSend, Mode: result.ModeBW}, true, timeout, ""},
+		{"uc write bw", Spec{QPType: "uc", Op: result.OpWrite, Mode: result.ModeBW}, true, timeout, ""},
+		{"ud send lat", Spec{QPType: "ud", Op: result.OpSend, Mode: result.ModeLat}, true, timeout, ""},
+		{"not a timeout", bw, true, errors.New("closing handshake: EOF"), ""},
+	} {
+		got := perftestLostAtClose(tc.s, tc.client, tc.err)
+		switch {
+		case tc.want == "" && got != tc.err:
+			t.Errorf("%s: %v, want it unchanged", tc.name, got)
+		case tc.want != "" && (!errors.Is(got, os.ErrDeadlineExceeded) || !strings.Contains(got.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.name, got, tc.want)
 		}
 	}
 }
