@@ -2,11 +2,10 @@ package bench
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -45,102 +44,10 @@ func TestPerftestQPType(t *testing.T) {
 	}
 }
 
-// TestPerftestUDSize: a UD message is one packet, so perftest cuts the size
-// to the path MTU once it is agreed; RC and UC keep theirs.
-func TestPerftestUDSize(t *testing.T) {
-	for _, tc := range []struct {
-		qp             string
-		size, mtu, got int
-	}{
-		{"ud", 65536, 4096, 4096},
-		{"ud", 4096, 1024, 1024},
-		{"ud", 2, 4096, 2},
-		{"ud", 4096, 4096, 4096},
-		{"ud", 65536, 0, 65536},
-		{"uc", 65536, 4096, 65536},
-		{"", 65536, 1024, 65536},
-	} {
-		s := Spec{QPType: tc.qp, Size: tc.size}
-		if was := perftestUDSize(&s, tc.mtu); was != tc.size || s.Size != tc.got {
-			t.Errorf("%q %d B, MTU %d: %d B (was %d), want %d", tc.qp, tc.size, tc.mtu, s.Size, was, tc.got)
-		}
-	}
-}
-
-// TestPerftestQKey: UD QPs take perftest's Q_Key (0x11111111), and their
-// sends name it; RC and UC have none.
-func TestPerftestQKey(t *testing.T) {
-	if perftestQKey != 0x11111111 {
-		t.Fatalf("perftest's Q_Key 0x%x, want 0x11111111", perftestQKey)
-	}
-	for qp, want := range map[string]uint32{"ud": 0x11111111, "uc": 0, "rc": 0, "": 0} {
-		s := Spec{QPType: qp}
-		eps := []*endpoint{{qkey: 7}, {qkey: 9}}
-		setPerftestQKey(s, eps)
-		for i, e := range eps {
-			if got := e.qkey; (want != 0 && got != want) || (want == 0 && got != []uint32{7, 9}[i]) {
-				t.Errorf("%q: QP %d Q_Key 0x%x", qp, i, got)
-			}
-		}
-		if got := peerQKey(s); got != want {
-			t.Errorf("%q: the sends' Q_Key 0x%x, want 0x%x", qp, got, want)
-		}
-	}
-}
-
-// TestPerftestLost: a UC or UD receiver that timed out is told that
-// messages were lost; other errors and RC pass unchanged.
-func TestPerftestLost(t *testing.T) {
-	timeout := fmt.Errorf("bandwidth server: %w: no progress", verbs.ErrTimeout)
-	other := errors.New("ibv_post_recv: ENOMEM")
-	for _, tc := range []struct {
-		qp   string
-		err  error
-		want string
-	}{
-		{"ud", timeout, "-c UD does not retransmit: messages were lost"},
-		{"uc", timeout, "-c UC does not retransmit"},
-		{"rc", timeout, ""},
-		{"ud", other, ""},
-		{"ud", nil, ""},
-	} {
-		got := perftestLost(Spec{QPType: tc.qp}, tc.err)
-		switch {
-		case tc.want == "" && got != tc.err:
-			t.Errorf("%s %v: %v, want it unchanged", tc.qp, tc.err, got)
-		case tc.want != "" && (!errors.Is(got, verbs.ErrTimeout) || !strings.Contains(got.Error(), tc.want)):
-			t.Errorf("%s %v: %v, want %q", tc.qp, tc.err, got, tc.want)
-		}
-	}
-}
-
-// TestPerftestLostAtClose: a UC or UD SEND bandwidth client whose closing
-// record times out is told that the server still waits for lost messages;
-// servers, other tests, RC and other errors pass unchanged.
-func TestPerftestLostAtClose(t *testing.T) {
-	timeout := fmt.Errorf("closing handshake: read: %w", os.ErrDeadlineExceeded)
-	bw := Spec{QPType: "ud", Op: result.OpSend, Mode: result.ModeBW, Iters: 3000}
-	for _, tc := range []struct {
-		name   string
-		s      Spec
-		client bool
-		err    error
-		want   string
-	}{
-		{"ud send bw client", bw, true, timeout, "the server has not received all 3000 messages: -c UD does not retransmit"},
-		{"uc send bw client", Spec{QPType: "uc", Op: result.OpSend, Mode: result.ModeBW, Iters: 5}, true, timeout, "-c UC does not retransmit"},
-		{"server", bw, false, timeout, ""},
-		{"rc", Spec{Op: result.OpSend, Mode: result.ModeBW}, true, timeout, ""},
-		{"uc write bw", Spec{QPType: "uc", Op: result.OpWrite, Mode: result.ModeBW}, true, timeout, ""},
-		{"ud send lat", Spec{QPType: "ud", Op: result.OpSend, Mode: result.ModeLat}, true, timeout, ""},
-		{"not a timeout", bw, true, errors.New("closing handshake: EOF"), ""},
-	} {
-		got := perftestLostAtClose(tc.s, tc.client, tc.err)
-		switch {
-		case tc.want == "" && got != tc.err:
-			t.Errorf("%s: %v, want it unchanged", tc.name, got)
-		case tc.want != "" && (!errors.Is(got, os.ErrDeadlineExceeded) || !strings.Contains(got.Error(), tc.want)):
-			t.Errorf("%s: %v, want %q", tc.name, got, tc.want)
-		}
+// TestPerftestQKeyIsVerbs: perftest's UD Q_Key is the one verbs gives UD
+// QPs by default (0x11111111).
+func TestPerftestQKeyIsVerbs(t *testing.T) {
+	if perftest.QKey != verbs.DefaultQKey {
+		t.Fatalf("perftest.QKey 0x%x, verbs.DefaultQKey 0x%x", perftest.QKey, verbs.DefaultQKey)
 	}
 }

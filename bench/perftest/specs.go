@@ -49,7 +49,7 @@ func Specs(o Options) ([]spec.Spec, error) {
 		mtu = 4096
 	}
 	sizes := o.Sizes(mtu)
-	if o.Conn == "UD" && o.MTU > 0 { // one packet: perftest cuts the size to the MTU (-m)
+	if o.Conn == "UD" && o.MTU > 0 && !o.Given["size"] { // one packet: perftest cuts its default size to the MTU (-m); a larger -s is refused
 		for i := range sizes {
 			sizes[i] = min(sizes[i], o.MTU)
 		}
