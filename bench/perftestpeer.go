@@ -280,8 +280,10 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if run.Timed {
 		run.Result.Connection = perftestConnSetup(dev, eps, cc)
 	}
-	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
-		return run, perftest.LostAtClose(s, cfg.Client, isTimeout(err), err)
+	if perftest.CloseRecord(s, cc != nil) { // not ib_write_lat -R (bench/perftest/peerqp.go)
+		if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
+			return run, perftest.LostAtClose(s, cfg.Client, isTimeout(err), err)
+		}
 	}
 	run.End = time.Now()
 	if s.Mode == result.ModeBW && cc == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)

@@ -106,3 +106,22 @@ func TestLost(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseRecord: every tool swaps perftest's closing record but
+// ib_write_lat with -R, whose perftest counterpart has none.
+func TestCloseRecord(t *testing.T) {
+	for _, tc := range []struct {
+		op, mode string
+		cm, want bool
+	}{
+		{result.OpWrite, result.ModeLat, true, false},
+		{result.OpWrite, result.ModeLat, false, true},
+		{result.OpSend, result.ModeLat, true, true},
+		{result.OpWrite, result.ModeBW, true, true},
+		{result.OpRead, result.ModeLat, true, true},
+	} {
+		if got := CloseRecord(spec.Spec{Op: tc.op, Mode: tc.mode}, tc.cm); got != tc.want {
+			t.Errorf("%s %s -R=%v: %v, want %v", tc.op, tc.mode, tc.cm, got, tc.want)
+		}
+	}
+}
