@@ -178,10 +178,11 @@ mesh-ompi: launcher-deps build
 # The drop-in against Debian's real perftest in one guest (issue 22): all eight
 # tools, both directions (perftest's server
 # with the drop-in's client, and the other way), RC, without and with -R
-# (rdma_cm QPs on rxe1); make test runs some of these pairs (scripts/dropin-guest.sh).
+# (rdma_cm QPs on rxe1), then the UC and UD pairs perftest allows (--qp, without -R);
+# make test runs some of these pairs (scripts/dropin-guest.sh).
 dropin-perftest: build
 	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- \
-		sh -c 'sh /work/dropin-perftest.sh -j && sh /work/dropin-perftest.sh -j -R'
+		sh -c 'sh /work/dropin-perftest.sh -j && sh /work/dropin-perftest.sh -j -R && sh /work/dropin-perftest.sh -j --qp'
 
 # The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
 # perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's

@@ -25,7 +25,8 @@
 // The perftest drop-in facing a real perftest tool: perftestpeer.go
 // (perftest's exchange, bench/perftest/wire, around rdmabench's endpoints
 // and loops), perftestcm.go (-R: the exchange over an rdma_cm channel,
-// bench/cmchan, and the test's QPs connected by rdma_cm).
+// bench/cmchan, and the test's QPs connected by rdma_cm); what UC and UD
+// change there is bench/perftest's.
 //
 // The attackers of rdmabench isolation (bench/isolation) are load kinds:
 // load.go's streams drive the load QPs round robin (Load.Threads), run

@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -70,8 +71,8 @@ func isTimeout(err error) bool {
 // perftest tool, and why not.
 func PerftestSupported(s Spec) error {
 	switch {
-	case s.QPType != "" && s.QPType != "rc":
-		return fmt.Errorf("%w: -c %s (RC only)", ErrPerftestUnsupported, s.QPType)
+	case perftest.PeerQPType(s) != "": // UC: SEND, WRITE; UD: SEND; -R: RC (bench/perftest/peerqp.go)
+		return fmt.Errorf("%w: %s", ErrPerftestUnsupported, perftest.PeerQPType(s))
 	case s.Duration > 0:
 		return fmt.Errorf("%w: -D (iterations only, -n)", ErrPerftestUnsupported)
 	case s.NumQPs() > 1 && s.Mode == result.ModeLat:
@@ -96,10 +97,8 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if ap, err := netip.ParseAddrPort(nc.LocalAddr().String()); err == nil {
 		local = ap.Addr()
 	}
-	var (
-		dev *Device
-		err error
-	)
+	var dev *Device
+	var err error
 	cc, _ := nc.(*PerftestCMConn) // -R: rdma_cm connects the QPs (perftestcm.go)
 	switch {
 	case s.RDMACM != (cc != nil):
@@ -137,6 +136,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		return run, err
 	}
 	run.MTU, s.MTU = wire.MTUBytes(enum), wire.MTUBytes(enum)
+	perftest.CutUDSize(&s, run.MTU) // UD: one packet, as perftest cuts it
 	p := cfg.Params
 	p.Size, p.Iters, p.NumQPs, p.TxDepth = uint64(s.Size), uint64(s.Iters), int32(s.NumQPs()), int32(s.TxDepth)
 	if _, _, _, err := wc.Negotiate(p, wire.LegacyLen); err != nil {
@@ -158,12 +158,12 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	}
 	mine := make([]wire.Dest, len(qps))
 	for i, e := range qps {
+		e.qkey = perftest.QKeyFor(s) // UD: perftest's Q_Key (RC and UC have none)
 		in := e.info()
 		mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.qp.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
 	}
-	// perftest 6.06's order of record swaps before the loop: every QP's,
-	// then (latency tools, ib_send_bw) QP 0's, every QP's again, and QP 0's
-	// as the barrier after RTR; its QPs reach RTR after the first round
+	// perftest 6.06's order of record swaps before the loop: every QP's, then (latency tools, ib_send_bw)
+	// QP 0's, every QP's again, and QP 0's as the barrier after RTR; its QPs reach RTR after the first round
 	peers := make([]wire.Dest, len(qps))
 	for i := range qps {
 		if peers[i], err = wc.Dest(mine[i], withGID, fmt.Sprintf("dest qp %d", i)); err != nil {
@@ -173,7 +173,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	remote := func(d wire.Dest) proto.QPInfo {
 		return proto.QPInfo{QPN: d.QPN, PSN: d.PSN, LID: d.LID, GID: verbs.GID(d.GID).String(), GIDType: dev.GID.Type.String(),
 			LinkLayer: dev.Port.LinkLayer, ActiveMTU: run.MTU, MaxRdAtomic: int(max(d.OutReads, 1)), RKey: d.RKey, Addr: d.VAddr,
-			Len: uint64(s.TargetLen())}
+			Len: uint64(s.TargetLen()), QKey: perftest.QKeyFor(s)}
 	}
 	r := remote(peers[0])
 	for _, d := range peers[1:] {
@@ -226,7 +226,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 			eng = replyEngine{ep.eng}
 		}
 		if run.Result, _, err = measureLat(eng, baseResult(s, ep), s, cfg.Run); err != nil {
-			return run, err
+			return run, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err)
 		}
 	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
 		wc.Timeout = passiveTimeout(cfg.Timeout, s)
@@ -253,7 +253,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		}
 		t0 := verbs.Now()
 		if _, err := verbs.BWServerMulti(engs); err != nil {
-			return run, err
+			return run, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err)
 		}
 		r := baseResult(s, ep)
 		r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
@@ -280,8 +280,10 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if run.Timed {
 		run.Result.Connection = perftestConnSetup(dev, eps, cc)
 	}
-	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
-		return run, err
+	if perftest.CloseRecord(s, cc != nil) { // not ib_write_lat -R (bench/perftest/peerqp.go)
+		if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
+			return run, perftest.LostAtClose(s, cfg.Client, isTimeout(err), err)
+		}
 	}
 	run.End = time.Now()
 	if s.Mode == result.ModeBW && cc == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)

@@ -57,6 +57,12 @@ func perftestParams(o perftest.Options) wire.Params {
 	if o.AtomicType == "CMP_AND_SWAP" {
 		p.AtomicType = wire.CmpAndSwap
 	}
+	switch o.ConnOrDefault() { // -c
+	case "UC":
+		p.ConnectionType = wire.ConnUC
+	case "UD":
+		p.ConnectionType = wire.ConnUD
+	}
 	return p
 }
 

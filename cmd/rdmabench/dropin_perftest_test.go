@@ -38,13 +38,40 @@ func TestPerftestParams(t *testing.T) {
 	} else if s, err := perftestSpec(r); err != nil || !s.RDMACM || perftestParams(r).RDMACM != 1 {
 		t.Errorf("ib_write_bw -R against perftest: %v (rdma_cm %v)", err, s.RDMACM)
 	}
-	for _, args := range [][]string{{"-a", "host"}, {"-b", "host"}, {"-D", "2", "host"}, {"-c", "UC", "host"}} {
+	for _, args := range [][]string{{"-a", "host"}, {"-b", "host"}, {"-D", "2", "host"}} {
 		bw, err := perftest.Parse(perftest.Tools["ib_write_bw"], args)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := perftestSpec(bw); !errors.Is(err, bench.ErrPerftestUnsupported) || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("ib_write_bw %v against perftest: %v", args, err)
+		}
+	}
+}
+
+// TestPerftestQPParams: with -c UC and -c UD the drop-in runs against
+// perftest, and negotiates the connection type with a perftest >= 6.28.
+func TestPerftestQPParams(t *testing.T) {
+	for _, tc := range []struct {
+		tool, conn string
+		want       int32
+	}{
+		{"ib_send_lat", "RC", wire.ConnRC},
+		{"ib_write_lat", "UC", wire.ConnUC},
+		{"ib_send_bw", "UC", wire.ConnUC},
+		{"ib_write_bw", "UC", wire.ConnUC},
+		{"ib_send_lat", "UD", wire.ConnUD},
+		{"ib_send_bw", "UD", wire.ConnUD},
+	} {
+		o, err := perftest.Parse(perftest.Tools[tc.tool], []string{"-c", tc.conn, "host"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := perftestParams(o).ConnectionType; got != tc.want {
+			t.Errorf("%s -c %s: connection_type %d, want %d", tc.tool, tc.conn, got, tc.want)
+		}
+		if s, err := perftestSpec(o); err != nil || s.QPTypeLabel() != tc.conn {
+			t.Errorf("%s -c %s against perftest: %v (QP type %s)", tc.tool, tc.conn, err, s.QPTypeLabel())
 		}
 	}
 }
