@@ -13,8 +13,8 @@
 // Files by concept:
 //
 // The server: server.go (config, devices, timeouts), listener.go (the
-// accept loop, --allow, protected mode, shutdown), startups.go (the caps
-// on unauthenticated connections), session.go (one client's session:
+// accept loop, protected mode, shutdown; the caps on unauthenticated
+// connections and --allow are bench/admit's), session.go (one client's session:
 // admission, handshake, busy lock, limits), serveonce.go (--once: stop
 // after the first session that ran a test; the shared key and the
 // challenge-response are bench/auth's), responder.go (the server's side of one test),
@@ -40,8 +40,8 @@
 // Devices and routes: device.go (an open device and what it supports),
 // devicelimits.go (a test list held to a device's limits up front, for
 // rdmabench cliffs), devicereport.go (rdmabench devices), route.go (the device chosen by
-// route, and pairs that cannot talk), netdev.go (netdev to device and
-// port through sysfs), asyncevents.go (fatal async events per device),
+// route, and pairs that cannot talk; the netdev to device and port map
+// through sysfs is bench/hostenv's), asyncevents.go (fatal async events per device),
 // placement.go (NUMA placement), devlimit.go (a QP, CQ or SRQ the device
 // cannot size: exit 3), inline.go (the inline size: device
 // probe, perftest's rules).
@@ -52,8 +52,8 @@
 // huge pages), budget.go (the resource budget, NeedOf), srq.go (shared
 // receive queues), choices.go (the differences from perftest that are
 // options: relaxed ordering, address stepping, GRH, completion vectors,
-// P_Key index), cacheline.go (the CPU's cache line that address stepping
-// rounds to, from sysfs), cm.go (rdma_cm), measure.go (the measurement of one
+// P_Key index; the CPU's cache line that address stepping rounds to is
+// bench/hostenv's), cm.go (rdma_cm), measure.go (the measurement of one
 // test), bwdrain.go (the one bandwidth phase loop, bwPhase, its warm-up
 // and its hookup to bench/drain, the drainer of the senders' samples),
 // multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
