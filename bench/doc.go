@@ -58,7 +58,7 @@
 // and its hookup to bench/drain, the drainer of the senders' samples),
 // multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
 // (latency under load), verify.go (the --verify pass), tcp.go (the kernel
-// TCP baseline), clockshare.go (the clock's share of a latency). The
+// TCP baseline; the clock's share of a latency is bench/hostenv's). The
 // workload knobs' memory (a spread test's region) is bench/spread.
 //
 // Where a run took place: env.go (each side's result.Env: the device, GID

@@ -57,7 +57,7 @@ func hostEnv() (result.Env, []string) {
 	env := hostenv.Host()
 	env.ClockReadCostNS = verbs.ClockCost(10000)
 	// whether that cost matters depends on each test's latency: runAll
-	// warns per test (clockShareWarning)
+	// warns per test (hostenv.ClockShareWarning)
 	return env, nil
 }
 
