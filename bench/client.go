@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -107,7 +108,7 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Durat
 	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
 		cl, err := dial(ctx, addr, cfg, deadline)
 		var re *proto.RemoteError
-		if !errors.As(err, &re) || (re.Code != codeBusy && re.Code != codeDropped) || time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
+		if !errors.As(err, &re) || (re.Code != codeBusy && re.Code != admit.CodeDropped) || time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
 			return cl, err
 		}
 		time.Sleep(delay) // the server is finishing another session, or made room for newer connections: try again

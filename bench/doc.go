@@ -13,8 +13,8 @@
 // Files by concept:
 //
 // The server: server.go (config, devices, timeouts), listener.go (the
-// accept loop, --allow, protected mode, shutdown), startups.go (the caps
-// on unauthenticated connections), session.go (one client's session:
+// accept loop, protected mode, shutdown; the caps on unauthenticated
+// connections and --allow are bench/admit's), session.go (one client's session:
 // admission, handshake, busy lock, limits), serveonce.go (--once: stop
 // after the first session that ran a test; the shared key and the
 // challenge-response are bench/auth's), responder.go (the server's side of one test),
@@ -25,11 +25,12 @@
 // The perftest drop-in facing a real perftest tool: perftestpeer.go
 // (perftest's exchange, bench/perftest/wire, around rdmabench's endpoints
 // and loops), perftestcm.go (-R: the exchange over an rdma_cm channel,
-// bench/cmchan, and the test's QPs connected by rdma_cm), perftestloop.go
-// (each side's loop part once the QPs are connected: -a's sizes, the
-// reports, the closing handshake), perftestduration.go (-D: perftest's
-// margins), perftestbidir.go (-b), perftestpeak.go (perftest's BW peak
-// from the C loop's post and completion stamps).
+// bench/cmchan, and the test's QPs connected by rdma_cm; what UC and UD
+// change there is bench/perftest's), perftestloop.go (each side's loop
+// part once the QPs are connected: -a's sizes, the reports, the closing
+// handshake), perftestduration.go (-D: perftest's margins),
+// perftestbidir.go (-b), perftestpeak.go (perftest's BW peak from the C
+// loop's post and completion stamps).
 //
 // The attackers of rdmabench isolation (bench/isolation) are load kinds:
 // load.go's streams drive the load QPs round robin (Load.Threads), run
@@ -43,8 +44,8 @@
 // Devices and routes: device.go (an open device and what it supports),
 // devicelimits.go (a test list held to a device's limits up front, for
 // rdmabench cliffs), devicereport.go (rdmabench devices), route.go (the device chosen by
-// route, and pairs that cannot talk), netdev.go (netdev to device and
-// port through sysfs), asyncevents.go (fatal async events per device),
+// route, and pairs that cannot talk; the netdev to device and port map
+// through sysfs is bench/hostenv's), asyncevents.go (fatal async events per device),
 // placement.go (NUMA placement), devlimit.go (a QP, CQ or SRQ the device
 // cannot size: exit 3), inline.go (the inline size: device
 // probe, perftest's rules).
@@ -55,13 +56,13 @@
 // huge pages), budget.go (the resource budget, NeedOf), srq.go (shared
 // receive queues), choices.go (the differences from perftest that are
 // options: relaxed ordering, address stepping, GRH, completion vectors,
-// P_Key index), cacheline.go (the CPU's cache line that address stepping
-// rounds to, from sysfs), cm.go (rdma_cm), measure.go (the measurement of one
+// P_Key index; the CPU's cache line that address stepping rounds to is
+// bench/hostenv's), cm.go (rdma_cm), measure.go (the measurement of one
 // test), bwdrain.go (the one bandwidth phase loop, bwPhase, its warm-up
 // and its hookup to bench/drain, the drainer of the senders' samples),
 // multi.go (multi-QP bandwidth), bidir.go (bidirectional tests), load.go
 // (latency under load), verify.go (the --verify pass), tcp.go (the kernel
-// TCP baseline), clockshare.go (the clock's share of a latency). The
+// TCP baseline; the clock's share of a latency is bench/hostenv's). The
 // workload knobs' memory (a spread test's region) is bench/spread.
 //
 // Where a run took place: env.go (each side's result.Env: the device, GID

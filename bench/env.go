@@ -7,6 +7,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -20,6 +21,10 @@ import (
 // to "RC". The warnings are for the user: software RDMA, a port that is not
 // active. Errors come from verbs unchanged; facts that cannot be found (host
 // name, rdma-core version, CPU model) are left empty instead.
+// This machine's cache line: each side rounds the messages it steps through
+// its cycle buffer up to its own (spec.Spec.AddrStep, recvStep).
+func init() { spec.CacheLine = hostenv.CacheLine("/") }
+
 func CollectEnv(ctx *verbs.Context, port int) (result.Env, []string, error) {
 	env, warn := hostEnv()
 	env.Device, env.Driver, env.SoftwareRDMA, env.Port, env.QPType = ctx.Name(), ctx.Driver(), ctx.IsSoftware(), port, "RC"
@@ -52,7 +57,7 @@ func hostEnv() (result.Env, []string) {
 	env := hostenv.Host()
 	env.ClockReadCostNS = verbs.ClockCost(10000)
 	// whether that cost matters depends on each test's latency: runAll
-	// warns per test (clockShareWarning)
+	// warns per test (hostenv.ClockShareWarning)
 	return env, nil
 }
 

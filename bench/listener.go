@@ -6,20 +6,20 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
 
 // The server's accept loop: who gets in, how many at once, and how it ends.
 //
-// Each accepted connection first enters the startup table (startups.go:
+// Each accepted connection first enters the startup table (bench/admit:
 // refused with a reason past the per-source cap; the oldest dropped when
-// the table is full), then passes --allow and protected mode (before
+// the table is full, dropStartup), then passes --allow and protected mode (before
 // anything is read), then has handshakeTimeout to authenticate; it leaves
 // the table once it has. Accept errors from file-descriptor exhaustion
 // back off and retry. When Serve's context ends, every open session is
@@ -41,13 +41,13 @@ func HandshakeTimeout() time.Duration { return handshakeTimeout }
 
 // listenState is the accept loop's part of a Server.
 type listenState struct {
-	starts *startups // connections between accept and authentication
+	starts *admit.Table // connections between accept and authentication
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[*proto.Conn]string // open sessions and their peers
 	// abandoned: Serve returned with sessions still running (see Close).
 	abandoned atomic.Bool
-	limit     logLimiter
+	limit     admit.LogLimiter
 }
 
 // Serve accepts control connections until ctx ends or the listener fails.
@@ -56,7 +56,7 @@ type listenState struct {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.lis.mu.Lock()
 	if s.lis.starts == nil {
-		s.lis.starts = newStartups(s.maxStartups())
+		s.lis.starts = admit.New(s.maxStartups())
 	}
 	s.lis.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() {
@@ -92,7 +92,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				return err
 			}
 			backoff = min(max(2*backoff, 5*time.Millisecond), acceptBackoffMax)
-			s.lis.limit.printf(s.log, "accept", "accept: %v; backing off %v", err, backoff)
+			s.lis.limit.Printf(s.log, "accept", "accept: %v; backing off %v", err, backoff)
 			select {
 			case <-time.After(backoff):
 			case <-ctx.Done():
@@ -100,11 +100,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		st, oldest, re := s.lis.starts.admit(nc)
+		st, oldest, re := s.lis.starts.Admit(nc)
 		if re != nil {
-			s.lis.limit.printf(s.log, "refused "+re.Code, "client %s: refused (%s): %d connections from it already in the handshake (--max-startups-per-addr)",
-				nc.RemoteAddr(), re.Code, s.lis.starts.perAddr)
-			s.refuseStartup(nc, re)
+			s.lis.limit.Printf(s.log, "refused "+re.Code, "client %s: refused (%s): %d connections from it already in the handshake (--max-startups-per-addr)",
+				nc.RemoteAddr(), re.Code, s.lis.starts.PerAddr())
+			s.lis.starts.RefuseBounded(nc, re)
 			continue
 		}
 		if oldest != nil {
@@ -140,7 +140,7 @@ func (s *Server) inHandshake() int {
 	if t == nil {
 		return 0
 	}
-	return t.len()
+	return t.Len()
 }
 
 // maxStartups is the global and per-source caps of the startup table:
@@ -148,10 +148,10 @@ func (s *Server) inHandshake() int {
 func (s *Server) maxStartups() (all, perAddr int) {
 	all, perAddr = s.cfg.MaxStartups, s.cfg.MaxStartupsPerAddr
 	if all <= 0 {
-		all = DefaultMaxStartups()
+		all = admit.DefaultMaxStartups()
 	}
 	if perAddr <= 0 {
-		perAddr = DefaultMaxStartupsPerAddr
+		perAddr = admit.DefaultMaxStartupsPerAddr
 	}
 	return all, min(perAddr, all)
 }
@@ -208,7 +208,7 @@ func (s *Server) drain() error {
 // refusal says why a peer may not even start a handshake: outside --allow,
 // or not on loopback in protected mode. nil: admitted.
 func (s *Server) refusal(peer netip.Addr) *proto.RemoteError {
-	if len(s.cfg.Allow) > 0 && !allowed(s.cfg.Allow, peer) {
+	if len(s.cfg.Allow) > 0 && !admit.Allowed(s.cfg.Allow, peer) {
 		return &proto.RemoteError{Code: codeNotAllowed, Msg: fmt.Sprintf("client %s is not in the server's --allow list", peer)}
 	}
 	if len(s.cfg.AuthKey) == 0 && !s.cfg.Exposed && !peer.IsLoopback() {
@@ -219,92 +219,26 @@ func (s *Server) refusal(peer netip.Addr) *proto.RemoteError {
 	return nil
 }
 
-func allowed(nets []netip.Prefix, a netip.Addr) bool {
-	for _, p := range nets {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// ParseAllow parses --allow: a comma-separated list of CIDR prefixes
-// (10.0.0.0/8, fd00::/8) or single addresses.
-func ParseAllow(v string) ([]netip.Prefix, error) {
-	var nets []netip.Prefix
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(f)
-		if err != nil {
-			a, aerr := netip.ParseAddr(f)
-			if aerr != nil {
-				return nil, fmt.Errorf("%q is neither a CIDR prefix (10.0.0.0/8) nor an address", f)
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
-		}
-		nets = append(nets, p.Masked())
-	}
-	if len(nets) == 0 {
-		return nil, errors.New("empty list")
-	}
-	return nets, nil
-}
-
-// refuse sends a refusal to a peer whose hello it has not read, then
-// closes the connection after the peer has read it (or within a second):
-// closing with the hello unread would reset the connection and lose the
-// message.
-func refuse(nc net.Conn, re *proto.RemoteError) {
-	defer nc.Close()
-	c := proto.NewConn(nc, time.Second)
-	if c.SendError(re) != nil {
-		return
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.CloseWrite()
-	}
-	nc.SetReadDeadline(time.Now().Add(time.Second))
-	var buf [4096]byte
-	for n := 0; n < 64<<10; {
-		m, err := nc.Read(buf[:])
-		if err != nil {
-			return
-		}
-		n += m
-	}
-}
-
-// logLimiter prints at most one line per second per key, and counts the
-// lines it held back: a flood cannot flood the log.
-type logLimiter struct {
-	mu   sync.Mutex
-	last map[string]time.Time
-	held map[string]int
-}
-
 type printfer interface{ Printf(string, ...any) }
-
-func (l *logLimiter) printf(lg printfer, key, format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.last == nil {
-		l.last, l.held = map[string]time.Time{}, map[string]int{}
-	}
-	if time.Since(l.last[key]) < time.Second {
-		l.held[key]++
-		return
-	}
-	if n := l.held[key]; n > 0 {
-		format += fmt.Sprintf(" (and %d more like it)", n)
-	}
-	l.last[key], l.held[key] = time.Now(), 0
-	lg.Printf(format, args...)
-}
 
 // RemoteError codes of connections refused before their handshake.
 const (
 	codeProtected  = "protected"   // protected mode: a non-loopback client and no key, no --bind
 	codeNotAllowed = "not-allowed" // the client's address is outside --allow
 )
+
+// dropStartup tells the oldest connection why it goes and closes it, which
+// ends its session's handshake. The write may race the session's own reply
+// frame; it has a short deadline, and the close follows either way.
+func (s *Server) dropStartup(st *admit.Entry, newer net.Addr) {
+	st.Dropped.Store(true)
+	n := s.lis.starts.Max()
+	s.lis.limit.Printf(s.log, "dropped", "client %s: dropped after %v unauthenticated: %d connections in the handshake, the server's limit (--max-startups); making room for %s",
+		st.NC.RemoteAddr(), time.Since(st.At).Round(time.Millisecond), n, newer)
+	go func() {
+		c := proto.NewConn(st.NC, 200*time.Millisecond)
+		c.SendError(&proto.RemoteError{Code: admit.CodeDropped, Msg: fmt.Sprintf(
+			"dropped: the server had %d connections in the handshake (server --max-startups %d), and this was the oldest", n, n)})
+		st.NC.Close()
+	}()
+}

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
@@ -120,7 +120,7 @@ func (l *peerListener) dial(t *testing.T) *proto.Conn {
 // TestAdmission: protected mode and --allow, end to end over the handshake.
 func TestAdmission(t *testing.T) {
 	key := []byte("0123456789abcdef")
-	allow, _ := ParseAllow("10.0.0.0/8, 127.0.0.1")
+	allow, _ := admit.ParseAllow("10.0.0.0/8, 127.0.0.1")
 	for _, tc := range []struct {
 		name      string
 		cfg       ServerConfig
@@ -162,30 +162,6 @@ func TestAdmission(t *testing.T) {
 			}
 			lb.waitLog(t, "refused ("+tc.want+")")
 		})
-	}
-}
-
-func TestParseAllow(t *testing.T) {
-	for _, tc := range []struct {
-		in, want, err string
-	}{
-		{"10.0.0.0/8", "[10.0.0.0/8]", ""},
-		{"10.1.2.3/8,fd00::/8", "[10.0.0.0/8 fd00::/8]", ""},
-		{" 192.0.2.7 , ::1", "[192.0.2.7/32 ::1/128]", ""},
-		{"10.0.0.0/33", "", `"10.0.0.0/33" is neither`},
-		{"host.example", "", "neither a CIDR prefix"},
-		{",", "", "empty list"},
-	} {
-		got, err := ParseAllow(tc.in)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseAllow(%q): %v, want %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || fmt.Sprint(got) != tc.want {
-			t.Errorf("ParseAllow(%q): %v %v, want %s", tc.in, got, err, tc.want)
-		}
 	}
 }
 
@@ -291,7 +267,7 @@ func TestHandshakeLimits(t *testing.T) {
 	defer pe.Close()
 	_, _, err = pe.RecvAny(300 * time.Millisecond)
 	var re *proto.RemoteError
-	if !errors.As(err, &re) || re.Code != codeTooMany || !strings.Contains(re.Msg, "3 connections from 127.0.0.1 are already in the handshake") ||
+	if !errors.As(err, &re) || re.Code != admit.CodeTooMany || !strings.Contains(re.Msg, "3 connections from 127.0.0.1 are already in the handshake") ||
 		!strings.Contains(re.Msg, "--max-startups-per-addr 3") {
 		t.Errorf("connection past 3 from one address: %v, want refused at once with the reason", err)
 	}
@@ -354,9 +330,9 @@ func TestIdleFloodNoLockout(t *testing.T) {
 		defer c.Close()
 	}
 	// the accept loop has seen them all when the table is full from .2
-	for deadline := time.Now().Add(2 * time.Second); srv.inHandshake() < DefaultMaxStartupsPerAddr; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Second); srv.inHandshake() < admit.DefaultMaxStartupsPerAddr; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d connections in the table, want %d", srv.inHandshake(), DefaultMaxStartupsPerAddr)
+			t.Fatalf("%d connections in the table, want %d", srv.inHandshake(), admit.DefaultMaxStartupsPerAddr)
 		}
 	}
 	start := time.Now()
@@ -372,7 +348,7 @@ func TestIdleFloodNoLockout(t *testing.T) {
 	defer same.Close()
 	_, err := auth.ClientHandshake(same, nil, "same", ctrlTimeout)
 	var re *proto.RemoteError
-	if !errors.As(err, &re) || re.Code != codeTooMany || !strings.Contains(re.Msg, "from 127.0.0.2") {
+	if !errors.As(err, &re) || re.Code != admit.CodeTooMany || !strings.Contains(re.Msg, "from 127.0.0.2") {
 		t.Fatalf("client from the flooding address: %v, want the per-address refusal", err)
 	}
 	lb.waitLog(t, "refused (too-many)")
@@ -402,7 +378,7 @@ func TestDropOldestStartup(t *testing.T) {
 	}
 	_, _, err := idle[0].RecvAny(time.Second)
 	var re *proto.RemoteError
-	if !errors.As(err, &re) || re.Code != codeDropped || !strings.Contains(re.Msg, "--max-startups 4") {
+	if !errors.As(err, &re) || re.Code != admit.CodeDropped || !strings.Contains(re.Msg, "--max-startups 4") {
 		t.Fatalf("the oldest connection: %v, want dropped with the reason", err)
 	}
 	idle[1].SetTimeout(100 * time.Millisecond)
@@ -410,25 +386,6 @@ func TestDropOldestStartup(t *testing.T) {
 		t.Errorf("the second oldest: %v, want still waiting", err)
 	}
 	lb.waitLog(t, "dropped after")
-}
-
-func TestStartupCaps(t *testing.T) {
-	for _, tc := range []struct {
-		nofile uint64
-		want   int
-	}{{0, minStartups}, {20, minStartups}, {64, 16}, {1024, 496}, {1 << 20, maxStartupsCeiling}} {
-		if got := startupsForFDs(tc.nofile); got != tc.want {
-			t.Errorf("startupsForFDs(%d) = %d, want %d", tc.nofile, got, tc.want)
-		}
-	}
-	for _, tc := range []struct{ addr, want string }{
-		{"192.0.2.7", "192.0.2.7/32"},
-		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
-	} {
-		if got := sourceOf(netip.MustParseAddr(tc.addr)).String(); got != tc.want {
-			t.Errorf("sourceOf(%s) = %s, want %s", tc.addr, got, tc.want)
-		}
-	}
 }
 
 // flakyListener fails Accept with EMFILE n times, then delegates.
@@ -521,12 +478,12 @@ func TestRefusalsBounded(t *testing.T) {
 	for i, c := range refused {
 		_, _, err := c.RecvAny(2 * time.Second)
 		var re *proto.RemoteError
-		if !errors.As(err, &re) || re.Code != codeTooMany {
+		if !errors.As(err, &re) || re.Code != admit.CodeTooMany {
 			t.Fatalf("refused connection %d: %v, want the per-address refusal", i, err)
 		}
 	}
 	srv.lis.mu.Lock()
-	lingering := len(srv.lis.starts.lingering)
+	lingering := srv.lis.starts.Lingering()
 	srv.lis.mu.Unlock()
 	if n := lingering; n > 2 {
 		t.Errorf("%d refusals lingering, want at most 2 (a quarter of --max-startups, at least 2)", n)
@@ -551,7 +508,7 @@ func (l *dropFirst) Accept() (net.Conn, error) {
 		if !first {
 			return c, nil
 		}
-		go refuse(c, &proto.RemoteError{Code: codeDropped, Msg: "dropped: test"})
+		go admit.Refuse(c, &proto.RemoteError{Code: admit.CodeDropped, Msg: "dropped: test"})
 	}
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -83,12 +84,12 @@ func TestNetdevPort(t *testing.T) {
 		{"dummy0.10", "", 0, ""},
 		{"nosuch", "", 0, ""},
 	} {
-		dev, port, via, ok := netdevPort(root, tc.ifc)
+		dev, port, via, ok := hostenv.NetdevPort(root, tc.ifc)
 		if dev != tc.dev || port != tc.port || via != tc.via || ok != (tc.dev != "") {
 			t.Errorf("netdevPort(%s) = %s %d via %s, %v; want %s %d via %s", tc.ifc, dev, port, via, ok, tc.dev, tc.port, tc.via)
 		}
 	}
-	if got := lowerNetdevs(root, "dummy0.10"); len(got) != 1 || got[0] != "dummy0" {
+	if got := hostenv.LowerNetdevs(root, "dummy0.10"); len(got) != 1 || got[0] != "dummy0" {
 		t.Errorf("lowerNetdevs(dummy0.10) = %v", got)
 	}
 }

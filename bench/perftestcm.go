@@ -19,9 +19,8 @@ import (
 // then connects the test's QPs with rdma_cm on the same port
 // (connectPerftestCM).
 
-// perftestCMRetryFor bounds the client's retries of a rejected or
-// unreachable request, perftestCMRetryGap apart (perftest's server listens
-// only after the sync swap; its client retries 10 times 100 ms apart).
+// perftestCMRetryFor bounds the client's retries of a rejected or unreachable request, perftestCMRetryGap
+// apart (perftest's server listens only after the sync swap; its client retries 10 times 100 ms apart).
 var perftestCMRetryFor = 10 * time.Second
 
 const perftestCMRetryGap = 100 * time.Millisecond
@@ -95,9 +94,8 @@ func cmRetryable(err error) bool {
 	return errors.As(err, &ee) && (ee.Got == verbs.CMEventRejected || ee.Got == verbs.CMEventUnreachable || ee.Got == verbs.CMEventConnectError)
 }
 
-// PerftestCMConn is perftest's -R exchange channel (bench/cmchan) and the
-// device rdma_cm bound it to, on which the test's QPs then run; Close
-// closes both.
+// PerftestCMConn is perftest's -R exchange channel (bench/cmchan) and the device rdma_cm
+// bound it to, on which the test's QPs then run; Close closes both.
 type PerftestCMConn struct {
 	*cmchan.Conn
 	dev *Device

@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -104,7 +106,7 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 			}
 			r, _, err := measureLat(eng, baseResult(sz, ep), sz, cfg.Run)
 			if err != nil {
-				return run, fmt.Errorf("%d bytes: %w", n, err)
+				return run, sizeErr(all, n, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err))
 			}
 			run.Results = append(run.Results, r)
 		}
@@ -143,7 +145,7 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 				r, _, err = measureBW(ep, sz, cfg.Run)
 			}
 			if err != nil {
-				return run, fmt.Errorf("%d bytes: %w", n, err)
+				return run, sizeErr(all, n, err)
 			}
 			r.PerftestPeak = stamps.peak(n)
 			if s.Duration > 0 { // -D: perftest's figures are the middle's
@@ -184,7 +186,7 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 			}
 			t0 := verbs.Now()
 			if _, err := verbs.BWServerMulti(engs); err != nil {
-				return run, fmt.Errorf("%d bytes: %w", n, err)
+				return run, sizeErr(all, n, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err))
 			}
 			r := baseResult(sz, ep)
 			r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
@@ -221,8 +223,10 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 		}
 		run.Result.Connection = conn
 	}
-	if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
-		return run, err
+	if perftest.CloseRecord(s, cc != nil) { // not ib_write_lat -R (bench/perftest/peerqp.go)
+		if _, err := wc.Dest(mine[0], withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
+			return run, perftest.LostAtClose(s, cfg.Client, isTimeout(err), err)
+		}
 	}
 	run.End = time.Now()
 	if s.Mode == result.ModeBW && cc == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)
@@ -232,6 +236,14 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 		}
 	}
 	return run, nil
+}
+
+// sizeErr names the size of -a (all) that err ended.
+func sizeErr(all bool, n int, err error) error {
+	if !all {
+		return err
+	}
+	return fmt.Errorf("%d bytes: %w", n, err)
 }
 
 // perftestSizeSwaps is where perftest 6.06 swaps QP 0's record around each

@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -80,8 +81,8 @@ func isTimeout(err error) bool {
 // perftest tool, and why not.
 func PerftestSupported(s Spec) error {
 	switch {
-	case s.QPType != "" && s.QPType != "rc":
-		return fmt.Errorf("%w: -c %s (RC only)", ErrPerftestUnsupported, s.QPType)
+	case perftest.PeerQPType(s) != "": // UC: SEND, WRITE; UD: SEND; -R: RC (bench/perftest/peerqp.go)
+		return fmt.Errorf("%w: %s", ErrPerftestUnsupported, perftest.PeerQPType(s))
 	case s.Duration > 0 && s.Mode == result.ModeLat:
 		return fmt.Errorf("%w: -D in a latency tool (iterations only, -n; the bandwidth tools take -D)", ErrPerftestUnsupported)
 	case s.Bidirectional && s.NumQPs() > 1:
@@ -111,10 +112,8 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if ap, err := netip.ParseAddrPort(nc.LocalAddr().String()); err == nil {
 		local = ap.Addr()
 	}
-	var (
-		dev *Device
-		err error
-	)
+	var dev *Device
+	var err error
 	cc, _ := nc.(*PerftestCMConn) // -R: rdma_cm connects the QPs (perftestcm.go)
 	switch {
 	case s.RDMACM != (cc != nil):
@@ -152,6 +151,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		return run, err
 	}
 	run.MTU, s.MTU = wire.MTUBytes(enum), wire.MTUBytes(enum)
+	perftest.CutUDSize(&s, run.MTU) // UD: one packet, as perftest cuts it
 	p := cfg.Params
 	p.Size, p.Iters, p.NumQPs, p.TxDepth = uint64(s.Size), uint64(s.Iters), int32(s.NumQPs()), int32(s.TxDepth)
 	if _, _, _, err := wc.Negotiate(p, wire.LegacyLen); err != nil {
@@ -172,12 +172,12 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	}
 	mine := make([]wire.Dest, len(qps))
 	for i, e := range qps {
+		e.qkey = perftest.QKeyFor(s) // UD: perftest's Q_Key (RC and UC have none)
 		in := e.info()
 		mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.qp.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
 	}
-	// perftest 6.06's order of record swaps before the loop: every QP's,
-	// then (latency tools, ib_send_bw) QP 0's, every QP's again, and QP 0's
-	// as the barrier after RTR; its QPs reach RTR after the first round
+	// perftest 6.06's order of record swaps before the loop: every QP's, then (latency tools, ib_send_bw)
+	// QP 0's, every QP's again, and QP 0's as the barrier after RTR; its QPs reach RTR after the first round
 	peers := make([]wire.Dest, len(qps))
 	for i := range qps {
 		if peers[i], err = wc.Dest(mine[i], withGID, fmt.Sprintf("dest qp %d", i)); err != nil {
@@ -187,7 +187,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	remote := func(d wire.Dest) proto.QPInfo {
 		return proto.QPInfo{QPN: d.QPN, PSN: d.PSN, LID: d.LID, GID: verbs.GID(d.GID).String(), GIDType: dev.GID.Type.String(),
 			LinkLayer: dev.Port.LinkLayer, ActiveMTU: run.MTU, MaxRdAtomic: int(max(d.OutReads, 1)), RKey: d.RKey, Addr: d.VAddr,
-			Len: uint64(s.TargetLen())}
+			Len: uint64(s.TargetLen()), QKey: perftest.QKeyFor(s)}
 	}
 	r := remote(peers[0])
 	for _, d := range peers[1:] {

@@ -8,9 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/verbs"
 )
+
+// sysfsRoot is where sysfs is mounted (a variable for tests, which build a
+// fake tree).
+var sysfsRoot = "/sys"
 
 // Choosing the device by route: with no -d, each side takes the device and
 // port whose GID table holds the address its end of the control connection
@@ -135,8 +140,8 @@ func choosePort(ports []portView, local netip.Addr, ifaces []netIface, root stri
 	var sysOK bool
 	var carriers []string
 	if carrier != "" {
-		sysDev, sysPort, sysVia, sysOK = netdevPort(root, carrier)
-		carriers = append([]string{carrier}, lowerNetdevs(root, carrier)...)
+		sysDev, sysPort, sysVia, sysOK = hostenv.NetdevPort(root, carrier)
+		carriers = append([]string{carrier}, hostenv.LowerNetdevs(root, carrier)...)
 	}
 	// match says how strongly p carries local (3: its addresses hold it;
 	// 2: sysfs puts the carrying netdev on p; 1: p's GIDs are on that

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/internal/version"
 
@@ -117,7 +118,7 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 			return fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		doc.Results = append(doc.Results, r)
-		if w := clockShareWarning(s.Name(), env.ClockReadCostNS, r); w != "" {
+		if w := hostenv.ClockShareWarning(s.Name(), env.ClockReadCostNS, r); w != "" {
 			doc.Warnings = append(doc.Warnings, w)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
@@ -20,13 +21,13 @@ import (
 
 // session serves one accepted connection; it is in the startup table st
 // (Serve's) until the handshake is over.
-func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
-	freeSlot := func() { s.lis.starts.done(st) }
+func (s *Server) session(ctx context.Context, nc net.Conn, st *admit.Entry) {
+	freeSlot := func() { s.lis.starts.Done(st) }
 	defer freeSlot()
 	peer := nc.RemoteAddr().String()
 	if re := s.refusal(addrOf(nc.RemoteAddr())); re != nil {
-		s.lis.limit.printf(s.log, "refused "+re.Code, "client %s: refused (%s)", peer, re.Code)
-		refuse(nc, re)
+		s.lis.limit.Printf(s.log, "refused "+re.Code, "client %s: refused (%s)", peer, re.Code)
+		admit.Refuse(nc, re)
 		return
 	}
 	c := proto.NewConn(nc, handshakeTimeout)
@@ -45,7 +46,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
 		err = fmt.Errorf("handshake not done within %v: closed", handshakeTimeout)
 	}
 	freeSlot()
-	if err != nil && st.dropped.Load() {
+	if err != nil && st.Dropped.Load() {
 		return // dropStartup logged it
 	}
 	if err != nil {
@@ -62,11 +63,11 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *startup) {
 		case errors.As(err, &pe):
 			// a perftest tool, or rdmabench's drop-in trying perftest's
 			// exchange before it falls back to this protocol: not an error
-			s.lis.limit.printf(s.log, "perftest", "client %s: spoke perftest's exchange (version %q), not rdmabench's: closed "+
+			s.lis.limit.Printf(s.log, "perftest", "client %s: spoke perftest's exchange (version %q), not rdmabench's: closed "+
 				"(a perftest tool, or a drop-in that tries perftest first and comes back with rdmabench's)", peer, pe.Version)
 			return
 		}
-		s.lis.limit.printf(s.log, kind, "client %s: %v", peer, err)
+		s.lis.limit.Printf(s.log, kind, "client %s: %v", peer, err)
 		return
 	}
 	c.SetTimeout(ctrlTimeout)

@@ -8,8 +8,8 @@
 # /out/KEY.PAIRING.ROUND.txt, the list of tests to /out/agree.list, failures
 # to /out/agree.fail; scripts/dropinagree (on the host) parses the tables and
 # computes the medians and ratios. No parsing here.
-# Usage: dropin-perftest-agree.sh ROUNDS [TOOL ARGS...]   (default: the five
-# tests below; one test given on the command line replaces them)
+# Usage: dropin-perftest-agree.sh ROUNDS [TOOL ARGS...]   (default: the eight
+# tools' tests below; one test given on the command line replaces them)
 set -u
 rounds=$1; shift
 O=/out T=/tmp/agree
@@ -18,7 +18,7 @@ mkdir -p $O $T/bin
 if [ $# -gt 0 ]; then
   tests="$(printf '%s' "$*" | tr ' ' '~')"
 else
-  tests="ib_send_lat~-n~1000 ib_write_lat~-n~1000 ib_read_lat~-n~1000 ib_send_bw~-n~2000~-s~4096 ib_write_bw~-n~2000~-s~4096"
+  tests="ib_send_lat~-n~1000 ib_write_lat~-n~1000 ib_read_lat~-n~1000 ib_atomic_lat~-n~1000 ib_send_bw~-n~2000~-s~4096 ib_write_bw~-n~2000~-s~4096 ib_read_bw~-n~2000~-s~4096 ib_atomic_bw~-n~2000"
 fi
 echo "rounds $rounds" >$O/agree.list
 : >$O/agree.fail

@@ -5,13 +5,16 @@
 # client, and the drop-in's server with perftest's client. Both ends must exit
 # 0 and print a table (READ/atomic servers: the header only, as perftest's),
 # with the iteration count asked for. ARGS (-n, -s) go to both ends.
-# Usage: dropin-perftest.sh [-j] [-R] [TOOL[:pt-srv|:pt-cli]...] [-- ARGS...]
+# Usage: dropin-perftest.sh [-j] [-R] [TOOL[@UC|@UD][:pt-srv|:pt-cli]...] [-- ARGS...]
 # (-j: the pairs run concurrently, on different ports; -R: both ends with -R,
 # rdma_cm QPs on rxe1, 192.0.2.1, as rdma_cm resolves no loopback address;
+# TOOL@UC, TOOL@UD: both ends with -c UC or -c UD;
 # TOOL:pt-srv runs only perftest's server with the drop-in's client,
-# TOOL:pt-cli the other way). ROWS=N: every client's table has N rows at
-# least (-a: 23); PORTS=P: the pairs' ports from P on (the Makefile runs
-# several invocations in one guest); TMO=S: each end's time limit (default 60 s).
+# TOOL:pt-cli the other way; --qp: the UC and UD pairs perftest 6.06 allows,
+# ib_send_lat, ib_write_lat, ib_send_bw, ib_write_bw with UC, ib_send_lat and
+# ib_send_bw with UD). ROWS=N: every client's table has N rows at least (-a:
+# 23); PORTS=P: the pairs' ports from P on (the Makefile runs several
+# invocations in one guest); TMO=S: each end's time limit (default 60 s).
 set -u
 fail() { echo "dropin-perftest FAIL: $*"; exit 1; }
 T=/tmp/ptx
@@ -27,13 +30,19 @@ else
 fi
 base=${PORTS:-$base}
 tools=""
-while [ $# -gt 0 ] && [ "$1" != -- ]; do tools="$tools $1"; shift; done
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+  case $1 in
+    --qp) tools="$tools ib_send_lat@UC ib_write_lat@UC ib_send_bw@UC ib_write_bw@UC ib_send_lat@UD ib_send_bw@UD" ;;
+    *) tools="$tools $1" ;;
+  esac
+  shift
+done
 [ "${1:-}" = -- ] && shift
 [ -n "$tools" ] || tools="ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw"
 [ $# -gt 0 ] || set -- -n 300
 mkdir -p $T/bin
 rm -f $T/*.fail $T/*.txt $T/*.err # an earlier invocation's (the Makefile runs several)
-for item in $tools; do ln -sf "$(command -v rdmabench)" $T/bin/${item%%:*}; done
+for item in $tools; do t=${item%%:*}; ln -sf "$(command -v rdmabench)" $T/bin/${t%%@*}; done
 
 . "$(dirname "$0")/dropin-lib.sh" # wait_listen, wait_cm_listen
 
@@ -54,11 +63,13 @@ pair() {
 
 port=$base pids=""
 for item in $tools; do
-  t=${item%%:*} dirs="pt-srv pt-cli"
+  t=${item%%:*} dirs="pt-srv pt-cli" qp="" name=""
   case $item in *:*) dirs=${item#*:} ;; esac
+  case $t in *@*) qp=${t#*@} t=${t%%@*} ;; esac
   for d in $dirs; do
     if [ $d = pt-srv ]; then srv=$t cli=$T/bin/$t; else srv=$T/bin/$t cli=$t; fi
-    if [ $par = 1 ]; then pair "$t.$d" $port $srv $cli "$@" & pids="$pids $!"; else pair "$t.$d" $port $srv $cli "$@"; fi
+    name=$t${qp:+.$qp}.$d
+    if [ $par = 1 ]; then pair "$name" $port $srv $cli ${qp:+-c $qp} "$@" & pids="$pids $!"; else pair "$name" $port $srv $cli ${qp:+-c $qp} "$@"; fi
     port=$((port + 1))
   done
 done

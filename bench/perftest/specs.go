@@ -48,6 +48,12 @@ func Specs(o Options) ([]spec.Spec, error) {
 	if mtu == 0 {
 		mtu = 4096
 	}
-	plan := spec.Plan{Template: t, Ops: []string{o.Op()}, Modes: []string{o.Tool.Mode()}, Sizes: o.Sizes(mtu)}
+	sizes := o.Sizes(mtu)
+	if o.Conn == "UD" && o.MTU > 0 && !o.Given["size"] { // one packet: perftest cuts its default size to the MTU (-m); a larger -s is refused
+		for i := range sizes {
+			sizes[i] = min(sizes[i], o.MTU)
+		}
+	}
+	plan := spec.Plan{Template: t, Ops: []string{o.Op()}, Modes: []string{o.Tool.Mode()}, Sizes: sizes}
 	return plan.Specs()
 }

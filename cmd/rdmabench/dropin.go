@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -154,6 +155,9 @@ func dropInServer(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	if o.RDMACM && key != nil { // perftest's exchange has no authentication: refuse before listening
+		return usageError{fmt.Errorf("-R with $%s set: the drop-in's -R server speaks only perftest's exchange over rdma_cm, which cannot prove a key; leave out -R (rdmabench's protocol proves it) or unset the key to serve perftest clients", auth.KeyEnv)}
+	}
 	if o.Output == "" {
 		fmt.Fprint(stdout, perftest.WaitingBanner)
 	}
@@ -192,6 +196,9 @@ func dropInServer(ctx context.Context, o perftest.Options, stdout, stderr io.Wri
 	}
 	if isPerftest { // a perftest client (dropin_perftest.go)
 		defer first.Close()
+		if key != nil { // it cannot prove the key: nothing is allocated for it
+			return &auth.Error{Msg: fmt.Sprintf("the client at %s is perftest, which has no authentication, and $%s is set: refused before anything was allocated for it (unset the key to serve perftest clients)", first.RemoteAddr(), auth.KeyEnv)}
+		}
 		return dropInPerftestServer(ctx, o, first, stdout)
 	}
 	if err := srv.Serve(ctx, bench.NewOneSession(bench.NewOneConn(first, ln.Addr()))); err != nil && !errors.Is(err, net.ErrClosed) {

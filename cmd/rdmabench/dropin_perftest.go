@@ -58,6 +58,12 @@ func perftestParams(o perftest.Options) wire.Params {
 	if o.AtomicType == "CMP_AND_SWAP" {
 		p.AtomicType = wire.CmpAndSwap
 	}
+	switch o.ConnOrDefault() { // -c
+	case "UC":
+		p.ConnectionType = wire.ConnUC
+	case "UD":
+		p.ConnectionType = wire.ConnUD
+	}
 	return p
 }
 
@@ -75,6 +81,8 @@ func perftestSpec(o perftest.Options) (bench.Spec, []int, error) {
 		return bench.Spec{}, nil, fmt.Errorf("%w: -a with -D (perftest runs -D on one size)", bench.ErrPerftestUnsupported)
 	case o.AllSizes && o.Bidir:
 		return bench.Spec{}, nil, fmt.Errorf("%w: -a with -b (-b on one size)", bench.ErrPerftestUnsupported)
+	case o.AllSizes && o.ConnOrDefault() != "RC":
+		return bench.Spec{}, nil, fmt.Errorf("%w: -a with -c %s (-a on RC)", bench.ErrPerftestUnsupported, o.ConnOrDefault())
 	}
 	if o.AllSizes {
 		for _, sp := range specs {

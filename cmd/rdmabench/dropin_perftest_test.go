@@ -39,7 +39,7 @@ func TestPerftestParams(t *testing.T) {
 	} else if s, _, err := perftestSpec(r); err != nil || !s.RDMACM || perftestParams(r).RDMACM != 1 {
 		t.Errorf("ib_write_bw -R against perftest: %v (rdma_cm %v)", err, s.RDMACM)
 	}
-	for _, args := range [][]string{{"-c", "UC", "host"}, {"-a", "-D", "5", "host"}, {"-b", "-a", "host"}, {"-b", "-D", "5", "host"}} {
+	for _, args := range [][]string{{"-a", "-D", "5", "host"}, {"-b", "-a", "host"}, {"-b", "-D", "5", "host"}, {"-a", "-c", "UC", "host"}} {
 		bw, err := perftest.Parse(perftest.Tools["ib_write_bw"], args)
 		if err != nil {
 			t.Fatal(err)
@@ -137,5 +137,32 @@ func TestPerftestShownPeak(t *testing.T) {
 	}
 	if iv[0].PerftestPeak != nil {
 		t.Error("perftestShown changed the results")
+	}
+}
+
+// TestPerftestQPParams: with -c UC and -c UD the drop-in runs against
+// perftest, and negotiates the connection type with a perftest >= 6.28.
+func TestPerftestQPParams(t *testing.T) {
+	for _, tc := range []struct {
+		tool, conn string
+		want       int32
+	}{
+		{"ib_send_lat", "RC", wire.ConnRC},
+		{"ib_write_lat", "UC", wire.ConnUC},
+		{"ib_send_bw", "UC", wire.ConnUC},
+		{"ib_write_bw", "UC", wire.ConnUC},
+		{"ib_send_lat", "UD", wire.ConnUD},
+		{"ib_send_bw", "UD", wire.ConnUD},
+	} {
+		o, err := perftest.Parse(perftest.Tools[tc.tool], []string{"-c", tc.conn, "host"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := perftestParams(o).ConnectionType; got != tc.want {
+			t.Errorf("%s -c %s: connection_type %d, want %d", tc.tool, tc.conn, got, tc.want)
+		}
+		if s, _, err := perftestSpec(o); err != nil || s.QPTypeLabel() != tc.conn {
+			t.Errorf("%s -c %s against perftest: %v (QP type %s)", tc.tool, tc.conn, err, s.QPTypeLabel())
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/admit"
 )
 
 // serverLong is the description of 'rdmabench server'.
@@ -43,8 +44,8 @@ func cmdServer(fs *flag.FlagSet) action {
 	idle := fs.Duration("idle-timeout", bench.DefaultIdleTimeout, "close a session that sends nothing for this long between tests")
 	maxSession := fs.Duration("max-session", 0, "close a session this long after it opened, aborting its test (0: no limit)")
 	maxStartups := fs.Int("max-startups", 0, fmt.Sprintf("connections at most between accept and authentication; when full, the oldest is dropped for a new one "+
-		"(0: from the file-descriptor limit, %d here)", bench.DefaultMaxStartups()))
-	perAddr := fs.Int("max-startups-per-addr", bench.DefaultMaxStartupsPerAddr, "connections at most between accept and authentication from one address "+
+		"(0: from the file-descriptor limit, %d here)", admit.DefaultMaxStartups()))
+	perAddr := fs.Int("max-startups-per-addr", admit.DefaultMaxStartupsPerAddr, "connections at most between accept and authentication from one address "+
 		"(IPv6: one /64); more are refused with the reason")
 	once := fs.Bool("once", false, "serve the first client session that runs a test, then exit: 0 when all its tests passed, 1 when one failed "+
 		"(as perftest's server ends after its test; scripts then wait for the server to exit instead of polling)")
@@ -69,7 +70,7 @@ func cmdServer(fs *flag.FlagSet) action {
 		}
 		var nets []netip.Prefix
 		if fs.Changed("allow") {
-			if nets, err = bench.ParseAllow(*allow); err != nil {
+			if nets, err = admit.ParseAllow(*allow); err != nil {
 				return usageError{fmt.Errorf("--allow %q: %w", *allow, err)}
 			}
 		}
@@ -82,7 +83,7 @@ func cmdServer(fs *flag.FlagSet) action {
 				return usageError{fmt.Errorf("--%s %v: must be at least %v", f.name, f.v, f.min)}
 			}
 		}
-		if err := checkStartups(*maxStartups, *perAddr, bench.MaxStartupsLimit()); err != nil {
+		if err := checkStartups(*maxStartups, *perAddr, admit.MaxStartupsLimit()); err != nil {
 			return err
 		}
 		if strings.Contains(d.device, ",") {

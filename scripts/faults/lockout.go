@@ -24,9 +24,11 @@ var nextAll = []string{"--op", "send,write,read,fetch_add,cmp_swap", "--mode", "
 
 func init() {
 	register(
-		Case{Group: "lockout", Name: "idle-flood-150-per-address", Parallel: true, Run: idleFloodCase},
+		// serial first: the next client runs every op and mode, against a clock
 		Case{Group: "lockout", Name: "stopped-rdma-client-next-served", Run: stoppedClients},
-		Case{Group: "lockout", Name: "stop-server-in-verify", Run: stopInVerify},
+		// then a batch with numa's and session's parallel cases
+		Case{Group: "lockout", Name: "idle-flood-150-per-address", Parallel: true, Run: idleFloodCase},
+		Case{Group: "lockout", Name: "stop-server-in-verify", Parallel: true, Run: stopInVerify},
 	)
 }
 

@@ -30,7 +30,9 @@ type Case struct {
 	Run func(t *T) error
 	// Parallel cases may run at once with their neighbours that are
 	// parallel too (up to -j): cases that only start short-lived clients
-	// with their own port, and time nothing that load could stretch.
+	// with their own port, and time nothing that load could stretch, or
+	// whose timing is a wait on a deadline with seconds of slack (a stopped
+	// or idle peer).
 	Parallel bool
 }
 

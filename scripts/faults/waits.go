@@ -70,9 +70,10 @@ func init() {
 		Case{Group: "waits", Name: "kill-server-rdma-cm", Run: func(t *T) error {
 			return killServerAt(t, "192.0.2.1", []string{"--op", "write", "--mode", "bw", "-R"})
 		}},
-		Case{Group: "waits", Name: "stop-server-" + strings.Join(stopModes, ","), Run: stopServers},
 		Case{Group: "waits", Name: "kill-client-write-bw", Run: func(t *T) error { return loseClient(t, syscall.SIGKILL) }},
-		Case{Group: "waits", Name: "stop-client-write-bw", Run: func(t *T) error { return loseClient(t, syscall.SIGSTOP) }},
+		// the two stop cases wait out heartbeat deadlines (with 3 s of slack): one batch
+		Case{Group: "waits", Name: "stop-server-" + strings.Join(stopModes, ","), Parallel: true, Run: stopServers},
+		Case{Group: "waits", Name: "stop-client-write-bw", Parallel: true, Run: func(t *T) error { return loseClient(t, syscall.SIGSTOP) }},
 		Case{Group: "waits", Name: "port-down-write-bw", Run: portDown},
 		Case{Group: "waits", Name: "sigint-partial-json", Run: func(t *T) error { return interruptClient(t, syscall.SIGINT, 130) }},
 		Case{Group: "waits", Name: "sigterm-partial-json", Run: func(t *T) error { return interruptClient(t, syscall.SIGTERM, 143) }},
@@ -311,16 +312,18 @@ func interruptClient(t *T, sig syscall.Signal, want int) error {
 	return checkPartial(path)
 }
 
-// runTimeout: --run-timeout ends the run in its second test: the first
+// runTimeout: --run-timeout ends the run before its third test ends: the first
 // result is kept, the JSON says "partial": true, and the exit code is 7.
 func runTimeout(t *T) error {
 	path := fmt.Sprintf("/tmp/waits-%d.json", t.Port())
 	defer os.Remove(path)
-	c, err := t.Start("client", "loopback", "--op", "write,send,read", "--mode", "lat", "-D", "2s", "--run-timeout", "3s", "--json", path)
+	// 1.5 s tests: the first ends by about 1.7 s, leaving 2.3 s for a loaded
+	// guest's setup; all three would take over 5 s
+	c, err := t.Start("client", "loopback", "--op", "write,send,read", "--mode", "lat", "-D", "1500ms", "--run-timeout", "4s", "--json", path)
 	if err != nil {
 		return err
 	}
-	if err := exitAfter(c, 7, 3*time.Second+peerLostWithin, "--run-timeout 3s expired"); err != nil {
+	if err := exitAfter(c, 7, 4*time.Second+peerLostWithin, "--run-timeout 4s expired"); err != nil {
 		return err
 	}
 	return checkPartial(path)

@@ -1,4 +1,4 @@
-package bench
+package hostenv
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ func TestClockShareWarning(t *testing.T) {
 		{"cost unknown", 0, lat(ns(100)), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w := clockShareWarning("write lat 2B", c.cost, c.r)
+			w := ClockShareWarning("write lat 2B", c.cost, c.r)
 			switch {
 			case c.share == "" && w != "":
 				t.Errorf("warned: %s", w)

@@ -1,4 +1,4 @@
-package bench
+package hostenv
 
 import (
 	"os"
@@ -14,15 +14,11 @@ import (
 // device. Hardware RoCE and iWARP NICs have the same links; rxe and siw
 // have none (their netdev is known from the GID table).
 
-// sysfsRoot is where sysfs is mounted (a variable for tests, which build a
-// fake tree).
-var sysfsRoot = "/sys"
-
 // maxLowerDepth bounds the lower_* links followed from an upper netdev (a
 // VLAN on a bond on a port, say).
 const maxLowerDepth = 4
 
-// netdevPort maps the network interface ifname to the RDMA device and port
+// NetdevPort maps the network interface ifname to the RDMA device and port
 // beneath it, under the sysfs tree at root:
 // class/net/<if>/device/infiniband/<dev> names the device (the PCI
 // function's RDMA device) and class/net/<if>/dev_port the port, counted
@@ -30,7 +26,7 @@ const maxLowerDepth = 4
 // bond) has no device link: its lower_<if> links are followed, the first
 // in name order. via is the netdev the device was found under. ok is
 // false when no RDMA device lies beneath ifname.
-func netdevPort(root, ifname string) (dev string, port int, via string, ok bool) {
+func NetdevPort(root, ifname string) (dev string, port int, via string, ok bool) {
 	for depth := 0; ifname != "" && depth <= maxLowerDepth; depth++ {
 		dir := filepath.Join(root, "class", "net", ifname)
 		if ents, err := os.ReadDir(filepath.Join(dir, "device", "infiniband")); err == nil && len(ents) > 0 {
@@ -53,10 +49,10 @@ func netdevPort(root, ifname string) (dev string, port int, via string, ok bool)
 	return "", 0, "", false
 }
 
-// lowerNetdevs lists the netdevs beneath the upper netdev ifname (a VLAN's
+// LowerNetdevs lists the netdevs beneath the upper netdev ifname (a VLAN's
 // base, a bond's ports), from its lower_<if> links, and below those, nearest
 // first; nil for a netdev that is no upper device.
-func lowerNetdevs(root, ifname string) []string {
+func LowerNetdevs(root, ifname string) []string {
 	var out []string
 	for depth := 0; depth < maxLowerDepth; depth++ {
 		if ifname = lowerNetdev(filepath.Join(root, "class", "net", ifname)); ifname == "" {

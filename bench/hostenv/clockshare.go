@@ -1,4 +1,4 @@
-package bench
+package hostenv
 
 import (
 	"fmt"
@@ -6,21 +6,21 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
-// clockShareLimit is the share of a test's median sample that the clock
+// ClockShareLimit is the share of a test's median sample that the clock
 // read may cost before the result carries a warning. Every sample spans
 // about one clock read (rb_now_ns before and after, each read's cost split
 // between the two sides of the interval). With the vDSO a read costs 15-30
 // ns: 5 % of a 1 us half round trip of a hardware NIC is 100 ns, which only
 // a slow clocksource (hpet, acpi_pm, a trapping hypervisor) reaches.
-const clockShareLimit = 0.05
+const ClockShareLimit = 0.05
 
-// clockShareWarning warns when one clock read (costNS, Env.ClockReadCostNS)
-// is more than clockShareLimit of the test's median sample: the full round
+// ClockShareWarning warns when one clock read (costNS, Env.ClockReadCostNS)
+// is more than ClockShareLimit of the test's median sample: the full round
 // trip for a latency test that reports half of it (Result.RTT), else the
 // latency as reported (a bandwidth test's completion latency). It is ""
 // when the cost or the median is unknown (too few samples) or the share is
 // small.
-func clockShareWarning(name string, costNS float64, r result.Result) string {
+func ClockShareWarning(name string, costNS float64, r result.Result) string {
 	p50 := r.Latency.P50
 	if r.RTT != nil {
 		p50 = r.RTT.P50
@@ -29,7 +29,7 @@ func clockShareWarning(name string, costNS float64, r result.Result) string {
 		return ""
 	}
 	share := costNS / p50.NS
-	if share <= clockShareLimit {
+	if share <= ClockShareLimit {
 		return ""
 	}
 	return fmt.Sprintf("%s: a clock read costs %.0f ns, %.0f %% of the median sample (%.0f ns): every sample includes about one read; "+
