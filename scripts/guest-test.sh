@@ -9,7 +9,7 @@ stage() { echo "=== [$(($(date +%s) - T0)) s] $*"; } # each stage with the time 
 
 stage "verbs tests (rxe0)"
 verbs.test -test.v -test.count=1 2>&1 | tee /tmp/verbs.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+rdma_test)' || true
-grep -q '^PASS' /tmp/verbs.log || { tail -50 /tmp/verbs.log; fail "verbs tests"; }
+grep -q '^PASS' /tmp/verbs.log || { grep -B15 -- '--- FAIL' /tmp/verbs.log | head -80; fail "verbs tests"; }
 grep -q -- '--- SKIP' /tmp/verbs.log && fail "verbs tests skipped inside the guest"
 
 stage "verbs tests with GOEXPERIMENT=cgocheck2"

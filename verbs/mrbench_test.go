@@ -149,7 +149,7 @@ func TestRDMAMROpLoop(t *testing.T) {
 	a, b, src := mrPair(t, ctx, size)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	p50 := map[string]uint64{}
+	p50, least := map[string]uint64{}, map[string]uint64{}
 	for i, perOp := range []bool{false, true} {
 		fill(src.Bytes(), i+1)
 		l := newLoop(t, a, b, src, size, perOp, n)
@@ -175,14 +175,18 @@ func TestRDMAMROpLoop(t *testing.T) {
 		if !bytes.Equal(b.Buf.Bytes()[:size], src.Bytes()[:size]) {
 			t.Fatalf("%s: the peer's buffer does not hold the written data", l.Mode())
 		}
-		p50[l.Mode()] = median(s)
+		p50[l.Mode()], least[l.Mode()] = median(s), slices.Min(s)
 		t.Logf("%-6s: p50 %7.2f us, %.0f ops/s", l.Mode(), float64(median(s))/1e3, float64(n)/(float64(last-first)/1e9))
 		if err := l.Run(1); err == nil {
 			t.Errorf("%s: a run past the sample buffer succeeded", l.Mode())
 		}
 	}
-	if p50["per-op"] <= p50["pooled"] {
-		t.Errorf("per-op p50 %d ns is not above pooled p50 %d ns: registration should cost something", p50["per-op"], p50["pooled"])
+	// the fastest operations: a host stall only slows operations down, so
+	// it can lift one mode's median but not its minimum; every per-op
+	// operation registers and deregisters
+	if least["per-op"] <= least["pooled"] {
+		t.Errorf("per-op fastest %d ns (p50 %d) is not above pooled fastest %d ns (p50 %d): registration should cost something",
+			least["per-op"], p50["per-op"], least["pooled"], p50["pooled"])
 	}
 }
 
