@@ -99,6 +99,9 @@ type CMEvent struct {
 	InitiatorDepth, ResponderResources int
 	// PrivateData is the peer's private data (connection events).
 	PrivateData []byte
+	// UD is the peer's QP number, Q_Key and address on ESTABLISHED for an
+	// id of the UDP port space (CreateUDPID), nil otherwise.
+	UD *CMUDParam
 }
 
 // EventError: an rdma_cm wait got an event other than the one expected, or
@@ -244,6 +247,7 @@ func (c *EventChannel) event(ev *C.rb_cm_event) (CMEvent, error) {
 	if ev.private_len > 0 {
 		out.PrivateData = C.GoBytes(unsafe.Pointer(&ev.private_data[0]), C.int(ev.private_len))
 	}
+	out.UD = udParam(ev)
 	if out.Type == CMEventConnectRequest {
 		id, err := c.track(ev.id)
 		if err != nil {
