@@ -173,8 +173,10 @@ static inline int rb_cm_get_event(struct rdma_event_channel *ch, rb_cm_event *ou
 	}
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST || ev->event == RDMA_CM_EVENT_ESTABLISHED ||
 	    ev->event == RDMA_CM_EVENT_REJECTED || ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
-		out->initiator_depth = ev->param.conn.initiator_depth;
-		out->responder_resources = ev->param.conn.responder_resources;
+		if (!ev->id || ev->id->ps != RDMA_PS_UDP) { // a UD request's union member has no depths
+			out->initiator_depth = ev->param.conn.initiator_depth;
+			out->responder_resources = ev->param.conn.responder_resources;
+		}
 		if (ev->param.conn.private_data && ev->param.conn.private_data_len) {
 			out->private_len = ev->param.conn.private_data_len;
 			memcpy(out->private_data, ev->param.conn.private_data, out->private_len);

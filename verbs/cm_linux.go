@@ -95,7 +95,7 @@ type CMEvent struct {
 	// ID is the id the event is for; on CONNECT_REQUEST a new id for the
 	// incoming connection (Close it, or Reject it).
 	ID *CMID
-	// InitiatorDepth and ResponderResources are the peer's (connection events).
+	// InitiatorDepth and ResponderResources are the peer's (connection events; 0 on a UDP port space id).
 	InitiatorDepth, ResponderResources int
 	// PrivateData is the peer's private data (connection events).
 	PrivateData []byte
