@@ -197,7 +197,10 @@ func (c *EventChannel) lookup(id *C.struct_rdma_cm_id) *CMID {
 }
 
 // CreateID creates an id for reliable connections (RDMA_PS_TCP, RC QPs).
-func (c *EventChannel) CreateID() (*CMID, error) {
+func (c *EventChannel) CreateID() (*CMID, error) { return c.createID(C.RDMA_PS_TCP, "") }
+
+// createID creates an id of port space ps (detail names it in errors).
+func (c *EventChannel) createID(ps C.enum_rdma_port_space, detail string) (*CMID, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -205,8 +208,8 @@ func (c *EventChannel) CreateID() (*CMID, error) {
 		return nil, ErrClosed
 	}
 	var id *C.struct_rdma_cm_id
-	if rc, err := C.rdma_create_id(c.ch, &id, nil, C.RDMA_PS_TCP); rc != 0 {
-		return nil, &Error{Op: "rdma_create_id", Err: err}
+	if rc, err := C.rdma_create_id(c.ch, &id, nil, ps); rc != 0 {
+		return nil, &Error{Op: "rdma_create_id", Detail: detail, Err: err}
 	}
 	return c.track(id)
 }

@@ -1,8 +1,6 @@
 package verbs_test
 
 import (
-	"errors"
-	"net/netip"
 	"testing"
 	"time"
 
@@ -22,21 +20,7 @@ func TestRDMACMUD(t *testing.T) {
 	udConfig := func(s *cmSide) verbs.QPConfig {
 		return verbs.QPConfig{Type: verbs.QPTypeUD, SendCQ: s.scq, RecvCQ: s.rcq, Caps: verbs.QPCaps{MaxSendWR: 8, MaxRecvWR: 8}}
 	}
-	sch, err := verbs.NewEventChannel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := sch.CreateUDPID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lis.Bind(netip.AddrPortFrom(addr, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := lis.Listen(4); err != nil {
-		t.Fatal(err)
-	}
-	dst := netip.AddrPortFrom(addr, uint16(lis.LocalPort()))
+	sch, lis, dst := listenCM(t, (*verbs.EventChannel).CreateUDPID, addr)
 
 	type accepted struct {
 		id  *verbs.CMID
@@ -48,13 +32,8 @@ func TestRDMACMUD(t *testing.T) {
 	go func() {
 		var a accepted
 		defer func() { acc <- a }()
-		ev, err := sch.Next(time.Now().Add(5*time.Second), nil)
-		if err != nil {
-			a.err = err
-			return
-		}
-		if ev.Type != verbs.CMEventConnectRequest {
-			a.err = errors.New("got " + ev.Type.String())
+		ev, err := nextRequest(sch, time.Now().Add(5*time.Second))
+		if a.err = err; err != nil {
 			return
 		}
 		a.id = ev.ID
@@ -70,17 +49,7 @@ func TestRDMACMUD(t *testing.T) {
 		a.wc, a.err = srv.rcq.Wait(5 * time.Second) // the client's QPN (no ESTABLISHED on a SIDR server)
 	}()
 
-	cch, err := verbs.NewEventChannel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := cch.CreateUDPID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := id.Resolve(netip.Addr{}, dst, 2*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	cch, id := resolveCM(t, (*verbs.EventChannel).CreateUDPID, dst)
 	qp, err := id.CreateQP(cli.pd, udConfig(cli))
 	if err != nil {
 		t.Fatal(err)
