@@ -29,8 +29,10 @@ func TestPerftestQPType(t *testing.T) {
 		{"ud", result.OpSend, result.ModeBW, false, ""},
 		{"uc", result.OpRead, result.ModeLat, false, "-c UC with read"},
 		{"ud", result.OpWrite, result.ModeBW, false, "-c UD with write"},
-		{"ud", result.OpSend, result.ModeLat, true, "-c UD with -R (rdma_cm QPs: RC only; UC and UD without -R)"},
-		{"uc", result.OpWrite, result.ModeBW, true, "-c UC with -R"},
+		{"ud", result.OpSend, result.ModeLat, true, "-c UD with -R: rdmabench connects RC QPs only through rdma_cm; perftest 6.06 runs UD with -R"},
+		{"ud", result.OpSend, result.ModeBW, true, "UD without -R, or RC with -R"},
+		{"uc", result.OpWrite, result.ModeBW, true, `-c UC with -R: perftest refuses it too ("UC is not supported in librdmacm", perftest 6.06`},
+		{"uc", result.OpSend, result.ModeLat, true, "UC without -R"},
 		{"xrc", result.OpSend, result.ModeBW, false, "-c XRC (RC, UC and UD)"},
 	} {
 		s := Spec{QPType: tc.qp, Op: tc.op, Mode: tc.mode, RDMACM: tc.cm, Size: 2, Iters: 10}

@@ -129,7 +129,31 @@ typedef struct {
 	uint8_t responder_resources;
 	uint8_t private_len;
 	uint8_t private_data[256];
+	// ESTABLISHED on a UDP port space id (a SIDR reply: rb_cm_ud_param):
+	// the peer's QP number and Q_Key, and the address handle to reach it.
+	int ud;
+	uint32_t ud_qpn, ud_qkey;
+	uint8_t ud_dgid[16];
+	uint16_t ud_dlid;
+	uint8_t ud_is_global, ud_sgid_index, ud_hop_limit, ud_tclass, ud_sl, ud_port;
 } rb_cm_event;
+
+// rb_cm_ud_param copies a UD event's parameters into out (the union's UD
+// member; the connection members overlay it).
+static inline void rb_cm_ud_param(const struct rdma_cm_event *ev, rb_cm_event *out) {
+	const struct rdma_ud_param *u = &ev->param.ud;
+	out->ud = 1;
+	out->ud_qpn = u->qp_num;
+	out->ud_qkey = u->qkey;
+	memcpy(out->ud_dgid, u->ah_attr.grh.dgid.raw, 16);
+	out->ud_dlid = u->ah_attr.dlid;
+	out->ud_is_global = u->ah_attr.is_global;
+	out->ud_sgid_index = u->ah_attr.grh.sgid_index;
+	out->ud_hop_limit = u->ah_attr.grh.hop_limit;
+	out->ud_tclass = u->ah_attr.grh.traffic_class;
+	out->ud_sl = u->ah_attr.sl;
+	out->ud_port = u->ah_attr.port_num;
+}
 
 // rb_cm_get_event takes one event (EAGAIN when none is pending), copies it
 // into out and acknowledges it. It returns 0 or an errno.
@@ -142,10 +166,17 @@ static inline int rb_cm_get_event(struct rdma_event_channel *ch, rb_cm_event *ou
 	out->status = ev->status;
 	out->id = ev->id;
 	out->listen_id = ev->listen_id;
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED && ev->id && ev->id->ps == RDMA_PS_UDP) {
+		rb_cm_ud_param(ev, out);
+		rdma_ack_cm_event(ev);
+		return 0;
+	}
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST || ev->event == RDMA_CM_EVENT_ESTABLISHED ||
 	    ev->event == RDMA_CM_EVENT_REJECTED || ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) {
-		out->initiator_depth = ev->param.conn.initiator_depth;
-		out->responder_resources = ev->param.conn.responder_resources;
+		if (!ev->id || ev->id->ps != RDMA_PS_UDP) { // a UD request's union member has no depths
+			out->initiator_depth = ev->param.conn.initiator_depth;
+			out->responder_resources = ev->param.conn.responder_resources;
+		}
 		if (ev->param.conn.private_data && ev->param.conn.private_data_len) {
 			out->private_len = ev->param.conn.private_data_len;
 			memcpy(out->private_data, ev->param.conn.private_data, out->private_len);

@@ -95,10 +95,13 @@ type CMEvent struct {
 	// ID is the id the event is for; on CONNECT_REQUEST a new id for the
 	// incoming connection (Close it, or Reject it).
 	ID *CMID
-	// InitiatorDepth and ResponderResources are the peer's (connection events).
+	// InitiatorDepth and ResponderResources are the peer's (connection events; 0 on a UDP port space id).
 	InitiatorDepth, ResponderResources int
 	// PrivateData is the peer's private data (connection events).
 	PrivateData []byte
+	// UD is the peer's QP number, Q_Key and address on ESTABLISHED for an
+	// id of the UDP port space (CreateUDPID), nil otherwise.
+	UD *CMUDParam
 }
 
 // EventError: an rdma_cm wait got an event other than the one expected, or
@@ -194,7 +197,10 @@ func (c *EventChannel) lookup(id *C.struct_rdma_cm_id) *CMID {
 }
 
 // CreateID creates an id for reliable connections (RDMA_PS_TCP, RC QPs).
-func (c *EventChannel) CreateID() (*CMID, error) {
+func (c *EventChannel) CreateID() (*CMID, error) { return c.createID(C.RDMA_PS_TCP, "") }
+
+// createID creates an id of port space ps (detail names it in errors).
+func (c *EventChannel) createID(ps C.enum_rdma_port_space, detail string) (*CMID, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -202,8 +208,8 @@ func (c *EventChannel) CreateID() (*CMID, error) {
 		return nil, ErrClosed
 	}
 	var id *C.struct_rdma_cm_id
-	if rc, err := C.rdma_create_id(c.ch, &id, nil, C.RDMA_PS_TCP); rc != 0 {
-		return nil, &Error{Op: "rdma_create_id", Err: err}
+	if rc, err := C.rdma_create_id(c.ch, &id, nil, ps); rc != 0 {
+		return nil, &Error{Op: "rdma_create_id", Detail: detail, Err: err}
 	}
 	return c.track(id)
 }
@@ -244,6 +250,7 @@ func (c *EventChannel) event(ev *C.rb_cm_event) (CMEvent, error) {
 	if ev.private_len > 0 {
 		out.PrivateData = C.GoBytes(unsafe.Pointer(&ev.private_data[0]), C.int(ev.private_len))
 	}
+	out.UD = udParam(ev)
 	if out.Type == CMEventConnectRequest {
 		id, err := c.track(ev.id)
 		if err != nil {

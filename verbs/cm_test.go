@@ -61,32 +61,66 @@ func closeAll(t *testing.T, cs ...interface{ Close() error }) {
 	}
 }
 
+// listenCM creates an event channel and an id on it with create, binds the
+// id to addr (an ephemeral port) and listens; dst is where it listens.
+func listenCM(t *testing.T, create func(*verbs.EventChannel) (*verbs.CMID, error), addr netip.Addr) (ch *verbs.EventChannel, lis *verbs.CMID, dst netip.AddrPort) {
+	t.Helper()
+	ch, err := verbs.NewEventChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lis, err = create(ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := lis.Bind(netip.AddrPortFrom(addr, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := lis.Listen(4); err != nil {
+		t.Fatal(err)
+	}
+	if dst = netip.AddrPortFrom(addr, uint16(lis.LocalPort())); dst.Port() == 0 {
+		t.Fatal("listener has no port")
+	}
+	return ch, lis, dst
+}
+
+// resolveCM creates an event channel and an id on it with create, and
+// resolves the address and route to dst.
+func resolveCM(t *testing.T, create func(*verbs.EventChannel) (*verbs.CMID, error), dst netip.AddrPort) (*verbs.EventChannel, *verbs.CMID) {
+	t.Helper()
+	ch, err := verbs.NewEventChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := create(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := id.Resolve(netip.Addr{}, dst, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return ch, id
+}
+
+// nextRequest waits until deadline for the next event on ch, which must be
+// a CONNECT_REQUEST.
+func nextRequest(ch *verbs.EventChannel, deadline time.Time) (verbs.CMEvent, error) {
+	ev, err := ch.Next(deadline, nil)
+	if err == nil && ev.Type != verbs.CMEventConnectRequest {
+		err = errors.New("got " + ev.Type.String() + ", want CONNECT_REQUEST")
+	}
+	return ev, err
+}
+
 // TestRDMACMConnect connects an RC QP pair through rdma_cm on the device
 // that has a non-loopback address (rxe1 on dummy0 in the guest): listen,
 // connect with private data, accept, then SEND a message across.
 func TestRDMACMConnect(t *testing.T) {
 	addr, ctx := testutil.CMAddress(t)
 	srv, cli := newCMSide(t, ctx), newCMSide(t, ctx)
-	sch, err := verbs.NewEventChannel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := sch.CreateID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lis.Bind(netip.AddrPortFrom(addr, 0)); err != nil {
-		t.Fatal(err)
-	}
+	sch, lis, dst := listenCM(t, (*verbs.EventChannel).CreateID, addr)
 	if !lis.UsesContext(ctx) || lis.DeviceName() != ctx.Name() {
 		t.Fatalf("listener bound to %q, want %s's context", lis.DeviceName(), ctx.Name())
-	}
-	if err := lis.Listen(4); err != nil {
-		t.Fatal(err)
-	}
-	dst := netip.AddrPortFrom(addr, uint16(lis.LocalPort()))
-	if dst.Port() == 0 {
-		t.Fatal("listener has no port")
 	}
 
 	// the server accepts in the background; its ids and QP outlive the goroutine
@@ -101,13 +135,8 @@ func TestRDMACMConnect(t *testing.T) {
 		var a accepted
 		defer func() { acc <- a }()
 		deadline := time.Now().Add(5 * time.Second)
-		ev, err := sch.Next(deadline, nil)
-		if err != nil {
-			a.err = err
-			return
-		}
-		if ev.Type != verbs.CMEventConnectRequest {
-			a.err = errors.New("got " + ev.Type.String())
+		ev, err := nextRequest(sch, deadline)
+		if a.err = err; err != nil {
 			return
 		}
 		a.id, a.priv = ev.ID, ev.PrivateData
@@ -126,17 +155,7 @@ func TestRDMACMConnect(t *testing.T) {
 		}
 	}()
 
-	cch, err := verbs.NewEventChannel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := cch.CreateID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := id.Resolve(netip.Addr{}, dst, 2*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	cch, id := resolveCM(t, (*verbs.EventChannel).CreateID, dst)
 	if id.DeviceName() != ctx.Name() || !id.UsesContext(ctx) {
 		t.Fatalf("resolved to %q, want %s", id.DeviceName(), ctx.Name())
 	}

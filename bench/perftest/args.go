@@ -225,7 +225,7 @@ func (o *Options) check() error {
 	case o.Conn == "UC" && o.Tool.readsOrAtomics():
 		return &UsageError{Flag: "-c", Err: fmt.Errorf("UC has no READ or atomics (%s needs RC)", o.Tool.Name)}
 	case o.RDMACM && o.Conn != "" && o.Conn != "RC":
-		return &UsageError{Flag: "-R", Err: fmt.Errorf("rdmabench connects RC QPs only through rdma_cm, not %s", o.Conn)}
+		return &UsageError{Flag: "-R", Err: errors.New(RDMACMQPType(o.Conn))}
 	case o.AllSizes && o.Given["size"]:
 		return &UsageError{Flag: "-a", Err: errors.New("-a runs every size: drop -s")}
 	case o.Output != "" && o.Histogram:

@@ -23,7 +23,8 @@ func TestPeerQPType(t *testing.T) {
 		{"ud", result.OpSend, false, ""},
 		{"uc", result.OpRead, false, "-c UC with read (UC: SEND and WRITE; UD: SEND)"},
 		{"ud", result.OpWrite, false, "-c UD with write"},
-		{"ud", result.OpSend, true, "-c UD with -R (rdma_cm QPs: RC only; UC and UD without -R)"},
+		{"ud", result.OpSend, true, "-c UD with -R: rdmabench connects RC QPs only through rdma_cm; perftest 6.06 runs UD with -R"},
+		{"uc", result.OpSend, true, `-c UC with -R: perftest refuses it too ("UC is not supported in librdmacm"`},
 		{"xrc", result.OpSend, false, "-c XRC (RC, UC and UD)"},
 	} {
 		if got := PeerQPType(spec.Spec{QPType: tc.qp, Op: tc.op, RDMACM: tc.cm}); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
