@@ -18,7 +18,7 @@ grep -q '^PASS' /tmp/cgocheck2.log || fail "verbs tests under cgocheck2"
 
 stage "socket engine tests (bench/sockeng, GOEXPERIMENT=cgocheck2)"
 sockeng-cgocheck2.test -test.v -test.count=1 2>&1 | tee /tmp/sockeng.log | grep -E '^(--- |PASS|FAIL|ok)' || true
-grep -q '^PASS' /tmp/sockeng.log || { tail -30 /tmp/sockeng.log; fail "socket engine tests"; }
+grep -q '^PASS' /tmp/sockeng.log || { grep -B15 -- '--- FAIL' /tmp/sockeng.log | head -80; fail "socket engine tests"; }
 grep -q -- '--- SKIP' /tmp/sockeng.log && fail "socket engine tests skipped inside the guest"
 
 stage "verbs benchmark"
@@ -34,7 +34,7 @@ grep -q -- '--- SKIP' /tmp/bench.log && fail "bench tests skipped inside the gue
 
 stage "MR benchmark tests (rxe0)"
 mr.test -test.v -test.count=1 -test.run 'RDMA' 2>&1 | tee /tmp/mr.log | grep -E '^(--- |PASS|FAIL|ok)' || true
-grep -q '^PASS' /tmp/mr.log || { tail -40 /tmp/mr.log; fail "MR benchmark tests"; }
+grep -q '^PASS' /tmp/mr.log || { grep -B15 -- '--- FAIL' /tmp/mr.log | head -80; fail "MR benchmark tests"; }
 grep -q -- '--- SKIP' /tmp/mr.log && fail "MR benchmark tests skipped inside the guest"
 
 stage "rdmabench devices"

@@ -98,7 +98,7 @@ func TestLatency(t *testing.T) {
 					t.Fatalf("%d samples after %d iterations", len(s), k)
 				}
 				for _, v := range s {
-					if v == 0 || v > uint64(time.Second) {
+					if v == 0 || v > uint64(10*time.Second) { // garbage, not a stalled guest (a loaded TCG host stalls for seconds)
 						t.Fatalf("round trip %d ns out of range", v)
 					}
 					sum += v
