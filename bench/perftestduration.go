@@ -82,19 +82,19 @@ const latStopGrace = 250 * time.Millisecond
 
 // perftestLat runs a timed latency side facing perftest: s.Iters
 // iterations, or with -D the duration (perftestLatFor), whose
-// #iterations and span are then, with a margin (-D 4 and longer), the
-// middle's, as perftest counts only its sample window (the histogram
-// keeps every sample).
+// #iterations and span are then, with a margin (-D 4 and longer), those
+// of the engine's count read at the margins on this side's clock, as
+// perftest counts its sample window (the histogram keeps every sample).
 func perftestLat(eng latEngine, ep *endpoint, s Spec, o RunOptions) (result.Result, error) {
 	if s.Duration <= 0 {
 		r, _, err := measureLat(eng, baseResult(s, ep), s, o)
 		return r, err
 	}
+	wc := perftest.CountWindow(ep.eng.Iterations, s.Duration, perftest.Margin(s.Duration))
 	r, err := perftestLatFor(eng, ep.eng.Abort, ep.eng.ResetAbort, baseResult(s, ep), s, o)
-	if m := perftest.Margin(s.Duration); err == nil && m > 0 {
-		if w, ok := perftest.Window(r, s.Duration, m); ok {
-			r = w
-		}
+	if ops, span, ok := wc.Stop(); err == nil && ok && perftest.Margin(s.Duration) > 0 {
+		r.Iterations, r.DurationNS = int64(ops), span.Nanoseconds()
+		r.Bandwidth = result.NewBandwidth(s.Size, r.Iterations, r.DurationNS)
 	}
 	return r, err
 }

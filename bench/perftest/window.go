@@ -1,6 +1,7 @@
 package perftest
 
 import (
+	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -50,4 +51,47 @@ func Window(r result.Result, dur, margin time.Duration) (w result.Result, ok boo
 	w.Iterations, w.DurationNS = ops, to-from
 	w.Bandwidth = result.NewBandwidth(r.SizeBytes, ops, to-from)
 	return w, true
+}
+
+// WindowCount reads a loop's operation count where perftest's SIGALRM
+// states mark its sample window, margin and dur-margin after it starts:
+// the latency tools' -D, whose sides each count on their own clock
+// (CountWindow).
+type WindowCount struct {
+	mu     sync.Mutex
+	c0, c1 uint64
+	t0, t1 time.Time
+	n      int // readings taken
+	timers [2]*time.Timer
+}
+
+// CountWindow starts the window now; count is read from another goroutine
+// (one aligned word the loop writes).
+func CountWindow(count func() uint64, dur, margin time.Duration) *WindowCount {
+	w := &WindowCount{}
+	read := func(c *uint64, t *time.Time) func() {
+		return func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			*c, *t = count(), time.Now()
+			w.n++
+		}
+	}
+	w.timers[0] = time.AfterFunc(margin, read(&w.c0, &w.t0))
+	w.timers[1] = time.AfterFunc(dur-margin, read(&w.c1, &w.t1))
+	return w
+}
+
+// Stop ends the window: its operations and span, ok false when the loop
+// ended before the window did.
+func (w *WindowCount) Stop() (ops uint64, span time.Duration, ok bool) {
+	for _, t := range w.timers {
+		t.Stop()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n < 2 || w.c1 < w.c0 {
+		return 0, 0, false
+	}
+	return w.c1 - w.c0, w.t1.Sub(w.t0), true
 }

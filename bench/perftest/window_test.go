@@ -1,6 +1,7 @@
 package perftest
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,5 +45,33 @@ func TestMargin(t *testing.T) {
 		if got := Margin(d); got != want {
 			t.Errorf("-D %v: margin %v, want %v", d, got, want)
 		}
+	}
+}
+
+// TestCountWindow: the count read at the margin and at dur-margin after
+// the start, as perftest's SIGALRM states mark its sample window; no
+// window when the loop ended before it closed.
+func TestCountWindow(t *testing.T) {
+	var n atomic.Uint64
+	stop := make(chan struct{})
+	go func() { // one operation a millisecond
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+				n.Add(1)
+			}
+		}
+	}()
+	defer close(stop)
+	w := CountWindow(n.Load, 400*time.Millisecond, 100*time.Millisecond)
+	time.Sleep(450 * time.Millisecond)
+	ops, span, ok := w.Stop()
+	if !ok || span < 190*time.Millisecond || span > 260*time.Millisecond || ops == 0 || ops > 210 {
+		t.Errorf("window: %v, %d ops in %v; want about 200 ms", ok, ops, span)
+	}
+	if _, _, ok := CountWindow(n.Load, 400*time.Millisecond, 100*time.Millisecond).Stop(); ok {
+		t.Error("a window from a loop that ended before it")
 	}
 }
