@@ -181,13 +181,16 @@ mesh-ompi: launcher-deps build
 # (rdma_cm QPs on rxe1), then the UC and UD pairs perftest allows (--qp, without -R);
 # make test runs some of these pairs (scripts/dropin-guest.sh). Then the modes, one pair
 # at a time: -a (every size, 2 B to 8 MiB: one row each), -D 2 and -b in the tools that
-# take them.
+# take them. Last -D 2 in the four latency tools, without and with -R (DMAX: each
+# pair done within 8 s; about 50 s in all).
 dropin-perftest: build
 	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- \
 		sh -c 'sh /work/dropin-perftest.sh -j && sh /work/dropin-perftest.sh -j -R && sh /work/dropin-perftest.sh -j --qp && \
 		ROWS=23 TMO=200 PORTS=18700 sh /work/dropin-perftest.sh ib_write_lat ib_send_lat ib_read_lat ib_send_bw ib_write_bw ib_read_bw -- -a -n 5 && \
 		PORTS=18720 sh /work/dropin-perftest.sh ib_write_bw ib_send_bw ib_read_bw ib_atomic_bw -- -D 2 && \
-		PORTS=18740 sh /work/dropin-perftest.sh -j ib_write_bw ib_send_bw ib_read_bw -- -b -n 300'
+		PORTS=18740 sh /work/dropin-perftest.sh -j ib_write_bw ib_send_bw ib_read_bw -- -b -n 300 && \
+		DMAX=8 PORTS=18760 sh /work/dropin-perftest.sh ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat -- -D 2 && \
+		DMAX=8 PORTS=18880 sh /work/dropin-perftest.sh -R ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat -- -D 2'
 
 # The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
 # perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's

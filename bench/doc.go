@@ -28,7 +28,8 @@
 // bench/cmchan, and the test's QPs connected by rdma_cm; what UC and UD
 // change there is bench/perftest's), perftestloop.go (each side's loop
 // part once the QPs are connected: -a's sizes, the reports, the closing
-// handshake), perftestduration.go (-D: perftest's margins),
+// handshake), perftestduration.go (-D: the SEND receiver, the ping-pong
+// sides that stop on their own clock; the margins are bench/perftest's),
 // perftestbidir.go (-b), perftestpeak.go (perftest's BW peak from the C
 // loop's post and completion stamps).
 //

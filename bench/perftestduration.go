@@ -6,55 +6,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // perftest's duration mode (-D) as the drop-in runs it facing perftest:
-// perftest runs for -D seconds and counts only the operations completed
-// between its margins: from margin seconds after its start to margin
-// seconds before its end (its SIGALRM states START, SAMPLE, STOP_SAMPLE,
-// END), the margin a quarter of -D in whole seconds unless -f sets it
-// (-D 2: none; -D 5: 1 s). The drop-in runs its duration loop for the
-// whole -D and takes the same middle from its one-second intervals.
-
-// windowSlack is how late a one-second interval may close and still
-// count in perftestWindow.
-const windowSlack = 250 * time.Millisecond
-
-// perftestMargin is perftest's margin for a -D of dur without -f: dur/4
-// in whole seconds (alarm(2) takes seconds).
-func perftestMargin(dur time.Duration) time.Duration {
-	return time.Duration(int64(dur.Seconds())/4) * time.Second
-}
-
-// perftestWindow is r's figures over the middle of a -D run: the
-// intervals that lie between margin and dur-margin (each one second,
-// closed where the loop passed its boundary: up to windowSlack late). The
-// last one, which the loop closes after its final completions (those it
-// waited for after the duration), is left out, as perftest counts nothing
-// after its sample ends. ok is false when no interval lies there.
-func perftestWindow(r result.Result, dur, margin time.Duration) (w result.Result, ok bool) {
-	var ops, from, to int64
-	from = -1
-	for _, iv := range r.Intervals {
-		if iv.StartNS < int64(margin) || iv.EndNS > int64(dur-margin+windowSlack) {
-			continue
-		}
-		if from < 0 {
-			from = iv.StartNS
-		}
-		to = iv.EndNS
-		ops += iv.Ops
-	}
-	if from < 0 || to <= from {
-		return r, false
-	}
-	w = r
-	w.Iterations, w.DurationNS = ops, to-from
-	w.Bandwidth = result.NewBandwidth(r.SizeBytes, ops, to-from)
-	return w, true
-}
+// perftest's margins and sample window are bench/perftest's Margin and
+// Window.
 
 // perftestReceiveFor is the SEND receiver's -D run facing a perftest
 // sender: it receives for s.Duration, as perftest's receiver does on its
@@ -85,7 +44,7 @@ func perftestReceiveFor(engs []*verbs.Engine, s Spec, ep *endpoint) (result.Resu
 	}
 	go func() {
 		defer close(done)
-		m := perftestMargin(s.Duration)
+		m := perftest.Margin(s.Duration)
 		if !wait(m) {
 			return
 		}
@@ -115,4 +74,45 @@ func perftestReceiveFor(engs []*verbs.Engine, s Spec, ep *endpoint) (result.Resu
 	r.Iterations, r.DurationNS = int64(c1-c0), t1-t0
 	r.Bandwidth = result.NewBandwidth(s.Size, r.Iterations, r.DurationNS)
 	return r, nil
+}
+
+// latStopGrace is how long after its own -D a ping-pong side waits for a
+// perftest peer that stopped first (verbs.CutLoop).
+const latStopGrace = 250 * time.Millisecond
+
+// perftestLat runs a timed latency side facing perftest: s.Iters
+// iterations, or with -D the duration (perftestLatFor), whose
+// #iterations and span are then, with a margin (-D 4 and longer), those
+// of the engine's count read at the margins on this side's clock, as
+// perftest counts its sample window (the histogram keeps every sample).
+func perftestLat(eng latEngine, ep *endpoint, s Spec, o RunOptions) (result.Result, error) {
+	if s.Duration <= 0 {
+		r, _, err := measureLat(eng, baseResult(s, ep), s, o)
+		return r, err
+	}
+	wc := perftest.CountWindow(ep.eng.Iterations, s.Duration, perftest.Margin(s.Duration))
+	r, err := perftestLatFor(eng, ep.eng.Abort, ep.eng.ResetAbort, baseResult(s, ep), s, o)
+	if ops, span, ok := wc.Stop(); err == nil && ok && perftest.Margin(s.Duration) > 0 {
+		r.Iterations, r.DurationNS = int64(ops), span.Nanoseconds()
+		r.Bandwidth = result.NewBandwidth(s.Size, r.Iterations, r.DurationNS)
+	}
+	return r, err
+}
+
+// perftestLatFor is a latency side's -D run facing perftest, ended by
+// abort latStopGrace after s.Duration where the peer stopped first
+// (reset clears the abort). The #iterations are the samples, the span
+// ends at the last round trip.
+func perftestLatFor(eng latEngine, abort, reset func(), base result.Result, s Spec, o RunOptions) (result.Result, error) {
+	d := &verbs.CutLoop{LatLoop: eng}
+	t := time.AfterFunc(s.Duration+latStopGrace, func() { d.TimeUp(); abort() })
+	r, _, err := measureLat(d, base, s, o)
+	if !t.Stop() {
+		reset()
+	}
+	if err == nil && d.Cut {
+		r.Iterations, r.DurationNS = r.Samples, max(r.DurationNS-d.Idle, 1)
+		r.Bandwidth = result.NewBandwidth(s.Size, r.Iterations, r.DurationNS)
+	}
+	return r, err
 }

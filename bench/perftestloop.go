@@ -104,7 +104,7 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 			if reply {
 				ep.eng.ResetReply()
 			}
-			r, _, err := measureLat(eng, baseResult(sz, ep), sz, cfg.Run)
+			r, err := perftestLat(eng, ep, sz, cfg.Run)
 			if err != nil {
 				return run, sizeErr(all, n, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err))
 			}
@@ -149,7 +149,7 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 			}
 			r.PerftestPeak = stamps.peak(n)
 			if s.Duration > 0 { // -D: perftest's figures are the middle's
-				if w, ok := perftestWindow(r, s.Duration, perftestMargin(s.Duration)); ok {
+				if w, ok := perftest.Window(r, s.Duration, perftest.Margin(s.Duration)); ok {
 					r = w
 				}
 			}

@@ -45,46 +45,6 @@ func TestPassiveTimeoutSizes(t *testing.T) {
 	}
 }
 
-// TestPerftestWindow: a -D run's figures over perftest's middle (the
-// intervals between the margins).
-func TestPerftestWindow(t *testing.T) {
-	s := time.Second.Nanoseconds()
-	r := result.Result{SizeBytes: 1 << 20, Iterations: 100}
-	for i := int64(0); i < 5; i++ {
-		r.Intervals = append(r.Intervals, result.Interval{StartNS: i * s, EndNS: (i + 1) * s, Ops: 10 + i})
-	}
-	w, ok := perftestWindow(r, 5*time.Second, time.Second) // intervals 1, 2, 3
-	if !ok || w.Iterations != 11+12+13 || w.DurationNS != 3*s {
-		t.Fatalf("window: %v %d ops in %d ns", ok, w.Iterations, w.DurationNS)
-	}
-	if got := w.Bandwidth.MiBPerSec; got != 12 { // 36 MiB in 3 s
-		t.Errorf("window: %v MiB/s, want 12", got)
-	}
-	if _, ok := perftestWindow(r, 4*time.Second, 2*time.Second); ok {
-		t.Error("a window in a run of twice the margin")
-	}
-	// the last interval, closed after the drain long past the duration,
-	// is not perftest's
-	r.Intervals[4].EndNS = 7 * s
-	if w, ok := perftestWindow(r, 5*time.Second, 0); !ok || w.Iterations != 10+11+12+13 {
-		t.Errorf("drained interval: %v %d ops", ok, w.Iterations)
-	}
-	r.Intervals[3].EndNS = 4*s + int64(windowSlack) // a boundary passed late still counts
-	if w, ok := perftestWindow(r, 5*time.Second, time.Second); !ok || w.Iterations != 11+12+13 {
-		t.Errorf("late boundary: %v %d ops", ok, w.Iterations)
-	}
-}
-
-// TestPerftestMargin: perftest's margin without -f, a quarter of -D in
-// whole seconds.
-func TestPerftestMargin(t *testing.T) {
-	for d, want := range map[time.Duration]time.Duration{2 * time.Second: 0, 5 * time.Second: time.Second, 8 * time.Second: 2 * time.Second, 10 * time.Second: 2 * time.Second} {
-		if got := perftestMargin(d); got != want {
-			t.Errorf("-D %v: margin %v, want %v", d, got, want)
-		}
-	}
-}
-
 // TestPerftestBidirResult: a -b side prints the sums of both sides'
 // reports, as perftest's print_full_bw_report, and keeps each side's.
 func TestPerftestBidirResult(t *testing.T) {

@@ -83,8 +83,6 @@ func PerftestSupported(s Spec) error {
 	switch {
 	case perftest.PeerQPType(s) != "": // UC: SEND, WRITE; UD: SEND; -R: RC (bench/perftest/peerqp.go)
 		return fmt.Errorf("%w: %s", ErrPerftestUnsupported, perftest.PeerQPType(s))
-	case s.Duration > 0 && s.Mode == result.ModeLat:
-		return fmt.Errorf("%w: -D in a latency tool (iterations only, -n; the bandwidth tools take -D)", ErrPerftestUnsupported)
 	case s.Bidirectional && s.NumQPs() > 1:
 		return fmt.Errorf("%w: -b with -q %d (-b on one QP)", ErrPerftestUnsupported, s.NumQPs())
 	case s.Bidirectional && s.Duration > 0:

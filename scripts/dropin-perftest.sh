@@ -14,7 +14,8 @@
 # ib_send_lat, ib_write_lat, ib_send_bw, ib_write_bw with UC, ib_send_lat and
 # ib_send_bw with UD). ROWS=N: every client's table has N rows at least (-a:
 # 23); PORTS=P: the pairs' ports from P on (the Makefile runs several
-# invocations in one guest); TMO=S: each end's time limit (default 60 s).
+# invocations in one guest); TMO=S: each end's time limit (default 60 s);
+# DMAX=S: each pair, both ends, done within S seconds (-D runs).
 set -u
 fail() { echo "dropin-perftest FAIL: $*"; exit 1; }
 T=/tmp/ptx
@@ -58,7 +59,10 @@ pair() {
   wait $spid
   src=$?
   [ $crc = 0 ] && [ $src = 0 ] || { echo "$name: client exit $crc, server exit $src" >$T/$name.fail; return; }
-  echo "$name${cm:+ $cm}: both ends exit 0 ($(( $(date +%s) - t0 )) s)"
+  took=$(( $(date +%s) - t0 ))
+  echo "$name${cm:+ $cm}: both ends exit 0 ($took s)"
+  # DMAX=S (-D runs): the pair, both ends, within S seconds
+  [ -z "${DMAX:-}" ] || [ "$took" -le "$DMAX" ] || echo "$name: took $took s, more than DMAX=$DMAX" >$T/$name.fail
 }
 
 port=$base pids=""
@@ -92,4 +96,14 @@ if [ -n "${ROWS:-}" ]; then # -a: one row per size on the clients
     [ "$n" -ge "$ROWS" ] || { cat $f; fail "$f: $n table rows, want $ROWS"; }
   done
 fi
+# -D in a latency tool: every timed side prints perftest's duration table
+# (#iterations, t_avg, tps average; no percentiles), more than 0 iterations
+case " $* " in *" -D "*)
+  for f in $T/*_lat*.client.txt $T/*_lat*.server.txt; do
+    [ -e "$f" ] || continue
+    case $f in *read_lat*.server.txt | *atomic_lat*.server.txt) continue ;; esac
+    awk '/^ #bytes +#iterations +t_avg\[usec\] +tps average$/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $2 > 0 { ok = 1 } END { exit !ok }' $f ||
+      { cat $f; fail "$f: no -D latency table (#iterations t_avg tps average)"; }
+  done ;;
+esac
 echo "dropin-perftest${cm:+ $cm}${*:+ $*}: OK"

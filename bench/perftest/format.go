@@ -160,7 +160,7 @@ func WriteTable(w io.Writer, o Options, side Side, rs []result.Result) error {
 	case o.Tool.Lat && o.Duration > 0:
 		b.WriteString(fmtLatDur)
 		for _, r := range rs {
-			fmt.Fprintf(&b, rowLatDur, r.SizeBytes, r.Iterations, r.Latency.Mean/1000, tps(r))
+			fmt.Fprintf(&b, rowLatDur, r.SizeBytes, r.Iterations, latDurAvg(o, r)/1000, tps(r))
 		}
 	case o.Tool.Lat:
 		b.WriteString(fmtLat)
@@ -210,6 +210,9 @@ func WriteOutput(w io.Writer, o Options, rs []result.Result) error {
 				return &UsageError{Flag: "--output", Err: fmt.Errorf("latency: %s is a bandwidth test", o.Tool.Name)}
 			}
 			v = r.Latency.Mean / 1000
+			if o.Duration > 0 {
+				v = latDurAvg(o, r) / 1000
+			}
 		case "bandwidth", "message_rate":
 			if o.Tool.Lat {
 				return &UsageError{Flag: "--output", Err: fmt.Errorf("%s: %s is a latency test", o.Output, o.Tool.Name)}
@@ -295,6 +298,23 @@ func divisor(r result.Result) float64 {
 		return r.HistogramDivisor
 	}
 	return 1
+}
+
+// latDurAvg is a -D latency row's t_avg in ns as perftest computes it:
+// the timed span over the round trips in it (DurationNS/Iterations),
+// halved for SEND and WRITE (perftest's rtt_factor: 1 for READ and
+// atomics), so that t_avg and tps average agree as in perftest's table.
+// rdmabench's mean of its samples (Latency.Mean), which leaves out the
+// pauses between its C batches, stays in the JSON.
+func latDurAvg(o Options, r result.Result) float64 {
+	if r.DurationNS <= 0 || r.Iterations <= 0 {
+		return r.Latency.Mean
+	}
+	rtt := 2.0
+	if o.Tool.Verb == Read || o.Tool.Verb == Atomic {
+		rtt = 1
+	}
+	return float64(r.DurationNS) / float64(r.Iterations) / rtt
 }
 
 // tps is a duration-mode latency test's round trips per second.

@@ -334,3 +334,31 @@ func FuzzDecodeReport(f *testing.F) {
 
 // durNS is sec seconds in ns.
 func durNS(sec float64) int64 { return int64(sec * 1e9) }
+
+// TestLatDurAvg: a -D latency row's t_avg is perftest's, the timed span
+// over the round trips (halved for SEND and WRITE, whole for READ and
+// atomics), not the mean of the samples, so that it and tps average
+// agree as in perftest's table; --output latency prints the same.
+func TestLatDurAvg(t *testing.T) {
+	r := result.Result{SizeBytes: 2, Iterations: 1000, DurationNS: durNS(0.1), Latency: result.Latency{Mean: 40000}}
+	for _, tc := range []struct{ tool, row, output string }{
+		{"ib_send_lat", " 2             1000            50.00          10000.00\n", "50.000000\n"},
+		{"ib_write_lat", " 2             1000            50.00          10000.00\n", "50.000000\n"},
+		{"ib_read_lat", " 2             1000            100.00         10000.00\n", "100.000000\n"},
+		{"ib_atomic_lat", " 2             1000            100.00         10000.00\n", "100.000000\n"},
+	} {
+		var b, out bytes.Buffer
+		if err := WriteTable(&b, mustParse(t, tc.tool, "-D 2 h"), Client, []result.Result{r}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), fmtLatDur+tc.row) {
+			t.Errorf("%s -D 2: table\n%s\nwant row %q", tc.tool, b.String(), tc.row)
+		}
+		if err := WriteOutput(&out, mustParse(t, tc.tool, "-D 2 --output latency h"), []result.Result{r}); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tc.output {
+			t.Errorf("%s -D 2 --output latency: %q, want %q", tc.tool, out.String(), tc.output)
+		}
+	}
+}

@@ -84,7 +84,7 @@ func TestPerftestSpecAll(t *testing.T) {
 }
 
 // TestPerftestSpecModes: -D and -b in
-// the bandwidth tools run against perftest; -D in a latency tool does not.
+// the bandwidth tools run against perftest, and -D in the latency tools.
 func TestPerftestSpecModes(t *testing.T) {
 	for _, c := range []struct {
 		tool string
@@ -96,7 +96,11 @@ func TestPerftestSpecModes(t *testing.T) {
 		{"ib_read_bw", []string{"-D", "5", "host"}, true},
 		{"ib_write_bw", []string{"-b", "host"}, true},
 		{"ib_send_bw", []string{"-b", "host"}, true},
-		{"ib_write_lat", []string{"-D", "5", "host"}, false},
+		{"ib_write_lat", []string{"-D", "5", "host"}, true},
+		{"ib_send_lat", []string{"-D", "2", "host"}, true},
+		{"ib_read_lat", []string{"-D", "2", "host"}, true},
+		{"ib_atomic_lat", []string{"-D", "2", "host"}, true},
+		{"ib_write_lat", []string{"-D", "2", "-a", "host"}, false},
 		{"ib_write_bw", []string{"-D", "2", "host"}, true},
 	} {
 		o, err := perftest.Parse(perftest.Tools[c.tool], c.args)
