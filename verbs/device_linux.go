@@ -16,7 +16,12 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/rdmabench/rdmabench/verbs/linkspeed"
 )
+
+// sysfsRoot is where the port speed's sysfs fallback reads (linkspeed.Port).
+var sysfsRoot = "/sys"
 
 // sysfsIB is where the kernel lists RDMA devices (a variable for tests).
 var sysfsIB = "/sys/class/infiniband"
@@ -282,7 +287,7 @@ type PortAttr struct {
 	Lanes      int     `json:"lanes"`
 	MaxMsgSize uint32  `json:"max_msg_sz"`
 	// DataGbps is the link's data rate, Gb/s: lanes × lane rate × line
-	// encoding (8b/10b for InfiniBand SDR, DDR and QDR; see laneSpeeds);
+	// encoding (8b/10b for InfiniBand SDR, DDR and QDR; see package linkspeed);
 	// 0 when the speed is unknown.
 	DataGbps float64 `json:"data_gbps"`
 }
@@ -311,22 +316,6 @@ func MTUEnum(bytes int) (int, error) {
 var portStates = map[int]string{0: "PORT_NOP", 1: "PORT_DOWN", 2: "PORT_INIT", 3: "PORT_ARMED",
 	4: "PORT_ACTIVE", 5: "PORT_ACTIVE_DEFER"}
 
-func widthOf(w int) (string, int) {
-	switch w {
-	case 1:
-		return "1X", 1
-	case 2:
-		return "4X", 4
-	case 4:
-		return "8X", 8
-	case 8:
-		return "12X", 12
-	case 16:
-		return "2X", 2
-	}
-	return fmt.Sprintf("width(%d)", w), 0
-}
-
 // QueryPort calls ibv_query_port. A port outside 1..phys_port_cnt gives an
 // error that names the port and the device's port count.
 func (c *Context) QueryPort(port int) (PortAttr, error) {
@@ -347,13 +336,13 @@ func (c *Context) QueryPort(port int) (PortAttr, error) {
 	if rc := C.rb_query_port(ctx, C.uint8_t(port), &a); rc != 0 {
 		return PortAttr{}, &Error{Op: "ibv_query_port", Detail: fmt.Sprintf("%s port %d", c.name, port), Err: syscall.Errno(rc)}
 	}
-	w, qlanes := widthOf(int(a.active_width))
+	w, qlanes := linkspeed.Width(int(a.active_width))
 	ll := "InfiniBand"
 	if a.link_layer == C.IBV_LINK_LAYER_ETHERNET {
 		ll = "Ethernet"
 	}
-	sp, lanes := portSpeed(sysfsRoot, c.name, port, int(a.active_speed), qlanes)
-	lr := sp.gbps
+	sp, lanes := linkspeed.Port(sysfsRoot, c.name, port, int(a.active_speed), qlanes)
+	lr := sp.Gbps
 	if qlanes == 0 && lanes > 0 { // the width came from sysfs
 		w = fmt.Sprintf("%dX", lanes)
 	}
@@ -363,6 +352,6 @@ func (c *Context) QueryPort(port int) (PortAttr, error) {
 		LinkLayer: ll, MaxMTU: MTUBytes(int(a.max_mtu)), ActiveMTU: MTUBytes(int(a.active_mtu)),
 		GIDTblLen: int(a.gid_tbl_len), PKeyTblLen: int(a.pkey_tbl_len), LID: uint16(a.lid), Width: w, Lanes: lanes, LaneGbps: lr,
 		Speed: fmt.Sprintf("%.1f Gbps", lr*float64(lanes)), MaxMsgSize: uint32(a.max_msg_sz),
-		DataGbps: dataRate(sp, lanes, ll),
+		DataGbps: linkspeed.DataRate(sp, lanes, ll),
 	}, nil
 }

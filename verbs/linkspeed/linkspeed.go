@@ -1,6 +1,6 @@
-//go:build cgo && linux
-
-package verbs
+// Package linkspeed is the table of RDMA lane speeds (enum ibv_port_speed)
+// and the port speed as sysfs names it: pure Go, for package verbs.
+package linkspeed
 
 import (
 	"fmt"
@@ -10,16 +10,16 @@ import (
 	"strconv"
 )
 
-// laneSpeed is one lane speed of enum ibv_port_speed (IB_SPEED_* in the
+// Lane is one lane speed of enum ibv_port_speed (IB_SPEED_* in the
 // kernel): what ibv_query_port's active_speed holds, the name sysfs's
 // ports/<n>/rate shows, the lane's rate as ibv_devinfo prints it, and the
 // data it carries on InfiniBand and on Ethernet.
-type laneSpeed struct {
-	code  int     // active_speed
-	name  string  // sysfs: "4X EDR"
-	gbps  float64 // ibv_devinfo's figure, Gb/s (PortAttr.LaneGbps)
-	ib    float64 // InfiniBand data rate after line encoding, Gb/s
-	ether float64 // Ethernet (RoCE, iWARP) data rate, Gb/s
+type Lane struct {
+	Code  int     // active_speed
+	Name  string  // sysfs: "4X EDR"
+	Gbps  float64 // ibv_devinfo's figure, Gb/s (PortAttr.LaneGbps)
+	IB    float64 // InfiniBand data rate after line encoding, Gb/s
+	Ether float64 // Ethernet (RoCE, iWARP) data rate, Gb/s
 }
 
 // laneSpeeds: SDR, DDR and QDR signal 2.5, 5 and 10 Gbaud with 8b/10b
@@ -30,7 +30,7 @@ type laneSpeed struct {
 // (mlx5 and ib_get_eth_speed: 10GbE as 1X QDR or FDR10, 25GbE as 1X EDR,
 // 40GbE as 4X QDR or FDR10, 100GbE as 4X EDR, 200GbE as 4X HDR), and the
 // Ethernet speed is its data rate: the lane figures are taken as they are.
-var laneSpeeds = []laneSpeed{
+var laneSpeeds = []Lane{
 	{1, "SDR", 2.5, 2, 2.5},
 	{2, "DDR", 5, 4, 5},
 	{4, "QDR", 10, 8, 10},
@@ -42,81 +42,98 @@ var laneSpeeds = []laneSpeed{
 	{256, "XDR", 200, 200, 200},
 }
 
-func speedByCode(code int) (laneSpeed, bool) {
+// ByCode is the lane speed of active_speed code.
+func ByCode(code int) (Lane, bool) {
 	for _, s := range laneSpeeds {
-		if s.code == code {
+		if s.Code == code {
 			return s, true
 		}
 	}
-	return laneSpeed{}, false
+	return Lane{}, false
 }
 
-func speedByName(name string) (laneSpeed, bool) {
+// ByName is the lane speed sysfs names name ("EDR").
+func ByName(name string) (Lane, bool) {
 	for _, s := range laneSpeeds {
-		if s.name == name {
+		if s.Name == name {
 			return s, true
 		}
 	}
-	return laneSpeed{}, false
+	return Lane{}, false
 }
 
-// laneRate is the lane rate ibv_devinfo shows for active_speed code, Gb/s
+// LaneRate is the lane rate ibv_devinfo shows for active_speed code, Gb/s
 // (0: unknown).
-func laneRate(code int) float64 {
-	s, _ := speedByCode(code)
-	return s.gbps
+func LaneRate(code int) float64 {
+	s, _ := ByCode(code)
+	return s.Gbps
 }
 
-// dataRate is the link's data rate, Gb/s: lanes × the lane's data rate on
+// DataRate is the link's data rate, Gb/s: lanes × the lane's data rate on
 // linkLayer ("InfiniBand" or "Ethernet"); 0 when the speed is unknown.
-func dataRate(s laneSpeed, lanes int, linkLayer string) float64 {
+func DataRate(s Lane, lanes int, linkLayer string) float64 {
 	if linkLayer == "Ethernet" {
-		return s.ether * float64(lanes)
+		return s.Ether * float64(lanes)
 	}
-	return s.ib * float64(lanes)
+	return s.IB * float64(lanes)
 }
 
 // sysfsRate matches ports/<n>/rate: "400 Gb/sec (4X NDR)", "2.5 Gb/sec (1X)".
 var sysfsRate = regexp.MustCompile(`\((\d+)X ?([A-Z0-9]*)\)`)
 
-// sysfsRoot is where sysfsPortSpeed reads (a fake tree in tests).
-var sysfsRoot = "/sys"
-
-// sysfsPortSpeed reads the kernel's view of a port's width and lane speed
+// Sysfs reads the kernel's view of a port's width and lane speed
 // from sysfs (class/infiniband/<dev>/ports/<port>/rate). ibv_query_port
 // through an rdma-core without active_speed_ex (before v48, so Debian 12's
 // 44) gives no usable active_speed for XDR, whose code does not fit its 8
 // bits, and drivers may report NDR only there; sysfs names the speed.
-func sysfsPortSpeed(root, dev string, port int) (laneSpeed, int, error) {
+func Sysfs(root, dev string, port int) (Lane, int, error) {
 	p := filepath.Join(root, "class/infiniband", dev, "ports", strconv.Itoa(port), "rate")
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return laneSpeed{}, 0, err
+		return Lane{}, 0, err
 	}
 	m := sysfsRate.FindSubmatch(b)
 	if m == nil {
-		return laneSpeed{}, 0, fmt.Errorf("%s: %q has no (<width>X <speed>)", p, b)
+		return Lane{}, 0, fmt.Errorf("%s: %q has no (<width>X <speed>)", p, b)
 	}
 	lanes, _ := strconv.Atoi(string(m[1]))
 	name := string(m[2])
 	if name == "" {
 		name = "SDR" // the kernel prints no name for SDR
 	}
-	s, ok := speedByName(name)
+	s, ok := ByName(name)
 	if !ok {
-		return laneSpeed{}, 0, fmt.Errorf("%s: unknown lane speed %q", p, name)
+		return Lane{}, 0, fmt.Errorf("%s: unknown lane speed %q", p, name)
 	}
 	return s, lanes, nil
 }
 
-// portSpeed is the port's lane speed: active_speed's, or where that is
+// Port is the port's lane speed: active_speed's, or where that is
 // unknown (0, or a code this table lacks) the one sysfs names.
-func portSpeed(root, dev string, port, code, lanes int) (laneSpeed, int) {
-	if s, ok := speedByCode(code); ok && lanes > 0 {
+func Port(root, dev string, port, code, lanes int) (Lane, int) {
+	if s, ok := ByCode(code); ok && lanes > 0 {
 		return s, lanes
 	}
-	if s, n, err := sysfsPortSpeed(root, dev, port); err == nil && n > 0 {
+	if s, n, err := Sysfs(root, dev, port); err == nil && n > 0 {
 		return s, n
 	}
-	return laneSpeed{}, lanes
+	return Lane{}, lanes
+}
+
+// Width is the name and lane count of ibv_port_attr.active_width code w
+// ("4X", 4); 0 lanes when the code is unknown.
+func Width(w int) (string, int) {
+	switch w {
+	case 1:
+		return "1X", 1
+	case 2:
+		return "4X", 4
+	case 4:
+		return "8X", 8
+	case 8:
+		return "12X", 12
+	case 16:
+		return "2X", 2
+	}
+	return fmt.Sprintf("width(%d)", w), 0
 }

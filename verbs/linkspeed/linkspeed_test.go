@@ -1,4 +1,4 @@
-package verbs
+package linkspeed
 
 import (
 	"math"
@@ -30,26 +30,26 @@ func TestLinkDataRate(t *testing.T) {
 		{256, "XDR", 200, 200},
 	}
 	for _, w := range widths {
-		_, lanes := widthOf(w.code)
+		_, lanes := Width(w.code)
 		if lanes != w.lanes {
 			t.Fatalf("width code %d: %d lanes, want %d", w.code, lanes, w.lanes)
 		}
 		for _, s := range perLane {
-			sp, ok := speedByCode(s.code)
-			if !ok || sp.name != s.name {
-				t.Fatalf("speed code %d: %q, want %s", s.code, sp.name, s.name)
+			sp, ok := ByCode(s.code)
+			if !ok || sp.Name != s.name {
+				t.Fatalf("speed code %d: %q, want %s", s.code, sp.Name, s.name)
 			}
 			for _, ll := range []string{"InfiniBand", "Ethernet"} {
 				want := s.ib * float64(lanes)
 				if ll == "Ethernet" {
 					want = s.ether * float64(lanes)
 				}
-				got := dataRate(sp, lanes, ll)
+				got := DataRate(sp, lanes, ll)
 				if math.Abs(got-want) > 0.01*float64(lanes) {
 					t.Errorf("%s %dX %s: %.3f Gb/s of data, want %.3f", ll, lanes, s.name, got, want)
 				}
-				if ll == "InfiniBand" && got > sp.gbps*float64(lanes)+1e-9 {
-					t.Errorf("%dX %s: data %.3f above the signalling rate %.3f", lanes, s.name, got, sp.gbps*float64(lanes))
+				if ll == "InfiniBand" && got > sp.Gbps*float64(lanes)+1e-9 {
+					t.Errorf("%dX %s: data %.3f above the signalling rate %.3f", lanes, s.name, got, sp.Gbps*float64(lanes))
 				}
 			}
 		}
@@ -91,8 +91,8 @@ func TestPortSpeedSysfs(t *testing.T) {
 		{"missing0", 0, 4, "InfiniBand", 0}, // no sysfs
 		{"missing0", 4, 4, "InfiniBand", 32},
 	} {
-		sp, lanes := portSpeed(root, c.dev, 1, c.code, c.lanes)
-		if got := dataRate(sp, lanes, c.ll); math.Abs(got-c.want) > 1e-9 {
+		sp, lanes := Port(root, c.dev, 1, c.code, c.lanes)
+		if got := DataRate(sp, lanes, c.ll); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("%s (speed %d, %d lanes, %s): %.3f Gb/s, want %.3f", c.dev, c.code, c.lanes, c.ll, got, c.want)
 		}
 	}
