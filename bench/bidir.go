@@ -75,6 +75,20 @@ type bidirRun struct {
 // total is every operation the side posted: what the peer receives (SEND).
 func (r bidirRun) total() int64 { return r.warmed + r.ops }
 
+// setLatency puts r's histogram (an empty one when r has none) and its
+// intervals into res.
+func (r bidirRun) setLatency(res *result.Result) error {
+	res.Intervals = r.intervals
+	lat := r.lat
+	if lat == nil {
+		lat = hist.New()
+	}
+	if err := res.SetLatency(lat, 1); err != nil {
+		return fmt.Errorf("encode histogram: %w", err)
+	}
+	return nil
+}
+
 // direction is r as the server reports it.
 func (r bidirRun) direction() *proto.Direction {
 	return &proto.Direction{Ops: r.ops, Warmup: r.warmed, DurationNS: r.last - r.first}
@@ -345,14 +359,9 @@ func bidirResult(r result.Result, s Spec, run bidirRun, srv proto.Direction) (re
 	r.Iterations, r.Warmup = cli.Ops+sv.Ops, cli.Warmup+sv.Warmup
 	r.DurationNS = max(cli.DurationNS, sv.DurationNS)
 	r.Bandwidth = cli.Bandwidth.Plus(sv.Bandwidth)
-	r.Intervals = run.intervals
 	r.CPU = &result.CPUUsage{ClientUserNS: run.user, ClientSysNS: run.sys, ClientUSPerMsg: perMsgUS(run.user+run.sys, r.Iterations)}
-	lat := run.lat
-	if lat == nil {
-		lat = hist.New()
-	}
-	if err := r.SetLatency(lat, 1); err != nil {
-		return result.Result{}, fmt.Errorf("encode histogram: %w", err)
+	if err := run.setLatency(&r); err != nil {
+		return result.Result{}, err
 	}
 	return r, nil
 }

@@ -2,11 +2,9 @@ package bench
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
-	"github.com/rdmabench/rdmabench/hist"
 )
 
 // perftest's -b (duplex) facing a perftest tool: both sides run the
@@ -47,13 +45,8 @@ func perftestBidir(ctx context.Context, p perftestSide, s Spec, stamps *peakStam
 		return result.Result{}, err
 	}
 	r := perftestBidirResult(baseResult(s, ep), mine, rep, got, p.cfg.Client)
-	r.Intervals = br.intervals
-	lat := br.lat
-	if lat == nil {
-		lat = hist.New()
-	}
-	if err := r.SetLatency(lat, 1); err != nil {
-		return result.Result{}, fmt.Errorf("encode histogram: %w", err)
+	if err := br.setLatency(&r); err != nil {
+		return result.Result{}, err
 	}
 	return r, nil
 }

@@ -31,33 +31,38 @@ const (
 // Axes lists the axes, as --axis takes them (with - for _).
 var Axes = []string{AxisQPs, AxisSize, AxisTxDepth, AxisOutReads, AxisMRs, AxisRegion, AxisSGE, AxisIdle}
 
+// axisInfo is what the package knows of one axis: its default ladder and
+// how a value reads with its unit.
+type axisInfo struct {
+	from, to int    // DefaultRange
+	label    string // a value with its unit, a format for one int ("%d QPs")
+}
+
+var axisInfos = map[string]axisInfo{
+	AxisQPs:      {1, 64, "%d QPs"},
+	AxisSize:     {64, 64 << 10, "%d B"},
+	AxisTxDepth:  {1, 1024, "depth %d"},
+	AxisOutReads: {1, 16, "%d reads"},
+	AxisMRs:      {1, 1024, "%d MRs"},
+	AxisRegion:   {64 << 10, 64 << 20, "region %d B"},
+	AxisSGE:      {1, 16, "%d SGEs"},
+	AxisIdle:     {1, 256, "%d idle QPs"},
+}
+
 // ParseAxis reads an axis name: qps, size, tx-depth (tx_depth) or
-// outstanding-reads (outstanding_reads).
+// outstanding-reads (outstanding_reads), and the workload knobs' axes.
 func ParseAxis(s string) (string, error) {
 	a := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
 	if slices.Contains(Axes, a) {
 		return a, nil
 	}
-	return "", fmt.Errorf("--axis %q unknown; valid: qps, size, tx-depth, outstanding-reads, mrs, region, sge, idle-qps", s)
+	return "", fmt.Errorf("--axis %q unknown; valid: %s", s, strings.ReplaceAll(strings.Join(Axes, ", "), "_", "-"))
 }
 
 // DefaultRange is the ladder's default first and last value on axis.
 func DefaultRange(axis string) (from, to int) {
-	switch axis {
-	case AxisSize:
-		return 64, 64 << 10
-	case AxisTxDepth:
-		return 1, 1024
-	case AxisOutReads:
-		return 1, 16
-	case AxisMRs:
-		return 1, 1024
-	case AxisRegion:
-		return 64 << 10, 64 << 20
-	case AxisSGE:
-		return 1, 16
-	case AxisIdle:
-		return 1, 256
+	if a, ok := axisInfos[axis]; ok {
+		return a.from, a.to
 	}
 	return 1, 64
 }

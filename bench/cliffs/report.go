@@ -76,23 +76,8 @@ func better(lower bool) string {
 // axisLabel is v with the axis' unit: "256 QPs", "4096 B", "depth 16",
 // "16 reads".
 func axisLabel(axis string, v int) string {
-	switch axis {
-	case AxisQPs:
-		return fmt.Sprintf("%d QPs", v)
-	case AxisSize:
-		return fmt.Sprintf("%d B", v)
-	case AxisTxDepth:
-		return fmt.Sprintf("depth %d", v)
-	case AxisOutReads:
-		return fmt.Sprintf("%d reads", v)
-	case AxisMRs:
-		return fmt.Sprintf("%d MRs", v)
-	case AxisRegion:
-		return fmt.Sprintf("region %d B", v)
-	case AxisSGE:
-		return fmt.Sprintf("%d SGEs", v)
-	case AxisIdle:
-		return fmt.Sprintf("%d idle QPs", v)
+	if a, ok := axisInfos[axis]; ok {
+		return fmt.Sprintf(a.label, v)
 	}
 	return fmt.Sprint(v)
 }
