@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
 
@@ -212,11 +212,5 @@ func (s *Server) routeDevice(name string, port int) (*Device, error) {
 	return d, nil
 }
 
-func addrOf(a net.Addr) netip.Addr {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
-			return ip.Unmap()
-		}
-	}
-	return netip.Addr{}
-}
+// addrOf is a TCP address's IP (unmapped), or the zero Addr.
+var addrOf = admit.AddrOf

@@ -119,8 +119,8 @@ func SourceOf(a netip.Addr) netip.Prefix {
 	return p
 }
 
-// addrOf is a TCP address's IP (unmapped), or the zero Addr.
-func addrOf(a net.Addr) netip.Addr {
+// AddrOf is a TCP address's IP (unmapped), or the zero Addr.
+func AddrOf(a net.Addr) netip.Addr {
 	if ta, ok := a.(*net.TCPAddr); ok {
 		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
 			return ip.Unmap()
@@ -133,7 +133,7 @@ func addrOf(a net.Addr) netip.Addr {
 // source is at its cap, and otherwise the entry and, when the table was
 // full, the oldest entry, which Admit has taken out and the caller must drop.
 func (t *Table) Admit(nc net.Conn) (st, oldest *Entry, re *proto.RemoteError) {
-	src := SourceOf(addrOf(nc.RemoteAddr()))
+	src := SourceOf(AddrOf(nc.RemoteAddr()))
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.count[src] >= t.perAddr {
