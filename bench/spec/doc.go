@@ -1,7 +1,7 @@
 // Package spec is what one test is: the Spec the client sends and the
 // server runs, the Plan that the client's flags expand into Specs, every
 // default and limit, and the op table. Pure Go (bench/result and the
-// standard library only: TestSpecIsPure), so that the test definition,
+// standard library only: TestSpecIsPure in internal/buildcheck), so that the test definition,
 // its validation and FuzzSpecDecode build and run without rdma-core.
 // A device's limits come in as plain data (DeviceLimits, filled by
 // bench/device.go from verbs), so that they too are checked here.

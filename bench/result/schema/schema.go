@@ -9,7 +9,7 @@
 // It is its own package because its validator costs every process that
 // links it about 70 ms of start-up under emulation (the library compiles
 // its meta-schemas in init): the rdmabench binary never validates, so it
-// does not import this package (TestBinaryLeavesSchemaOut in cmd/rdmabench).
+// does not import this package (TestBinaryLeavesSchemaOut in internal/buildcheck).
 package schema
 
 import (
