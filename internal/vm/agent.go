@@ -36,6 +36,7 @@ type agent struct {
 	notes   []string
 	env     []string // the guest's own variables, added to every run's environment
 	start   time.Time
+	guest   bool // PID 1 in a guest (not a test on the host)
 }
 
 func (a *agent) logf(format string, args ...any) {
@@ -63,7 +64,7 @@ func powerOff() {
 
 // AgentMain is vmexec as the guest's /init. It never returns.
 func AgentMain() {
-	a := &agent{start: time.Now()}
+	a := &agent{start: time.Now(), guest: true}
 	os.MkdirAll("/dev", 0o755)
 	unix.Mount("devtmpfs", "/dev", "devtmpfs", 0, "")
 	if f, err := os.OpenFile("/dev/console", os.O_RDWR, 0); err == nil {
@@ -498,7 +499,9 @@ var (
 func (a *agent) run(run proto.Run, w *proto.Writer, frames chan frame, dropKills bool) bool {
 	// Files the host made after boot (a new test binary in /tmp/go-build...)
 	// hide behind dentries the guest cached when they did not exist yet.
-	os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0)
+	if a.guest {
+		os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0)
+	}
 	cmd := exec.Command(run.Argv[0], run.Argv[1:]...)
 	cmd.Env = append(append([]string{}, run.Env...), a.env...)
 	cmd.Dir = run.Dir

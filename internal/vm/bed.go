@@ -332,18 +332,41 @@ func freePort(udp bool) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitListen polls /proc/net/tcp until something listens on 127.0.0.1:port
-// (no connection: qemu's wire takes the first one as the peer).
-func waitListen(ctx context.Context, port int, g *Guest) error {
-	want := fmt.Sprintf("0100007F:%04X", port)
-	for {
-		b, _ := os.ReadFile("/proc/net/tcp")
+// Listening reports whether a TCP socket listens on port (any address), from
+// /proc/net/tcp and tcp6: no connection is made.
+func Listening(port int) bool {
+	want := fmt.Sprintf(":%04X", port)
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, _ := os.ReadFile(f)
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
-			if len(f) > 3 && f[1] == want && f[3] == "0A" {
-				return nil
+			if len(f) > 3 && strings.HasSuffix(f[1], want) && f[3] == "0A" {
+				return true
 			}
+		}
+	}
+	return false
+}
+
+// WaitListen polls until a TCP socket listens on port or ctx ends.
+func WaitListen(ctx context.Context, port int) error {
+	for !Listening(port) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// waitListen waits until g's qemu listens on port for the wire (no
+// connection: qemu's wire takes the first one as the peer).
+func waitListen(ctx context.Context, port int, g *Guest) error {
+	for {
+		if Listening(port) {
+			return nil
 		}
 		select {
 		case <-g.exited:

@@ -39,6 +39,8 @@ const usage = `Usage:
                                    boot a bed, run CMD in g1 (or gN), power off
   vmexec peer NAME -- CMD [ARGS...]
                                    in a pair or mesh guest: run CMD on guest NAME
+  vmexec wait-listen PORT [SECS]   wait (default 60 s) until a local TCP socket listens on
+                                   PORT, without connecting (perftest's server takes one)
 
 Bed options:
   --layout L      one (default), pair (g1, g2 on a wire), mesh (g1..g3 on a segment)
@@ -108,6 +110,8 @@ func mainErr(args []string) int {
 		return cmdBed(args[1:])
 	case "peer":
 		return cmdPeer(args[1:])
+	case "wait-listen":
+		return cmdWaitListen(args[1:])
 	}
 	return cmdTest(args)
 }
@@ -688,4 +692,25 @@ func exitCodeOf(err error) int {
 	return 125
 }
 
-var _ = strconv.Itoa
+func cmdWaitListen(args []string) int {
+	if len(args) < 1 || len(args) > 2 {
+		return code(fmt.Errorf("%w: wait-listen PORT [SECS]", vm.ErrUsage))
+	}
+	port, err := strconv.Atoi(args[0])
+	if err != nil || port < 1 || port > 65535 {
+		return code(fmt.Errorf("%w: wait-listen: PORT must be 1..65535, got %s", vm.ErrUsage, args[0]))
+	}
+	secs := 60
+	if len(args) == 2 {
+		if secs, err = strconv.Atoi(args[1]); err != nil || secs < 1 {
+			return code(fmt.Errorf("%w: wait-listen: SECS must be a positive integer, got %s", vm.ErrUsage, args[1]))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
+	defer cancel()
+	if err := vm.WaitListen(ctx, port); err != nil {
+		errf("wait-listen: nothing listens on TCP port %d after %d s", port, secs)
+		return 1
+	}
+	return 0
+}
