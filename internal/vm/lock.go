@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,27 +41,33 @@ func Lock(ctx context.Context, path string, msg io.Writer) (release func(), err 
 	if err != nil {
 		return nil, fmt.Errorf("%w: bed lock %s: %v", ErrPrereq, path, err)
 	}
-	said := false
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if err != unix.EWOULDBLOCK {
-			f.Close()
-			return nil, fmt.Errorf("bed lock %s: %v", path, err)
-		}
-		if !said {
-			b, _ := os.ReadFile(path)
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			io.WriteString(msg, LockWaitMessage(path, pid))
-			said = true
-		}
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err != nil && err != unix.EWOULDBLOCK {
+		f.Close()
+		return nil, fmt.Errorf("bed lock %s: %v", path, err)
+	}
+	if err == unix.EWOULDBLOCK {
+		b, _ := os.ReadFile(path)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		io.WriteString(msg, LockWaitMessage(path, pid))
+		// A blocking flock, not a polling one: the kernel wakes blocked waiters
+		// when the holder lets go, and a poller would lose every such race.
+		got := make(chan error, 1)
+		go func() { got <- unix.Flock(int(f.Fd()), unix.LOCK_EX) }()
 		select {
+		case err := <-got:
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("bed lock %s: %v", path, err)
+			}
 		case <-ctx.Done():
-			f.Close()
+			go func() { // the flock may still succeed: let go of it then
+				if <-got == nil {
+					unix.Flock(int(f.Fd()), unix.LOCK_UN)
+				}
+				f.Close()
+			}()
 			return nil, fmt.Errorf("waiting for the bed lock %s: %w", path, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	f.Truncate(0)
