@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -186,8 +187,13 @@ func lockBed(ctx context.Context, parallel bool) (func(), error) {
 	return vm.Lock(ctx, vm.LockPath(), os.Stderr)
 }
 
-// signals forwards SIGINT, SIGTERM, SIGQUIT, SIGHUP to the guest command; a
-// second SIGINT or SIGTERM cancels.
+// running is set while a command runs in a guest: until then a signal
+// cancels (the lock wait, the boot) instead of being forwarded.
+var running atomic.Bool
+
+// signals forwards SIGINT, SIGTERM, SIGQUIT, SIGHUP to the guest command
+// while one runs; a second SIGINT or SIGTERM, or any of them before the
+// command started, cancels.
 func signals(cancel func()) (chan int, func()) {
 	in := make(chan os.Signal, 4)
 	signal.Notify(in, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP)
@@ -199,6 +205,10 @@ func signals(cancel func()) (chan int, func()) {
 			select {
 			case s := <-in:
 				sig := int(s.(syscall.Signal))
+				if !running.Load() {
+					cancel()
+					continue
+				}
 				if sig == int(syscall.SIGINT) || sig == int(syscall.SIGTERM) {
 					n++
 					if n > 1 {
@@ -293,6 +303,7 @@ func cmdRun(args []string) int {
 	}
 	wd, _ := os.Getwd()
 	t0 := time.Now()
+	running.Store(true)
 	e, err := g.Run(ctx, proto.Run{Argv: argv, Env: callerEnv(envs...), Dir: wd}, os.Stdout, os.Stderr, sigs)
 	if err != nil {
 		return code(err)
@@ -344,6 +355,7 @@ func cmdPeer(args []string) int {
 	defer cancel2()
 	sigs, stop := signals(cancel2)
 	defer stop()
+	running.Store(true)
 	wd, _ := os.Getwd()
 	cmd := vmtest.Peer{Name: name, Addr: addr}.Command(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.Env = os.Stdout, os.Stderr, wd, callerEnv()
@@ -441,6 +453,7 @@ func cmdTest(args []string) int {
 	}
 	defer bed.Close()
 	g, _ := bed.Guest("g1")
+	running.Store(true)
 	e, err := g.Run(ctx, run, os.Stdout, os.Stderr, sigs)
 	if err != nil {
 		return code(err)
@@ -483,6 +496,7 @@ func viaBed(sock string, run proto.Run) int {
 	defer cancel()
 	sigs, stop := signals(cancel)
 	defer stop()
+	running.Store(true) // the bed boots and runs: signals go to it
 	cl := &proto.Client{R: c, W: proto.NewWriter(c), Stdout: os.Stdout, Stderr: os.Stderr, Log: os.Stderr}
 	if err := cl.Start(run); err != nil {
 		return code(&vm.GuestError{Msg: err.Error()})
