@@ -3,9 +3,11 @@ SHELL := /bin/bash
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
-VM := scripts/vm-run.sh
+# The guest bed (scripts/vmexec, internal/vm; docs/testbed.md): static, it is also the
+# guest's /init.
+VMEXEC := $(BUILD)/vmexec
 
-.PHONY: dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test pair-core cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: vmexec vm-test-legacy dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test pair-core cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -29,6 +31,9 @@ LDFLAGS := -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(BUILD_DAT
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BUILD)/rdmabench ./cmd/rdmabench
+
+vmexec:
+	CGO_ENABLED=0 $(GO) build -o $(VMEXEC) ./scripts/vmexec
 
 # Man pages from the command tree (rdmabench gen-man, cobra/doc): build/man/rdmabench.1,
 # rdmabench-run.1, ...; read one with 'man -l build/man/rdmabench-run.1'.
@@ -58,12 +63,11 @@ package-files: man
 package-test: package
 	scripts/package-test.sh
 
-# Host-side tests of the test bed's and the CI action's scripts (no guest boot):
-# vm-run.sh's accelerator choice (KVM probe, TCG fallback); scripts/ci-action.sh, the
+# Host-side tests of the CI action's scripts (no guest boot; the bed's accelerator
+# choice is internal/vm's TestChooseAccel, in make unit): scripts/ci-action.sh, the
 # GitHub Action's steps (gate on fixtures, install and rxe logic with stubs);
 # scripts/hw-check.sh without RDMA and with stub rdmabench and perftest.
 script-test: build
-	scripts/vm-accel-test.sh
 	scripts/ci-action-test.sh
 	scripts/hw-check-test.sh
 
@@ -84,26 +88,39 @@ check:
 unit: build
 	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench $(GO) test -count=1 ./...
 
-# Test binaries run inside the SoftRoCE guest, where RDMABENCH_REQUIRE_RDMA=1
-# turns every "no RDMA device" skip into a failure.
-vm-test: build $(BUILD)/libdrvshim.so
-	$(GO) test -c -o $(BUILD)/verbs.test ./verbs
-	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/verbs-cgocheck2.test ./verbs
-	$(GO) test -c -o $(BUILD)/bench.test ./bench
-	$(GO) test -c -o $(BUILD)/mr.test ./bench/mr
-	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/sockeng-cgocheck2.test ./bench/sockeng
-	CGO_ENABLED=0 $(GO) test -c -o $(BUILD)/result.test ./bench/result
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/faults ./scripts/faults
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
-	$(GO) test -count=1 -run '^TestGuestScript$$' ./docs -args -guest-script $(CURDIR)/$(BUILD)/docs-guest.sh
+# Every package's tests in the SoftRoCE guest: one bed (vmexec bed) for the whole
+# tree, each test binary run in the layout it declares (vmtest.Layout; default one),
+# where RDMABENCH_REQUIRE_RDMA=1 turns every "no RDMA device" skip into a failure.
+# VM_WHERE=auto runs test binaries that link neither libibverbs nor librdmacm and
+# declare no layout on the host instead (still with RDMABENCH_REQUIRE_RDMA=1).
+VM_WHERE ?= guest
+vm-test: build vmexec $(BUILD)/libdrvshim.so
+	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench RDMABENCH_DRVSHIM=$(CURDIR)/$(BUILD)/libdrvshim.so \
+	RDMABENCH_VM_WHERE=$(VM_WHERE) \
+		$(VMEXEC) bed -- $(GO) test -p 1 -count=1 -exec $(CURDIR)/$(VMEXEC) ./...
+
+# scripts/guest-test.sh's stages (until internal/e2e has them all) in one guest: the
+# test binaries and tools on PATH, the scripts in /work (written in the guest's overlay).
+LEGACY := $(BUILD)/legacy
+LEGACY_FILES := $(BUILD)/libdrvshim.so scripts/guest-test.sh scripts/mesh-guest-local.sh scripts/dropin-guest.sh \
+	scripts/dropin-perftest.sh scripts/dropin-lib.sh scripts/drvshim-guest.sh scripts/hw-check.sh $(LEGACY)/docs-guest.sh
+vm-test-legacy: build vmexec $(BUILD)/libdrvshim.so
+	mkdir -p $(LEGACY)
+	$(GO) test -c -o $(LEGACY)/verbs.test ./verbs
+	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(LEGACY)/verbs-cgocheck2.test ./verbs
+	$(GO) test -c -o $(LEGACY)/bench.test ./bench
+	$(GO) test -c -o $(LEGACY)/mr.test ./bench/mr
+	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(LEGACY)/sockeng-cgocheck2.test ./bench/sockeng
+	CGO_ENABLED=0 $(GO) test -c -o $(LEGACY)/result.test ./bench/result
+	CGO_ENABLED=0 $(GO) build -o $(LEGACY)/faults ./scripts/faults
+	CGO_ENABLED=0 $(GO) build -o $(LEGACY)/meshcheck ./scripts/meshcheck
+	CGO_ENABLED=0 $(GO) build -o $(LEGACY)/jcheck ./scripts/jcheck
+	cp $(BUILD)/rdmabench $(LEGACY)/
+	$(GO) test -count=1 -run '^TestGuestScript$$' ./docs -args -guest-script $(CURDIR)/$(LEGACY)/docs-guest.sh
 	@command -v mpiexec.hydra >/dev/null && command -v hydra_pmi_proxy >/dev/null \
-		|| { echo "vm-test: mpiexec.hydra not found: run scripts/install-deps.sh (Debian package mpich)"; exit 2; }
-	$(VM) --siw require --numa 2 --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
-		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
-		--bin $(BUILD)/faults --bin $(BUILD)/meshcheck --bin $(BUILD)/jcheck --bin $$(command -v mpiexec.hydra) --bin $$(command -v hydra_pmi_proxy) \
-		--file $(BUILD)/libdrvshim.so --file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh --file scripts/drvshim-guest.sh --file scripts/hw-check.sh --file $(BUILD)/docs-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
-		-- sh /work/guest-test.sh
+		|| { echo "vm-test-legacy: mpiexec.hydra not found: run scripts/install-deps.sh (Debian package mpich)"; exit 2; }
+	PATH=$(CURDIR)/$(LEGACY):$$PATH $(VMEXEC) run --siw require --timeout 900 -- \
+		sh -c 'mkdir -p /work && cp $(LEGACY_FILES) /work/ && cd /work && exec sh /work/guest-test.sh'
 
 # The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an
 # LD_PRELOAD library that makes rxe/siw answer a few verbs as a hardware driver does.
@@ -183,14 +200,14 @@ mesh-ompi: launcher-deps build
 # at a time: -a (every size, 2 B to 8 MiB: one row each), -D 2 and -b in the tools that
 # take them. Last -D 2 in the four latency tools, without and with -R (DMAX: each
 # pair done within 8 s; about 50 s in all).
-dropin-perftest: build
-	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh -- \
-		sh -c 'sh /work/dropin-perftest.sh -j && sh /work/dropin-perftest.sh -j -R && sh /work/dropin-perftest.sh -j --qp && \
-		ROWS=23 TMO=200 PORTS=18700 sh /work/dropin-perftest.sh ib_write_lat ib_send_lat ib_read_lat ib_send_bw ib_write_bw ib_read_bw -- -a -n 5 && \
-		PORTS=18720 sh /work/dropin-perftest.sh ib_write_bw ib_send_bw ib_read_bw ib_atomic_bw -- -D 2 && \
-		PORTS=18740 sh /work/dropin-perftest.sh -j ib_write_bw ib_send_bw ib_read_bw -- -b -n 300 && \
-		DMAX=8 PORTS=18760 sh /work/dropin-perftest.sh ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat -- -D 2 && \
-		DMAX=8 PORTS=18880 sh /work/dropin-perftest.sh -R ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat -- -D 2'
+dropin-perftest: build vmexec
+	PATH=$(CURDIR)/$(BUILD):$$PATH $(VMEXEC) run --timeout 1200 -- \
+		sh -c 'cd scripts && sh dropin-perftest.sh -j && sh dropin-perftest.sh -j -R && sh dropin-perftest.sh -j --qp && \
+		ROWS=23 TMO=200 PORTS=18700 sh dropin-perftest.sh ib_write_lat ib_send_lat ib_read_lat ib_send_bw ib_write_bw ib_read_bw -- -a -n 5 && \
+		PORTS=18720 sh dropin-perftest.sh ib_write_bw ib_send_bw ib_read_bw ib_atomic_bw -- -D 2 && \
+		PORTS=18740 sh dropin-perftest.sh -j ib_write_bw ib_send_bw ib_read_bw -- -b -n 300 && \
+		DMAX=8 PORTS=18760 sh dropin-perftest.sh ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat -- -D 2 && \
+		DMAX=8 PORTS=18880 sh dropin-perftest.sh -R ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat -- -D 2'
 
 # The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
 # perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's
@@ -199,25 +216,25 @@ dropin-perftest: build
 # medians and ratios come from scripts/dropinagree on the host.
 AGREE_ROUNDS ?= 5
 AGREE_TEST ?=
-dropin-agree: build
+dropin-agree: build vmexec
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/dropinagree ./scripts/dropinagree
 	rm -rf $(BUILD)/agree && mkdir -p $(BUILD)/agree
-	$(VM) --bin $(BUILD)/rdmabench --file scripts/dropin-perftest-agree.sh --file scripts/dropin-lib.sh --outdir $(BUILD)/agree -- \
-		sh /work/dropin-perftest-agree.sh $(AGREE_ROUNDS) $(AGREE_TEST) || true
+	PATH=$(CURDIR)/$(BUILD):$$PATH $(VMEXEC) run --timeout 3600 --outdir $(BUILD)/agree -- \
+		sh scripts/dropin-perftest-agree.sh $(AGREE_ROUNDS) $(AGREE_TEST) || true
 	$(BUILD)/dropinagree -dir $(BUILD)/agree
 
 # soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).
-siw-smoke:
-	$(VM) --siw require -- sh -c 'ibv_devinfo -d siw1 | grep -E "transport|PORT_ACTIVE" || exit 1; \
+siw-smoke: vmexec
+	$(VMEXEC) run --siw require -- sh -c 'ibv_devinfo -d siw1 | grep -E "transport|PORT_ACTIVE" || exit 1; \
 		ib_send_lat -d siw1 -R -n 200 >/tmp/srv.txt 2>&1 & s=$$!; \
-		wait-listen 18515 30 && ib_send_lat -d siw1 -R -n 200 203.0.113.1 && wait $$s'
+		$(CURDIR)/$(VMEXEC) wait-listen 18515 30 && ib_send_lat -d siw1 -R -n 200 203.0.113.1 && wait $$s'
 
 # Fuzz every parser of network bytes for a short time (FUZZTIME each: a
 # count of inputs, not a duration, which can end a run with a spurious
 # "context deadline exceeded"), starting from the committed corpora
 # (testdata/fuzz/FuzzX); 'make unit' already replays those corpora as tests.
 FUZZTIME ?= 10000x
-FUZZ = bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/perftest/wire:FuzzDestBinary bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
+FUZZ = internal/vm/proto:FuzzDecode bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/perftest/wire:FuzzDestBinary bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
 fuzz:
 	@for t in $(FUZZ); do p=$${t%%:*}; n=$${t#*:}; \
 		echo "fuzz $$n ($$p, $(FUZZTIME))"; \
@@ -228,8 +245,8 @@ fuzz:
 test: deps check unit fuzz script-test vm-test pair-core
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
-demo: deps build
-	$(VM) --bin $(BUILD)/rdmabench --outdir $(BUILD)/demo -- sh -c \
+demo: deps build vmexec
+	PATH=$(CURDIR)/$(BUILD):$$PATH $(VMEXEC) run --outdir $(BUILD)/demo -- sh -c \
 		'rdmabench devices && rdmabench loopback --op send,write,read --mode lat,bw --size 2,4K,64K --iters 2000 --json /out/demo.json'
 	@echo "JSON result: $(BUILD)/demo/demo.json"
 

@@ -8,9 +8,10 @@
 #            'rdma link add rxe0 type rxe netdev IFACE'; says bed=host, or bed=vm when the
 #            kernel has no rdma_rxe (or modprobe is not allowed, as in a container)
 #   run      rdmabench loopback ARGS --json RESULT: on the host's rxe0 (bed=host), or in
-#            the project's qemu guest (bed=vm: scripts/vm-run.sh boots Debian's kernel,
-#            fetched with install-deps.sh --kernel-only, which needs a Debian host or
-#            container; rxe0 on the guest's lo, KVM when /dev/kvm works, else TCG)
+#            the project's qemu guest (bed=vm: scripts/vmexec, built here with Go, boots
+#            Debian's kernel, fetched with install-deps.sh --kernel-only, which needs a
+#            Debian host or container; rxe0 on the guest's lo, KVM when /dev/kvm works,
+#            else TCG)
 #   gate     rdmabench compare --baseline BASELINE RESULT --max-regress LIMITS; the
 #            table also goes to $GITHUB_STEP_SUMMARY; no baseline file: a note, exit 0
 # Settings come from the environment (action.yml sets them from its inputs):
@@ -143,10 +144,12 @@ cmd_run() {
       $SUDO bash -c 'ulimit -l unlimited && exec "$@"' _ "$bin" loopback "$@" --json "$result" || rc=$?
       [[ -z $SUDO || ! -f $result ]] || $SUDO chown "$(id -u):$(id -g)" "$result" ;;
     vm)
-      vm_prepare
       out=$(mktemp -d)
-      $SUDO "$ACTION_DIR/scripts/vm-run.sh" --timeout "${RDMABENCH_VM_TIMEOUT:-900}" --bin "$bin" --outdir "$out" \
-        -- rdmabench loopback "$@" --json /out/result.json || rc=$?
+      vm_prepare
+      # the guest sees this host's files (read-only): $bin runs there as it is
+      $SUDO "$out/vmexec" run --timeout "${RDMABENCH_VM_TIMEOUT:-900}" --outdir "$out/o" \
+        -- "$(command -v "$bin" || echo "$bin")" loopback "$@" --json /out/result.json || rc=$?
+      [[ ! -f $out/o/result.json ]] || $SUDO mv "$out/o/result.json" "$out/result.json"
       [[ ! -f $out/result.json ]] || $SUDO cp "$out/result.json" "$result"
       [[ -z $SUDO || ! -f $result ]] || $SUDO chown "$(id -u):$(id -g)" "$result"
       $SUDO rm -rf "$out" ;;
@@ -156,15 +159,18 @@ cmd_run() {
   output result "$result"
 }
 
-# vm_prepare: what scripts/vm-run.sh needs on the host: Debian packages and Debian's
-# kernel (install-deps.sh --kernel-only, which resolves linux-image-amd64 with apt).
+# vm_prepare: what scripts/vmexec needs on the host: Debian packages, Debian's kernel
+# (install-deps.sh --kernel-only, which resolves linux-image-amd64 with apt), and Go to
+# build vmexec (static) into $out/vmexec.
 vm_prepare() {
   if [[ ! -f /etc/debian_version ]] || ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
     die "the VM bed boots Debian's kernel and needs a Debian host or container (e.g. 'container: debian:12'); this host has neither rdma_rxe nor Debian's linux-image-amd64"
   fi
-  apt_install qemu-system-x86 busybox-static cpio kmod ibverbs-providers rdma-core ibverbs-utils \
+  command -v go >/dev/null || die "the VM bed builds scripts/vmexec and needs Go on PATH (actions/setup-go)"
+  apt_install qemu-system-x86 kmod ibverbs-providers rdma-core ibverbs-utils \
     perftest iproute2 xz-utils zstd ca-certificates
   $SUDO "$ACTION_DIR/scripts/install-deps.sh" --kernel-only >&2 || die "fetching the guest kernel failed"
+  (cd "$ACTION_DIR" && CGO_ENABLED=0 go build -o "$out/vmexec" ./scripts/vmexec) >&2 || die "building scripts/vmexec failed"
 }
 
 cmd_gate() {

@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -108,6 +109,10 @@ type Cmd struct {
 	ctx  context.Context
 	peer Peer
 	impl cmdImpl // the bed's transport (internal/vm's agent client)
+
+	waitOnce sync.Once
+	waitErr  error
+	code     int
 }
 
 // cmdImpl is what a started command needs from the transport.

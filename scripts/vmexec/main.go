@@ -1,0 +1,730 @@
+// Command vmexec is the guest test bed (internal/vm) as a program: go test's
+// -exec runner, a bed for a whole command (vmexec bed), one command in a guest
+// (vmexec run), a command on another guest from inside one (vmexec peer), and,
+// as PID 1 in a guest, the guest's agent. Build it static (CGO_ENABLED=0): it
+// is the guest's /init. docs/testbed.md is the user's guide.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rdmabench/rdmabench/internal/testutil/vmtest"
+	"github.com/rdmabench/rdmabench/internal/vm"
+	"github.com/rdmabench/rdmabench/internal/vm/proto"
+)
+
+const usage = `Usage:
+  vmexec TESTBINARY [ARGS...]      (go test -exec vmexec): run a test binary in guest g1
+                                   of the layout it declares (vmtest.Layout; default one)
+  vmexec bed [--layout L] [bed options] -- CMD [ARGS...]
+                                   run CMD on the host with RDMABENCH_VM_BED set: every
+                                   'vmexec TESTBINARY' under it shares one running bed
+  vmexec run [--layout L] [--outdir HOSTDIR] [bed options] [--timeout S] [--env K=V]...
+             [--guest gN] -- CMD [ARGS...]
+                                   boot a bed, run CMD in g1 (or gN), power off
+  vmexec peer NAME -- CMD [ARGS...]
+                                   in a pair or mesh guest: run CMD on guest NAME
+  vmexec wait-listen PORT [SECS]   wait (default 60 s) until a local TCP socket listens on
+                                   PORT, without connecting (perftest's server takes one)
+
+Bed options:
+  --layout L      one (default), pair (g1, g2 on a wire), mesh (g1..g3 on a segment)
+  --siw MODE      auto (default; RDMABENCH_SIW), require, off: siw1 on dummy1
+  --mem MB        memory per guest (default 2048; mesh 1024)
+  --smp N         vCPUs per guest (default 2)
+  --numa N        NUMA nodes per guest (default 2 in one, else 1)
+  --append ARGS   extra kernel arguments
+  --boot S        boot deadline in seconds (default 300)
+  --parallel      do not take the bed lock (RDMABENCH_VM_PARALLEL=1): hosts with the cores
+  --console       copy the raw guest consoles to stderr
+  --where W       vmexec TESTBINARY only: guest (default) or auto: a test binary that
+                  links neither libibverbs nor librdmacm and declares no layout runs
+                  on the host (RDMABENCH_VM_WHERE)
+
+Exit status: the command's (128+n when killed by signal n); 124 on timeout; 125 when
+a guest failed (boot, panic, setup, lost agent); 2 on bad usage or a missing host
+prerequisite.
+`
+
+func main() {
+	if os.Getpid() == 1 {
+		vm.AgentMain()
+	}
+	os.Exit(mainErr(os.Args[1:]))
+}
+
+func errf(format string, a ...any) { fmt.Fprintf(os.Stderr, "vmexec: "+format+"\n", a...) }
+
+// code maps an error to an exit status, printing it.
+func code(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ge *vm.GuestError
+	var te *vm.TimeoutError
+	switch {
+	case errors.As(err, &te):
+		errf("error: %v", err)
+		return 124
+	case errors.As(err, &ge):
+		errf("error: %v", err)
+		return 125
+	case errors.Is(err, vm.ErrUsage), errors.Is(err, vm.ErrPrereq):
+		errf("error: %v", err)
+		return 2
+	case errors.Is(err, context.DeadlineExceeded):
+		errf("error: %v", err)
+		return 124
+	}
+	errf("error: %v", err)
+	return 125
+}
+
+func mainErr(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+		return 0
+	case "run":
+		return cmdRun(args[1:])
+	case "bed":
+		return cmdBed(args[1:])
+	case "peer":
+		return cmdPeer(args[1:])
+	case "wait-listen":
+		return cmdWaitListen(args[1:])
+	}
+	return cmdTest(args)
+}
+
+type bedFlags struct {
+	opts     vm.Options
+	boot     int
+	parallel bool
+	console  bool
+}
+
+func (b *bedFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.opts.Layout, "layout", vm.LayoutOne, "")
+	fs.StringVar(&b.opts.Siw, "siw", envOr("RDMABENCH_SIW", "auto"), "")
+	fs.IntVar(&b.opts.Mem, "mem", 0, "")
+	fs.IntVar(&b.opts.SMP, "smp", 0, "")
+	fs.IntVar(&b.opts.NUMA, "numa", 0, "")
+	fs.StringVar(&b.opts.Append, "append", "", "")
+	fs.IntVar(&b.boot, "boot", 300, "")
+	fs.BoolVar(&b.parallel, "parallel", os.Getenv("RDMABENCH_VM_PARALLEL") == "1", "")
+	fs.BoolVar(&b.console, "console", false, "")
+}
+
+func (b *bedFlags) finish() error {
+	if b.boot <= 0 {
+		return fmt.Errorf("%w: --boot must be a positive number of seconds, got %d", vm.ErrUsage, b.boot)
+	}
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"mem", b.opts.Mem}, {"smp", b.opts.SMP}, {"numa", b.opts.NUMA}} {
+		if v.n < 0 {
+			return fmt.Errorf("%w: --%s must be a positive integer, got %d", vm.ErrUsage, v.name, v.n)
+		}
+	}
+	b.opts.Boot = time.Duration(b.boot) * time.Second
+	if b.console {
+		b.opts.Console = os.Stderr
+	}
+	return nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v (see vmexec -h)", vm.ErrUsage, fs.Name(), err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return nil, fmt.Errorf("%w: %s: no command given (vmexec %s [options] -- CMD...)", vm.ErrUsage, fs.Name(), fs.Name())
+	}
+	return rest, nil
+}
+
+// lockBed takes the bed lock unless parallel.
+func lockBed(ctx context.Context, parallel bool) (func(), error) {
+	if parallel {
+		return func() {}, nil
+	}
+	return vm.Lock(ctx, vm.LockPath(), os.Stderr)
+}
+
+// running is set while a command runs in a guest: until then a signal
+// cancels (the lock wait, the boot) instead of being forwarded.
+var running atomic.Bool
+
+// signals forwards SIGINT, SIGTERM, SIGQUIT, SIGHUP to the guest command
+// while one runs; a second SIGINT or SIGTERM, or any of them before the
+// command started, cancels.
+func signals(cancel func()) (chan int, func()) {
+	in := make(chan os.Signal, 4)
+	signal.Notify(in, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGHUP)
+	out := make(chan int, 4)
+	stop := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case s := <-in:
+				sig := int(s.(syscall.Signal))
+				if !running.Load() {
+					cancel()
+					continue
+				}
+				if sig == int(syscall.SIGINT) || sig == int(syscall.SIGTERM) {
+					n++
+					if n > 1 {
+						cancel()
+						continue
+					}
+				}
+				select {
+				case out <- sig:
+				default:
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return out, func() { signal.Stop(in); close(stop) }
+}
+
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+func (e *envList) Set(v string) error {
+	k, _, ok := strings.Cut(v, "=")
+	if !ok || k == "" || strings.ContainsAny(k, " \t\n=") {
+		return fmt.Errorf("--env wants K=V, got: %s", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+// callerEnv is the caller's environment for a guest run, without the bed's
+// own variables.
+func callerEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "RDMABENCH_VM_BED=") || strings.HasPrefix(kv, vmtest.QueryEnv+"=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+func cmdRun(args []string) int {
+	fs := newFlags("run")
+	var bf bedFlags
+	bf.register(fs)
+	var outdir, guest string
+	var timeout int
+	var envs envList
+	fs.StringVar(&outdir, "outdir", "", "")
+	fs.StringVar(&guest, "guest", "g1", "")
+	fs.IntVar(&timeout, "timeout", 600, "")
+	fs.Var(&envs, "env", "")
+	argv, err := parse(fs, args)
+	if err == nil {
+		err = bf.finish()
+	}
+	if err == nil && timeout <= 0 {
+		err = fmt.Errorf("%w: --timeout must be a positive number of seconds, got %d", vm.ErrUsage, timeout)
+	}
+	if err != nil {
+		return code(err)
+	}
+	if outdir != "" {
+		if err := os.MkdirAll(outdir, 0o755); err != nil {
+			return code(fmt.Errorf("%w: --outdir: %v", vm.ErrUsage, err))
+		}
+		if outdir, err = filepath.Abs(outdir); err != nil {
+			return code(err)
+		}
+		bf.opts.OutDir = outdir
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeout)*time.Second)
+	defer cancel()
+	sigs, stop := signals(cancel)
+	defer stop()
+	release, err := lockBed(ctx, bf.parallel)
+	if err != nil {
+		return code(err)
+	}
+	defer release()
+	bed, err := vm.Boot(ctx, bf.opts)
+	if err != nil {
+		return code(err)
+	}
+	defer bed.Close()
+	g, err := bed.Guest(guest)
+	if err != nil {
+		return code(err)
+	}
+	wd, _ := os.Getwd()
+	t0 := time.Now()
+	running.Store(true)
+	e, err := g.Run(ctx, proto.Run{Argv: argv, Env: callerEnv(envs...), Dir: wd}, os.Stdout, os.Stderr, sigs)
+	if err != nil {
+		return code(err)
+	}
+	if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
+		errf("%s: command %.1f s", g.Name, time.Since(t0).Seconds())
+	}
+	if e.Error != "" {
+		errf("%s: %s", g.Name, e.Error)
+	}
+	return e.Code
+}
+
+// cmdPeer runs a command on another guest from inside one.
+func cmdPeer(args []string) int {
+	fs := newFlags("peer")
+	var timeout int
+	fs.IntVar(&timeout, "timeout", 0, "")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return code(err)
+	}
+	if len(rest) < 2 {
+		return code(fmt.Errorf("%w: peer: want NAME -- CMD...", vm.ErrUsage))
+	}
+	name, argv := rest[0], rest[1:]
+	if argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return code(fmt.Errorf("%w: peer %s: no command", vm.ErrUsage, name))
+	}
+	addr := ""
+	for _, f := range strings.Split(os.Getenv(vmtest.PeersEnv), ",") {
+		if n, a, ok := strings.Cut(f, "="); ok && n == name {
+			addr = a
+		}
+	}
+	if addr == "" {
+		return code(fmt.Errorf("%w: peer %s: not among %s=%q (vmexec peer runs in a pair or mesh guest)", vm.ErrUsage, name, vmtest.PeersEnv, os.Getenv(vmtest.PeersEnv)))
+	}
+	ctx := context.Background()
+	var cancel context.CancelFunc = func() {}
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(timeout)*time.Second)
+	}
+	defer cancel()
+	ctx, cancel2 := context.WithCancel(ctx)
+	defer cancel2()
+	sigs, stop := signals(cancel2)
+	defer stop()
+	running.Store(true)
+	wd, _ := os.Getwd()
+	cmd := vmtest.Peer{Name: name, Addr: addr}.Command(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.Env = os.Stdout, os.Stderr, wd, callerEnv()
+	if err := cmd.Start(); err != nil {
+		return code(&vm.GuestError{Msg: err.Error()})
+	}
+	go func() {
+		for s := range sigs {
+			cmd.Signal(syscall.Signal(s))
+		}
+	}()
+	err = cmd.Wait()
+	if c := cmd.ExitCode(); c >= 0 {
+		return c
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		return code(&vm.TimeoutError{Msg: fmt.Sprintf("peer %s: timed out after %d s", name, timeout)})
+	}
+	return code(&vm.GuestError{Msg: fmt.Sprint(err)})
+}
+
+// queryLayout asks a test binary for its layout.
+func queryLayout(bin string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), vmtest.QueryEnv+"=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%w: asking %s for its layout (%s=1 -test.run=^$): %v: %s", vm.ErrUsage, bin, vmtest.QueryEnv, err, strings.TrimSpace(errb.String()))
+	}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		if l, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), vmtest.LayoutTag); ok {
+			return l, nil
+		}
+	}
+	return "", nil
+}
+
+// cmdTest: go test -exec vmexec: TESTBINARY ARGS.
+func cmdTest(args []string) int {
+	bin := args[0]
+	if strings.HasPrefix(bin, "-") {
+		return code(fmt.Errorf("%w: unknown option %s (see vmexec -h)", vm.ErrUsage, bin))
+	}
+	if abs, err := filepath.Abs(bin); err == nil {
+		bin = abs
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return code(fmt.Errorf("%w: %v", vm.ErrUsage, err))
+	}
+	layout, err := queryLayout(bin)
+	if err != nil {
+		return code(err)
+	}
+	declared := layout != ""
+	if layout == "" {
+		layout = vm.LayoutOne
+	}
+	where := envOr("RDMABENCH_VM_WHERE", "guest")
+	switch where {
+	case "guest":
+	case "auto":
+		if !declared {
+			rdma, err := vm.LinksRDMA(bin)
+			if err != nil {
+				return code(err)
+			}
+			if !rdma {
+				return runHost(bin, args[1:])
+			}
+		}
+	default:
+		return code(fmt.Errorf("%w: RDMABENCH_VM_WHERE wants guest or auto, got: %s", vm.ErrUsage, where))
+	}
+	wd, _ := os.Getwd()
+	run := proto.Run{Argv: append([]string{bin}, args[1:]...), Env: callerEnv(), Dir: wd, Layout: layout}
+	if sock := os.Getenv("RDMABENCH_VM_BED"); sock != "" {
+		return viaBed(sock, run)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs, stop := signals(cancel)
+	defer stop()
+	release, err := lockBed(ctx, os.Getenv("RDMABENCH_VM_PARALLEL") == "1")
+	if err != nil {
+		return code(err)
+	}
+	defer release()
+	bed, err := vm.Boot(ctx, vm.Options{Layout: layout, Siw: envOr("RDMABENCH_SIW", "auto")})
+	if err != nil {
+		return code(err)
+	}
+	defer bed.Close()
+	g, _ := bed.Guest("g1")
+	running.Store(true)
+	e, err := g.Run(ctx, run, os.Stdout, os.Stderr, sigs)
+	if err != nil {
+		return code(err)
+	}
+	if e.Error != "" {
+		errf("%s: %s", g.Name, e.Error)
+	}
+	return e.Code
+}
+
+// runHost runs a test binary on the host (--where auto), with
+// RDMABENCH_REQUIRE_RDMA=1 so that a misplaced RDMA test fails.
+func runHost(bin string, args []string) int {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(callerEnv(), "RDMABENCH_REQUIRE_RDMA=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
+	err := cmd.Run()
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return 128 + int(st.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return code(fmt.Errorf("%w: %v", vm.ErrUsage, err))
+}
+
+// viaBed sends the run to the bed process's socket.
+func viaBed(sock string, run proto.Run) int {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		return code(&vm.GuestError{Msg: fmt.Sprintf("RDMABENCH_VM_BED=%s: %v (is 'vmexec bed' still running?)", sock, err)})
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs, stop := signals(cancel)
+	defer stop()
+	running.Store(true) // the bed boots and runs: signals go to it
+	cl := &proto.Client{R: c, W: proto.NewWriter(c), Stdout: os.Stdout, Stderr: os.Stderr, Log: os.Stderr}
+	if err := cl.Start(run); err != nil {
+		return code(&vm.GuestError{Msg: err.Error()})
+	}
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				cl.Signal(s)
+			case <-ctx.Done():
+				c.Close() // the bed kills the command
+				return
+			}
+		}
+	}()
+	e, err := cl.Wait()
+	if err != nil {
+		return code(&vm.GuestError{Msg: err.Error()})
+	}
+	if e.Error != "" {
+		errf("%s", e.Error)
+	}
+	return e.Code
+}
+
+// cmdBed runs CMD on the host with one bed for all vmexec TESTBINARY runs under it.
+func cmdBed(args []string) int {
+	fs := newFlags("bed")
+	var bf bedFlags
+	bf.register(fs)
+	argv, err := parse(fs, args)
+	if err == nil {
+		err = bf.finish()
+	}
+	if err != nil {
+		return code(err)
+	}
+	dir, err := os.MkdirTemp("", "vmexec-bed.")
+	if err != nil {
+		return code(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "bed.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return code(err)
+	}
+	s := &bedServer{flags: bf}
+	go s.serve(ln)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "RDMABENCH_VM_BED="+sock)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT) // the command (in our process group) gets them
+	err = cmd.Run()
+	ln.Close()
+	s.shutdown()
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return 128 + int(st.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return code(fmt.Errorf("%w: %v", vm.ErrPrereq, err))
+}
+
+type bedServer struct {
+	flags   bedFlags
+	mu      chanMutex
+	bed     *vm.Bed
+	release func()
+	boots   int
+}
+
+// chanMutex is a mutex whose Lock can give up when a client goes away.
+type chanMutex chan struct{}
+
+func (s *bedServer) serve(ln net.Listener) {
+	s.mu = make(chanMutex, 1)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go s.handle(c)
+	}
+}
+
+func (s *bedServer) shutdown() {
+	s.mu <- struct{}{}
+	defer func() { <-s.mu }()
+	s.down()
+}
+
+func (s *bedServer) down() {
+	if s.bed != nil {
+		s.bed.Close()
+		s.bed = nil
+	}
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
+}
+
+func (s *bedServer) handle(c net.Conn) {
+	defer c.Close()
+	w := proto.NewWriter(c)
+	typ, p, err := proto.ReadFrame(c)
+	if err != nil || typ != proto.TRun {
+		return
+	}
+	run, err := proto.DecodeRun(p)
+	if err != nil {
+		w.JSON(proto.TExit, proto.Exit{Code: 2, Error: err.Error()})
+		return
+	}
+	// the client going away (EOF) cancels; TSignal frames are forwarded
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan int, 4)
+	go func() {
+		for {
+			t, p, err := proto.ReadFrame(c)
+			if err != nil {
+				cancel()
+				return
+			}
+			if t == proto.TSignal && len(p) == 1 {
+				select {
+				case sigs <- int(p[0]):
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case s.mu <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-s.mu }()
+	logw := proto.Stream{W: w, Typ: proto.TLog}
+	layout := run.Layout
+	if layout == "" {
+		layout = s.flags.opts.Layout
+	}
+	if s.bed != nil && s.bed.Layout != layout {
+		fmt.Fprintf(logw, "vmexec: bed: switching from layout %s to %s\n", s.bed.Layout, layout)
+		s.down()
+	}
+	if s.bed == nil {
+		if s.release == nil {
+			rel, err := lockBed(ctx, s.flags.parallel)
+			if err != nil {
+				w.JSON(proto.TExit, proto.Exit{Code: 125, Error: err.Error()})
+				return
+			}
+			s.release = rel
+		}
+		o := s.flags.opts
+		o.Layout = layout
+		o.Log = logw
+		t0 := time.Now()
+		bed, err := vm.Boot(ctx, o)
+		if err != nil {
+			s.down()
+			w.JSON(proto.TExit, proto.Exit{Code: exitCodeOf(err), Error: err.Error()})
+			return
+		}
+		s.boots++
+		fmt.Fprintf(logw, "vmexec: bed: %s layout up in %.1f s (boot %d)\n", layout, time.Since(t0).Seconds(), s.boots)
+		s.bed = bed
+	}
+	g, err := s.bed.Guest(run.Guest)
+	if err != nil {
+		w.JSON(proto.TExit, proto.Exit{Code: 2, Error: err.Error()})
+		return
+	}
+	run.Layout, run.Guest = "", ""
+	e, err := g.Run(ctx, run, proto.Stream{W: w, Typ: proto.TStdout}, proto.Stream{W: w, Typ: proto.TStderr}, sigs)
+	if err != nil {
+		var ge *vm.GuestError
+		if errors.As(err, &ge) {
+			s.down() // boot a fresh one for the next request
+		}
+		w.JSON(proto.TExit, proto.Exit{Code: exitCodeOf(err), Error: err.Error()})
+		return
+	}
+	w.JSON(proto.TExit, e)
+}
+
+func exitCodeOf(err error) int {
+	var ge *vm.GuestError
+	var te *vm.TimeoutError
+	switch {
+	case errors.As(err, &te), errors.Is(err, context.DeadlineExceeded):
+		return 124
+	case errors.As(err, &ge):
+		return 125
+	case errors.Is(err, vm.ErrUsage), errors.Is(err, vm.ErrPrereq):
+		return 2
+	}
+	return 125
+}
+
+func cmdWaitListen(args []string) int {
+	if len(args) < 1 || len(args) > 2 {
+		return code(fmt.Errorf("%w: wait-listen PORT [SECS]", vm.ErrUsage))
+	}
+	port, err := strconv.Atoi(args[0])
+	if err != nil || port < 1 || port > 65535 {
+		return code(fmt.Errorf("%w: wait-listen: PORT must be 1..65535, got %s", vm.ErrUsage, args[0]))
+	}
+	secs := 60
+	if len(args) == 2 {
+		if secs, err = strconv.Atoi(args[1]); err != nil || secs < 1 {
+			return code(fmt.Errorf("%w: wait-listen: SECS must be a positive integer, got %s", vm.ErrUsage, args[1]))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
+	defer cancel()
+	if err := vm.WaitListen(ctx, port); err != nil {
+		errf("wait-listen: nothing listens on TCP port %d after %d s", port, secs)
+		return 1
+	}
+	return 0
+}
