@@ -53,11 +53,23 @@ func TestMRBench(t *testing.T) {
 }
 
 // TestIsolationSmoke: one round of 0.2 s runs of a SEND latency victim beside
-// the RNR storm (docs/isolation.md), a loose bound that passes.
+// the RNR storm (docs/isolation.md), a loose bound that passes. Where the
+// victim got too few samples beside the storm to judge the bound (exit 9:
+// a loaded host; under TCG the storm can starve it), it runs once more with
+// 1 s runs.
 func TestIsolationSmoke(t *testing.T) {
 	dir := jsonDir(t)
 	js := filepath.Join(dir, "iso.json")
-	mustRB(t, "isolation", "--attackers", "rnr-storm", "--repeat", "1", "-D", "0.2", "--max-inflation", "p50=100000x", "--json", js)
+	args := []string{"isolation", "--attackers", "rnr-storm", "--repeat", "1", "-D", "0.2", "--max-inflation", "p50=100000x", "--json", js}
+	o := rb(t, args...)
+	if o.Code == 9 { // exitBlind: too few victim samples beside the storm to judge (a loaded host, TCG)
+		t.Logf("ISOLATION RETRY with -D 1 (the bound could not be judged): %s", o)
+		args[6] = "1"
+		o = rb(t, args...)
+	}
+	if o.Code != 0 {
+		t.Fatalf("want exit 0: %s", o)
+	}
 	b, err := os.ReadFile(js)
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +302,7 @@ func TestDownDeviceFirst(t *testing.T) {
 	if v := readAny(t, js); !someEq(v, "device", "rxe0") || someEq(v, "device", "rxa0") {
 		t.Errorf("%s: devices %v, want rxe0 (not rxa0)", js, deep(v, "device"))
 	}
-	wantExit(t, rb(t, "server", "-d", "rxa0", "-i", "1", "-p", "18611"), 3, "port not active: rxa0 port 1 is PORT_DOWN")
+	wantExit(t, rb(t, "server", "-d", "rxa0", "-i", "1", "-p", "18613"), 3, "port not active: rxa0 port 1 is PORT_DOWN")
 }
 
 // TestSiw: soft-iWARP (siw1 on dummy1, 203.0.113.1): loopback over rdma_cm,

@@ -46,7 +46,7 @@ func TestHWCheck(t *testing.T) {
 	script := repoFile(t, "scripts/hw-check.sh")
 	dir := t.TempDir()
 	o := runEnv(t, 8*time.Minute, nil, "sh", script, "-o", dir, "--keep", "--ops", "write", "--modes", "lat", "--lat-sizes", "2",
-		"-n", "100", "--reps", "1", "--timeout", "60")
+		"-n", "100", "--reps", "1", "--timeout", "60", "--tcp-port", "18900") // perftest's pairs from 18900 on
 	if o.Code != 0 {
 		t.Fatalf("hw-check: %s", o)
 	}
