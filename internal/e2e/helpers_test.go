@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmabench/rdmabench/bench/result/schema"
 )
 
 // TestHelpers checks the run helpers themselves, on any host: exit codes and
@@ -39,5 +43,28 @@ func TestHelpers(t *testing.T) {
 	}, "sh", "-c", "echo line >&2; exit 0")
 	if code := p.wait(t, 10*time.Second); code != 0 || <-seen != "line" {
 		t.Errorf("startEnv: %s", p)
+	}
+}
+
+// TestSchemaCheck: the schema check the tests run on every document they
+// wrote accepts a real guest document and names a missing member.
+func TestSchemaCheck(t *testing.T) {
+	validateJSON(t, "../../bench/result/testdata/guest/cm.json")
+	b, err := os.ReadFile("../../bench/result/testdata/guest/cm.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m["environment"].(map[string]any), "checks")
+	b, _ = json.Marshal(m)
+	sch, err := currentSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Against(sch, b); err == nil || !strings.Contains(err.Error(), "checks") {
+		t.Errorf("a document without environment.checks: %v, want an error naming checks", err)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result/schema"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/internal/testutil/vmtest"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 func init() { vmtest.Layout(vmtest.One) }
@@ -420,8 +421,45 @@ func validateJSON(t *testing.T, path string) {
 	}
 	if err := schema.ValidateDocument(b); err != nil {
 		t.Errorf("schema: %s (result document): %v", path, err)
+		return
+	}
+	sch, err := currentSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Against(sch, b); err != nil {
+		t.Errorf("schema: %s (result document, what the current rdmabench always writes): %v", path, err)
 	}
 }
+
+// currentURL is schema.json plus the members the current rdmabench always
+// writes (as bench/result's TestSchemaFiles checks).
+const currentURL = "https://github.com/rdmabench/rdmabench/internal/e2e/current.schema.json"
+
+const currentJSON = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "` + currentURL + `",
+  "$ref": "` + schema.DocumentURL + `",
+  "properties": {
+    "environment": {"required": ["checks"]},
+    "results": {"items": {"required": ["link_utilization"]}}
+  }
+}`
+
+var currentSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	for url, b := range map[string][]byte{schema.DocumentURL: result.SchemaJSON, schema.DoctorURL: result.DoctorSchemaJSON, currentURL: []byte(currentJSON)} {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", url, err)
+		}
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, err
+		}
+	}
+	return c.Compile(currentURL)
+})
 
 // readDoc decodes a result document (loopback, run).
 func readDoc(t *testing.T, path string) *result.Document {
