@@ -7,7 +7,7 @@ BUILD := build
 # guest's /init.
 VMEXEC := $(BUILD)/vmexec
 
-.PHONY: vmexec vm-test-legacy dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test pair-core cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: vmexec dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test pair-core cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -99,32 +99,10 @@ vm-test: build vmexec $(BUILD)/libdrvshim.so
 	RDMABENCH_VM_WHERE=$(VM_WHERE) \
 		$(VMEXEC) bed -- $(GO) test -p 1 -count=1 -exec $(CURDIR)/$(VMEXEC) ./...
 
-# scripts/guest-test.sh's stages (until internal/e2e has them all) in one guest: the
-# test binaries and tools on PATH, the scripts in /work (written in the guest's overlay).
-LEGACY := $(BUILD)/legacy
-LEGACY_FILES := $(BUILD)/libdrvshim.so scripts/guest-test.sh scripts/mesh-guest-local.sh scripts/dropin-guest.sh \
-	scripts/dropin-perftest.sh scripts/dropin-lib.sh scripts/drvshim-guest.sh scripts/hw-check.sh $(LEGACY)/docs-guest.sh
-vm-test-legacy: build vmexec $(BUILD)/libdrvshim.so
-	mkdir -p $(LEGACY)
-	$(GO) test -c -o $(LEGACY)/verbs.test ./verbs
-	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(LEGACY)/verbs-cgocheck2.test ./verbs
-	$(GO) test -c -o $(LEGACY)/bench.test ./bench
-	$(GO) test -c -o $(LEGACY)/mr.test ./bench/mr
-	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(LEGACY)/sockeng-cgocheck2.test ./bench/sockeng
-	CGO_ENABLED=0 $(GO) test -c -o $(LEGACY)/result.test ./bench/result
-	CGO_ENABLED=0 $(GO) build -o $(LEGACY)/faults ./scripts/faults
-	CGO_ENABLED=0 $(GO) build -o $(LEGACY)/meshcheck ./scripts/meshcheck
-	CGO_ENABLED=0 $(GO) build -o $(LEGACY)/jcheck ./scripts/jcheck
-	cp $(BUILD)/rdmabench $(LEGACY)/
-	$(GO) test -count=1 -run '^TestGuestScript$$' ./docs -args -guest-script $(CURDIR)/$(LEGACY)/docs-guest.sh
-	@command -v mpiexec.hydra >/dev/null && command -v hydra_pmi_proxy >/dev/null \
-		|| { echo "vm-test-legacy: mpiexec.hydra not found: run scripts/install-deps.sh (Debian package mpich)"; exit 2; }
-	PATH=$(CURDIR)/$(LEGACY):$$PATH $(VMEXEC) run --siw require --timeout 900 -- \
-		sh -c 'mkdir -p /work && cp $(LEGACY_FILES) /work/ && cd /work && exec sh /work/guest-test.sh'
 
 # The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an
 # LD_PRELOAD library that makes rxe/siw answer a few verbs as a hardware driver does.
-# guest-test.sh runs rdmabench and perftest under it (RDMABENCH_DRVSHIM=cxgb4, ...).
+# internal/e2e's TestDriverShim* run rdmabench and perftest under it (RDMABENCH_DRVSHIM=cxgb4, ...).
 drvshim: $(BUILD)/libdrvshim.so
 
 $(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
@@ -196,7 +174,7 @@ mesh-ompi: launcher-deps build
 # tools, both directions (perftest's server
 # with the drop-in's client, and the other way), RC, without and with -R
 # (rdma_cm QPs on rxe1), then the UC and UD pairs perftest allows (--qp, without -R);
-# make test runs some of these pairs (scripts/dropin-guest.sh). Then the modes, one pair
+# make test runs some of these pairs (internal/e2e, TestDropInAgainstPerftest). Then the modes, one pair
 # at a time: -a (every size, 2 B to 8 MiB: one row each), -D 2 and -b in the tools that
 # take them. Last -D 2 in the four latency tools, without and with -R (DMAX: each
 # pair done within 8 s; about 50 s in all).

@@ -126,7 +126,7 @@ func TestRDMADownDeviceFirst(t *testing.T) {
 		t.Errorf("server environment %+v, want rxe0 by route", s)
 	}
 
-	// (over rdma_cm in scripts/guest-test.sh: librdmacm keeps every device
+	// (over rdma_cm in internal/e2e, TestDownDeviceFirst: librdmacm keeps every device
 	// open until the process exits, and rxa0 could not be deleted)
 	c := runCfg(specs)
 	c.Client.Port = 0

@@ -6,7 +6,6 @@ package docs
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,9 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-var guestScript = flag.String("guest-script", "", "write the blocks that need RDMA to this sh script (run by scripts/guest-test.sh)")
+	"github.com/rdmabench/rdmabench/internal/testutil/vmtest"
+)
 
 // repoRoot is the repository's top directory, seen from this package's directory.
 const repoRoot = ".."
@@ -185,14 +184,19 @@ func runGo(t *testing.T, b Block) (string, int) {
 
 // TestDocBlocks runs every block that can run on this host, checks the output samples
 // that follow them, and checks the syntax and the rdmabench flags of every other block.
+// In the bed (go test -exec build/vmexec ./docs) it runs the blocks that need RDMA
+// instead, and checks their samples, numbers masked (Mask); the others ran on the host.
 func TestDocBlocks(t *testing.T) {
 	blocks := allBlocks(t)
 	if len(blocks) == 0 {
 		t.Fatal("no code blocks found")
 	}
+	guest := vmtest.InGuest()
+	var rdma rdmaRunner
 	kinds := map[Kind]int{}
 	var prev *Block
 	var prevOut string
+	prevOK := false // the block before ran here and passed
 	for i := range blocks {
 		b := blocks[i]
 		kind, err := Classify(b)
@@ -202,9 +206,15 @@ func TestDocBlocks(t *testing.T) {
 			continue
 		}
 		kinds[kind]++
+		if kind != KindOutput {
+			prevOK = false
+		}
 		t.Run(b.Pos(), func(t *testing.T) {
 			switch kind {
 			case KindHost, KindGo:
+				if guest {
+					t.Skipf("%s runs on the host (go test ./docs)", b.Pos())
+				}
 				var out string
 				var code int
 				if kind == KindHost {
@@ -216,8 +226,17 @@ func TestDocBlocks(t *testing.T) {
 				if want := b.Exit(); code != want {
 					t.Errorf("%s: exit %d, want %d; output:\n%s", b.Pos(), code, want, out)
 				}
-				prevOut = out
-			case KindGuest, KindNoRun:
+				prevOut, prevOK = out, true
+			case KindGuest:
+				if !guest {
+					checkShell(t, b, true)
+					skipRDMABlock(t, b)
+				}
+				prevOut, prevOK = rdma.run(t, b), true
+			case KindNoRun:
+				if guest {
+					t.Skipf("%s: checked on the host (go test ./docs)", b.Pos())
+				}
 				if b.Lang == "sh" || b.Lang == "bash" {
 					checkShell(t, b, true)
 				}
@@ -226,11 +245,25 @@ func TestDocBlocks(t *testing.T) {
 				case prev == nil || (prev.File != b.File):
 					t.Errorf("%s: a ```text output block must follow the block whose output it shows", b.Pos())
 				case mustKind(*prev) == KindHost || mustKind(*prev) == KindGo:
+					if guest {
+						t.Skipf("%s: checked on the host (go test ./docs)", b.Pos())
+					}
+					if !prevOK {
+						t.Skipf("%s: %s did not pass", b.Pos(), prev.Pos())
+					}
 					for _, miss := range MissingLines(b.Body, prevOut, false) {
 						t.Errorf("%s: not in the output of %s: %q\noutput:\n%s", b.Pos(), prev.Pos(), miss, prevOut)
 					}
 				case mustKind(*prev) == KindGuest:
-					// checked in the guest (TestGuestScript)
+					if !guest {
+						t.Skipf("%s: the output of %s, which needs RDMA: checked in the bed", b.Pos(), prev.Pos())
+					}
+					if !prevOK {
+						t.Skipf("%s: %s did not pass", b.Pos(), prev.Pos())
+					}
+					for _, miss := range MissingLines(b.Body, prevOut, true) {
+						t.Errorf("%s: not in the output of %s (numbers masked): %q\noutput:\n%s", b.Pos(), prev.Pos(), miss, prevOut)
+					}
 				default:
 					t.Errorf("%s: a ```text output block must follow a block that runs (host, rdma or go run), not %s", b.Pos(), prev.Pos())
 				}
@@ -238,7 +271,7 @@ func TestDocBlocks(t *testing.T) {
 		})
 		prev = &blocks[i]
 	}
-	t.Logf("%d blocks: %d on the host, %d Go programs, %d in the guest, %d output samples, %d not run (syntax and flags checked)",
+	t.Logf("%d blocks: %d on the host, %d Go programs, %d need RDMA, %d output samples, %d not run (syntax and flags checked)",
 		len(blocks), kinds[KindHost], kinds[KindGo], kinds[KindGuest], kinds[KindOutput], kinds[KindNoRun])
 }
 
@@ -348,28 +381,5 @@ func TestReadmeLength(t *testing.T) {
 	}
 	if n := bytes.Count(b, []byte("\n")); n > 170 {
 		t.Errorf("README.md has %d lines; keep it to about 150 and move the rest to docs/", n)
-	}
-}
-
-// TestGuestScript writes the blocks that need RDMA, and the checks of their output
-// samples, as one sh script for the SoftRoCE guest (make vm-test runs it through
-// scripts/guest-test.sh): go test ./docs -run '^TestGuestScript$' -args -guest-script FILE.
-// Without -guest-script it checks that the script can be written and parses.
-func TestGuestScript(t *testing.T) {
-	script, n, err := GuestScript(allBlocks(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n == 0 {
-		t.Fatal("no ```sh rdma blocks: the guest stage would check nothing")
-	}
-	if out, err := exec.Command("bash", "-n", "-c", script).CombinedOutput(); err != nil {
-		t.Fatalf("the guest script does not parse: %v\n%s", err, out)
-	}
-	if *guestScript != "" {
-		if err := os.WriteFile(*guestScript, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s: %d blocks", *guestScript, n)
 	}
 }

@@ -2,7 +2,6 @@ package docs
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -112,22 +111,6 @@ func TestForGuest(t *testing.T) {
 	}
 }
 
-func TestGuestScriptChecksOutput(t *testing.T) {
-	bs, err := Parse("x.md", "```sh rdma\nrdmabench loopback\n```\n```text output\n op  #bytes\n```\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, n, err := GuestScript(bs)
-	if err != nil || n != 1 {
-		t.Fatalf("GuestScript: %d blocks, %v", n, err)
-	}
-	for _, want := range []string{"rdmabench loopback -n 200\nDOCS_EOF", " op  #bytes\nDOCS_EOF\ncheck x.md:4", "run 0 || fail"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("the script lacks %q:\n%s", want, s)
-		}
-	}
-}
-
 // pendingDocs are linked from the docs but written elsewhere; none today (issue 14's
 // install.md, ci.md, perftest.md and perftest-flags.md are merged).
 var pendingDocs = map[string]bool{}
@@ -200,34 +183,16 @@ func TestLinks(t *testing.T) {
 	}
 }
 
-// TestGuestScriptKillsLeftovers runs the guest script's run() on the host: a block that
+// TestRDMABlockKillsLeftovers runs an RDMA block's runner on the host: a block that
 // starts a process in the background and fails before it stops it is tried twice, and
 // nothing it started outlives a try (a left-behind server held the control port against
 // the retry once, in CI).
-func TestGuestScriptKillsLeftovers(t *testing.T) {
-	s, _, err := GuestScript(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prelude, _, ok := strings.Cut(s, "\necho \"docs: all blocks ran\"")
-	if !ok {
-		t.Fatal("the script lacks its last line")
-	}
+func TestRDMABlockKillsLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	block := "sleep 300 &\necho $! >>pids\nfalse\n"
-	if err := os.WriteFile(filepath.Join(dir, "block.sh"), []byte(block), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sh := "busybox" // the guest's shell
-	args := []string{"sh", "-c", prelude + "\nrun 0; echo \"run: $?\"\n"}
-	if _, err := exec.LookPath("busybox"); err != nil {
-		sh, args = "sh", args[1:]
-	}
-	cmd := exec.Command(sh, args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "run: 1") || strings.Count(string(out), "DOCS RETRY") != 2 {
-		t.Fatalf("run 0 on a failing block: %v, want two tries and status 1:\n%s", err, out)
+	tries := runRDMABlock(t, "x.md:1", block, dir, dir, 0)
+	if len(tries) != 2 || tries[1].Code == 0 || !tries[0].Killed || !tries[1].Killed {
+		t.Fatalf("a failing block: %+v, want two tries, both failed, leftovers killed", tries)
 	}
 	pids, err := os.ReadFile(filepath.Join(dir, "pids"))
 	if err != nil {
@@ -251,6 +216,9 @@ func TestGuestScriptKillsLeftovers(t *testing.T) {
 			syscall.Kill(mustAtoi(t, p), syscall.SIGKILL)
 			t.Errorf("the block's background process %s outlived its try (state %s)", p, state)
 		}
+	}
+	if got := runRDMABlock(t, "x.md:2", "echo ok\n", dir, dir, 0); len(got) != 1 || got[0].Code != 0 || got[0].Output != "ok\n" {
+		t.Errorf("a passing block: %+v, want one try, exit 0, its output", got)
 	}
 }
 

@@ -1,5 +1,5 @@
 # dropin-lib.sh: shell functions of the drop-in's guest scripts
-# (dropin-guest.sh, dropin-perftest.sh, dropin-perftest-agree.sh), sourced.
+# (dropin-perftest.sh, dropin-perftest-agree.sh), sourced.
 
 # wait_listen PORT: until something listens on TCP PORT (at most 15 s)
 wait_listen() {

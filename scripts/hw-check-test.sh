@@ -11,7 +11,7 @@
 # busybox sh, dash and bash where installed. Also: its reading of real result files
 # (through 'rdmabench report --tsv'), and that it has no JSON or perftest parser of
 # its own.
-# The real path (rxe, siw, real perftest) is scripts/guest-test.sh's stage.
+# The real path (rxe, siw, real perftest) is internal/e2e's TestHWCheck, in the bed.
 set -uo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

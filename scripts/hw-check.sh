@@ -8,7 +8,7 @@
 # --tsv FILE') and perftest's output through 'rdmabench import perftest'.
 # Installed by the packages as /usr/bin/rdmabench-hw-check; 'make hw-check' runs it
 # from a checkout. scripts/hw-check-test.sh tests it on a host without RDMA,
-# scripts/guest-test.sh on rxe and siw.
+# internal/e2e (TestHWCheck) on rxe and siw.
 set -u
 
 PROG=${0##*/}

@@ -12,7 +12,7 @@ import (
 // The layout below is perftest 6.x's (RESULT_LINE, RESULT_FMT*, REPORT_FMT*
 // in perftest_parameters.h, ctx_print_test_info): the same words, the same
 // columns, the same padding and tabs, checked against Debian's perftest
-// 6.06 in the guest (scripts/guest-test.sh).
+// 6.06 in the guest (internal/e2e, TestDropInLayout).
 
 // resultLine is perftest's dashed separator (87 dashes).
 var resultLine = strings.Repeat("-", 87) + "\n"

@@ -80,7 +80,7 @@ func TestDropInSpecs(t *testing.T) {
 func TestScriptsUseOneParser(t *testing.T) {
 	own := regexp.MustCompile(`(awk|grep|sed|cut)[^\n]*(#bytes|t_typical\[|BW average\[)`)
 	for _, c := range []struct{ file, uses string }{
-		{"scripts/dropin-guest.sh", "rdmabench import perftest \"$@\""},
+		{"internal/e2e/dropin_test.go", "perftest.ParsePrinted"},
 		{"scripts/hw-check.sh", `"$bin" import perftest --show "column:$2"`},
 		{"scripts/bench-vs-perftest.sh", "go build -o \"$work/vsperftest\" ./scripts/vsperftest"},
 		{"scripts/vsperftest/main.go", "perftest.ParsePrinted"},
@@ -106,12 +106,12 @@ func TestScriptsUseOneParser(t *testing.T) {
 	if regexp.MustCompile(`awk[^\n]*json|flatten|jget`).Match(bvp) {
 		t.Error("scripts/bench-vs-perftest.sh reads JSON in awk")
 	}
-	gt, err := os.ReadFile("../../scripts/guest-test.sh")
+	e2e, err := os.ReadFile("../../internal/e2e/dropin_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(gt, []byte("dropin-guest.sh")) {
-		t.Error("scripts/guest-test.sh does not run scripts/dropin-guest.sh")
+	if !bytes.Contains(e2e, []byte("func TestDropInLayout(")) {
+		t.Error("internal/e2e has no TestDropInLayout (the drop-in against perftest in the bed)")
 	}
 }
 

@@ -1,8 +1,8 @@
 // drvshim: an LD_PRELOAD library that makes a software RDMA device (rxe, siw)
 // answer a few libibverbs calls the way a hardware driver does, over the real
 // verbs underneath. It is a test tool: make vm-test builds it
-// (build/libdrvshim.so) and scripts/guest-test.sh runs rdmabench and perftest
-// under it. docs/development.md lists the behaviours.
+// (build/libdrvshim.so) and internal/e2e's TestDriverShim* tests run rdmabench
+// and perftest under it. docs/development.md lists the behaviours.
 //
 // RDMABENCH_DRVSHIM chooses the behaviours, a comma list (read at every call,
 // so a test may change it):

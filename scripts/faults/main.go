@@ -1,5 +1,5 @@
 // Command faults is rdmabench's own fault-injection suite. It runs inside
-// the SoftRoCE guest (scripts/guest-test.sh, part of 'make test'), drives
+// the SoftRoCE guest (make vm-test, part of 'make test'), drives
 // the rdmabench binary as servers and clients, and plays bad peers on raw
 // TCP connections: garbage and malformed frames, floods, idle, slow and
 // silent peers, authentication failures, kills and stops of either side,

@@ -1,5 +1,5 @@
 // Command jcheck checks JSON documents for the guest scripts
-// (scripts/guest-test.sh), decoding them instead of grepping their text:
+// (scripts/pair-test-guest.sh), decoding them instead of grepping their text:
 //
 //	jcheck FILE CHECK... [FILE CHECK...]
 //

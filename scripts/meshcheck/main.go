@@ -1,6 +1,6 @@
 // Command meshcheck checks and edits mesh documents for the mesh stages
-// (scripts/mesh-test.sh, scripts/mesh-demo.sh, scripts/mesh-slurm.sh,
-// scripts/mesh-guest-local.sh):
+// (scripts/mesh-test.sh, scripts/mesh-demo.sh, scripts/mesh-slurm.sh; the
+// one-guest mesh checks are Go tests, internal/e2e's TestMesh*):
 //
 //	meshcheck complete FILE N OPS [modes=lat,bw] [hosts=N] [launcher=SUBSTRING]
 //	                                  every pair of an N-rank pairs run measured, with
