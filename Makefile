@@ -93,7 +93,7 @@ vm-test: build $(BUILD)/libdrvshim.so
 	$(GO) test -c -o $(BUILD)/mr.test ./bench/mr
 	GOEXPERIMENT=cgocheck2 $(GO) test -c -o $(BUILD)/sockeng-cgocheck2.test ./bench/sockeng
 	CGO_ENABLED=0 $(GO) test -c -o $(BUILD)/result.test ./bench/result
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/faults ./scripts/faults
+	CGO_ENABLED=0 $(GO) test -c -o $(BUILD)/faults.test ./internal/e2e/faults
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
 	$(GO) test -count=1 -run '^TestGuestScript$$' ./docs -args -guest-script $(CURDIR)/$(BUILD)/docs-guest.sh
@@ -101,7 +101,7 @@ vm-test: build $(BUILD)/libdrvshim.so
 		|| { echo "vm-test: mpiexec.hydra not found: run scripts/install-deps.sh (Debian package mpich)"; exit 2; }
 	$(VM) --siw require --numa 2 --timeout 900 --bin $(BUILD)/rdmabench --bin $(BUILD)/verbs.test --bin $(BUILD)/verbs-cgocheck2.test \
 		--bin $(BUILD)/bench.test --bin $(BUILD)/mr.test --bin $(BUILD)/sockeng-cgocheck2.test --bin $(BUILD)/result.test \
-		--bin $(BUILD)/faults --bin $(BUILD)/meshcheck --bin $(BUILD)/jcheck --bin $$(command -v mpiexec.hydra) --bin $$(command -v hydra_pmi_proxy) \
+		--bin $(BUILD)/faults.test --bin $(BUILD)/meshcheck --bin $(BUILD)/jcheck --bin $$(command -v mpiexec.hydra) --bin $$(command -v hydra_pmi_proxy) \
 		--file $(BUILD)/libdrvshim.so --file scripts/guest-test.sh --file scripts/mesh-guest-local.sh --file scripts/dropin-guest.sh --file scripts/dropin-perftest.sh --file scripts/dropin-lib.sh --file scripts/drvshim-guest.sh --file scripts/hw-check.sh --file $(BUILD)/docs-guest.sh --env RDMABENCH_REQUIRE_RDMA=1 \
 		-- sh /work/guest-test.sh
 

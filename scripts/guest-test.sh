@@ -238,9 +238,10 @@ sh /work/drvshim-guest.sh || fail "driver-behaviour shim"
 
 stage "mesh: 3 ranks under MPICH's mpiexec in this guest (scripts/mesh-guest-local.sh)"
 sh /work/mesh-guest-local.sh || fail "mesh (3 local ranks)"
-stage "fault-injection suite (scripts/faults)"
-faults -bin "$(command -v rdmabench)" 2>&1 | tee /tmp/faults.log
-tail -1 /tmp/faults.log | grep -q ', 0 failed,' || fail "fault-injection suite"
+stage "fault-injection suite (internal/e2e/faults)"
+RDMABENCH_GUEST=g1 RDMABENCH_BIN="$(command -v rdmabench)" faults.test -test.v -test.timeout 20m >/tmp/faults.log 2>&1 \
+	|| { grep -E -- '^(=== RUN|--- FAIL|    )' /tmp/faults.log | tail -80; fail "fault-injection suite"; }
+grep -E -- '^ *--- (PASS|FAIL|SKIP)' /tmp/faults.log
 
 passed=$(cat /tmp/verbs.log /tmp/sockeng.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- PASS' || true)
 failed=$(cat /tmp/verbs.log /tmp/sockeng.log /tmp/bench.log /tmp/mr.log | grep -c -- '--- FAIL' || true)
