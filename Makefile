@@ -58,14 +58,13 @@ package-files: man
 package-test: package
 	scripts/package-test.sh
 
-# Host-side tests of the test bed's and the CI action's scripts (no guest boot):
-# vm-run.sh's accelerator choice (KVM probe, TCG fallback); scripts/ci-action.sh, the
-# GitHub Action's steps (gate on fixtures, install and rxe logic with stubs);
-# scripts/hw-check.sh without RDMA and with stub rdmabench and perftest.
+# Host-side tests of the test bed's scripts (no guest boot): vm-run.sh's accelerator
+# choice (KVM probe, TCG fallback). The tests of scripts/ci-action.sh (the GitHub
+# Action's steps: gate on fixtures, install and rxe logic with stubs) and of
+# scripts/hw-check.sh (without RDMA, and with stub rdmabench and perftest) are Go
+# tests in scripts/scripttest, which make unit runs (go test ./...).
 script-test: build
 	scripts/vm-accel-test.sh
-	scripts/ci-action-test.sh
-	scripts/hw-check-test.sh
 
 # The hardware check (docs/hardware.md) on this host's RDMA devices: rdmabench's loopback
 # beside perftest's on every ACTIVE port; the report (.tar.gz) goes to build/hw-check.
