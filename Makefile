@@ -113,17 +113,20 @@ $(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
 	@mkdir -p $(BUILD)
 	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 
-# Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);
-# server in one, client in the other, no -d (rxe2 chosen by route); kills and stops.
-# make test runs pair-core: the same without the four kill and stop cases (about a
-# minute of deadline waits), which the fault suite covers on one host.
+# Two hosts: the pair bed (two guests on one wire, rxe2 on eth0 in each), the Go tests
+# of internal/e2e/pair in guest g1 against servers on g2, no -d (rxe2 chosen by route);
+# kills and stops of either side. make test runs pair-core: the same without the four
+# kill and stop cases (TestClientKilled, TestClientStopped, TestServerKilled,
+# TestServerStopped: about a minute of deadline waits), which the fault suite
+# (internal/e2e/faults) covers on one host.
+PAIR_KILLS := ^Test(Client|Server)(Killed|Stopped)$$
 pair-test: build
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
-	scripts/pair-test.sh
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/vmexec ./scripts/vmexec
+	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench $(GO) test -count=1 -v -exec $(CURDIR)/$(BUILD)/vmexec ./internal/e2e/pair
 
 pair-core: build
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
-	PAIR_CASES=core scripts/pair-test.sh
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/vmexec ./scripts/vmexec
+	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench $(GO) test -count=1 -v -skip '$(PAIR_KILLS)' -exec $(CURDIR)/$(BUILD)/vmexec ./internal/e2e/pair
 
 # Counter timelines on a lossy wire (scripts/pair-timeline.sh, docs/testbed.md): two
 # guests, a WRITE latency run with netem loss on the client's eth0 for part of it; the

@@ -62,7 +62,7 @@ func TestSelect(t *testing.T) {
 // TestGuestScriptChecks: every check the guest scripts give jcheck parses
 // (the guests are the only place they run).
 func TestGuestScriptChecks(t *testing.T) {
-	for script, least := range map[string]int{"guest-test.sh": 30, "pair-test-guest.sh": 10} {
+	for script, least := range map[string]int{"guest-test.sh": 30} {
 		t.Run(script, func(t *testing.T) { scriptChecks(t, "../../scripts/"+script, least) })
 	}
 }
