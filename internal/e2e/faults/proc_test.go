@@ -39,7 +39,10 @@ func newFx(ctx context.Context, t *testing.T, bin string, port int) *Fx {
 }
 
 // Logf logs a line in the case's test log (shown with -v, or on failure).
-func (t *Fx) Logf(format string, args ...any) { t.t.Logf(format, args...) }
+func (t *Fx) Logf(format string, args ...any) {
+	t.t.Helper()
+	t.t.Logf(format, args...)
+}
 
 // TempDir is a directory of the case's, removed when it ends.
 func (t *Fx) TempDir() string { return t.t.TempDir() }
