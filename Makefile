@@ -7,7 +7,7 @@ BUILD := build
 # guest's /init.
 VMEXEC := $(BUILD)/vmexec
 
-.PHONY: vmexec dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test pair-core cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: vmexec dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -63,14 +63,6 @@ package-files: man
 package-test: package
 	scripts/package-test.sh
 
-# Host-side tests of the CI action's scripts (no guest boot; the bed's accelerator
-# choice is internal/vm's TestChooseAccel, in make unit): scripts/ci-action.sh, the
-# GitHub Action's steps (gate on fixtures, install and rxe logic with stubs);
-# scripts/hw-check.sh without RDMA and with stub rdmabench and perftest.
-script-test: build
-	scripts/ci-action-test.sh
-	scripts/hw-check-test.sh
-
 # The hardware check (docs/hardware.md) on this host's RDMA devices: rdmabench's loopback
 # beside perftest's on every ACTIVE port; the report (.tar.gz) goes to build/hw-check.
 # More options in HWCHECK_ARGS, e.g. HWCHECK_ARGS='-d mlx5_0 --reps 5'.
@@ -109,17 +101,14 @@ $(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
 	@mkdir -p $(BUILD)
 	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 
-# Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);
-# server in one, client in the other, no -d (rxe2 chosen by route); kills and stops.
-# make test runs pair-core: the same without the four kill and stop cases (about a
-# minute of deadline waits), which the fault suite covers on one host.
-pair-test: build
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
-	scripts/pair-test.sh
-
-pair-core: build
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/jcheck ./scripts/jcheck
-	PAIR_CASES=core scripts/pair-test.sh
+# Two hosts: two guests joined by an emulated Ethernet wire (internal/e2e/pair, layout
+# pair): server in g2, clients in g1, no -d (rxe2 chosen by route); kills and stops.
+# make test runs it inside vm-test (go test ./... switches the bed to the pair layout
+# for that package) without the four kill and stop cases (PAIR_KILLS: about a minute
+# of deadline waits, which the fault suite covers on one host); pair-test runs all.
+PAIR_KILLS := TestClientKilled|TestClientStopped|TestServerKilled|TestServerStopped
+pair-test: build vmexec
+	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench $(GO) test -count=1 -v -timeout 20m -exec $(CURDIR)/$(VMEXEC) ./internal/e2e/pair
 
 # Counter timelines on a lossy wire (scripts/pair-timeline.sh, docs/testbed.md): two
 # guests, a WRITE latency run with netem loss on the client's eth0 for part of it; the
@@ -220,7 +209,7 @@ fuzz:
 			|| { tail -30 /tmp/fuzz-$$n.log; exit 1; }; \
 	done
 
-test: deps check unit fuzz script-test vm-test pair-core
+test: deps check unit fuzz vm-test
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
 demo: deps build vmexec

@@ -7,7 +7,7 @@
 # It reads rdmabench's JSON through rdmabench itself ('devices --tsv FILE', 'report
 # --tsv FILE') and perftest's output through 'rdmabench import perftest'.
 # Installed by the packages as /usr/bin/rdmabench-hw-check; 'make hw-check' runs it
-# from a checkout. scripts/hw-check-test.sh tests it on a host without RDMA,
+# from a checkout. scripts/scripttest (Go) tests it on a host without RDMA,
 # internal/e2e (TestHWCheck) on rxe and siw.
 set -u
 
@@ -86,7 +86,7 @@ rb_tsv() {
     echo "$line"
   }
 }
-# --jget BIN FILE KEY... (for scripts/hw-check-test.sh): the values of a result file as
+# --jget BIN FILE KEY... (for scripts/scripttest): the values of a result file as
 # this script reads them, through the rdmabench BIN
 if [ "${1:-}" = --jget ]; then
   [ $# -ge 4 ] && [ -x "$2" ] && [ -r "$3" ] || die "--jget needs an rdmabench BIN, a readable FILE and a KEY"

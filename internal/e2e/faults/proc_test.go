@@ -1,7 +1,8 @@
-package main
+package faults
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,14 +11,18 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
-// T is one case's context: the binary, the processes it started and their
-// output, killed and reaped when the case ends.
-type T struct {
+// Fx is one case's fixture: the binary, the case's control port, the
+// processes it started and their output, killed and reaped when the case
+// ends (or when ctx, the case's time limit, is done).
+type Fx struct {
+	ctx   context.Context
+	t     *testing.T
 	bin   string
-	id    string
+	mu    sync.Mutex // procs: a case may start processes from several goroutines
 	procs []*Proc
 	port  int
 	// cleanups run when the case ends, before its processes are killed
@@ -25,20 +30,28 @@ type T struct {
 }
 
 // onCleanup runs f when the case ends.
-func (t *T) onCleanup(f func()) { t.cleanups = append(t.cleanups, f) }
+func (t *Fx) onCleanup(f func()) { t.cleanups = append(t.cleanups, f) }
 
-var nextPort = 19000
-
-func newT(bin, id string) *T {
-	nextPort++ // each case its own control port: a lingering socket cannot leak into the next
-	return &T{bin: bin, id: id, port: nextPort}
+// newFx is the fixture of one case: each case its own control port, so
+// that a lingering socket cannot leak into the next.
+func newFx(ctx context.Context, t *testing.T, bin string, port int) *Fx {
+	return &Fx{ctx: ctx, t: t, bin: bin, port: port}
 }
 
+// Logf logs a line in the case's test log (shown with -v, or on failure).
+func (t *Fx) Logf(format string, args ...any) {
+	t.t.Helper()
+	t.t.Logf(format, args...)
+}
+
+// TempDir is a directory of the case's, removed when it ends.
+func (t *Fx) TempDir() string { return t.t.TempDir() }
+
 // Port is this case's control port (TCP, on 127.0.0.1 unless a case says otherwise).
-func (t *T) Port() int { return t.port }
+func (t *Fx) Port() int { return t.port }
 
 // Addr is host:port of this case's port on host.
-func (t *T) Addr(host string) string { return net.JoinHostPort(host, fmt.Sprint(t.port)) }
+func (t *Fx) Addr(host string) string { return net.JoinHostPort(host, fmt.Sprint(t.port)) }
 
 // Proc is a running rdmabench (or other) process and its combined output.
 type Proc struct {
@@ -68,19 +81,32 @@ func (s *syncBuf) String() string {
 }
 
 // Start starts the binary with args (its own process group).
-func (t *T) Start(name string, args ...string) (*Proc, error) {
-	return t.StartCmd(name, exec.Command(t.bin, args...))
+func (t *Fx) Start(name string, args ...string) (*Proc, error) {
+	return t.StartCmd(name, t.Command(t.bin, args...))
 }
 
-// StartCmd starts cmd, with its output captured.
-func (t *T) StartCmd(name string, cmd *exec.Cmd) (*Proc, error) {
+// Command is exec.CommandContext with the case's context: its process
+// group is killed when the case runs into its time limit.
+func (t *Fx) Command(name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(t.ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT)
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return cmd
+}
+
+// StartCmd starts cmd (made by Command), with its output captured.
+func (t *Fx) StartCmd(name string, cmd *exec.Cmd) (*Proc, error) {
 	p := &Proc{Name: name, cmd: cmd, out: &syncBuf{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
+	t.mu.Lock()
 	t.procs = append(t.procs, p)
+	t.mu.Unlock()
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -90,7 +116,7 @@ func (t *T) StartCmd(name string, cmd *exec.Cmd) (*Proc, error) {
 
 // Server starts 'rdmabench server -p PORT' with args and waits until it
 // accepts connections on addr (default 127.0.0.1).
-func (t *T) Server(args ...string) (*Proc, error) {
+func (t *Fx) Server(args ...string) (*Proc, error) {
 	p, err := t.Start("server", append([]string{"server", "-p", fmt.Sprint(t.port)}, args...)...)
 	if err != nil {
 		return nil, err
@@ -102,25 +128,37 @@ func (t *T) Server(args ...string) (*Proc, error) {
 }
 
 // WaitListen waits until host:Port accepts a TCP connection.
-func (t *T) WaitListen(host string, within time.Duration) error {
-	deadline := time.Now().Add(within)
+func (t *Fx) WaitListen(host string, within time.Duration) error {
+	return waitListen(t.ctx, t.Addr(host), within, nil)
+}
+
+// waitListen polls addr until it accepts a TCP connection, for at most
+// within, or until p (when not nil) exits.
+func waitListen(ctx context.Context, addr string, within time.Duration, p *Proc) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	d := net.Dialer{Timeout: time.Second}
 	for {
-		c, err := net.DialTimeout("tcp", t.Addr(host), time.Second)
+		c, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
 			c.Close()
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nothing listens on %s after %v", t.Addr(host), within)
+		if p != nil && p.Exited() {
+			return fmt.Errorf("%s exited before it listened on %s", p.Name, addr)
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("nothing listens on %s after %v", addr, within)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
 // Run runs the binary with args to its end, or kills it after limit.
 // It returns the exit code (-1: killed at the limit), the output and how
 // long it ran.
-func (t *T) Run(limit time.Duration, args ...string) (code int, out string, took time.Duration) {
+func (t *Fx) Run(limit time.Duration, args ...string) (code int, out string, took time.Duration) {
 	p, err := t.Start("client", args...)
 	if err != nil {
 		return -1, err.Error(), 0
@@ -170,15 +208,31 @@ func (p *Proc) Output() string { return p.out.String() }
 
 // WaitOutput waits up to limit for p's output to contain s.
 func (p *Proc) WaitOutput(s string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for !strings.Contains(p.Output(), s) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: no %q in its output after %v", p.Name, s, limit)
+	return p.WaitOutputAfter("", s, limit)
+}
+
+// WaitOutputAfter waits up to limit for p's output to contain s after the
+// first mark (from the start when mark is "").
+func (p *Proc) WaitOutputAfter(mark, s string, limit time.Duration) error {
+	has := func() bool {
+		out := p.Output()
+		i := strings.Index(out, mark)
+		return i >= 0 && strings.Contains(out[i+len(mark):], s)
+	}
+	what := fmt.Sprintf("%q", s)
+	if mark != "" {
+		what += fmt.Sprintf(" after %q", mark)
+	}
+	deadline := time.After(limit)
+	for !has() {
+		if p.Exited() && !has() {
+			return fmt.Errorf("%s exited without %s", p.Name, what)
 		}
-		if p.Exited() && !strings.Contains(p.Output(), s) {
-			return fmt.Errorf("%s exited without %q", p.Name, s)
+		select {
+		case <-deadline:
+			return fmt.Errorf("%s: no %s in its output after %v", p.Name, what, limit)
+		case <-time.After(20 * time.Millisecond):
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	return nil
 }
@@ -200,10 +254,12 @@ func exitCode(err error) int {
 // cleanup kills every process the case started and still runs: SIGCONT
 // first, for the stopped ones. A server still running at the end is fine
 // (cases start servers to outlive clients); nothing may be left behind.
-func (t *T) cleanup() error {
+func (t *Fx) cleanup() error {
 	for _, f := range t.cleanups {
 		f()
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, p := range t.procs {
 		if !p.Exited() {
 			p.Signal(syscall.SIGCONT)
@@ -218,7 +274,9 @@ func (t *T) cleanup() error {
 	return nil
 }
 
-func (t *T) dumpLogs(w io.Writer) {
+func (t *Fx) dumpLogs(w io.Writer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, p := range t.procs {
 		out := p.Output()
 		if len(out) > 3000 {

@@ -1,11 +1,13 @@
-package main
+package faults
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -64,44 +66,38 @@ func modeArgs(name string) []string {
 
 func init() {
 	for _, m := range waitModes {
-		register(Case{Group: "waits", Name: "kill-server-" + m.name, Run: func(t *T) error { return killServer(t, m.args) }})
+		register(Case{Group: "waits", Name: "kill-server-" + m.name, Run: func(t *Fx) error { return killServer(t, m.args) }})
 	}
 	register(
-		Case{Group: "waits", Name: "kill-server-rdma-cm", Run: func(t *T) error {
+		Case{Group: "waits", Name: "kill-server-rdma-cm", Run: func(t *Fx) error {
 			return killServerAt(t, "192.0.2.1", []string{"--op", "write", "--mode", "bw", "-R"})
 		}},
-		Case{Group: "waits", Name: "kill-client-write-bw", Run: func(t *T) error { return loseClient(t, syscall.SIGKILL) }},
+		Case{Group: "waits", Name: "kill-client-write-bw", Run: func(t *Fx) error { return loseClient(t, syscall.SIGKILL) }},
 		// the two stop cases wait out heartbeat deadlines (with 3 s of slack): one batch
 		Case{Group: "waits", Name: "stop-server-" + strings.Join(stopModes, ","), Parallel: true, Run: stopServers},
-		Case{Group: "waits", Name: "stop-client-write-bw", Parallel: true, Run: func(t *T) error { return loseClient(t, syscall.SIGSTOP) }},
+		Case{Group: "waits", Name: "stop-client-write-bw", Parallel: true, Run: func(t *Fx) error { return loseClient(t, syscall.SIGSTOP) }},
 		Case{Group: "waits", Name: "port-down-write-bw", Run: portDown},
-		Case{Group: "waits", Name: "sigint-partial-json", Run: func(t *T) error { return interruptClient(t, syscall.SIGINT, 130) }},
-		Case{Group: "waits", Name: "sigterm-partial-json", Run: func(t *T) error { return interruptClient(t, syscall.SIGTERM, 143) }},
+		Case{Group: "waits", Name: "sigint-partial-json", Run: func(t *Fx) error { return interruptClient(t, syscall.SIGINT, 130) }},
+		Case{Group: "waits", Name: "sigterm-partial-json", Run: func(t *Fx) error { return interruptClient(t, syscall.SIGTERM, 143) }},
 		Case{Group: "waits", Name: "run-timeout", Run: runTimeout},
 	)
 }
 
 // serverAt starts 'rdmabench server' on host:port and waits until it listens.
-func (t *T) serverAt(name, host string, port int, args ...string) (*Proc, error) {
+func (t *Fx) serverAt(name, host string, port int, args ...string) (*Proc, error) {
 	p, err := t.Start(name, append([]string{"server", "--bind", host, "-p", fmt.Sprint(port)}, args...)...)
 	if err != nil {
 		return nil, err
 	}
-	addr := net.JoinHostPort(host, fmt.Sprint(port))
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			return p, nil
-		}
-		if time.Now().After(deadline) || p.Exited() {
-			return nil, fmt.Errorf("%s: nothing listens on %s; output:\n%s", name, addr, indent(p.Output()))
-		}
+	if err := waitListen(t.ctx, net.JoinHostPort(host, fmt.Sprint(port)), 10*time.Second, p); err != nil {
+		return nil, fmt.Errorf("%s: %w; output:\n%s", name, err, indent(p.Output()))
 	}
+	return p, nil
 }
 
 // clientOn starts a long client of mode args against host:port and waits
 // until it measures.
-func (t *T) clientOn(name, host string, port int, args []string) (*Proc, error) {
+func (t *Fx) clientOn(name, host string, port int, args []string) (*Proc, error) {
 	c, err := t.Start(name, append(append([]string{"run", host, "-p", fmt.Sprint(port)}, args...), midTest...)...)
 	if err != nil {
 		return nil, err
@@ -142,9 +138,9 @@ func exitSince(p *Proc, want int, since time.Time, limit time.Duration, mention 
 // killServer: kill -9 of the server in the middle of a test; the client
 // exits with the peer code (4) within peerLostWithin, saying the server
 // was lost.
-func killServer(t *T, args []string) error { return killServerAt(t, "127.0.0.1", args) }
+func killServer(t *Fx, args []string) error { return killServerAt(t, "127.0.0.1", args) }
 
-func killServerAt(t *T, host string, args []string) error {
+func killServerAt(t *Fx, host string, args []string) error {
 	srv, err := t.serverAt("server", host, t.Port())
 	if err != nil {
 		return err
@@ -160,7 +156,7 @@ func killServerAt(t *T, host string, args []string) error {
 // stopServers: SIGSTOP of the server in the middle of a test, for each of
 // stopModes at once (each pair on its own port): every client exits 4 once
 // the server's heartbeat is missing for the deadline.
-func stopServers(t *T) error {
+func stopServers(t *Fx) error {
 	var clients []*Proc
 	var servers []*Proc
 	for i, m := range stopModes {
@@ -194,7 +190,7 @@ func stopServers(t *T) error {
 // loseClient: kill -9 or SIGSTOP of the client in the middle of a test;
 // the server logs it and serves the next client (a stopped one within its
 // heartbeat deadline).
-func loseClient(t *T, sig syscall.Signal) error {
+func loseClient(t *Fx, sig syscall.Signal) error {
 	srv, err := t.serverAt("server", "127.0.0.1", t.Port())
 	if err != nil {
 		return err
@@ -222,7 +218,7 @@ func loseClient(t *T, sig syscall.Signal) error {
 // portDown: the port of rxe1 goes down (ip link set dummy0 down) in the
 // middle of a test; the async event aborts the test at once, naming it
 // (not after the 10 s no-progress timeout).
-func portDown(t *T) error {
+func portDown(t *Fx) error {
 	if _, err := os.Stat("/sys/class/infiniband/rxe1"); err != nil {
 		return fmt.Errorf("no rxe1 in this guest: %w", err)
 	}
@@ -234,7 +230,7 @@ func portDown(t *T) error {
 		return err
 	}
 	defer linkUp()
-	if out, err := exec.Command("ip", "link", "set", "dummy0", "down").CombinedOutput(); err != nil {
+	if out, err := t.Command("ip", "link", "set", "dummy0", "down").CombinedOutput(); err != nil {
 		return fmt.Errorf("ip link set dummy0 down: %v: %s", err, out)
 	}
 	code, took := c.Wait(peerLostWithin + 5*time.Second)
@@ -254,7 +250,9 @@ func portDown(t *T) error {
 
 // linkUp brings dummy0 back and waits until rxe1's port is active again.
 func linkUp() {
-	exec.Command("ip", "link", "set", "dummy0", "up").Run()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	exec.CommandContext(ctx, "ip", "link", "set", "dummy0", "up").Run()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if b, err := os.ReadFile("/sys/class/infiniband/rxe1/ports/1/state"); err == nil && strings.Contains(string(b), "ACTIVE") {
 			return
@@ -291,21 +289,20 @@ func checkPartial(path string, most int) error {
 // interruptClient: a signal in the middle of the second test of a run:
 // the client keeps the first result, writes the JSON with "partial": true
 // and exits 128+N.
-func interruptClient(t *T, sig syscall.Signal, want int) error {
+func interruptClient(t *Fx, sig syscall.Signal, want int) error {
 	if _, err := t.Server(); err != nil {
 		return err
 	}
-	path := fmt.Sprintf("/tmp/waits-%d.json", t.Port())
-	defer os.Remove(path)
+	path := filepath.Join(t.TempDir(), "partial.json")
 	c, err := t.Start("client", "run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "write,send", "--mode", "lat",
 		"-D", "1s", "--interval", "200ms", "--json", path)
 	if err != nil {
 		return err
 	}
-	if err := c.WaitOutput("[2/2] send lat", 30*time.Second); err != nil {
+	// into the second test: its first interval line
+	if err := c.WaitOutputAfter("[2/2] send lat", measuring, 30*time.Second); err != nil {
 		return err
 	}
-	time.Sleep(300 * time.Millisecond) // into the second test
 	c.Signal(sig)
 	if err := exitAfter(c, want, peerLostWithin, "interrupted", "write"); err != nil {
 		return err
@@ -315,9 +312,8 @@ func interruptClient(t *T, sig syscall.Signal, want int) error {
 
 // runTimeout: --run-timeout ends the run before its third test ends: the
 // finished results are kept, the JSON says "partial": true, and the exit code is 7.
-func runTimeout(t *T) error {
-	path := fmt.Sprintf("/tmp/waits-%d.json", t.Port())
-	defer os.Remove(path)
+func runTimeout(t *Fx) error {
+	path := filepath.Join(t.TempDir(), "partial.json")
 	// 1.5 s tests: the first ends by about 1.7 s, leaving 2.3 s for a loaded
 	// guest's setup; all three would take over 5 s
 	c, err := t.Start("client", "loopback", "--op", "write,send,read", "--mode", "lat", "-D", "1500ms", "--run-timeout", "4s", "--json", path)

@@ -1,4 +1,4 @@
-package main
+package faults
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // ExpectExit runs a client with args and wants exit code want within limit,
 // and every string of mention in its output (the clear error).
-func (t *T) ExpectExit(want int, limit time.Duration, mention []string, args ...string) error {
+func (t *Fx) ExpectExit(want int, limit time.Duration, mention []string, args ...string) error {
 	code, out, took := t.Run(limit+5*time.Second, args...)
 	if code == -1 {
 		return fmt.Errorf("still running after %v (wanted exit %d); output:\n%s", limit+5*time.Second, want, indent(out))
@@ -31,7 +31,7 @@ func (t *T) ExpectExit(want int, limit time.Duration, mention []string, args ...
 
 // Serves checks that the server on this case's port still serves a normal
 // client: one short SEND latency test on loopback, within 60 s.
-func (t *T) Serves(extra ...string) error {
+func (t *Fx) Serves(extra ...string) error {
 	args := append([]string{"run", "127.0.0.1", "-p", fmt.Sprint(t.port), "--op", "send", "--mode", "lat", "--size", "8", "--iters", "200"}, extra...)
 	code, out, _ := t.Run(60*time.Second, args...)
 	if code != 0 {

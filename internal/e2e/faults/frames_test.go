@@ -1,4 +1,4 @@
-package main
+package faults
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 
 func init() {
 	register(
-		Case{Group: "frames", Name: "garbage-then-close", Run: func(t *T) error {
+		Case{Group: "frames", Name: "garbage-then-close", Run: func(t *Fx) error {
 			return afterRaw(t, func(c net.Conn) { c.Write([]byte("GET / HTTP/1.0\r\n\r\n")) })
 		}},
-		Case{Group: "frames", Name: "huge-length-prefix", Run: func(t *T) error {
+		Case{Group: "frames", Name: "huge-length-prefix", Run: func(t *Fx) error {
 			return afterRaw(t, func(c net.Conn) { c.Write([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) })
 		}},
-		Case{Group: "frames", Name: "connect-and-close", Run: func(t *T) error {
+		Case{Group: "frames", Name: "connect-and-close", Run: func(t *Fx) error {
 			return afterRaw(t, func(net.Conn) {})
 		}},
 	)
@@ -24,7 +24,7 @@ func init() {
 
 // afterRaw starts a server, lets bad do its worst on a raw connection,
 // closes it and checks that the server still serves.
-func afterRaw(t *T, bad func(net.Conn)) error {
+func afterRaw(t *Fx, bad func(net.Conn)) error {
 	if _, err := t.Server(); err != nil {
 		return err
 	}

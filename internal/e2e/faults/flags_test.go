@@ -1,4 +1,4 @@
-package main
+package faults
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ var flagCases = []flagCase{
 
 func init() {
 	for _, f := range flagCases {
-		register(Case{Group: "flags", Name: f.name, Run: func(t *T) error {
+		register(Case{Group: "flags", Name: f.name, Run: func(t *Fx) error {
 			limit := 3 * time.Second
 			if f.code == 3 {
 				limit = 10 * time.Second // opens the device (and probes inline sizes) first

@@ -1,4 +1,4 @@
-package main
+package faults
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 
 func init() {
 	register(
-		Case{Group: "budget", Name: "20-clients-16x256M-write-bw", Run: func(t *T) error {
+		Case{Group: "budget", Name: "20-clients-16x256M-write-bw", Run: func(t *Fx) error {
 			srv, err := t.Server("--max-memory", "512M")
 			if err != nil {
 				return err
@@ -41,7 +41,7 @@ func init() {
 			}
 			return t.Serves()
 		}},
-		Case{Group: "budget", Name: "cli-clients-refused-memory-and-qps", Run: func(t *T) error {
+		Case{Group: "budget", Name: "cli-clients-refused-memory-and-qps", Run: func(t *Fx) error {
 			if _, err := t.Server("--max-memory", "4M", "--max-qps", "4"); err != nil {
 				return err
 			}
@@ -56,7 +56,7 @@ func init() {
 			}
 			return t.Serves()
 		}},
-		Case{Group: "budget", Name: "qp-bomb-raw-64x64", Run: func(t *T) error {
+		Case{Group: "budget", Name: "qp-bomb-raw-64x64", Run: func(t *Fx) error {
 			srv, err := t.Server("--max-qps", "16")
 			if err != nil {
 				return err
@@ -78,11 +78,11 @@ func init() {
 			}
 			return t.Serves()
 		}},
-		Case{Group: "budget", Name: "loopback-1G-bw", Run: func(t *T) error {
+		Case{Group: "budget", Name: "loopback-1G-bw", Run: func(t *Fx) error {
 			return t.ExpectExit(3, 3*time.Second, []string{"write bw 1 QP x 1 GiB needs 4.0 GiB", "in this process", "MemAvailable"},
 				"loopback", "--op", "write", "--mode", "bw", "--size", "1G")
 		}},
-		Case{Group: "budget", Name: "loopback-over-max-memory", Run: func(t *T) error {
+		Case{Group: "budget", Name: "loopback-over-max-memory", Run: func(t *Fx) error {
 			return t.ExpectExit(3, 3*time.Second, []string{"send bw 1 QP x 64 MiB needs 257", "--max-memory is 100 MiB"},
 				"loopback", "--op", "send", "--mode", "bw", "--size", "64M", "--max-memory", "100M")
 		}},
@@ -96,7 +96,7 @@ type rawSpec map[string]any
 // rawTest plays a client that ignores its own budget: hello, one test and
 // its QP information, then the server's answer, which must be a refusal;
 // it returns the refusal's message. The session must stay in step: bye.
-func rawTest(t *T, s rawSpec) (string, error) {
+func rawTest(t *Fx, s rawSpec) (string, error) {
 	spec := rawSpec{"iterations": 100, "warmup_iterations": 0, "tx_depth": 128, "cq_mod": 1, "rx_depth": 512}
 	if s["mode"] == "lat" {
 		spec["tx_depth"] = 1

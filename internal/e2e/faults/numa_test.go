@@ -1,4 +1,4 @@
-package main
+package faults
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 // placement in both sides' JSON environments and the header says it.
 
 func init() {
-	register(Case{Group: "numa", Name: "loopback-json-and-bad-node", Parallel: true, Run: func(t *T) error {
+	register(Case{Group: "numa", Name: "loopback-json-and-bad-node", Parallel: true, Run: func(t *Fx) error {
 		online := strings.TrimSpace(readFile("/sys/devices/system/node/online"))
 		if err := t.ExpectExit(2, 3*time.Second, []string{"--numa-node 4000: no such NUMA node (online: " + online + ")"},
 			"loopback", "--numa-node", "4000", "--iters", "10"); err != nil {
@@ -30,8 +30,7 @@ func init() {
 		if online == "0" || online == "" {
 			return nil // one node: the JSON part runs in a guest with two (vm-run.sh --numa 2); a loopback costs 5 s here
 		}
-		out := filepath.Join(os.TempDir(), fmt.Sprintf("numa-%d.json", t.Port()))
-		defer os.Remove(out)
+		out := filepath.Join(t.TempDir(), "numa.json")
 		cpus := strings.TrimSpace(readFile("/sys/devices/system/node/node1/cpulist"))
 		args := []string{"loopback", "--op", "send", "--mode", "lat", "--size", "64", "--iters", "200", "--json", out, "--numa-node", "1"}
 		want := result.NUMAPlacement{Node: 1, Source: result.NUMASourceFlag, Reason: "--numa-node", CPUs: cpus, MemoryBound: true}

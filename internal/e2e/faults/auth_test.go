@@ -1,9 +1,8 @@
-package main
+package faults
 
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,7 +16,7 @@ const wireIP = "192.0.2.1"
 func init() {
 	register(
 		Case{Group: "auth", Name: "wrong-key-refused-nothing-allocated", Parallel: true, Run: wrongKey},
-		Case{Group: "auth", Name: "protected-mode-non-loopback", Parallel: true, Run: func(t *T) error {
+		Case{Group: "auth", Name: "protected-mode-non-loopback", Parallel: true, Run: func(t *Fx) error {
 			if _, err := t.Server(); err != nil { // no key, no --bind
 				return err
 			}
@@ -31,7 +30,7 @@ func init() {
 			}
 			return c.Close()
 		}},
-		Case{Group: "auth", Name: "key-both-sides", Parallel: true, Run: func(t *T) error {
+		Case{Group: "auth", Name: "key-both-sides", Parallel: true, Run: func(t *Fx) error {
 			key, err := t.keyFile("k", "shared-secret-0123456789")
 			if err != nil {
 				return err
@@ -40,7 +39,7 @@ func init() {
 				return err
 			}
 			// the client takes its key from the environment
-			cmd := exec.Command(t.bin, t.client(wireIP)...)
+			cmd := t.Command(t.bin, t.client(wireIP)...)
 			cmd.Env = append(os.Environ(), "RDMABENCH_AUTH_KEY=shared-secret-0123456789")
 			p, err := t.StartCmd("client", cmd)
 			if err != nil {
@@ -51,7 +50,7 @@ func init() {
 			}
 			return nil
 		}},
-		Case{Group: "auth", Name: "key-on-client-only", Parallel: true, Run: func(t *T) error {
+		Case{Group: "auth", Name: "key-on-client-only", Parallel: true, Run: func(t *Fx) error {
 			key, err := t.keyFile("k", "shared-secret-0123456789")
 			if err != nil {
 				return err
@@ -65,7 +64,7 @@ func init() {
 			}
 			return srv.WaitOutput("this server has none", 2*time.Second)
 		}},
-		Case{Group: "auth", Name: "key-on-server-only", Parallel: true, Run: func(t *T) error {
+		Case{Group: "auth", Name: "key-on-server-only", Parallel: true, Run: func(t *Fx) error {
 			key, err := t.keyFile("k", "shared-secret-0123456789")
 			if err != nil {
 				return err
@@ -79,7 +78,7 @@ func init() {
 			}
 			return srv.WaitOutput("requires a key", 2*time.Second)
 		}},
-		Case{Group: "auth", Name: "allow-refuses", Parallel: true, Run: func(t *T) error {
+		Case{Group: "auth", Name: "allow-refuses", Parallel: true, Run: func(t *Fx) error {
 			srv, err := t.serverOn(wireIP, "--allow", "10.0.0.0/8,127.0.0.1")
 			if err != nil {
 				return err
@@ -92,7 +91,7 @@ func init() {
 			}
 			return t.ExpectExit(2, 5*time.Second, []string{`--allow "10.0.0.0/33"`}, "server", "-p", fmt.Sprint(t.Port()+1000), "--allow", "10.0.0.0/33")
 		}},
-		Case{Group: "auth", Name: "bad-key-files", Parallel: true, Run: func(t *T) error {
+		Case{Group: "auth", Name: "bad-key-files", Parallel: true, Run: func(t *Fx) error {
 			open, err := t.keyFile("open", "shared-secret-0123456789")
 			if err != nil {
 				return err
@@ -108,7 +107,7 @@ func init() {
 			}{
 				{[]string{"server", "-p", fmt.Sprint(t.Port())}, open, "chmod 600"},
 				{[]string{"server", "-p", fmt.Sprint(t.Port())}, empty, "empty key"},
-				{t.client("127.0.0.1"), filepath.Join(os.TempDir(), "faults-no-such-key"), "no such file"},
+				{t.client("127.0.0.1"), filepath.Join(t.TempDir(), "no-such-key"), "no such file"},
 				{t.client("127.0.0.1"), open, "chmod 600"},
 			} {
 				if err := t.ExpectExit(2, 5*time.Second, []string{"--auth-key-file", c.says}, append(c.cmd, "--auth-key-file", c.file)...); err != nil {
@@ -123,7 +122,7 @@ func init() {
 // wrongKey: a client with another key is refused on both sides, and the
 // server allocates nothing for it: no session line in its log, no new
 // uverbs context (a client from 192.0.2.1 would make it open rxe1).
-func wrongKey(t *T) error {
+func wrongKey(t *Fx) error {
 	good, err := t.keyFile("good", "the-right-key-0123456789")
 	if err != nil {
 		return err
@@ -168,12 +167,12 @@ func wrongKey(t *T) error {
 }
 
 // client is a short `run HOST` against this case's port.
-func (t *T) client(host string) []string {
+func (t *Fx) client(host string) []string {
 	return []string{"run", host, "-p", fmt.Sprint(t.port), "--op", "send", "--mode", "lat", "--size", "8", "--iters", "200", "--connect-timeout", "5s"}
 }
 
 // serverOn starts a server with --bind ip and waits until it listens there.
-func (t *T) serverOn(ip string, args ...string) (*Proc, error) {
+func (t *Fx) serverOn(ip string, args ...string) (*Proc, error) {
 	p, err := t.Start("server", append([]string{"server", "-p", fmt.Sprint(t.port), "--bind", ip}, args...)...)
 	if err != nil {
 		return nil, err
@@ -185,13 +184,8 @@ func (t *T) serverOn(ip string, args ...string) (*Proc, error) {
 }
 
 // keyFile writes a key file of mode 0600 for this case.
-func (t *T) keyFile(name, key string) (string, error) {
-	dir := filepath.Join(os.TempDir(), "faults-keys", strings.ReplaceAll(t.id, "/", "_"))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	p := filepath.Join(dir, name)
-	os.Remove(p)
+func (t *Fx) keyFile(name, key string) (string, error) {
+	p := filepath.Join(t.TempDir(), name)
 	return p, os.WriteFile(p, []byte(key+"\n"), 0o600)
 }
 

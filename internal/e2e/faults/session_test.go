@@ -1,11 +1,10 @@
-package main
+package faults
 
 import (
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"time"
@@ -22,7 +21,7 @@ import (
 
 func init() {
 	register(
-		Case{Group: "session", Name: "idle-peer-after-hello-no-lockout", Parallel: true, Run: func(t *T) error {
+		Case{Group: "session", Name: "idle-peer-after-hello-no-lockout", Parallel: true, Run: func(t *Fx) error {
 			srv, err := t.Server("--idle-timeout", "5s")
 			if err != nil {
 				return err
@@ -53,7 +52,7 @@ func init() {
 			}
 			return srv.WaitOutput("idle for 5s between tests", time.Second)
 		}},
-		Case{Group: "session", Name: "slowloris-handshake", Parallel: true, Run: func(t *T) error {
+		Case{Group: "session", Name: "slowloris-handshake", Parallel: true, Run: func(t *Fx) error {
 			srv, err := t.Server()
 			if err != nil {
 				return err
@@ -104,21 +103,17 @@ func init() {
 			}
 			return c.Close()
 		}},
-		Case{Group: "session", Name: "stopped-client-dropped", Parallel: true, Run: func(t *T) error {
+		Case{Group: "session", Name: "stopped-client-dropped", Parallel: true, Run: func(t *Fx) error {
 			srv, err := t.Server()
 			if err != nil {
 				return err
 			}
 			// the TCP baseline (the same heartbeats); over RDMA, with every op
 			// and mode after it: lockout/stopped-rdma-client-next-served
-			victim, err := t.Start("stopped client", "run", "127.0.0.1", "-p", fmt.Sprint(t.port), "--transport", "tcp", "--mode", "lat", "-D", "30s")
+			victim, err := t.clientOn("stopped client", "127.0.0.1", t.port, modeArgs("tcp-lat")) // measuring: into the test
 			if err != nil {
 				return err
 			}
-			if err := srv.WaitOutput("connected", 10*time.Second); err != nil {
-				return err
-			}
-			time.Sleep(1500 * time.Millisecond) // into the test
 			victim.Signal(syscall.SIGSTOP)
 			// the server drops it at its heartbeat deadline (4 s), then serves the next
 			if err := srv.WaitOutput("i/o timeout", 6*time.Second); err != nil {
@@ -126,7 +121,7 @@ func init() {
 			}
 			return t.Serves("--connect-timeout", "20s")
 		}},
-		Case{Group: "session", Name: "max-session", Parallel: true, Run: func(t *T) error {
+		Case{Group: "session", Name: "max-session", Parallel: true, Run: func(t *Fx) error {
 			srv, err := t.Server("--max-session", "4s")
 			if err != nil {
 				return err
@@ -156,18 +151,14 @@ func init() {
 				}
 			}
 		}},
-		Case{Group: "session", Name: "sigterm-with-session-open", Parallel: true, Run: func(t *T) error {
+		Case{Group: "session", Name: "sigterm-with-session-open", Parallel: true, Run: func(t *Fx) error {
 			srv, err := t.Server()
 			if err != nil {
 				return err
 			}
-			if _, err := t.Start("long client", "run", "127.0.0.1", "-p", fmt.Sprint(t.port), "--op", "write", "--mode", "bw", "-D", "30s"); err != nil {
+			if _, err := t.clientOn("long client", "127.0.0.1", t.port, modeArgs("write-bw")); err != nil { // measuring: into the test
 				return err
 			}
-			if err := srv.WaitOutput("connected", 10*time.Second); err != nil {
-				return err
-			}
-			time.Sleep(1500 * time.Millisecond) // into the test
 			srv.Signal(syscall.SIGTERM)
 			code, took := srv.Wait(5 * time.Second)
 			if code == -1 || took > 2*time.Second {
@@ -178,14 +169,14 @@ func init() {
 			}
 			return nil
 		}},
-		Case{Group: "session", Name: "200-connections-ulimit-64", Run: func(t *T) error { return flood(t, false) }},
-		Case{Group: "session", Name: "accept-emfile-backoff", Run: func(t *T) error { return flood(t, true) }},
+		Case{Group: "session", Name: "200-connections-ulimit-64", Run: func(t *Fx) error { return flood(t, false) }},
+		Case{Group: "session", Name: "accept-emfile-backoff", Run: func(t *Fx) error { return flood(t, true) }},
 	)
 }
 
 // hello opens a control session on this case's port (no key) and returns
 // it after the hello-ack.
-func (t *T) hello() (*proto.Conn, error) {
+func (t *Fx) hello() (*proto.Conn, error) {
 	nc, err := net.DialTimeout("tcp", t.Addr("127.0.0.1"), time.Second)
 	if err != nil {
 		return nil, err
@@ -207,8 +198,8 @@ func (t *T) hello() (*proto.Conn, error) {
 // once (from 127.0.0.2), closes them and checks that it serves (127.0.0.1). With emfile, the server's
 // limit is first lowered (prlimit) to just above what it has open, so that
 // accept fails with EMFILE during the flood, and restored after.
-func flood(t *T, emfile bool) error {
-	srv, err := t.StartCmd("server", exec.Command("sh", "-c", fmt.Sprintf("ulimit -n 64 && exec %s server -p %d", t.bin, t.port)))
+func flood(t *Fx, emfile bool) error {
+	srv, err := t.StartCmd("server", t.Command("sh", "-c", fmt.Sprintf("ulimit -n 64 && exec %s server -p %d", t.bin, t.port)))
 	if err != nil {
 		return err
 	}
@@ -238,7 +229,12 @@ func flood(t *T, emfile bool) error {
 		}
 		conns = append(conns, c)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// the server tells of the flood while the connections are open
+	want := "refused (too-many)" // one address: past --max-startups-per-addr
+	if emfile {
+		want = "too many open files; backing off"
+	}
+	seen := srv.WaitOutput(want, 3*time.Second)
 	if emfile {
 		if err := unix.Prlimit(srv.pid(), unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 64, Max: 64}, nil); err != nil {
 			return fmt.Errorf("prlimit: %w", err)
@@ -253,12 +249,8 @@ func flood(t *T, emfile bool) error {
 	if srv.Exited() {
 		return fmt.Errorf("the server died under %d connections:\n%s", len(conns), indent(srv.Output()))
 	}
-	want := "refused (too-many)" // one address: past --max-startups-per-addr
-	if emfile {
-		want = "too many open files; backing off"
-	}
-	if err := srv.WaitOutput(want, 3*time.Second); err != nil {
-		return err
+	if seen != nil {
+		return seen
 	}
 	// the closed connections still queued are drained (each one's
 	// handshake ends at its EOF); until then a client may find every

@@ -1,6 +1,7 @@
-package main
+package faults
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os/exec"
@@ -36,7 +37,7 @@ func init() {
 // case's port, and goes on opening two more every 50 ms, as a flood would
 // (the server closes each after its 5 s handshake deadline), until the
 // returned func is called; they all close when it is, or when the case ends.
-func (t *T) holdIdle(src string, n int) (func(), error) {
+func (t *Fx) holdIdle(src string, n int) (func(), error) {
 	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
 	var mu sync.Mutex
 	var conns []net.Conn
@@ -88,7 +89,7 @@ func (t *T) holdIdle(src string, n int) (func(), error) {
 // idleFloodCase: with 150 idle connections from 127.0.0.2, an RDMA client
 // from 127.0.0.1 is served at once; with 150 from 127.0.0.1, the next one
 // from there is refused, told why (exit 4), not closed with EOF.
-func idleFloodCase(t *T) error {
+func idleFloodCase(t *Fx) error {
 	srv, err := t.Server()
 	if err != nil {
 		return err
@@ -121,7 +122,7 @@ func idleFloodCase(t *T) error {
 		"run", "127.0.0.1", "-p", fmt.Sprint(t.Port()), "--op", "send", "--mode", "lat", "-n", "100", "--connect-timeout", "3s"); err != nil {
 		return fmt.Errorf("a client from the flooding address: %w", err)
 	}
-	fmt.Printf("     lockout: client from another address connected %v after its start, under %d idle connections\n", took.Round(time.Millisecond), idleFlood)
+	t.Logf("lockout: client from another address connected %v after its start, under %d idle connections", took.Round(time.Millisecond), idleFlood)
 	return nil
 }
 
@@ -129,7 +130,7 @@ func idleFloodCase(t *T) error {
 // bandwidth test over RDMA; the next client, over RDMA, is served once the
 // server drops the stopped one at its heartbeat deadline, and runs every op
 // and mode.
-func stoppedClients(t *T) error {
+func stoppedClients(t *Fx) error {
 	srv, err := t.serverAt("server", "127.0.0.1", t.Port())
 	if err != nil {
 		return err
@@ -161,21 +162,23 @@ func stoppedClients(t *T) error {
 	if !strings.Contains(log, "send bw 65536B: client lost during the test") || served < strings.Index(log, "client lost") {
 		return fmt.Errorf("the server's log does not tell of the stopped client before the next one:\n%s", indent(log))
 	}
-	fmt.Printf("     lockout: next client served %v after the stop, all its tests (every op and mode) done after %v\n",
+	t.Logf("lockout: next client served %v after the stop, all its tests (every op and mode) done after %v",
 		in.Round(time.Millisecond), time.Since(stopped).Round(time.Millisecond))
 	return nil
 }
 
 // dmesgTail is the kernel's last lines (an OOM kill, an rxe warning).
 func dmesgTail() string {
-	out, _ := exec.Command("sh", "-c", "dmesg | tail -15").CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, "sh", "-c", "dmesg | tail -15").CombinedOutput()
 	return "    dmesg:\n" + indent(string(out))
 }
 
 // stopInVerify: the server stopped (SIGSTOP) in the --verify pass; the
 // client exits 4 at the heartbeat deadline, not after the pass's 20 s
 // step timeout.
-func stopInVerify(t *T) error {
+func stopInVerify(t *Fx) error {
 	srv, err := t.Server()
 	if err != nil {
 		return err
