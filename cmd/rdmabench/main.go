@@ -82,6 +82,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		root.Help()
 		return exitUsage
 	}
+	if err := setInputLimit(); err != nil {
+		fmt.Fprintf(stderr, "rdmabench: %s\n", err)
+		return exitUsage
+	}
 	ctx, stop := signalContext()
 	defer stop()
 	root.SetArgs(args)
