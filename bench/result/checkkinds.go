@@ -354,3 +354,31 @@ func CheckMR(data []byte) error {
 	}
 	return c.err
 }
+
+// Kinds are the document kinds KindOf names and CheckAny checks.
+var Kinds = []string{"result", KindMesh, KindCliffs, KindIsolation, KindDoctor, "mr"}
+
+// CheckAny decodes data as the kind of document it is (KindOf) and checks
+// it whole with that kind's Check: the one validation step every reader
+// of a document calls, whatever it then does with it. It returns the kind.
+func CheckAny(data []byte) (string, error) {
+	kind := KindOf(data)
+	var err error
+	switch kind {
+	case "result":
+		_, err = ParseDocument(data, "")
+	case KindMesh:
+		_, err = ParseMesh(data, "")
+	case KindCliffs:
+		_, err = ReadCliffs(data)
+	case KindIsolation:
+		_, err = ReadIsolation(data)
+	case KindDoctor:
+		_, err = ReadDoctor(data)
+	case "mr":
+		err = CheckMR(data)
+	default:
+		err = &ValueError{"kind", fmt.Errorf("%w: kind %q is not one of %v", ErrBadValue, kind, Kinds)}
+	}
+	return kind, err
+}

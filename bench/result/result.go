@@ -611,6 +611,9 @@ func ReadJSONFile(path string) (*Document, error) {
 // b; name is the file in errors.
 func ParseDocument(b []byte, name string) (*Document, error) {
 	if k := KindOf(b); k != "result" {
+		if _, err := CheckAny(b); err != nil { // named as what it is
+			return nil, fmt.Errorf("bench: read results %s (a%s %s document): %w", name, article(k), k, err)
+		}
 		return nil, fmt.Errorf("bench: read results %s: a%s %s document, not a result document", name, article(k), k)
 	}
 	var doc Document
@@ -621,7 +624,7 @@ func ParseDocument(b []byte, name string) (*Document, error) {
 		if doc.SchemaVersion == 0 {
 			return nil, fmt.Errorf("bench: read results %s: no schema_version: not an rdmabench result", name)
 		}
-		return nil, fmt.Errorf("bench: read results %s: schema version %d, this rdmabench reads %d",
+		return nil, fmt.Errorf("bench: read results %s: schema_version: %d, this rdmabench reads %d",
 			name, doc.SchemaVersion, SchemaVersion)
 	}
 	if err := doc.Check(); err != nil {
