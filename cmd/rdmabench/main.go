@@ -133,6 +133,7 @@ func exitCode(err error) int {
 	var pwe *compare.PowerError
 	var dfe doctorFailed
 	var iue *isolation.UnjudgedError
+	var cte *compare.CannotTellError
 	switch {
 	case errors.As(err, &dfe):
 		return exitDoctor
@@ -155,8 +156,8 @@ func exitCode(err error) int {
 		return exitPeer // the launcher's PMI server failed or timed out
 	case errors.As(err, &ie):
 		return exitInput
-	case errors.As(err, &pwe), errors.As(err, &iue):
-		return exitBlind // the gate could not see: compare --require-power, isolation --max-inflation n/a
+	case errors.As(err, &pwe), errors.As(err, &iue), errors.As(err, &cte):
+		return exitBlind // the gate could not see: compare --require-power, a limit n/a on both sides, isolation --max-inflation n/a
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
