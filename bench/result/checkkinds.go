@@ -90,7 +90,7 @@ func (d *CliffsDocument) Check() error {
 	c.listLen("points", len(d.Points))
 	c.listLen("knees", len(d.Knees))
 	for i, v := range d.Ladder {
-		c.intWithin(fmt.Sprintf("ladder[%d]", i), int64(v), 1, MaxSizeBytes, "axis value")
+		c.intWithin(fmt.Sprintf("ladder[%d]", i), int64(v), 0, MaxSizeBytes, "axis value")
 		if i > 0 && v <= d.Ladder[i-1] {
 			c.fail(fmt.Sprintf("ladder[%d]", i), "%d follows %d: the ladder rises", v, d.Ladder[i-1])
 		}
@@ -105,7 +105,7 @@ func (d *CliffsDocument) Check() error {
 	values := map[int]int{}
 	for i, pt := range d.Points {
 		p := fmt.Sprintf("points[%d]", i)
-		c.intWithin(p+".value", int64(pt.Value), 1, MaxSizeBytes, "axis value")
+		c.intWithin(p+".value", int64(pt.Value), 0, MaxSizeBytes, "axis value")
 		if j, dup := values[pt.Value]; dup {
 			c.fail(p+".value", "%d is also points[%d]", pt.Value, j)
 		}

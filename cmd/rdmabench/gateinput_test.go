@@ -92,3 +92,35 @@ func TestGateLimitsThatCannotBeJudged(t *testing.T) {
 		}
 	}
 }
+
+// TestReportShowsEveryRun: report given two runs of one fabric shows both,
+// a column each, rather than one of them.
+func TestReportShowsEveryRun(t *testing.T) {
+	const roce = "../../bench/fabric/testdata/roce.json"
+	second := editDoc(t, roce, "roce2.json", func(d *result.Document) {
+		for i := range d.Results {
+			l := &d.Results[i].Latency
+			if l.P50.OK {
+				l.P50.NS = l.Min // a different second run
+			}
+		}
+	})
+	code, out := runCLI("report", roce, second)
+	if code != 0 || !strings.Contains(out, "RoCE rxe1 (rdma_rxe) run 1") || !strings.Contains(out, "RoCE rxe1 (rdma_rxe) run 2") {
+		t.Fatalf("exit %d, not both runs:\n%s", code, out)
+	}
+}
+
+// TestReportPlotSaysMissingLines: report --plot promises p50 and p99.9;
+// where p99.9 is n/a it says so (on the plot and on stderr).
+func TestReportPlotSaysMissingLines(t *testing.T) {
+	noTail := editDoc(t, "../../bench/fabric/testdata/roce.json", "notail.json", func(d *result.Document) {
+		for i := range d.Results {
+			d.Results[i].Latency.P99_9, d.Results[i].Latency.P99_99 = result.Nanos{}, result.Nanos{}
+		}
+	})
+	code, out := runCLI("report", noTail, "--plot", filepath.Join(t.TempDir(), "r.svg"))
+	if code != 0 || !strings.Contains(out, "note: --plot: p99.9 of RoCE rxe1 (rdma_rxe) send: n/a at 2B") {
+		t.Fatalf("exit %d, the missing p99.9 line unsaid:\n%s", code, out)
+	}
+}

@@ -142,7 +142,7 @@ func HostileDocuments(t testing.TB) []Hostile {
 		{"message rate past any link", baseResult, "result", "results[11].bandwidth.mpps", set("results.11.bandwidth.mpps", 1e9)},
 		{"schema version 2", baseResult, "result", "schema_version", set("schema_version", 2)},
 		{"unknown role", baseResult, "result", "role", set("role", "hacker")},
-		{"link utilization 5", baseResult, "result", "results[0].link_utilization", set("results.0.link_utilization", 5)},
+		{"link utilization negative", baseResult, "result", "results[0].link_utilization", set("results.0.link_utilization", -0.5)},
 		{"unknown transport", baseResult, "result", "results[0].transport", set("results.0.transport", "pigeon")},
 		{"negative stdev", baseResult, "result", "results[0].latency_ns.stdev", set("results.0.latency_ns.stdev", -3)},
 		{"negative CPU count", baseResult, "result", "environment.num_cpu", set("environment.num_cpu", -1)},
