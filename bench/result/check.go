@@ -196,7 +196,7 @@ func (c *checker) result(path string, r *Result) {
 	c.oneOf(path+".qp_type", r.QPType, resultQPTypes, "QP type", true)
 	c.oneOf(path+".mr_mode", r.MRMode, MRModes, "MR mode", true)
 	c.intWithin(path+".size_bytes", int64(r.SizeBytes), 1, MaxSizeBytes, "message size")
-	c.intWithin(path+".iterations", r.Iterations, 0, MaxIterations, "iteration count")
+	c.intWithin(path+".iterations", r.Iterations, 1, MaxIterations, "iteration count")
 	c.intWithin(path+".warmup_iterations", r.Warmup, 0, MaxIterations, "iteration count")
 	c.intWithin(path+".duration_ns", r.DurationNS, 0, MaxDurationNS, "duration")
 	for _, d := range []struct {
@@ -275,6 +275,14 @@ func (c *checker) result(path string, r *Result) {
 			c.fail(path+".histogram", "holds %d values, samples says %d", h.Count(), r.Samples)
 		case len(r.Runs) == 0 && r.Latency.Count != h.Count():
 			c.fail(path+".latency_ns.count", "%d, but the histogram beside it holds %d values", r.Latency.Count, h.Count())
+		case len(r.Runs) == 0 && h.Count() > 0:
+			// min and max are exact in both: the summary is the histogram's
+			div := Divisor(r.HistogramDivisor)
+			if lo := float64(h.Min()) / div; !near(r.Latency.Min, lo) {
+				c.fail(path+".latency_ns.min", "%s ns, but the histogram beside it starts at %s ns", num(r.Latency.Min), num(lo))
+			} else if hi := float64(h.Max()) / div; !near(r.Latency.Max, hi) {
+				c.fail(path+".latency_ns.max", "%s ns, but the histogram beside it ends at %s ns", num(r.Latency.Max), num(hi))
+			}
 		}
 	}
 }
@@ -373,6 +381,10 @@ func (c *checker) ordered(path string, seq []named) {
 		prev = s
 	}
 }
+
+// near reports whether a and b agree to the histogram's resolution (0.1 %)
+// and half a nanosecond.
+func near(a, b float64) bool { return math.Abs(a-b) <= 0.002*math.Max(math.Abs(a), math.Abs(b))+0.5 }
 
 // unitOf is the unit said after a value of what.
 func unitOf(what string) string {

@@ -153,6 +153,8 @@ func HostileDocuments(t testing.TB) []Hostile {
 			q[1].(map[string]any)["p"] = 1.0
 		}},
 		{"interval that ends before it starts", baseFull, "result", "results[0].intervals[0].end_ns", set("results.0.intervals.0.end_ns", -1)},
+		{"min that is not the histogram's", baseResult, "result", "results[0].latency_ns.min", set("results.0.latency_ns.min", 1)},
+		{"no iterations", baseResult, "result", "results[2].iterations", set("results.2.iterations", 0)},
 		{"warm-up negative", baseResult, "result", "results[0].warmup_iterations", set("results.0.warmup_iterations", -7)},
 		{"unknown MR mode", baseFull, "result", "results[0].mr_mode", set("results.0.mr_mode", "borrowed")},
 		// mesh documents
