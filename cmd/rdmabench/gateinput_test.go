@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,5 +123,46 @@ func TestReportPlotSaysMissingLines(t *testing.T) {
 	code, out := runCLI("report", noTail, "--plot", filepath.Join(t.TempDir(), "r.svg"))
 	if code != 0 || !strings.Contains(out, "note: --plot: p99.9 of RoCE rxe1 (rdma_rxe) send: n/a at 2B") {
 		t.Fatalf("exit %d, the missing p99.9 line unsaid:\n%s", code, out)
+	}
+}
+
+// TestImportUntrusted: import writes only what perftest printed (no
+// num_cpu, software_rdma, port), a gate between a native and an imported
+// result names only fields both know, and a table line that is not a
+// perftest row is exit 8, named.
+func TestImportUntrusted(t *testing.T) {
+	const printed = "../../bench/perftest/testdata/perftest-6.06/send_lat.client.txt"
+	out := filepath.Join(t.TempDir(), "imported.json")
+	if code, msg := runCLI("import", "perftest", printed, "--json", out); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, msg)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, absent := range []string{`"num_cpu"`, `"software_rdma"`, `"port"`, `"device_numa_node"`} {
+		if strings.Contains(string(b), absent) {
+			t.Errorf("imported document holds %s, which perftest did not print", absent)
+		}
+	}
+	code, msg := runCLI("compare", "--baseline", demoResult, out, "--subset", "--max-regress", "p99=100000%")
+	if n := strings.Count(msg, "\n  env "); code != 0 || n > 7 || strings.Contains(msg, "env num_cpu") {
+		t.Errorf("native against imported: exit %d, %d environment differences:\n%s", code, n, msg)
+	}
+	src, err := os.ReadFile(printed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	i := strings.Index(text, "#bytes")
+	j := i + strings.Index(text[i:], "\n") + 1 // the first row
+	k := j + strings.Index(text[j:], "\n")
+	cut := text[:j] + strings.Join(strings.Fields(text[j:k])[:3], " ") + text[k:]
+	bad := filepath.Join(t.TempDir(), "cut.txt")
+	if err := os.WriteFile(bad, []byte(cut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := runCLI("import", "perftest", bad); code != exitInput || !strings.Contains(msg, "not a perftest result row") || !strings.Contains(msg, bad) {
+		t.Errorf("a row cut short: exit %d\n%s", code, msg)
 	}
 }
