@@ -5,7 +5,7 @@ package result
 // produce is an error naming the field, before compare, report, plot or the
 // gate use it. docs/output.md ("What a reader accepts") lists the rules;
 // the shipped JSON Schemas say the same where a schema can
-// (TestSchemaAgreesWithCheck in bench/result/schema).
+// (TestSchemaAgreesWithCheck, bench/result/agree_test.go).
 
 import (
 	"errors"

@@ -366,9 +366,9 @@ func CheckAny(data []byte) (string, error) {
 	var err error
 	switch kind {
 	case "result":
-		_, err = ParseDocument(data, "")
+		_, err = ParseDocument(data, "document")
 	case KindMesh:
-		_, err = ParseMesh(data, "")
+		_, err = ParseMesh(data, "document")
 	case KindCliffs:
 		_, err = ReadCliffs(data)
 	case KindIsolation:
