@@ -201,7 +201,7 @@ siw-smoke: vmexec
 # "context deadline exceeded"), starting from the committed corpora
 # (testdata/fuzz/FuzzX); 'make unit' already replays those corpora as tests.
 FUZZTIME ?= 10000x
-FUZZ = internal/vm/proto:FuzzDecode bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/perftest/wire:FuzzDestBinary bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate
+FUZZ = internal/vm/proto:FuzzDecode bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/perftest/wire:FuzzDestBinary bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate bench/compare:FuzzCompare bench/plot:FuzzPlot bench/fabric:FuzzReport bench/perftest:FuzzImport
 fuzz:
 	@for t in $(FUZZ); do p=$${t%%:*}; n=$${t#*:}; \
 		echo "fuzz $$n ($$p, $(FUZZTIME))"; \

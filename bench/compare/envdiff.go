@@ -37,10 +37,23 @@ var envMeasured = map[string]bool{
 // EnvDiffs lists the environment fields that differ between base and cur,
 // sorted by field: the client's (or loopback's) Env, then the server's. A
 // group of fields (an object, a list of objects) that only one side has is
-// one entry, "(none)" against "(recorded)".
+// one entry, "(none)" against "(recorded)". A field that either document
+// does not know (result.Document.EnvKnown) is left out.
 func EnvDiffs(base, cur *result.Document) []EnvDiff {
 	var out []EnvDiff
-	diffJSON("", envJSON(&base.Env), envJSON(&cur.Env), &out)
+	be, ce := envJSON(&base.Env), envJSON(&cur.Env)
+	// a field a document does not know (an imported perftest document
+	// knows only what perftest printed) is no difference
+	for _, m := range []any{be, ce} {
+		if m, ok := m.(map[string]any); ok {
+			for k := range m {
+				if !base.EnvKnown(k) || !cur.EnvKnown(k) {
+					delete(m, k)
+				}
+			}
+		}
+	}
+	diffJSON("", be, ce, &out)
 	var bs, cs any
 	if base.ServerEnv != nil {
 		bs = envJSON(base.ServerEnv)

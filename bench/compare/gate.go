@@ -102,6 +102,15 @@ type GateReport struct {
 	// EnvDiffs are the environment fields that differ between the
 	// baseline and the new run (EnvDiffs).
 	EnvDiffs []EnvDiff
+	// Missing are the baseline's tests the new run lacks, BaseTests the
+	// baseline's tests, Partial whether the new run is partial: the gate
+	// did not see the whole baseline (IncompleteErr).
+	Missing   []result.Key
+	BaseTests int
+	Partial   bool
+	// Unjudged are the limits (metric names) that no test could judge
+	// because the figure was n/a in both runs (CannotTellErr).
+	Unjudged []string
 }
 
 // Underpowered returns the checks whose detectable change exceeds their
@@ -171,7 +180,8 @@ type GateOptions struct {
 // are in EnvDiffs.
 func GateWith(base, cur *result.Document, limits map[string]float64, opt GateOptions) *GateReport {
 	alpha := opt.Alpha
-	g := &GateReport{Alpha: alpha, Power: opt.Power, EnvDiffs: EnvDiffs(base, cur)}
+	g := &GateReport{Alpha: alpha, Power: opt.Power, EnvDiffs: EnvDiffs(base, cur), Partial: cur.Partial}
+	checked, naBoth := map[string]int{}, map[string]int{}
 	var keys []metricDef
 	for k := range limits {
 		m, ok := lookupMetric(k)
@@ -191,9 +201,12 @@ func GateWith(base, cur *result.Document, limits map[string]float64, opt GateOpt
 			g.Notes = append(g.Notes, fmt.Sprintf("not compared: %s (only in the new run)", t.Key))
 			continue
 		case n == nil:
+			g.BaseTests++
+			g.Missing = append(g.Missing, t.Key)
 			g.Notes = append(g.Notes, fmt.Sprintf("not compared: %s (only in the baseline)", t.Key))
 			continue
 		}
+		g.BaseTests++
 		g.Tests++
 		repeated := len(b.Runs) > 1 && len(n.Runs) > 1
 		if !repeated {
@@ -235,10 +248,14 @@ func GateWith(base, cur *result.Document, limits map[string]float64, opt GateOpt
 				why = "zero in the baseline"
 			}
 			if why != "" {
+				if !bok && !nok {
+					naBoth[m.key]++
+				}
 				g.Notes = append(g.Notes, fmt.Sprintf("%s: %s not checked (%s)", t.Key, m.key, why))
 				continue
 			}
 			g.Checked++
+			checked[m.key]++
 			limit := limits[m.key]
 			worse := nv > bv*(1+limit)
 			if m.rate {
@@ -262,6 +279,11 @@ func GateWith(base, cur *result.Document, limits map[string]float64, opt GateOpt
 	}
 	if single {
 		g.Notes = append(g.Notes, "single runs: the gate cannot judge noise; run both sides with --repeat K (K >= 4) for a significance test")
+	}
+	for _, m := range keys {
+		if checked[m.key] == 0 && naBoth[m.key] > 0 {
+			g.Unjudged = append(g.Unjudged, m.name)
+		}
 	}
 	return g
 }

@@ -121,6 +121,9 @@ func GateMesh(base, cur *result.MeshDocument, limits map[string]float64) *MeshGa
 		for _, r := range pg.Regressions {
 			g.Regressions = append(g.Regressions, PairRegression{Pair: cp.Name(), Regression: r})
 		}
+		for _, k := range pg.Missing { // a test of the baseline's pair the new pair lacks: not checked, not passed
+			g.Failed = append(g.Failed, fmt.Sprintf("%s %s (missing in the new run)", cp.Name(), k))
+		}
 	}
 	for i := range base.Pairs {
 		bp := &base.Pairs[i]

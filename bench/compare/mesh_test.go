@@ -85,3 +85,31 @@ func TestMatchPairsByHost(t *testing.T) {
 		t.Errorf("tables:\n%s", b.String())
 	}
 }
+
+// TestGateMeshMissingTest: a pair of the new run that lacks a test of the
+// baseline's pair fails the mesh gate, named, rather than passing unseen.
+func TestGateMeshMissingTest(t *testing.T) {
+	base, err := result.ReadMeshFile("../result/testdata/mesh_tcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := result.ReadMeshFile("../result/testdata/mesh_tcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p *result.MeshPair
+	for i := range cur.Pairs {
+		if cur.Pairs[i].Status == result.StatusOK && len(cur.Pairs[i].Results) > 1 {
+			p = &cur.Pairs[i]
+			break
+		}
+	}
+	if p == nil {
+		t.Skip("no pair with two tests in the fixture")
+	}
+	p.Results = p.Results[:1]
+	g := GateMesh(base, cur, map[string]float64{MetricP99: 0.1})
+	if g.Err() == nil || !strings.Contains(strings.Join(g.Failed, "\n"), "(missing in the new run)") {
+		t.Errorf("a pair lacking a test passes: %v %q", g.Err(), g.Failed)
+	}
+}

@@ -32,6 +32,26 @@ type Fabric struct {
 	Driver    string
 	Host      string
 	Docs      []*result.Document // in the order given to New
+	// Run numbers the columns of one fabric from 1: documents of a fabric
+	// that hold the same test (two runs of it) make a column each.
+	Run int
+}
+
+// overlaps reports whether d holds a test (op, mode, size, transport) that
+// one of docs holds.
+func overlaps(docs []*result.Document, d *result.Document) bool {
+	keys := map[result.Key]bool{}
+	for _, o := range docs {
+		for i := range o.Results {
+			keys[result.KeyOf(&o.Results[i])] = true
+		}
+	}
+	for i := range d.Results {
+		if keys[result.KeyOf(&d.Results[i])] {
+			return true
+		}
+	}
+	return false
 }
 
 // TCP reports whether f is the kernel-TCP baseline.
@@ -82,8 +102,9 @@ type Report struct {
 // New groups docs by fabric (transport, device, driver and host: documents
 // of one fabric make one column, in order of first appearance) and lines
 // up their results by op, mode and message size; TCP and RDMA results of
-// one op and size share a row. Where a fabric holds a test twice, the first
-// result counts. The first TCP fabric is the baseline: every row of a mode
+// one op and size share a row. Documents of one fabric that hold the same
+// test are several runs of it: each makes a column of its own ("RoCE rxe0
+// (rdma_rxe) run 2"), so that no run given is dropped. The first TCP fabric is the baseline: every row of a mode
 // and size, whatever its op, takes the baseline's SEND result of that mode
 // and size as reference, as TCP has no WRITE or READ.
 func New(docs []*result.Document) *Report {
@@ -94,21 +115,35 @@ func New(docs []*result.Document) *Report {
 			hosts[d.Env.Host] = true
 		}
 	}
-	byID := map[string]int{}
+	byID := map[string][]int{} // a fabric's columns: one per run
 	for _, d := range docs {
 		if d == nil {
 			continue
 		}
 		f := Fabric{Transport: TransportOf(d), Device: d.Env.Device, Driver: d.Env.Driver, Host: d.Env.Host}
 		id := f.Transport + "\x00" + f.Device + "\x00" + f.Driver + "\x00" + f.Host
-		i, ok := byID[id]
-		if !ok {
+		i := -1
+		for _, c := range byID[id] { // the first column of the fabric without d's tests
+			if !overlaps(rep.Fabrics[c].Docs, d) {
+				i = c
+				break
+			}
+		}
+		if i < 0 { // a new fabric, or another run of one: a column of its own
 			f.Label = label(f, len(hosts) > 1)
+			f.Run = len(byID[id]) + 1
 			i = len(rep.Fabrics)
-			byID[id] = i
+			byID[id] = append(byID[id], i)
 			rep.Fabrics = append(rep.Fabrics, f)
 		}
 		rep.Fabrics[i].Docs = append(rep.Fabrics[i].Docs, d)
+	}
+	for _, cols := range byID {
+		if len(cols) > 1 { // several runs of one fabric: each column says which
+			for _, c := range cols {
+				rep.Fabrics[c].Label += fmt.Sprintf(" run %d", rep.Fabrics[c].Run)
+			}
+		}
 	}
 	for i := range rep.Fabrics {
 		if rep.Fabrics[i].TCP() {

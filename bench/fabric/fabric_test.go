@@ -379,7 +379,8 @@ func TestPlot(t *testing.T) {
 		t.Errorf("text past the picture's edge (%v): %q", err, over)
 	}
 
-	// every p99.9 n/a: the title names only p50, the series drawn
+	// every p99.9 n/a: the title names p50, the series drawn, and says
+	// that p99.9 is not drawn; PlotGaps names each fabric and op
 	noTail := fixtures(t)
 	for _, d := range noTail {
 		for i := range d.Results {
@@ -391,8 +392,15 @@ func TestPlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(svgTexts(t, tailless), "\n")
-	if !strings.Contains(all, "p50 latency against message size") || strings.Contains(all, "p99.9") {
-		t.Errorf("every p99.9 n/a: the plot names p99.9 or lacks p50: %q", all)
+	if !strings.Contains(all, "p50 latency against message size") || !strings.Contains(all, "p99.9 not drawn: n/a in every test") {
+		t.Errorf("every p99.9 n/a: the plot lacks p50 or does not say p99.9 is not drawn: %q", all)
+	}
+	gaps := New(noTail).PlotGaps()
+	if len(gaps) == 0 || !strings.Contains(gaps[0], "p99.9 of RoCE rxe1 (rdma_rxe) send: n/a at 2B") {
+		t.Errorf("PlotGaps = %q", gaps)
+	}
+	if g := rep.PlotGaps(); len(g) != 0 {
+		t.Errorf("PlotGaps of a report whose lines are all drawn: %q", g)
 	}
 
 	png := filepath.Join(dir, "latency.png")

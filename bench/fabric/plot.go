@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -60,13 +61,53 @@ func (rep *Report) Plot(path string) error {
 			lines = append(lines, byOp[op]...)
 		}
 	}
-	var names []string // the title names only the percentiles drawn
+	var names, missing []string // the title names the percentiles drawn, and those it could not draw
 	for mi, m := range plotMetrics {
 		if drawn[mi] {
 			names = append(names, m.name)
+		} else {
+			missing = append(missing, m.name)
 		}
 	}
-	return plot.SizeLines(rep.plotTitle(names, timed), "latency (µs)", lines, true, path)
+	title := rep.plotTitle(names, timed)
+	if len(missing) > 0 {
+		title += "\n" + strings.Join(missing, " and ") + " not drawn: n/a in every test (too few samples)"
+	}
+	return plot.SizeLines(title, "latency (µs)", lines, true, path)
+}
+
+// PlotGaps says which of the lines Plot promises (p50 and p99.9 of each
+// fabric's latency tests) it leaves out, in part or whole, because the
+// percentile is n/a (too few samples): one line each, such as "p99.9 of
+// RoCE rxe0 (rdma_rxe) send: n/a at 2B, 64K (too few samples), not
+// drawn". report --plot prints them, so that no line goes missing unsaid.
+func (rep *Report) PlotGaps() []string {
+	var out []string
+	for fi, f := range rep.Fabrics {
+		type gap struct{ op, metric string }
+		var order []gap
+		sizes := map[gap][]string{}
+		for ri := range rep.Rows {
+			row := &rep.Rows[ri]
+			c := row.Cells[fi]
+			if row.Mode != result.ModeLat || c.Result == nil || c.Send {
+				continue
+			}
+			for _, m := range plotMetrics {
+				if n := m.get(&c.Result.Latency); !(n.OK && n.NS > 0) {
+					g := gap{row.Op, m.name}
+					if _, ok := sizes[g]; !ok {
+						order = append(order, g)
+					}
+					sizes[g] = append(sizes[g], sizeName(row.SizeBytes))
+				}
+			}
+		}
+		for _, g := range order {
+			out = append(out, fmt.Sprintf("%s of %s %s: n/a at %s (too few samples), not drawn", g.metric, f.Label, g.op, strings.Join(sizes[g], ", ")))
+		}
+	}
+	return out
 }
 
 // plotTitle says what the plot shows (the percentiles names) and what

@@ -107,18 +107,20 @@ func Import(p *Printed, file string, o ImportOptions) (*result.Document, error) 
 	if ver == "" {
 		ver = "unknown"
 	}
+	env, known := importEnv(p)
 	doc := &result.Document{
 		SchemaVersion: result.SchemaVersion,
 		Tool:          ImportedTool,
 		ToolVersion:   ver,
 		CommandLine:   []string{tool.Name},
 		Role:          "client",
-		Env:           importEnv(p),
+		Env:           env,
 		Warnings:      []string{fmt.Sprintf("imported from perftest's output %s (%s)", file, tool.Name)},
 	}
 	if p.Server {
 		doc.Role = "server"
 	}
+	doc.SetEnvKnown(known...) // what perftest did not print is absent, not zero
 	op := string(tool.Verb)
 	if tool.Verb == Atomic {
 		op = atomicOp
@@ -136,18 +138,32 @@ func Import(p *Printed, file string, o ImportOptions) (*result.Document, error) 
 	return doc, nil
 }
 
-// importEnv is what the test box says of the environment.
-func importEnv(p *Printed) result.Env {
+// importEnv is what the test box says of the environment, and the JSON
+// names of the fields it says: the others perftest did not print.
+func importEnv(p *Printed) (result.Env, []string) {
 	var e result.Env
-	e.Device, _ = p.Setting("Device")
-	e.LinkLayer, _ = p.Setting("Link type")
-	e.PathMTU, _ = p.SettingInt("Mtu")
-	e.GIDIndex, _ = p.SettingInt("GID index")
-	e.QPType, _ = p.Setting("Connection type")
-	e.InlineSizeGranted, _ = p.SettingInt("Max inline data")
+	known := []string{"clock_source"}
+	str := func(label, key string, dst *string) {
+		if v, ok := p.Setting(label); ok {
+			*dst = v
+			known = append(known, key)
+		}
+	}
+	num := func(label, key string, dst *int) {
+		if v, ok := p.SettingInt(label); ok {
+			*dst = v
+			known = append(known, key)
+		}
+	}
+	str("Device", "device", &e.Device)
+	str("Link type", "link_layer", &e.LinkLayer)
+	num("Mtu", "path_mtu", &e.PathMTU)
+	num("GID index", "gid_index", &e.GIDIndex)
+	str("Connection type", "qp_type", &e.QPType)
+	num("Max inline data", "inline_size_granted", &e.InlineSizeGranted)
 	e.ClockSource = "rdtsc (perftest)"
-	e.EnginePinnedCPU = -1
-	return e
+	e.EnginePinnedCPU = -1 // not written: unknown
+	return e, known
 }
 
 func importRow(p *Printed, row Row, tool Tool, op string) (result.Result, error) {

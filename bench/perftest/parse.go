@@ -8,6 +8,7 @@ package perftest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -202,8 +203,11 @@ func ParsePrinted(b []byte) (*Printed, error) {
 			p.Samples = append(p.Samples, f)
 		case inTable:
 			fields := strings.Fields(line)
-			if len(fields) != len(p.Columns) || !allDigits(fields[0]) {
+			if len(fields) == 0 || !allDigits(fields[0]) {
 				continue
+			}
+			if len(fields) != len(p.Columns) { // a row cut short or run on: refused, not guessed at
+				return nil, &ParseError{n, line, fmt.Errorf("%w: %d fields under a header of %d columns (%s)", ErrNotARow, len(fields), len(p.Columns), strings.Join(p.Labels, " "))}
 			}
 			r := Row{Line: raw, Fields: fields}
 			for i, f := range fields {
@@ -228,6 +232,10 @@ func ParsePrinted(b []byte) (*Printed, error) {
 	}
 	return p, nil
 }
+
+// ErrNotARow is what a line of a result table that is not one of
+// perftest's rows (its fields do not match the header's columns) wraps.
+var ErrNotARow = errors.New("not a perftest result row")
 
 func allDigits(s string) bool {
 	for _, c := range s {

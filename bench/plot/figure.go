@@ -166,6 +166,14 @@ func (f *figure) valueAxis(a *plot.Axis, t *func(float64) float64, vs []float64,
 	}
 }
 
+// clampExp bounds a power of two of the size axis to -1..62 (NaN: 0).
+func clampExp(e float64) float64 {
+	if math.IsNaN(e) {
+		return 0
+	}
+	return math.Max(-1, math.Min(62, e))
+}
+
 // sizeAxis makes the x axis a log2 scale of message sizes. It labels the
 // sizes when there are at most 10 of them, else every power of two or every
 // few, with a tick at every power of two.
@@ -174,6 +182,9 @@ func (f *figure) sizeAxis(sizes []float64) {
 	f.xt = math.Log2
 	a := &f.p.X
 	e0, e1 := math.Floor(math.Log2(lo)), math.Ceil(math.Log2(hi))
+	// checked sizes are 1 B .. 1 GiB (result.MaxSizeBytes); the axis holds
+	// 2^-1 .. 2^62 whatever it is given, so that its ticks stay few
+	e0, e1 = clampExp(e0), clampExp(e1)
 	if e0 == e1 {
 		e0, e1 = e0-1, e1+1
 	}

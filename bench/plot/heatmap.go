@@ -69,6 +69,10 @@ func containsInt(l []int, v int) bool {
 	return false
 }
 
+// MaxHeatmapRanks is the most ranks Heatmap draws: its cells grow as the
+// square of them.
+const MaxHeatmapRanks = 256
+
 // Heatmap draws the mesh's N×N map of one test to path (.svg or .png): the
 // latency statistic sel.Metric (default p99) for a latency test, bandwidth
 // (MB/s) for a bandwidth test. Rows are clients, columns servers, both
@@ -81,6 +85,9 @@ func Heatmap(doc *result.MeshDocument, sel Selection, path string) error {
 	n := len(doc.Ranks)
 	if n < 2 {
 		return errors.New("heatmap: the mesh has fewer than 2 ranks")
+	}
+	if n > MaxHeatmapRanks { // n² cells, each labelled: bounded whatever the document
+		return fmt.Errorf("heatmap: %d ranks, more than the %d a heatmap draws legibly; compare the document instead", n, MaxHeatmapRanks)
 	}
 	key, err := HeatmapTest(doc, sel)
 	if err != nil {

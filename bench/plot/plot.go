@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/hist"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -182,12 +183,16 @@ func Percentiles(docs []*result.Document, labels []string, sel Selection, path s
 	f := newFigure()
 	maxN := 100.0
 	var ys []float64
+	cut := false
 	for i, t := range tests {
-		xys, n, err := percentilePoints(t.r)
+		xys, all, err := percentilePoints(t.r)
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", t.name(), err)
 		}
-		maxN = max(maxN, float64(n))
+		cut = cut || !all
+		for _, p := range xys {
+			maxN = max(maxN, p.X)
+		}
 		for _, p := range xys {
 			ys = append(ys, p.Y)
 		}
@@ -196,9 +201,12 @@ func Percentiles(docs []*result.Document, labels []string, sel Selection, path s
 	p := f.p
 	p.Title.Text = latencyTitle(tests, "percentile distribution")
 	p.X.Label.Text = "percentile (log scale of 1/(1-percentile))"
+	if cut { // the tables call these n/a: the plot says so rather than draw them
+		p.X.Label.Text += "; the tail past what the samples back (n/a in the tables) is not drawn"
+	}
 	p.Y.Label.Text = "latency (µs)"
 	f.xt = math.Log10
-	p.X.Min, p.X.Max = 0, math.Ceil(math.Log10(maxN)-1e-9)
+	p.X.Min, p.X.Max = 0, math.Log10(maxN) // the last backed point, not a decade past it
 	p.X.Tick.Marker = percentileTicks{}
 	f.valueAxis(&p.Y, &f.yt, ys, true, false)
 	return f.save(path)
@@ -234,29 +242,40 @@ func CDFs(docs []*result.Document, labels []string, sel Selection, path string) 
 }
 
 // percentilePoints returns the percentile distribution of r's histogram as
-// points (1/(1-q), latency in µs), the maximum at 1/(1-q) = N, and N, the
-// number of samples. Repeated points are dropped, so a test of one sample
-// is one point. Latencies are divided by r.HistogramDivisor; 0 ns counts
-// as 1 ns so that log scales can show it.
-func percentilePoints(r *result.Result) (plotter.XYs, int64, error) {
+// points (1/(1-q), latency in µs), as far as the samples back the
+// percentile (the n/a rule of the tables, at the result's confidence):
+// no point lies past what the tables can state, and the maximum is drawn
+// only where its percentile 1-1/N would be backed, which it never is. all
+// is false when points were left out. Repeated points are dropped, so a
+// test of one sample is one point. Latencies are divided by
+// r.HistogramDivisor; 0 ns counts as 1 ns so that log scales can show it.
+func percentilePoints(r *result.Result) (xys plotter.XYs, all bool, err error) {
 	h, err := r.DecodeHistogram()
 	if err != nil {
-		return nil, 0, err
+		return nil, false, err
 	}
 	div := result.Divisor(r.HistogramDivisor)
-	n := float64(h.Count())
-	var xys plotter.XYs
+	conf := r.Latency.Confidence
+	if !(conf > 0 && conf < 1) {
+		conf = hist.DefaultConfidence
+	}
+	n := h.Count()
+	all = true
 	for _, p := range h.Distribution() {
-		x := n
-		if p.Percentile < 100 {
-			x = min(1/(1-p.Percentile/100), n)
+		if p.Percentile > 0 && (p.Percentile >= 100 || hist.MinSamples(p.Percentile, conf) > n) {
+			all = false
+			continue
+		}
+		x := 1.0
+		if p.Percentile > 0 {
+			x = min(1/(1-p.Percentile/100), float64(n))
 		}
 		pt := plotter.XY{X: max(x, 1), Y: float64(max(p.NS, 1)) / div / 1000}
 		if len(xys) == 0 || xys[len(xys)-1] != pt {
 			xys = append(xys, pt)
 		}
 	}
-	return xys, h.Count(), nil
+	return xys, all, nil
 }
 
 // cdfPoints returns the cumulative distribution of r's histogram as points

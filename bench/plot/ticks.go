@@ -11,9 +11,22 @@ import (
 // 0 %, 1 is 90 %, 2 is 99 %, and so on, with minor ticks between.
 type percentileTicks struct{}
 
+// maxTicks caps the ticks of one axis, whatever its range: an axis is
+// drawn from checked values (result.Check), and this bound holds even if
+// one were not.
+const maxTicks = 2000
+
+// finiteRange reports whether lo..hi is a finite range an axis can tick.
+func finiteRange(lo, hi float64) bool {
+	return !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && hi-lo < 1e6
+}
+
 func (percentileTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !finiteRange(lo, hi) {
+		return nil
+	}
 	var ticks []plot.Tick
-	for e := 0; float64(e) <= hi+1e-9; e++ {
+	for e := 0; float64(e) <= hi+1e-9 && len(ticks) < maxTicks; e++ {
 		label := "0%"
 		if e > 0 {
 			label = strconv.FormatFloat(100-100/math.Pow10(e), 'f', max(e-2, 0), 64) + "%"
@@ -34,6 +47,9 @@ func (percentileTicks) Ticks(lo, hi float64) []plot.Tick {
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !finiteRange(lo, hi) || hi-lo > maxTicks/10 {
+		return nil
+	}
 	e0, e1 := math.Floor(lo+1e-9), math.Ceil(hi-1e-9)
 	dense := math.Floor(hi+1e-9)-math.Ceil(lo-1e-9) < 2
 	var ticks []plot.Tick
@@ -58,6 +74,9 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 type linearTicks struct{}
 
 func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return nil
+	}
 	if !(hi > lo) {
 		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(roundSig(lo), 'f', -1, 64)}}
 	}
@@ -69,7 +88,7 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	prec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
 	var ticks []plot.Tick
-	for i := math.Ceil(lo/minor - 1e-9); i*minor <= hi+minor*1e-9; i++ {
+	for i := math.Ceil(lo/minor - 1e-9); i*minor <= hi+minor*1e-9 && len(ticks) < maxTicks; i++ {
 		v := i * minor
 		if math.Abs(v) < minor*1e-6 {
 			v = 0 // not -0

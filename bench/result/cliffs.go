@@ -144,7 +144,14 @@ func IsCliffsDocument(data []byte) bool {
 
 // ReadCliffs decodes a cliffs document.
 func ReadCliffs(data []byte) (*CliffsDocument, error) {
-	return readKind(data, KindCliffs, "cliffs document", func(d *CliffsDocument) string { return d.Kind })
+	d, err := readKind(data, KindCliffs, "cliffs document", func(d *CliffsDocument) string { return d.Kind })
+	if err == nil {
+		err = d.Check()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // WriteCliffsJSON writes doc to path ("-": stdout).

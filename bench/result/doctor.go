@@ -97,6 +97,18 @@ func IsDoctorDocument(data []byte) bool {
 	return isKind(data, KindDoctor)
 }
 
+// ReadDoctor decodes and checks (DoctorDocument.Check) a doctor document.
+func ReadDoctor(data []byte) (*DoctorDocument, error) {
+	d, err := readKind(data, KindDoctor, "doctor document", func(d *DoctorDocument) string { return d.Kind })
+	if err == nil {
+		err = d.Check()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // WriteDoctorJSON writes doc to path ("-": stdout), with its version, kind,
 // tool and status set.
 func WriteDoctorJSON(path string, doc *DoctorDocument) error {

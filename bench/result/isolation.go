@@ -182,7 +182,14 @@ func IsIsolationDocument(data []byte) bool {
 
 // ReadIsolation decodes an isolation document.
 func ReadIsolation(data []byte) (*IsolationDocument, error) {
-	return readKind(data, KindIsolation, "isolation document", func(d *IsolationDocument) string { return d.Kind })
+	d, err := readKind(data, KindIsolation, "isolation document", func(d *IsolationDocument) string { return d.Kind })
+	if err == nil {
+		err = d.Check()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // WriteIsolationJSON writes doc to path ("-": stdout).

@@ -11,7 +11,8 @@ func TestKindProbeAndRead(t *testing.T) {
 		cliffs bool   // IsCliffsDocument
 		err    string // ReadCliffs' error, "" for none
 	}{
-		{`{"kind": "cliffs", "schema_version": 1}`, true, ""},
+		{`{"kind": "cliffs", "schema_version": 1, "figure_unit": "Mpps", "runs": 1, "points": [{"value": 2, "stage": "ladder", "runs": [1], "median": 1, "min": 1, "max": 1}]}`, true, ""},
+		{`{"kind": "cliffs", "schema_version": 1}`, true, `figure_unit: impossible value`},
 		{`{"kind": "isolation"}`, false, `not a cliffs document (kind "isolation")`},
 		{`{"results": []}`, false, `not a cliffs document (kind "")`},
 		{`{"kind": 3}`, false, "cliffs document: json: cannot unmarshal"},

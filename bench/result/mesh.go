@@ -171,12 +171,8 @@ func ParseMesh(b []byte, name string) (*MeshDocument, error) {
 	if doc.SchemaVersion != MeshSchemaVersion {
 		return nil, fmt.Errorf("bench: read mesh %s: schema version %d, this rdmabench reads %d", name, doc.SchemaVersion, MeshSchemaVersion)
 	}
-	for i := range doc.Pairs { // the values, as Document.Check
-		for j := range doc.Pairs[i].Results {
-			if err := doc.Pairs[i].Results[j].check(fmt.Sprintf("pairs[%d].results[%d]", i, j)); err != nil {
-				return nil, fmt.Errorf("bench: read mesh %s: %w", name, err)
-			}
-		}
+	if err := doc.Check(); err != nil {
+		return nil, fmt.Errorf("bench: read mesh %s: %w", name, err)
 	}
 	return &doc, nil
 }

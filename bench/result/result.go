@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -41,6 +40,10 @@ type Document struct {
 	// LoadSweeps are the latency-against-load sweeps of the run
 	// (--load-sweep); their tests' results are in Results too.
 	LoadSweeps []LoadSweep `json:"load_sweeps,omitempty"`
+
+	// envKeys are the members of "environment" the document holds (nil:
+	// all of them): see EnvKnown.
+	envKeys map[string]bool
 }
 
 // Env describes where a run took place: host, device, port, GID, clock and
@@ -415,7 +418,28 @@ func WriteJSONFile(path string, doc *Document) error {
 	if d.Results == nil {
 		d.Results = []Result{}
 	}
-	return WriteJSON(path, &d)
+	if d.envKeys == nil {
+		return WriteJSON(path, &d)
+	}
+	// only the known environment fields
+	b, err := json.Marshal(&d.Env)
+	if err != nil {
+		return fmt.Errorf("bench: encode results: %w", err)
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(b, &env); err != nil {
+		return fmt.Errorf("bench: encode results: %w", err)
+	}
+	for k := range env {
+		if !d.envKeys[k] {
+			delete(env, k)
+		}
+	}
+	type plain Document // Document's fields without its methods
+	return WriteJSON(path, struct {
+		*plain
+		Env map[string]json.RawMessage `json:"environment"`
+	}{(*plain)(&d), env})
 }
 
 // WriteJSON writes v as indented JSON to path, or to stdout when path is
@@ -453,37 +477,4 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("bench: write results: %w", err)
 	}
 	return nil
-}
-
-// readPath reads the file at path, or stdin for "-".
-func readPath(path string) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(os.Stdin)
-	}
-	return os.ReadFile(path)
-}
-
-// ReadJSONFile reads a document written by WriteJSONFile; path "-" reads
-// stdin. A document of another schema version is an error, and so is one
-// whose values fail Document.Check (a *ValueError naming the field).
-func ReadJSONFile(path string) (*Document, error) {
-	b, err := readPath(path)
-	if err != nil {
-		return nil, fmt.Errorf("bench: read results: %w", err)
-	}
-	var doc Document
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("bench: read results %s: %w", path, err)
-	}
-	if doc.SchemaVersion != SchemaVersion {
-		if doc.SchemaVersion == 0 {
-			return nil, fmt.Errorf("bench: read results %s: no schema_version: not an rdmabench result", path)
-		}
-		return nil, fmt.Errorf("bench: read results %s: schema version %d, this rdmabench reads %d",
-			path, doc.SchemaVersion, SchemaVersion)
-	}
-	if err := doc.Check(); err != nil {
-		return nil, fmt.Errorf("bench: read results %s: %w", path, err)
-	}
-	return &doc, nil
 }

@@ -49,6 +49,7 @@ func cmdCompare(fs *flag.FlagSet) action {
 	alpha := fs.Float64("alpha", compare.DefaultAlpha, "gate on repeated runs: a change regresses only when significant at this level (Mann-Whitney U test), in (0, 0.5]")
 	power := fs.Float64("power", compare.DefaultPower, "gate on repeated runs: state each figure's smallest detectable change at this probability of detection, in [0.5, 0.99]")
 	requirePower := fs.Bool("require-power", false, "gate: exit 9 when a figure's smallest detectable change exceeds its --max-regress limit, or a test ran once, or a figure has too few backed runs to tell (the gate cannot see a change of the limit's size); a regression still exits 1")
+	subset := fs.Bool("subset", false, "gate: the new run may hold a subset of the baseline's tests, or be partial: gate the tests it has (without it, a missing test or a partial run fails the gate)")
 	noise := fs.Bool("noise", false, "report each figure's run-to-run spread over repeated runs of the files given, and suggest --max-regress limits")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch *format {
@@ -84,6 +85,9 @@ func cmdCompare(fs *flag.FlagSet) action {
 		}
 		if !gate && fs.Changed("max-counter") {
 			return usageError{errors.New("--max-counter needs --baseline")}
+		}
+		if !gate && *subset {
+			return usageError{errors.New("--subset needs --baseline")}
 		}
 		if !gate && (*requirePower || fs.Changed("power")) {
 			return usageError{errors.New("--require-power and --power need --baseline")}
@@ -138,6 +142,12 @@ func cmdCompare(fs *flag.FlagSet) action {
 		for i, p := range paths {
 			if docs[i], err = readDocument(p); err != nil {
 				return err
+			}
+		}
+		if gate {
+			if u := compare.Unrecorded(limits, docs...); len(u) > 0 {
+				return usageError{fmt.Errorf("--max-regress %q: %s is not recorded in %s and %s (only p50, p90, p99, p99.9, p99.99 and the --percentiles a run lists are): no limit on it can be judged",
+					*maxRegress, strings.Join(u, ", "), paths[0], paths[1])}
 			}
 		}
 
@@ -196,9 +206,18 @@ func cmdCompare(fs *flag.FlagSet) action {
 		if err := g.Err(); err != nil {
 			return err
 		}
+		if err := g.IncompleteErr(*subset); err != nil {
+			return err
+		}
+		if *subset && (len(g.Missing) > 0 || g.Partial) {
+			fmt.Fprintf(stdout, "%snote: --subset: %d of the baseline's %d tests gated (partial new run: %v)\n", bullet, g.Tests, g.BaseTests, g.Partial)
+		}
 		blind := g.Underpowered()
 		if g.Tests == 0 {
 			return fmt.Errorf("no test is in both %s and %s: nothing to gate", paths[0], paths[1])
+		}
+		if err := g.CannotTellErr(); err != nil {
+			return err
 		}
 		if g.Checked == 0 {
 			return fmt.Errorf("none of the metrics in --max-regress %q could be checked (see the notes)", *maxRegress)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	flag "github.com/spf13/pflag"
@@ -66,7 +65,7 @@ func cmdImport(fs *flag.FlagSet) action {
 		}
 		var doc *result.Document
 		for _, f := range files {
-			b, err := os.ReadFile(f)
+			b, err := result.ReadInput(f)
 			if err != nil {
 				return inputError{err}
 			}
@@ -104,7 +103,7 @@ func cmdImport(fs *flag.FlagSet) action {
 func showFiles(w io.Writer, files, show []string) error {
 	var first error
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := result.ReadInput(f)
 		var p *perftest.Printed
 		if err == nil {
 			p, err = perftest.ParsePrinted(b)

@@ -36,7 +36,7 @@ const (
 	exitPartial    = 6   // mesh: the document was written, but some pairs failed or a rank was lost
 	exitTimeout    = 7   // --run-timeout expired (finished results kept, JSON "partial": true)
 	exitInput      = 8   // compare, plot, report, import: an input file that cannot be read, is not an rdmabench document or holds impossible values
-	exitBlind      = 9   // compare --baseline --require-power: no regression, but the runs could not show a change of the limit's size
+	exitBlind      = 9   // compare --baseline --require-power: no regression, but the runs could not show a change of the limit's size; a limit n/a on both sides
 	exitDoctor     = 10  // doctor: a check failed (its findings are printed and written)
 	exitInterrupt  = 130 // interrupted by SIGINT (128+2); finished results kept, JSON "partial": true
 	exitTerminated = 143 // terminated by SIGTERM (128+15); likewise
@@ -46,15 +46,15 @@ const (
 // EXIT STATUS section of rdmabench(1).
 const helpExitCodes = `Exit codes (docs/exit-codes.md):
   0    success (compare --baseline: no regression)
-  1    failure: compare --baseline found a regression; any failure without a code of its own
+  1    failure: compare --baseline found a regression, or the new run lacks tests or is partial; any failure without a code of its own
   2    usage: a bad flag or value, found before any test
   3    environment: no RDMA or device, port down, memlock, a device limit, a resource budget (--max-memory, --max-qps; ours or the server's)
   4    peer: control connection, handshake, errors the peer reports
   5    transport: completion errors, data-path timeouts, --verify mismatches
   6    partial: rdmabench mesh wrote its document, but some pairs failed or a rank was lost
   7    run timeout: --run-timeout expired (finished results kept, JSON "partial": true)
-  8    input: compare, plot, report or import could not read an input file, it is not an rdmabench document, or a value is impossible (named)
-  9    underpowered: compare --baseline --require-power found no regression, but the runs could not show a change of a limit's size
+  8    input: compare, plot, report or import could not read an input file, it is too large, not the kind of document read, or a value breaks an invariant (file, JSON path and rule named)
+  9    underpowered: compare --baseline --require-power found no regression, but the runs could not show a change of a limit's size; or a limit is n/a in both runs (cannot tell)
   10   doctor: a check failed (the table and --json say which, with the fix)
   130  interrupted (SIGINT)
   143  terminated (SIGTERM)
@@ -80,6 +80,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 { // a command is required: the help, on stderr, exit 2
 		root.SetOut(stderr)
 		root.Help()
+		return exitUsage
+	}
+	if err := setInputLimit(); err != nil {
+		fmt.Fprintf(stderr, "rdmabench: %s\n", err)
 		return exitUsage
 	}
 	ctx, stop := signalContext()
@@ -129,6 +133,7 @@ func exitCode(err error) int {
 	var pwe *compare.PowerError
 	var dfe doctorFailed
 	var iue *isolation.UnjudgedError
+	var cte *compare.CannotTellError
 	switch {
 	case errors.As(err, &dfe):
 		return exitDoctor
@@ -151,8 +156,8 @@ func exitCode(err error) int {
 		return exitPeer // the launcher's PMI server failed or timed out
 	case errors.As(err, &ie):
 		return exitInput
-	case errors.As(err, &pwe), errors.As(err, &iue):
-		return exitBlind // the gate could not see: compare --require-power, isolation --max-inflation n/a
+	case errors.As(err, &pwe), errors.As(err, &iue), errors.As(err, &cte):
+		return exitBlind // the gate could not see: compare --require-power, a limit n/a on both sides, isolation --max-inflation n/a
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -138,7 +137,7 @@ func isMeshFile(path string) bool {
 	if path == "-" {
 		return false
 	}
-	b, err := os.ReadFile(path)
+	b, err := result.ReadInput(path)
 	return err == nil && result.IsMeshDocument(b)
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/rdmabench/rdmabench/bench/plot"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -14,7 +13,7 @@ func isCliffsFile(path string) bool {
 	if path == "-" {
 		return false
 	}
-	b, err := os.ReadFile(path)
+	b, err := result.ReadInput(path)
 	return err == nil && result.IsCliffsDocument(b)
 }
 
@@ -26,7 +25,7 @@ func plotCliffs(paths []string, kind, out string, stdout io.Writer) error {
 	if kind != plot.KindCliffs && kind != plot.KindAuto {
 		return usageError{fmt.Errorf("%s is a cliffs document: its plot is --kind cliffs, not %s", paths[0], kind)}
 	}
-	b, err := os.ReadFile(paths[0])
+	b, err := result.ReadInput(paths[0])
 	if err != nil {
 		return inputError{err}
 	}

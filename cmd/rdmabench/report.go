@@ -78,6 +78,9 @@ func cmdReport(fs *flag.FlagSet) action {
 			}
 			return err
 		}
+		for _, g := range rep.PlotGaps() {
+			fmt.Fprintf(stderr, "note: --plot: %s\n", g)
+		}
 		fmt.Fprintf(stderr, "wrote %s\n", *plotPath)
 		return nil
 	}

@@ -110,11 +110,18 @@ func ValidateDoctorDocument(data []byte) error {
 	return Against(s.doctor, data)
 }
 
-// Validate checks data against doctor.schema.json when IsDoctorDocument
+// Validate checks data against cliffs.schema.json or isolation.schema.json
+// for those kinds, against doctor.schema.json when IsDoctorDocument
 // says it is a doctor document, against mesh.schema.json when
 // IsMeshDocument says it is a mesh document, against mr.schema.json when IsMRDocument says it is an
 // `rdmabench mr` document, against schema.json otherwise.
 func Validate(data []byte) error {
+	if result.IsCliffsDocument(data) {
+		return ValidateCliffsDocument(data)
+	}
+	if result.IsIsolationDocument(data) {
+		return ValidateIsolationDocument(data)
+	}
 	if result.IsDoctorDocument(data) {
 		return ValidateDoctorDocument(data)
 	}

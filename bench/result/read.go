@@ -1,0 +1,166 @@
+package result
+
+// Reading documents: the input limit, the kind of a document, the result
+// document's decoding and check, and which environment fields it knows.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+)
+
+// MaxInputBytes is the largest document a reader takes (ReadJSONFile,
+// ReadMeshFile, ReadInput): a larger file is refused before it is decoded,
+// so that no input exhausts the machine. The CLI's
+// $RDMABENCH_MAX_INPUT_BYTES overrides it (docs/output.md).
+var MaxInputBytes int64 = 32 << 20
+
+// ErrTooLarge is what reading a file larger than MaxInputBytes wraps.
+var ErrTooLarge = errors.New("larger than the input limit")
+
+// readPath reads the file at path, or stdin for "-", up to MaxInputBytes.
+func readPath(path string) ([]byte, error) {
+	return ReadInput(path)
+}
+
+// ReadInput reads the file at path, or stdin for "-": an error wrapping
+// ErrTooLarge for one of more than MaxInputBytes.
+func ReadInput(path string) ([]byte, error) {
+	var r io.Reader = os.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	limit := MaxInputBytes
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: %w (%d bytes; RDMABENCH_MAX_INPUT_BYTES raises it)", path, ErrTooLarge, limit)
+	}
+	return b, nil
+}
+
+// KindOf names the kind of document data is by its members: "mesh",
+// "cliffs", "isolation", "doctor" (their "kind"), "mr" (a top-level "mr"
+// member), else "result".
+func KindOf(data []byte) string {
+	var probe struct {
+		Kind string          `json:"kind"`
+		MR   json.RawMessage `json:"mr"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return "result"
+	}
+	switch {
+	case probe.Kind != "":
+		return probe.Kind
+	case probe.MR != nil:
+		return "mr"
+	}
+	return "result"
+}
+
+// ReadJSONFile reads a document written by WriteJSONFile; path "-" reads
+// stdin. A file over MaxInputBytes, a document of another kind or schema
+// version, and one whose values fail Document.Check (a *ValueError naming
+// the field) are errors.
+func ReadJSONFile(path string) (*Document, error) {
+	b, err := readPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: read results: %w", err)
+	}
+	return ParseDocument(b, path)
+}
+
+// ParseDocument decodes and checks (Document.Check) the result document
+// b; name is the file in errors.
+func ParseDocument(b []byte, name string) (*Document, error) {
+	if k := KindOf(b); k != "result" {
+		if _, err := CheckAny(b); err != nil { // named as what it is
+			return nil, fmt.Errorf("bench: read results %s (a%s %s document): %w", name, article(k), k, err)
+		}
+		return nil, fmt.Errorf("bench: read results %s: a%s %s document, not a result document", name, article(k), k)
+	}
+	var doc Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("bench: read results %s: %w", name, err)
+	}
+	if doc.SchemaVersion != SchemaVersion {
+		if doc.SchemaVersion == 0 {
+			return nil, fmt.Errorf("bench: read results %s: no schema_version: not an rdmabench result", name)
+		}
+		return nil, fmt.Errorf("bench: read results %s: schema_version: schema version %d, this rdmabench reads %d",
+			name, doc.SchemaVersion, SchemaVersion)
+	}
+	if err := doc.Check(); err != nil {
+		return nil, fmt.Errorf("bench: read results %s: %w", name, err)
+	}
+	doc.envKeys = envKeysOf(b)
+	return &doc, nil
+}
+
+// EnvKnown reports whether the environment field of JSON name key is
+// known: present in the document read, or set by SetEnvKnown; a document
+// made in code knows all of them. An imported perftest document knows only
+// what perftest printed.
+func (doc *Document) EnvKnown(key string) bool {
+	return doc.envKeys == nil || doc.envKeys[key]
+}
+
+// SetEnvKnown limits the environment fields the document knows to keys
+// (JSON names): WriteJSONFile leaves the others out, EnvKnown says false
+// for them.
+func (doc *Document) SetEnvKnown(keys ...string) {
+	doc.envKeys = map[string]bool{}
+	for _, k := range keys {
+		doc.envKeys[k] = true
+	}
+}
+
+// envKeysOf returns the members of data's "environment" object (nil when
+// it has none).
+func envKeysOf(data []byte) map[string]bool {
+	var probe struct {
+		Env map[string]json.RawMessage `json:"environment"`
+	}
+	if json.Unmarshal(data, &probe) != nil || probe.Env == nil {
+		return nil
+	}
+	all := true
+	for _, k := range envRequired() {
+		if _, ok := probe.Env[k]; !ok {
+			all = false
+		}
+	}
+	if all { // every field rdmabench always writes: nothing unknown
+		return nil
+	}
+	keys := make(map[string]bool, len(probe.Env))
+	for k := range probe.Env {
+		keys[k] = true
+	}
+	return keys
+}
+
+// envRequired are the JSON names of Env's fields without omitempty.
+func envRequired() []string {
+	var out []string
+	t := reflect.TypeFor[Env]()
+	for i := range t.NumField() {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" && !strings.Contains(opts, "omitempty") {
+			out = append(out, name)
+		}
+	}
+	return out
+}
