@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -56,41 +55,5 @@ func TestSelect(t *testing.T) {
 		if code := run([]string{f, c.check}, &out, &errw); code != c.code {
 			t.Errorf("%s: exit %d (%s%s), want %d", c.check, code, out.String(), errw.String(), c.code)
 		}
-	}
-}
-
-// TestGuestScriptChecks: every check the guest scripts give jcheck parses
-// (the guests are the only place they run).
-func TestGuestScriptChecks(t *testing.T) {
-	for script, least := range map[string]int{"pair-test-guest.sh": 10} {
-		t.Run(script, func(t *testing.T) { scriptChecks(t, "../../scripts/"+script, least) })
-	}
-}
-
-func scriptChecks(t *testing.T, path string, least int) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quoted := regexp.MustCompile(`'([^']*)'`)
-	n, in := 0, false
-	for _, line := range strings.Split(string(b), "\n") {
-		if i := max(strings.Index(line, "jcheck /"), strings.Index(line, "check_json /")); i >= 0 {
-			in = true
-			line = line[i:]
-		}
-		if !in {
-			continue
-		}
-		for _, m := range quoted.FindAllStringSubmatch(line, -1) {
-			if _, err := parseCheck(m[1]); err != nil {
-				t.Errorf("%q: %v", m[1], err)
-			}
-			n++
-		}
-		in = strings.HasSuffix(line, "\\") && !strings.Contains(line, "|| fail")
-	}
-	if n < least {
-		t.Errorf("only %d checks found in %s, want at least %d", n, path, least)
 	}
 }
