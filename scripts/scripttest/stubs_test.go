@@ -35,6 +35,8 @@ case $((c % 3)) in 0) p50=1600 bw=9100 ;; 1) p50=1500 bw=9500 ;; *) p50=1700 bw=
 cat >"$json" <<JSON
 {
   "schema_version": 1,
+  "tool": "rdmabench",
+  "role": "loopback",
   "environment": {
     "rdma_core_version": "50.0",
     "kernel_clocksource": "tsc",
@@ -49,13 +51,22 @@ cat >"$json" <<JSON
       "op": "$op",
       "mode": "$mode",
       "size_bytes": $size,
+      "iterations": 1000,
       "latency_ns": {
+        "count": 1000,
         "min": 1000,
+        "mean": 1700,
         "p50": $p50,
-        "p99": 3000
+        "p99": 3000,
+        "max": 5000
       },
       "rtt_ns": {
-        "p50": 9999999
+        "count": 1000,
+        "min": 1000,
+        "mean": 9999999,
+        "p50": 9999999,
+        "p99": 9999999,
+        "max": 9999999
       },
       "bandwidth": {
         "mib_per_s": $bw,
