@@ -1,4 +1,4 @@
-package main
+package vsperftest
 
 // The printed report: the table the docs quote, the per-run figures and
 // the ratios with their targets and intervals.
