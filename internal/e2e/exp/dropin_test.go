@@ -238,10 +238,10 @@ func durationLatTable(text string) bool {
 // one row each), -D 2 and -b in the tools that take them, -D 2 in the four
 // latency tools without and with -R (each pair within 8 s). Each step is a
 // subtest (-test.run '^TestDropinPerftest$/^rc$' runs one); the outputs go
-// to $RDMABENCH_OUT/dropin/STEP/NAME.{server,client}.{txt,err}.
+// to $RDMABENCH_OUT/STEP/NAME.{server,client}.{txt,err}.
 func TestDropinPerftest(t *testing.T) {
 	requireBed(t)
-	out := filepath.Join(outDir(t), "dropin")
+	out := outDir(t)
 	lat := []string{"ib_send_lat", "ib_write_lat", "ib_read_lat", "ib_atomic_lat"}
 	steps := []struct {
 		name string
