@@ -122,7 +122,7 @@ func TestReport(t *testing.T) {
 		"send inline effect: default / --inline-size perftest      0.900  info              0.8",
 		"bw: rdmabench / ib_write_bw average (MiB/s)         1.025  >= 0.95    PASS   1.010-1.040\n",
 		"peak RSS growth 10^4 -> 10^6 it (MiB)               0.000  < 4 MiB    PASS\n",
-		"host wall time: 300 s (one guest boot); host load avg 1.00 at start, 2.00 at end; 2 host CPUs; other qemu guests running at start: 0",
+		"wall time: 300 s (the runs, in one guest); host load avg 1.00 at start, 2.00 at end; 2 host CPUs; other qemu guests running at start: 0",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
