@@ -266,6 +266,8 @@ bench: deps build
 # inline), 64 KiB WRITE bandwidth (1 QP, 4 QPs, rdma_cm, -b), peak RSS growth; the raw
 # outputs and summary.txt in build/bench-vs-perftest/ (re-read them with
 # 'go run ./scripts/vsperftest -dir build/bench-vs-perftest' and the same parameters).
+# BENCH_VM_APPEND: extra guest kernel arguments, e.g. 'tsc=reliable' for the TSC
+# clocksource instead of HPET (see the note in the report).
 BENCH_ROUNDS ?= 1
 BENCH_ITERS ?= 20000
 BENCH_BW_DURATION ?= 3
@@ -275,7 +277,7 @@ bench-vs-perftest: exp-test
 	rm -rf $(BUILD)/bench-vs-perftest && mkdir -p $(BUILD)/bench-vs-perftest
 	t=$$((2 * (100 + $(BENCH_ROUNDS) * (24 * (10 + $(BENCH_ITERS) / 10000) + 32 * ($(BENCH_BW_DURATION) + 15)) \
 		+ ($(BENCH_RSS_SMALL) + $(BENCH_RSS_LARGE)) / 10000) + 120)); [ $$t -ge 600 ] || t=600; \
-	$(VMEXEC) run --timeout $$t --outdir $(BUILD)/bench-vs-perftest $(EXP_ENV) \
+	$(VMEXEC) run --timeout $$t --outdir $(BUILD)/bench-vs-perftest $(EXP_ENV) $(if $(BENCH_VM_APPEND),--append '$(BENCH_VM_APPEND)') \
 		--env BENCH_ROUNDS=$(BENCH_ROUNDS) --env BENCH_ITERS=$(BENCH_ITERS) --env BENCH_BW_DURATION=$(BENCH_BW_DURATION) \
 		--env BENCH_RSS_SMALL=$(BENCH_RSS_SMALL) --env BENCH_RSS_LARGE=$(BENCH_RSS_LARGE) --env BENCH_HOST_NPROC=$$(nproc) \
 		--env "BENCH_HOST_LOAD=$$(cut -d' ' -f1-3 /proc/loadavg)" --env BENCH_HOST_GUESTS=$$(pgrep -c qemu-system-x86 || true) \
