@@ -94,6 +94,9 @@ func (m matrix) run(t *testing.T, dir string) {
 		}
 		crc := run(tmo, create(t, filepath.Join(dir, name+".client.txt")), create(t, filepath.Join(dir, name+".client.err")), nil,
 			cli, append(a, host)...)
+		if crc != 0 {
+			sp.stop() // the pair failed: no need to wait out the server's limit
+		}
 		src := sp.wait()
 		if crc != 0 || src != 0 {
 			return pairOut{name, fmt.Sprintf("%s: client exit %d, server exit %d", name, crc, src)}

@@ -122,6 +122,9 @@ func start(limit time.Duration, stdout, stderr io.Writer, env []string, name str
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// past the limit: SIGTERM, as timeout(1) sends, so that the tools release
+	// their RDMA resources; SIGKILL 5 s later
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
