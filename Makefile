@@ -157,8 +157,8 @@ EXP_TEST = $(CURDIR)/$(BUILD)/exp.test -test.v -test.run
 cliffs-test: exp-test
 	$(GO) test -c -o $(BUILD)/cliffs.test ./bench/cliffs
 	rm -rf $(BUILD)/cliffs && mkdir -p $(BUILD)/cliffs
-	$(VMEXEC) run --timeout 600 --mem 3072 --outdir $(BUILD)/cliffs $(EXP_ENV) \
-		--env RDMABENCH_CLIFFS_TEST=$(CURDIR)/$(BUILD)/cliffs.test -- $(EXP_TEST) '^TestCliffs$$' -test.timeout 540s
+	$(VMEXEC) run --timeout 900 --mem 3072 --outdir $(BUILD)/cliffs $(EXP_ENV) \
+		--env RDMABENCH_CLIFFS_TEST=$(CURDIR)/$(BUILD)/cliffs.test -- $(EXP_TEST) '^TestCliffs$$' -test.timeout 780s
 	RDMABENCH_CLIFFS_DIR=$(CURDIR)/$(BUILD)/cliffs $(GO) test -count=1 -run '^TestCliffsFiles$$' -v ./bench/cliffs
 	@echo "cliffs-test OK: $(BUILD)/cliffs"
 
@@ -212,7 +212,7 @@ mesh-ompi: launcher-deps build
 # every end's output in build/dropin-perftest/STEP/.
 dropin-perftest: exp-test
 	rm -rf $(BUILD)/dropin-perftest && mkdir -p $(BUILD)/dropin-perftest
-	$(VMEXEC) run --outdir $(BUILD)/dropin-perftest $(EXP_ENV) -- $(EXP_TEST) '^TestDropinPerftest$$' -test.timeout 540s
+	$(VMEXEC) run --timeout 1200 --outdir $(BUILD)/dropin-perftest $(EXP_ENV) -- $(EXP_TEST) '^TestDropinPerftest$$' -test.timeout 1080s
 
 # The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
 # perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's
