@@ -7,7 +7,7 @@ BUILD := build
 # guest's /init.
 VMEXEC := $(BUILD)/vmexec
 
-.PHONY: vmexec dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: vmexec exp-test bench-vs-perftest dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -118,20 +118,44 @@ pair-test: build vmexec
 pair-timeline: build
 	scripts/pair-timeline.sh
 
-# rdmabench cliffs in one SoftRoCE guest (scripts/cliffs-test.sh, docs/cliffs.md): the
+# The one-guest experiments (cliffs-test, isolation-test, dropin-perftest, dropin-agree,
+# fabrics, bench's comparison with perftest) are Go tests behind the build tag
+# experiment (internal/e2e/exp), run in guest g1 of the one-guest bed by build/vmexec:
+# RDMABENCH_BIN names the rdmabench under test, RDMABENCH_OUT=/out is the target's
+# build/<dir> on the host.
+vmexec:
+	CGO_ENABLED=0 $(GO) build -o $(VMEXEC) ./scripts/vmexec
+
+exp-test: build vmexec
+	$(GO) test -c -tags experiment -o $(BUILD)/exp.test ./internal/e2e/exp
+
+EXP_ENV = --env RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench --env RDMABENCH_OUT=/out
+EXP_TEST = $(CURDIR)/$(BUILD)/exp.test -test.v -test.run
+
+# rdmabench cliffs in one SoftRoCE guest (TestCliffs, docs/cliffs.md): the
 # planted load cliff found in its ladder step, cliffs along QPs 1..256 and along MRs
 # 1..1024, 4 KiB random READ/WRITE over a 1 GiB region (3 GiB guest), the documents
-# checked and plotted into build/cliffs/. About 4 minutes; not part of make test.
-cliffs-test: build
-	scripts/cliffs-test.sh
+# plotted into build/cliffs/ and checked on the host (TestCliffsFiles). About 4 minutes;
+# not part of make test.
+cliffs-test: exp-test
+	$(GO) test -c -o $(BUILD)/cliffs.test ./bench/cliffs
+	rm -rf $(BUILD)/cliffs && mkdir -p $(BUILD)/cliffs
+	$(VMEXEC) run --timeout 900 --mem 3072 --outdir $(BUILD)/cliffs $(EXP_ENV) \
+		--env RDMABENCH_CLIFFS_TEST=$(CURDIR)/$(BUILD)/cliffs.test -- $(EXP_TEST) '^TestCliffs$$' -test.timeout 780s
+	RDMABENCH_CLIFFS_DIR=$(CURDIR)/$(BUILD)/cliffs $(GO) test -count=1 -run '^TestCliffsFiles$$' -v ./bench/cliffs
+	@echo "cliffs-test OK: $(BUILD)/cliffs"
 
-# rdmabench isolation in one SoftRoCE guest (scripts/isolation-test.sh, docs/isolation.md):
+# rdmabench isolation in one SoftRoCE guest (TestIsolation, docs/isolation.md):
 # the whole attacker catalogue beside a SEND latency victim in loopback, four attackers
 # against a server, --max-inflation crossed (exit 1) and not (exit 0); the documents
-# checked on the host into build/isolation/. About 4 minutes; not part of make test.
+# checked on the host (TestIsolationFiles) in build/isolation/. About 4 minutes; not
+# part of make test.
 .PHONY: isolation-test
-isolation-test: build
-	scripts/isolation-test.sh
+isolation-test: exp-test
+	rm -rf $(BUILD)/isolation && mkdir -p $(BUILD)/isolation
+	$(VMEXEC) run --timeout 900 --outdir $(BUILD)/isolation $(EXP_ENV) -- $(EXP_TEST) '^TestIsolation$$' -test.timeout 840s
+	RDMABENCH_ISOLATION_DIR=$(CURDIR)/$(BUILD)/isolation $(GO) test -count=1 -run '^TestIsolationFiles$$' -v ./bench/isolation
+	@echo "isolation-test OK: $(BUILD)/isolation"
 
 # Cluster scale: three guests on one segment (scripts/vm-mesh.sh); MPICH's mpiexec in
 # guest 1 launches 'rdmabench mesh' on all three over ssh. mesh-test: a small pairs
@@ -163,18 +187,15 @@ mesh-ompi: launcher-deps build
 # tools, both directions (perftest's server
 # with the drop-in's client, and the other way), RC, without and with -R
 # (rdma_cm QPs on rxe1), then the UC and UD pairs perftest allows (--qp, without -R);
-# make test runs some of these pairs (internal/e2e, TestDropInAgainstPerftest). Then the modes, one pair
+# make test runs some of these pairs (internal/e2e). Then the modes, one pair
 # at a time: -a (every size, 2 B to 8 MiB: one row each), -D 2 and -b in the tools that
-# take them. Last -D 2 in the four latency tools, without and with -R (DMAX: each
-# pair done within 8 s; about 50 s in all).
-dropin-perftest: build vmexec
-	PATH=$(CURDIR)/$(BUILD):$$PATH $(VMEXEC) run --timeout 1200 -- \
-		sh -c 'cd scripts && sh dropin-perftest.sh -j && sh dropin-perftest.sh -j -R && sh dropin-perftest.sh -j --qp && \
-		ROWS=23 TMO=200 PORTS=18700 sh dropin-perftest.sh ib_write_lat ib_send_lat ib_read_lat ib_send_bw ib_write_bw ib_read_bw -- -a -n 5 && \
-		PORTS=18720 sh dropin-perftest.sh ib_write_bw ib_send_bw ib_read_bw ib_atomic_bw -- -D 2 && \
-		PORTS=18740 sh dropin-perftest.sh -j ib_write_bw ib_send_bw ib_read_bw -- -b -n 300 && \
-		DMAX=8 PORTS=18760 sh dropin-perftest.sh ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat -- -D 2 && \
-		DMAX=8 PORTS=18880 sh dropin-perftest.sh -R ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat -- -D 2'
+# take them. Last -D 2 in the four latency tools, without and with -R (each
+# pair done within 8 s; about 50 s in all). TestDropinPerftest, one subtest per step
+# (rc, rdma_cm, qp, all_sizes, duration_bw, bidir, duration_lat, duration_lat_cm);
+# every end's output in build/dropin-perftest/STEP/.
+dropin-perftest: exp-test
+	rm -rf $(BUILD)/dropin-perftest && mkdir -p $(BUILD)/dropin-perftest
+	$(VMEXEC) run --timeout 1200 --outdir $(BUILD)/dropin-perftest $(EXP_ENV) -- $(EXP_TEST) '^TestDropinPerftest$$' -test.timeout 1080s
 
 # The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
 # perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's
@@ -183,11 +204,11 @@ dropin-perftest: build vmexec
 # medians and ratios come from scripts/dropinagree on the host.
 AGREE_ROUNDS ?= 5
 AGREE_TEST ?=
-dropin-agree: build vmexec
+dropin-agree: exp-test
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/dropinagree ./scripts/dropinagree
 	rm -rf $(BUILD)/agree && mkdir -p $(BUILD)/agree
-	PATH=$(CURDIR)/$(BUILD):$$PATH $(VMEXEC) run --timeout 3600 --outdir $(BUILD)/agree -- \
-		sh scripts/dropin-perftest-agree.sh $(AGREE_ROUNDS) $(AGREE_TEST) || true
+	t=$$((300 + 60 * $(AGREE_ROUNDS))); $(VMEXEC) run --timeout $$t --outdir $(BUILD)/agree $(EXP_ENV) \
+		--env AGREE_ROUNDS=$(AGREE_ROUNDS) --env 'AGREE_TEST=$(AGREE_TEST)' -- $(EXP_TEST) '^TestDropinAgree$$' -test.timeout $$((t - 60))s || true
 	$(BUILD)/dropinagree -dir $(BUILD)/agree
 
 # soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).
@@ -218,10 +239,32 @@ demo: deps build vmexec
 	@echo "JSON result: $(BUILD)/demo/demo.json"
 
 bench: deps build
-	scripts/bench-vs-perftest.sh
+	$(MAKE) --no-print-directory bench-vs-perftest
 	scripts/loss-tail.sh
 	scripts/pair-bidir.sh
 	scripts/pair-wire-bw.sh
+
+# make bench's first part (TestBenchVsPerftest, docs/testbed.md): rdmabench and perftest
+# side by side in one guest, interleaved ABBA BAAB: 2 B SEND/WRITE/READ latency (also
+# inline), 64 KiB WRITE bandwidth (1 QP, 4 QPs, rdma_cm, -b), peak RSS growth; the raw
+# outputs and summary.txt in build/bench-vs-perftest/ (re-read them with
+# 'go run ./scripts/vsperftest -dir build/bench-vs-perftest' and the same parameters).
+# BENCH_VM_APPEND: extra guest kernel arguments, e.g. 'tsc=reliable' for the TSC
+# clocksource instead of HPET (see the note in the report).
+BENCH_ROUNDS ?= 1
+BENCH_ITERS ?= 20000
+BENCH_BW_DURATION ?= 3
+BENCH_RSS_SMALL ?= 10000
+BENCH_RSS_LARGE ?= 1000000
+bench-vs-perftest: exp-test
+	rm -rf $(BUILD)/bench-vs-perftest && mkdir -p $(BUILD)/bench-vs-perftest
+	t=$$((2 * (100 + $(BENCH_ROUNDS) * (24 * (10 + $(BENCH_ITERS) / 10000) + 32 * ($(BENCH_BW_DURATION) + 15)) \
+		+ ($(BENCH_RSS_SMALL) + $(BENCH_RSS_LARGE)) / 10000) + 120)); [ $$t -ge 600 ] || t=600; \
+	$(VMEXEC) run --timeout $$t --outdir $(BUILD)/bench-vs-perftest $(EXP_ENV) $(if $(BENCH_VM_APPEND),--append '$(BENCH_VM_APPEND)') \
+		--env BENCH_ROUNDS=$(BENCH_ROUNDS) --env BENCH_ITERS=$(BENCH_ITERS) --env BENCH_BW_DURATION=$(BENCH_BW_DURATION) \
+		--env BENCH_RSS_SMALL=$(BENCH_RSS_SMALL) --env BENCH_RSS_LARGE=$(BENCH_RSS_LARGE) --env BENCH_HOST_NPROC=$$(nproc) \
+		--env "BENCH_HOST_LOAD=$$(cut -d' ' -f1-3 /proc/loadavg)" --env BENCH_HOST_GUESTS=$$(pgrep -c qemu-system-x86 || true) \
+		-- $(EXP_TEST) '^TestBenchVsPerftest$$' -test.timeout $$((t - 60))s
 
 # 64 KiB WRITE bandwidth across the two-guest wire, rdmabench against
 # ib_write_bw in alternating rounds: the ratio of medians with its bootstrap
@@ -229,10 +272,19 @@ bench: deps build
 bench-wire: deps build
 	scripts/pair-wire-bw.sh
 
-# The fabric comparison on this bed: SEND, WRITE, READ on rxe, siw and TCP in one
-# guest, then build/fabrics/report.md and the plot.
-fabrics: deps build
-	scripts/fabrics.sh
+# The fabric comparison on this bed (TestFabrics, docs/fabrics.md): SEND, WRITE, READ on
+# rxe, siw and TCP in one guest, then build/fabrics/report.md and the plot.
+# FABRICS_SIW=auto goes on without siw1, off runs RoCE and TCP only.
+FABRICS_SIW ?= require
+FABRICS_ITERS ?= 2000
+FABRICS_BW_DURATION ?= 2
+FABRICS_TIMEOUT ?= 900
+fabrics: deps exp-test
+	rm -rf $(BUILD)/fabrics && mkdir -p $(BUILD)/fabrics
+	$(VMEXEC) run --siw $(FABRICS_SIW) --timeout $(FABRICS_TIMEOUT) --outdir $(BUILD)/fabrics $(EXP_ENV) \
+		--env FABRICS_SIW=$(FABRICS_SIW) --env FABRICS_ITERS=$(FABRICS_ITERS) --env FABRICS_BW_DURATION=$(FABRICS_BW_DURATION) \
+		-- $(EXP_TEST) '^TestFabrics$$' -test.timeout $$(($(FABRICS_TIMEOUT) - 60))s
+	@echo "fabrics: wrote $(BUILD)/fabrics/report.md and $(BUILD)/fabrics/latency.svg"
 
 clean:
 	rm -rf $(BUILD)

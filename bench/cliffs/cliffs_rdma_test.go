@@ -26,7 +26,7 @@ import (
 // host varies by a factor of 10 from run to run, which hides the MTU's
 // step (the packets per operation, in the counters, do show it); shaped
 // rates hold. About 50 s under TCG: it runs in 'make cliffs-test'
-// (scripts/cliffs-test.sh), not in 'make test'.
+// (TestCliffs in internal/e2e/exp), not in 'make test'.
 func TestRDMAPlantedLoadCliff(t *testing.T) {
 	ctx := testutil.RequireRDMA(t)
 	dev := ctx.Name()

@@ -18,7 +18,7 @@ import (
 
 // These tests drive Search with a synthetic runner (a curve with noise):
 // the search's logic, not the engine. The real path runs in the guest
-// (scripts/cliffs-test.sh).
+// (make cliffs-test: TestCliffs in internal/e2e/exp).
 
 // fakeRun is a runner whose message rate at axis value v is curve(v), 3 %
 // noise per run, and whose retransmissions per operation are retrans(v).

@@ -1,7 +1,7 @@
 package compare
 
 // A bootstrap interval for the ratio of two tools' medians over repeated
-// runs (scripts/bench-vs-perftest.sh's and scripts/wirebw's ratios).
+// runs (make bench's comparison with perftest, internal/vsperftest, and scripts/wirebw's ratios).
 
 import (
 	"math/rand/v2"

@@ -16,7 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/internal/golden"
 )
 
-// The fixtures in testdata are real runs of scripts/fabrics.sh in the qemu
+// The fixtures in testdata are real runs of make fabrics (TestFabrics) in the qemu
 // guest (rxe1 and siw1 through rdma_cm, TCP over lo; 2 B and 64 KiB; 2000
 // latency iterations, 2 s of bandwidth), each fabric's latency and
 // bandwidth documents merged into one, histograms, intervals and

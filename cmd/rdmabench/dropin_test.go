@@ -75,18 +75,19 @@ func TestDropInSpecs(t *testing.T) {
 
 // TestScriptsUseOneParser: the scripts read perftest's output with
 // rdmabench's parser (bench/perftest, 'rdmabench import perftest'), none
-// with a parser of its own, and bench-vs-perftest.sh reads JSON only
-// through Go (scripts/vsperftest).
+// with a parser of its own, and make bench's comparison with perftest
+// (internal/e2e/exp) reads it through internal/vsperftest.
 func TestScriptsUseOneParser(t *testing.T) {
 	own := regexp.MustCompile(`(awk|grep|sed|cut)[^\n]*(#bytes|t_typical\[|BW average\[)`)
 	for _, c := range []struct{ file, uses string }{
 		{"internal/e2e/dropin_test.go", "perftest.ParsePrinted"},
 		{"scripts/hw-check.sh", `"$bin" import perftest --show "column:$2"`},
-		{"scripts/bench-vs-perftest.sh", "go build -o \"$work/vsperftest\" ./scripts/vsperftest"},
-		{"scripts/vsperftest/main.go", "perftest.ParsePrinted"},
+		{"internal/e2e/exp/bench_test.go", "vsperftest.Run("},
+		{"internal/e2e/exp/bench_test.go", "perftest.ParsePrinted"},
+		{"internal/vsperftest/analysis.go", "perftest.ParsePrinted"},
 		{"scripts/wirebw/main.go", "perftest.ParsePrinted"},
 		{"scripts/dropinagree/main.go", "perftest.ParsePrinted"},
-		{"scripts/dropin-perftest-agree.sh", "scripts/dropinagree (on the host) parses the tables"},
+		{"internal/e2e/exp/agree_test.go", "scripts/dropinagree (on the host)"},
 	} {
 		b, err := os.ReadFile("../../" + c.file)
 		if err != nil {
@@ -98,13 +99,6 @@ func TestScriptsUseOneParser(t *testing.T) {
 		if loc := own.FindIndex(b); loc != nil && strings.HasSuffix(c.file, ".sh") {
 			t.Errorf("%s parses perftest's table itself: %q", c.file, b[loc[0]:min(loc[1]+20, len(b))])
 		}
-	}
-	bvp, err := os.ReadFile("../../scripts/bench-vs-perftest.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if regexp.MustCompile(`awk[^\n]*json|flatten|jget`).Match(bvp) {
-		t.Error("scripts/bench-vs-perftest.sh reads JSON in awk")
 	}
 	e2e, err := os.ReadFile("../../internal/e2e/dropin_test.go")
 	if err != nil {

@@ -1,4 +1,4 @@
-// Command dropinagree is the analysis of scripts/dropin-perftest-agree.sh
+// Command dropinagree is the analysis of TestDropinAgree (internal/e2e/exp)
 // (make dropin-agree; docs/perftest.md, "Agreement with perftest"): it
 // reads the guest's outputs, the client's table of every run (perftest's
 // printed output, parsed by bench/perftest as `rdmabench import perftest`

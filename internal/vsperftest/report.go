@@ -1,4 +1,4 @@
-package main
+package vsperftest
 
 // The printed report: the table the docs quote, the per-run figures and
 // the ratios with their targets and intervals.
@@ -175,6 +175,10 @@ func (a *analysis) report(w io.Writer) {
 	row(fmt.Sprintf("peak RSS growth %s -> %s it (MiB)", pow10(c.rssSmall), pow10(c.rssLarge)), growth, "< 4 MiB",
 		verdict(growth, func(x float64) bool { return x < 4 }), "")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "host wall time: %d s (one guest boot); host load avg %s at start, %s at end; %d host CPUs; other qemu guests running at start: %s\n",
-		c.hostSecs, c.loadStart, c.loadEnd, c.nproc, c.others)
+	nproc := "?"
+	if c.nproc > 0 {
+		nproc = strconv.Itoa(c.nproc)
+	}
+	fmt.Fprintf(w, "wall time: %d s (the runs, in one guest); host load avg %s at start, %s at end; %s host CPUs; other qemu guests running at start: %s\n",
+		c.hostSecs, c.loadStart, c.loadEnd, nproc, c.others)
 }

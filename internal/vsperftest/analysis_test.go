@@ -1,4 +1,4 @@
-package main
+package vsperftest
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result/resulttest"
 )
 
-// bed writes the guest's /out of one bench-vs-perftest.sh run: perftest's
+// bed writes the guest's /out of one TestBenchVsPerftest run: perftest's
 // outputs from bench/perftest's recorded 6.06 ones (t_typical 14.19 us,
 // 62.21 MB/sec = MiB/s), rdmabench's documents with p50 rbP50 ns and
 // rbBW MiB/s, scaled by 1 + run/100.
@@ -88,11 +88,9 @@ func bed(t *testing.T, rbP50, rbBW float64, drop string) string {
 
 func analyse(t *testing.T, dir string) (string, string, int) {
 	var out, errw bytes.Buffer
-	a := newAnalysis(config{dir: dir, iters: 1000, bwdur: 3, reps: 4, rssSmall: 10000, rssLarge: 1000000, resamples: 2000,
-		hostSecs: 300, nproc: 2, loadStart: "1.00", loadEnd: "2.00", others: "0", prog: "bench-vs-perftest.sh"}, &errw)
-	a.read()
-	a.report(&out)
-	return out.String(), errw.String(), len(a.problems)
+	n := Run(Config{Dir: dir, Iters: 1000, BWDur: 3, Reps: 4, RSSSmall: 10000, RSSLarge: 1000000, Resamples: 2000,
+		HostSecs: 300, NProc: 2, LoadStart: "1.00", LoadEnd: "2.00", Others: "0", Prog: "bench-vs-perftest.sh"}, &out, &errw)
+	return out.String(), errw.String(), n
 }
 
 // TestReport: the table keeps its columns, the ratios their targets, and
@@ -124,7 +122,7 @@ func TestReport(t *testing.T) {
 		"send inline effect: default / --inline-size perftest      0.900  info              0.8",
 		"bw: rdmabench / ib_write_bw average (MiB/s)         1.025  >= 0.95    PASS   1.010-1.040\n",
 		"peak RSS growth 10^4 -> 10^6 it (MiB)               0.000  < 4 MiB    PASS\n",
-		"host wall time: 300 s (one guest boot); host load avg 1.00 at start, 2.00 at end; 2 host CPUs; other qemu guests running at start: 0",
+		"wall time: 300 s (the runs, in one guest); host load avg 1.00 at start, 2.00 at end; 2 host CPUs; other qemu guests running at start: 0",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
