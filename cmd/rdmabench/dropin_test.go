@@ -84,7 +84,7 @@ func TestScriptsUseOneParser(t *testing.T) {
 		{"scripts/hw-check.sh", `"$bin" import perftest --show "column:$2"`},
 		{"scripts/bench-vs-perftest.sh", "go build -o \"$work/vsperftest\" ./scripts/vsperftest"},
 		{"scripts/vsperftest/main.go", "perftest.ParsePrinted"},
-		{"scripts/wirebw/main.go", "perftest.ParsePrinted"},
+		{"internal/exptool/wirebw/wirebw.go", "perftest.ParsePrinted"},
 		{"scripts/dropinagree/main.go", "perftest.ParsePrinted"},
 		{"scripts/dropin-perftest-agree.sh", "scripts/dropinagree (on the host) parses the tables"},
 	} {

@@ -12,7 +12,7 @@ import (
 // purePackages are the data tools a user runs without rdma-core, and the
 // test tools the Makefile builds with CGO_ENABLED=0 for the guest.
 var purePackages = []string{"./bench/result", "./bench/result/schema", "./bench/proto", "./bench/report", "./bench/compare", "./bench/plot", "./bench/fabric", "./bench/doctor", "./bench/knee", "./bench/drain",
-	"./bench/perftest", "./bench/perftest/wire", "./bench/spec", "./bench/hostenv", "./bench/auth", "./bench/admit", "./verbs/linkspeed", "./scripts/faults", "./scripts/meshcheck", "./scripts/vsperftest", "./scripts/wirebw", "./scripts/jcheck", "./scripts/dropinagree"}
+	"./bench/perftest", "./bench/perftest/wire", "./bench/spec", "./bench/hostenv", "./bench/auth", "./bench/admit", "./verbs/linkspeed", "./scripts/faults", "./scripts/meshcheck", "./scripts/vsperftest", "./scripts/wirebw", "./internal/exptool/meshcheck", "./internal/exptool/wirebw", "./internal/exptool/losstail", "./scripts/jcheck", "./scripts/dropinagree"}
 
 // moduleRoot is the directory holding go.mod.
 func moduleRoot(t *testing.T) string {
