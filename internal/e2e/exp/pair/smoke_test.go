@@ -120,4 +120,3 @@ func latRow(t *testing.T, path string) {
 		t.Errorf("%s: row %g B, %g iterations; want 2, 200", path, by, it)
 	}
 }
-
