@@ -37,7 +37,7 @@ func retransmissions(p *result.PortCounters) (int64, []string) {
 }
 
 // TestTimelineWire reads the document of make pair-timeline
-// (scripts/pair-timeline.sh): RDMABENCH_TIMELINE_JSON, a WRITE bandwidth
+// (TestTimeline in internal/e2e/exp/pair): RDMABENCH_TIMELINE_JSON, a WRITE bandwidth
 // run across the two-guest wire, and RDMABENCH_TIMELINE_LOSS, "ON,OFF": the
 // ms into the test between which netem dropped packets on the client's
 // eth0 (within about 0.1 s: the script times them from the test's first
