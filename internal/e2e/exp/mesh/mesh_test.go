@@ -36,10 +36,15 @@ type bed struct {
 	t0    time.Time
 }
 
-func newBed(t *testing.T, bin string) *bed {
+// inBed skips the test outside the mesh bed.
+func inBed(t *testing.T) {
 	if !vmtest.InGuest() {
 		t.Skip("runs in the mesh bed: make mesh-test, mesh-demo, mesh-slurm, mesh-ompi")
 	}
+}
+
+func newBed(t *testing.T, bin string) *bed {
+	inBed(t)
 	b := &bed{t: t, peers: vmtest.Peers(t), bin: bin, out: expkit.Out(t), t0: time.Now()}
 	if len(b.peers) != 2 {
 		t.Fatalf("want 3 guests, have %d", len(b.peers)+1)
@@ -171,6 +176,7 @@ func nonEmpty(path string) bool {
 // every pair measured across hosts, schema-valid JSON, and the document
 // passes the gate against itself. mesh.json, mesh.txt, gate-self.txt.
 func TestMesh(t *testing.T) {
+	inBed(t)
 	b := newBed(t, vmtest.Binary(t))
 	args := strings.Fields(expkit.Str("MESH_TEST_ARGS", "--op send,write --mode lat,bw --size 4K -n 300 --round-timeout 60s"))
 	rc, _ := b.run(b.hydra(), "mesh", "mesh.txt", false, append(args, "--json", b.path("mesh.json"))...)
@@ -198,6 +204,7 @@ func TestMesh(t *testing.T) {
 //     pair's p99 is raised 20 % (mesh-raised.json) it names that pair and
 //     exits 1 (gate-raised.txt).
 func TestDemo(t *testing.T) {
+	inBed(t)
 	b := newBed(t, vmtest.Binary(t))
 	args := strings.Fields(expkit.Str("MESH_DEMO_ARGS", "--op send,write --mode lat,bw --size 4K -n 4000 --round-timeout 300s"))
 	l := b.hydra()

@@ -23,6 +23,7 @@ import (
 // -tags pmix ($RDMABENCH_PMIX_BIN, default rdmabench-pmix beside
 // $RDMABENCH_BIN). MESH_OMPI_ARGS: the mesh's flags. Writes mesh.json.
 func TestOMPI(t *testing.T) {
+	inBed(t)
 	for _, c := range []string{"orterun", "orted"} {
 		if _, err := exec.LookPath(c); err != nil {
 			t.Fatalf("%s not found (Debian packages openmpi-bin libpmix-dev: scripts/install-deps.sh --launchers)", c)

@@ -159,6 +159,7 @@ func mountedType(dir, typ string) bool {
 //
 // Each guest's Slurm and munge logs go to guests/gN/.
 func TestSlurm(t *testing.T) {
+	inBed(t)
 	for _, c := range []string{"slurmctld", "slurmd", "srun", "sinfo", "scontrol", "munged", "/usr/sbin/slurmstepd", slurmPlugins + "/mpi_pmi2.so"} {
 		if _, err := exec.LookPath(c); err != nil {
 			if _, err := os.Stat(c); err != nil {
