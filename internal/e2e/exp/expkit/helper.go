@@ -67,10 +67,19 @@ func Self(t testing.TB) string {
 	return p
 }
 
+// Command prepares name with args on peer p with this process's environment
+// (less HelperEnv), as 'vmexec peer' does: the agent adds only the guest's own
+// variables (RDMABENCH_GUEST, RDMABENCH_ADDR, ...), no PATH.
+func Command(ctx context.Context, p vmtest.Peer, name string, args ...string) *vmtest.Cmd {
+	c := p.Command(ctx, name, args...)
+	c.Env = childEnv()
+	return c
+}
+
 // Helper prepares helper name with args on peer p.
 func Helper(ctx context.Context, t testing.TB, p vmtest.Peer, name string, args ...string) *vmtest.Cmd {
-	c := p.Command(ctx, Self(t), args...)
-	c.Env = []string{HelperEnv + "=" + name}
+	c := Command(ctx, p, Self(t), args...)
+	c.Env = append(c.Env, HelperEnv+"="+name)
 	return c
 }
 
@@ -215,6 +224,12 @@ func rshHelper(args []string) int {
 	if p, ok := peerOf(host); ok {
 		c := p.Command(ctx, "sh", "-c", line)
 		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		// what a remote shell over ssh has: the launcher passes the rest itself
+		for _, k := range []string{"PATH", "HOME", "LD_LIBRARY_PATH"} {
+			if v, ok := os.LookupEnv(k); ok {
+				c.Env = append(c.Env, k+"="+v)
+			}
+		}
 		if err := c.Run(); err != nil && c.ExitCode() < 0 {
 			fmt.Fprintf(os.Stderr, "rsh %s: %v\n", host, err)
 			return 255
@@ -273,7 +288,7 @@ func rank0Helper(args []string) int {
 // FetchDir copies directory dir of peer p into local (tar on the peer,
 // unpacked here).
 func FetchDir(ctx context.Context, p vmtest.Peer, dir, local string) error {
-	c := p.Command(ctx, "tar", "-C", dir, "-cf", "-", ".")
+	c := Command(ctx, p, "tar", "-C", dir, "-cf", "-", ".")
 	var stderr bytes.Buffer
 	c.Stderr = &stderr
 	b, err := c.Output()
@@ -312,5 +327,5 @@ func FetchDir(ctx context.Context, p vmtest.Peer, dir, local string) error {
 
 // PeerFile reads path on peer p.
 func PeerFile(ctx context.Context, p vmtest.Peer, path string) ([]byte, error) {
-	return p.Command(ctx, "cat", path).Output()
+	return Command(ctx, p, "cat", path).Output()
 }

@@ -129,13 +129,13 @@ func (b *bed) run(l launcher, label, txt string, kill bool, args ...string) (int
 // killRank kills the rank in guest g with SIGKILL.
 func (b *bed) killRank(g vmtest.Peer) {
 	name := filepath.Base(b.bin)
-	out, err := g.Command(b.ctx, "pidof", name).Output()
+	out, err := expkit.Command(b.ctx, g, "pidof", name).Output()
 	pids := strings.Fields(string(out))
 	if err != nil || len(pids) == 0 {
 		b.t.Errorf("%s: no rank to kill (pidof %s: %v)", g.Name, name, err)
 		return
 	}
-	if err := g.Command(b.ctx, "kill", append([]string{"-9"}, pids...)...).Run(); err != nil {
+	if err := expkit.Command(b.ctx, g, "kill", append([]string{"-9"}, pids...)...).Run(); err != nil {
 		b.t.Errorf("%s: kill -9 %v: %v", g.Name, pids, err)
 		return
 	}

@@ -93,11 +93,11 @@ func (a abba) run(t *testing.T, ctx context.Context, out string) string {
 		t.Fatal(err)
 	}
 	defer pf.Close()
-	psamp := b.peer.Command(ctx, self, "rxe2")
+	psamp := expkit.Command(ctx, b.peer, self, "rxe2")
 	if a.pin {
-		psamp = b.peer.Command(ctx, "taskset", "-c", "1", self, "rxe2")
+		psamp = expkit.Command(ctx, b.peer, "taskset", "-c", "1", self, "rxe2")
 	}
-	psamp.Env, psamp.Stdout, psamp.Stderr = []string{expkit.HelperEnv + "=sampler"}, pf, os.Stderr
+	psamp.Env, psamp.Stdout, psamp.Stderr = append(psamp.Env, expkit.HelperEnv+"=sampler"), pf, os.Stderr
 	if err := psamp.Start(); err != nil {
 		t.Fatalf("%s: sampler: %v", b.peer.Name, err)
 	}

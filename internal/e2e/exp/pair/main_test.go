@@ -41,7 +41,7 @@ func newBed(t *testing.T, ctx context.Context) *bed {
 		t.Skip("runs in the pair bed: make bench, bench-wire, pair-smoke, pair-timeline")
 	}
 	b := &bed{t: t, ctx: ctx, peer: vmtest.Peers(t)[0], bin: vmtest.Binary(t)}
-	if err := b.peer.Command(ctx, "rm", "-rf", peerDir).Run(); err != nil {
+	if err := expkit.Command(ctx, b.peer, "rm", "-rf", peerDir).Run(); err != nil {
 		t.Fatalf("%s: rm -rf %s: %v", b.peer.Name, peerDir, err)
 	}
 	return b
