@@ -3,9 +3,11 @@
 package mesh
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -106,10 +108,14 @@ func slurmNode(args []string) int {
 			return fail("mount /sys/fs/cgroup: %v", err)
 		}
 	}
+	// the daemons fork into the background; one that keeps our output open
+	// does not hold us beyond WaitDelay
 	start := func(name string, a ...string) error {
-		o, err := exec.Command(name, a...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("%s did not start: %v: %s", name, err, o)
+		var o bytes.Buffer
+		c := exec.Command(name, a...)
+		c.Stdout, c.Stderr, c.WaitDelay = &o, &o, 5*time.Second
+		if err := c.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+			return fmt.Errorf("%s did not start: %v: %s", name, err, o.String())
 		}
 		return nil
 	}
