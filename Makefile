@@ -110,13 +110,49 @@ PAIR_KILLS := TestClientKilled|TestClientStopped|TestServerKilled|TestServerStop
 pair-test: build vmexec
 	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench $(GO) test -count=1 -v -timeout 20m -exec $(CURDIR)/$(VMEXEC) ./internal/e2e/pair
 
-# Counter timelines on a lossy wire (scripts/pair-timeline.sh, docs/testbed.md): two
-# guests, a WRITE latency run with netem loss on the client's eth0 for part of it; the
-# intervals where p99 rose carry retransmission counters (TestTimelineWire); the JSON,
-# .hlog and timeline plot in build/pair-timeline/. About 2 minutes; not part of make test.
+# The experiments on the two- and three-guest beds (internal/e2e/exp/pair and
+# internal/e2e/exp/mesh, build tag experiment, so make test never builds them): the
+# package's test binary runs in guest g1 under build/vmexec, which boots the layout;
+# the test writes to /out, which is build/<target> on the host. Their parameters are
+# the tests' environment variables (docs/testbed.md), passed to the guest when set:
+# WIRE_ROUNDS=8 make bench-wire, or make bench-wire WIRE_ROUNDS=8.
+EXP_VARS := SMOKE_TIMEOUT LOSS_RATES LOSS_ITERS LOSS_DELAY LOSS_TIMEOUT \
+	BIDIR_ITERS BIDIR_ROUNDS BIDIR_QP_TIMEOUT BIDIR_PIN BIDIR_RB_FLAGS BIDIR_TIMEOUT \
+	WIRE_ITERS WIRE_ROUNDS WIRE_CQ_MOD WIRE_QP_TIMEOUT WIRE_PIN WIRE_RB_TASKSET WIRE_RB_FLAGS WIRE_TIMEOUT \
+	DUR LOSS LOSS_AT LOSS_FOR PAIR_TIMEOUT \
+	MESH_TEST_ARGS MESH_DEMO_ARGS MESH_SLURM_ARGS MESH_OMPI_ARGS MESH_KILL_ARGS KILL_ROUND_TIMEOUT MESH_SLURM_KILL MESH_TIMEOUT
+# exp-run LAYOUT,PKG,TEST,TARGET,SECONDS[,MORE vmexec FLAGS]: TEST of
+# internal/e2e/exp/PKG in the LAYOUT bed, its files in build/TARGET, within SECONDS
+# (the bed's boot on top).
+define exp-run
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/vmexec ./scripts/vmexec
+	CGO_ENABLED=0 $(GO) test -c -tags experiment -o $(BUILD)/exp-$(2).test ./internal/e2e/exp/$(2)
+	rm -rf $(BUILD)/$(4) && mkdir -p $(BUILD)/$(4)
+	$(BUILD)/vmexec run --layout $(1) --outdir $(BUILD)/$(4) --timeout $$(( $(5) + 300 )) \
+		--env RDMABENCH_OUT=/out --env RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench $(6) \
+		$(foreach v,$(EXP_VARS),$(if $($(v)),--env '$(v)=$($(v))')) \
+		-- $(CURDIR)/$(BUILD)/exp-$(2).test -test.run '^$(3)$$' -test.v -test.timeout $(5)s
+endef
+
+# Two guests on a wire (TestSmoke): ping, ib_send_lat and rdmabench send latency
+# across it on rxe2, rxe2's packet counters moving in both; build/pair-smoke/.
+.PHONY: pair-smoke loss-tail pair-bidir
+pair-smoke: build
+	$(call exp-run,pair,pair,TestSmoke,pair-smoke,600)
+
+# Counter timelines on a lossy wire (TestTimeline, docs/testbed.md): two guests, a
+# WRITE bandwidth run with netem loss on the client's eth0 for part of it; then on the
+# host the intervals where p99 rose carry retransmission counters (TestTimelineWire);
+# the JSON, .hlog and timeline plot in build/pair-timeline/. About 2 minutes; not part
+# of make test.
 .PHONY: pair-timeline
 pair-timeline: build
-	scripts/pair-timeline.sh
+	$(call exp-run,pair,pair,TestTimeline,pair-timeline,$${PAIR_TIMEOUT:-600})
+	set -o pipefail; RDMABENCH_TIMELINE_JSON=$(CURDIR)/$(BUILD)/pair-timeline/timeline.json \
+		RDMABENCH_TIMELINE_LOSS=$$(cat $(BUILD)/pair-timeline/loss.txt) \
+		$(GO) test -count=1 -run '^TestTimelineWire$$' -v ./bench/timeline | tee $(BUILD)/pair-timeline/check.txt
+	$(BUILD)/rdmabench plot --kind timeline $(BUILD)/pair-timeline/timeline.json -o $(BUILD)/pair-timeline/timeline.svg
+	@echo "pair-timeline OK: $(BUILD)/pair-timeline"
 
 # The one-guest experiments (cliffs-test, isolation-test, dropin-perftest, dropin-agree,
 # fabrics, bench's comparison with perftest) are Go tests behind the build tag
@@ -157,31 +193,28 @@ isolation-test: exp-test
 	RDMABENCH_ISOLATION_DIR=$(CURDIR)/$(BUILD)/isolation $(GO) test -count=1 -run '^TestIsolationFiles$$' -v ./bench/isolation
 	@echo "isolation-test OK: $(BUILD)/isolation"
 
-# Cluster scale: three guests on one segment (scripts/vm-mesh.sh); MPICH's mpiexec in
-# guest 1 launches 'rdmabench mesh' on all three over ssh. mesh-test: a small pairs
-# mesh (SEND, WRITE; lat, bw) and its checks; mesh-demo: build/mesh/mesh.json,
-# heatmap.svg, a run with one rank killed, and the gate (docs/mesh.md).
+# Cluster scale: three guests on one segment (internal/e2e/exp/mesh); MPICH's mpiexec
+# in guest 1 launches 'rdmabench mesh' on all three (its remote shell: the bed's agent,
+# no ssh). mesh-test: a small pairs mesh (SEND, WRITE; lat, bw) and its checks;
+# mesh-demo: build/mesh/mesh.json, heatmap.svg, a run with one rank killed, and the
+# gate (docs/mesh.md).
 mesh-test: build
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
-	scripts/mesh-test.sh
+	$(call exp-run,mesh,mesh,TestMesh,mesh-test,$${MESH_TIMEOUT:-400})
 
 mesh-demo: deps build
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
-	scripts/mesh-demo.sh
+	$(call exp-run,mesh,mesh,TestDemo,mesh,$${MESH_TIMEOUT:-1800})
 
 # The same bed as a Slurm cluster (slurmctld + slurmd in guest 1, slurmd in 2 and 3,
 # munge): srun --mpi=pmi2 launches the mesh; then a run with one rank killed
 # (--kill-on-bad-exit=0: the others finish, rank 0 exits 6). build/mesh-slurm/.
 mesh-slurm: launcher-deps build
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
-	scripts/mesh-slurm.sh
+	$(call exp-run,mesh,mesh,TestSlurm,mesh-slurm,$${MESH_TIMEOUT:-900})
 
-# Open MPI's mpirun on the same bed: orted over ssh in guests 2 and 3, the ranks
-# bootstrap through PMIx (a -tags pmix build). build/mesh-ompi/.
+# Open MPI's mpirun on the same bed: orted in guests 2 and 3 (its remote shell: the
+# bed's agent), the ranks bootstrap through PMIx (a -tags pmix build). build/mesh-ompi/.
 mesh-ompi: launcher-deps build
-	CGO_ENABLED=0 $(GO) build -o $(BUILD)/meshcheck ./scripts/meshcheck
 	$(GO) build -tags pmix -o $(BUILD)/rdmabench-pmix ./cmd/rdmabench
-	scripts/mesh-ompi.sh
+	$(call exp-run,mesh,mesh,TestOMPI,mesh-ompi,$${MESH_TIMEOUT:-900},--env RDMABENCH_PMIX_BIN=$(CURDIR)/$(BUILD)/rdmabench-pmix)
 
 # The drop-in against Debian's real perftest in one guest (issue 22): all eight
 # tools, both directions (perftest's server
@@ -240,9 +273,7 @@ demo: deps build vmexec
 
 bench: deps build
 	$(MAKE) --no-print-directory bench-vs-perftest
-	scripts/loss-tail.sh
-	scripts/pair-bidir.sh
-	scripts/pair-wire-bw.sh
+	$(MAKE) --no-print-directory loss-tail pair-bidir bench-wire
 
 # make bench's first part (TestBenchVsPerftest, docs/testbed.md): rdmabench and perftest
 # side by side in one guest, interleaved ABBA BAAB: 2 B SEND/WRITE/READ latency (also
@@ -266,11 +297,25 @@ bench-vs-perftest: exp-test
 		--env "BENCH_HOST_LOAD=$$(cut -d' ' -f1-3 /proc/loadavg)" --env BENCH_HOST_GUESTS=$$(pgrep -c qemu-system-x86 || true) \
 		-- $(EXP_TEST) '^TestBenchVsPerftest$$' -test.timeout $$((t - 60))s
 
-# 64 KiB WRITE bandwidth across the two-guest wire, rdmabench against
+
+# Loss and the tail on the two-guest wire (TestLossTail): netem loss rates on the
+# client's eth0, SEND and WRITE latency and WRITE bandwidth at each; build/loss-tail/
+# loss-<rate>.json, table.md and latency.svg.
+loss-tail: build
+	$(call exp-run,pair,pair,TestLossTail,loss-tail,$${LOSS_TIMEOUT:-1500})
+
+# Bidirectional 64 KiB WRITE bandwidth across the wire (TestBidir), rdmabench -b
+# against ib_write_bw -b in ABBA BAAB rounds; build/pair-bidir/.
+pair-bidir: build
+	$(call exp-run,pair,pair,TestBidir,pair-bidir,$${BIDIR_TIMEOUT:-1200})
+
+# 64 KiB WRITE bandwidth across the two-guest wire (TestWireBW), rdmabench against
 # ib_write_bw in alternating rounds: the ratio of medians with its bootstrap
-# interval (WIRE_ROUNDS, WIRE_ITERS: see the script's header).
+# interval (WIRE_ROUNDS, WIRE_ITERS: see the test's comment); build/pair-wire-bw/.
 bench-wire: deps build
-	scripts/pair-wire-bw.sh
+	@echo "host load before: $$(uptime)"
+	$(call exp-run,pair,pair,TestWireBW,pair-wire-bw,$${WIRE_TIMEOUT:-1800})
+	@echo "host load after: $$(uptime)"
 
 # The fabric comparison on this bed (TestFabrics, docs/fabrics.md): SEND, WRITE, READ on
 # rxe, siw and TCP in one guest, then build/fabrics/report.md and the plot.

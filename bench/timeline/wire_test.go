@@ -37,10 +37,10 @@ func retransmissions(p *result.PortCounters) (int64, []string) {
 }
 
 // TestTimelineWire reads the document of make pair-timeline
-// (scripts/pair-timeline.sh): RDMABENCH_TIMELINE_JSON, a WRITE bandwidth
+// (TestTimeline in internal/e2e/exp/pair): RDMABENCH_TIMELINE_JSON, a WRITE bandwidth
 // run across the two-guest wire, and RDMABENCH_TIMELINE_LOSS, "ON,OFF": the
 // ms into the test between which netem dropped packets on the client's
-// eth0 (within about 0.1 s: the script times them from the test's first
+// eth0 (within the lag of the test's first interval line, which the test times
 // interval line). An interval rose when its p99 (p50 where p99 is n/a) is over
 // twice the median of the intervals outside the loss; every interval that
 // overlaps the loss and rose must carry retransmission counters, and there

@@ -85,7 +85,7 @@ func TestScriptsUseOneParser(t *testing.T) {
 		{"internal/e2e/exp/bench_test.go", "vsperftest.Run("},
 		{"internal/e2e/exp/bench_test.go", "perftest.ParsePrinted"},
 		{"internal/vsperftest/analysis.go", "perftest.ParsePrinted"},
-		{"scripts/wirebw/main.go", "perftest.ParsePrinted"},
+		{"internal/exptool/wirebw/wirebw.go", "perftest.ParsePrinted"},
 		{"scripts/dropinagree/main.go", "perftest.ParsePrinted"},
 		{"internal/e2e/exp/agree_test.go", "scripts/dropinagree (on the host)"},
 	} {

@@ -11,7 +11,7 @@ import (
 // purePackages are the data tools a user runs without rdma-core, and the
 // test tools the Makefile builds with CGO_ENABLED=0 for the guest.
 var purePackages = []string{"./bench/result", "./bench/result/schema", "./bench/proto", "./bench/report", "./bench/compare", "./bench/plot", "./bench/fabric", "./bench/doctor", "./bench/knee", "./bench/drain",
-	"./bench/perftest", "./bench/perftest/wire", "./bench/spec", "./bench/timeline", "./bench/hostenv", "./bench/auth", "./bench/admit", "./verbs/linkspeed", "./scripts/meshcheck", "./scripts/vsperftest", "./scripts/wirebw", "./scripts/jcheck", "./scripts/dropinagree",
+	"./bench/perftest", "./bench/perftest/wire", "./bench/spec", "./bench/timeline", "./bench/hostenv", "./bench/auth", "./bench/admit", "./verbs/linkspeed", "./scripts/meshcheck", "./scripts/vsperftest", "./scripts/wirebw", "./internal/exptool/meshcheck", "./internal/exptool/wirebw", "./internal/exptool/losstail", "./scripts/jcheck", "./scripts/dropinagree",
 	"./internal/vm", "./internal/vm/proto", "./internal/testutil/vmtest", "./scripts/vmexec"}
 
 // moduleRoot is the directory holding go.mod.

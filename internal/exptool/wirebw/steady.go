@@ -1,4 +1,4 @@
-package main
+package wirebw
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 )
 
 // The steady state of each run, from the guests' samplers
-// (scripts/pair-abba-lib.sh writes DIR/<guest>/samples.txt): a line every
+// (internal/e2e/exp/expkit.Sample writes DIR/<guest>/samples.txt): a line every
 // 0.5 s, "UPTIME TAG | CPU0 | CPU1 | SENT RCVD", where TAG is the run
 // going on ("rb-3", "pt-4", or "idle"), CPU0 and CPU1 are that CPU's
 // /proc/stat fields user nice system idle iowait irq softirq (USER_HZ
