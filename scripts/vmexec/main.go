@@ -454,9 +454,13 @@ func cmdTest(args []string) int {
 	defer bed.Close()
 	g, _ := bed.Guest("g1")
 	running.Store(true)
+	t0 := time.Now()
 	e, err := g.Run(ctx, run, os.Stdout, os.Stderr, sigs)
 	if err != nil {
 		return code(err)
+	}
+	if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
+		errf("%s: %s: %.1f s in the guest", g.Name, filepath.Base(bin), time.Since(t0).Seconds())
 	}
 	if e.Error != "" {
 		errf("%s: %s", g.Name, e.Error)
@@ -680,7 +684,11 @@ func (s *bedServer) handle(c net.Conn) {
 		return
 	}
 	run.Layout, run.Guest = "", ""
+	t0 := time.Now()
 	e, err := g.Run(ctx, run, proto.Stream{W: w, Typ: proto.TStdout}, proto.Stream{W: w, Typ: proto.TStderr}, sigs)
+	if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
+		fmt.Fprintf(logw, "vmexec: bed: %s: %s: %.1f s in the guest\n", g.Name, filepath.Base(run.Argv[0]), time.Since(t0).Seconds())
+	}
 	if err != nil {
 		var ge *vm.GuestError
 		if errors.As(err, &ge) {
