@@ -96,8 +96,7 @@ unit: build
 VM_WHERE ?= guest
 vm-test: build vmexec $(BUILD)/libdrvshim.so
 	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench RDMABENCH_DRVSHIM=$(CURDIR)/$(BUILD)/libdrvshim.so \
-	RDMABENCH_VM_WHERE=$(VM_WHERE) \
-		$(VMEXEC) bed -- $(GO) test -p 1 -count=1 -exec $(CURDIR)/$(VMEXEC) ./...
+		$(VMEXEC) bed --where $(VM_WHERE) -- $(GO) test -p 1 -count=1 -exec $(CURDIR)/$(VMEXEC) ./...
 
 # scripts/guest-test.sh's stages (until internal/e2e has them all) in one guest: the
 # test binaries and tools on PATH, the scripts in /work (written in the guest's overlay).
