@@ -32,8 +32,9 @@ LDFLAGS := -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(BUILD_DAT
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BUILD)/rdmabench ./cmd/rdmabench
 
+# (built beside and renamed: a running bed keeps its binary)
 vmexec:
-	CGO_ENABLED=0 $(GO) build -o $(VMEXEC) ./scripts/vmexec
+	CGO_ENABLED=0 $(GO) build -o $(VMEXEC).new ./scripts/vmexec && mv -f $(VMEXEC).new $(VMEXEC)
 
 # Man pages from the command tree (rdmabench gen-man, cobra/doc): build/man/rdmabench.1,
 # rdmabench-run.1, ...; read one with 'man -l build/man/rdmabench-run.1'.
