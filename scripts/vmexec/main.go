@@ -53,9 +53,10 @@ Bed options:
   --boot S        boot deadline in seconds (default 300)
   --parallel      do not take the bed lock (RDMABENCH_VM_PARALLEL=1): hosts with the cores
   --console       copy the raw guest consoles to stderr
-  --where W       vmexec TESTBINARY only: guest (default) or auto: a test binary that
-                  links neither libibverbs nor librdmacm and declares no layout runs
-                  on the host (RDMABENCH_VM_WHERE)
+  --where W       bed, and 'vmexec --where W TESTBINARY': guest (default) or auto: a
+                  test binary that links neither libibverbs nor librdmacm and declares
+                  no layout runs on the host, with RDMABENCH_REQUIRE_RDMA=1
+                  (RDMABENCH_VM_WHERE)
 
 Exit status: the command's (128+n when killed by signal n); 124 on timeout; 125 when
 a guest failed (boot, panic, setup, lost agent); 2 on bad usage or a missing host
@@ -113,6 +114,13 @@ func mainErr(args []string) int {
 		return cmdPeer(args[1:])
 	case "wait-listen":
 		return cmdWaitListen(args[1:])
+	case "--where":
+		// go test -exec 'vmexec --where auto'
+		if len(args) < 3 {
+			return code(fmt.Errorf("%w: --where W TESTBINARY [ARGS]", vm.ErrUsage))
+		}
+		os.Setenv("RDMABENCH_VM_WHERE", args[1])
+		return cmdTest(args[2:])
 	}
 	return cmdTest(args)
 }
@@ -122,9 +130,11 @@ type bedFlags struct {
 	boot     int
 	parallel bool
 	console  bool
+	where    string // vmexec bed: RDMABENCH_VM_WHERE for the command
 }
 
 func (b *bedFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.where, "where", "", "")
 	fs.StringVar(&b.opts.Layout, "layout", vm.LayoutOne, "")
 	fs.StringVar(&b.opts.Siw, "siw", envOr("RDMABENCH_SIW", "auto"), "")
 	fs.IntVar(&b.opts.Mem, "mem", 0, "")
@@ -454,9 +464,13 @@ func cmdTest(args []string) int {
 	defer bed.Close()
 	g, _ := bed.Guest("g1")
 	running.Store(true)
+	t0 := time.Now()
 	e, err := g.Run(ctx, run, os.Stdout, os.Stderr, sigs)
 	if err != nil {
 		return code(err)
+	}
+	if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
+		errf("%s: %s: %.1f s in the guest", g.Name, filepath.Base(bin), time.Since(t0).Seconds())
 	}
 	if e.Error != "" {
 		errf("%s: %s", g.Name, e.Error)
@@ -548,6 +562,12 @@ func cmdBed(args []string) int {
 	go s.serve(ln)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "RDMABENCH_VM_BED="+sock)
+	if bf.where != "" {
+		if bf.where != "guest" && bf.where != "auto" {
+			return code(fmt.Errorf("%w: --where wants guest or auto, got: %s", vm.ErrUsage, bf.where))
+		}
+		cmd.Env = append(cmd.Env, "RDMABENCH_VM_WHERE="+bf.where)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT) // the command (in our process group) gets them
 	err = cmd.Run()
@@ -680,7 +700,11 @@ func (s *bedServer) handle(c net.Conn) {
 		return
 	}
 	run.Layout, run.Guest = "", ""
+	t0 := time.Now()
 	e, err := g.Run(ctx, run, proto.Stream{W: w, Typ: proto.TStdout}, proto.Stream{W: w, Typ: proto.TStderr}, sigs)
+	if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
+		fmt.Fprintf(logw, "vmexec: bed: %s: %s: %.1f s in the guest\n", g.Name, filepath.Base(run.Argv[0]), time.Since(t0).Seconds())
+	}
 	if err != nil {
 		var ge *vm.GuestError
 		if errors.As(err, &ge) {
