@@ -83,14 +83,24 @@ unit: build
 
 # Every package's tests in the SoftRoCE guest: one bed (vmexec bed) for the whole
 # tree, each test binary run in the layout it declares (vmtest.Layout; default one),
-# where RDMABENCH_REQUIRE_RDMA=1 turns every "no RDMA device" skip into a failure.
+# where RDMABENCH_REQUIRE_RDMA=1 turns every "no RDMA device" skip into a failure. No
+# list of packages: a new package's tests run here as soon as it exists.
 # VM_WHERE=auto runs test binaries that link neither libibverbs nor librdmacm and
-# declare no layout on the host instead (still with RDMABENCH_REQUIRE_RDMA=1).
+# declare no layout, and those that declare vmtest.Host, on the host instead (still
+# with RDMABENCH_REQUIRE_RDMA=1, so that an RDMA test there fails rather than skips).
+# Then, in the same bed, the verbs RDMA tests and the socket engine's tests built
+# with GOEXPERIMENT=cgocheck2, and the verbs benchmarks. VM_SKIP: tests left out
+# (make test leaves out the pair stage's kill and stop cases, PAIR_KILLS).
 VM_WHERE ?= guest
+VM_SKIP ?=
+VM_GOTEST = $(GO) test -p 1 -count=1 -timeout 30m -exec $(CURDIR)/$(VMEXEC)
 vm-test: build vmexec $(BUILD)/libdrvshim.so
 	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench RDMABENCH_DRVSHIM=$(CURDIR)/$(BUILD)/libdrvshim.so \
-		$(VMEXEC) bed --where $(VM_WHERE) -- $(GO) test -p 1 -count=1 -exec $(CURDIR)/$(VMEXEC) ./...
-
+		$(VMEXEC) bed --where $(VM_WHERE) -- sh -ec '\
+		$(VM_GOTEST) $(if $(VM_SKIP),-skip "$(VM_SKIP)") ./...; \
+		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) -run RDMA ./verbs; \
+		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) ./bench/sockeng; \
+		$(VM_GOTEST) -run "^$$" -bench RDMA -benchtime 2000x ./verbs'
 
 # The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an
 # LD_PRELOAD library that makes rxe/siw answer a few verbs as a hardware driver does.
@@ -267,6 +277,7 @@ fuzz:
 # layout) in the guest: the others ran on the host in make unit already, and under TCG
 # they would take 6 to 10 times as long (hist: 12 s on the host, over 80 s in the guest).
 test: VM_WHERE = auto
+test: VM_SKIP = $(PAIR_KILLS)
 test: deps check unit fuzz vm-test
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.

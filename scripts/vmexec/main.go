@@ -424,13 +424,17 @@ func cmdTest(args []string) int {
 		return code(err)
 	}
 	declared := layout != ""
-	if layout == "" {
+	host := layout == vmtest.Host // needs no RDMA: the host under auto, else g1 of one
+	if layout == "" || host {
 		layout = vm.LayoutOne
 	}
 	where := envOr("RDMABENCH_VM_WHERE", "guest")
 	switch where {
 	case "guest":
 	case "auto":
+		if host {
+			return runHost(bin, args[1:])
+		}
 		if !declared {
 			rdma, err := vm.LinksRDMA(bin)
 			if err != nil {

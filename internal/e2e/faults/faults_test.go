@@ -43,9 +43,7 @@ const caseLimit = 4 * time.Minute
 // 'TestFaults/waits/' runs one group), in order of group: a serial case
 // alone, a run of parallel ones at once (up to -faults.j).
 func TestFaults(t *testing.T) {
-	if !vmtest.InGuest() {
-		t.Skip("the fault suite runs in the one-guest bed (go test -exec build/vmexec ./internal/e2e/faults): it needs rxe0, rxe1 on dummy0 (192.0.2.1) and root")
-	}
+	vmtest.RequireGuest(t, "the fault suite runs in the one-guest bed (go test -exec build/vmexec ./internal/e2e/faults): it needs rxe0, rxe1 on dummy0 (192.0.2.1) and root")
 	bin := vmtest.Binary(t)
 	all := append([]Case(nil), cases...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Group < all[j].Group })

@@ -36,9 +36,7 @@ type bed struct {
 
 func newBed(t *testing.T) *bed {
 	t.Helper()
-	if !vmtest.InGuest() {
-		t.Skip("the two-host stage runs in the pair bed: go test -exec build/vmexec ./internal/e2e/pair")
-	}
+	vmtest.RequireGuest(t, "the two-host stage runs in the pair bed: go test -exec build/vmexec ./internal/e2e/pair")
 	ps := vmtest.Peers(t)
 	here := os.Getenv(vmtest.AddrEnv)
 	if here == "" {

@@ -37,15 +37,20 @@ const (
 	One  = "one"  // one guest: rxe0 on lo, rxe1 on dummy0 (192.0.2.1), siw1 on dummy1 (203.0.113.1)
 	Pair = "pair" // two guests on a wire (198.51.100.1, .2), rxe2 on eth0 in each; the test runs in g1
 	Mesh = "mesh" // three guests on one segment (198.51.100.1-3); the test runs in g1
+	// Host: the package's tests need no RDMA device, though its test binary
+	// links rdma-core. Under `vmexec --where auto` (make test) it runs on the
+	// host, with RDMABENCH_REQUIRE_RDMA=1 so that an RDMA test added to it
+	// fails there instead of skipping; elsewhere it runs in g1 of One.
+	Host = "host"
 )
 
 // Layout declares the bed this package's tests need. Call it from an init
 // function in a _test.go file; without it a package gets One.
 func Layout(name string) {
 	switch name {
-	case One, Pair, Mesh:
+	case One, Pair, Mesh, Host:
 	default:
-		panic(fmt.Sprintf("vmtest.Layout(%q): want %q, %q or %q", name, One, Pair, Mesh))
+		panic(fmt.Sprintf("vmtest.Layout(%q): want %q, %q, %q or %q", name, One, Pair, Mesh, Host))
 	}
 	if os.Getenv(QueryEnv) == "1" {
 		fmt.Println(LayoutTag + name)
@@ -125,4 +130,19 @@ type cmdImpl interface {
 // is done.
 func (p Peer) Command(ctx context.Context, name string, arg ...string) *Cmd {
 	return &Cmd{Path: name, Args: append([]string{name}, arg...), ctx: ctx, peer: p}
+}
+
+// RequireGuest skips a test that must run inside the bed when it runs
+// elsewhere, or fails it where RDMABENCH_REQUIRE_RDMA=1 (the bed's runs, and
+// the host runs of `vmexec --where auto`): a test that belongs in a guest
+// cannot pass by skipping there.
+func RequireGuest(tb testing.TB, why string) {
+	tb.Helper()
+	if InGuest() {
+		return
+	}
+	if os.Getenv("RDMABENCH_REQUIRE_RDMA") == "1" {
+		tb.Fatalf("RDMABENCH_REQUIRE_RDMA=1 but not in a guest of the bed: %s (declare the package's layout with vmtest.Layout)", why)
+	}
+	tb.Skipf("not in a guest of the bed: %s", why)
 }
