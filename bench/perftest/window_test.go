@@ -68,7 +68,7 @@ func TestCountWindow(t *testing.T) {
 	w := CountWindow(n.Load, 400*time.Millisecond, 100*time.Millisecond)
 	time.Sleep(450 * time.Millisecond)
 	ops, span, ok := w.Stop()
-	if !ok || span < 190*time.Millisecond || span > 260*time.Millisecond || ops == 0 || ops > 210 {
+	if !ok || span < 190*time.Millisecond || span > 350*time.Millisecond || ops == 0 || ops > 360 { // a loaded host fires the marks late, never early
 		t.Errorf("window: %v, %d ops in %v; want about 200 ms", ok, ops, span)
 	}
 	if _, _, ok := CountWindow(n.Load, 400*time.Millisecond, 100*time.Millisecond).Stop(); ok {
