@@ -51,5 +51,6 @@ func (g *Engine) SetPerftestSize(n int, inline bool) error {
 		g.e.send_flags = C.IBV_SEND_INLINE
 	}
 	g.e.iter, g.e.pt_prev = 0, 0
+	g.e.wr_ready = 0 // the prebuilt work requests carry the size and flags
 	return nil
 }

@@ -85,6 +85,15 @@ static inline int rb_spin_due(uint64_t spins) { return spins % RB_CHECK_EVERY ==
 
 static inline int rb_pass_due(uint64_t passes) { return passes % RB_CHECK_EVERY == 0; }
 
+// A spinning loop's deadlines (the no-progress timeout, an end time) are
+// checked against a count, not by a clock read every few passes: the
+// clock is read only every RB_CLOCK_EVERY passes without progress, so that
+// a wait of typical length reads it not at all. The checks of the flags
+// (rb_spin_due, rb_pass_due) stay at RB_CHECK_EVERY.
+#define RB_CLOCK_EVERY 16384
+
+static inline int rb_clock_due(uint64_t spins) { return spins % RB_CLOCK_EVERY == RB_CLOCK_EVERY - 1; }
+
 // rb_idle_expired is the no-progress deadline: it reports whether now is
 // timeout_ns or more after *since, the start of the current wait without
 // progress. *since == 0 means not yet known: it becomes now - waited_ns (the
@@ -100,6 +109,16 @@ static inline int rb_idle_expired(rb_ctl *c, int64_t *since, int64_t now, int64_
 static inline int rb_timeout(rb_ctl *c, const char *what) {
 	c->wait_what = what;
 	return RB_TIMEOUT;
+}
+
+// rb_flags_check checks what another thread sets: RB_ABORTED, RB_STOPPED
+// (stoppable, and iter reaches the stop count) or RB_OK. No clock read.
+static inline int rb_flags_check(rb_ctl *c, int stoppable, uint64_t iter) {
+	if (rb_aborted(c))
+		return RB_ABORTED;
+	if (stoppable && rb_stop_reached(c, iter))
+		return RB_STOPPED;
+	return RB_OK;
 }
 
 // rb_wait_check is the periodic check of a wait for one event. It returns
