@@ -18,12 +18,12 @@ func TestPostWorkMatchesBuild(t *testing.T) {
 			for _, pl := range []int{1, 3, 16} {
 				for _, mod := range []int{1, 7, 100} {
 					name := fmt.Sprintf("%s/step%d/pl%d/mod%d", op, step, pl, mod)
-					cfg := verbs.PostWorkConfig{Op: op, Size: 64, RecvOffset: 4096, Addr: 0x10000, RemoteAddr: 0x900000,
-						LKey: 7, RKey: 9, TxDepth: 128, CQMod: mod, PostList: pl}
+					cfg := verbs.EngineConfig{Op: op, Size: 64, RecvOffset: 4096, RemoteAddr: 0x900000,
+						RKey: 9, TxDepth: 128, CQMod: mod, PostList: pl}
 					if step > 0 {
 						cfg.AddrStep, cfg.AddrCycle = step, 1000 // 15 steps, then back to 0
 					}
-					p, err := verbs.NewPostWork(cfg)
+					p, err := verbs.NewPostWork(cfg, 0x10000)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -48,25 +48,25 @@ func TestPostWorkMatchesBuild(t *testing.T) {
 // clock read per post call and two divisions (the loop before).
 func BenchmarkPostWork(b *testing.B) {
 	for _, pl := range []int{1, 16} {
-		cfg := verbs.PostWorkConfig{Op: verbs.OpWrite, Size: 64, Addr: 0x10000, RemoteAddr: 0x900000, LKey: 7, RKey: 9,
+		cfg := verbs.EngineConfig{Op: verbs.OpWrite, Size: 64, RemoteAddr: 0x900000, RKey: 9,
 			TxDepth: 128, CQMod: 100, PostList: pl}
 		b.Run(fmt.Sprintf("prebuilt/pl%d", pl), func(b *testing.B) {
-			p, err := verbs.NewPostWork(cfg)
+			p, err := verbs.NewPostWork(cfg, 0x10000)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer p.Close()
+			defer p.Close() //nolint:errcheck // never fails
 			b.ResetTimer()
 			if err := p.Run(b.N, false); err != nil {
 				b.Fatal(err)
 			}
 		})
 		b.Run(fmt.Sprintf("rebuild/pl%d", pl), func(b *testing.B) {
-			p, err := verbs.NewPostWork(cfg)
+			p, err := verbs.NewPostWork(cfg, 0x10000)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer p.Close()
+			defer p.Close() //nolint:errcheck // never fails
 			b.ResetTimer()
 			p.RunRebuild(b.N)
 		})
