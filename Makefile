@@ -5,7 +5,7 @@ export PATH := $(dir $(GO)):$(PATH)
 BUILD := build
 VM := scripts/vm-run.sh
 
-.PHONY: dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test pair-core cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: cntshim dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test script-test hw-check check unit fuzz vm-test pair-test pair-core cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -111,6 +111,15 @@ vm-test: build $(BUILD)/libdrvshim.so
 drvshim: $(BUILD)/libdrvshim.so
 
 $(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
+	@mkdir -p $(BUILD)
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
+
+# The counting shim (internal/cntshim/cntshim.c; docs/methodology.md): an LD_PRELOAD
+# library that counts clock_gettime and write calls (rxe's doorbell), for the work
+# per message of rdmabench's and perftest's loops.
+cntshim: $(BUILD)/libcntshim.so
+
+$(BUILD)/libcntshim.so: internal/cntshim/cntshim.c
 	@mkdir -p $(BUILD)
 	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 

@@ -437,14 +437,19 @@ static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
 	return RB_OK;
 }
 
+static inline uint64_t sample_room(rb_engine *e);
+static inline void put_sample(rb_engine *e, uint64_t v);
+
 // rb_lat_client runs n ping-pong iterations (or n single READ/atomic round
 // trips) and appends one full round-trip time per iteration to samples, in
 // ns: from just before the post to the moment the reply is seen. In open
 // loop (interval_ns > 0) each send waits for its intended time on the
-// schedule, and the sample runs from the intended time instead.
+// schedule, and the sample runs from the intended time instead. In ring
+// mode (open loop: Go records from another thread while the loop keeps
+// its schedule) it returns RB_FULL before a send the ring has no room for.
 int rb_lat_client(rb_engine *e, uint64_t n) {
 	struct ibv_wc wc;
-	if (e->nsamples + n > e->cap)
+	if (!e->ring && e->nsamples + n > e->cap)
 		return RB_FULL;
 	for (uint64_t i = 0; i < n; i++) {
 		int64_t t0, t1, intended = 0;
@@ -452,6 +457,8 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 		// wait's periodic check comes round, so the waits alone may never see it
 		if (rb_aborted(&e->ctl))
 			return RB_ABORTED;
+		if (e->ring && sample_room(e) == 0) // the drainer is a whole ring behind
+			return RB_FULL;
 		if (e->interval_ns > 0) { // open loop: wait for the intended send time
 			if (e->next_intended == 0)
 				e->next_intended = e->first_intended = rb_now_ns();
@@ -493,8 +500,10 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			break;
 		}
 		// open loop: from the intended send time (coordinated-omission correction)
-		e->samples[e->nsamples++] = (uint64_t)(t1 - (intended ? intended : t0));
+		put_sample(e, (uint64_t)(t1 - (intended ? intended : t0)));
 		e->iter++;
+		if (e->ring) // ring mode: completed counts the iterations for the drainer
+			__atomic_store_n(&e->completed, e->completed + 1, __ATOMIC_RELEASE);
 	}
 	return RB_OK;
 }

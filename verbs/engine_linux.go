@@ -304,12 +304,13 @@ func (g *Engine) Samples() []uint64 {
 func (g *Engine) Capacity() int { return int(g.e.cap) }
 
 // LatClient runs n latency iterations in one C call, appending one round
-// trip time (ns) per iteration to the sample buffer (n must fit in it).
+// trip time (ns) per iteration to the sample buffer (n must fit in it; in
+// ring mode, RingRoom, and CompletedNow counts the iterations).
 func (g *Engine) LatClient(n int) error {
 	if n <= 0 {
 		return nil
 	}
-	if int(g.e.nsamples)+n > int(g.e.cap) {
+	if g.e.ring == 0 && int(g.e.nsamples)+n > int(g.e.cap) {
 		return fmt.Errorf("verbs: %d iterations do not fit the %d-sample buffer (%d used)", n, int(g.e.cap), int(g.e.nsamples))
 	}
 	return g.err(C.rb_lat_client(g.e, C.uint64_t(n)), "latency client")
