@@ -121,7 +121,7 @@ cntshim: $(BUILD)/libcntshim.so
 
 $(BUILD)/libcntshim.so: internal/cntshim/cntshim.c
 	@mkdir -p $(BUILD)
-	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl -lpthread
 
 # Two hosts: two guests joined by an emulated Ethernet wire (scripts/vm-pair.sh);
 # server in one, client in the other, no -d (rxe2 chosen by route); kills and stops.

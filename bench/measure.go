@@ -278,6 +278,7 @@ func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result
 	if s.Rate > 0 && rl != nil && rl.SetRing(true) == nil {
 		rl.ResetCounters()
 		dr = startDrain(rl, lat, iv, prog)
+		capN = max(capN/2, 1) // a batch waits for room for half the ring, not all of it
 		defer rl.SetRing(false) //nolint:errcheck // off never fails
 	}
 	finish := func() {

@@ -7,11 +7,15 @@
 // it at two iteration counts; the difference of the counts over the
 // difference of the messages is the work per message, the set-up cancelled.
 //
-// At exit it says on stderr, one line:
+// With RDMABENCH_CNTSHIM=PREFIX it keeps the counts in the file PREFIX.PID,
+// one line, rewritten every 5 ms by a thread of its own and at exit:
 //
 //	cntshim: pid=P clock_gettime=N monotonic_raw=N write=N
 //
-// and with RDMABENCH_CNTSHIM=FILE appends the same line to FILE too.
+// (a Go program ends with the exit_group system call, which runs no
+// destructor: the file then holds the counts of its last 5 ms, and the
+// timed loops ended before that). The line also goes to stderr at exit
+// where a destructor runs.
 //
 // Go's runtime reads its clocks through the vDSO and makes its system
 // calls itself, so in rdmabench only the C loops and libibverbs are counted.
@@ -20,6 +24,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,23 +54,56 @@ ssize_t write(int fd, const void *buf, size_t len) {
 	return real(fd, buf, len);
 }
 
-__attribute__((destructor)) static void report(void) {
-	char line[160];
-	static write_fn real;
-	if (!real)
-		real = (write_fn)dlsym(RTLD_NEXT, "write");
-	int n = snprintf(line, sizeof(line), "cntshim: pid=%d clock_gettime=%lu monotonic_raw=%lu write=%lu\n", (int)getpid(),
+// line formats the counts; it returns the length, 0 on failure.
+static int line(char *buf, size_t size) {
+	int n = snprintf(buf, size, "cntshim: pid=%d clock_gettime=%lu monotonic_raw=%lu write=%lu\n", (int)getpid(),
 			 __atomic_load_n(&n_clock, __ATOMIC_RELAXED), __atomic_load_n(&n_raw, __ATOMIC_RELAXED),
 			 __atomic_load_n(&n_write, __ATOMIC_RELAXED));
-	if (n <= 0 || n >= (int)sizeof(line))
+	return n > 0 && n < (int)size ? n : 0;
+}
+
+static char path[4096];
+static write_fn real_write;
+
+// save rewrites the counts file (pwrite and ftruncate make no write call).
+static void save(void) {
+	char buf[160];
+	int n = line(buf, sizeof(buf));
+	if (!path[0] || !n)
 		return;
-	real(2, line, (size_t)n);
-	const char *path = getenv("RDMABENCH_CNTSHIM");
-	if (path && *path) {
-		int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
-		if (fd >= 0) {
-			real(fd, line, (size_t)n);
-			close(fd);
-		}
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+	if (fd < 0)
+		return;
+	if (pwrite(fd, buf, (size_t)n, 0) == n && ftruncate(fd, n) == 0) {
 	}
+	close(fd);
+}
+
+static void *saver(void *arg) {
+	(void)arg;
+	struct timespec d = { .tv_sec = 0, .tv_nsec = 5000000 };
+	for (;;) {
+		nanosleep(&d, NULL);
+		save();
+	}
+	return NULL;
+}
+
+__attribute__((constructor)) static void start(void) {
+	real_write = (write_fn)dlsym(RTLD_NEXT, "write");
+	const char *p = getenv("RDMABENCH_CNTSHIM");
+	if (!p || !*p)
+		return;
+	snprintf(path, sizeof(path), "%s.%d", p, (int)getpid());
+	pthread_t t;
+	if (pthread_create(&t, NULL, saver, NULL) == 0)
+		pthread_detach(t);
+}
+
+__attribute__((destructor)) static void report(void) {
+	char buf[160];
+	int n = line(buf, sizeof(buf));
+	save();
+	if (n && real_write)
+		real_write(2, buf, (size_t)n);
 }
