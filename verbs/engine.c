@@ -476,7 +476,7 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			t0 = rb_now_ns();
 			RB_TRY(post_op(e, e->iter, 1));
 			RB_TRY(wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)"));
-			t1 = rb_now_ns();
+			t1 = e->pt_interval ? 0 : rb_now_ns();
 			RB_TRY(post_recv1(e));
 			RB_TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
 			break;
@@ -488,7 +488,7 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			t0 = rb_now_ns();
 			RB_TRY(post_op(e, e->iter, 1));
 			RB_TRY(wait_byte(e, dst, v, 0, "the peer's RDMA WRITE (last byte of the buffer)"));
-			t1 = rb_now_ns();
+			t1 = e->pt_interval ? 0 : rb_now_ns();
 			RB_TRY(wait_one(e, e->scq, &wc, 0, "the RDMA WRITE completion"));
 			break;
 		}
@@ -499,8 +499,13 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			t1 = rb_now_ns();
 			break;
 		}
-		// open loop: from the intended send time (coordinated-omission correction)
-		put_sample(e, (uint64_t)(t1 - (intended ? intended : t0)));
+		if (e->pt_interval) { // perftest's interval: from the previous post to this one
+			if (e->pt_prev)
+				put_sample(e, (uint64_t)(t0 - e->pt_prev));
+			e->pt_prev = t0;
+		} else { // open loop: from the intended send time (coordinated-omission correction)
+			put_sample(e, (uint64_t)(t1 - (intended ? intended : t0)));
+		}
 		e->iter++;
 		if (e->ring) // ring mode: completed counts the iterations for the drainer
 			__atomic_store_n(&e->completed, e->completed + 1, __ATOMIC_RELEASE);

@@ -137,8 +137,12 @@ typedef struct rb_engine {
 	// perftest peers (the drop-in facing a perftest tool, rb_pt_*): the
 	// WRITE ping-pong's marker is the iteration count modulo 256, as
 	// perftest's (char)++count (0 after 255), not write_slot's 1..255;
-	// pt_prev is the responder's previous post time (0: none yet).
+	// pt_prev is the previous post time of a side that times perftest's
+	// interval (0: none yet): the wait-first side (rb_pt_lat_reply), and
+	// with pt_interval the side that sends first (rb_lat_client: each
+	// sample from one post to the next, the receive's repost inside).
 	int pt_marker;             // (cfg) 1: perftest's marker
+	int pt_interval;           // (cfg) 1: rb_lat_client times perftest's interval
 	int64_t pt_prev;
 	// perftest's BW peak (the drop-in facing perftest; off while
 	// pt_stamps is 0): the bandwidth sender stamps the post of work
