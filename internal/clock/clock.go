@@ -67,10 +67,11 @@ type Info struct {
 }
 
 var (
-	mu      sync.Mutex
-	current = Info{Source: SourceMonotonic, Reason: "default"}
-	mode    = Auto
-	done    bool
+	ensureMu sync.Mutex
+	mu       sync.Mutex
+	current  = Info{Source: SourceMonotonic, Reason: "default"}
+	mode     = Auto
+	done     bool
 )
 
 // SetMode sets the mode Ensure selects (Auto by default). It fails on an
@@ -92,6 +93,8 @@ func SetMode(m string) error {
 // Ensure selects the clock of SetMode's mode once per process (later calls
 // return the same) and returns it.
 func Ensure() (Info, error) {
+	ensureMu.Lock() // one selection at a time: concurrent sessions wait for the first
+	defer ensureMu.Unlock()
 	mu.Lock()
 	m, d := mode, done
 	mu.Unlock()
