@@ -662,6 +662,7 @@ int rb_bw_step(rb_engine *e, int64_t *stamp, int *got) {
 	struct ibv_wc wcs[16];
 	*got = 0;
 	RB_TRY(bw_post(e, stamp));
+	*stamp = 0; // good for the post right after the completions only
 	int n = poll_batch(e, e->scq, 16, wcs);
 	if (n < 0) {
 		e->err_errno = n;
