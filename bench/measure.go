@@ -278,7 +278,8 @@ func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result
 	if s.Rate > 0 && rl != nil && rl.SetRing(true) == nil {
 		rl.ResetCounters()
 		dr = startDrain(rl, lat, iv, prog)
-		capN = max(capN/2, 1) // a batch waits for room for half the ring, not all of it
+		// a batch waits for room for half the ring, not all of it
+		capN = max(capN/2, 1)
 		defer rl.SetRing(false) //nolint:errcheck // off never fails
 	}
 	finish := func() {

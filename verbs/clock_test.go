@@ -16,6 +16,7 @@ func TestEngineClockIsShared(t *testing.T) {
 		t.Skipf("no counter: %v", err)
 	}
 	defer clock.Select(clock.Monotonic) //nolint:errcheck // a known mode
+
 	clock.Shift(1 << 50) // far from CLOCK_MONOTONIC_RAW
 	a, v, b := clock.Now(), verbs.Now(), clock.Now()
 	if v < a || v > b {
