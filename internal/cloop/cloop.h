@@ -133,7 +133,7 @@ static inline int rb_pass_due(uint64_t passes) { return passes % RB_CHECK_EVERY 
 // clock is read only every RB_CLOCK_EVERY passes without progress, so that
 // a wait of typical length reads it not at all. The checks of the flags
 // (rb_spin_due, rb_pass_due) stay at RB_CHECK_EVERY.
-#define RB_CLOCK_EVERY 16384
+#define RB_CLOCK_EVERY 65536
 
 static inline int rb_clock_due(uint64_t spins) { return spins % RB_CLOCK_EVERY == RB_CLOCK_EVERY - 1; }
 

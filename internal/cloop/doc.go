@@ -20,7 +20,7 @@
 //     rb_spin_due in a wait for one event (never on the first spins),
 //     rb_pass_due in a streaming loop (on the first pass too), for the flags
 //     (rb_flags_check); the clock for a deadline only every RB_CLOCK_EVERY
-//     (16,384) passes without progress (rb_clock_due);
+//     (65,536) passes without progress (rb_clock_due);
 //   - the no-progress deadline, rb_idle_expired, and rb_wait_check, the
 //     periodic check of a wait (abort, stop, deadline).
 //
