@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -304,7 +305,38 @@ func (a *agent) setupRDMA() error {
 			return err
 		}
 	}
+	a.moduleLists()
 	return nil
+}
+
+// moduleLists writes /etc/rdmabench-modules[-NAME], the module files of each
+// group in load order, as the shell bed's initramfs had them: tests insert a
+// group with insmod (bench's guestModules).
+func (a *agent) moduleLists() {
+	groups := []struct {
+		file string
+		mods []string
+	}{
+		{"/etc/rdmabench-modules", []string{"ib_uverbs", "rdma_ucm", "rdma_rxe", "dummy"}},
+		{"/etc/rdmabench-modules-net", []string{"virtio_pci", "virtio_net", "sch_netem"}},
+		{"/etc/rdmabench-modules-vlan", []string{"8021q"}},
+	}
+	for _, g := range groups {
+		var paths []string
+		for _, m := range g.mods {
+			ps, err := ModuleDeps(a.cfg.KDir, a.cfg.KVer, m)
+			if err != nil {
+				a.note("%s: %v", g.file, err)
+				continue
+			}
+			for _, p := range ps {
+				if !slices.Contains(paths, p) {
+					paths = append(paths, p)
+				}
+			}
+		}
+		os.WriteFile(g.file, []byte(strings.Join(paths, "\n")+"\n"), 0o644)
+	}
 }
 
 func (a *agent) siw() error {

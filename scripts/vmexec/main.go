@@ -58,6 +58,11 @@ Bed options:
                   no layout runs on the host, with RDMABENCH_REQUIRE_RDMA=1
                   (RDMABENCH_VM_WHERE)
 
+Environment: RDMABENCH_VM_LOCK (the lock file, default /tmp/rdmabench-guest.lock),
+RDMABENCH_VM_LOCK_TIMEOUT (seconds to wait for another bed, default 3600; --timeout
+starts once the lock is held), RDMABENCH_VM_PARALLEL, RDMABENCH_SIW, RDMABENCH_ACCEL,
+RDMABENCH_QEMU, RDMABENCH_CACHE, RDMABENCH_VM_TIMES=1 (say how long each command ran).
+
 Exit status: the command's (128+n when killed by signal n); 124 on timeout; 125 when
 a guest failed (boot, panic, setup, lost agent); 2 on bad usage or a missing host
 prerequisite.
@@ -189,12 +194,27 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	return rest, nil
 }
 
-// lockBed takes the bed lock unless parallel.
+// lockBed takes the bed lock unless parallel, waiting at most
+// RDMABENCH_VM_LOCK_TIMEOUT seconds (default 3600) for another bed.
 func lockBed(ctx context.Context, parallel bool) (func(), error) {
 	if parallel {
 		return func() {}, nil
 	}
-	return vm.Lock(ctx, vm.LockPath(), os.Stderr)
+	secs := 3600
+	if v := os.Getenv("RDMABENCH_VM_LOCK_TIMEOUT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%w: RDMABENCH_VM_LOCK_TIMEOUT wants whole seconds, got: %s", vm.ErrUsage, v)
+		}
+		secs = n
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
+	defer cancel()
+	rel, err := vm.Lock(ctx, vm.LockPath(), os.Stderr)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return nil, &vm.TimeoutError{Msg: fmt.Sprintf("%v (RDMABENCH_VM_LOCK_TIMEOUT=%d s)", err, secs)}
+	}
+	return rel, err
 }
 
 // running is set while a command runs in a guest: until then a signal
@@ -293,15 +313,19 @@ func cmdRun(args []string) int {
 		}
 		bf.opts.OutDir = outdir
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeout)*time.Second)
+	// the timeout starts once this bed holds the lock: waiting for another bed
+	// has its own deadline (RDMABENCH_VM_LOCK_TIMEOUT)
+	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs, stop := signals(cancel)
 	defer stop()
-	release, err := lockBed(ctx, bf.parallel)
+	release, err := lockBed(base, bf.parallel)
 	if err != nil {
 		return code(err)
 	}
 	defer release()
+	ctx, cancelRun := context.WithTimeout(base, time.Duration(timeout)*time.Second)
+	defer cancelRun()
 	bed, err := vm.Boot(ctx, bf.opts)
 	if err != nil {
 		return code(err)
