@@ -411,8 +411,9 @@ func cmdPeer(args []string) int {
 	return code(&vm.GuestError{Msg: fmt.Sprint(err)})
 }
 
-// queryLayout asks a test binary for its layout.
-func queryLayout(bin string) (string, error) {
+// queryLayout asks a test binary for its layout and, where it declares one
+// (vmtest.GuestTests), the pattern of its tests that need the bed.
+func queryLayout(bin string) (layout, guestTests string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.run=^$")
@@ -420,19 +421,34 @@ func queryLayout(bin string) (string, error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%w: asking %s for its layout (%s=1 -test.run=^$): %v: %s", vm.ErrUsage, bin, vmtest.QueryEnv, err, strings.TrimSpace(errb.String()))
+		return "", "", fmt.Errorf("%w: asking %s for its layout (%s=1 -test.run=^$): %v: %s", vm.ErrUsage, bin, vmtest.QueryEnv, err, strings.TrimSpace(errb.String()))
 	}
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
-		if l, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), vmtest.LayoutTag); ok {
-			return l, nil
+		line := strings.TrimSpace(sc.Text())
+		if l, ok := strings.CutPrefix(line, vmtest.LayoutTag); ok {
+			layout = l
+		}
+		if p, ok := strings.CutPrefix(line, vmtest.GuestTag); ok {
+			guestTests = p
 		}
 	}
-	return "", nil
+	return layout, guestTests, nil
+}
+
+// hasRunFlag reports whether the caller chose tests (-test.run), which a
+// split run (vmtest.GuestTests) then leaves whole, in the guest.
+func hasRunFlag(args []string) bool {
+	for _, a := range args {
+		if a == "-test.run" || strings.HasPrefix(a, "-test.run=") {
+			return true
+		}
+	}
+	return false
 }
 
 // cmdTest: go test -exec vmexec: TESTBINARY ARGS.
-func cmdTest(args []string) int {
+func cmdTest(args []string) (exitCode int) {
 	bin := args[0]
 	if strings.HasPrefix(bin, "-") {
 		return code(fmt.Errorf("%w: unknown option %s (see vmexec -h)", vm.ErrUsage, bin))
@@ -443,7 +459,7 @@ func cmdTest(args []string) int {
 	if _, err := os.Stat(bin); err != nil {
 		return code(fmt.Errorf("%w: %v", vm.ErrUsage, err))
 	}
-	layout, err := queryLayout(bin)
+	layout, guestTests, err := queryLayout(bin)
 	if err != nil {
 		return code(err)
 	}
@@ -458,6 +474,16 @@ func cmdTest(args []string) int {
 	case "auto":
 		if host {
 			return runHost(bin, args[1:])
+		}
+		if guestTests != "" && !hasRunFlag(args[1:]) {
+			// the tests that need no RDMA here, the others in the guest
+			hostRC := runHost(bin, append(append([]string(nil), args[1:]...), "-test.skip="+guestTests))
+			args = append(append([]string(nil), args...), "-test.run="+guestTests)
+			defer func() {
+				if hostRC != 0 && exitCode == 0 {
+					exitCode = hostRC
+				}
+			}()
 		}
 		if !declared {
 			rdma, err := vm.LinksRDMA(bin)

@@ -30,6 +30,7 @@ const (
 	PeersEnv  = "RDMABENCH_PEERS"      // the other guests: name=addr,name=addr
 	BinEnv    = "RDMABENCH_BIN"        // the rdmabench binary under test (absolute path)
 	LayoutTag = "rdmabench-vm-layout:" // the line Layout prints in query mode
+	GuestTag  = "rdmabench-vm-guest-tests:" // the line GuestTests prints in query mode
 )
 
 // Layouts the bed knows.
@@ -53,8 +54,20 @@ func Layout(name string) {
 		panic(fmt.Sprintf("vmtest.Layout(%q): want %q, %q, %q or %q", name, One, Pair, Mesh, Host))
 	}
 	if os.Getenv(QueryEnv) == "1" {
-		fmt.Println(LayoutTag + name)
-		os.Exit(0)
+		fmt.Println(LayoutTag + name) // the query runs -test.run=^$: no test runs
+	}
+}
+
+// GuestTests declares that of this package's tests only those matching
+// pattern (a -test.run expression) need the bed. Under `vmexec --where auto`
+// (make test) the binary then runs twice: on the host with -test.skip
+// pattern and RDMABENCH_REQUIRE_RDMA=1 (so an RDMA test the pattern misses
+// fails there instead of skipping), and in the guest with -test.run pattern.
+// Elsewhere the whole binary runs in the guest. Call it from an init
+// function in a _test.go file, after Layout if the package has one.
+func GuestTests(pattern string) {
+	if os.Getenv(QueryEnv) == "1" {
+		fmt.Println(GuestTag + pattern)
 	}
 }
 
