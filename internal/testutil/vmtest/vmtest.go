@@ -24,12 +24,12 @@ import (
 
 // Environment variables between the bed and the tests.
 const (
-	QueryEnv  = "RDMABENCH_VM_QUERY"   // "1": print the layout and exit (host, before the guest boots)
-	GuestEnv  = "RDMABENCH_GUEST"      // set in every guest: its name
-	AddrEnv   = "RDMABENCH_ADDR"       // this guest's address on the wire (pair, mesh)
-	PeersEnv  = "RDMABENCH_PEERS"      // the other guests: name=addr,name=addr
-	BinEnv    = "RDMABENCH_BIN"        // the rdmabench binary under test (absolute path)
-	LayoutTag = "rdmabench-vm-layout:" // the line Layout prints in query mode
+	QueryEnv  = "RDMABENCH_VM_QUERY"        // "1": print the layout and exit (host, before the guest boots)
+	GuestEnv  = "RDMABENCH_GUEST"           // set in every guest: its name
+	AddrEnv   = "RDMABENCH_ADDR"            // this guest's address on the wire (pair, mesh)
+	PeersEnv  = "RDMABENCH_PEERS"           // the other guests: name=addr,name=addr
+	BinEnv    = "RDMABENCH_BIN"             // the rdmabench binary under test (absolute path)
+	LayoutTag = "rdmabench-vm-layout:"      // the line Layout prints in query mode
 	GuestTag  = "rdmabench-vm-guest-tests:" // the line GuestTests prints in query mode
 )
 
