@@ -157,10 +157,15 @@ func TestQPs4(t *testing.T) {
 }
 
 // TestLoopbackGIDRefused: a loopback GID (rxe0) against a remote peer is
-// refused before any traffic, within 2 s, naming both GIDs.
+// refused before any traffic, within 2 s, naming both GIDs. The server has
+// served a client first, as the old stage's had (a fresh server's first
+// device open, its libraries read over the bed's 9p root, took 4 s).
 func TestLoopbackGIDRefused(t *testing.T) {
 	b := newBed(t)
 	b.startServer(t)
+	if code, out, _ := b.run(t, 2*time.Minute, "run", b.peer.Addr, "--op", "send", "--mode", "lat", "-n", "10"); code != 0 {
+		t.Fatalf("a first client across the wire: exit %d; output:\n%s", code, indent(out))
+	}
 	code, out, took := b.run(t, time.Minute, "run", b.peer.Addr, "-d", "rxe0", "--op", "send", "--mode", "lat", "-n", "10")
 	if code == 0 || code == -1 {
 		t.Fatalf("rxe0 against a remote peer was not refused: exit %d after %v; output:\n%s", code, took.Round(time.Millisecond), indent(out))
