@@ -178,9 +178,6 @@ pair-timeline: build
 # experiment (internal/e2e/exp), run in guest g1 of the one-guest bed by build/vmexec:
 # RDMABENCH_BIN names the rdmabench under test, RDMABENCH_OUT=/out is the target's
 # build/<dir> on the host.
-vmexec:
-	CGO_ENABLED=0 $(GO) build -o $(VMEXEC) ./scripts/vmexec
-
 exp-test: build vmexec
 	$(GO) test -c -tags experiment -o $(BUILD)/exp.test ./internal/e2e/exp
 
