@@ -53,7 +53,7 @@ func guestOnly(t *testing.T) {
 }
 
 // guestModules inserts the kernel modules that the guest image lists in
-// /etc/rdmabench-modules-NAME (scripts/vm-lib.sh), in order, unless loaded.
+// /etc/rdmabench-modules-NAME (the vmexec agent, internal/vm), in order, unless loaded.
 func guestModules(t *testing.T, name string) {
 	t.Helper()
 	guestOnly(t)

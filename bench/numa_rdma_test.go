@@ -23,7 +23,7 @@ func requireNUMA(t *testing.T) []int {
 		t.Fatal(err)
 	}
 	if len(nodes) < 2 {
-		t.Skipf("needs a machine with 2 NUMA nodes (online: %s); boot the guest with scripts/vm-run.sh --numa 2", numa.FormatList(nodes))
+		t.Skipf("needs a machine with 2 NUMA nodes (online: %s); boot the guest with vmexec --numa 2", numa.FormatList(nodes))
 	}
 	return nodes
 }

@@ -15,9 +15,9 @@ import (
 // machines' shared test-bed notes and reference notes, a sibling checkout's shared
 // folder, and the development host's own tree (checkouts, worktrees, helper notes,
 // the search library). What those notes hold belongs in docs/testbed.md and the other
-// docs, in the project's own words. The guest's working directory /work (vm-run.sh
-// copies --file there: /work/guest-test.sh, /work/libdrvshim.so) is inside the guest,
-// not outside the repository, and stays allowed.
+// docs, in the project's own words. /work as the old shell bed's guest directory
+// (/work/guest-test.sh, /work/libdrvshim.so) is inside the guest, not outside the
+// repository, and stays allowed.
 //
 // The patterns are built from pieces so that this file does not name the paths
 // itself (a plain text search of the tree finds none).

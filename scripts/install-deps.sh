@@ -12,7 +12,7 @@ REPO_DIR=$(dirname "$SCRIPT_DIR")
 readonly SCRIPT_DIR REPO_DIR
 CACHE=${RDMABENCH_CACHE:-/var/cache/rdmabench}
 
-# Debian packages used by scripts/vm-run.sh, scripts/softroce.sh, cgo builds and
+# Debian packages used by the qemu bed (scripts/vmexec), scripts/softroce.sh, cgo builds and
 # scripts/package-test.sh (rpm to read the .rpm, man-db for man -w, bash-completion).
 PACKAGES=(
   qemu-system-x86 busybox-static cpio kmod
@@ -40,7 +40,7 @@ kernel release (Debian's kernels are built without it): installs linux-source-<X
 and linux-headers-<release>, extracts only drivers/infiniband/sw/siw from
 /usr/src/linux-source-<X.Y>.tar.xz and builds it out of tree against the headers into
   \${RDMABENCH_CACHE:-/var/cache/rdmabench}/siw/<release>/siw.ko
-(scripts/vm-run.sh --siw puts it into the guest). A failed siw build is reported but
+(vmexec --siw auto|require puts it into the guest). A failed siw build is reported but
 not fatal (guests then have rxe only), except with --siw-only. If no 'go' is found on PATH or in
 /usr/local/go/bin, the Go toolchain named by go.mod is installed into /usr/local/go
 (fetched from the Go module proxy with Debian's Go as the bootstrap).
@@ -49,7 +49,7 @@ not fatal (guests then have rxe only), except with --siw-only. If no 'go' is fou
 package cannot be resolved or downloaded, or --update is given.
 
 Options:
-  --kernel-only  only fetch the kernel (used by vm-run.sh; no packages, no siw, no Go)
+  --kernel-only  only fetch the kernel (used by scripts/ci-action.sh; no packages, no siw, no Go)
   --siw-only     only build siw.ko (fetching the kernel first if needed); fail if that fails
   --no-kernel    skip the kernel fetch (and the siw build)
   --no-siw       skip the siw build

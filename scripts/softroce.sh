@@ -24,7 +24,7 @@ package: apt-get install linux-modules-extra-\$(uname -r)
 On lo the MTU is 4096 and the RoCEv2 GID is index 1 (::ffff:127.0.0.1); on a
 1500-byte netdev active_mtu is 1024.
 If this kernel has no RDMA support (like the dev machines), it says so and exits 3:
-use scripts/vm-run.sh there instead.
+use the qemu guest there instead (make vmexec; build/vmexec run -- CMD).
 EOF
 }
 
@@ -33,7 +33,7 @@ err() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 no_rdma() {
   err "this kernel ($(uname -r)) has no SoftRoCE support: $*"
   err "Ubuntu cloud kernels: apt-get install linux-modules-extra-\$(uname -r);"
-  err "otherwise run the tests in the qemu guest: scripts/vm-run.sh -- CMD"
+  err "otherwise run the tests in the qemu guest: build/vmexec run -- CMD (make vmexec)"
   exit 3
 }
 

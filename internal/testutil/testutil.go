@@ -186,7 +186,7 @@ func RequireIWARP(tb testing.TB) string {
 		}
 	}
 	if Required() {
-		tb.Fatalf("%s=1 but no iWARP device among %v (boot the guest with siw: scripts/vm-run.sh --siw require)", RequireEnv, names)
+		tb.Fatalf("%s=1 but no iWARP device among %v (boot the guest with siw: vmexec --siw require)", RequireEnv, names)
 	}
 	tb.Skipf("no iWARP device among %v", names)
 	return ""

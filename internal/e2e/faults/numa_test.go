@@ -13,7 +13,7 @@ import (
 
 // NUMA placement from the CLI: a node that does not exist is a usage error
 // naming the online nodes, before any device is opened. On a guest with two
-// nodes (vm-run.sh --numa 2), a loopback run with --numa-node 1 records the
+// nodes (vmexec run --numa 2), a loopback run with --numa-node 1 records the
 // placement in both sides' JSON environments and the header says it.
 
 func init() {
@@ -28,7 +28,7 @@ func init() {
 			return err
 		}
 		if online == "0" || online == "" {
-			return nil // one node: the JSON part runs in a guest with two (vm-run.sh --numa 2); a loopback costs 5 s here
+			return nil // one node: the JSON part runs in a guest with two (vmexec --numa 2); a loopback costs 5 s here
 		}
 		out := filepath.Join(t.TempDir(), "numa.json")
 		cpus := strings.TrimSpace(readFile("/sys/devices/system/node/node1/cpulist"))
