@@ -157,7 +157,9 @@ func TestQPs4(t *testing.T) {
 }
 
 // TestLoopbackGIDRefused: a loopback GID (rxe0) against a remote peer is
-// refused before any traffic, within 2 s, naming both GIDs. The server has
+// refused before any traffic, within 10 s (the client's start, its control
+// connection and device open under the guest's emulation; a refusal that
+// waited for the transport's retries would take far longer), naming both GIDs. The server has
 // served a client first, as the old stage's had (a fresh server's first
 // device open, its libraries read over the bed's 9p root, took 4 s).
 func TestLoopbackGIDRefused(t *testing.T) {
@@ -175,8 +177,8 @@ func TestLoopbackGIDRefused(t *testing.T) {
 			t.Errorf("the loopback-GID refusal lacks %q; output:\n%s", want, indent(out))
 		}
 	}
-	if took > 2*time.Second {
-		t.Errorf("the loopback-GID refusal took %v (limit 2 s)", took.Round(time.Millisecond))
+	if took > 10*time.Second {
+		t.Errorf("the loopback-GID refusal took %v (limit 10 s)", took.Round(time.Millisecond))
 	}
 	t.Logf("refused in %v (exit %d)", took.Round(time.Millisecond), code)
 }
