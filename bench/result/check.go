@@ -335,7 +335,9 @@ func (c *checker) latency(path string, l *Latency) {
 		seq = append([]named{{"min", Nanos{l.Min, true}}}, append(seq, named{"max", Nanos{l.Max, true}})...)
 	}
 	c.ordered(path, seq)
-	if bounded && (l.Mean < l.Min || l.Mean > l.Max) {
+	// the mean and the percentiles come from the histogram, min and max are
+	// exact: they may differ by the histogram's resolution (near)
+	if bounded && ((l.Mean < l.Min && !near(l.Mean, l.Min)) || (l.Mean > l.Max && !near(l.Mean, l.Max))) {
 		c.fail(path+".mean", "%s ns is outside min..max (%s..%s ns)", num(l.Mean), num(l.Min), num(l.Max))
 	}
 	prevP, prevV := 0.0, -1.0
@@ -352,7 +354,7 @@ func (c *checker) latency(path string, l *Latency) {
 				continue
 			}
 			c.within(p+"."+v.name, v.v.NS, 0, MaxLatencyNS, "latency")
-			if v.name == "value" && bounded && (v.v.NS < l.Min || v.v.NS > l.Max) {
+			if v.name == "value" && bounded && ((v.v.NS < l.Min && !near(v.v.NS, l.Min)) || (v.v.NS > l.Max && !near(v.v.NS, l.Max))) {
 				c.fail(p+"."+v.name, "%s ns is outside min..max (%s..%s ns)", num(v.v.NS), num(l.Min), num(l.Max))
 			}
 		}
@@ -375,7 +377,7 @@ func (c *checker) ordered(path string, seq []named) {
 			continue
 		}
 		c.within(path+"."+s.name, s.v.NS, 0, MaxLatencyNS, "latency")
-		if prev != nil && s.v.NS < prev.v.NS {
+		if prev != nil && s.v.NS < prev.v.NS && !near(s.v.NS, prev.v.NS) {
 			c.fail(path+"."+s.name, "%s ns is below %s's %s ns (out of order)", num(s.v.NS), prev.name, num(prev.v.NS))
 		}
 		prev = s
