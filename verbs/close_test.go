@@ -31,7 +31,6 @@ func TestCloseNil(t *testing.T) {
 		(*EventChannel)(nil),
 		(*CMID)(nil),
 		(*AsyncWatcher)(nil),
-		(*PostWork)(nil),
 	}
 	var tested []string
 	for _, c := range closers {
