@@ -20,7 +20,10 @@ import (
 	"github.com/rdmabench/rdmabench/internal/testutil/vmtest"
 )
 
-func init() { vmtest.Layout(vmtest.One) }
+func init() {
+	vmtest.Layout(vmtest.One)
+	vmtest.GuestTests("^TestDocBlocks$") // the other tests read files: the host runs them (make test)
+}
 
 // requireEnv turns the skip of the RDMA blocks outside the bed into a failure
 // (internal/testutil's RequireEnv; that package links rdma-core, this one
