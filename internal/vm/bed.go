@@ -23,7 +23,7 @@ import (
 // Options shape a bed.
 type Options struct {
 	Layout  string        // one, pair, mesh
-	Mem     int           // MiB per guest (0: 2048 one and pair, 1024 mesh)
+	Mem     int           // MiB per guest (0: 3072 one, 2048 pair, 1024 mesh)
 	SMP     int           // vCPUs per guest (0: 2)
 	NUMA    int           // NUMA nodes per guest (0: 2 in one, 1 otherwise)
 	Siw     string        // off, auto, require ("": auto)
@@ -116,8 +116,13 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("%w: layout %q: want one, pair or mesh", ErrUsage, o.Layout)
 	}
 	if o.Mem == 0 {
-		o.Mem = 2048
-		if o.Layout == LayoutMesh {
+		// one: a long-lived bed runs every package's tests in turn, their
+		// files in the tmpfs upper layer; 2048 saw control handshakes time out
+		o.Mem = 3072
+		switch o.Layout {
+		case LayoutPair:
+			o.Mem = 2048
+		case LayoutMesh:
 			o.Mem = 1024
 		}
 	}

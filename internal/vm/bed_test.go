@@ -27,7 +27,7 @@ func TestOptionsDefaults(t *testing.T) {
 	if err := o.defaults(); err != nil {
 		t.Fatal(err)
 	}
-	if o.Layout != LayoutOne || o.Mem != 2048 || o.SMP != 2 || o.NUMA != 2 || o.Siw != "auto" {
+	if o.Layout != LayoutOne || o.Mem != 3072 || o.SMP != 2 || o.NUMA != 2 || o.Siw != "auto" {
 		t.Fatalf("defaults: %+v", o)
 	}
 	m := Options{Layout: LayoutMesh}
