@@ -135,6 +135,7 @@ type bedFlags struct {
 	boot     int
 	parallel bool
 	console  bool
+	fresh    bool   // vmexec bed: a fresh guest for each command (the lock is kept)
 	where    string // vmexec bed: RDMABENCH_VM_WHERE for the command
 }
 
@@ -149,6 +150,7 @@ func (b *bedFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&b.boot, "boot", 300, "")
 	fs.BoolVar(&b.parallel, "parallel", os.Getenv("RDMABENCH_VM_PARALLEL") == "1", "")
 	fs.BoolVar(&b.console, "console", false, "")
+	fs.BoolVar(&b.fresh, "fresh", os.Getenv("RDMABENCH_VM_FRESH") == "1", "")
 }
 
 func (b *bedFlags) finish() error {
@@ -768,6 +770,10 @@ func (s *bedServer) handle(c net.Conn) {
 		return
 	}
 	w.JSON(proto.TExit, e)
+	if s.flags.fresh && s.bed != nil {
+		s.bed.Close() // the next command boots its own guest; the lock stays held
+		s.bed = nil
+	}
 }
 
 func exitCodeOf(err error) int {
