@@ -53,6 +53,7 @@ Bed options:
   --boot S        boot deadline in seconds (default 300)
   --parallel      do not take the bed lock (RDMABENCH_VM_PARALLEL=1): hosts with the cores
   --console       copy the raw guest consoles to stderr
+  --fresh         bed: a fresh guest for each command, the lock kept (RDMABENCH_VM_FRESH=1)
   --where W       bed, and 'vmexec --where W TESTBINARY': guest (default) or auto: a
                   test binary that links neither libibverbs nor librdmacm and declares
                   no layout runs on the host, with RDMABENCH_REQUIRE_RDMA=1
