@@ -46,7 +46,7 @@ const usage = `Usage:
 Bed options:
   --layout L      one (default), pair (g1, g2 on a wire), mesh (g1..g3 on a segment)
   --siw MODE      auto (default; RDMABENCH_SIW), require, off: siw1 on dummy1
-  --mem MB        memory per guest (default 2048; mesh 1024)
+  --mem MB        memory per guest (default 3072 one, 2048 pair, 1024 mesh)
   --smp N         vCPUs per guest (default 2)
   --numa N        NUMA nodes per guest (default 2 in one, else 1)
   --append ARGS   extra kernel arguments
