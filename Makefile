@@ -88,9 +88,10 @@ unit: build
 # VM_WHERE=auto runs test binaries that link neither libibverbs nor librdmacm and
 # declare no layout, and those that declare vmtest.Host, on the host instead (still
 # with RDMABENCH_REQUIRE_RDMA=1, so that an RDMA test there fails rather than skips).
-# Then, in the same bed, the verbs RDMA tests and the socket engine's tests built
-# with GOEXPERIMENT=cgocheck2, and the verbs benchmarks. VM_SKIP: tests left out
-# (make test leaves out the pair stage's kill and stop cases, PAIR_KILLS).
+# The same pass runs the RDMA benchmarks (verbs, -benchtime 2000x). Then, in the
+# same bed, the verbs and socket engine tests built with GOEXPERIMENT=cgocheck2.
+# VM_SKIP: tests left out (make test leaves out the pair stage's kill and stop
+# cases, PAIR_KILLS).
 VM_WHERE ?= guest
 VM_SKIP ?=
 # VM_FRESH=1: a fresh guest for each test binary (about 11 s a boot; the bed lock is
@@ -100,10 +101,8 @@ VM_GOTEST = $(GO) test -p 1 -count=1 -timeout 30m -exec $(CURDIR)/$(VMEXEC)
 vm-test: build vmexec $(BUILD)/libdrvshim.so
 	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench RDMABENCH_DRVSHIM=$(CURDIR)/$(BUILD)/libdrvshim.so \
 		$(VMEXEC) bed --where $(VM_WHERE) $(if $(filter 1,$(VM_FRESH)),--fresh) -- sh -ec '\
-		$(VM_GOTEST) $(if $(VM_SKIP),-skip "$(VM_SKIP)") ./...; \
-		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) -run RDMA ./verbs; \
-		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) ./bench/sockeng; \
-		$(VM_GOTEST) -run "^$$" -bench RDMA -benchtime 2000x ./verbs'
+		$(VM_GOTEST) $(if $(VM_SKIP),-skip "$(VM_SKIP)") -bench RDMA -benchtime 2000x ./...; \
+		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) ./verbs ./bench/sockeng'
 
 # The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an
 # LD_PRELOAD library that makes rxe/siw answer a few verbs as a hardware driver does.
@@ -163,7 +162,7 @@ pair-timeline: build
 	$(call exp-run,pair,pair,TestTimeline,pair-timeline,$${PAIR_TIMEOUT:-600})
 	set -o pipefail; RDMABENCH_TIMELINE_JSON=$(CURDIR)/$(BUILD)/pair-timeline/timeline.json \
 		RDMABENCH_TIMELINE_LOSS=$$(cat $(BUILD)/pair-timeline/loss.txt) \
-		$(GO) test -count=1 -run '^TestTimelineWire$$' -v ./bench/timeline | tee $(BUILD)/pair-timeline/check.txt
+		$(GO) test -tags experiment -count=1 -run '^TestTimelineWire$$' -v ./bench/timeline | tee $(BUILD)/pair-timeline/check.txt
 	$(BUILD)/rdmabench plot --kind timeline $(BUILD)/pair-timeline/timeline.json -o $(BUILD)/pair-timeline/timeline.svg
 	@echo "pair-timeline OK: $(BUILD)/pair-timeline"
 
@@ -184,11 +183,11 @@ EXP_TEST = $(CURDIR)/$(BUILD)/exp.test -test.v -test.run
 # plotted into build/cliffs/ and checked on the host (TestCliffsFiles). About 4 minutes;
 # not part of make test.
 cliffs-test: exp-test
-	$(GO) test -c -o $(BUILD)/cliffs.test ./bench/cliffs
+	$(GO) test -c -tags experiment -o $(BUILD)/cliffs.test ./bench/cliffs
 	rm -rf $(BUILD)/cliffs && mkdir -p $(BUILD)/cliffs
 	$(VMEXEC) run --timeout 900 --mem 3072 --outdir $(BUILD)/cliffs $(EXP_ENV) \
 		--env RDMABENCH_CLIFFS_TEST=$(CURDIR)/$(BUILD)/cliffs.test -- $(EXP_TEST) '^TestCliffs$$' -test.timeout 780s
-	RDMABENCH_CLIFFS_DIR=$(CURDIR)/$(BUILD)/cliffs $(GO) test -count=1 -run '^TestCliffsFiles$$' -v ./bench/cliffs
+	RDMABENCH_CLIFFS_DIR=$(CURDIR)/$(BUILD)/cliffs $(GO) test -tags experiment -count=1 -run '^TestCliffsFiles$$' -v ./bench/cliffs
 	@echo "cliffs-test OK: $(BUILD)/cliffs"
 
 # rdmabench isolation in one SoftRoCE guest (TestIsolation, docs/isolation.md):
@@ -200,7 +199,7 @@ cliffs-test: exp-test
 isolation-test: exp-test
 	rm -rf $(BUILD)/isolation && mkdir -p $(BUILD)/isolation
 	$(VMEXEC) run --timeout 900 --outdir $(BUILD)/isolation $(EXP_ENV) -- $(EXP_TEST) '^TestIsolation$$' -test.timeout 840s
-	RDMABENCH_ISOLATION_DIR=$(CURDIR)/$(BUILD)/isolation $(GO) test -count=1 -run '^TestIsolationFiles$$' -v ./bench/isolation
+	RDMABENCH_ISOLATION_DIR=$(CURDIR)/$(BUILD)/isolation $(GO) test -tags experiment -count=1 -run '^TestIsolationFiles$$' -v ./bench/isolation
 	@echo "isolation-test OK: $(BUILD)/isolation"
 
 # Cluster scale: three guests on one segment (internal/e2e/exp/mesh); MPICH's mpiexec
@@ -273,13 +272,14 @@ fuzz:
 			|| { tail -30 /tmp/fuzz-$$n.log; exit 1; }; \
 	done
 
-# make test's vm-test runs only the test binaries that link rdma-core (or declare a
-# layout) in the guest: the others ran on the host in make unit already, and under TCG
-# they would take 6 to 10 times as long (hist: 12 s on the host, over 80 s in the guest).
+# make test's vm-test (VM_WHERE=auto) is also its unit stage: it runs the test
+# binaries that link neither libibverbs nor librdmacm, and the tests that need no
+# device (vmtest.Host, vmtest.GuestTests), on the host, where they are 6 to 10 times
+# as fast as under TCG (hist: 12 s on the host, over 80 s in the guest), and the
+# rest in the guest.
 test: VM_WHERE = auto
 test: VM_SKIP = $(PAIR_KILLS)
-test: VM_FRESH = 1
-test: deps check unit fuzz vm-test
+test: deps check fuzz vm-test
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
 demo: deps build vmexec

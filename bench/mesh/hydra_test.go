@@ -72,7 +72,7 @@ func TestHydraRankKilled(t *testing.T) {
 // TestHydraMeshRank is one rank of TestHydraRankKilled.
 func TestHydraMeshRank(t *testing.T) {
 	if os.Getenv("PMI_FD") == "" {
-		t.Skip("run by TestHydraRankKilled under mpiexec")
+		return // a helper process: TestHydraRankKilled runs it under mpiexec
 	}
 	b, err := boot.FromEnv()
 	if err != nil {

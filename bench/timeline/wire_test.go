@@ -1,3 +1,7 @@
+//go:build experiment
+
+// Run by make pair-timeline (go test -tags experiment): it checks what the pair run wrote.
+
 package timeline
 
 import (
@@ -48,7 +52,7 @@ func retransmissions(p *result.PortCounters) (int64, []string) {
 func TestTimelineWire(t *testing.T) {
 	path := os.Getenv("RDMABENCH_TIMELINE_JSON")
 	if path == "" {
-		t.Skip("RDMABENCH_TIMELINE_JSON not set (make pair-timeline sets it)")
+		t.Fatal("RDMABENCH_TIMELINE_JSON is not set (make pair-timeline sets it)")
 	}
 	var on, off float64
 	if _, err := fmt.Sscanf(os.Getenv("RDMABENCH_TIMELINE_LOSS"), "%g,%g", &on, &off); err != nil {

@@ -300,7 +300,7 @@ func TestUnderHydra(t *testing.T) {
 
 func TestHydraRank(t *testing.T) {
 	if os.Getenv("PMI_FD") == "" {
-		t.Skip("run by TestUnderHydra under mpiexec")
+		return // a helper process: TestUnderHydra runs it under mpiexec
 	}
 	b, err := FromEnv()
 	if err != nil {
