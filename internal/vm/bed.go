@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -401,6 +402,8 @@ func (b *Bed) start(ctx context.Context, k *Kernel, initrd string, cfg GuestConf
 	g.cmd = exec.Command(QemuPath(), args...)
 	g.cmd.Stdout = g.console
 	g.cmd.Stderr = g.qerr
+	// a vmexec killed outright (SIGKILL, a crash) takes its guests with it
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	t0 := time.Now()
 	if err := g.cmd.Start(); err != nil {
 		ln.Close()

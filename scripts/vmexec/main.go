@@ -627,7 +627,20 @@ func cmdBed(args []string) int {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT) // the command (in our process group) gets them
-	err = cmd.Run()
+	// SIGTERM and SIGHUP (a CI runner's cancel, a closed terminal) reach only
+	// us: pass them on to the command and wait for it, so that the guests are
+	// shut down below and no qemu outlives the bed
+	term := make(chan os.Signal, 2)
+	signal.Notify(term, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(term)
+	if err = cmd.Start(); err == nil {
+		go func() {
+			for sig := range term {
+				cmd.Process.Signal(sig)
+			}
+		}()
+		err = cmd.Wait()
+	}
 	ln.Close()
 	s.shutdown()
 	if err == nil {
