@@ -588,8 +588,9 @@ static inline void put_sample(rb_engine *e, uint64_t v) {
 }
 
 // bw_post posts while the send queue has room and the target is not
-// reached, up to post_list work requests per ibv_post_send. It reads the
-// clock only for a post that needs a stamp: the first post (the span's
+// reached, post_list work requests per ibv_post_send (fewer only for the
+// target's tail, or while no signaled work request is outstanding). It
+// reads the clock only for a post that needs a stamp: the first post (the span's
 // start), a chain holding a signaled work request (its completion's
 // sample), and perftest's peak stamps. *stamp, when not 0, is a clock
 // read the caller made just before (the completions it has just reaped):
@@ -602,6 +603,12 @@ static int bw_post(rb_engine *e, int64_t *stamp) {
 		uint64_t n = e->post_list < room ? e->post_list : room;
 		if (n > left)
 			n = left;
+		// whole post lists, as perftest posts them: a chain the send
+		// queue's room cuts short waits for room while a signaled work
+		// request is outstanding (any cq_mod in a row hold one), whose
+		// completion brings it; the target's tail goes as it is
+		if (n < e->post_list && n < left && e->posted - e->completed >= e->cq_mod)
+			break;
 		if (e->pace_ns && (n = paced_room(e, n)) == 0)
 			break;
 		uint64_t k0 = e->posted, sigmask = 0;
