@@ -7,7 +7,7 @@ BUILD := build
 # guest's /init.
 VMEXEC := $(BUILD)/vmexec
 
-.PHONY: vmexec exp-test bench-vs-perftest dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: vmexec cntshim exp-test bench-vs-perftest dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -112,6 +112,15 @@ drvshim: $(BUILD)/libdrvshim.so
 $(BUILD)/libdrvshim.so: internal/drvshim/drvshim.c
 	@mkdir -p $(BUILD)
 	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
+
+# The counting shim (internal/cntshim/cntshim.c; docs/methodology.md): an LD_PRELOAD
+# library that counts clock_gettime and write calls (rxe's doorbell), for the work
+# per message of rdmabench's and perftest's loops.
+cntshim: $(BUILD)/libcntshim.so
+
+$(BUILD)/libcntshim.so: internal/cntshim/cntshim.c
+	@mkdir -p $(BUILD)
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl -lpthread
 
 # Two hosts: two guests joined by an emulated Ethernet wire (internal/e2e/pair, layout
 # pair): server in g2, clients in g1, no -d (rxe2 chosen by route); kills and stops.

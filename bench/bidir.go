@@ -212,7 +212,7 @@ func (b *bidirSide) run() (bidirRun, error) {
 	start := verbs.Now()
 	iv := newIntervals(s, b.o, start)
 	prog := newProgress(s, b.o, start)
-	defer prog.clear()
+	defer prog.Clear()
 	deadline := far
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)

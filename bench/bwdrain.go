@@ -32,7 +32,7 @@ func startLanes(rings [][]sampleRing, lats [][]*hist.Histogram, iv *intervals, p
 	return drain.Start(drain.Config{Rings: rings, Lats: lats, IntervalHist: iv.h, Shift: iv.shift, Next: iv.next, Every: iv.every,
 		Close:    func(ops, end int64) { iv.ops += ops; iv.flush(end) },
 		Last:     func(ops int64) { iv.ops += ops },
-		Progress: prog.update, Live: prog.w != nil, Clock: verbs.Now})
+		Progress: prog.Update, Live: prog.W != nil, Clock: verbs.Now})
 }
 
 // waitRoom waits until the drainer has freed half of eng's ring (after

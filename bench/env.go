@@ -8,6 +8,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/internal/clock"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -55,10 +56,11 @@ func CollectEnv(ctx *verbs.Context, port int) (result.Env, []string, error) {
 // hostEnv is hostenv.Host with the read cost of the C loops' clock.
 func hostEnv() (result.Env, []string) {
 	env := hostenv.Host()
+	warn := clock.FillEnv(&env) // --clock: the counter where sound (selected once per process)
 	env.ClockReadCostNS = verbs.ClockCost(10000)
 	// whether that cost matters depends on each test's latency: runAll
 	// warns per test (hostenv.ClockShareWarning)
-	return env, nil
+	return env, warn
 }
 
 // sideEnv is one side's environment: the device's (CollectEnv, with the

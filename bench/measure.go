@@ -11,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/drain"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/statusline"
 	"github.com/rdmabench/rdmabench/bench/timeline"
 
 	"golang.org/x/sys/unix"
@@ -209,51 +210,11 @@ func (iv *intervals) flush(now int64) {
 // wall converts an engine clock reading to wall-clock time.
 func (iv *intervals) wall(t int64) time.Time { return iv.wallStart.Add(time.Duration(t - iv.start)) }
 
-// progress rewrites one status line on a terminal while a test runs.
-type progress struct {
-	w      io.Writer
-	name   string
-	start  int64 // engine clock, ns
-	next   int64
-	total  int64         // iterations, or 0 in duration mode
-	dur    time.Duration // duration mode
-	div    float64
-	active bool
-}
-
-const progressEvery = drain.LiveEvery // the drainer passes as often while the line is live
+// progress is a test's status line.
+type progress = statusline.Line
 
 func newProgress(s Spec, o RunOptions, start int64) *progress {
-	return &progress{w: o.Progress, name: s.Name(), start: start, next: start, total: s.Iters, dur: s.Duration, div: divisorOf(s)}
-}
-
-// update prints the line when it is due: outside the timed region, between batches.
-func (p *progress) update(now, done int64, h *hist.Histogram) {
-	if p.w == nil || now < p.next {
-		return
-	}
-	p.next = now + int64(progressEvery)
-	elapsed := time.Duration(now - p.start)
-	left := "?"
-	switch {
-	case p.dur > 0:
-		left = (p.dur - elapsed).Round(100 * time.Millisecond).String()
-	case done > 0 && p.total > 0:
-		left = (elapsed * time.Duration(p.total-done) / time.Duration(done)).Round(100 * time.Millisecond).String()
-	}
-	p50, ok50 := h.Percentile(50)
-	p99, ok99 := h.Percentile(99)
-	fmt.Fprintf(p.w, "\r%s: %s elapsed, %s left, %d done, p50 %s us, p99 %s us\033[K", p.name,
-		elapsed.Round(100*time.Millisecond), left, done, result.NanosOf(hist.Value{NS: p50, OK: ok50}, p.div).US(),
-		result.NanosOf(hist.Value{NS: p99, OK: ok99}, p.div).US())
-	p.active = true
-}
-
-// clear removes the line.
-func (p *progress) clear() {
-	if p.active {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
+	return &progress{W: o.Progress, Name: s.Name(), Start: start, Total: s.Iters, Dur: s.Duration, Div: divisorOf(s)}
 }
 
 // latEngine is a ping-pong engine whose loop runs in C: the RDMA engine or
@@ -305,7 +266,30 @@ func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
 	prog := newProgress(s, o, start)
-	defer prog.clear()
+	defer prog.Clear()
+	// open loop: the drainer records from a ring while the C loop keeps its
+	// schedule, so that no recording delays an intended send
+	var dr *drain.Drain
+	rl, _ := eng.(interface {
+		drain.RoomRing
+		SetRing(on bool) error
+		ResetCounters()
+	})
+	if s.Rate > 0 && rl != nil && rl.SetRing(true) == nil {
+		rl.ResetCounters()
+		dr = startDrain(rl, lat, iv, prog)
+		// a batch waits for room for half the ring, not all of it
+		capN = max(capN/2, 1)
+		defer rl.SetRing(false) //nolint:errcheck // off never fails
+	}
+	finish := func() {
+		if dr != nil {
+			dr.Lane(0).SenderDone()
+			dr.Finish()
+			dr = nil
+		}
+	}
+	defer finish()
 	deadline := start + int64(s.Duration)
 	batch, measured := int64(64), int64(0)
 	for {
@@ -327,6 +311,13 @@ func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result
 		if n <= 0 {
 			break
 		}
+		if dr != nil {
+			if err := dr.Lane(0).LatBatch(rl, int(n), measured, eng.LatClient, verbs.Now, EngineTimeout); err != nil {
+				return result.Result{}, total + measured, err
+			}
+			measured += n
+			continue
+		}
 		eng.ResetSamples()
 		if err := eng.LatClient(int(n)); err != nil {
 			return result.Result{}, total + measured, err
@@ -336,9 +327,10 @@ func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result
 		measured += n
 		now = verbs.Now()
 		iv.add(samples, n, now)
-		prog.update(now, measured, lat)
+		prog.Update(now, measured, lat)
 	}
 	end := verbs.Now()
+	finish()
 	iv.flush(end)
 	if iv.err != nil {
 		return result.Result{}, total + measured, fmt.Errorf("write .hlog: %w", iv.err)
@@ -419,7 +411,7 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
 	prog := newProgress(s, o, start)
-	defer prog.clear()
+	defer prog.Clear()
 	deadline := far
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)

@@ -19,25 +19,25 @@ func TestProgressLine(t *testing.T) {
 	for i := int64(1); i <= 1000; i++ {
 		h.Record(i * 1000) // RTT 1..1000 us: reported halved
 	}
-	p.update(int64(time.Second), 50, h)
+	p.Update(int64(time.Second), 50, h)
 	got := b.String()
 	for _, want := range []string{"\rsend lat 2B: 1s elapsed, 1s left, 50 done, p50 250.", "p99 495.", "\033[K"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress line %q lacks %q", got, want)
 		}
 	}
-	p.update(int64(time.Second)+1, 51, h) // not due yet
+	p.Update(int64(time.Second)+1, 51, h) // not due yet
 	if b.String() != got {
 		t.Errorf("progress line rewritten before it was due: %q", b.String())
 	}
-	p.clear()
+	p.Clear()
 	if !strings.HasSuffix(b.String(), "\r\033[K") {
 		t.Errorf("clear did not erase the line: %q", b.String())
 	}
 	var quiet bytes.Buffer
 	q := newProgress(s, RunOptions{}, 0)
-	q.update(int64(time.Second), 50, h)
-	q.clear()
+	q.Update(int64(time.Second), 50, h)
+	q.Clear()
 	if quiet.Len() != 0 {
 		t.Error("progress printed without a terminal")
 	}

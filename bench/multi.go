@@ -216,7 +216,7 @@ func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int
 	close(begin)
 	wg.Wait()
 	dr.Finish()
-	prog.clear()
+	prog.Clear()
 	for _, ep := range eps {
 		ep.eng.SetRing(false) //nolint:errcheck // off never fails
 	}

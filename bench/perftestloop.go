@@ -91,20 +91,26 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 	}
 	switch {
 	case s.Mode == result.ModeLat && run.Timed:
+		// perftest's interval on both sides: post to post (rb_pt_lat_reply,
+		// SetPerftestInterval), its two largest samples dropped (-n runs)
 		var eng latEngine = ep.eng
 		reply := (s.Op == result.OpSend && !cfg.Client) || (s.Op == result.OpWrite && cfg.Client) // the side that waits first (see rb_pt_lat_reply)
 		if reply {
 			eng = replyEngine{ep.eng}
+		} else {
+			ep.eng.SetPerftestInterval()
 		}
 		for i, n := range sizes {
 			sz, err := enter(i, n)
 			if err != nil {
 				return run, err
 			}
-			if reply {
-				ep.eng.ResetReply()
+			ep.eng.ResetReply()
+			e := eng
+			if s.Duration <= 0 {
+				e = &perftest.DropTop2{LatLoop: eng}
 			}
-			r, err := perftestLat(eng, ep, sz, cfg.Run)
+			r, err := perftestLat(e, ep, sz, cfg.Run)
 			if err != nil {
 				return run, sizeErr(all, n, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err))
 			}

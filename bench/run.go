@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/clock"
 	"github.com/rdmabench/rdmabench/internal/version"
 
 	"golang.org/x/sys/unix"
@@ -80,6 +81,7 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 		if c := cl.conn; c != nil && c.Method == result.ConnRDMACM && c.GID != "" {
 			env.GIDIndex, env.GIDType, env.GID, env.GIDReason = c.GIDIndex, c.GIDType, c.GID, c.GIDReason
 		}
+		clock.FillDrift(&env)
 		doc.Env = env
 		doc.End = time.Now()
 		var ru unix.Rusage

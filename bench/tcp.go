@@ -355,7 +355,7 @@ func (b *bufDrain) Mark(done, now int64, last bool) {
 		b.iv.next = math.MaxInt64
 	}
 	b.iv.add(s, done-b.lastDone, now)
-	b.prog.update(now, done, b.lat)
+	b.prog.Update(now, done, b.lat)
 	b.lastDone = done
 }
 
@@ -400,7 +400,7 @@ func measureTCPBW(eng *sockeng.Engine, s Spec, o RunOptions) (result.Result, int
 	start := verbs.Now()
 	iv := newIntervals(s, o, start)
 	prog := newProgress(s, o, start)
-	defer prog.clear()
+	defer prog.Clear()
 	deadline := int64(math.MaxInt64)
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)

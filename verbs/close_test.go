@@ -31,6 +31,7 @@ func TestCloseNil(t *testing.T) {
 		(*EventChannel)(nil),
 		(*CMID)(nil),
 		(*AsyncWatcher)(nil),
+		(*PostWork)(nil),
 	}
 	var tested []string
 	for _, c := range closers {

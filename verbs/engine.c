@@ -65,8 +65,13 @@ static int wait_one(rb_engine *e, struct ibv_cq *cq, struct ibv_wc *wc, int resp
 		}
 		if (n == 1)
 			return wc->status == IBV_WC_SUCCESS ? RB_OK : wc_failed(e, wc);
-		if (e->event || rb_spin_due(spins)) // event mode: each pass may sleep, so each checks
+		// event mode: each pass may sleep, so each checks; busy polling
+		// checks the flags every RB_CHECK_EVERY polls, the deadline (a
+		// clock read) every RB_CLOCK_EVERY
+		if (e->event || rb_clock_due(spins))
 			RB_TRY(rb_wait_check(&e->ctl, &start, 0, responder, e->iter, what));
+		else if (rb_spin_due(spins))
+			RB_TRY(rb_flags_check(&e->ctl, responder, e->iter));
 	}
 }
 
@@ -78,8 +83,10 @@ static int wait_byte(rb_engine *e, volatile uint8_t *p, uint8_t v, int responder
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 			return RB_OK;
 		}
-		if (rb_spin_due(spins))
+		if (rb_clock_due(spins))
 			RB_TRY(rb_wait_check(&e->ctl, &start, 0, responder, e->iter, what));
+		else if (rb_spin_due(spins))
+			RB_TRY(rb_flags_check(&e->ctl, responder, e->iter));
 	}
 }
 
@@ -160,9 +167,10 @@ int rb_op_release(rb_engine *e) {
 
 static void spread_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge);
 
-// build_wr fills one work request of the engine's operation (sge is its
-// scatter/gather entry), off bytes into the local and remote areas.
-static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id, int signaled, uint64_t off) {
+// build_base fills one work request of the engine's operation (sge is its
+// scatter/gather entry), off bytes into the local and remote areas, without
+// the workload knobs (build_wr).
+static void build_base(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id, int signaled, uint64_t off) {
 	uint64_t base = local_base(e) + off, raddr = e->raddr + off;
 	*sge = (struct ibv_sge){ .addr = base, .length = e->size, .lkey = e->lkey };
 	memset(wr, 0, sizeof(*wr));
@@ -203,8 +211,66 @@ static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, 
 		wr->wr.atomic.swap = 0;
 		break;
 	}
+}
+
+// build_wr is build_base with the workload knobs: spreading advances its
+// state, so each call builds the next work request of the spread.
+static void build_wr(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wr_id, int signaled, uint64_t off) {
+	build_base(e, wr, sge, wr_id, signaled, off);
 	if (e->sp_n || e->nsge > 1)
 		spread_wr(e, wr, sge);
+}
+
+// wr_slots_build builds the post list's work requests once (wr_ready),
+// each linked to the next: the work of a post is then wr_next's patch.
+static void wr_slots_build(rb_engine *e) {
+	for (int i = 0; i < RB_MAX_POST_LIST; i++) {
+		build_base(e, &e->wr_slot[i], &e->sge_slot[i], 0, 0, 0);
+		e->wr_slot[i].next = i + 1 < RB_MAX_POST_LIST ? &e->wr_slot[i + 1] : NULL;
+	}
+	e->wr_ready = 1;
+}
+
+// wr_next readies slot i for work request k (signaled or not), off bytes
+// into the areas, and returns it. Only what changes from one work request
+// to the next is written: wr_id, the signaled flag, WRITE_WITH_IMM's
+// immediate, and the addresses when they step. Spreading and SGE splits
+// rebuild the slot (their targets and lists change per work request).
+static inline struct ibv_send_wr *wr_next(rb_engine *e, int i, uint64_t k, int sig, uint64_t off) {
+	struct ibv_send_wr *wr = &e->wr_slot[i];
+	struct ibv_sge *sge = &e->sge_slot[i];
+	if (__builtin_expect(e->sp_n || e->nsge > 1, 0)) {
+		struct ibv_send_wr *next = wr->next;
+		build_wr(e, wr, sge, k, sig, off);
+		wr->next = next;
+		return wr;
+	}
+	wr->wr_id = k;
+	wr->send_flags = (wr->send_flags & ~(unsigned)IBV_SEND_SIGNALED) | (sig ? IBV_SEND_SIGNALED : 0);
+	if (e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr->imm_data = htonl((uint32_t)k);
+	if (e->addr_step) {
+		uint64_t base = local_base(e) + off, raddr = e->raddr + off;
+		switch (e->op) {
+		case IBV_WR_RDMA_READ:
+			sge->addr = base + e->roff;
+			wr->wr.rdma.remote_addr = raddr;
+			break;
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+			sge->addr = base + e->roff;
+			wr->wr.atomic.remote_addr = raddr;
+			break;
+		case IBV_WR_SEND:
+			sge->addr = base;
+			break;
+		default: // WRITE, WRITE_WITH_IMM
+			sge->addr = base;
+			wr->wr.rdma.remote_addr = raddr;
+			break;
+		}
+	}
+	return wr;
 }
 
 // sp_next draws the next value of the spreading PRNG (xorshift64*).
@@ -282,12 +348,17 @@ void rb_spread_peek(rb_engine *e, uint64_t n, uint64_t *raddr, uint32_t *rkey, u
 	}
 }
 
-// post_chain posts n linked work requests with one ibv_post_send.
-static int post_chain(rb_engine *e, struct ibv_send_wr *wrs, int n) {
-	for (int i = 0; i < n; i++)
-		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
-	struct ibv_send_wr *bad = NULL;
-	int rc = ibv_post_send(e->qp, wrs, &bad);
+static int dry_check(rb_engine *e, int n);
+
+// post_chain posts the first n prebuilt work requests (slots 0..n-1,
+// readied by wr_next) with one ibv_post_send.
+static int post_chain(rb_engine *e, int n) {
+	struct ibv_send_wr *last = &e->wr_slot[n - 1], *next = last->next, *bad = NULL;
+	if (__builtin_expect(e->qp == NULL, 0)) // rb_post_dry: no device
+		return e->dry_check ? dry_check(e, n) : RB_OK;
+	last->next = NULL;
+	int rc = ibv_post_send(e->qp, &e->wr_slot[0], &bad);
+	last->next = next;
 	if (rc) {
 		e->err_errno = rc;
 		return RB_ERR_POST;
@@ -295,21 +366,22 @@ static int post_chain(rb_engine *e, struct ibv_send_wr *wrs, int n) {
 	return RB_OK;
 }
 
-// post_op posts the engine's operation once.
-// With per-op registration it first registers the local buffer (slot
-// wr_id); the caller deregisters it after the completion (op_dereg).
+// post_op posts the engine's operation once, signaled, at the areas'
+// starts (slot 0). With per-op registration it first registers the local
+// buffer (slot wr_id); the caller deregisters it after the completion
+// (op_dereg).
 static int post_op(rb_engine *e, uint64_t wr_id, int signaled) {
-	struct ibv_sge sge;
-	struct ibv_send_wr wr;
-	build_wr(e, &wr, &sge, wr_id, signaled, 0);
+	if (!e->wr_ready)
+		wr_slots_build(e);
+	wr_next(e, 0, wr_id, signaled, 0);
 	if (e->per_op) {
-		RB_TRY(op_reg(e, &sge, wr_id));
-		int rc = post_chain(e, &wr, 1);
+		RB_TRY(op_reg(e, &e->sge_slot[0], wr_id));
+		int rc = post_chain(e, 1);
 		if (rc)
 			op_dereg(e, wr_id); // the post error is the one reported
 		return rc;
 	}
-	return post_chain(e, &wr, 1);
+	return post_chain(e, 1);
 }
 
 // write_slot gives the WRITE ping-pong's marker for this iteration (never 0,
@@ -365,14 +437,19 @@ static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
 	return RB_OK;
 }
 
+static inline uint64_t sample_room(rb_engine *e);
+static inline void put_sample(rb_engine *e, uint64_t v);
+
 // rb_lat_client runs n ping-pong iterations (or n single READ/atomic round
 // trips) and appends one full round-trip time per iteration to samples, in
 // ns: from just before the post to the moment the reply is seen. In open
 // loop (interval_ns > 0) each send waits for its intended time on the
-// schedule, and the sample runs from the intended time instead.
+// schedule, and the sample runs from the intended time instead. In ring
+// mode (open loop: Go records from another thread while the loop keeps
+// its schedule) it returns RB_FULL before a send the ring has no room for.
 int rb_lat_client(rb_engine *e, uint64_t n) {
 	struct ibv_wc wc;
-	if (e->nsamples + n > e->cap)
+	if (!e->ring && e->nsamples + n > e->cap)
 		return RB_FULL;
 	for (uint64_t i = 0; i < n; i++) {
 		int64_t t0, t1, intended = 0;
@@ -380,6 +457,8 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 		// wait's periodic check comes round, so the waits alone may never see it
 		if (rb_aborted(&e->ctl))
 			return RB_ABORTED;
+		if (e->ring && sample_room(e) == 0) // the drainer is a whole ring behind
+			return RB_FULL;
 		if (e->interval_ns > 0) { // open loop: wait for the intended send time
 			if (e->next_intended == 0)
 				e->next_intended = e->first_intended = rb_now_ns();
@@ -397,7 +476,7 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			t0 = rb_now_ns();
 			RB_TRY(post_op(e, e->iter, 1));
 			RB_TRY(wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)"));
-			t1 = rb_now_ns();
+			t1 = e->pt_interval ? 0 : rb_now_ns();
 			RB_TRY(post_recv1(e));
 			RB_TRY(wait_one(e, e->scq, &wc, 0, "the send completion"));
 			break;
@@ -409,7 +488,7 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			t0 = rb_now_ns();
 			RB_TRY(post_op(e, e->iter, 1));
 			RB_TRY(wait_byte(e, dst, v, 0, "the peer's RDMA WRITE (last byte of the buffer)"));
-			t1 = rb_now_ns();
+			t1 = e->pt_interval ? 0 : rb_now_ns();
 			RB_TRY(wait_one(e, e->scq, &wc, 0, "the RDMA WRITE completion"));
 			break;
 		}
@@ -420,9 +499,16 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			t1 = rb_now_ns();
 			break;
 		}
-		// open loop: from the intended send time (coordinated-omission correction)
-		e->samples[e->nsamples++] = (uint64_t)(t1 - (intended ? intended : t0));
+		if (e->pt_interval) { // perftest's interval: from the previous post to this one
+			if (e->pt_prev)
+				put_sample(e, (uint64_t)(t0 - e->pt_prev));
+			e->pt_prev = t0;
+		} else { // open loop: from the intended send time (coordinated-omission correction)
+			put_sample(e, (uint64_t)(t1 - (intended ? intended : t0)));
+		}
 		e->iter++;
+		if (e->ring) // ring mode: completed counts the iterations for the drainer
+			__atomic_store_n(&e->completed, e->completed + 1, __ATOMIC_RELEASE);
 	}
 	return RB_OK;
 }
@@ -465,11 +551,6 @@ int rb_lat_server(rb_engine *e) {
 	}
 }
 
-// rb_bw_client streams operations: it keeps up to tx_depth outstanding,
-// signals every cq_mod-th one (and the last), and stops posting after
-// target_posts. For each signaled completion it appends the time from that
-// work request's post to its completion (ns). It returns RB_OK when all
-// target_posts completed or until_ns passed, RB_FULL when samples is full.
 // paced_room is how many posts pacing allows now (up to want): all of
 // them when unpaced.
 static inline uint64_t paced_room(rb_engine *e, uint64_t want) {
@@ -506,6 +587,117 @@ static inline void put_sample(rb_engine *e, uint64_t v) {
 	}
 }
 
+// bw_post posts while the send queue has room and the target is not
+// reached, post_list work requests per ibv_post_send (fewer only for the
+// target's tail, or while no signaled work request is outstanding). It
+// reads the clock only for a post that needs a stamp: the first post (the span's
+// start), a chain holding a signaled work request (its completion's
+// sample), and perftest's peak stamps. *stamp, when not 0, is a clock
+// read the caller made just before (the completions it has just reaped):
+// the first chain uses it instead of a read of its own.
+static int bw_post(rb_engine *e, int64_t *stamp) {
+	if (!e->wr_ready)
+		wr_slots_build(e);
+	while (e->posted - e->completed < e->tx_depth && e->posted < e->target_posts) {
+		uint64_t room = e->tx_depth - (e->posted - e->completed), left = e->target_posts - e->posted;
+		uint64_t n = e->post_list < room ? e->post_list : room;
+		if (n > left)
+			n = left;
+		// whole post lists, as perftest posts them: a chain the send
+		// queue's room cuts short waits for room while a signaled work
+		// request is outstanding (any cq_mod in a row hold one), whose
+		// completion brings it; the target's tail goes as it is
+		if (n < e->post_list && n < left && e->posted - e->completed >= e->cq_mod)
+			break;
+		if (e->pace_ns && (n = paced_room(e, n)) == 0)
+			break;
+		uint64_t k0 = e->posted, sigmask = 0;
+		uint32_t sl = e->sig_left ? e->sig_left : e->cq_mod;
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t k = k0 + i;
+			int sig = --sl == 0;
+			if (sig)
+				sl = e->cq_mod;
+			if (k + 1 == e->target_posts)
+				sig = 1;
+			sigmask |= (uint64_t)sig << i;
+			wr_next(e, (int)i, k, sig, e->addr_off);
+			if (e->addr_step && (e->addr_off += e->addr_step) + e->addr_step > e->addr_cycle)
+				e->addr_off = 0;
+		}
+		e->sig_left = sl;
+		int64_t t = 0;
+		if (sigmask || k0 == 0 || k0 < e->pt_stamps) {
+			t = *stamp && !e->per_op ? *stamp : rb_now_ns(); // per-op: before any registration
+			for (uint64_t m = sigmask; m; m &= m - 1)
+				e->post_ts[(k0 + (uint64_t)__builtin_ctzll(m)) & e->ts_mask] = (uint64_t)t;
+			for (uint64_t k = k0; k < k0 + n && k < e->pt_stamps; k++)
+				e->pt_posted[k] = t;
+			if (k0 == 0)
+				e->t_first = t;
+		}
+		*stamp = 0;
+		if (e->per_op) {
+			for (uint64_t i = 0; i < n; i++) {
+				int rc = op_reg(e, &e->sge_slot[i], k0 + i);
+				if (rc) {
+					for (uint64_t j = 0; j < i; j++)
+						op_dereg(e, k0 + j);
+					return rc;
+				}
+			}
+		}
+		int prc = post_chain(e, (int)n);
+		if (prc) {
+			if (e->per_op)
+				for (uint64_t j = 0; j < n; j++)
+					op_dereg(e, k0 + j);
+			return prc;
+		}
+		e->posted += n;
+	}
+	return RB_OK;
+}
+
+// rb_bw_step is one pass of a bandwidth sender: post what the send queue
+// has room for (bw_post), then poll the send CQ once. *got is the number
+// of completions reaped; when it is not 0, *stamp is the time they were
+// seen (one clock read, which the next pass's first post reuses), e->t_last
+// too, and each signaled completion's sample is recorded. A pass without
+// completions reads the clock only to post (bw_post).
+int rb_bw_step(rb_engine *e, int64_t *stamp, int *got) {
+	struct ibv_wc wcs[16];
+	*got = 0;
+	RB_TRY(bw_post(e, stamp));
+	*stamp = 0; // good for the post right after the completions only
+	int n = poll_batch(e, e->scq, 16, wcs);
+	if (n < 0) {
+		e->err_errno = n;
+		return RB_ERR_POLL;
+	}
+	if (n == 0)
+		return RB_OK;
+	int64_t now = rb_now_ns();
+	for (int i = 0; i < n; i++) {
+		if (wcs[i].status != IBV_WC_SUCCESS)
+			return wc_failed(e, &wcs[i]);
+		uint64_t k = wcs[i].wr_id;
+		// per-op: this completion also completes the unsignaled
+		// work requests before it (a send queue completes in order)
+		if (e->per_op)
+			for (uint64_t j = e->completed; j <= k; j++)
+				RB_TRY(op_dereg(e, j));
+		e->completed = k + 1;
+		put_sample(e, (uint64_t)(now - (int64_t)e->post_ts[k & e->ts_mask]));
+		if (k < e->pt_stamps)
+			e->pt_completed[k] = now;
+	}
+	e->t_last = now;
+	*stamp = now;
+	*got = n;
+	return RB_OK;
+}
+
 // rb_bw_client_entry is rb_bw_client as Go calls it once per batch: it
 // also records the pause since the previous return (max_pause_ns) while the
 // target is not complete, and the time of this return.
@@ -518,76 +710,26 @@ int rb_bw_client_entry(rb_engine *e, int64_t until_ns) {
 	return rc;
 }
 
+// rb_bw_client streams operations: it keeps up to tx_depth outstanding,
+// signals every cq_mod-th one (and the last), and stops posting after
+// target_posts. For each signaled completion it appends the time from that
+// work request's post to its completion (ns). It returns RB_OK when all
+// target_posts completed or until_ns passed, RB_FULL when samples is full.
+// The clock is read where a sample or the span needs it (rb_bw_step), and
+// while no completion comes, on the first pass and then every
+// RB_CLOCK_EVERY passes (until_ns and the no-progress deadline).
 int rb_bw_client(rb_engine *e, int64_t until_ns) {
-	struct ibv_wc wcs[16];
-	int64_t idle_since = rb_now_ns();
+	int64_t idle_since = 0, stamp = 0;
 	if (sample_room(e) < 16) { // ring mode: the drainer has not caught up
 		e->full_returns++;
 		return RB_FULL;
 	}
-	for (uint64_t loops = 0;; loops++) {
-		while (e->posted - e->completed < e->tx_depth && e->posted < e->target_posts && paced_room(e, 1)) {
-			struct ibv_send_wr wrs[RB_MAX_POST_LIST];
-			struct ibv_sge sges[RB_MAX_POST_LIST];
-			uint64_t room = e->tx_depth - (e->posted - e->completed), left = e->target_posts - e->posted;
-			int n = (int)(e->post_list < room ? e->post_list : room);
-			if ((uint64_t)n > left)
-				n = (int)left;
-			n = (int)paced_room(e, (uint64_t)n);
-			int64_t t = rb_now_ns(); // one timestamp per post call (before any per-op registration)
-			for (int i = 0; i < n; i++) {
-				uint64_t k = e->posted + i;
-				int sig = ((k + 1) % e->cq_mod == 0) || (k + 1 == e->target_posts);
-				if (sig)
-					e->post_ts[k % e->tx_depth] = (uint64_t)t;
-				build_wr(e, &wrs[i], &sges[i], k, sig, e->addr_off);
-				if (k < e->pt_stamps)
-					e->pt_posted[k] = t;
-				if (e->addr_step && (e->addr_off += e->addr_step) + e->addr_step > e->addr_cycle)
-					e->addr_off = 0;
-				if (e->per_op) {
-					int rc = op_reg(e, &sges[i], k);
-					if (rc) {
-						for (int j = 0; j < i; j++)
-							op_dereg(e, e->posted + j);
-						return rc;
-					}
-				}
-			}
-			if (e->posted == 0)
-				e->t_first = t;
-			int prc = post_chain(e, wrs, n);
-			if (prc) {
-				if (e->per_op)
-					for (int j = 0; j < n; j++)
-						op_dereg(e, e->posted + j);
-				return prc;
-			}
-			e->posted += n;
-		}
-		int n = poll_batch(e, e->scq, 16, wcs);
-		if (n < 0) {
-			e->err_errno = n;
-			return RB_ERR_POLL;
-		}
-		if (n > 0) {
-			int64_t now = rb_now_ns();
-			for (int i = 0; i < n; i++) {
-				if (wcs[i].status != IBV_WC_SUCCESS)
-					return wc_failed(e, &wcs[i]);
-				uint64_t k = wcs[i].wr_id;
-				// per-op: this completion also completes the unsignaled
-				// work requests before it (a send queue completes in order)
-				if (e->per_op)
-					for (uint64_t j = e->completed; j <= k; j++)
-						RB_TRY(op_dereg(e, j));
-				e->completed = k + 1;
-				put_sample(e, (uint64_t)(now - (int64_t)e->post_ts[k % e->tx_depth]));
-				if (k < e->pt_stamps)
-					e->pt_completed[k] = now;
-			}
-			e->t_last = now;
-			idle_since = now;
+	for (uint64_t loops = 0, idle = 0;; loops++) {
+		int got;
+		RB_TRY(rb_bw_step(e, &stamp, &got));
+		if (got) {
+			idle = 0;
+			idle_since = stamp;
 			if (e->completed >= e->target_posts)
 				return RB_OK;
 			// completions keep coming from a passive peer's device (WRITE,
@@ -598,16 +740,19 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 				e->full_returns++;
 				return RB_FULL;
 			}
-			if (now >= until_ns)
+			if (stamp >= until_ns)
 				return RB_OK;
-		} else if (e->event || rb_pass_due(loops)) {
-			if (rb_aborted(&e->ctl))
+		} else {
+			uint64_t p = idle++;
+			if ((e->event || rb_pass_due(p)) && rb_aborted(&e->ctl))
 				return RB_ABORTED;
-			int64_t now = rb_now_ns();
-			if (now >= until_ns)
-				return RB_OK;
-			if (rb_idle_expired(&e->ctl, &idle_since, now, 0))
-				return rb_timeout(&e->ctl, "a send completion (no progress)");
+			if (e->event || loops == 0 || rb_clock_due(p)) {
+				int64_t now = rb_now_ns();
+				if (now >= until_ns)
+					return RB_OK;
+				if (rb_idle_expired(&e->ctl, &idle_since, now, 0))
+					return rb_timeout(&e->ctl, "a send completion (no progress)");
+			}
 		}
 	}
 }
@@ -617,8 +762,8 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 // without a message. The receive queue holds rx_depth receives.
 int rb_bw_server(rb_engine *e) {
 	struct ibv_wc wcs[16];
-	int64_t idle_since = rb_now_ns();
-	for (uint64_t loops = 0;; loops++) {
+	int64_t idle_since = 0;
+	for (uint64_t loops = 0, idle = 0;; loops++) {
 		int n = poll_batch(e, e->rcq, 16, wcs);
 		if (n < 0) {
 			e->err_errno = n;
@@ -632,13 +777,19 @@ int rb_bw_server(rb_engine *e) {
 				RB_TRY(post_recv1(e));
 			}
 			idle_since = 0;
+			idle = 0;
 			if (rb_aborted(&e->ctl))
 				return RB_ABORTED;
 		}
 		if (rb_stop_reached(&e->ctl, e->iter))
 			return RB_OK;
-		if (n == 0 && (e->event || rb_pass_due(loops)))
-			RB_TRY(rb_wait_check(&e->ctl, &idle_since, 0, 0, e->iter, "the client's messages (no progress)"));
+		if (n == 0) {
+			uint64_t p = idle++;
+			if (e->event || rb_clock_due(p))
+				RB_TRY(rb_wait_check(&e->ctl, &idle_since, 0, 0, e->iter, "the client's messages (no progress)"));
+			else if (rb_pass_due(p) && rb_aborted(&e->ctl))
+				return RB_ABORTED;
+		}
 	}
 }
 
@@ -651,22 +802,43 @@ int rb_drain_send(rb_engine *e, uint64_t n) {
 }
 
 // rb_bw_client_multi drives n bandwidth senders round robin on the calling
-// thread: one post-and-poll step of rb_bw_client on each engine that has not
+// thread: one post-and-poll step (rb_bw_step) on each engine that has not
 // completed its target, in turn. It returns RB_OK when every target
 // completed or until_ns passed, RB_FULL when one engine's sample buffer is
-// nearly full, or that engine's error; *which is the engine concerned.
+// nearly full, or that engine's error; *which is the engine concerned. The
+// clock is read as rb_bw_client reads it: by the steps, and on passes
+// without a completion on any engine only every RB_CLOCK_EVERY passes.
 int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which) {
-	int64_t idle_since = rb_now_ns();
+	int64_t idle_since = 0, stamps[n];
 	uint64_t last_done = 0;
+	memset(stamps, 0, sizeof(stamps));
 	*which = 0;
-	for (;;) {
+	for (int i = 0; i < n; i++) {
+		last_done += es[i]->completed;
+		if (es[i]->completed < es[i]->target_posts && sample_room(es[i]) < 16) {
+			es[i]->full_returns++;
+			*which = i;
+			return RB_FULL;
+		}
+	}
+	for (uint64_t loops = 0, idle = 0;; loops++) {
 		int active = 0;
 		uint64_t done = 0;
+		int64_t now = 0;
 		for (int i = 0; i < n; i++) {
 			rb_engine *e = es[i];
 			if (e->completed < e->target_posts) {
 				active++;
-				int rc = rb_bw_client(e, 0); // until passed: one step
+				int got, rc = rb_bw_step(e, &stamps[i], &got);
+				if (rc == RB_OK && got) {
+					now = stamps[i];
+					if (e->completed < e->target_posts && rb_aborted(&e->ctl))
+						rc = RB_ABORTED;
+					else if (e->completed < e->target_posts && sample_room(e) < 16) {
+						e->full_returns++;
+						rc = RB_FULL;
+					}
+				}
 				if (rc != RB_OK) {
 					*which = i;
 					return rc;
@@ -676,13 +848,29 @@ int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which) {
 		}
 		if (!active)
 			return RB_OK;
-		int64_t now = rb_now_ns();
-		if (now >= until_ns)
-			return RB_OK;
 		if (done != last_done) {
 			last_done = done;
+			idle = 0;
 			idle_since = now;
-		} else if (rb_idle_expired(&es[0]->ctl, &idle_since, now, 0)) {
+			if (now >= until_ns)
+				return RB_OK;
+			continue;
+		}
+		uint64_t p = idle++;
+		if (rb_pass_due(p)) {
+			for (int i = 0; i < n; i++) {
+				if (es[i]->completed < es[i]->target_posts && rb_aborted(&es[i]->ctl)) {
+					*which = i;
+					return RB_ABORTED;
+				}
+			}
+		}
+		if (loops != 0 && !rb_clock_due(p))
+			continue;
+		now = rb_now_ns();
+		if (now >= until_ns)
+			return RB_OK;
+		if (rb_idle_expired(&es[0]->ctl, &idle_since, now, 0)) {
 			for (int i = 0; i < n; i++) {
 				if (es[i]->completed < es[i]->target_posts) {
 					*which = i;
@@ -756,7 +944,7 @@ int rb_bw_server_multi(rb_engine **es, int n, int *which) {
 			return aborted ? RB_ABORTED : RB_OK;
 		if (progress) {
 			idle_since = 0;
-		} else if (rb_pass_due(loops) && rb_idle_expired(&es[0]->ctl, &idle_since, rb_now_ns(), 0)) {
+		} else if (rb_clock_due(loops) && rb_idle_expired(&es[0]->ctl, &idle_since, rb_now_ns(), 0)) {
 			for (int i = 0; i < n; i++) {
 				if (!stopped[i]) {
 					*which = i;
@@ -799,6 +987,85 @@ int rb_pt_lat_reply(rb_engine *e, uint64_t n) {
 		if (e->op != IBV_WR_RDMA_WRITE)
 			RB_TRY(post_recv1(e));
 		RB_TRY(wait_one(e, e->scq, &wc, 0, "the reply's completion"));
+	}
+	return RB_OK;
+}
+
+// The posting path without a device (tests and benchmarks; e->qp NULL):
+// post_chain posts nothing, and with dry_check compares each work request
+// of the chain with one build_wr fills from scratch.
+
+// dry_check compares the chain's n work requests with build_wr's: it
+// returns RB_OK, or RB_ERR_POST with err_wc_wr_id the first that differs.
+static int dry_check(rb_engine *e, int n) {
+	for (int i = 0; i < n; i++) {
+		struct ibv_send_wr *w = &e->wr_slot[i], ref;
+		struct ibv_sge sge;
+		uint64_t k = w->wr_id;
+		uint64_t off = e->addr_step ? k % (e->addr_cycle / e->addr_step) * e->addr_step : 0; // stepping from 0 at k = 0
+		build_base(e, &ref, &sge, k, (w->send_flags & IBV_SEND_SIGNALED) != 0, off);
+		int same = ref.wr_id == w->wr_id && ref.send_flags == w->send_flags && ref.opcode == w->opcode &&
+			   ref.num_sge == w->num_sge && ref.imm_data == w->imm_data &&
+			   memcmp(&ref.wr, &w->wr, sizeof(ref.wr)) == 0 && sge.addr == w->sg_list[0].addr &&
+			   sge.length == w->sg_list[0].length && sge.lkey == w->sg_list[0].lkey &&
+			   (i + 1 < n ? w->next == &e->wr_slot[i + 1] : 1);
+		int sig = (w->send_flags & IBV_SEND_SIGNALED) != 0;
+		if (sig != ((k + 1) % e->cq_mod == 0 || k + 1 == e->target_posts))
+			same = 0;
+		if (!same) {
+			e->err_wc_wr_id = k;
+			return RB_ERR_POST;
+		}
+	}
+	return RB_OK;
+}
+
+// rb_post_dry runs the bandwidth sender's posting (bw_post) for n work
+// requests as if each completed at once, without a device: the work per
+// work request of the loop's own (patching, signaling, stamps), or with
+// check, each work request compared with build_wr's (dry_check).
+int rb_post_dry(rb_engine *e, uint64_t n, int check) {
+	int64_t stamp = 0;
+	e->dry_check = check;
+	e->target_posts = e->posted + n;
+	while (e->posted < e->target_posts) {
+		uint64_t before = e->posted;
+		e->completed = e->posted; // every work request completes at once
+		RB_TRY(bw_post(e, &stamp));
+		if (e->posted == before)
+			return RB_ERR_POST;
+		e->completed = e->posted;
+	}
+	return RB_OK;
+}
+
+// rb_post_dry_rebuild is the posting work of the loop before prebuilt work
+// requests (a reference for the benchmark): per post call a clock read,
+// and per work request two divisions and a build_wr from scratch.
+int rb_post_dry_rebuild(rb_engine *e, uint64_t n) {
+	e->target_posts = e->posted + n;
+	while (e->posted < e->target_posts) {
+		struct ibv_send_wr wrs[RB_MAX_POST_LIST];
+		struct ibv_sge sges[RB_MAX_POST_LIST];
+		uint64_t left = e->target_posts - e->posted;
+		int cnt = (int)(e->post_list < left ? e->post_list : left);
+		int64_t t = rb_now_ns();
+		for (int i = 0; i < cnt; i++) {
+			uint64_t k = e->posted + i;
+			int sig = ((k + 1) % e->cq_mod == 0) || (k + 1 == e->target_posts);
+			if (sig)
+				e->post_ts[k % e->tx_depth] = (uint64_t)t;
+			build_wr(e, &wrs[i], &sges[i], k, sig, e->addr_off);
+			if (e->addr_step && (e->addr_off += e->addr_step) + e->addr_step > e->addr_cycle)
+				e->addr_off = 0;
+		}
+		for (int i = 0; i < cnt; i++)
+			wrs[i].next = i + 1 < cnt ? &wrs[i + 1] : NULL;
+		__asm__ volatile("" : : "r"(wrs) : "memory"); // the chain is used
+		if (e->posted == 0)
+			e->t_first = t;
+		e->posted += (uint64_t)cnt;
+		e->completed = e->posted;
 	}
 	return RB_OK;
 }

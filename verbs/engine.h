@@ -82,7 +82,22 @@ typedef struct rb_engine {
 	uint64_t *samples;         // (cfg) sample buffer, nanoseconds
 	uint64_t cap;              // (cfg) its capacity
 	uint64_t nsamples;         // samples written since the last reset
-	uint64_t *post_ts;         // (cfg) tx_depth slots: post time of signaled sends
+	uint64_t *post_ts;         // (cfg) ts_mask+1 slots (a power of two >= tx_depth): post time of signaled send k in slot k & ts_mask
+	uint64_t ts_mask;          // (cfg)
+
+	// Prebuilt work requests: slot i is the i-th work request of a post
+	// list, built once (wr_ready 0: at the next post; Go clears it when
+	// the message changes) and linked to slot i+1. A post patches only
+	// what changes: wr_id, the signaled flag, WRITE_WITH_IMM's immediate
+	// and, under address stepping, the addresses. Spreading and SGE
+	// splits rebuild the work request in its slot (build_wr).
+	int wr_ready;
+	struct ibv_send_wr wr_slot[RB_MAX_POST_LIST];
+	struct ibv_sge sge_slot[RB_MAX_POST_LIST];
+	// Signaling without division: sig_left work requests until the next
+	// signaled one (every cq_mod-th since ResetCounters); 0 = restart.
+	uint32_t sig_left;
+	int dry_check;             // rb_post_dry (no device): compare each posted work request with build_wr's
 
 	// Ring mode (ring = 1; a bandwidth sender's measured phase): samples is
 	// a ring of cap entries (a power of two) that a Go goroutine drains on
@@ -122,8 +137,12 @@ typedef struct rb_engine {
 	// perftest peers (the drop-in facing a perftest tool, rb_pt_*): the
 	// WRITE ping-pong's marker is the iteration count modulo 256, as
 	// perftest's (char)++count (0 after 255), not write_slot's 1..255;
-	// pt_prev is the responder's previous post time (0: none yet).
+	// pt_prev is the previous post time of a side that times perftest's
+	// interval (0: none yet): the wait-first side (rb_pt_lat_reply), and
+	// with pt_interval the side that sends first (rb_lat_client: each
+	// sample from one post to the next, the receive's repost inside).
 	int pt_marker;             // (cfg) 1: perftest's marker
+	int pt_interval;           // (cfg) 1: rb_lat_client times perftest's interval
 	int64_t pt_prev;
 	// perftest's BW peak (the drop-in facing perftest; off while
 	// pt_stamps is 0): the bandwidth sender stamps the post of work
@@ -168,6 +187,9 @@ int rb_lat_server(rb_engine *e);
 int rb_pt_lat_reply(rb_engine *e, uint64_t n);
 int rb_bw_client(rb_engine *e, int64_t until_ns);
 int rb_bw_client_entry(rb_engine *e, int64_t until_ns);
+int rb_bw_step(rb_engine *e, int64_t *stamp, int *got);
+int rb_post_dry(rb_engine *e, uint64_t n, int check);
+int rb_post_dry_rebuild(rb_engine *e, uint64_t n);
 int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which);
 int rb_bw_server(rb_engine *e);
 int rb_bw_server_multi(rb_engine **es, int n, int *which);

@@ -170,7 +170,12 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 		}
 	}()
 	e.samples = (*C.uint64_t)(C.calloc(C.size_t(cfg.Samples), 8))
-	e.post_ts = (*C.uint64_t)(C.calloc(C.size_t(cfg.TxDepth), 8))
+	tsSlots := 1 // post_ts: a power of two, indexed by a mask
+	for tsSlots < cfg.TxDepth {
+		tsSlots *= 2
+	}
+	e.post_ts = (*C.uint64_t)(C.calloc(C.size_t(tsSlots), 8))
+	e.ts_mask = C.uint64_t(tsSlots - 1)
 	if cfg.PerOp != nil {
 		e.op_mrs = (**C.struct_ibv_mr)(C.calloc(C.size_t(cfg.TxDepth), C.size_t(unsafe.Sizeof(uintptr(0)))))
 	}
@@ -299,12 +304,13 @@ func (g *Engine) Samples() []uint64 {
 func (g *Engine) Capacity() int { return int(g.e.cap) }
 
 // LatClient runs n latency iterations in one C call, appending one round
-// trip time (ns) per iteration to the sample buffer (n must fit in it).
+// trip time (ns) per iteration to the sample buffer (n must fit in it; in
+// ring mode, RingRoom, and CompletedNow counts the iterations).
 func (g *Engine) LatClient(n int) error {
 	if n <= 0 {
 		return nil
 	}
-	if int(g.e.nsamples)+n > int(g.e.cap) {
+	if g.e.ring == 0 && int(g.e.nsamples)+n > int(g.e.cap) {
 		return fmt.Errorf("verbs: %d iterations do not fit the %d-sample buffer (%d used)", n, int(g.e.cap), int(g.e.nsamples))
 	}
 	return g.err(C.rb_lat_client(g.e, C.uint64_t(n)), "latency client")
@@ -447,6 +453,7 @@ func (g *Engine) ResetCounters() {
 	g.e.pace_start, g.e.pace_base = 0, 0 // pacing restarts with the counters
 	g.e.addr_off = 0                     // and address stepping from the areas' starts
 	g.e.ring_read, g.e.full_returns, g.e.t_return, g.e.max_pause_ns = 0, 0, 0, 0
+	g.e.sig_left = 0 // signaling counts from the reset: every CQMod-th
 }
 
 // The --verify pass: single steps outside the measured loops, each with

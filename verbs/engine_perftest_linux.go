@@ -30,7 +30,11 @@ func (g *Engine) LatReply(n int) error {
 	return g.err(C.rb_pt_lat_reply(g.e, C.uint64_t(n)), "latency reply loop")
 }
 
-// ResetReply forgets LatReply's previous post (a new run).
+// SetPerftestInterval makes LatClient (SEND, WRITE) time perftest's interval:
+// post to post, the repost inside, none for the first since ResetReply.
+func (g *Engine) SetPerftestInterval() { g.e.pt_interval = 1 }
+
+// ResetReply forgets the previous post (LatReply, perftest's interval).
 func (g *Engine) ResetReply() { g.e.pt_prev = 0 }
 
 // SetPerftestSize makes n bytes the message size of the next loops, for
@@ -51,5 +55,6 @@ func (g *Engine) SetPerftestSize(n int, inline bool) error {
 		g.e.send_flags = C.IBV_SEND_INLINE
 	}
 	g.e.iter, g.e.pt_prev = 0, 0
+	g.e.wr_ready = 0 // the prebuilt work requests carry the size and flags
 	return nil
 }

@@ -88,11 +88,16 @@ type Env struct {
 	InlineSizeGranted int    `json:"inline_size_granted"` // bytes, as granted by ibv_create_qp
 	QPType            string `json:"qp_type"`             // "RC"
 
-	ClockSource       string  `json:"clock_source"`        // "CLOCK_MONOTONIC_RAW"
+	ClockSource       string  `json:"clock_source"`        // the C loops' clock: "CLOCK_MONOTONIC_RAW", "tsc" or "cntvct" (internal/clock)
 	ClockRateHz       float64 `json:"clock_rate_hz"`       // 1e9: timestamps are ns
 	ClockResolutionNS int64   `json:"clock_resolution_ns"` // clock_getres
 	ClockReadCostNS   float64 `json:"clock_read_cost_ns"`  // measured mean cost of one clock read in the engine
 	KernelClocksource string  `json:"kernel_clocksource"`  // e.g. "tsc", "hpet"
+	// ClockReason is why the loops' clock is clock_source (--clock and
+	// what the rule found); ClockCalibration the counter's calibration
+	// against CLOCK_MONOTONIC_RAW (nil on CLOCK_MONOTONIC_RAW).
+	ClockReason      string            `json:"clock_reason,omitempty"`
+	ClockCalibration *ClockCalibration `json:"clock_calibration,omitempty"`
 
 	CPUModel        string `json:"cpu_model"`
 	NumCPU          int    `json:"num_cpu"`
@@ -477,4 +482,16 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("bench: write results: %w", err)
 	}
 	return nil
+}
+
+// ClockCalibration is the calibration of a counter clock (tsc, cntvct)
+// against CLOCK_MONOTONIC_RAW: once per process, over window_ns.
+type ClockCalibration struct {
+	TicksPerSecond float64 `json:"ticks_per_second"` // the counter's rate
+	WindowNS       int64   `json:"window_ns"`        // the calibration's span, ns
+	UncertaintyNS  float64 `json:"uncertainty_ns"`   // of each of its two readings, ns
+	// DriftPPM is how far the counter clock ran from CLOCK_MONOTONIC_RAW
+	// from the calibration to the end of the run, ppm (a check of the
+	// rate; 0 when not measured).
+	DriftPPM float64 `json:"drift_ppm"`
 }

@@ -253,7 +253,7 @@ func TestMutationsFail(t *testing.T) {
 		{"bad transport", set(t, tcp, r(0, "/transport"), "rdma"), schema.ValidateDocument, r(0, "/transport"), `value must be 'tcp'`},
 		{"bad link layer", set(t, full, "/environment/link_layer", "Ether"), schema.ValidateDocument, "/environment/link_layer", "value must be one of"},
 		{"bad gid_type", set(t, full, "/environment/gid_type", "RoCEv2"), schema.ValidateDocument, "/environment/gid_type", "does not match pattern"},
-		{"bad clock", set(t, full, "/environment/clock_source", "CLOCK_REALTIME"), schema.ValidateDocument, "/environment/clock_source", `value must be one of 'CLOCK_MONOTONIC_RAW', 'rdtsc (perftest)'`},
+		{"bad clock", set(t, full, "/environment/clock_source", "CLOCK_REALTIME"), schema.ValidateDocument, "/environment/clock_source", `value must be one of 'CLOCK_MONOTONIC_RAW', 'tsc', 'cntvct', 'rdtsc (perftest)'`},
 		{"event false", set(t, full, r(0, "/event"), false), schema.ValidateDocument, r(0, "/event"), "value must be true"},
 		{"mr role", set(t, mr, "/role", "client"), schema.ValidateMRDocument, "/role", `value must be 'mr'`},
 		{"bad access", set(t, mr, "/mr/access", "REMOTE_WRITE"), schema.ValidateMRDocument, "/mr/access", "value must be"},

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/clock"
 )
 
 // testFlags are the flags that make the test list (ops, modes, sizes and
@@ -54,6 +55,7 @@ type testFlags struct {
 	shape      *shapeFlags
 	choices    *choiceFlags
 	workload   *workloadFlags
+	clock      *string
 }
 
 // addTestFlags defines the test flags on fs.
@@ -104,6 +106,8 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 	t.shape = addShapeFlags(fs)
 	t.choices = addChoiceFlags(fs)
 	t.workload = addWorkloadFlags(fs)
+	t.clock = fs.String("clock", clock.Auto, "the timed loops' clock: auto (the CPU's counter, rdtsc or cntvct_el0, calibrated against CLOCK_MONOTONIC_RAW, "+
+		"where it is invariant and the kernel's clocksource; else CLOCK_MONOTONIC_RAW), tsc (force the counter) or monotonic (force CLOCK_MONOTONIC_RAW)")
 	return t
 }
 
@@ -129,6 +133,9 @@ func (t *testFlags) specs(fs *flag.FlagSet) ([]bench.Spec, error) {
 	}
 	if err := t.stats.apply(&plan.Template); err != nil {
 		return nil, err
+	}
+	if err := clock.SetMode(*t.clock); err != nil {
+		return nil, usageError{err}
 	}
 	var err error
 	if plan.Template.InlinePolicy, plan.Template.Inline, err = parseInline(*t.inline); err != nil {

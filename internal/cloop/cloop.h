@@ -25,12 +25,55 @@ enum {
 // RB_TRY returns the code of x from the calling function unless it is RB_OK.
 #define RB_TRY(x) do { int rc_ = (x); if (rc_) return rc_; } while (0)
 
-// rb_now_ns reads the loops' clock: CLOCK_MONOTONIC_RAW, ns (not adjusted by
-// NTP). Every timestamp of a sample comes from here.
-static inline int64_t rb_now_ns(void) {
+// The loops' clock. rb_now_ns gives ns on one of two clocks, chosen once
+// per process before the loops run (internal/clock: Select):
+//   - CLOCK_MONOTONIC_RAW (the default, rb_clk.kind 0): ns, not adjusted
+//     by NTP; a vDSO read where the kernel's clocksource is the TSC, a
+//     system call where it is not;
+//   - the CPU's counter (rb_clk.kind 1): rdtsc on x86, cntvct_el0 on
+//     arm64, converted to ns with a rate calibrated against
+//     CLOCK_MONOTONIC_RAW: ns0 + (ticks - tsc0) * mult / 2^32, from an
+//     anchor taken at the calibration (so the two clocks agree there).
+// rb_clk is one object in the whole process (a weak definition in every
+// translation unit that includes this header, merged by the linker), so
+// that every cgo package's loops read the same clock.
+typedef struct rb_clock {
+	int kind;      // 0: CLOCK_MONOTONIC_RAW; 1: the CPU's counter
+	uint64_t tsc0; // the counter at the anchor
+	int64_t ns0;   // CLOCK_MONOTONIC_RAW at the anchor, ns
+	uint64_t mult; // ns per tick × 2^32
+} rb_clock;
+
+__attribute__((weak)) rb_clock rb_clk;
+
+// rb_mono_ns reads CLOCK_MONOTONIC_RAW, ns.
+static inline int64_t rb_mono_ns(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// rb_ticks reads the CPU's counter (0 where there is none).
+static inline uint64_t rb_ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
+	return v;
+#else
+	return 0;
+#endif
+}
+
+// rb_now_ns reads the loops' clock, ns. Every timestamp of a sample comes
+// from here.
+static inline int64_t rb_now_ns(void) {
+	if (rb_clk.kind == 1)
+		return rb_clk.ns0 + (int64_t)(((unsigned __int128)(rb_ticks() - rb_clk.tsc0) * rb_clk.mult) >> 32);
+	return rb_mono_ns();
 }
 
 // rb_clock_cost_ns measures the mean cost of one rb_now_ns call over n calls.
@@ -85,6 +128,15 @@ static inline int rb_spin_due(uint64_t spins) { return spins % RB_CHECK_EVERY ==
 
 static inline int rb_pass_due(uint64_t passes) { return passes % RB_CHECK_EVERY == 0; }
 
+// A spinning loop's deadlines (the no-progress timeout, an end time) are
+// checked against a count, not by a clock read every few passes: the
+// clock is read only every RB_CLOCK_EVERY passes without progress, so that
+// a wait of typical length reads it not at all. The checks of the flags
+// (rb_spin_due, rb_pass_due) stay at RB_CHECK_EVERY.
+#define RB_CLOCK_EVERY 65536
+
+static inline int rb_clock_due(uint64_t spins) { return spins % RB_CLOCK_EVERY == RB_CLOCK_EVERY - 1; }
+
 // rb_idle_expired is the no-progress deadline: it reports whether now is
 // timeout_ns or more after *since, the start of the current wait without
 // progress. *since == 0 means not yet known: it becomes now - waited_ns (the
@@ -100,6 +152,16 @@ static inline int rb_idle_expired(rb_ctl *c, int64_t *since, int64_t now, int64_
 static inline int rb_timeout(rb_ctl *c, const char *what) {
 	c->wait_what = what;
 	return RB_TIMEOUT;
+}
+
+// rb_flags_check checks what another thread sets: RB_ABORTED, RB_STOPPED
+// (stoppable, and iter reaches the stop count) or RB_OK. No clock read.
+static inline int rb_flags_check(rb_ctl *c, int stoppable, uint64_t iter) {
+	if (rb_aborted(c))
+		return RB_ABORTED;
+	if (stoppable && rb_stop_reached(c, iter))
+		return RB_STOPPED;
+	return RB_OK;
 }
 
 // rb_wait_check is the periodic check of a wait for one event. It returns

@@ -5,8 +5,11 @@
 //
 // The header holds what every loop needs the same way, written once:
 //
-//   - the clock: rb_now_ns, clock_gettime(CLOCK_MONOTONIC_RAW) in ns, and
-//     rb_clock_cost_ns;
+//   - the clock: rb_now_ns, ns, from the CPU's counter (rdtsc,
+//     cntvct_el0) calibrated against CLOCK_MONOTONIC_RAW or from
+//     clock_gettime(CLOCK_MONOTONIC_RAW), as internal/clock chose it in
+//     rb_clk (a weak definition: one object per process, shared by every
+//     package's loops), and rb_clock_cost_ns;
 //   - the return codes of loop control: RB_OK, RB_TIMEOUT, RB_ABORTED,
 //     RB_FULL and the internal RB_STOPPED (a loop's own failures take other
 //     values);
@@ -15,7 +18,9 @@
 //     rb_stop_reached) and the no-progress timeout;
 //   - the check cadence of a spinning loop: every RB_CHECK_EVERY (64) passes,
 //     rb_spin_due in a wait for one event (never on the first spins),
-//     rb_pass_due in a streaming loop (on the first pass too);
+//     rb_pass_due in a streaming loop (on the first pass too), for the flags
+//     (rb_flags_check); the clock for a deadline only every RB_CLOCK_EVERY
+//     (65,536) passes without progress (rb_clock_due);
 //   - the no-progress deadline, rb_idle_expired, and rb_wait_check, the
 //     periodic check of a wait (abort, stop, deadline).
 //
