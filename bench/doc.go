@@ -5,9 +5,9 @@
 // samples become a result.Result in a Document (bench/result).
 //
 // What one test is lives in bench/spec (pure Go): Spec, Plan, defaults,
-// validation, the op table. aliases.go keeps its names here (Spec, Plan,
-// MaxSize, ParseSize, ...) for callers written before the move. The host's
-// environment lives in bench/hostenv (pure Go). docs/architecture.md has
+// validation, the op table; callers use its names directly (spec.Spec,
+// spec.MaxSize, ...). The host's environment lives in bench/hostenv (pure
+// Go). docs/architecture.md has
 // the map of every package; TestDocMap holds the list below to the files.
 //
 // Files by concept:
