@@ -23,6 +23,8 @@ const (
 type Layer struct {
 	Name string
 	Kind Kind
+	// About is what the layer holds, one line for the docs' table.
+	About string
 	// Pkgs are import paths relative to the module.
 	Pkgs []string
 }
@@ -35,49 +37,101 @@ const Module = "github.com/rdmabench/rdmabench"
 // table top first; TestLayersDoc holds the two together and TestLayers
 // holds the code to it.
 var Layers = []Layer{
-	{"base", Pure, []string{
-		"hist", "bench/proto", "bench/perftest/wire", "bench/knee", "verbs/linkspeed",
-		"internal/cloop", "internal/operr", "internal/version", "internal/golden", "internal/vm/proto",
-	}},
-	{"records", Pure, []string{
-		"bench/result", "bench/admit", "bench/auth", "bench/drain", "internal/numa",
-		"internal/vm", "internal/testutil/vmtest",
-	}},
-	{"definitions", Pure, []string{
-		"bench/spec", "bench/report", "bench/timeline", "bench/doctor",
-		"bench/result/schema", "bench/result/resulttest",
-	}},
-	{"host and documents", Pure, []string{
-		"bench/hostenv", "bench/perftest", "bench/compare", "bench/plot", "internal/exptool/meshcheck",
-	}},
-	{"analyses", Pure, []string{
-		"bench/fabric", "internal/exptool/losstail", "internal/exptool/wirebw", "internal/vsperftest",
-		"internal/e2e/exp/expkit",
-	}},
-	{"pure commands", Pure, []string{
-		"scripts/dropinagree", "scripts/jcheck", "scripts/losstail", "scripts/meshcheck",
-		"scripts/vmexec", "scripts/vsperftest", "scripts/wirebw",
-	}},
-	{"native", Cgo, []string{
-		"verbs", "bench/sockeng", "bench/mesh/boot",
-	}},
-	{"on verbs", Cgo, []string{
-		"bench/cmchan", "bench/spread", "internal/testutil",
-	}},
-	{"engine", Cgo, []string{
-		"bench",
-	}},
-	{"run lists", Cgo, []string{
-		"bench/runlist",
-	}},
-	{"subcommands", Cgo, []string{
-		"bench/cliffs", "bench/isolation", "bench/mesh", "bench/mr",
-	}},
-	{"cmd", Cgo, []string{
-		"cmd/rdmabench",
-	}},
-	{"tests", TestOnly, []string{
-		"docs", "internal/buildcheck", "internal/e2e", "internal/e2e/exp", "internal/e2e/exp/mesh",
-		"internal/e2e/exp/pair", "internal/e2e/faults", "internal/e2e/pair", "scripts/scripttest",
-	}},
+	{
+		Name: "base", Kind: Pure,
+		About: "imports nothing of the module: histograms, the control protocol's frames, perftest's exchange, the knee detector, link speeds, the C loops' header, operation errors, the build's version, golden files, the test bed's protocol",
+		Pkgs: []string{
+			"hist", "bench/proto", "bench/perftest/wire", "bench/knee", "verbs/linkspeed",
+			"internal/cloop", "internal/operr", "internal/version", "internal/golden", "internal/vm/proto",
+		},
+	},
+	{
+		Name: "records", Kind: Pure,
+		About: "the result document, the server's admission and authentication, the senders' sample drainer, NUMA topology, the guest test bed",
+		Pkgs: []string{
+			"bench/result", "bench/admit", "bench/auth", "bench/drain", "internal/numa",
+			"internal/vm", "internal/testutil/vmtest",
+		},
+	},
+	{
+		Name: "definitions", Kind: Pure,
+		About: "what one test is (`bench/spec`) and what reads a document: text reports, counter timelines, doctor's checks, schema validation, test corpora",
+		Pkgs: []string{
+			"bench/spec", "bench/report", "bench/timeline", "bench/doctor",
+			"bench/result/schema", "bench/result/resulttest",
+		},
+	},
+	{
+		Name: "host and documents", Kind: Pure,
+		About: "the host's facts and checks, the perftest drop-in's pure half, comparison and the gate, plots, the mesh check",
+		Pkgs: []string{
+			"bench/hostenv", "bench/perftest", "bench/compare", "bench/plot", "internal/exptool/meshcheck",
+		},
+	},
+	{
+		Name: "analyses", Kind: Pure,
+		About: "`rdmabench report` (fabrics side by side) and the experiments' analysis libraries",
+		Pkgs: []string{
+			"bench/fabric", "internal/exptool/losstail", "internal/exptool/wirebw", "internal/vsperftest",
+			"internal/e2e/exp/expkit",
+		},
+	},
+	{
+		Name: "pure commands", Kind: Pure,
+		About: "the scripts' programs and the bed's `vmexec`, built with CGO_ENABLED=0",
+		Pkgs: []string{
+			"scripts/dropinagree", "scripts/jcheck", "scripts/losstail", "scripts/meshcheck",
+			"scripts/vmexec", "scripts/vsperftest", "scripts/wirebw",
+		},
+	},
+	{
+		Name: "native", Kind: Cgo,
+		About: "the C bindings: libibverbs and librdmacm, the TCP baseline's loop, libpmix (with `-tags pmix`)",
+		Pkgs: []string{
+			"verbs", "bench/sockeng", "bench/mesh/boot",
+		},
+	},
+	{
+		Name: "on verbs", Kind: Cgo,
+		About: "helpers over verbs: the rdma_cm message channel, the workload knobs' memory, the RDMA tests' helpers",
+		Pkgs: []string{
+			"bench/cmchan", "bench/spread", "internal/testutil",
+		},
+	},
+	{
+		Name: "engine", Kind: Cgo,
+		About: "the benchmark engine: server, client, devices and routes, endpoints, measurement, the test kinds, the drop-in's loops",
+		Pkgs: []string{
+			"bench",
+		},
+	},
+	{
+		Name: "run lists", Kind: Cgo,
+		About: "a list of tests in one client run",
+		Pkgs: []string{
+			"bench/runlist",
+		},
+	},
+	{
+		Name: "subcommands", Kind: Cgo,
+		About: "`rdmabench cliffs`, `isolation`, `mesh`, `mr`",
+		Pkgs: []string{
+			"bench/cliffs", "bench/isolation", "bench/mesh", "bench/mr",
+		},
+	},
+	{
+		Name: "cmd", Kind: Cgo,
+		About: "the CLI: the command tree, its flags, exit codes",
+		Pkgs: []string{
+			"cmd/rdmabench",
+		},
+	},
+	{
+		Name: "tests", Kind: TestOnly,
+		About: "packages of tests only: the docs' code blocks, the build graph, end-to-end runs, the experiments",
+		Pkgs: []string{
+			"docs", "internal/buildcheck", "internal/e2e", "internal/e2e/exp", "internal/e2e/exp/mesh",
+			"internal/e2e/exp/pair", "internal/e2e/faults", "internal/e2e/pair", "scripts/scripttest",
+		},
+	},
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -201,4 +202,64 @@ func purePackages() []string {
 		}
 	}
 	return pkgs
+}
+
+// layersHeader opens the layer table in docs/architecture.md.
+const layersHeader = "| layer | name | kind | packages | holds |"
+
+// layersMarkdown is the layer table as docs/architecture.md shows it: top
+// first, so that imports go down the table.
+func layersMarkdown() string {
+	var b strings.Builder
+	b.WriteString(layersHeader + "\n|---|---|---|---|---|\n")
+	for i := len(Layers) - 1; i >= 0; i-- {
+		l := Layers[i]
+		pkgs := make([]string, len(l.Pkgs))
+		for j, p := range l.Pkgs {
+			pkgs[j] = "`" + p + "`"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", i+1, l.Name, l.Kind, strings.Join(pkgs, ", "), l.About)
+	}
+	return b.String()
+}
+
+// TestLayersDoc: docs/architecture.md's layer table is layers.go's, row for
+// row (the same packages in the same layers, in the same order), so that
+// the two cannot drift.
+func TestLayersDoc(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "\n"+layersHeader+"\n")
+	if i < 0 {
+		t.Fatalf("docs/architecture.md has no layer table (a line %q); it should read:\n\n%s", layersHeader, layersMarkdown())
+	}
+	var got strings.Builder
+	for _, line := range strings.SplitAfter(doc[i+1:], "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		got.WriteString(line)
+	}
+	want := layersMarkdown()
+	if got.String() == want {
+		return
+	}
+	gl, wl := strings.Split(got.String(), "\n"), strings.Split(want, "\n")
+	for k := 0; k < max(len(gl), len(wl)); k++ {
+		var g, w string
+		if k < len(gl) {
+			g = gl[k]
+		}
+		if k < len(wl) {
+			w = wl[k]
+		}
+		if g != w {
+			t.Errorf("docs/architecture.md's layer table, line %d:\n got: %s\nwant: %s", k+1, g, w)
+			break
+		}
+	}
+	t.Errorf("docs/architecture.md's layer table differs from Layers (internal/buildcheck/layers.go); it should read:\n\n%s", want)
 }
