@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"sync"
 	"time"
@@ -42,7 +43,7 @@ const bidirSlice = time.Millisecond
 // bidirBarrierLimit is how long a side waits at the barrier for the other
 // side's warm-up, after its own took warm: as long again, at least
 // --warmup-time, plus the engine and control timeouts.
-func bidirBarrierLimit(s Spec, warm time.Duration) time.Duration {
+func bidirBarrierLimit(s spec.Spec, warm time.Duration) time.Duration {
 	return EngineTimeout + ctrlTimeout + max(s.WarmupTime, warm)
 }
 
@@ -50,7 +51,7 @@ func bidirBarrierLimit(s Spec, warm time.Duration) time.Duration {
 // hooks through which it meets the other side at the barrier.
 type bidirSide struct {
 	ep *endpoint
-	s  Spec
+	s  spec.Spec
 	o  RunOptions // the client's (interval lines, progress, CPU); the server's CPU
 	// ctx ends when the control connection fails (its cause says why) or
 	// the run is cancelled; whoever cancels it also aborts the engine.
@@ -258,7 +259,7 @@ func (b *bidirSide) run() (bidirRun, error) {
 // start to its result: the server's messages come through the watch w,
 // and whatever aborts the test goes through ab. stopHeartbeat is called
 // before the end is sent.
-func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, ep *endpoint, s Spec, o RunOptions,
+func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, ep *endpoint, s spec.Spec, o RunOptions,
 	stopHeartbeat func()) (result.Result, proto.ServerResult, error) {
 	eng := ep.eng
 	bctx, cancel := context.WithCancelCause(ctx)
@@ -352,7 +353,7 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 
 // bidirResult is the result of a bidirectional test from the client's run
 // and the server's direction: both sides' figures, and their sums.
-func bidirResult(r result.Result, s Spec, run bidirRun, srv proto.Direction) (result.Result, error) {
+func bidirResult(r result.Result, s spec.Spec, run bidirRun, srv proto.Direction) (result.Result, error) {
 	cli := result.NewSideResult(s.Size, run.ops, run.warmed, run.last-run.first)
 	sv := result.NewSideResult(s.Size, srv.Ops, srv.Warmup, srv.DurationNS)
 	r.Bidirectional, r.Sides = true, &result.BidirSides{Client: cli, Server: sv}
@@ -368,7 +369,7 @@ func bidirResult(r result.Result, s Spec, run bidirRun, srv proto.Direction) (re
 
 // serveBidir is the server side of a bidirectional test whose QP is
 // connected: its own direction, the barrier and the result.
-func (s *Server) serveBidir(c *proto.Conn, spec Spec, eps *testEndpoints) error {
+func (s *Server) serveBidir(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error {
 	eng := eps.probe.eng
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)

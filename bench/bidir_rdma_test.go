@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"strings"
 	"testing"
@@ -14,9 +15,9 @@ import (
 // checkBidir checks the bidirectional results of doc (run from specs): the
 // document against the schema (checkDoc, which counts both sides'
 // operations), both sides moved data, and every sum equals its parts.
-func checkBidir(t *testing.T, doc *result.Document, specs []Spec) []result.Result {
+func checkBidir(t *testing.T, doc *result.Document, specs []spec.Spec) []result.Result {
 	t.Helper()
-	both := append([]Spec(nil), specs...)
+	both := append([]spec.Spec(nil), specs...)
 	for i := range both {
 		both[i].Iters *= 2 // a bidirectional result's iterations are both sides' operations
 	}
@@ -55,7 +56,7 @@ func checkBidir(t *testing.T, doc *result.Document, specs []Spec) []result.Resul
 		if ch := r.Choices; ch == nil || ch.RecvAddrStepBytes != recvStep(s) || ch.ClientRecvAddrStepBytes != recvStep(s) {
 			t.Errorf("%s: choices %+v: the receives of both sides step by %d", name, ch, recvStep(s))
 		}
-		if r.TimedInterval != bidirInterval || r.Samples <= 0 {
+		if r.TimedInterval != spec.BidirInterval || r.Samples <= 0 {
 			t.Errorf("%s: interval %q, %d samples", name, r.TimedInterval, r.Samples)
 		}
 		t.Logf("%s -b: client %d ops in %.3f s, %.1f MiB/s; server %d ops in %.3f s, %.1f MiB/s; total %.1f MiB/s %.4f Mpps",
@@ -67,8 +68,8 @@ func checkBidir(t *testing.T, doc *result.Document, specs []Spec) []result.Resul
 // TestRDMABidirectional: every operation both ways at once, counted.
 func TestRDMABidirectional(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd, result.OpCmpSwap}, Modes: []string{result.ModeBW},
-		Sizes: []int{4096}, Template: Spec{Iters: 2000, TxDepth: 32, CQMod: 4, Warmup: 64, Bidirectional: true}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd, result.OpCmpSwap}, Modes: []string{result.ModeBW},
+		Sizes: []int{4096}, Template: spec.Spec{Iters: 2000, TxDepth: 32, CQMod: 4, Warmup: 64, Bidirectional: true}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +81,8 @@ func TestRDMABidirectional(t *testing.T) {
 // the common start; the client's interval lines are its own direction.
 func TestRDMABidirectionalDuration(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond, TxDepth: 16, CQMod: 4, Bidirectional: true}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond, TxDepth: 16, CQMod: 4, Bidirectional: true}})
 	cfg := runCfg(specs)
 	var lines strings.Builder
 	cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 500*time.Millisecond
@@ -116,8 +117,8 @@ func TestRDMABidirectionalDuration(t *testing.T) {
 // re-post its receives while it sends, or the other stalls on RNR.
 func TestRDMABidirectionalSmallRxDepth(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{64, 8192},
-		Template: Spec{Iters: 2500, TxDepth: 64, CQMod: 16, RxDepth: 16, Warmup: 500, Bidirectional: true}}) // 16-deep receive queues wrap 150 times
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{64, 8192},
+		Template: spec.Spec{Iters: 2500, TxDepth: 64, CQMod: 16, RxDepth: 16, Warmup: 500, Bidirectional: true}}) // 16-deep receive queues wrap 150 times
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -129,8 +130,8 @@ func TestRDMABidirectionalSmallRxDepth(t *testing.T) {
 // a message).
 func TestRDMABidirectionalUC(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 2000, TxDepth: 32, Warmup: -1, QPType: result.QPTypeUC, Bidirectional: true}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 2000, TxDepth: 32, Warmup: -1, QPType: result.QPTypeUC, Bidirectional: true}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -148,11 +149,11 @@ func TestRDMABidirectionalUC(t *testing.T) {
 func TestRDMABidirectionalServerClient(t *testing.T) {
 	requireDevice(t)
 	addr := startServer(t)
-	bidir := plan(t, Plan{Ops: []string{result.OpSend, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 1000, TxDepth: 32, Warmup: -1, Bidirectional: true}})
-	oneWay := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64},
-		Template: Spec{Iters: 500, Warmup: -1}})
-	doc, err := RunClient(context.Background(), addr, runCfg(append(append([]Spec(nil), bidir...), oneWay...)))
+	bidir := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 1000, TxDepth: 32, Warmup: -1, Bidirectional: true}})
+	oneWay := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64},
+		Template: spec.Spec{Iters: 500, Warmup: -1}})
+	doc, err := RunClient(context.Background(), addr, runCfg(append(append([]spec.Spec(nil), bidir...), oneWay...)))
 	if err != nil {
 		t.Fatal(err)
 	}

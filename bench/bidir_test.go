@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"net"
 	"strings"
@@ -14,18 +15,18 @@ import (
 )
 
 func TestBidirValidate(t *testing.T) {
-	ok := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 65536, Iters: 100, TxDepth: 128, CQMod: 100, RxDepth: 512, Bidirectional: true}
-	for _, mod := range []func(*Spec){
-		func(*Spec) {},
-		func(s *Spec) { s.Op = result.OpSend },
-		func(s *Spec) { s.Op = result.OpRead },
-		func(s *Spec) { s.Op, s.Size = result.OpFetchAdd, 8 },
-		func(s *Spec) { s.Op, s.Size = result.OpCmpSwap, 8 },
-		func(s *Spec) { s.QPType = result.QPTypeUC },                         // WRITE on UC: no receiver to lose a message
-		func(s *Spec) { s.Event = true },                                     // WRITE: the sender loops sleep on their send CQs
-		func(s *Spec) { s.Iters, s.Duration = 0, time.Second },               // duration mode
-		func(s *Spec) { s.RDMACM, s.MRMode = true, result.MRModePool },       // rdma_cm
-		func(s *Spec) { s.Op, s.PostList, s.RxDepth = result.OpSend, 8, 16 }, // post lists, a small receive queue
+	ok := spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 65536, Iters: 100, TxDepth: 128, CQMod: 100, RxDepth: 512, Bidirectional: true}
+	for _, mod := range []func(*spec.Spec){
+		func(*spec.Spec) {},
+		func(s *spec.Spec) { s.Op = result.OpSend },
+		func(s *spec.Spec) { s.Op = result.OpRead },
+		func(s *spec.Spec) { s.Op, s.Size = result.OpFetchAdd, 8 },
+		func(s *spec.Spec) { s.Op, s.Size = result.OpCmpSwap, 8 },
+		func(s *spec.Spec) { s.QPType = result.QPTypeUC },                         // WRITE on UC: no receiver to lose a message
+		func(s *spec.Spec) { s.Event = true },                                     // WRITE: the sender loops sleep on their send CQs
+		func(s *spec.Spec) { s.Iters, s.Duration = 0, time.Second },               // duration mode
+		func(s *spec.Spec) { s.RDMACM, s.MRMode = true, result.MRModePool },       // rdma_cm
+		func(s *spec.Spec) { s.Op, s.PostList, s.RxDepth = result.OpSend, 8, 16 }, // post lists, a small receive queue
 	} {
 		s := ok
 		mod(&s)
@@ -34,16 +35,16 @@ func TestBidirValidate(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		mod  func(*Spec)
+		mod  func(*spec.Spec)
 		want string
 	}{
-		{func(s *Spec) { s.Mode, s.TxDepth, s.CQMod = result.ModeLat, 1, 1 }, "-b (bidirectional) applies to bandwidth tests"},
-		{func(s *Spec) { s.Op, s.Transport = result.OpSend, result.TransportTCP }, "not to the TCP baseline"},
-		{func(s *Spec) { s.QPs, s.Threads = 4, 1 }, "-b (bidirectional) with --qps 4 is not supported"},
-		{func(s *Spec) { s.Op, s.QPType = result.OpSend, result.QPTypeUC }, "SEND on UC QPs is not supported"},
-		{func(s *Spec) { s.Op, s.QPType, s.Size = result.OpSend, result.QPTypeUD, 1024 }, "SEND on UD QPs is not supported"},
-		{func(s *Spec) { s.Op, s.Event = result.OpSend, true }, "SEND with --event is not supported"},
-		{func(s *Spec) { s.MRMode = result.MRModePerOp }, "--mr-mode per-op is not supported"},
+		{func(s *spec.Spec) { s.Mode, s.TxDepth, s.CQMod = result.ModeLat, 1, 1 }, "-b (bidirectional) applies to bandwidth tests"},
+		{func(s *spec.Spec) { s.Op, s.Transport = result.OpSend, result.TransportTCP }, "not to the TCP baseline"},
+		{func(s *spec.Spec) { s.QPs, s.Threads = 4, 1 }, "-b (bidirectional) with --qps 4 is not supported"},
+		{func(s *spec.Spec) { s.Op, s.QPType = result.OpSend, result.QPTypeUC }, "SEND on UC QPs is not supported"},
+		{func(s *spec.Spec) { s.Op, s.QPType, s.Size = result.OpSend, result.QPTypeUD, 1024 }, "SEND on UD QPs is not supported"},
+		{func(s *spec.Spec) { s.Op, s.Event = result.OpSend, true }, "SEND with --event is not supported"},
+		{func(s *spec.Spec) { s.MRMode = result.MRModePerOp }, "--mr-mode per-op is not supported"},
 	} {
 		s := ok
 		c.mod(&s)
@@ -56,7 +57,7 @@ func TestBidirValidate(t *testing.T) {
 // TestBidirPlan: -b with the default modes applies to bandwidth only; with
 // an explicit latency mode it is refused by name.
 func TestBidirPlan(t *testing.T) {
-	specs, err := Plan{Template: Spec{Bidirectional: true, Warmup: -1}}.Specs()
+	specs, err := spec.Plan{Template: spec.Spec{Bidirectional: true, Warmup: -1}}.Specs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +65,11 @@ func TestBidirPlan(t *testing.T) {
 		if (s.Mode == result.ModeBW) != s.Bidirectional {
 			t.Errorf("%s: bidirectional %v", s.Name(), s.Bidirectional)
 		}
-		if s.Bidirectional && s.TimedInterval() != bidirInterval {
+		if s.Bidirectional && s.TimedInterval() != spec.BidirInterval {
 			t.Errorf("%s: timed interval %q", s.Name(), s.TimedInterval())
 		}
 	}
-	if _, err := (Plan{Modes: []string{result.ModeLat, result.ModeBW}, Template: Spec{Bidirectional: true}}).Specs(); err == nil ||
+	if _, err := (spec.Plan{Modes: []string{result.ModeLat, result.ModeBW}, Template: spec.Spec{Bidirectional: true}}).Specs(); err == nil ||
 		!strings.Contains(err.Error(), "send lat 2B: -b (bidirectional) applies to bandwidth tests") {
 		t.Errorf("explicit lat with -b: %v", err)
 	}
@@ -93,7 +94,7 @@ func TestBidirRemoteAccess(t *testing.T) {
 		{result.OpSend, true, false, 0},
 		{result.OpSend, false, true, 0},
 	} {
-		s := Spec{Op: tc.op, Mode: result.ModeBW, Bidirectional: true}
+		s := spec.Spec{Op: tc.op, Mode: result.ModeBW, Bidirectional: true}
 		if got := remoteAccess(s, tc.client, tc.iwarp); got != tc.want {
 			t.Errorf("-b %s client=%v iwarp=%v: %s, want %s", tc.op, tc.client, tc.iwarp, got, tc.want)
 		}
@@ -106,7 +107,7 @@ func TestBidirRemoteAccess(t *testing.T) {
 // TestBidirResult: the result's figures are the sums of both sides', each
 // side's are its own, and the latency is the client's.
 func TestBidirResult(t *testing.T) {
-	s := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 65536, Iters: 1000, Bidirectional: true}
+	s := spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 65536, Iters: 1000, Bidirectional: true}
 	h := hist.New()
 	for i := range 100 {
 		h.Record(int64(100_000 + 1000*i))
@@ -121,7 +122,7 @@ func TestBidirResult(t *testing.T) {
 		v.Warmup != 120 || c.DurationNS != 1e9 || v.DurationNS != 9e8 {
 		t.Fatalf("sides %+v", *r.Sides)
 	}
-	if r.Iterations != 1900 || r.Warmup != 248 || r.DurationNS != 1e9 || r.Samples != 100 || r.TimedInterval != bidirInterval {
+	if r.Iterations != 1900 || r.Warmup != 248 || r.DurationNS != 1e9 || r.Samples != 100 || r.TimedInterval != spec.BidirInterval {
 		t.Errorf("iterations %d, warm-up %d, duration %d, samples %d, interval %q", r.Iterations, r.Warmup, r.DurationNS, r.Samples, r.TimedInterval)
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }

@@ -3,6 +3,8 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/hostenv"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,7 +60,7 @@ func (n Need) Add(o Need) Need {
 // pools newTestMemory registers (verbs.PoolConfig.MappedBytes), the per-op
 // client's unregistered buffers, and each engine's arrays. s must be
 // valid (Validate).
-func NeedOf(s Spec, client bool) Need {
+func NeedOf(s spec.Spec, client bool) Need {
 	engine := func(tx int) int64 { return int64(sampleCap)*8 + int64(tx)*8 + 1024 }
 	if s.Transport == result.TransportTCP { // one socket engine: the message, the receive chunk, the samples
 		return Need{Unregister: int64(s.Size) + 256<<10, Engine: engine(0)}
@@ -97,7 +99,7 @@ type Budget struct {
 // finite RLIMIT_MEMLOCK (unless the process has CAP_IPC_LOCK); DefaultMaxQPs.
 func DefaultBudget() Budget {
 	var memlock uint64 = unix.RLIM_INFINITY
-	if r, err := memlockLimit(); err == nil && !memlockIgnored() {
+	if r, err := hostenv.MemlockLimit(); err == nil && !memlockIgnored() {
 		memlock = r.Cur
 	}
 	return defaultBudget(ReadMeminfo().MemTotal, memlock)
@@ -108,7 +110,7 @@ func DefaultBudget() Budget {
 func memlockIgnored() bool { return verbs.CheckMemlock(1<<62) == nil }
 
 func defaultBudget(memTotal int64, memlock uint64) Budget {
-	b := Budget{MaxMemory: memTotal / 2, MaxQPs: DefaultMaxQPs, Why: "default: half of MemTotal " + FormatBytes(memTotal)}
+	b := Budget{MaxMemory: memTotal / 2, MaxQPs: spec.DefaultMaxQPs, Why: "default: half of MemTotal " + FormatBytes(memTotal)}
 	if memTotal <= 0 {
 		b.MaxMemory, b.Why = unknownMemTotal, "default: MemTotal unknown"
 	}
@@ -128,7 +130,7 @@ func (b Budget) withDefaults() Budget {
 		b.MaxMemory, b.Why = d.MaxMemory, d.Why
 	}
 	if b.MaxQPs == 0 {
-		b.MaxQPs = DefaultMaxQPs
+		b.MaxQPs = spec.DefaultMaxQPs
 	}
 	return b
 }
@@ -177,7 +179,7 @@ func IsOverBudget(err error) bool {
 
 // describe names a test with its QPs and sizes, e.g. "write bw 16 QPs x
 // 256 MiB" or "send lat 1 QP x 2 B + 8 load QPs x 64 KiB".
-func describe(s Spec) string {
+func describe(s spec.Spec) string {
 	d := fmt.Sprintf("%s %s %d QP", s.Op, s.Mode, s.NumQPs())
 	if s.Transport == result.TransportTCP {
 		d = fmt.Sprintf("tcp %s %s 1 connection", s.Op, s.Mode)
@@ -232,7 +234,7 @@ func available(avail int64) string {
 	if avail >= 0 {
 		parts = append(parts, "MemAvailable "+FormatBytes(avail))
 	}
-	if r, err := memlockLimit(); err == nil && r.Cur != unix.RLIM_INFINITY && !memlockIgnored() {
+	if r, err := hostenv.MemlockLimit(); err == nil && r.Cur != unix.RLIM_INFINITY && !memlockIgnored() {
 		parts = append(parts, "RLIMIT_MEMLOCK "+FormatBytes(int64(r.Cur)))
 	} else if err == nil {
 		parts = append(parts, "RLIMIT_MEMLOCK unlimited")
@@ -275,7 +277,7 @@ func (l *ledger) reserve(test string, n Need) (release func(), err error) {
 // registered. A refusal reads the client's QP information (which follows
 // the test unless rdma_cm) so the session stays in step, and comes back
 // as a RemoteError with CodeBudget for the session to send.
-func (s *Server) admit(c *proto.Conn, spec Spec) (release func(), err error) {
+func (s *Server) admit(c *proto.Conn, spec spec.Spec) (release func(), err error) {
 	release, err = s.ledger.reserve(describe(spec), NeedOf(spec, false))
 	if err == nil {
 		return release, nil
@@ -307,7 +309,7 @@ func (r refusal) As(target any) bool {
 // before anything is mapped: the client's side, and with loopback the
 // server's too (both sides live in this process). Tests run one at a
 // time, so each is held alone.
-func CheckBudget(specs []Spec, b Budget, loopback bool) error {
+func CheckBudget(specs []spec.Spec, b Budget, loopback bool) error {
 	side, avail := "on the client", ReadMeminfo().MemAvailable
 	if loopback {
 		side = "in this process (client and server)"

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net"
 	"net/netip"
 	"strings"
@@ -23,18 +24,18 @@ func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dev.Close()
-	var specs []Spec
-	for _, p := range []Plan{
-		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536, 3000}, Template: Spec{QPs: 4, Iters: 100, Warmup: -1}},
-		{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Iters: 100, Warmup: -1,
-			Load: &Load{QPs: 3, Op: result.OpWrite, Size: 100 << 10}}},
-		{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{5000}, Template: Spec{Iters: 100, Warmup: -1, MRMode: result.MRModePerOp}},
-		{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{1024}, Template: Spec{Iters: 100, Warmup: -1, QPType: result.QPTypeUD}},
-		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: Spec{QPs: 6, Iters: 100, Warmup: -1}}, // two slabs (rxe: max_msg_sz 8 MiB)
+	var specs []spec.Spec
+	for _, p := range []spec.Plan{
+		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536, 3000}, Template: spec.Spec{QPs: 4, Iters: 100, Warmup: -1}},
+		{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Iters: 100, Warmup: -1,
+			Load: &spec.Load{QPs: 3, Op: result.OpWrite, Size: 100 << 10}}},
+		{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{5000}, Template: spec.Spec{Iters: 100, Warmup: -1, MRMode: result.MRModePerOp}},
+		{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{1024}, Template: spec.Spec{Iters: 100, Warmup: -1, QPType: result.QPTypeUD}},
+		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: spec.Spec{QPs: 6, Iters: 100, Warmup: -1}}, // two slabs (rxe: max_msg_sz 8 MiB)
 		// address stepping over a 64 KiB cycle: the areas grow to hold it
-		{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeBW}, Template: Spec{QPs: 2, Iters: 100, Warmup: -1, AddrCycle: 64 << 10}},
+		{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeBW}, Template: spec.Spec{QPs: 2, Iters: 100, Warmup: -1, AddrCycle: 64 << 10}},
 		// the workload knobs: a region in 4 MRs (per-MR buffers on the client), idle QPs
-		{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 100, Warmup: -1, Region: 1 << 20, MRs: 4, IdleQPs: 3}},
+		{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 100, Warmup: -1, Region: 1 << 20, MRs: 4, IdleQPs: 3}},
 	} {
 		specs = append(specs, plan(t, p)...)
 	}
@@ -105,16 +106,16 @@ func TestRDMABudgetServerRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	small := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200, Warmup: -1}})[0]
+	small := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200, Warmup: -1}})[0]
 	for _, c := range []struct {
-		spec Spec
+		spec spec.Spec
 		want string
 	}{
-		{plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: Spec{QPs: 2, Iters: 100, Warmup: -1}})[0],
+		{plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: spec.Spec{QPs: 2, Iters: 100, Warmup: -1}})[0],
 			"write bw 2 QPs x 1 MiB needs 5.0 MiB of memory (4 MiB registered, 1.0 MiB other buffers) on the server; its --max-memory is 4 MiB"},
-		{plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Template: Spec{QPs: 3, Iters: 100, Warmup: -1}})[0],
+		{plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Template: spec.Spec{QPs: 3, Iters: 100, Warmup: -1}})[0],
 			"needs 3 QPs on the server; its --max-qps is 2"},
-		{plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: Spec{Transport: result.TransportTCP, Iters: 10, Warmup: -1}})[0],
+		{plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: spec.Spec{Transport: result.TransportTCP, Iters: 10, Warmup: -1}})[0],
 			"tcp send bw 1 connection x 8 MiB needs"},
 	} {
 		_, err := cl.Run(context.Background(), c.spec, RunOptions{CPU: -1})
@@ -134,7 +135,7 @@ func TestRDMABudgetServerRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cm.Close()
-	bomb := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: Spec{QPs: 2, Iters: 100, Warmup: -1, RDMACM: true}})[0]
+	bomb := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: spec.Spec{QPs: 2, Iters: 100, Warmup: -1, RDMACM: true}})[0]
 	if _, err := cm.Run(context.Background(), bomb, RunOptions{CPU: -1}); !IsOverBudget(err) {
 		t.Errorf("rdma_cm %s: %v, want a budget refusal", bomb.Name(), err)
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"strings"
 	"testing"
@@ -12,21 +13,21 @@ import (
 )
 
 func TestSpecNeed(t *testing.T) {
-	bw := func(op string, size, qps int) Spec {
-		return Spec{Op: op, Mode: result.ModeBW, Size: size, Iters: 100, TxDepth: 128, CQMod: 1, RxDepth: 512, QPs: qps}
+	bw := func(op string, size, qps int) spec.Spec {
+		return spec.Spec{Op: op, Mode: result.ModeBW, Size: size, Iters: 100, TxDepth: 128, CQMod: 1, RxDepth: 512, QPs: qps}
 	}
 	eng := func(n, tx int64) int64 { return n * (int64(sampleCap)*8 + tx*8 + 1024) }
 	perOp := bw(result.OpWrite, 4096, 2)
 	perOp.MRMode = result.MRModePerOp
-	load := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 512,
-		Load: &Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 128, CQMod: 1}}
+	load := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 512,
+		Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 128, CQMod: 1}}
 	huge := bw(result.OpWrite, 4096, 1)
 	huge.HugePages = true
 	tcp := bw(result.OpSend, 1<<20, 0)
 	tcp.Transport = result.TransportTCP
 	for _, c := range []struct {
 		name   string
-		s      Spec
+		s      spec.Spec
 		client bool
 		want   Need
 	}{
@@ -98,7 +99,7 @@ func TestDefaultBudget(t *testing.T) {
 		{0, unix.RLIM_INFINITY, 1 << 30, "default: MemTotal unknown"},
 	} {
 		b := defaultBudget(c.memTotal, c.memlock)
-		if b.MaxMemory != c.want || b.Why != c.why || b.MaxQPs != DefaultMaxQPs {
+		if b.MaxMemory != c.want || b.Why != c.why || b.MaxQPs != spec.DefaultMaxQPs {
 			t.Errorf("defaultBudget(%d, %d) = %+v, want %d (%s)", c.memTotal, c.memlock, b, c.want, c.why)
 		}
 	}
@@ -132,7 +133,7 @@ func TestFormatBytes(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
-	base := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16}
+	base := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16}
 	nan := math.NaN()
 	for _, r := range []float64{nan, 0.001, 0.999, -1, 1e9, math.Inf(1), math.Inf(-1)} {
 		s := base
@@ -141,7 +142,7 @@ func TestRateLimits(t *testing.T) {
 			t.Errorf("rate %g: %v, want out of range 1..", r, err)
 		}
 	}
-	for _, r := range []float64{0, 1, 2000, MaxRate} {
+	for _, r := range []float64{0, 1, 2000, spec.MaxRate} {
 		s := base
 		s.Rate = r
 		if err := s.Validate(); err != nil {
@@ -154,10 +155,10 @@ func TestRateLimits(t *testing.T) {
 // the budget, on the target (4096 x 512 B) and on the initiator (as many
 // 512 B buffers).
 func TestLoadMRsNeed(t *testing.T) {
-	s := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 512,
-		Load: &Load{QPs: 2, Op: result.OpWrite, Size: 512, TxDepth: 16, CQMod: 1}}
+	s := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 512,
+		Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 512, TxDepth: 16, CQMod: 1}}
 	thrash := s
-	thrash.Load = &Load{QPs: 2, Op: result.OpWrite, Size: 512, TxDepth: 16, CQMod: 1, MRs: 4096}
+	thrash.Load = &spec.Load{QPs: 2, Op: result.OpWrite, Size: 512, TxDepth: 16, CQMod: 1, MRs: 4096}
 	for _, client := range []bool{false, true} {
 		plain, n := NeedOf(s, client), NeedOf(thrash, client)
 		if n.Registered-plain.Registered != 4096*512 || n.QPs != plain.QPs || n.Engine != plain.Engine {

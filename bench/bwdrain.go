@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"time"
 
@@ -111,7 +112,7 @@ func bwPhase(snd bwSender, drain bwMarker, nextIv, deadline int64, every time.Du
 
 // warmTarget is each engine's target for a bandwidth warm-up: s.Warmup
 // operations, or open-ended for --warmup-time (bwWarmup stops it).
-func warmTarget(s Spec) uint64 {
+func warmTarget(s spec.Spec) uint64 {
 	if s.WarmupTime > 0 {
 		return math.MaxUint64
 	}
@@ -123,7 +124,7 @@ func warmTarget(s Spec) uint64 {
 // --warmup-time, for that long and then the unsignaled tails. snd's step
 // must drop the samples before each C call (none are recorded; a full
 // buffer only ends the call).
-func bwWarmup(snd bwSender, s Spec) error {
+func bwWarmup(snd bwSender, s spec.Spec) error {
 	far := int64(math.MaxInt64)
 	until := far
 	if s.WarmupTime > 0 {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"testing"
 	"time"
 
@@ -19,8 +20,8 @@ func TestRDMABWNoSampleStall(t *testing.T) {
 	defer func(c int) { sampleCap = c }(sampleCap)
 	sampleCap = 1024 // a buffer boundary within a short test
 	iters := int64(sampleCap + sampleCap/4)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64},
-		Template: Spec{Iters: iters, TxDepth: 128, CQMod: 1, Warmup: -1}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64},
+		Template: spec.Spec{Iters: iters, TxDepth: 128, CQMod: 1, Warmup: -1}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +46,8 @@ func TestRDMABWNoSampleStall(t *testing.T) {
 // not one busy-polling thread per QP, and every message arrives.
 func TestRDMAMultiQPOneReceiver(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{QPs: 8, Iters: 4000, TxDepth: 32, Warmup: -1}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{QPs: 8, Iters: 4000, TxDepth: 32, Warmup: -1}})
 	responderThreads.peak.Store(0)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {

@@ -17,7 +17,7 @@ func TestAddrStepCacheLine(t *testing.T) {
 		{64, 65, 128}, {64, 130, 192}, {128, 65, 128}, {128, 130, 256}, {128, 8, 128}, {256, 300, 512},
 	} {
 		spec.CacheLine = c.line
-		s := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: c.size, AddrCycle: 4096}
+		s := spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: c.size, AddrCycle: 4096}
 		if step, _ := s.AddrStep(); step != c.want {
 			t.Errorf("cache line %d, %d B: step %d, want %d", c.line, c.size, step, c.want)
 		}

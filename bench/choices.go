@@ -38,7 +38,7 @@ import (
 // and on UD the 40-byte GRH before it) rounded up to the cache line, for
 // receives up to half the cycle. 0 when the sends do not step (AddrStep),
 // for other ops, and for larger receives.
-func recvStep(s Spec) int {
+func recvStep(s spec.Spec) int {
 	step, cycle := s.AddrStep()
 	if step == 0 || !s.Traits().ConsumesRecv {
 		return 0
@@ -59,7 +59,7 @@ func recvStep(s Spec) int {
 // client's), or by the client's own computation when the server did not
 // say (an older server, a perftest peer); in a bidirectional test the
 // client's own receives (client: 0 otherwise).
-func recvSteps(s Spec, peer int) (server, client int) {
+func recvSteps(s spec.Spec, peer int) (server, client int) {
 	own := recvStep(s)
 	server = own
 	if own != 0 && peer != 0 {
@@ -73,7 +73,7 @@ func recvSteps(s Spec, peer int) (server, client int) {
 
 // relaxedAccess is the access flag relaxed ordering adds to the test's
 // registrations: AccessRelaxedOrdering unless --disable-pcie-relaxed.
-func relaxedAccess(s Spec) verbs.Access {
+func relaxedAccess(s spec.Spec) verbs.Access {
 	if s.NoRelaxedOrdering {
 		return 0
 	}
@@ -90,14 +90,14 @@ func useGRH(port verbs.PortAttr, gidGiven bool) bool {
 // checkChoices refuses, before anything is created, choices the device
 // cannot take: a P_Key index past the port's table, a completion vector
 // past the device's.
-func checkChoices(dev *Device, s Spec) error { return s.CheckDeviceChoices(dev.limits()) }
+func checkChoices(dev *Device, s spec.Spec) error { return s.CheckDeviceChoices(dev.limits()) }
 
 // cqSeq numbers the CQs of spread tests, for their round robin over the
 // device's vectors (process-wide: concurrent tests spread too).
 var cqSeq atomic.Uint64
 
 // compVector is the completion vector of the next CQ of s on dev.
-func compVector(dev *Device, s Spec) int {
+func compVector(dev *Device, s spec.Spec) int {
 	if !s.CompVectorSpread {
 		return s.CompVector
 	}
@@ -110,7 +110,7 @@ func compVector(dev *Device, s Spec) int {
 
 // choicesResult is what the endpoints of a test ran with (eps: the client
 // side's measured QPs, in order).
-func choicesResult(s Spec, eps ...*endpoint) *result.Choices {
+func choicesResult(s spec.Spec, eps ...*endpoint) *result.Choices {
 	step, cycle := s.AddrStep()
 	c := &result.Choices{RelaxedOrdering: !s.NoRelaxedOrdering, AddrStepBytes: step, AddrCycleBytes: cycle, PKeyIndex: s.PKeyIndex,
 		CompVectors: []int{}}

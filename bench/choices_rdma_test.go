@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -14,13 +15,13 @@ import (
 // and SEND bandwidth tests still pass --verify.
 func TestRDMAChoicesRecorded(t *testing.T) {
 	requireDevice(t)
-	var specs []Spec
-	for _, p := range []Plan{
+	var specs []spec.Spec
+	for _, p := range []spec.Plan{
 		{Ops: []string{result.OpWrite, result.OpRead, result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{64},
-			Template: Spec{Iters: 100, Warmup: -1, Verify: true}},
-		{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeBW, result.ModeLat}, Template: Spec{Iters: 100, Warmup: -1}},
+			Template: spec.Spec{Iters: 100, Warmup: -1, Verify: true}},
+		{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeBW, result.ModeLat}, Template: spec.Spec{Iters: 100, Warmup: -1}},
 		{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64},
-			Template: Spec{Iters: 100, Warmup: -1, QPs: 2, NoRelaxedOrdering: true, NoAddrStep: true, CompVectorSpread: true}},
+			Template: spec.Spec{Iters: 100, Warmup: -1, QPs: 2, NoRelaxedOrdering: true, NoAddrStep: true, CompVectorSpread: true}},
 	} {
 		specs = append(specs, plan(t, p)...)
 	}
@@ -41,7 +42,7 @@ func TestRDMAChoicesRecorded(t *testing.T) {
 		grh := doc.Env.LinkLayer == "Ethernet"
 		got := fmt.Sprintf("relaxed %v step %d grh %v vectors %d pkey %d", c.RelaxedOrdering, c.AddrStepBytes, c.GRH, len(c.CompVectors), c.PKeyIndex)
 		want := fmt.Sprintf("relaxed %v step %d grh %v vectors %d pkey 0", !s.NoRelaxedOrdering, wantStep, grh, 2*s.NumQPs())
-		if got != want || (wantStep > 0 && c.AddrCycleBytes != pageSize) || c.CompVectorsOf < 1 {
+		if got != want || (wantStep > 0 && c.AddrCycleBytes != spec.PageSize) || c.CompVectorsOf < 1 {
 			t.Errorf("%s: %s (cycle %d of %d vectors), want %s", s.Name(), got, c.AddrCycleBytes, c.CompVectorsOf, want)
 		}
 		for _, v := range c.CompVectors {

@@ -33,10 +33,12 @@ func TestUseGRH(t *testing.T) {
 func TestAddrStep(t *testing.T) {
 	defer func(old int) { spec.CacheLine = old }(spec.CacheLine)
 	spec.CacheLine = 64 // the cases' steps: TestAddrStepCacheLine has others
-	bw := func(op string, size int) Spec { return Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096} }
+	bw := func(op string, size int) spec.Spec {
+		return spec.Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096}
+	}
 	for _, tt := range []struct {
 		name              string
-		s                 Spec
+		s                 spec.Spec
 		step, cycle, area int
 	}{
 		{"fetch_add", bw(result.OpFetchAdd, 8), 64, 4096, 4096},
@@ -44,10 +46,10 @@ func TestAddrStep(t *testing.T) {
 		{"write 65", bw(result.OpWrite, 65), 128, 4096, 4096},
 		{"send 2048: half the cycle", bw(result.OpSend, 2048), 2048, 4096, 4096},
 		{"write 2049: above half", bw(result.OpWrite, 2049), 0, 0, 4096},
-		{"64 KiB cycle", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, AddrCycle: 65536}, 64, 65536, 65536},
-		{"latency", Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 64, AddrCycle: 4096}, 0, 0, 4096},
-		{"--no-addr-step", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0, 0, 4096},
-		{"tcp", Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, Transport: result.TransportTCP}, 0, 0, 4096},
+		{"64 KiB cycle", spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, AddrCycle: 65536}, 64, 65536, 65536},
+		{"latency", spec.Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 64, AddrCycle: 4096}, 0, 0, 4096},
+		{"--no-addr-step", spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0, 0, 4096},
+		{"tcp", spec.Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, Transport: result.TransportTCP}, 0, 0, 4096},
 	} {
 		step, cycle := tt.s.AddrStep()
 		if step != tt.step || cycle != tt.cycle || endpointArea(tt.s) != tt.area {
@@ -57,10 +59,10 @@ func TestAddrStep(t *testing.T) {
 			t.Errorf("%s: target length %d, want %d", tt.name, tt.s.TargetLen(), want)
 		}
 	}
-	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64}).WithDefaults(); d.AddrCycle != pageSize {
-		t.Errorf("default cycle %d, want the page size %d", d.AddrCycle, pageSize)
+	if d := (spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64}).WithDefaults(); d.AddrCycle != spec.PageSize {
+		t.Errorf("default cycle %d, want the page size %d", d.AddrCycle, spec.PageSize)
 	}
-	if d := (Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, NoAddrStep: true}).WithDefaults(); d.AddrCycle != 0 {
+	if d := (spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, NoAddrStep: true}).WithDefaults(); d.AddrCycle != 0 {
 		t.Errorf("--no-addr-step: cycle %d", d.AddrCycle)
 	}
 }
@@ -71,12 +73,12 @@ func TestAddrStep(t *testing.T) {
 func TestRecvStep(t *testing.T) {
 	defer func(old int) { spec.CacheLine = old }(spec.CacheLine)
 	spec.CacheLine = 64
-	bw := func(op, qp string, size int) Spec {
-		return Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096, QPType: qp}
+	bw := func(op, qp string, size int) spec.Spec {
+		return spec.Spec{Op: op, Mode: result.ModeBW, Size: size, AddrCycle: 4096, QPType: qp}
 	}
 	for _, c := range []struct {
 		name string
-		s    Spec
+		s    spec.Spec
 		want int
 	}{
 		{"send 64", bw(result.OpSend, "", 64), 64},
@@ -86,8 +88,8 @@ func TestRecvStep(t *testing.T) {
 		{"UD send 64: with the GRH", bw(result.OpSend, result.QPTypeUD, 64), 128},
 		{"UD send 2048: with the GRH above half the cycle", bw(result.OpSend, result.QPTypeUD, 2048), 0},
 		{"write: no receives", bw(result.OpWrite, "", 64), 0},
-		{"latency", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 64, AddrCycle: 4096}, 0},
-		{"--no-addr-step", Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0},
+		{"latency", spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 64, AddrCycle: 4096}, 0},
+		{"--no-addr-step", spec.Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0},
 	} {
 		if got := recvStep(c.s); got != c.want {
 			t.Errorf("%s: recvStep %d, want %d", c.name, got, c.want)
@@ -106,19 +108,19 @@ func TestRecvStep(t *testing.T) {
 func TestRecvStepServerCacheLine(t *testing.T) {
 	defer func(old int) { spec.CacheLine = old }(spec.CacheLine)
 	spec.CacheLine = 64 // the client's; the server's is 128: 129 bytes step by 256 there
-	s := Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 129, AddrCycle: 4096}
+	s := spec.Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 129, AddrCycle: 4096}
 	bi := s
 	bi.Bidirectional = true
 	for _, c := range []struct {
 		name           string
-		s              Spec
+		s              spec.Spec
 		peer           int
 		server, client int
 	}{
 		{"the server's step", s, 256, 256, 0},
 		{"a server that does not say: the client's computation", s, 0, 192, 0},
 		{"bidirectional: both sides' steps", bi, 256, 256, 192},
-		{"write: no receives, whatever the peer says", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 129, AddrCycle: 4096}, 256, 0, 0},
+		{"write: no receives, whatever the peer says", spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 129, AddrCycle: 4096}, 256, 0, 0},
 	} {
 		c0 := choicesResult(c.s, &endpoint{peerRecvStep: c.peer})
 		if c0.RecvAddrStepBytes != c.server || c0.ClientRecvAddrStepBytes != c.client {

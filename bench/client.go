@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net"
 	"net/netip"
 	"os"
@@ -216,7 +217,7 @@ func (cl *Client) Close() error {
 
 // Run runs one test against the server.
 // Cancelling ctx aborts the test in progress.
-func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Result, error) {
+func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result.Result, error) {
 	if spec.Transport == result.TransportTCP {
 		return cl.runTCP(ctx, spec, o)
 	}
@@ -351,7 +352,7 @@ func (cl *Client) Run(ctx context.Context, spec Spec, o RunOptions) (result.Resu
 // QP numbers and PSNs with the server on the control connection. It
 // returns the endpoints (also on error, to be closed), the path MTU and
 // the connection setup.
-func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *result.ConnSetup, error) {
+func (cl *Client) connectExchange(spec spec.Spec) (*testEndpoints, int, *result.ConnSetup, error) {
 	eps, err := newTestEndpoints(cl.dev, spec, true)
 	if err != nil {
 		return nil, 0, nil, err
@@ -384,7 +385,7 @@ func (cl *Client) connectExchange(spec Spec) (*testEndpoints, int, *result.ConnS
 // connectCM is the client side of an rdma_cm connection: the server says
 // where it listens, the client connects each QP there, then sends its
 // buffers.
-func (cl *Client) connectCM(spec Spec) (*testEndpoints, int, *result.ConnSetup, error) {
+func (cl *Client) connectCM(spec spec.Spec) (*testEndpoints, int, *result.ConnSetup, error) {
 	if !cl.dev.Ctx.CM() {
 		return nil, 0, nil, errors.New("--rdma-cm test on a client opened without rdma_cm (ClientConfig.RDMACM)")
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 	"slices"
 	"time"
@@ -96,7 +97,7 @@ func cmTokenFrom(b []byte) ([proto.CMTokenLen]byte, error) {
 }
 
 // maxCMQPs bounds the QPs of one test: measured plus load QPs.
-const maxCMQPs = MaxQPs + MaxLoadQPs
+const maxCMQPs = spec.MaxQPs + spec.MaxLoadQPs
 
 // cmAddress is where the server listens for rdma_cm connections: the local
 // address of the control connection, unless that is a loopback address

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net"
 	"net/netip"
 	"strings"
@@ -47,10 +48,10 @@ func checkConn(t *testing.T, r result.Result, method string, qps int) {
 // connect through rdma_cm too).
 func TestRDMACMLoopback(t *testing.T) {
 	addr, cmctx := testutil.CMAddress(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536}, Template: Spec{Iters: 1600, QPs: 8, Threads: 2, RDMACM: true}})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 6400, QPs: 64, Threads: 4, RDMACM: true}})...)
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd}, Modes: []string{result.ModeLat}, Sizes: []int{8}, Template: Spec{Iters: 500, Warmup: 20, RDMACM: true}})...)
-	loaded := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Iters: 500, RDMACM: true, Load: &Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 32, CQMod: 1}}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536}, Template: spec.Spec{Iters: 1600, QPs: 8, Threads: 2, RDMACM: true}})
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 6400, QPs: 64, Threads: 4, RDMACM: true}})...)
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd}, Modes: []string{result.ModeLat}, Sizes: []int{8}, Template: spec.Spec{Iters: 500, Warmup: 20, RDMACM: true}})...)
+	loaded := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Iters: 500, RDMACM: true, Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 32, CQMod: 1}}})
 	specs = append(specs, loaded...)
 	cfg := runCfg(specs)
 	cfg.Client.RDMACM = true
@@ -81,7 +82,7 @@ func TestRDMACMLoopback(t *testing.T) {
 // number exchange, per QP.
 func TestRDMAExchangeSetupTime(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 2000, QPs: 4, Threads: 2}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 2000, QPs: 4, Threads: 2}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestRDMACMLoopbackOnlyDevice(t *testing.T) {
 	if _, _, _, err := cmAddress(ctx.Name(), netip.MustParseAddr("127.0.0.1")); err == nil {
 		t.Skipf("%s has a non-loopback address", ctx.Name())
 	}
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Template: Spec{Iters: 100, RDMACM: true}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Template: spec.Spec{Iters: 100, RDMACM: true}})
 	cfg := runCfg(specs)
 	cfg.Client.RDMACM, cfg.Client.Device = true, ctx.Name()
 	_, err := RunLoopback(context.Background(), cfg, testLog(t))
@@ -111,9 +112,9 @@ func TestRDMACMLoopbackOnlyDevice(t *testing.T) {
 
 // startCMTest opens a control session by hand and starts an rdma_cm test;
 // it returns the connection and where the server listens.
-func startCMTest(t *testing.T, addr string, spec Spec) (*proto.Conn, netip.AddrPort) {
+func startCMTest(t *testing.T, addr string, sp spec.Spec) (*proto.Conn, netip.AddrPort) {
 	t.Helper()
-	c, info := startCMTestInfo(t, addr, spec)
+	c, info := startCMTestInfo(t, addr, sp)
 	ip, err := netip.ParseAddr(info.CMAddr)
 	if err != nil || info.CMPort == 0 || info.QPN != 0 {
 		t.Fatalf("server's rdma_cm info: addr %q port %d qpn %d", info.CMAddr, info.CMPort, info.QPN)
@@ -122,7 +123,7 @@ func startCMTest(t *testing.T, addr string, spec Spec) (*proto.Conn, netip.AddrP
 }
 
 // startCMTestInfo is startCMTest returning the server's whole QP info.
-func startCMTestInfo(t *testing.T, addr string, spec Spec) (*proto.Conn, proto.QPInfo) {
+func startCMTestInfo(t *testing.T, addr string, sp spec.Spec) (*proto.Conn, proto.QPInfo) {
 	t.Helper()
 	var c *proto.Conn
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -146,7 +147,7 @@ func startCMTestInfo(t *testing.T, addr string, spec Spec) (*proto.Conn, proto.Q
 			t.Fatal(err)
 		}
 	}
-	if err := c.Send(proto.MsgTest, spec); err != nil {
+	if err := c.Send(proto.MsgTest, sp); err != nil {
 		t.Fatal(err)
 	}
 	var info proto.QPInfo
@@ -162,14 +163,14 @@ func startCMTestInfo(t *testing.T, addr string, spec Spec) (*proto.Conn, proto.Q
 func TestRDMACMServerSurvivesBadClients(t *testing.T) {
 	_, cmctx := testutil.CMAddress(t)
 	addr := startServer(t)
-	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200, RDMACM: true}})[0]
+	sp := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200, RDMACM: true}})[0]
 
 	// 1: gone after the server's QP info
-	c, _ := startCMTest(t, addr, spec)
+	c, _ := startCMTest(t, addr, sp)
 	c.Close()
 
 	// 2: a connect request with foreign private data is rejected
-	c, dst := startCMTest(t, addr, spec)
+	c, dst := startCMTest(t, addr, sp)
 	ch, err := verbs.NewEventChannel()
 	if err != nil {
 		t.Fatal(err)
@@ -207,13 +208,13 @@ func TestRDMACMServerSurvivesBadClients(t *testing.T) {
 	}
 
 	// the next client is served
-	cfg := runCfg([]Spec{spec})
+	cfg := runCfg([]spec.Spec{sp})
 	cfg.Client.RDMACM = true
 	start := time.Now()
 	doc, err := RunClient(context.Background(), addr, cfg)
 	if err != nil {
 		t.Fatalf("client after the bad ones: %v", err)
 	}
-	checkDoc(t, doc, []Spec{spec})
+	checkDoc(t, doc, []spec.Spec{sp})
 	t.Logf("next client served after %v", time.Since(start).Round(time.Millisecond))
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 	"strings"
 	"testing"
@@ -179,7 +180,7 @@ func TestRemoteAccessLeastPrivilege(t *testing.T) {
 		{result.OpSend, result.ModeLat, true, true, 0},
 		{result.OpFetchAdd, result.ModeLat, false, false, verbs.AccessRemoteAtomic},
 	} {
-		if got := remoteAccess(Spec{Op: tc.op, Mode: tc.mode}, tc.client, tc.iwarp); got != tc.want {
+		if got := remoteAccess(spec.Spec{Op: tc.op, Mode: tc.mode}, tc.client, tc.iwarp); got != tc.want {
 			t.Errorf("%s %s client=%v iwarp=%v: %s, want %s", tc.op, tc.mode, tc.client, tc.iwarp, got, tc.want)
 		}
 	}
@@ -207,7 +208,7 @@ func TestCMNarrowsAccess(t *testing.T) {
 		{result.OpRead, true, verbs.AccessLocalWrite | verbs.AccessRemoteWrite},
 		{result.OpSend, false, verbs.AccessLocalWrite},
 	} {
-		s := Spec{Op: tt.op, Mode: result.ModeBW, Size: 64}
+		s := spec.Spec{Op: tt.op, Mode: result.ModeBW, Size: 64}
 		// relaxed ordering (requested by default, choices.go) grants the peer nothing
 		if got := poolConfig(s, tt.client, true, 1, false, false).Access &^ verbs.AccessRelaxedOrdering; got != tt.want {
 			t.Errorf("iWARP %s client %v: MR access %s, want %s", tt.op, tt.client, got, tt.want)

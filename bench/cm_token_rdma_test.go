@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 func TestRDMACMToken(t *testing.T) {
 	_, cmctx := testutil.CMAddress(t)
 	addr := startServer(t)
-	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200, RDMACM: true}})[0]
+	spec := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200, RDMACM: true}})[0]
 	c, info := startCMTestInfo(t, addr, spec)
 	defer c.Close()
 	token, err := cmTokenFrom(info.CMToken)

@@ -126,7 +126,7 @@ func (d *Device) Close() error { return errors.Join(d.events.close(), d.Ctx.Clos
 // run, naming the device and what it lacks; what the device lacks wraps
 // verbs.ErrNotSupported (exit 3). The client checks before it sends the
 // test, the server again for its own device.
-func (d *Device) supports(s Spec) error {
+func (d *Device) supports(s spec.Spec) error {
 	return deviceLacks(s.CheckDevice(d.limits(), 2*endpointArea(s)))
 }
 
@@ -160,7 +160,7 @@ const cqSlack = spec.CQSlack
 // checkSpecs holds every spec of a run, and its load streams, against the
 // device's limits (supports) before the first test starts; nil for a
 // TCP-only client (dev nil) and for TCP specs.
-func checkSpecs(dev *Device, specs []Spec) error {
+func checkSpecs(dev *Device, specs []spec.Spec) error {
 	if dev == nil {
 		return nil
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 
 	"github.com/rdmabench/rdmabench/verbs"
@@ -15,7 +16,7 @@ import (
 // names the test, the device and the limit, and wraps
 // verbs.ErrNotSupported (exit 3). It is how 'rdmabench cliffs' refuses a
 // ladder point up front.
-func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs []Spec, sides int) error {
+func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs []spec.Spec, sides int) error {
 	dev, err := OpenDevice(name, port, gidIndex, local)
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ import (
 // of the test's pool (testMemory), in the pool's PD.
 type endpoint struct {
 	dev    *Device
-	spec   Spec
+	spec   spec.Spec
 	client bool
 	pd     *verbs.PD // the pool's (not owned)
 	scq    *verbs.CQ
@@ -71,7 +71,7 @@ var sampleCap = 1 << 16
 //
 // In a bidirectional test (-b) each side is both initiator and target of the
 // operation, so each gets what either side needs of a one-way test.
-func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
+func remoteAccess(s spec.Spec, client, iwarp bool) verbs.Access {
 	if s.Bidirectional {
 		s.Bidirectional = false
 		return remoteAccess(s, false, iwarp) | remoteAccess(s, true, iwarp)
@@ -89,7 +89,7 @@ func remoteAccess(s Spec, client, iwarp bool) verbs.Access {
 // newEndpoint creates the resources of one side of spec, with its buffer
 // from pool and, when srq is not nil, its receives from srq. Call close on
 // it.
-func newEndpoint(dev *Device, s Spec, client bool, pool *verbs.Pool, srq *verbs.SRQ) (_ *endpoint, err error) {
+func newEndpoint(dev *Device, s spec.Spec, client bool, pool *verbs.Pool, srq *verbs.SRQ) (_ *endpoint, err error) {
 	e := &endpoint{dev: dev, spec: s, client: client, access: remoteAccess(s, client, dev.Ctx.IsIWARP()), srq: srq, recvs: recvPosts(s)}
 	defer func() {
 		if err != nil {
@@ -186,7 +186,7 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 }
 
 // verbsQPType maps the spec's QP type to the verbs one.
-func verbsQPType(s Spec) (verbs.QPType, error) {
+func verbsQPType(s spec.Spec) (verbs.QPType, error) {
 	switch s.QPTypeOrDefault() {
 	case result.QPTypeRC:
 		return verbs.QPTypeRC, nil
@@ -290,7 +290,7 @@ func (e *endpoint) connect(r proto.QPInfo) (int, error) {
 	}
 	// ToRTR and ToRTS give UC and UD only the attributes their type takes
 	if err := e.qp.ToRTR(verbs.RTRAttr{Port: e.dev.Port.Port, PathMTU: mtu, DestQPN: r.QPN, RQPSN: r.PSN, DLID: r.LID,
-		UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index, MaxDestRdAtomic: e.maxRdAtomic(), MinRNRTimer: DefaultRNRTimer,
+		UseGRH: useGRH, DGID: dgid, SGIDIndex: e.dev.GID.Index, MaxDestRdAtomic: e.maxRdAtomic(), MinRNRTimer: spec.DefaultRNRTimer,
 		SL: s.SL, TrafficClass: s.TClass}); err != nil {
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"slices"
 	"sync"
 
@@ -72,9 +73,9 @@ func (d *Device) MaxInline(t verbs.QPType) (int, error) {
 
 // inlineFor returns the inline size, bytes, with which an endpoint of spec
 // s on d creates its QP, and why. A message is sent inline when it fits.
-func (d *Device) inlineFor(s Spec) (int, string, error) {
+func (d *Device) inlineFor(s spec.Spec) (int, string, error) {
 	switch s.InlinePolicy {
-	case InlineSize:
+	case spec.InlineSize:
 		if s.Inline > 0 {
 			t, err := verbsQPType(s)
 			if err != nil {
@@ -86,7 +87,7 @@ func (d *Device) inlineFor(s Spec) (int, string, error) {
 			}
 		}
 		return s.Inline, fmt.Sprintf("--inline-size %d", s.Inline), nil
-	case InlinePerftest:
+	case spec.InlinePerftest:
 		n, why := perftestInline(s, d.Attr)
 		return n, "--inline-size perftest: " + why, nil
 	}
@@ -119,7 +120,7 @@ func (d *Device) inlineFor(s Spec) (int, string, error) {
 
 // perftestLatencyInline is perftest's default inline size for a latency
 // test of s's op and QP type on a device it recognises (0: none).
-func perftestLatencyInline(s Spec) int {
+func perftestLatencyInline(s spec.Spec) int {
 	if s.QPTypeOrDefault() == result.QPTypeUD {
 		return s.Traits().PerftestInlineUD
 	}
@@ -130,7 +131,7 @@ func perftestLatencyInline(s Spec) int {
 // with attr (ctx_set_max_inline): 0 on devices it does not recognise, 0 in
 // bandwidth tests and for READ and atomics, else its per-op latency value
 // or its vendor override.
-func perftestInline(s Spec, attr verbs.DeviceAttr) (int, string) {
+func perftestInline(s spec.Spec, attr verbs.DeviceAttr) (int, string) {
 	vendor, ok := perftestDevice(attr.VendorID, attr.VendorPartID)
 	switch {
 	case !ok:

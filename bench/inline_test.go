@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
@@ -18,20 +19,20 @@ func TestPerftestInline(t *testing.T) {
 	e810 := verbs.DeviceAttr{VendorID: 0x8086, VendorPartID: 5522}
 	tests := []struct {
 		name string
-		s    Spec
+		s    spec.Spec
 		attr verbs.DeviceAttr
 		want int
 		why  string
 	}{
-		{"rxe unknown", Spec{Op: "send", Mode: "lat"}, rxe, 0, "does not recognise (vendor_id 0xffffff, vendor_part_id 0)"},
-		{"cx5 send rc", Spec{Op: "send", Mode: "lat"}, cx5, 236, "latency value for send on RC"},
-		{"cx5 send ud", Spec{Op: "send", Mode: "lat", QPType: "ud"}, cx5, 188, "on UD"},
-		{"cx5 write", Spec{Op: "write", Mode: "lat"}, cx5, 220, "write"},
-		{"cx5 read", Spec{Op: "read", Mode: "lat"}, cx5, 0, "nothing inline for read"},
-		{"cx5 bw", Spec{Op: "send", Mode: "bw"}, cx5, 0, "bandwidth"},
-		{"broadcom override", Spec{Op: "send", Mode: "lat"}, thor, 96, "Broadcom NetXtreme"},
-		{"broadcom missing", Spec{Op: "send", Mode: "lat"}, bnxt, 0, "does not recognise"},
-		{"intel gen2", Spec{Op: "write", Mode: "lat"}, e810, 101, "Intel gen2"},
+		{"rxe unknown", spec.Spec{Op: "send", Mode: "lat"}, rxe, 0, "does not recognise (vendor_id 0xffffff, vendor_part_id 0)"},
+		{"cx5 send rc", spec.Spec{Op: "send", Mode: "lat"}, cx5, 236, "latency value for send on RC"},
+		{"cx5 send ud", spec.Spec{Op: "send", Mode: "lat", QPType: "ud"}, cx5, 188, "on UD"},
+		{"cx5 write", spec.Spec{Op: "write", Mode: "lat"}, cx5, 220, "write"},
+		{"cx5 read", spec.Spec{Op: "read", Mode: "lat"}, cx5, 0, "nothing inline for read"},
+		{"cx5 bw", spec.Spec{Op: "send", Mode: "bw"}, cx5, 0, "bandwidth"},
+		{"broadcom override", spec.Spec{Op: "send", Mode: "lat"}, thor, 96, "Broadcom NetXtreme"},
+		{"broadcom missing", spec.Spec{Op: "send", Mode: "lat"}, bnxt, 0, "does not recognise"},
+		{"intel gen2", spec.Spec{Op: "write", Mode: "lat"}, e810, 101, "Intel gen2"},
 	}
 	for _, tc := range tests {
 		n, why := perftestInline(tc.s, tc.attr)
@@ -42,12 +43,12 @@ func TestPerftestInline(t *testing.T) {
 }
 
 func TestInlinePolicyValidate(t *testing.T) {
-	base := Spec{Op: "send", Mode: "lat", Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 1}
+	base := spec.Spec{Op: "send", Mode: "lat", Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 1}
 	for _, tc := range []struct {
 		policy string
 		size   int
 		ok     bool
-	}{{InlineAuto, 0, true}, {InlinePerftest, 0, true}, {InlineSize, 0, true}, {InlineSize, 64, true}, {InlineAuto, 64, false}, {"bogus", 0, false}} {
+	}{{spec.InlineAuto, 0, true}, {spec.InlinePerftest, 0, true}, {spec.InlineSize, 0, true}, {spec.InlineSize, 64, true}, {spec.InlineAuto, 64, false}, {"bogus", 0, false}} {
 		s := base
 		s.InlinePolicy, s.Inline = tc.policy, tc.size
 		if err := s.Validate(); (err == nil) != tc.ok {
@@ -63,8 +64,8 @@ func TestInlinePolicyValidate(t *testing.T) {
 // with the limit before any traffic.
 func TestRDMAInlineDefaults(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2},
-		Template: Spec{Iters: 300, Warmup: 10}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2},
+		Template: spec.Spec{Iters: 300, Warmup: 10}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -81,12 +82,12 @@ func TestRDMAInlineDefaults(t *testing.T) {
 		if r.Op == "read" && r.Mode == "bw" && r.OutstandingReads < 16 {
 			t.Errorf("read bw outstanding reads %d: want the device maximum", r.OutstandingReads)
 		}
-		if r.QPTimeout != DefaultQPTimeout || r.RetryCount != DefaultRetryCount || r.RNRRetry != DefaultRNRRetry {
+		if r.QPTimeout != spec.DefaultQPTimeout || r.RetryCount != spec.DefaultRetryCount || r.RNRRetry != spec.DefaultRNRRetry {
 			t.Errorf("%s: QP attributes %d/%d/%d in the result", k, r.QPTimeout, r.RetryCount, r.RNRRetry)
 		}
 	}
 
-	pt := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200, InlinePolicy: InlinePerftest, OutstandingReads: 4}})
+	pt := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200, InlinePolicy: spec.InlinePerftest, OutstandingReads: 4}})
 	doc, err = RunLoopback(context.Background(), runCfg(pt), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestRDMAInlineDefaults(t *testing.T) {
 		t.Errorf("--inline-size perftest on rxe: %d %q", r.Inline, r.InlineReason)
 	}
 
-	big := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 100, InlinePolicy: InlineSize, Inline: 1024}})
+	big := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 100, InlinePolicy: spec.InlineSize, Inline: 1024}})
 	_, err = RunLoopback(context.Background(), runCfg(big), testLog(t))
 	if !errors.Is(err, verbs.ErrNotSupported) || !strings.Contains(err.Error(), "at most 512 bytes") {
 		t.Errorf("--inline-size 1024 on rxe: %v", err)

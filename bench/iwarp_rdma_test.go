@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
@@ -29,10 +30,10 @@ func TestRDMAiWARP(t *testing.T) {
 	if attr.AtomicCap != 0 {
 		ops = append(ops, result.OpFetchAdd, result.OpCmpSwap)
 	}
-	specs := plan(t, Plan{Ops: ops, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2, 65536},
-		Template: Spec{Iters: 300, Warmup: 10, RDMACM: true}})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 800, QPs: 4, Threads: 2, RDMACM: true}})...)
+	specs := plan(t, spec.Plan{Ops: ops, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2, 65536},
+		Template: spec.Spec{Iters: 300, Warmup: 10, RDMACM: true}})
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 800, QPs: 4, Threads: 2, RDMACM: true}})...)
 	cfg := runCfg(specs)
 	cfg.Client.Device, cfg.Client.RDMACM = dev, true
 	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
@@ -51,18 +52,18 @@ func TestRDMAiWARP(t *testing.T) {
 
 	refused := []struct {
 		name string
-		p    Plan
+		p    spec.Plan
 		rdma bool
 	}{
-		{"UD", Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 10, QPType: result.QPTypeUD}}, false},
-		{"without rdma_cm", Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 10}}, false},
+		{"UD", spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 10, QPType: result.QPTypeUD}}, false},
+		{"without rdma_cm", spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 10}}, false},
 	}
 	if attr.AtomicCap == 0 {
 		refused = append(refused, struct {
 			name string
-			p    Plan
+			p    spec.Plan
 			rdma bool
-		}{"atomics", Plan{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 10, RDMACM: true}}, true})
+		}{"atomics", spec.Plan{Ops: []string{result.OpFetchAdd}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 10, RDMACM: true}}, true})
 	}
 	for _, tc := range refused {
 		cfg := runCfg(plan(t, tc.p))

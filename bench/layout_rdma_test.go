@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -115,7 +116,7 @@ func TestRDMADownDeviceFirst(t *testing.T) {
 	}
 	srv.Close()
 
-	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200}})
 	cfg := runCfg(specs)
 	doc, err := RunClient(context.Background(), startServerOn(t, "127.0.0.1"), cfg)
 	if err != nil {
@@ -157,7 +158,7 @@ func TestRDMAVLANGID(t *testing.T) {
 		{"ip", "addr", "add", ip + "/32", "dev", "dummy0.10"}, {"ip", "link", "set", "dummy0.10", "up"}},
 		[][]string{{"ip", "link", "delete", "dummy0.10"}})
 	waitGID(t, "rxe1", netip.MustParseAddr(ip))
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200}})
 	cfg := runCfg(specs)
 	doc, err := RunClient(context.Background(), startServerOn(t, ip), cfg)
 	if err != nil {
@@ -190,7 +191,7 @@ func TestRDMAIPv6Control(t *testing.T) {
 				[][]string{{"ip", "-6", "addr", "delete", ip + "/64", "dev", "dummy0"}})
 			waitGID(t, "rxe1", netip.MustParseAddr(ip))
 		}
-		specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200}})
+		specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200}})
 		cfg := runCfg(specs)
 		cfg.Client.Device = tc.dev
 		doc, err := RunClient(context.Background(), startServerOnDevice(t, tc.ip, tc.dev), cfg)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"io"
 	"log"
 	"net"
@@ -208,7 +209,7 @@ func TestBusyAtFirstTest(t *testing.T) {
 		}
 	}
 	// first's test takes the lock (and then waits for its QP info)
-	if err := first.Send(proto.MsgTest, Spec{Op: "send", Mode: "lat", Size: 8, Iters: 10, Transport: "tcp"}); err != nil {
+	if err := first.Send(proto.MsgTest, spec.Spec{Op: "send", Mode: "lat", Size: 8, Iters: 10, Transport: "tcp"}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(2 * time.Second); !srv.busy.Load(); time.Sleep(5 * time.Millisecond) {
@@ -216,7 +217,7 @@ func TestBusyAtFirstTest(t *testing.T) {
 			t.Fatal("the first test took no lock")
 		}
 	}
-	if err := second.Send(proto.MsgTest, Spec{}); err != nil {
+	if err := second.Send(proto.MsgTest, spec.Spec{}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := second.RecvAny(2 * time.Second)

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -100,7 +101,7 @@ func stream(engs []*verbs.Engine, stop *atomic.Bool, cpu int, node []int) error 
 }
 
 // finish stops the streams and sums what they did.
-func (l *loadRun) finish(load *Load) (*result.LoadResult, error) {
+func (l *loadRun) finish(load *spec.Load) (*result.LoadResult, error) {
 	l.stop.Store(true)
 	l.wg.Wait()
 	if err := errors.Join(append(l.errs, l.churnErr)...); err != nil {
@@ -183,7 +184,7 @@ func churn(pd *verbs.PD, c *churnRun, stop *atomic.Bool, cpu int, node []int) er
 
 // startRNRReceivers starts the receivers of s's RNR load QPs in eps (none
 // without Load.RNR) on cpu; the returned function aborts them and waits.
-func (s *Server) startRNRReceivers(spec Spec, eps *testEndpoints, cpu int) (stop func()) {
+func (s *Server) startRNRReceivers(spec spec.Spec, eps *testEndpoints, cpu int) (stop func()) {
 	if spec.Load == nil || !spec.Load.RNR || len(eps.loads) == 0 {
 		return func() {}
 	}

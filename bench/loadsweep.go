@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"time"
 
@@ -21,9 +22,9 @@ const maxProbeRate = 10000
 
 // runLoadSweep runs the sweep of s: its results (the peak, the unloaded
 // probe, one per fraction) and the sweep.
-func runLoadSweep(ctx context.Context, cl *Client, s Spec, o RunOptions) ([]result.Result, *result.LoadSweep, error) {
+func runLoadSweep(ctx context.Context, cl *Client, s spec.Spec, o RunOptions) ([]result.Result, *result.LoadSweep, error) {
 	var out []result.Result
-	run := func(what string, t Spec) (result.Result, error) {
+	run := func(what string, t spec.Spec) (result.Result, error) {
 		r, err := cl.Run(ctx, t, o)
 		if err != nil {
 			return r, fmt.Errorf("load sweep, %s: %w", what, err)
@@ -32,7 +33,7 @@ func runLoadSweep(ctx context.Context, cl *Client, s Spec, o RunOptions) ([]resu
 		return r, nil
 	}
 	// the load alone, unshaped: its peak
-	peakSpec := Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, QPs: s.Load.QPs, TxDepth: s.Load.TxDepth,
+	peakSpec := spec.Spec{Op: s.Load.Op, Mode: result.ModeBW, Size: s.Load.Size, QPs: s.Load.QPs, TxDepth: s.Load.TxDepth,
 		CQMod: s.Load.CQMod, Duration: max(2*time.Second, s.Duration/2), Warmup: -1, MTU: s.MTU, SL: s.SL, TClass: s.TClass,
 		QPType: s.QPType, RDMACM: s.RDMACM, Percentiles: s.Percentiles, Confidence: s.Confidence,
 		NoRelaxedOrdering: s.NoRelaxedOrdering, NoAddrStep: s.NoAddrStep, AddrCycle: s.AddrCycle,
@@ -57,7 +58,7 @@ func runLoadSweep(ctx context.Context, cl *Client, s Spec, o RunOptions) ([]resu
 		if mean := cl0.Latency.Mean * divisorOf(s); mean > 0 { // the mean, not the p50: a heavy tail queues the probes
 			probe.Rate = math.Min(maxProbeRate, math.Floor(0.2/(mean/1e9)))
 		}
-		probe.Rate = math.Max(probe.Rate, MinRate)
+		probe.Rate = math.Max(probe.Rate, spec.MinRate)
 	}
 	sw.ProbeRate = probe.Rate
 	point := func(f float64, r result.Result) result.LoadPoint {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"io"
 	"math"
 	"runtime"
@@ -142,7 +143,7 @@ type intervals struct {
 	timeline  *timeline.Client
 }
 
-func newIntervals(s Spec, o RunOptions, start int64) *intervals {
+func newIntervals(s spec.Spec, o RunOptions, start int64) *intervals {
 	if o.Unit == "" {
 		o.Unit = result.UnitMiB
 	}
@@ -213,7 +214,7 @@ func (iv *intervals) wall(t int64) time.Time { return iv.wallStart.Add(time.Dura
 // progress is a test's status line.
 type progress = statusline.Line
 
-func newProgress(s Spec, o RunOptions, start int64) *progress {
+func newProgress(s spec.Spec, o RunOptions, start int64) *progress {
 	return &progress{W: o.Progress, Name: s.Name(), Start: start, Total: s.Iters, Dur: s.Duration, Div: divisorOf(s)}
 }
 
@@ -235,7 +236,7 @@ type scheduler interface {
 // measureLat runs the client side of a latency test on a connected engine.
 // base carries the result fields the transport knows (queue sizes, ...). It
 // returns the result and the total iterations including warm-up.
-func measureLat(eng latEngine, base result.Result, s Spec, o RunOptions) (result.Result, int64, error) {
+func measureLat(eng latEngine, base result.Result, s spec.Spec, o RunOptions) (result.Result, int64, error) {
 	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
@@ -369,7 +370,7 @@ func perMsgUS(ns, msgs int64) float64 {
 }
 
 // divisorOf is 2 when the spec reports half the measured round trip.
-func divisorOf(s Spec) float64 {
+func divisorOf(s spec.Spec) float64 {
 	if s.HalfRTT() {
 		return 2
 	}
@@ -383,7 +384,7 @@ const maxBatch = 8192
 func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
 
 // measureBW runs the client side of a bandwidth test.
-func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) {
+func measureBW(e *endpoint, s spec.Spec, o RunOptions) (result.Result, int64, error) {
 	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
@@ -458,7 +459,7 @@ func measureBW(e *endpoint, s Spec, o RunOptions) (result.Result, int64, error) 
 	return r, warmed + ops, nil
 }
 
-func baseResult(s Spec, e *endpoint) result.Result {
+func baseResult(s spec.Spec, e *endpoint) result.Result {
 	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: s.TimedInterval(),
 		TxDepth: s.TxDepth, CQMod: s.CQMod, RxDepth: s.RxDepth, PostList: s.PostList, Event: s.Event,
 		QPType: s.QPTypeLabel(), MRMode: s.MRModeLabel(), HugePages: s.HugePages, SRQ: s.SRQ}

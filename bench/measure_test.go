@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 
 func TestProgressLine(t *testing.T) {
 	var b bytes.Buffer
-	s := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100}
+	s := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100}
 	p := newProgress(s, RunOptions{Progress: &b}, 0)
 	h := hist.New()
 	for i := int64(1); i <= 1000; i++ {
@@ -49,7 +50,7 @@ func TestIntervalsHlogAndLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 64, Duration: 3 * time.Second}
+	s := spec.Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 64, Duration: 3 * time.Second}
 	iv := newIntervals(s, RunOptions{Out: &lines, HLog: lw, Unit: result.UnitMB}, 0)
 	samples := []uint64{2000, 4000, 6000} // RTTs: reported as 1, 2, 3 us
 	sec := int64(time.Second)

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -11,7 +12,7 @@ import (
 // endpointArea is the size of each of an endpoint's two buffer areas
 // (source, and target/receive), bytes: the message (with the GRH for UD
 // receives) rounded up to 4 KiB. An endpoint's buffer holds two.
-func endpointArea(s Spec) int {
+func endpointArea(s spec.Spec) int {
 	n := s.Size
 	if s.QPTypeOrDefault() == result.QPTypeUD {
 		n += verbs.GRHSize // receives start with the GRH
@@ -23,7 +24,7 @@ func endpointArea(s Spec) int {
 // poolConfig is the pool of count endpoints of spec s on one side:
 // LOCAL_WRITE plus only the remote access the test needs (remoteAccess),
 // ON_DEMAND in odp mode.
-func poolConfig(s Spec, client, iwarp bool, count int, odp, huge bool) verbs.PoolConfig {
+func poolConfig(s spec.Spec, client, iwarp bool, count int, odp, huge bool) verbs.PoolConfig {
 	c := verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: count,
 		Access: verbs.AccessLocalWrite | remoteAccess(s, client, iwarp) | relaxedAccess(s), HugePages: huge}
 	if odp {
@@ -35,7 +36,7 @@ func poolConfig(s Spec, client, iwarp bool, count int, odp, huge bool) verbs.Poo
 
 // odpOps are the RC operations whose memory must be ODP in odp mode
 // (verbs.Context.CheckODP); UC and UD are checked for registration only.
-func odpOps(s Spec) verbs.ODPOps {
+func odpOps(s spec.Spec) verbs.ODPOps {
 	if s.QPTypeOrDefault() != result.QPTypeRC {
 		return 0
 	}
@@ -58,7 +59,7 @@ type testMemory struct {
 // checks that huge pages are reserved (ErrNoHugePages); in odp mode the
 // device's ODP support (*verbs.NotSupportedError, "ODP not supported by
 // rxe0"), before any QP exists.
-func newTestMemory(dev *Device, s Spec, client bool) (_ *testMemory, err error) {
+func newTestMemory(dev *Device, s spec.Spec, client bool) (_ *testMemory, err error) {
 	if s.HugePages {
 		if err := ReadMeminfo().NoHugePages(); err != nil {
 			return nil, err
@@ -80,7 +81,7 @@ func newTestMemory(dev *Device, s Spec, client bool) (_ *testMemory, err error) 
 }
 
 // newPools maps and registers the pools of spec s on m.pd.
-func (m *testMemory) newPools(dev *Device, s Spec, client bool) error {
+func (m *testMemory) newPools(dev *Device, s spec.Spec, client bool) error {
 	var err error
 	odp := s.MRModeOrDefault() == result.MRModeODP
 	if m.measured, err = m.pd.NewPool(poolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {

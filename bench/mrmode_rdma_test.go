@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestRDMAMRModePoolVsPerOp(t *testing.T) {
 	mpps := map[string][]float64{}
 	for range 3 {
 		for _, mode := range []string{result.MRModePool, result.MRModePerOp} {
-			specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 3000, Warmup: -1, MRMode: mode}})
+			specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 3000, Warmup: -1, MRMode: mode}})
 			doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 			if err != nil {
 				t.Fatalf("--mr-mode %s: %v", mode, err)
@@ -48,8 +49,8 @@ func TestRDMAMRModePoolVsPerOp(t *testing.T) {
 // two QPs, UD SEND, and latency under pooled load.
 func TestRDMAMRModePerOpOps(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd}, Modes: []string{result.ModeLat}, Sizes: []int{64}, Template: Spec{Iters: 500, Warmup: -1, MRMode: result.MRModePerOp}})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 4, QPs: 2, MRMode: result.MRModePerOp}})...)
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd}, Modes: []string{result.ModeLat}, Sizes: []int{64}, Template: spec.Spec{Iters: 500, Warmup: -1, MRMode: result.MRModePerOp}})
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 4, QPs: 2, MRMode: result.MRModePerOp}})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -59,11 +60,11 @@ func TestRDMAMRModePerOpOps(t *testing.T) {
 			t.Errorf("%s %s: mr_mode %q, interval %q", r.Op, r.Mode, r.MRMode, r.TimedInterval)
 		}
 	}
-	ud := plan(t, Plan{Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{1024}, Template: Spec{Iters: 500, Warmup: -1, QPType: result.QPTypeUD, MRMode: result.MRModePerOp}})
+	ud := plan(t, spec.Plan{Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{1024}, Template: spec.Spec{Iters: 500, Warmup: -1, QPType: result.QPTypeUD, MRMode: result.MRModePerOp}})
 	if _, err := RunLoopback(context.Background(), runCfg(ud), testLog(t)); err != nil {
 		t.Fatalf("UD per-op: %v", err)
 	}
-	load := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Iters: 500, Warmup: -1, MRMode: result.MRModePerOp, Load: &Load{QPs: 2, Op: result.OpRead, Size: 65536, TxDepth: 16, CQMod: 1}}})
+	load := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Iters: 500, Warmup: -1, MRMode: result.MRModePerOp, Load: &spec.Load{QPs: 2, Op: result.OpRead, Size: 65536, TxDepth: 16, CQMod: 1}}})
 	doc, err = RunLoopback(context.Background(), runCfg(load), testLog(t))
 	if err != nil {
 		t.Fatalf("per-op under load: %v", err)
@@ -82,7 +83,7 @@ func TestRDMAMRModeODP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{64}, Template: Spec{Iters: 200, Warmup: -1, MRMode: result.MRModeODP}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{64}, Template: spec.Spec{Iters: 200, Warmup: -1, MRMode: result.MRModeODP}})
 	cfg := runCfg(specs)
 	cfg.Client.Device = ctx.Name()
 	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
@@ -111,7 +112,7 @@ func TestRDMAMRModeODP(t *testing.T) {
 // reserved (the guest reserves none) and runs where some are.
 func TestRDMAMRModeHugePages(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 500, Warmup: -1, HugePages: true}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 500, Warmup: -1, HugePages: true}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if ReadMeminfo().HugePagesTotal > 0 {
 		if err != nil {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
@@ -15,23 +16,23 @@ func TestMRModePoolConfig(t *testing.T) {
 	const ro = verbs.AccessRelaxedOrdering // requested by default (perftest's)
 	for _, tt := range []struct {
 		name   string
-		s      Spec
+		s      spec.Spec
 		client bool
 		odp    bool
 		access verbs.Access
 		ops    verbs.ODPOps
 		buf    int
 	}{
-		{"write bw client", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, true, false, verbs.AccessLocalWrite | ro, 0, 8192},
-		{"write bw server", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite | ro, 0, 8192},
-		{"write lat client", Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 2}, true, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite | ro, 0, 8192},
-		{"read server", Spec{Op: result.OpRead, Mode: result.ModeBW, Size: 5000}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteRead | ro, 0, 16384},
-		{"atomic server odp", Spec{Op: result.OpFetchAdd, Mode: result.ModeLat, Size: 8}, false, true,
+		{"write bw client", spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, true, false, verbs.AccessLocalWrite | ro, 0, 8192},
+		{"write bw server", spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite | ro, 0, 8192},
+		{"write lat client", spec.Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 2}, true, false, verbs.AccessLocalWrite | verbs.AccessRemoteWrite | ro, 0, 8192},
+		{"read server", spec.Spec{Op: result.OpRead, Mode: result.ModeBW, Size: 5000}, false, false, verbs.AccessLocalWrite | verbs.AccessRemoteRead | ro, 0, 16384},
+		{"atomic server odp", spec.Spec{Op: result.OpFetchAdd, Mode: result.ModeLat, Size: 8}, false, true,
 			verbs.AccessLocalWrite | verbs.AccessRemoteAtomic | verbs.AccessOnDemand | ro, verbs.ODPAtomic, 8192},
-		{"send odp", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2}, true, true, verbs.AccessLocalWrite | verbs.AccessOnDemand | ro, verbs.ODPSend | verbs.ODPRecv, 8192},
-		{"write bw server without relaxed ordering", Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096, NoRelaxedOrdering: true}, false, false,
+		{"send odp", spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2}, true, true, verbs.AccessLocalWrite | verbs.AccessOnDemand | ro, verbs.ODPSend | verbs.ODPRecv, 8192},
+		{"write bw server without relaxed ordering", spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 4096, NoRelaxedOrdering: true}, false, false,
 			verbs.AccessLocalWrite | verbs.AccessRemoteWrite, 0, 8192},
-		{"ud send", Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 4096, QPType: result.QPTypeUD}, false, true, verbs.AccessLocalWrite | verbs.AccessOnDemand | ro, 0, 16384},
+		{"ud send", spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 4096, QPType: result.QPTypeUD}, false, true, verbs.AccessLocalWrite | verbs.AccessOnDemand | ro, 0, 16384},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := poolConfig(tt.s, tt.client, false, 3, tt.odp, true)
@@ -43,7 +44,7 @@ func TestMRModePoolConfig(t *testing.T) {
 }
 
 func TestMRModePlan(t *testing.T) {
-	specs, err := Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Template: Spec{MRMode: result.MRModePerOp, HugePages: true}}.Specs()
+	specs, err := spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Template: spec.Spec{MRMode: result.MRModePerOp, HugePages: true}}.Specs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +57,8 @@ func TestMRModePlan(t *testing.T) {
 			t.Errorf("%s: result mr_mode %q, hugepages %v", s.Name(), r.MRMode, r.HugePages)
 		}
 	}
-	tcp := Spec{Op: result.OpSend, Transport: result.TransportTCP}
-	if tcp.MRModeLabel() != "" || (Spec{}).MRModeLabel() != result.MRModePool {
-		t.Errorf("labels: tcp %q, default %q", tcp.MRModeLabel(), (Spec{}).MRModeLabel())
+	tcp := spec.Spec{Op: result.OpSend, Transport: result.TransportTCP}
+	if tcp.MRModeLabel() != "" || (spec.Spec{}).MRModeLabel() != result.MRModePool {
+		t.Errorf("labels: tcp %q, default %q", tcp.MRModeLabel(), (spec.Spec{}).MRModeLabel())
 	}
 }

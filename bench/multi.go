@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -111,7 +112,7 @@ func (m *multiSender) waitRoom() error {
 // all QPs. Bandwidth is the total bytes over the earliest first post to
 // the latest last completion; latency merges every QP's histogram. It
 // returns the result and each QP's total operations including warm-up.
-func measureBWMulti(eps []*endpoint, s Spec, o RunOptions) (result.Result, []int64, error) {
+func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, []int64, error) {
 	n, m := len(eps), s.NumThreads()
 	far := int64(math.MaxInt64)
 	lats := make([]*hist.Histogram, n)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func checkPerQP(t *testing.T, r result.Result, n, m int) {
 // it, as for one QP).
 func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite, result.OpSend, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 4003, TxDepth: 32, Warmup: -1, QPs: 8, Threads: 2}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite, result.OpSend, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 4003, TxDepth: 32, Warmup: -1, QPs: 8, Threads: 2}})
 	cfg := runCfg(specs)
 	var prog strings.Builder // written by the drainer, read once the run is over
 	cfg.Client.Run.Progress = &prog
@@ -68,7 +69,7 @@ func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 
 func TestRDMAQPs64Threads4(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64}, Template: Spec{Iters: 64 * 50, TxDepth: 8, CQMod: 4, Warmup: -1, QPs: 64, Threads: 4}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64}, Template: spec.Spec{Iters: 64 * 50, TxDepth: 8, CQMod: 4, Warmup: -1, QPs: 64, Threads: 4}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestRDMAQPs64Threads4(t *testing.T) {
 // operations of every QP summed inside each interval.
 func TestRDMAQPsThreadsDuration(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Duration: time.Second, WarmupTime: 100 * time.Millisecond, TxDepth: 16, QPs: 4, Threads: 2}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Duration: time.Second, WarmupTime: 100 * time.Millisecond, TxDepth: 16, QPs: 4, Threads: 2}})
 	cfg := runCfg(specs)
 	cfg.Client.Run.Interval = 250 * time.Millisecond
 	doc, err := RunLoopback(context.Background(), cfg, testLog(t))

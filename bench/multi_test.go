@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
@@ -18,20 +19,20 @@ func TestQPItersSplit(t *testing.T) {
 }
 
 func TestQPsThreadsValidate(t *testing.T) {
-	ok := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, Iters: 100, TxDepth: 8, CQMod: 1, RxDepth: 8, QPs: 8, Threads: 2}
+	ok := spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, Iters: 100, TxDepth: 8, CQMod: 1, RxDepth: 8, QPs: 8, Threads: 2}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		mod  func(*Spec)
+		mod  func(*spec.Spec)
 		want string
 	}{
-		{func(s *Spec) { s.QPs = MaxQPs + 1 }, "--qps"},
-		{func(s *Spec) { s.Threads = 9 }, "--threads"},
-		{func(s *Spec) { s.QPs, s.Threads = 0, 2 }, "--threads"},
-		{func(s *Spec) { s.Mode, s.TxDepth, s.CQMod = result.ModeLat, 1, 1 }, "--qps 8 applies to bandwidth"},
-		{func(s *Spec) { s.Iters = 7 }, "fewer than --qps"},
-		{func(s *Spec) { s.Event = true }, "--event"},
+		{func(s *spec.Spec) { s.QPs = spec.MaxQPs + 1 }, "--qps"},
+		{func(s *spec.Spec) { s.Threads = 9 }, "--threads"},
+		{func(s *spec.Spec) { s.QPs, s.Threads = 0, 2 }, "--threads"},
+		{func(s *spec.Spec) { s.Mode, s.TxDepth, s.CQMod = result.ModeLat, 1, 1 }, "--qps 8 applies to bandwidth"},
+		{func(s *spec.Spec) { s.Iters = 7 }, "fewer than --qps"},
+		{func(s *spec.Spec) { s.Event = true }, "--event"},
 	} {
 		s := ok
 		c.mod(&s)
@@ -40,7 +41,7 @@ func TestQPsThreadsValidate(t *testing.T) {
 		}
 	}
 	// default modes: --qps applies to bandwidth only; explicit lat is refused
-	specs, err := Plan{Template: Spec{QPs: 4, Threads: 2}}.Specs()
+	specs, err := spec.Plan{Template: spec.Spec{QPs: 4, Threads: 2}}.Specs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestQPsThreadsValidate(t *testing.T) {
 			t.Errorf("%s: qps %d", s.Name(), s.QPs)
 		}
 	}
-	if _, err := (Plan{Modes: []string{result.ModeLat}, Template: Spec{QPs: 4}}).Specs(); err == nil || !strings.Contains(err.Error(), "--qps") {
+	if _, err := (spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{QPs: 4}}).Specs(); err == nil || !strings.Contains(err.Error(), "--qps") {
 		t.Errorf("lat with --qps 4: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -39,8 +40,8 @@ func TestRDMANUMAMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dev.Close()
-	s := plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{3 * 4096},
-		Template: Spec{Iters: 100, Warmup: -1, Load: &Load{QPs: 2, Op: result.OpWrite, Size: 8192}}})[0]
+	s := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{3 * 4096},
+		Template: spec.Spec{Iters: 100, Warmup: -1, Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 8192}}})[0]
 	for _, node := range append(nodes, nodes...) { // nodes in turn: no thread's locality passes by chance
 		dev.Place(NUMAChoice{Node: node, Set: true})
 		if p := dev.NUMA(); p.Node != node || p.Source != result.NUMASourceFlag || !p.MemoryBound {
@@ -102,8 +103,8 @@ func TestRDMANUMAPlacement(t *testing.T) {
 	if n := threadsPinnedTo(t, want); n != 0 {
 		t.Fatalf("%d threads pinned to %s before the test", n, want)
 	}
-	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{64},
-		Template: Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{64},
+		Template: spec.Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond}})
 	cfg := runCfg(specs)
 	cfg.Client.NUMA = NUMAChoice{Node: node, Set: true}
 	var mu sync.Mutex

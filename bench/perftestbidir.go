@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -16,7 +17,7 @@ import (
 
 // perftestBidir runs one size of a -b test on p's QP 0 and returns this
 // side's result: the sums of both sides' figures, Sides each side's.
-func perftestBidir(ctx context.Context, p perftestSide, s Spec, stamps *peakStamps) (result.Result, error) {
+func perftestBidir(ctx context.Context, p perftestSide, s spec.Spec, stamps *peakStamps) (result.Result, error) {
 	ep := p.eps.probe
 	if s.Op != result.OpSend { // perftest's WRITE and READ tools swap once more before a duplex loop
 		if _, err := p.wc.Dest(p.mine[0], p.withGID, "sync before the loops (-b)"); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 	"time"
 
@@ -43,7 +44,7 @@ func connectPerftestCM(ctx context.Context, wc *wire.Conn, cc *PerftestCMConn, d
 			return fmt.Errorf("-R: rdma_cm listener for the test's QPs on port %d: %w", cc.Port(), err)
 		}
 		eps.lis.perftest = true
-		if err := eps.lis.id.Listen(MaxQPs); err != nil {
+		if err := eps.lis.id.Listen(spec.MaxQPs); err != nil {
 			return fmt.Errorf("-R: rdma_cm listen on port %d: %w", cc.Port(), err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net"
 	"net/netip"
 	"strings"
@@ -26,7 +27,7 @@ func TestPerftestCMLoopback(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	_, err = RunPerftest(context.Background(), a, PerftestConfig{Client: true, Spec: Spec{Op: "write", Mode: "bw", Size: 64, Iters: 10, RDMACM: true}})
+	_, err = RunPerftest(context.Background(), a, PerftestConfig{Client: true, Spec: spec.Spec{Op: "write", Mode: "bw", Size: 64, Iters: 10, RDMACM: true}})
 	if !errors.Is(err, ErrPerftestUnsupported) || !strings.Contains(err.Error(), "-R needs perftest's rdma_cm channel") {
 		t.Errorf("RunPerftest -R over TCP: %v", err)
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"sync/atomic"
 	"time"
@@ -20,7 +21,7 @@ import (
 // own clock, and counts the messages that arrived between the margins
 // (read from the engines between their C calls' polls: each engine's
 // count is one aligned 64-bit word the loop writes).
-func perftestReceiveFor(engs []*verbs.Engine, s Spec, ep *endpoint) (result.Result, error) {
+func perftestReceiveFor(engs []*verbs.Engine, s spec.Spec, ep *endpoint) (result.Result, error) {
 	var timeUp atomic.Bool
 	count := func() (n uint64) {
 		for _, e := range engs {
@@ -85,7 +86,7 @@ const latStopGrace = 250 * time.Millisecond
 // #iterations and span are then, with a margin (-D 4 and longer), those
 // of the engine's count read at the margins on this side's clock, as
 // perftest counts its sample window (the histogram keeps every sample).
-func perftestLat(eng latEngine, ep *endpoint, s Spec, o RunOptions) (result.Result, error) {
+func perftestLat(eng latEngine, ep *endpoint, s spec.Spec, o RunOptions) (result.Result, error) {
 	if s.Duration <= 0 {
 		r, _, err := measureLat(eng, baseResult(s, ep), s, o)
 		return r, err
@@ -103,7 +104,7 @@ func perftestLat(eng latEngine, ep *endpoint, s Spec, o RunOptions) (result.Resu
 // abort latStopGrace after s.Duration where the peer stopped first
 // (reset clears the abort). The #iterations are the samples, the span
 // ends at the last round trip.
-func perftestLatFor(eng latEngine, abort, reset func(), base result.Result, s Spec, o RunOptions) (result.Result, error) {
+func perftestLatFor(eng latEngine, abort, reset func(), base result.Result, s spec.Spec, o RunOptions) (result.Result, error) {
 	d := &verbs.CutLoop{LatLoop: eng}
 	t := time.AfterFunc(s.Duration+latStopGrace, func() { d.TimeUp(); abort() })
 	r, _, err := measureLat(d, base, s, o)

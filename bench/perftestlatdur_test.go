@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"sync"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestPerftestLatDuration(t *testing.T) {
 			start := time.Now()
 			p := &peerLat{rtt: 2 * time.Millisecond, stopAt: start.Add(c.peerStop), aborted: make(chan struct{})}
 			reset := false
-			s := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Duration: dur}
+			s := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Duration: dur}
 			r, err := perftestLatFor(p, p.abort, func() { reset = true }, result.Result{SizeBytes: 2}, s, RunOptions{})
 			took := time.Since(start)
 			if err != nil {

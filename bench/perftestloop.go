@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 // perftestSide is one side's state once its QPs are connected.
 type perftestSide struct {
 	cfg     PerftestConfig
-	s       Spec // cfg.Spec as RunPerftest adjusted it
+	s       spec.Spec // cfg.Spec as RunPerftest adjusted it
 	wc      *wire.Conn
 	nc      net.Conn
 	dev     *Device
@@ -55,7 +56,7 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 	}
 	// sized is s for message size n, its engines set to n (-a; one size:
 	// as created)
-	sized := func(n int) (Spec, error) {
+	sized := func(n int) (spec.Spec, error) {
 		sz := s
 		sz.Size = n
 		if !all {
@@ -81,10 +82,10 @@ func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*Perft
 	}
 	// enter starts size i of the run, n bytes: the sync before it (the
 	// first size's is the barrier after RTR), then its spec and engines
-	enter := func(i, n int) (Spec, error) {
+	enter := func(i, n int) (spec.Spec, error) {
 		if i > 0 {
 			if err := sync("sync before", n); err != nil {
-				return Spec{}, err
+				return spec.Spec{}, err
 			}
 		}
 		return sized(n)
@@ -258,7 +259,7 @@ func sizeErr(all bool, n int, err error) error {
 // size's receives first, and after each size's loop in ib_send_bw. The
 // other tools run their sizes back to back: the WRITE ping-pong paces
 // itself, and the READ, atomic and WRITE bandwidth servers are passive.
-func perftestSizeSwaps(s Spec, all bool) (before, after bool) {
+func perftestSizeSwaps(s spec.Spec, all bool) (before, after bool) {
 	if !all || s.Op != result.OpSend {
 		return false, false
 	}
@@ -267,7 +268,7 @@ func perftestSizeSwaps(s Spec, all bool) (before, after bool) {
 
 // sendPerftestReport gives a passive perftest server the client's figures
 // (not for SEND: perftest's ib_send_bw server measures its own).
-func sendPerftestReport(wc *wire.Conn, mine wire.Dest, withGID bool, s Spec, r result.Result) error {
+func sendPerftestReport(wc *wire.Conn, mine wire.Dest, withGID bool, s spec.Spec, r result.Result) error {
 	if s.Op == result.OpSend {
 		return nil
 	}
@@ -286,7 +287,7 @@ func sendPerftestReport(wc *wire.Conn, mine wire.Dest, withGID bool, s Spec, r r
 // passiveTimeout bounds a passive side's wait for the client's loop: the
 // step timeout, plus 1 ms an iteration and the data at 1 MB/s (a loaded
 // software-RDMA guest moves 4 MB/s), for each size of the run.
-func passiveTimeout(step time.Duration, s Spec, sizes []int) time.Duration {
+func passiveTimeout(step time.Duration, s spec.Spec, sizes []int) time.Duration {
 	t := max(step, wire.DefaultTimeout) + s.Duration // -D: the client's whole run
 	for _, n := range sizes {
 		t += time.Duration(s.Iters)*time.Millisecond + time.Duration(s.Iters*int64(n))*time.Microsecond

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestPerftestSizeSwaps(t *testing.T) {
 		{result.OpSend, result.ModeBW, false, false, false},
 		{result.OpSend, result.ModeLat, false, false, false},
 	} {
-		b, a := perftestSizeSwaps(Spec{Op: c.op, Mode: c.mode}, c.all)
+		b, a := perftestSizeSwaps(spec.Spec{Op: c.op, Mode: c.mode}, c.all)
 		if b != c.before || a != c.after {
 			t.Errorf("%s %s all=%v: before %v after %v, want %v %v", c.op, c.mode, c.all, b, a, c.before, c.after)
 		}
@@ -34,7 +35,7 @@ func TestPerftestSizeSwaps(t *testing.T) {
 
 // TestPassiveTimeoutSizes: a passive side waits for every size of -a.
 func TestPassiveTimeoutSizes(t *testing.T) {
-	s := Spec{Iters: 1000}
+	s := spec.Spec{Iters: 1000}
 	one := passiveTimeout(0, s, []int{65536})
 	if want := wire.DefaultTimeout + time.Second + 65536*time.Millisecond; one != want {
 		t.Errorf("one size: %v, want %v", one, want)

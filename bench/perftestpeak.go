@@ -3,6 +3,7 @@ package bench
 import (
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -18,7 +19,7 @@ type peakStamps struct {
 // newPeakStamps is the stamps of a bandwidth client's run of s on qps, or
 // nil where perftest prints no peak either: -N (on false), a duration run,
 // more than perftest.PeakLimit messages.
-func newPeakStamps(qps []*endpoint, s Spec, on bool) (*peakStamps, error) {
+func newPeakStamps(qps []*endpoint, s spec.Spec, on bool) (*peakStamps, error) {
 	if !on || s.Duration > 0 || s.Iters <= 0 || s.Iters > perftest.PeakLimit {
 		return nil, nil
 	}

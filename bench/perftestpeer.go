@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"io"
 	"net"
 	"net/netip"
@@ -27,9 +28,9 @@ import (
 // a TCP connection.
 type PerftestConfig struct {
 	Device         string
-	Port, GIDIndex int  // GIDIndex < 0: rdmabench's choice
-	Client         bool // this side connected (perftest's client)
-	Spec           Spec // one size; Warmup is forced to 0 (perftest has none)
+	Port, GIDIndex int       // GIDIndex < 0: rdmabench's choice
+	Client         bool      // this side connected (perftest's client)
+	Spec           spec.Spec // one size; Warmup is forced to 0 (perftest has none)
 	// Sizes, for perftest's -a, are the message sizes in the order they run,
 	// all on the same QPs and memory, which is sized for the largest
 	// (Spec.Size is set to it); nil: Spec.Size only.
@@ -79,7 +80,7 @@ func isTimeout(err error) bool {
 
 // PerftestSupported reports whether the drop-in can run s against a
 // perftest tool, and why not.
-func PerftestSupported(s Spec) error {
+func PerftestSupported(s spec.Spec) error {
 	switch {
 	case perftest.PeerQPType(s) != "": // UC: SEND, WRITE; UD: SEND; -R: RC (bench/perftest/peerqp.go)
 		return fmt.Errorf("%w: %s", ErrPerftestUnsupported, perftest.PeerQPType(s))

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestPerftestQPType(t *testing.T) {
 		{"uc", result.OpSend, result.ModeLat, true, "UC without -R"},
 		{"xrc", result.OpSend, result.ModeBW, false, "-c XRC (RC, UC and UD)"},
 	} {
-		s := Spec{QPType: tc.qp, Op: tc.op, Mode: tc.mode, RDMACM: tc.cm, Size: 2, Iters: 10}
+		s := spec.Spec{QPType: tc.qp, Op: tc.op, Mode: tc.mode, RDMACM: tc.cm, Size: 2, Iters: 10}
 		err := PerftestSupported(s)
 		switch {
 		case tc.refused == "" && err != nil:

@@ -4,6 +4,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/bench/timeline"
 )
 
@@ -114,6 +115,6 @@ func newMarkSeries(dev *Device) *timeline.Server {
 
 // timelineWanted reports whether a test of s run with o has reporting
 // intervals, and so a counter timeline (newIntervals' rule).
-func timelineWanted(s Spec, o RunOptions) bool {
+func timelineWanted(s spec.Spec, o RunOptions) bool {
 	return o.Interval > 0 || s.Duration > 0 || o.HLog != nil
 }

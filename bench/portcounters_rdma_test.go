@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,8 +19,8 @@ import (
 // ends' traffic.
 func TestRDMACounters(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2},
-		Template: Spec{Iters: 1000, Warmup: 100}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2},
+		Template: spec.Spec{Iters: 1000, Warmup: 100}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"log"
 	"net"
 	"os"
@@ -76,7 +77,7 @@ func startServerOnDevice(t *testing.T, ip, dev string) string {
 }
 
 // checkDoc writes doc as JSON, reads it back and checks every result.
-func checkDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document {
+func checkDoc(t *testing.T, doc *result.Document, specs []spec.Spec) *result.Document {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "r.json")
 	if err := result.WriteJSONFile(path, doc); err != nil {
@@ -150,7 +151,7 @@ func checkDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document
 	return back
 }
 
-func plan(t *testing.T, p Plan) []Spec {
+func plan(t *testing.T, p spec.Plan) []spec.Spec {
 	t.Helper()
 	specs, err := p.Specs()
 	if err != nil {
@@ -159,14 +160,14 @@ func plan(t *testing.T, p Plan) []Spec {
 	return specs
 }
 
-func runCfg(specs []Spec) RunConfig {
+func runCfg(specs []spec.Spec) RunConfig {
 	return RunConfig{Client: ClientConfig{Port: 1, GIDIndex: -1, Run: RunOptions{CPU: -1}}, Specs: specs,
 		ConnTimeout: 5 * time.Second, CommandLine: []string{"bench.test"}}
 }
 
 func TestRDMALoopbackLatency(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd, result.OpCmpSwap}, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Template: Spec{Iters: 1000, Warmup: 50}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd, result.OpCmpSwap}, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Template: spec.Spec{Iters: 1000, Warmup: 50}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +178,7 @@ func TestRDMALoopbackLatency(t *testing.T) {
 func TestRDMALoopbackBandwidth(t *testing.T) {
 	requireDevice(t)
 	// 500 operations each: the n/a rule and the histogram checks hold at any count (make test's time)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536}, Template: Spec{Iters: 500, TxDepth: 32, CQMod: 1, Warmup: -1}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536}, Template: spec.Spec{Iters: 500, TxDepth: 32, CQMod: 1, Warmup: -1}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestRDMALoopbackBandwidth(t *testing.T) {
 
 func TestRDMADurationMode(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64}, Template: Spec{Duration: time.Second, WarmupTime: 100 * time.Millisecond, TxDepth: 16, CQMod: 4}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64}, Template: spec.Spec{Duration: time.Second, WarmupTime: 100 * time.Millisecond, TxDepth: 16, CQMod: 4}})
 	cfg := runCfg(specs)
 	var lines strings.Builder
 	cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 250*time.Millisecond
@@ -220,8 +221,8 @@ func TestRDMADurationMode(t *testing.T) {
 // 2 % of the request at a modest rate.
 func TestRDMAOpenLoop(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Duration: 1500 * time.Millisecond, Warmup: -1, Rate: 1000}})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Iters: 1500, Warmup: -1, Rate: 1000, Schedule: result.SchedulePoisson}})...)
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Duration: 1500 * time.Millisecond, Warmup: -1, Rate: 1000}})
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Iters: 1500, Warmup: -1, Rate: 1000, Schedule: result.SchedulePoisson}})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +248,7 @@ func TestRDMAOpenLoop(t *testing.T) {
 // TestRDMALatencyUnderLoad: the probe is measured while two QPs stream.
 func TestRDMALatencyUnderLoad(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: Spec{Iters: 1000, Warmup: -1, Load: &Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 16, CQMod: 1}}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Iters: 1000, Warmup: -1, Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 16, CQMod: 1}}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -265,8 +266,8 @@ func TestRDMALatencyUnderLoad(t *testing.T) {
 // and bandwidth tests, and chained posts in bandwidth tests.
 func TestRDMAEventAndPostList(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 1000, Warmup: -1, TxDepth: 32, CQMod: 4, Event: true}})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: Spec{Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 8}})...)
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 1000, Warmup: -1, TxDepth: 32, CQMod: 4, Event: true}})
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 2000, Warmup: -1, TxDepth: 32, CQMod: 8, PostList: 8}})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +277,7 @@ func TestRDMAEventAndPostList(t *testing.T) {
 			t.Errorf("%s %s: event %v post list %d, want %v %d", r.Op, r.Mode, r.Event, r.PostList, specs[i].Event, specs[i].PostList)
 		}
 	}
-	bad := Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, Event: true}
+	bad := spec.Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, Event: true}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "polling memory") {
 		t.Fatalf("event-mode WRITE latency accepted: %v", err)
 	}
@@ -287,7 +288,7 @@ func TestRDMAEventAndPostList(t *testing.T) {
 func TestRDMAServerClient(t *testing.T) {
 	requireDevice(t)
 	addr := startServer(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2}, Template: Spec{Iters: 1000, Warmup: -1}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2}, Template: spec.Spec{Iters: 1000, Warmup: -1}})
 	for i := 0; i < 2; i++ {
 		doc, err := RunClient(context.Background(), addr, runCfg(specs))
 		if err != nil {
@@ -302,7 +303,7 @@ func TestRDMAServerClient(t *testing.T) {
 	}
 	defer cl.Close()
 	bad := specs[0]
-	bad.Size = MaxSize + 1
+	bad.Size = spec.MaxSize + 1
 	if err := cl.c.Send(proto.MsgTest, bad); err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestRDMAServerClient(t *testing.T) {
 	// not reachable on rxe, so use an inline size above the device's) is
 	// refused, and the session stays in step for the next one.
 	big := specs[0]
-	big.Inline = MaxInline
+	big.Inline = spec.MaxInline
 	if _, err := cl.Run(context.Background(), big, RunOptions{CPU: -1}); err == nil {
 		t.Fatal("a 64 KiB inline size was accepted")
 	}
@@ -343,13 +344,13 @@ func TestRDMAServerSurvivesLostClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Duration: 30 * time.Second}})[0]
+	sp := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Duration: 30 * time.Second}})[0]
 	go func() {
 		time.Sleep(time.Second)
 		cl.c.Close() // the client "dies": its control connection goes away
 	}()
 	start := time.Now()
-	_, err = cl.Run(context.Background(), spec, RunOptions{CPU: -1})
+	_, err = cl.Run(context.Background(), sp, RunOptions{CPU: -1})
 	if err == nil {
 		t.Fatal("test went on after the control connection closed")
 	}
@@ -358,7 +359,7 @@ func TestRDMAServerSurvivesLostClient(t *testing.T) {
 		t.Errorf("noticing the lost peer took %v", time.Since(start))
 	}
 	cl.dev.Close()
-	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 500}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 500}})
 	doc, err := RunClient(context.Background(), addr, runCfg(specs))
 	if err != nil {
 		t.Fatalf("next client: %v", err)
@@ -380,8 +381,8 @@ func TestRDMABusyServer(t *testing.T) {
 		t.Fatalf("a second client before the first one's test: %v, want admitted", err)
 	}
 	idle.Close()
-	spec := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 100}})[0]
-	if _, err := first.Run(context.Background(), spec, RunOptions{CPU: -1}); err != nil {
+	sp := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 100}})[0]
+	if _, err := first.Run(context.Background(), sp, RunOptions{CPU: -1}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -402,7 +403,7 @@ func TestRDMABusyServer(t *testing.T) {
 }
 
 // runQPType runs specs in loopback and checks every result's QP type.
-func runQPType(t *testing.T, specs []Spec) *result.Document {
+func runQPType(t *testing.T, specs []spec.Spec) *result.Document {
 	t.Helper()
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
@@ -426,15 +427,15 @@ func runQPType(t *testing.T, specs []Spec) *result.Document {
 
 func TestRDMAUCLoopback(t *testing.T) {
 	requireDevice(t)
-	lat := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096, 65536}, Template: Spec{QPType: result.QPTypeUC, Iters: 400, Warmup: 50}})
-	bw := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536}, Template: Spec{QPType: result.QPTypeUC, Iters: 400, TxDepth: 32, CQMod: 1, Warmup: -1}})
+	lat := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2, 4096, 65536}, Template: spec.Spec{QPType: result.QPTypeUC, Iters: 400, Warmup: 50}})
+	bw := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096, 65536}, Template: spec.Spec{QPType: result.QPTypeUC, Iters: 400, TxDepth: 32, CQMod: 1, Warmup: -1}})
 	runQPType(t, append(lat, bw...))
 }
 
 func TestRDMAUDLoopback(t *testing.T) {
 	requireDevice(t)
-	lat := plan(t, Plan{Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Template: Spec{QPType: result.QPTypeUD, Iters: 1000, Warmup: 50}})
-	bw := plan(t, Plan{Modes: []string{result.ModeBW}, Sizes: []int{2, 4096}, Template: Spec{QPType: result.QPTypeUD, Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1}})
+	lat := plan(t, spec.Plan{Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Template: spec.Spec{QPType: result.QPTypeUD, Iters: 1000, Warmup: 50}})
+	bw := plan(t, spec.Plan{Modes: []string{result.ModeBW}, Sizes: []int{2, 4096}, Template: spec.Spec{QPType: result.QPTypeUD, Iters: 2000, TxDepth: 32, CQMod: 1, Warmup: -1}})
 	for _, s := range append(lat, bw...) {
 		if s.Op != result.OpSend {
 			t.Fatalf("UD plan has op %s", s.Op)
@@ -448,7 +449,7 @@ func TestRDMAUDLoopback(t *testing.T) {
 func TestRDMAUDAboveMTU(t *testing.T) {
 	requireDevice(t)
 	for _, mode := range result.Modes {
-		specs := plan(t, Plan{Modes: []string{mode}, Sizes: []int{4097}, Template: Spec{QPType: result.QPTypeUD, Iters: 100, Warmup: 10}})
+		specs := plan(t, spec.Plan{Modes: []string{mode}, Sizes: []int{4097}, Template: spec.Spec{QPType: result.QPTypeUD, Iters: 100, Warmup: 10}})
 		_, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 		if err == nil || !strings.Contains(err.Error(), "size 4097 bytes exceeds the path MTU 4096 bytes") {
 			t.Fatalf("UD %s 4097 B: err %v, want the path MTU error", mode, err)
@@ -456,7 +457,7 @@ func TestRDMAUDAboveMTU(t *testing.T) {
 		t.Logf("UD %s 4097 B: %v", mode, err)
 	}
 	// with --mtu 1024 the spec alone is refused
-	_, err := Plan{Modes: []string{result.ModeLat}, Sizes: []int{2048}, Template: Spec{QPType: result.QPTypeUD, MTU: 1024}}.Specs()
+	_, err := spec.Plan{Modes: []string{result.ModeLat}, Sizes: []int{2048}, Template: spec.Spec{QPType: result.QPTypeUD, MTU: 1024}}.Specs()
 	if err == nil || !strings.Contains(err.Error(), "size 2048 bytes exceeds the path MTU 1024 bytes") {
 		t.Fatalf("UD 2048 B at --mtu 1024: err %v", err)
 	}
@@ -468,15 +469,15 @@ func TestRDMAUCReadRefused(t *testing.T) {
 	requireDevice(t)
 	for _, qt := range []string{result.QPTypeUC, result.QPTypeUD} {
 		for _, op := range []string{result.OpRead, result.OpFetchAdd} {
-			_, err := Plan{Ops: []string{op}, Modes: []string{result.ModeLat}, Template: Spec{QPType: qt}}.Specs()
+			_, err := spec.Plan{Ops: []string{op}, Modes: []string{result.ModeLat}, Template: spec.Spec{QPType: qt}}.Specs()
 			if err == nil || !strings.Contains(err.Error(), "op "+op+" is not supported on "+strings.ToUpper(qt)+" QPs") {
 				t.Errorf("%s %s: err %v, want a clear refusal", qt, op, err)
 			}
 		}
 	}
 	// a spec that skipped the client's validation reaches the server
-	spec := Spec{Op: result.OpRead, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, QPType: result.QPTypeUC}
-	_, err := RunLoopback(context.Background(), runCfg([]Spec{spec}), testLog(t))
+	sp := spec.Spec{Op: result.OpRead, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16, QPType: result.QPTypeUC}
+	_, err := RunLoopback(context.Background(), runCfg([]spec.Spec{sp}), testLog(t))
 	if err == nil || !strings.Contains(err.Error(), "not supported on UC QPs") {
 		t.Fatalf("UC read: err %v, want the refusal", err)
 	}

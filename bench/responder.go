@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,7 @@ import (
 // traffic and report what it saw.
 
 // runTest is the server side of one test.
-func (s *Server) runTest(c *proto.Conn, dev *Device, spec Spec) error {
+func (s *Server) runTest(c *proto.Conn, dev *Device, spec spec.Spec) error {
 	release, err := s.admit(c, spec) // before anything is mapped: see budget.go
 	if err != nil {
 		return err
@@ -63,7 +64,7 @@ func (s *Server) runTest(c *proto.Conn, dev *Device, spec Spec) error {
 // connectCM is the server side of an rdma_cm connection: it listens on
 // cmAddress, tells the client where, accepts the test's QPs and starts
 // their engines once the client sent its buffers.
-func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err error) {
+func (s *Server) connectCM(c *proto.Conn, spec spec.Spec) (_ *testEndpoints, err error) {
 	addr, devName, why, err := cmAddress(s.cfg.Device, addrOf(c.LocalAddr()))
 	if err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func (s *Server) connectCM(c *proto.Conn, spec Spec) (_ *testEndpoints, err erro
 
 // serve runs the server side of a test whose QPs are connected: the
 // responder loops, the barriers and the result.
-func (s *Server) serve(c *proto.Conn, spec Spec, eps *testEndpoints) error {
+func (s *Server) serve(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error {
 	if spec.Bidirectional {
 		return s.serveBidir(c, spec, eps)
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestRDMADeviceByRoute(t *testing.T) {
 	requireDevice(t)
 	for _, tc := range []struct{ ip, dev string }{{"192.0.2.1", "rxe1"}, {"127.0.0.1", "rxe0"}} {
 		addr := startServerOn(t, tc.ip)
-		specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200}})
+		specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200}})
 		cfg := runCfg(specs)
 		cfg.Client.Device = ""
 		cfg.ConnTimeout = 10 * time.Second

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"io"
 	"log"
 	"net"
@@ -24,7 +25,7 @@ import (
 // RunConfig is a whole client run: where, which tests, how to report.
 type RunConfig struct {
 	Client      ClientConfig
-	Specs       []Spec
+	Specs       []spec.Spec
 	ConnTimeout time.Duration // connecting to the server
 	Progress    io.Writer     // one line per test as it starts (nil: none)
 	CommandLine []string
@@ -177,7 +178,7 @@ func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*re
 
 // envQPType is Env.QPType of a run: the QP type of its RDMA tests, or
 // several joined with "," when they differ ("RC" when there are none).
-func envQPType(specs []Spec) string {
+func envQPType(specs []spec.Spec) string {
 	var types []string
 	for _, s := range specs {
 		if l := s.QPTypeLabel(); l != "" && !slices.Contains(types, l) {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -9,7 +10,7 @@ import (
 // TestEnvQPType: the environment names each QP type of a run's RDMA tests
 // once, TCP tests none.
 func TestEnvQPType(t *testing.T) {
-	if got := envQPType([]Spec{{}, {QPType: result.QPTypeUD}, {Transport: result.TransportTCP}}); got != "RC,UD" {
+	if got := envQPType([]spec.Spec{{}, {QPType: result.QPTypeUD}, {Transport: result.TransportTCP}}); got != "RC,UD" {
 		t.Errorf("envQPType = %q", got)
 	}
 }

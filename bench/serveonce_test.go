@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func onceServer(t *testing.T) (string, <-chan error) {
 // test, then ends when the first session that ran one ends: nil after
 // passed tests, the failure after a failed one. TCP tests: no RDMA needed.
 func TestServeOnce(t *testing.T) {
-	spec := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Template: Spec{Iters: 50, Warmup: -1}})[0]
+	spec := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 50, Warmup: -1}})[0]
 	dial := func(t *testing.T, addr string) *Client {
 		cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1, Transport: result.TransportTCP}, 5*time.Second)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"io"
 	"net"
 	"os"
@@ -184,7 +185,7 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 				}
 				locked = true
 			}
-			var spec Spec
+			var spec spec.Spec
 			if err := c.Decode(t, payload, &spec); err != nil {
 				fail(err)
 				c.SendError(err)

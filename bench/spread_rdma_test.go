@@ -16,8 +16,8 @@ import (
 // checked in verbs (TestRDMAEngineSpread, TestSpreadPicks).
 func TestRDMAWorkloadKnobs(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 200, Warmup: -1, QPs: 2, Region: 16 << 20, MRs: 4, Access: spec.AccessRandom, Seed: 11, SGE: 2, IdleQPs: 8}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 200, Warmup: -1, QPs: 2, Region: 16 << 20, MRs: 4, Access: spec.AccessRandom, Seed: 11, SGE: 2, IdleQPs: 8}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +45,8 @@ func TestRDMAWorkloadKnobs(t *testing.T) {
 // the load's result records the MRs and its operations.
 func TestRDMALoadMRThrash(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2},
-		Template: Spec{Iters: 200, Warmup: -1, Load: &Load{QPs: 2, Op: result.OpWrite, Size: 512, TxDepth: 16, CQMod: 1, MRs: 128}}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2},
+		Template: spec.Spec{Iters: 200, Warmup: -1, Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 512, TxDepth: 16, CQMod: 1, MRs: 128}}})
 	loop, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)

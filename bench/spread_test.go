@@ -19,7 +19,7 @@ func TestQPInfoWaitScalesWithRegion(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	c := proto.NewConn(a, 10*time.Second)
-	plain := Spec{Op: result.OpRead, Mode: result.ModeBW, Size: 4096}.WithDefaults()
+	plain := spec.Spec{Op: result.OpRead, Mode: result.ModeBW, Size: 4096}.WithDefaults()
 	region := plain
 	region.Region, region.Access = 1<<30, spec.AccessRandom
 	if w := spread.Wait(c.Timeout(), plain); w < 10*time.Second || w > 11*time.Second {

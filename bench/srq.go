@@ -2,6 +2,7 @@ package bench
 
 import (
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -23,12 +24,12 @@ import (
 
 // usesSRQ reports whether one side's QPs of s take their receives from an
 // SRQ: the server's, and the client's in latency tests.
-func usesSRQ(s Spec, client bool) bool { return s.SRQ && (!client || s.Mode == result.ModeLat) }
+func usesSRQ(s spec.Spec, client bool) bool { return s.SRQ && (!client || s.Mode == result.ModeLat) }
 
 // recvPosts is how many receives one side of a SEND test posts before
 // traffic, per QP (or, with --srq, in all): the rx depth, at most 16 in
 // latency tests (one message is in flight at a time).
-func recvPosts(s Spec) int {
+func recvPosts(s spec.Spec) int {
 	if s.Mode == result.ModeLat {
 		return min(s.RxDepth, 16)
 	}
@@ -37,7 +38,7 @@ func recvPosts(s Spec) int {
 
 // newSRQ creates the shared receive queue of one side of s in pd, after
 // checking the device's limits.
-func newSRQ(dev *Device, s Spec, pd *verbs.PD) (*verbs.SRQ, error) {
+func newSRQ(dev *Device, s spec.Spec, pd *verbs.PD) (*verbs.SRQ, error) {
 	if err := s.CheckDeviceSRQ(dev.limits()); err != nil {
 		return nil, deviceLacks(err)
 	}

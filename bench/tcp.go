@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"net"
 	"net/netip"
@@ -66,7 +67,7 @@ func refuseRDMA(c *proto.Conn) error {
 }
 
 // checkTCPSpec refuses what the TCP baseline does not measure.
-func checkTCPSpec(s Spec) error {
+func checkTCPSpec(s spec.Spec) error {
 	if !s.Traits().TCP {
 		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
 	}
@@ -77,7 +78,7 @@ func checkTCPSpec(s Spec) error {
 }
 
 // tcpTimedInterval says in words what one latency sample of a TCP test is.
-func tcpTimedInterval(s Spec) string {
+func tcpTimedInterval(s spec.Spec) string {
 	if s.Mode == result.ModeBW {
 		return "bandwidth: first write to the receiver's acknowledgement of the last byte; " +
 			"latency: send(2) time of each message, until the kernel accepted its last byte"
@@ -87,7 +88,7 @@ func tcpTimedInterval(s Spec) string {
 
 // newSockEngine sets TCP_NODELAY (each message goes out when written, in both
 // modes) and creates the engine over c.
-func newSockEngine(c *net.TCPConn, s Spec) (*sockeng.Engine, error) {
+func newSockEngine(c *net.TCPConn, s spec.Spec) (*sockeng.Engine, error) {
 	if err := c.SetNoDelay(true); err != nil {
 		return nil, fmt.Errorf("TCP_NODELAY: %w", err)
 	}
@@ -103,7 +104,7 @@ func cleanEnd(err error) bool {
 
 // runTCPTest is the server side of one TCP test; the session has read its
 // Test message.
-func (s *Server) runTCPTest(c *proto.Conn, spec Spec) error {
+func (s *Server) runTCPTest(c *proto.Conn, spec spec.Spec) error {
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return err
@@ -224,7 +225,7 @@ func acceptPeer(ln *net.TCPListener, peer netip.Addr, d time.Duration) (*net.TCP
 
 // runTCP is the client side of one TCP test.
 // Cancelling ctx aborts the test in progress.
-func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.Result, error) {
+func (cl *Client) runTCP(ctx context.Context, spec spec.Spec, o RunOptions) (result.Result, error) {
 	if err := checkTCPSpec(spec); err != nil {
 		return result.Result{}, err
 	}
@@ -294,7 +295,7 @@ func (cl *Client) runTCP(ctx context.Context, spec Spec, o RunOptions) (result.R
 
 // tcpResult is a TCP result's fixed part. The RDMA queue parameters (tx
 // depth, CQ moderation, rx depth, inline) do not apply and stay zero.
-func tcpResult(s Spec) result.Result {
+func tcpResult(s spec.Spec) result.Result {
 	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: tcpTimedInterval(s),
 		Transport: result.TransportTCP}
 	r.UseStats(s.Stats())
@@ -366,7 +367,7 @@ func (b *bufDrain) SenderDone() {}
 // warm-up byte is in flight when the measured phase starts; the measured
 // phase (counted in iterations mode, open-ended in duration mode) lasts from
 // its first write to the acknowledgement of its last byte.
-func measureTCPBW(eng *sockeng.Engine, s Spec, o RunOptions) (result.Result, int64, error) {
+func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o RunOptions) (result.Result, int64, error) {
 	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 	"time"
@@ -15,21 +16,21 @@ import (
 
 // The TCP baseline's tests need no RDMA device: they run on every host.
 
-func tcpSpecs(t *testing.T, p Plan) []Spec {
+func tcpSpecs(t *testing.T, p spec.Plan) []spec.Spec {
 	t.Helper()
 	p.Template.Transport = result.TransportTCP
 	p.Ops = []string{result.OpSend}
 	return plan(t, p)
 }
 
-func tcpRunCfg(specs []Spec) RunConfig {
+func tcpRunCfg(specs []spec.Spec) RunConfig {
 	cfg := runCfg(specs)
 	cfg.Client.Transport = result.TransportTCP
 	return cfg
 }
 
 // checkTCPDoc is checkDoc plus what a TCP run adds.
-func checkTCPDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Document {
+func checkTCPDoc(t *testing.T, doc *result.Document, specs []spec.Spec) *result.Document {
 	t.Helper()
 	back := checkDoc(t, doc, specs)
 	if back.Env.QPType != "TCP" || back.Env.GID != "" {
@@ -54,9 +55,9 @@ func checkTCPDoc(t *testing.T, doc *result.Document, specs []Spec) *result.Docum
 func TestTCPServerClient(t *testing.T) {
 	addr := startServer(t)
 	// 400 round trips back a p99 (368); 1 MiB round trips are slow under TCG
-	specs := append(tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Template: Spec{Iters: 400, Warmup: -1}}),
-		tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Sizes: []int{1 << 20}, Template: Spec{Iters: 100, Warmup: -1}})...)
-	specs = append(specs, tcpSpecs(t, Plan{Modes: []string{result.ModeBW}, Sizes: []int{64, 65536}, Template: Spec{Iters: 1000, Warmup: -1}})...)
+	specs := append(tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Sizes: []int{2, 4096}, Template: spec.Spec{Iters: 400, Warmup: -1}}),
+		tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Sizes: []int{1 << 20}, Template: spec.Spec{Iters: 100, Warmup: -1}})...)
+	specs = append(specs, tcpSpecs(t, spec.Plan{Modes: []string{result.ModeBW}, Sizes: []int{64, 65536}, Template: spec.Spec{Iters: 1000, Warmup: -1}})...)
 	for i := 0; i < 2; i++ {
 		doc, err := RunClient(context.Background(), addr, tcpRunCfg(specs))
 		if err != nil {
@@ -69,7 +70,7 @@ func TestTCPServerClient(t *testing.T) {
 // TestTCPDurationMode: loopback, duration mode with a timed warm-up and
 // interval lines.
 func TestTCPDurationMode(t *testing.T) {
-	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64}, Template: Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond}})
+	specs := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64}, Template: spec.Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond}})
 	cfg := tcpRunCfg(specs)
 	var lines strings.Builder
 	cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 500*time.Millisecond
@@ -112,15 +113,15 @@ func TestTCPRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	spec := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Template: Spec{Iters: 200}})[0]
-	open := spec
+	sp := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200}})[0]
+	open := sp
 	open.Rate = 1000
 	if _, err := cl.Run(context.Background(), open, RunOptions{CPU: -1}); err == nil || !strings.Contains(err.Error(), "RDMA-only") {
 		t.Errorf("open-loop TCP test: %v, want a refusal", err)
 	}
 	if _, err := verbs.DeviceNames(); noRDMADevice(err) {
 		// This server runs TCP tests only: an RDMA test is refused with the reason.
-		rdma := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: Spec{Iters: 200}})[0]
+		rdma := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200}})[0]
 		if err := cl.c.Send(proto.MsgTest, rdma); err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func TestTCPRefusals(t *testing.T) {
 			t.Errorf("RDMA test on a TCP-only server: %v, want a refusal", err)
 		}
 	}
-	if r, err := cl.Run(context.Background(), spec, RunOptions{CPU: -1}); err != nil || r.Iterations != 200 {
+	if r, err := cl.Run(context.Background(), sp, RunOptions{CPU: -1}); err != nil || r.Iterations != 200 {
 		t.Fatalf("test after the refusals: %d iterations, %v", r.Iterations, err)
 	}
 }
@@ -145,17 +146,17 @@ func TestTCPServerSurvivesLostClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Template: Spec{Duration: 30 * time.Second}})[0]
+	sp := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{Duration: 30 * time.Second}})[0]
 	time.AfterFunc(500*time.Millisecond, func() { cl.c.Close() })
 	start := time.Now()
-	if _, err = cl.Run(context.Background(), spec, RunOptions{CPU: -1}); err == nil {
+	if _, err = cl.Run(context.Background(), sp, RunOptions{CPU: -1}); err == nil {
 		t.Fatal("test went on after the control connection closed")
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("noticing the lost control connection took %v", d)
 	}
 	t.Logf("lost client after %v: %v", time.Since(start).Round(time.Millisecond), err)
-	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeLat}, Template: Spec{Iters: 500}})
+	specs := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 500}})
 	doc, err := RunClient(context.Background(), addr, tcpRunCfg(specs))
 	if err != nil {
 		t.Fatalf("next client: %v", err)
@@ -166,7 +167,7 @@ func TestTCPServerSurvivesLostClient(t *testing.T) {
 // TestTCPCancel: cancelling the context aborts a running TCP test quickly.
 func TestTCPCancel(t *testing.T) {
 	addr := startServer(t)
-	specs := tcpSpecs(t, Plan{Modes: []string{result.ModeBW}, Template: Spec{Duration: 30 * time.Second}})
+	specs := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeBW}, Template: spec.Spec{Duration: 30 * time.Second}})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()

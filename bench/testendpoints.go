@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spread"
@@ -30,7 +31,7 @@ func (t *testEndpoints) measured() []*endpoint {
 	return append([]*endpoint{t.probe}, t.extra...)
 }
 
-func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err error) {
+func newTestEndpoints(dev *Device, s spec.Spec, client bool) (_ *testEndpoints, err error) {
 	t := &testEndpoints{}
 	if err := dev.supports(s); s.Spreads() && err != nil { // max_mr, max_mr_size before the region is mapped
 		return nil, err
@@ -43,7 +44,7 @@ func newTestEndpoints(dev *Device, s Spec, client bool) (_ *testEndpoints, err e
 	if t.mem, err = newTestMemory(dev, s, client); err != nil {
 		return nil, err
 	}
-	access := func(s Spec) verbs.Access { // the op's remote access only (s: the measured or the load QPs' spec)
+	access := func(s spec.Spec) verbs.Access { // the op's remote access only (s: the measured or the load QPs' spec)
 		return verbs.AccessLocalWrite | remoteAccess(s, client, dev.Ctx.IsIWARP()) | relaxedAccess(s)
 	}
 	if t.spread, err = spread.New(t.mem.pd, s, client, access, dev.bindMemory); err != nil {

@@ -65,8 +65,8 @@ const minVerifyMessages = 4
 // verifyMessages is how many messages the verify pass of s checks:
 // DefaultVerifyMessages, fewer for messages above 1 MiB (at most
 // verifyBytes in all, at least minVerifyMessages), and at least one per QP.
-func verifyMessages(s Spec) int {
-	n := min(DefaultVerifyMessages, max(verifyBytes/s.Size, minVerifyMessages))
+func verifyMessages(s spec.Spec) int {
+	n := min(spec.DefaultVerifyMessages, max(verifyBytes/s.Size, minVerifyMessages))
 	return max(n, s.NumQPs())
 }
 
@@ -93,7 +93,7 @@ func verifyChecker(op string) string {
 
 // verifySeed is the pattern seed of message k of test s: the same on both
 // sides, different for every test and message.
-func verifySeed(s Spec, k int) uint64 {
+func verifySeed(s spec.Spec, k int) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(s.Name()))
 	return mix64(h.Sum64() ^ uint64(k+1)*0x9e3779b97f4a7c15)
@@ -153,7 +153,7 @@ func plantCorruption(b []byte) {
 
 // mismatchOf checks a received message b of test s (want bytes; n arrived)
 // against message k's pattern; nil when it matches.
-func mismatchOf(s Spec, k int, b []byte, n int) *proto.Mismatch {
+func mismatchOf(s spec.Spec, k int, b []byte, n int) *proto.Mismatch {
 	if n != s.Size {
 		return &proto.Mismatch{Len: n}
 	}
@@ -190,7 +190,7 @@ func (e *VerifyError) Error() string {
 }
 
 // verifyErrorOf builds the VerifyError of message k's mismatch m.
-func verifyErrorOf(s Spec, k, qp int, m *proto.Mismatch) *VerifyError {
+func verifyErrorOf(s spec.Spec, k, qp int, m *proto.Mismatch) *VerifyError {
 	return &VerifyError{Op: s.Op, Checker: verifyChecker(s.Op), Message: k, Messages: verifyMessages(s), QP: qp, Size: s.Size,
 		Len: m.Len, Offset: m.Offset, Expected: m.Expected, Seen: m.Seen}
 }
@@ -218,7 +218,7 @@ func (e *endpoint) targetBytes() []byte { return e.mr.Bytes()[e.area : e.area+e.
 
 // verifyPass runs the client's side of the verify pass after the measured
 // run and the server's result.
-func (cl *Client) verifyPass(s Spec, eps *testEndpoints) (*result.Verification, error) {
+func (cl *Client) verifyPass(s spec.Spec, eps *testEndpoints) (*result.Verification, error) {
 	qps := eps.measured()
 	n := verifyMessages(s)
 	stopBeat := heartbeat(cl.c)
@@ -315,7 +315,7 @@ func recvVerify(c *proto.Conn, v *proto.Verify, total time.Duration) error {
 // serveVerify runs the server's side of the verify pass of spec on its
 // measured endpoints, after its result. A mismatch goes to the client in
 // the answer (the client reports it); it is logged here and ends the pass.
-func (s *Server) serveVerify(c *proto.Conn, spec Spec, eps *testEndpoints) error {
+func (s *Server) serveVerify(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error {
 	qps := eps.measured()
 	n := verifyMessages(spec)
 	for _, ep := range qps {
@@ -362,7 +362,7 @@ func (s *Server) serveVerify(c *proto.Conn, spec Spec, eps *testEndpoints) error
 
 // verifyServerStep is the server's part of message k on QP q: check what a
 // SEND or WRITE delivered, or fill the target area a READ will read.
-func verifyServerStep(s Spec, qps []*endpoint, q, k int) (*proto.Mismatch, error) {
+func verifyServerStep(s spec.Spec, qps []*endpoint, q, k int) (*proto.Mismatch, error) {
 	ep := qps[q]
 	switch t := s.Traits(); {
 	case t.Verifier == spec.VerifyServer && t.ConsumesRecv: // SEND: what the receive took

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 
 // checkVerified checks that every result of back carries the verify pass
 // of its spec: the message count, the bytes and the checking side.
-func checkVerified(t *testing.T, back *result.Document, specs []Spec) {
+func checkVerified(t *testing.T, back *result.Document, specs []spec.Spec) {
 	t.Helper()
 	for i, r := range back.Results {
 		s := specs[i]
@@ -32,14 +33,14 @@ func checkVerified(t *testing.T, back *result.Document, specs []Spec) {
 // KiB), with per-op registration, on UD, and on 4 QPs sharing an SRQ.
 func TestRDMAVerify(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW},
-		Sizes: []int{13, 65536}, Template: Spec{Iters: 200, Warmup: -1, TxDepth: 16, Verify: true}})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpWrite, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 300, Warmup: -1, TxDepth: 16, MRMode: result.MRModePerOp, Verify: true}})...)
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{1024},
-		Template: Spec{Iters: 300, Warmup: -1, TxDepth: 16, QPType: result.QPTypeUD, Verify: true}})...)
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 800, Warmup: -1, TxDepth: 16, QPs: 4, SRQ: true, Verify: true}})...)
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead}, Modes: []string{result.ModeLat, result.ModeBW},
+		Sizes: []int{13, 65536}, Template: spec.Spec{Iters: 200, Warmup: -1, TxDepth: 16, Verify: true}})
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpWrite, result.OpRead}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 300, Warmup: -1, TxDepth: 16, MRMode: result.MRModePerOp, Verify: true}})...)
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{1024},
+		Template: spec.Spec{Iters: 300, Warmup: -1, TxDepth: 16, QPType: result.QPTypeUD, Verify: true}})...)
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 800, Warmup: -1, TxDepth: 16, QPs: 4, SRQ: true, Verify: true}})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestRDMAVerifyCorrupt(t *testing.T) {
 	for _, op := range []string{result.OpSend, result.OpWrite, result.OpRead} {
 		for _, mode := range []string{result.ModeLat, result.ModeBW} {
 			t.Run(op+"/"+mode, func(t *testing.T) {
-				specs := plan(t, Plan{Ops: []string{op}, Modes: []string{mode}, Sizes: []int{4096}, Template: Spec{Iters: 200, Warmup: -1, TxDepth: 16, Verify: true}})
+				specs := plan(t, spec.Plan{Ops: []string{op}, Modes: []string{mode}, Sizes: []int{4096}, Template: spec.Spec{Iters: 200, Warmup: -1, TxDepth: 16, Verify: true}})
 				_, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 				var ve *VerifyError
 				if !errors.As(err, &ve) {
@@ -70,7 +71,7 @@ func TestRDMAVerifyCorrupt(t *testing.T) {
 					t.Errorf("VerifyError %+v: want %s checked by the %s, message 0, offset %d, seen = expected^0xff", ve, op, checker, at)
 				}
 				want := fmt.Sprintf("--verify: %s payload corrupted, seen by the %s in message 0 of %d (QP 0): offset %d of 4096: expected byte 0x%02x, seen 0x%02x",
-					strings.ToUpper(op), checker, DefaultVerifyMessages, at, ve.Expected, ve.Seen)
+					strings.ToUpper(op), checker, spec.DefaultVerifyMessages, at, ve.Expected, ve.Seen)
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error text:\n  %s\nwant it to contain\n  %s", err, want)
 				}
@@ -86,16 +87,16 @@ func TestRDMAVerifyCorrupt(t *testing.T) {
 // UD; every result says srq, and the payloads are checked.
 func TestRDMASRQ(t *testing.T) {
 	requireDevice(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{64},
-		Template: Spec{Iters: 1000, Warmup: -1, SRQ: true, Verify: true}})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{65536},
-		Template: Spec{Iters: 500, Warmup: -1, TxDepth: 32, SRQ: true, Verify: true}})...)
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 1003, Warmup: -1, TxDepth: 32, QPs: 4, Threads: 2, SRQ: true, Verify: true}})...)
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 1000, Warmup: -1, TxDepth: 32, RxDepth: 64, QPs: 4, SRQ: true}})...)
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{512},
-		Template: Spec{Iters: 500, Warmup: -1, TxDepth: 32, QPType: result.QPTypeUD, SRQ: true}})...)
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{64},
+		Template: spec.Spec{Iters: 1000, Warmup: -1, SRQ: true, Verify: true}})
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{65536},
+		Template: spec.Spec{Iters: 500, Warmup: -1, TxDepth: 32, SRQ: true, Verify: true}})...)
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 1003, Warmup: -1, TxDepth: 32, QPs: 4, Threads: 2, SRQ: true, Verify: true}})...)
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 1000, Warmup: -1, TxDepth: 32, RxDepth: 64, QPs: 4, SRQ: true}})...)
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{512},
+		Template: spec.Spec{Iters: 500, Warmup: -1, TxDepth: 32, QPType: result.QPTypeUD, SRQ: true}})...)
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestRDMASRQ(t *testing.T) {
 		}
 		t.Logf("%s: p50 %v, %.1f MB/s", specs[i].Name(), r.Latency.P50, r.Bandwidth.MBPerSec)
 	}
-	var verified []Spec
+	var verified []spec.Spec
 	var vdoc result.Document
 	for i, s := range specs {
 		if s.Verify {
@@ -125,10 +126,10 @@ func TestRDMASRQ(t *testing.T) {
 // SRQ too (rdma_create_qp with ibv_qp_init_attr.srq), on 2 QPs, verified.
 func TestRDMASRQRDMACM(t *testing.T) {
 	testutil.CMAddress(t)
-	specs := plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 300, Warmup: -1, TxDepth: 16, RDMACM: true, SRQ: true, Verify: true}})
-	specs = append(specs, plan(t, Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: Spec{Iters: 300, Warmup: -1, TxDepth: 16, QPs: 2, RDMACM: true, SRQ: true, Verify: true}})...)
+	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 300, Warmup: -1, TxDepth: 16, RDMACM: true, SRQ: true, Verify: true}})
+	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
+		Template: spec.Spec{Iters: 300, Warmup: -1, TxDepth: 16, QPs: 2, RDMACM: true, SRQ: true, Verify: true}})...)
 	cfg := runCfg(specs)
 	cfg.Client.RDMACM = true
 	doc, err := RunLoopback(context.Background(), cfg, testLog(t))

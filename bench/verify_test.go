@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"net"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // and a tail); a flipped byte is found at its offset with both bytes; the
 // pattern differs between messages and between tests.
 func TestPattern(t *testing.T) {
-	s := Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 4096}
+	s := spec.Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 4096}
 	for _, n := range []int{1, 2, 7, 8, 9, 63, 64, 4096, 4099} {
 		b := make([]byte, n)
 		fillPattern(b, verifySeed(s, 5))
@@ -45,14 +46,14 @@ func TestVerifyMessages(t *testing.T) {
 	for _, tc := range []struct {
 		size, qps, want int
 	}{
-		{2, 0, DefaultVerifyMessages},
-		{1 << 20, 0, DefaultVerifyMessages},
+		{2, 0, spec.DefaultVerifyMessages},
+		{1 << 20, 0, spec.DefaultVerifyMessages},
 		{4 << 20, 0, 16},
 		{1 << 30, 0, minVerifyMessages},
 		{64, 64, 64},
 		{1 << 30, 8, 8},
 	} {
-		if got := verifyMessages(Spec{Size: tc.size, QPs: tc.qps}); got != tc.want {
+		if got := verifyMessages(spec.Spec{Size: tc.size, QPs: tc.qps}); got != tc.want {
 			t.Errorf("verifyMessages(size %d, qps %d) = %d, want %d", tc.size, tc.qps, got, tc.want)
 		}
 	}
@@ -61,13 +62,13 @@ func TestVerifyMessages(t *testing.T) {
 // TestVerifyErrorText: the message names the op, the side, the message,
 // the offset and both bytes.
 func TestVerifyErrorText(t *testing.T) {
-	s := Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 65536}
+	s := spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 65536}
 	err := verifyErrorOf(s, 0, 0, &proto.Mismatch{Offset: 1000, Expected: 0x3c, Seen: 0xc3, Len: 65536})
 	want := "--verify: WRITE payload corrupted, seen by the server in message 0 of 64 (QP 0): offset 1000 of 65536: expected byte 0x3c, seen 0xc3"
 	if err.Error() != want {
 		t.Errorf("got  %q\nwant %q", err, want)
 	}
-	short := verifyErrorOf(Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 64}, 2, 0, &proto.Mismatch{Len: 60})
+	short := verifyErrorOf(spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 64}, 2, 0, &proto.Mismatch{Len: 60})
 	if !strings.Contains(short.Error(), "60 bytes arrived, want 64") {
 		t.Errorf("short message: %v", short)
 	}
@@ -79,22 +80,22 @@ func TestVerifyErrorText(t *testing.T) {
 // TestVerifySRQValidation: --verify and --srq are refused, by name, where
 // they do not apply.
 func TestVerifySRQValidation(t *testing.T) {
-	base := Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16}
+	base := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 10, TxDepth: 1, CQMod: 1, RxDepth: 16}
 	for _, tc := range []struct {
 		name string
-		mod  func(*Spec)
+		mod  func(*spec.Spec)
 		want string // "" = valid
 	}{
-		{"verify send", func(s *Spec) { s.Verify = true }, ""},
-		{"verify read", func(s *Spec) { s.Verify, s.Op = true, result.OpRead }, ""},
-		{"verify ud", func(s *Spec) { s.Verify, s.QPType = true, result.QPTypeUD }, ""},
-		{"verify atomics", func(s *Spec) { s.Verify, s.Op, s.Size = true, result.OpFetchAdd, 8 }, "fetch_add carries an 8-byte operand"},
-		{"verify tcp", func(s *Spec) { s.Verify, s.Transport = true, result.TransportTCP }, "not the TCP baseline"},
-		{"srq send", func(s *Spec) { s.SRQ = true }, ""},
-		{"srq ud", func(s *Spec) { s.SRQ, s.QPType = true, result.QPTypeUD }, ""},
-		{"srq write", func(s *Spec) { s.SRQ, s.Op = true, result.OpWrite }, "only a SEND consumes receives (op write)"},
-		{"srq uc", func(s *Spec) { s.SRQ, s.QPType = true, result.QPTypeUC }, "not supported on UC QPs"},
-		{"srq tcp", func(s *Spec) { s.SRQ, s.Transport = true, result.TransportTCP }, "not to the TCP baseline"},
+		{"verify send", func(s *spec.Spec) { s.Verify = true }, ""},
+		{"verify read", func(s *spec.Spec) { s.Verify, s.Op = true, result.OpRead }, ""},
+		{"verify ud", func(s *spec.Spec) { s.Verify, s.QPType = true, result.QPTypeUD }, ""},
+		{"verify atomics", func(s *spec.Spec) { s.Verify, s.Op, s.Size = true, result.OpFetchAdd, 8 }, "fetch_add carries an 8-byte operand"},
+		{"verify tcp", func(s *spec.Spec) { s.Verify, s.Transport = true, result.TransportTCP }, "not the TCP baseline"},
+		{"srq send", func(s *spec.Spec) { s.SRQ = true }, ""},
+		{"srq ud", func(s *spec.Spec) { s.SRQ, s.QPType = true, result.QPTypeUD }, ""},
+		{"srq write", func(s *spec.Spec) { s.SRQ, s.Op = true, result.OpWrite }, "only a SEND consumes receives (op write)"},
+		{"srq uc", func(s *spec.Spec) { s.SRQ, s.QPType = true, result.QPTypeUC }, "not supported on UC QPs"},
+		{"srq tcp", func(s *spec.Spec) { s.SRQ, s.Transport = true, result.TransportTCP }, "not to the TCP baseline"},
 	} {
 		s := base
 		tc.mod(&s)
@@ -106,9 +107,9 @@ func TestVerifySRQValidation(t *testing.T) {
 }
 
 func TestUsesSRQ(t *testing.T) {
-	lat := Spec{Op: result.OpSend, Mode: result.ModeLat, SRQ: true}
-	bw := Spec{Op: result.OpSend, Mode: result.ModeBW, SRQ: true}
-	if !usesSRQ(lat, true) || !usesSRQ(lat, false) || usesSRQ(bw, true) || !usesSRQ(bw, false) || usesSRQ(Spec{}, false) {
+	lat := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, SRQ: true}
+	bw := spec.Spec{Op: result.OpSend, Mode: result.ModeBW, SRQ: true}
+	if !usesSRQ(lat, true) || !usesSRQ(lat, false) || usesSRQ(bw, true) || !usesSRQ(bw, false) || usesSRQ(spec.Spec{}, false) {
 		t.Error("an SRQ on every receiving side: both in latency, the server in bandwidth, none without --srq")
 	}
 }

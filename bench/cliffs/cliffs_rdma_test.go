@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
@@ -39,11 +40,11 @@ func TestRDMAPlantedLoadCliff(t *testing.T) {
 	ctx := testutil.RequireRDMA(t)
 	dev := ctx.Name()
 	const rate, cliff = 1000, 512
-	specAt := func(v int) (bench.Spec, error) {
-		specs, err := bench.Plan{Template: bench.Spec{Duration: 500 * time.Millisecond, LimitMsgRate: rate, LimitBW: rate * cliff},
+	specAt := func(v int) (spec.Spec, error) {
+		specs, err := spec.Plan{Template: spec.Spec{Duration: 500 * time.Millisecond, LimitMsgRate: rate, LimitBW: rate * cliff},
 			Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{v}}.Specs()
 		if err != nil {
-			return bench.Spec{}, err
+			return spec.Spec{}, err
 		}
 		return specs[0], nil
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/runlist"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // Runners through the engine: each point is one run of the client over
@@ -26,8 +27,8 @@ func ClientRunner(addr string, rc bench.RunConfig, device *string) Runner {
 
 // onePoint runs one point's test as a list of one.
 func onePoint(run runlist.Runner) Runner {
-	return func(ctx context.Context, s bench.Spec) (result.Result, []string, error) {
-		rs, warns, err := run(ctx, []bench.Spec{s})
+	return func(ctx context.Context, s spec.Spec) (result.Result, []string, error) {
+		rs, warns, err := run(ctx, []spec.Spec{s})
 		if err != nil {
 			return result.Result{}, warns, err
 		}

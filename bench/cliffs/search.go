@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/knee"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // Defaults of Config.
@@ -46,7 +46,7 @@ const (
 // Runner runs one point's test: s with Repeat set to the runs of the
 // point, on fresh QPs each; it returns the combined result
 // (result.CombineRuns) and the run's warnings.
-type Runner func(ctx context.Context, s bench.Spec) (result.Result, []string, error)
+type Runner func(ctx context.Context, s spec.Spec) (result.Result, []string, error)
 
 // Config is one search.
 type Config struct {
@@ -55,10 +55,10 @@ type Config struct {
 	Ladder []int
 	// SpecAt is the test at axis value v, defaults applied and validated
 	// (an error names the value and the limit).
-	SpecAt func(v int) (bench.Spec, error)
+	SpecAt func(v int) (spec.Spec, error)
 	// Check holds every point's test against the device's and the memory
 	// budget's limits before the first runs (nil: no check).
-	Check func(specs []bench.Spec) error
+	Check func(specs []spec.Spec) error
 	Run   Runner
 	// Runs per point (0: DefaultRuns); MaxBisections bisection steps per
 	// fall (0: none; -1 would be refused: use 0).
@@ -110,7 +110,7 @@ func FigureOf(r result.Result, figure string) ([]float64, error) {
 
 // figureOf picks the figure of spec s: Figure, or mpps for bandwidth and
 // p50 for latency; its unit, and whether lower is better.
-func figureOf(figure string, s bench.Spec) (string, string, bool, error) {
+func figureOf(figure string, s spec.Spec) (string, string, bool, error) {
 	if figure == "" {
 		figure = "p50"
 		if s.Mode == result.ModeBW {
@@ -136,7 +136,7 @@ func figureOf(figure string, s bench.Spec) (string, string, bool, error) {
 }
 
 // estimate is the time one point of s is expected to take with runs runs.
-func (c *Config) estimate(s bench.Spec, runs int) time.Duration {
+func (c *Config) estimate(s spec.Spec, runs int) time.Duration {
 	// idle QPs are set up as the measured ones are; a region is mapped and registered
 	run := c.RunOverhead + time.Duration(s.NumQPs()+s.IdleQPs)*c.QPOverhead + time.Duration(s.RegionLen()>>20)*RegionMiBOverhead +
 		s.Duration + s.WarmupTime
@@ -166,8 +166,8 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 	}
 	ko := knee.Options{MinDrop: c.MinDrop, Confidence: c.Confidence}.WithDefaults()
 	switch {
-	case c.Runs < 1 || c.Runs > bench.MaxRepeat:
-		return nil, fmt.Errorf("--runs %d out of range 1..%d", c.Runs, bench.MaxRepeat)
+	case c.Runs < 1 || c.Runs > spec.MaxRepeat:
+		return nil, fmt.Errorf("--runs %d out of range 1..%d", c.Runs, spec.MaxRepeat)
 	case c.MaxBisections < 0 || c.MaxBisections > 20:
 		return nil, fmt.Errorf("--bisect %d out of range 0..20", c.MaxBisections)
 	case !(ko.MinDrop > 0 && ko.MinDrop < 1):
@@ -181,8 +181,8 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 	// every ladder value's test, built and checked before the first runs
 	// (the limits rise with each axis: a bisection value between two
 	// ladder values that pass passes too; measure checks it again)
-	specs := map[int]bench.Spec{}
-	var all []bench.Spec
+	specs := map[int]spec.Spec{}
+	var all []spec.Spec
 	for _, v := range c.Ladder {
 		s, err := c.SpecAt(v)
 		if err != nil {
@@ -232,7 +232,7 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 				return point{}, fmt.Errorf("%s %d: %w", c.Axis, v, err)
 			}
 			if c.Check != nil {
-				if err := c.Check([]bench.Spec{s}); err != nil {
+				if err := c.Check([]spec.Spec{s}); err != nil {
 					return point{}, err
 				}
 			}
@@ -334,7 +334,7 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 
 // testName is s's name without the axis value: "write bw 64B" for the QP
 // axis, "write bw" for the size axis.
-func testName(s bench.Spec, axis string) string {
+func testName(s spec.Spec, axis string) string {
 	if axis == AxisSize {
 		return s.Op + " " + s.Mode
 	}

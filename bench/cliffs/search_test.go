@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/result/schema"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // These tests drive Search with a synthetic runner (a curve with noise):
@@ -24,7 +24,7 @@ import (
 // noise per run, and whose retransmissions per operation are retrans(v).
 func fakeRun(t *testing.T, curve func(v int) float64, retrans func(v int) float64, calls *[]int) Runner {
 	rng := rand.New(rand.NewPCG(7, 8))
-	return func(ctx context.Context, s bench.Spec) (result.Result, []string, error) {
+	return func(ctx context.Context, s spec.Spec) (result.Result, []string, error) {
 		v := s.QPs
 		*calls = append(*calls, v)
 		r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size}
@@ -44,11 +44,11 @@ func fakeRun(t *testing.T, curve func(v int) float64, retrans func(v int) float6
 	}
 }
 
-func qpSpec(v int) (bench.Spec, error) {
+func qpSpec(v int) (spec.Spec, error) {
 	if v > 256 {
-		return bench.Spec{}, fmt.Errorf("QPs %d out of range 1..256 (--qps)", v)
+		return spec.Spec{}, fmt.Errorf("QPs %d out of range 1..256 (--qps)", v)
 	}
-	return bench.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, QPs: v, Duration: time.Second}, nil
+	return spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, QPs: v, Duration: time.Second}, nil
 }
 
 // TestSearchFindsPlantedCliff plants a fall of the message rate between
@@ -167,11 +167,11 @@ func TestSearchFlat(t *testing.T) {
 func TestSearchRefusesBeforeRunning(t *testing.T) {
 	for name, c := range map[string]struct {
 		ladder []int
-		check  func([]bench.Spec) error
+		check  func([]spec.Spec) error
 		want   string
 	}{
 		"spec limit":   {[]int{64, 128, 256, 512}, nil, "qps 512: QPs 512 out of range 1..256 (--qps)"},
-		"device limit": {[]int{1, 2, 4}, func(s []bench.Spec) error { return errors.New("4 QPs: above rxe0's max_qp 3") }, "above rxe0's max_qp 3"},
+		"device limit": {[]int{1, 2, 4}, func(s []spec.Spec) error { return errors.New("4 QPs: above rxe0's max_qp 3") }, "above rxe0's max_qp 3"},
 		"runs":         {[]int{1}, nil, "--points: 1 values; want 2..64"},
 	} {
 		var calls []int
@@ -189,7 +189,7 @@ func TestSearchPartial(t *testing.T) {
 	var calls []int
 	run := fakeRun(t, func(v int) float64 { return 1 / float64(1+v/8*3) }, nil, &calls)
 	doc, err := Search(context.Background(), Config{Axis: AxisQPs, Ladder: []int{2, 4, 8, 16, 32}, SpecAt: qpSpec,
-		Run: func(ctx context.Context, s bench.Spec) (result.Result, []string, error) {
+		Run: func(ctx context.Context, s spec.Spec) (result.Result, []string, error) {
 			if s.QPs == 32 {
 				return result.Result{}, []string{"w"}, errors.New("peer lost")
 			}
@@ -262,7 +262,7 @@ func TestSearchRetriesOnce(t *testing.T) {
 	run := fakeRun(t, func(int) float64 { return 1 }, nil, &calls)
 	failed := false
 	doc, err := Search(context.Background(), Config{Axis: AxisQPs, Ladder: []int{1, 2, 4}, SpecAt: qpSpec,
-		Run: func(ctx context.Context, s bench.Spec) (result.Result, []string, error) {
+		Run: func(ctx context.Context, s spec.Spec) (result.Result, []string, error) {
 			if s.QPs == 2 && !failed {
 				failed = true
 				return result.Result{}, nil, errors.New("server lost: no heartbeat")
@@ -280,7 +280,7 @@ func TestSearchRetriesOnce(t *testing.T) {
 // MRs 36 s against 35 s), and its MRs' registration on both sides.
 func TestEstimateCountsWorkload(t *testing.T) {
 	c := Config{RunOverhead: time.Second, QPOverhead: 60 * time.Millisecond, PointOverhead: time.Second}
-	base := bench.Spec{Op: "write", Mode: "bw", Size: 64, Duration: time.Second}
+	base := spec.Spec{Op: "write", Mode: "bw", Size: 64, Duration: time.Second}
 	idle, region := base, base
 	idle.IdleQPs = 256
 	region.Region = 1 << 30

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // The rounds: each round runs the victim alone, then beside each attacker
@@ -39,12 +39,12 @@ const (
 // Config is one isolation measurement.
 type Config struct {
 	// Victim is the victim's test: an RDMA latency test without load.
-	Victim    bench.Spec
+	Victim    spec.Spec
 	Attackers []Attacker
 	Repeat    int // rounds, 1..MaxRepeat
 	// Check checks every test against the budgets and the device's limits
 	// before anything runs (nil: none).
-	Check  func([]bench.Spec) error
+	Check  func([]spec.Spec) error
 	Run    Runner
 	Bounds []result.InflationBound
 	// Progress gets the plan line and one line a run (nil: none).
@@ -54,13 +54,13 @@ type Config struct {
 	ToolVersion        string
 	Confidence         float64 // of every interval (0: 0.95)
 	estimate           time.Duration
-	victimSpec         bench.Spec
-	attackedSpecs      []bench.Spec
+	victimSpec         spec.Spec
+	attackedSpecs      []spec.Spec
 }
 
 // Specs builds the victim's test alone and beside each attacker, defaults
 // filled and validated: an error names the attacker and the limit.
-func (c *Config) Specs() (alone bench.Spec, attacked []bench.Spec, err error) {
+func (c *Config) Specs() (alone spec.Spec, attacked []spec.Spec, err error) {
 	v := c.Victim
 	if v.Transport == result.TransportTCP {
 		return v, nil, errors.New("isolation measures an RDMA victim: drop --transport tcp")
@@ -102,11 +102,11 @@ func (c *Config) Plan() (runs int, est time.Duration, err error) {
 		return 0, 0, err
 	}
 	if c.Check != nil {
-		if err := c.Check(append([]bench.Spec{alone}, attacked...)); err != nil {
+		if err := c.Check(append([]spec.Spec{alone}, attacked...)); err != nil {
 			return 0, 0, err
 		}
 	}
-	one := func(s bench.Spec) time.Duration {
+	one := func(s spec.Spec) time.Duration {
 		d := RunOverhead + s.Duration + s.WarmupTime
 		if s.Load != nil {
 			d += time.Duration(s.Load.QPs)*QPOverhead + time.Duration(2*s.Load.MRs)*MROverhead // both sides' MRs
@@ -150,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (*result.IsolationDocument, error) {
 		doc.Victim, len(names), plural(len(names)), strings.Join(names, ", "), c.Repeat, plural(c.Repeat), runs, est.Round(time.Second))
 	round := func(r int) ([]result.Result, error) {
 		progress(c.Progress, "isolation: round %d/%d: alone, then beside %s\n", r, c.Repeat, strings.Join(names, ", "))
-		specs := append([]bench.Spec{c.victimSpec}, c.attackedSpecs...)
+		specs := append([]spec.Spec{c.victimSpec}, c.attackedSpecs...)
 		rs, warns, err := c.Run(ctx, specs)
 		if err != nil && ctx.Err() == nil { // once more: a loaded host can make a peer miss its deadline
 			warns = append(warns, fmt.Sprintf("round %d: failed (%v); ran it once more", r, err))

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/result/schema"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
-func victim() bench.Spec {
-	return bench.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, TxDepth: 1, CQMod: 1, Duration: time.Second}
+func victim() spec.Spec {
+	return spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, TxDepth: 1, CQMod: 1, Duration: time.Second}
 }
 
 // TestCatalogueSpecs: every attacker beside a SEND latency victim is a
@@ -42,13 +42,13 @@ func TestCatalogueSpecs(t *testing.T) {
 		}
 	}
 	for _, bad := range []struct {
-		v    bench.Spec
+		v    spec.Spec
 		want string
 	}{
-		{bench.Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 2}, "latency test"},
-		{bench.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Transport: result.TransportTCP}, "RDMA victim"},
-		{bench.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Load: &bench.Load{QPs: 1, Op: "write", Size: 8}}, "drop --load-qps"},
-		{bench.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 0x7fffffff}, "victim send lat"},
+		{spec.Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 2}, "latency test"},
+		{spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Transport: result.TransportTCP}, "RDMA victim"},
+		{spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Load: &spec.Load{QPs: 1, Op: "write", Size: 8}}, "drop --load-qps"},
+		{spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 0x7fffffff}, "victim send lat"},
 	} {
 		c := Config{Victim: bad.v, Attackers: Catalogue, Repeat: 1}
 		if _, _, err := c.Specs(); err == nil || !strings.Contains(err.Error(), bad.want) {
@@ -78,7 +78,7 @@ func TestSelect(t *testing.T) {
 
 // fakeResult is a latency result whose p50 is p50 ns (pure unit tests of
 // the rounds and the document; the real path runs in the guest).
-func fakeResult(s bench.Spec, p50 float64) result.Result {
+func fakeResult(s spec.Spec, p50 float64) result.Result {
 	n := func(v float64) result.Nanos { return result.Nanos{NS: v, OK: true} }
 	r := result.Result{Iterations: 10000, Bandwidth: result.NewBandwidth(s.Size, 10000, int64(time.Second)),
 		Latency: result.Latency{Count: 10000, Min: p50 / 2, P50: n(p50), P90: n(p50 * 1.5), P99: n(p50 * 2), P99_9: n(p50 * 4), Max: p50 * 10,
@@ -94,7 +94,7 @@ func fakeResult(s bench.Spec, p50 float64) result.Result {
 // validates, the bounds decide the outcome.
 func TestRunRounds(t *testing.T) {
 	var order []string
-	one := func(s bench.Spec) result.Result {
+	one := func(s spec.Spec) result.Result {
 		if s.Load == nil {
 			order = append(order, "alone")
 			return fakeResult(s, 1000+float64(len(order)))
@@ -102,7 +102,7 @@ func TestRunRounds(t *testing.T) {
 		order = append(order, "attacked")
 		return fakeResult(s, 3000+float64(len(order)))
 	}
-	fake := func(_ context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
+	fake := func(_ context.Context, specs []spec.Spec) ([]result.Result, []string, error) {
 		var rs []result.Result
 		for _, s := range specs {
 			rs = append(rs, one(s))
@@ -113,7 +113,7 @@ func TestRunRounds(t *testing.T) {
 	var progress bytes.Buffer
 	checked := 0
 	cfg := Config{Victim: victim(), Attackers: as, Repeat: 3, Run: fake, Progress: &progress, Role: "loopback", Device: "rxe0",
-		Check:  func(s []bench.Spec) error { checked = len(s); return nil },
+		Check:  func(s []spec.Spec) error { checked = len(s); return nil },
 		Bounds: []result.InflationBound{{Figure: "p50", Max: 2}, {Figure: "p99", Max: 10}}}
 	doc, err := Run(context.Background(), cfg)
 	var ce *CrossedError
@@ -156,7 +156,7 @@ func TestRunRounds(t *testing.T) {
 	}
 	// a round failing once runs once more, with a warning
 	n := 0
-	cfg.Run = func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
+	cfg.Run = func(ctx context.Context, specs []spec.Spec) ([]result.Result, []string, error) {
 		if n++; n == 2 {
 			return []result.Result{one(specs[0])}, nil, errors.New("boom")
 		}
@@ -168,7 +168,7 @@ func TestRunRounds(t *testing.T) {
 	}
 	// failing twice: the rounds before, partial, and the error
 	n = 0
-	cfg.Run = func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
+	cfg.Run = func(ctx context.Context, specs []spec.Spec) ([]result.Result, []string, error) {
 		if n++; n == 2 || n == 3 {
 			return nil, nil, errors.New("boom")
 		}
@@ -179,7 +179,7 @@ func TestRunRounds(t *testing.T) {
 		t.Errorf("failing round: %v %+v", err, doc)
 	}
 	// too few results without an error
-	cfg.Run = func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
+	cfg.Run = func(ctx context.Context, specs []spec.Spec) ([]result.Result, []string, error) {
 		rs, w, err := fake(ctx, specs)
 		return rs[:1], w, err
 	}
@@ -187,7 +187,7 @@ func TestRunRounds(t *testing.T) {
 		t.Errorf("short round: %v", err)
 	}
 	// a victim run without samples: a warning, and no ratio counts it
-	cfg.Run = func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
+	cfg.Run = func(ctx context.Context, specs []spec.Spec) ([]result.Result, []string, error) {
 		rs, w, err := fake(ctx, specs)
 		rs[0] = result.Result{}
 		return rs, w, err
@@ -201,7 +201,7 @@ func TestRunRounds(t *testing.T) {
 		t.Errorf("thin runs: %+v", r)
 	}
 	// a refused test: nothing runs
-	cfg.Check = func([]bench.Spec) error { return errors.New("over budget") }
+	cfg.Check = func([]spec.Spec) error { return errors.New("over budget") }
 	if doc, err := Run(context.Background(), cfg); doc != nil || err == nil || err.Error() != "over budget" {
 		t.Errorf("refused: %v %v", doc, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // TestHydraRankKilled runs this test binary as 3 mesh ranks (TCP tests, no
@@ -78,7 +79,7 @@ func TestHydraMeshRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, err := bench.Plan{Template: bench.Spec{Transport: result.TransportTCP, Duration: 300 * time.Millisecond},
+	specs, err := spec.Plan{Template: spec.Spec{Transport: result.TransportTCP, Duration: 300 * time.Millisecond},
 		Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}}.Specs()
 	if err != nil {
 		t.Fatal(err)

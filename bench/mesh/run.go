@@ -18,6 +18,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // Config is one rank's part of a mesh run. Every rank gets the same flags.
@@ -25,7 +26,7 @@ type Config struct {
 	Boot    boot.Bootstrap
 	Pattern string
 	Root    int // all-to-one's target
-	Specs   []bench.Spec
+	Specs   []spec.Spec
 	// Client is the client side of every pair (device, RDMA port, GID
 	// index, run options); its Device is replaced by DeviceMap's entry.
 	Client bench.ClientConfig

@@ -12,14 +12,15 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // tcpSpecs is a short test list that needs no RDMA device: the kernel-TCP
 // baseline, so the whole engine (bootstrap, servers, rounds, reports) runs
 // on the host.
-func tcpSpecs(t *testing.T) []bench.Spec {
+func tcpSpecs(t *testing.T) []spec.Spec {
 	t.Helper()
-	specs, err := bench.Plan{Template: bench.Spec{Transport: result.TransportTCP, Iters: 200},
+	specs, err := spec.Plan{Template: spec.Spec{Transport: result.TransportTCP, Iters: 200},
 		Ops: []string{result.OpSend}, Modes: []string{result.ModeLat, result.ModeBW}}.Specs()
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +33,7 @@ func tcpSpecs(t *testing.T) []bench.Spec {
 type faults struct {
 	kill        map[int]string // rank → killed when its progress line has this
 	interruptAt string         // every rank is interrupted when a progress line has this
-	specs       []bench.Spec   // nil: tcpSpecs
+	specs       []spec.Spec    // nil: tcpSpecs
 }
 
 // trigger calls fn (once) when a written line contains s.
@@ -166,7 +167,7 @@ func TestRunRankDies(t *testing.T) {
 // the reports still reach rank 0, and rank 0 returns a partial document
 // with what was measured, at once.
 func TestRunInterrupted(t *testing.T) {
-	specs, err := bench.Plan{Template: bench.Spec{Transport: result.TransportTCP, Duration: 500 * time.Millisecond},
+	specs, err := spec.Plan{Template: spec.Spec{Transport: result.TransportTCP, Duration: 500 * time.Millisecond},
 		Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}}.Specs()
 	if err != nil {
 		t.Fatal(err)

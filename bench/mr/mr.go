@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"golang.org/x/sys/unix"
 
@@ -80,12 +82,12 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("iterations %d out of range 1..1000000", c.Iters)
 	case c.OpIters < 1 || c.OpIters > 1e7:
 		return fmt.Errorf("op iterations %d out of range 1..10000000", c.OpIters)
-	case c.OpSize < 1 || c.OpSize > bench.MaxSize:
-		return fmt.Errorf("op size %d bytes out of range 1..%d", c.OpSize, bench.MaxSize)
+	case c.OpSize < 1 || c.OpSize > spec.MaxSize:
+		return fmt.Errorf("op size %d bytes out of range 1..%d", c.OpSize, spec.MaxSize)
 	}
 	for _, s := range c.Sizes {
-		if s < 1 || s > bench.MaxSize {
-			return fmt.Errorf("size %d bytes out of range 1..%d", s, bench.MaxSize)
+		if s < 1 || s > spec.MaxSize {
+			return fmt.Errorf("size %d bytes out of range 1..%d", s, spec.MaxSize)
 		}
 	}
 	return nil
@@ -201,7 +203,7 @@ func Run(ctx context.Context, cfg Config) (_ *Document, err error) {
 	env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
 	env.DeviceReason = dev.Reason
 	env.PathMTU = dev.Port.ActiveMTU
-	checks, cw := bench.CheckEnv(env.Device, -1)
+	checks, cw := hostenv.CheckEnv(env.Device, -1)
 	env.Checks = checks
 	doc := &Document{
 		Document: result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: version.String(), CommandLine: cfg.CommandLine,

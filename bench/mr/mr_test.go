@@ -12,13 +12,14 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 func TestMRSizes(t *testing.T) {
-	sizes, err := bench.ParseSizes("4K-1G")
+	sizes, err := spec.ParseSizes("4K-1G")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,12 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // Runner runs specs in order and returns their results (as many as
 // ran, in order) and the run's warnings.
-type Runner func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error)
+type Runner func(ctx context.Context, specs []spec.Spec) ([]result.Result, []string, error)
 
 // Loopback runs with both ends in this process (bench.RunLoopback, its
 // server's log discarded) with rc's client configuration; the device the
@@ -35,7 +36,7 @@ func Client(addr string, rc bench.RunConfig, device *string) Runner {
 }
 
 func docRunner(run func(context.Context, bench.RunConfig) (*result.Document, error), rc bench.RunConfig, device *string) Runner {
-	return func(ctx context.Context, specs []bench.Spec) ([]result.Result, []string, error) {
+	return func(ctx context.Context, specs []spec.Spec) ([]result.Result, []string, error) {
 		rc.Specs = specs
 		doc, err := run(ctx, rc)
 		if doc == nil {

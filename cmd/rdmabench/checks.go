@@ -13,6 +13,8 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/hostenv"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // Checks of command-line values that the Spec does not hold, made before
@@ -29,7 +31,7 @@ func (b *budgetFlags) add(fs *flag.FlagSet, server bool) {
 	what := "memory this process maps for its tests (both sides in loopback); a test that needs more is refused before anything is mapped"
 	if server {
 		what = "memory the server maps and registers for clients' tests at once; a test that needs more is refused with the figures"
-		fs.IntVar(&b.maxQPs, "max-qps", 0, fmt.Sprintf("QPs the server opens for clients' tests at once, 1..%d (default %d: any one test)", bench.MaxBudgetQPs, bench.DefaultMaxQPs))
+		fs.IntVar(&b.maxQPs, "max-qps", 0, fmt.Sprintf("QPs the server opens for clients' tests at once, 1..%d (default %d: any one test)", bench.MaxBudgetQPs, spec.DefaultMaxQPs))
 	}
 	fs.StringVar(&b.maxMemory, "max-memory", "", what+", e.g. 512M or 8G (default: half of MemTotal, and at most a finite RLIMIT_MEMLOCK)")
 }
@@ -87,8 +89,8 @@ func checkRanges(rs ...intRange) error {
 // checkDurations refuses negative durations and those above a day.
 func checkDurations(ds map[string]time.Duration) error {
 	for name, d := range ds {
-		if d < 0 || d > bench.MaxDuration {
-			return usageError{fmt.Errorf("--%s %v out of range 0..%v", name, d, bench.MaxDuration)}
+		if d < 0 || d > spec.MaxDuration {
+			return usageError{fmt.Errorf("--%s %v out of range 0..%v", name, d, spec.MaxDuration)}
 		}
 	}
 	return nil
@@ -134,9 +136,9 @@ func checkRunFlags(fs *flag.FlagSet, d *deviceFlags, port, loadQPs int, warmup i
 		return err
 	}
 	if fs.Changed("warmup") && warmup < 0 {
-		return usageError{fmt.Errorf("--warmup %d: want 0..%d iterations (omit it for the default)", warmup, int64(bench.MaxIters))}
+		return usageError{fmt.Errorf("--warmup %d: want 0..%d iterations (omit it for the default)", warmup, int64(spec.MaxIters))}
 	}
-	if err := checkRanges(intRange{"load-qps", int64(loadQPs), 0, bench.MaxLoadQPs}); err != nil {
+	if err := checkRanges(intRange{"load-qps", int64(loadQPs), 0, spec.MaxLoadQPs}); err != nil {
 		return err
 	}
 	if fs.Lookup("port") != nil {
@@ -164,7 +166,7 @@ func splitCPUs(list string, loopback bool) (cpu int, loadCPUs, serverCPUs []int,
 	if list == "" {
 		return -1, nil, nil, nil
 	}
-	cpus, err := bench.ParseCPUs(list, bench.OnlineCPUs())
+	cpus, err := spec.ParseCPUs(list, hostenv.OnlineCPUs())
 	if err != nil {
 		return -1, nil, nil, usageError{fmt.Errorf("--cpu: %w", err)}
 	}
@@ -182,8 +184,8 @@ func splitCPUs(list string, loopback bool) (cpu int, loadCPUs, serverCPUs []int,
 // the budget, then (in loopback, or with -d) the device's limits; with
 // HOST and no -d the device follows the route to the server, and its run
 // checks it.
-func specsCheck(d *deviceFlags, budget bench.Budget, loopback bool) func([]bench.Spec) error {
-	return func(specs []bench.Spec) error {
+func specsCheck(d *deviceFlags, budget bench.Budget, loopback bool) func([]spec.Spec) error {
+	return func(specs []spec.Spec) error {
 		if err := bench.CheckBudget(specs, budget, loopback); err != nil {
 			return err
 		}

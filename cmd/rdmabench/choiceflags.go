@@ -7,7 +7,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // choiceFlags are the flags of the differences from perftest that are
@@ -31,14 +31,14 @@ func addChoiceFlags(fs *flag.FlagSet) *choiceFlags {
 }
 
 // apply sets the spec template's choices.
-func (f *choiceFlags) apply(s *bench.Spec) error {
+func (f *choiceFlags) apply(s *spec.Spec) error {
 	s.NoRelaxedOrdering, s.NoAddrStep, s.PKeyIndex = *f.noRelaxed, *f.noAddrStep, *f.pkeyIndex
 	var err error
 	if s.CompVector, s.CompVectorSpread, err = parseCompVector(*f.compVector); err != nil {
 		return usageError{err}
 	}
-	if s.PKeyIndex < 0 || s.PKeyIndex > bench.MaxPKeyIndex {
-		return usageError{fmt.Errorf("--pkey-index %d out of range 0..%d", s.PKeyIndex, bench.MaxPKeyIndex)}
+	if s.PKeyIndex < 0 || s.PKeyIndex > spec.MaxPKeyIndex {
+		return usageError{fmt.Errorf("--pkey-index %d out of range 0..%d", s.PKeyIndex, spec.MaxPKeyIndex)}
 	}
 	return nil
 }
@@ -49,8 +49,8 @@ func parseCompVector(v string) (vector int, spread bool, err error) {
 		return 0, true, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 || n > bench.MaxCompVector {
-		return 0, false, fmt.Errorf("--comp-vector %q: want a vector 0..%d or spread", v, bench.MaxCompVector)
+	if err != nil || n < 0 || n > spec.MaxCompVector {
+		return 0, false, fmt.Errorf("--comp-vector %q: want a vector 0..%d or spread", v, spec.MaxCompVector)
 	}
 	return n, false, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/cliffs"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/version"
 )
 
@@ -59,14 +60,14 @@ const cliffsDefaultSize = 64
 func cmdCliffs(fs *flag.FlagSet) action {
 	var d deviceFlags
 	d.add(fs)
-	port := fs.IntP("port", "p", bench.DefaultPort, "with HOST: TCP control port of the server")
+	port := fs.IntP("port", "p", spec.DefaultPort, "with HOST: TCP control port of the server")
 	keyFile := addKeyFlag(fs, "to prove to the server (with HOST), which must prove it back")
 	axis := fs.String("axis", "", "the axis searched: qps, size, tx-depth, outstanding-reads, mrs, region, sge or idle-qps (required)")
 	from := fs.String("from", "", "the ladder's first value (default: qps 1, size 64, tx-depth 1, outstanding-reads 1, mrs 1, region 64K, sge 1, idle-qps 1; sizes take K, M)")
 	to := fs.String("to", "", "the ladder's last value (default: qps 64, size 64K, tx-depth 1024, outstanding-reads 16, mrs 1024, region 64M, sge 16, idle-qps 256)")
 	factor := fs.Float64("factor", 2, "the ladder's ratio of one value to the last, (1, 16]")
 	points := fs.String("points", "", "the ladder as a list instead, e.g. 64,128,129,256,257,4K (sizes take K, M)")
-	runs := fs.Int("runs", cliffs.DefaultRuns, fmt.Sprintf("runs a point, each on fresh QPs, 1..%d: each point's interval", bench.MaxRepeat))
+	runs := fs.Int("runs", cliffs.DefaultRuns, fmt.Sprintf("runs a point, each on fresh QPs, 1..%d: each point's interval", spec.MaxRepeat))
 	bisect := fs.Int("bisect", cliffs.DefaultMaxBisections, "bisection steps inside each ladder step where the figure fell (the first two falls), 0..20")
 	figure := fs.String("figure", "", "the figure judged: mpps or bw_mb_per_s (bandwidth tests), p50, p99, mean, ... (default: mpps for bw, p50 for lat)")
 	minDrop := fs.String("min-drop", "20%", "the worsening of the median that is a knee, e.g. 20% or 0.2")
@@ -122,7 +123,7 @@ func cmdCliffs(fs *flag.FlagSet) action {
 		if !fs.Changed("size") && ax != cliffs.AxisSize {
 			*tf.sizes = strconv.Itoa(cliffsDefaultSize) // a message rate: small messages
 		}
-		specAt := func(v int) (bench.Spec, error) {
+		specAt := func(v int) (spec.Spec, error) {
 			switch ax {
 			case cliffs.AxisQPs:
 				*tf.qps = v
@@ -143,16 +144,16 @@ func cmdCliffs(fs *flag.FlagSet) action {
 			}
 			specs, err := tf.specs(fs)
 			if err != nil {
-				return bench.Spec{}, err
+				return spec.Spec{}, err
 			}
 			if len(specs) != 1 {
-				return bench.Spec{}, usageError{fmt.Errorf("cliffs measures one test along the axis; --op %s --mode %s make %d: give one of each", *tf.ops, *tf.modes, len(specs))}
+				return spec.Spec{}, usageError{fmt.Errorf("cliffs measures one test along the axis; --op %s --mode %s make %d: give one of each", *tf.ops, *tf.modes, len(specs))}
 			}
 			if specs[0].Transport == result.TransportTCP {
-				return bench.Spec{}, usageError{errors.New("cliffs measures RDMA tests: drop --transport tcp")}
+				return spec.Spec{}, usageError{errors.New("cliffs measures RDMA tests: drop --transport tcp")}
 			}
 			if len(specs[0].LoadSweep) > 0 {
-				return bench.Spec{}, usageError{errors.New("cliffs runs one test a point: drop --load-sweep")}
+				return spec.Spec{}, usageError{errors.New("cliffs runs one test a point: drop --load-sweep")}
 			}
 			return specs[0], nil
 		}
@@ -178,8 +179,8 @@ func cmdCliffs(fs *flag.FlagSet) action {
 		if !loopback {
 			cfg.Role, cfg.Peer = "client", addr
 		}
-		if *runs < 1 || *runs > bench.MaxRepeat {
-			return usageError{fmt.Errorf("--runs %d out of range 1..%d", *runs, bench.MaxRepeat)}
+		if *runs < 1 || *runs > spec.MaxRepeat {
+			return usageError{fmt.Errorf("--runs %d out of range 1..%d", *runs, spec.MaxRepeat)}
 		}
 		if *bisect < 0 || *bisect > 20 {
 			return usageError{fmt.Errorf("--bisect %d out of range 0..20", *bisect)}
@@ -205,7 +206,7 @@ func cliffsLadder(fs *flag.FlagSet, axis, from, to string, factor float64, point
 		if fs.Changed("from") || fs.Changed("to") || fs.Changed("factor") {
 			return nil, errors.New("--points is the whole ladder: drop --from, --to and --factor")
 		}
-		vs, err := bench.ParseSizes(points)
+		vs, err := spec.ParseSizes(points)
 		if err != nil {
 			return nil, fmt.Errorf("--points: %w", err)
 		}
@@ -220,7 +221,7 @@ func cliffsLadder(fs *flag.FlagSet, axis, from, to string, factor float64, point
 		if f.v == "" {
 			continue
 		}
-		n, err := bench.ParseSize(f.v)
+		n, err := spec.ParseSize(f.v)
 		if err != nil {
 			return nil, fmt.Errorf("--%s: %w", f.name, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/version"
 )
 
@@ -36,7 +37,7 @@ func (e doctorFailed) Error() string {
 func cmdDoctor(fs *flag.FlagSet) action {
 	dev := fs.StringP("ib-dev", "d", "", "RDMA device to check (default: with HOST by route, the device whose GID table holds this side's control address; else the first with an active port)")
 	ibPort := fs.IntP("ib-port", "i", 1, "device port")
-	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port of the server (with HOST)")
+	port := fs.IntP("port", "p", spec.DefaultPort, "TCP control port of the server (with HOST)")
 	keyFile := addKeyFlag(fs, "to prove to the server (with HOST)")
 	jsonPath := fs.String("json", "", "write the doctor document (bench/result/doctor.schema.json) to this file (- for stdout)")
 	connTimeout := fs.Duration("connect-timeout", 10*time.Second, "give up connecting to the server after this long")

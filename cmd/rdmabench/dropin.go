@@ -18,6 +18,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/version"
 )
 
@@ -73,7 +74,7 @@ func runDropIn(tool perftest.Tool, args []string, stdout, stderr io.Writer) int 
 
 // dropInSpecs maps the options to rdmabench's tests, one per size
 // (perftest.Specs); a plan rdmabench refuses is a usage error.
-func dropInSpecs(o perftest.Options) ([]bench.Spec, error) {
+func dropInSpecs(o perftest.Options) ([]spec.Spec, error) {
 	specs, err := perftest.Specs(o)
 	if err != nil {
 		return nil, usageError{err}

@@ -17,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/version"
 )
 
@@ -70,26 +71,26 @@ func perftestParams(o perftest.Options) wire.Params {
 // perftestSpec is the test the drop-in runs against perftest, or why it
 // cannot; with -a also its sizes in order (perftest's RUN_ALL: every size
 // on the same QPs, bench.PerftestConfig.Sizes), else nil.
-func perftestSpec(o perftest.Options) (bench.Spec, []int, error) {
+func perftestSpec(o perftest.Options) (spec.Spec, []int, error) {
 	specs, err := dropInSpecs(o)
 	if err != nil {
-		return bench.Spec{}, nil, err
+		return spec.Spec{}, nil, err
 	}
 	var sizes []int
 	switch {
 	case o.AllSizes && o.Duration > 0:
-		return bench.Spec{}, nil, fmt.Errorf("%w: -a with -D (perftest runs -D on one size)", bench.ErrPerftestUnsupported)
+		return spec.Spec{}, nil, fmt.Errorf("%w: -a with -D (perftest runs -D on one size)", bench.ErrPerftestUnsupported)
 	case o.AllSizes && o.Bidir:
-		return bench.Spec{}, nil, fmt.Errorf("%w: -a with -b (-b on one size)", bench.ErrPerftestUnsupported)
+		return spec.Spec{}, nil, fmt.Errorf("%w: -a with -b (-b on one size)", bench.ErrPerftestUnsupported)
 	case o.AllSizes && o.ConnOrDefault() != "RC":
-		return bench.Spec{}, nil, fmt.Errorf("%w: -a with -c %s (-a on RC)", bench.ErrPerftestUnsupported, o.ConnOrDefault())
+		return spec.Spec{}, nil, fmt.Errorf("%w: -a with -c %s (-a on RC)", bench.ErrPerftestUnsupported, o.ConnOrDefault())
 	}
 	if o.AllSizes {
 		for _, sp := range specs {
 			sizes = append(sizes, sp.Size)
 		}
 	} else if len(specs) != 1 {
-		return bench.Spec{}, nil, fmt.Errorf("%w: %d tests in one run", bench.ErrPerftestUnsupported, len(specs))
+		return spec.Spec{}, nil, fmt.Errorf("%w: %d tests in one run", bench.ErrPerftestUnsupported, len(specs))
 	}
 	return specs[0], sizes, bench.PerftestSupported(specs[0])
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/version"
 )
 
@@ -54,7 +55,7 @@ const isolationRounds = 3
 func cmdIsolation(fs *flag.FlagSet) action {
 	var d deviceFlags
 	d.add(fs)
-	port := fs.IntP("port", "p", bench.DefaultPort, "with HOST: TCP control port of the server")
+	port := fs.IntP("port", "p", spec.DefaultPort, "with HOST: TCP control port of the server")
 	keyFile := addKeyFlag(fs, "to prove to the server (with HOST), which must prove it back")
 	attackers := fs.String("attackers", "all", "the attackers, comma-separated: "+strings.Join(isolation.Names(), ", ")+" (or all)")
 	maxInfl := fs.String("max-inflation", "", "the pass/fail bounds, e.g. p99=2x,p50=1.5x (bandwidth=0.5x: a floor): exit 1 when crossed")

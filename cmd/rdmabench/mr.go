@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/mr"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -53,10 +54,10 @@ func cmdMR(fs *flag.FlagSet) action {
 			cfg.TimePerSize = -1 // no limit
 		}
 		var err error
-		if cfg.Sizes, err = bench.ParseSizes(*sizes); err != nil {
+		if cfg.Sizes, err = spec.ParseSizes(*sizes); err != nil {
 			return usageError{fmt.Errorf("--sizes: %w", err)}
 		}
-		if cfg.OpSize, err = bench.ParseSize(*opSize); err != nil {
+		if cfg.OpSize, err = spec.ParseSize(*opSize); err != nil {
 			return usageError{fmt.Errorf("--op-size: %w", err)}
 		}
 		switch {

@@ -10,9 +10,9 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/plot"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // plotLong is the description of 'rdmabench plot' (its help and man page).
@@ -81,17 +81,17 @@ func cmdPlot(fs *flag.FlagSet) action {
 		}
 		var err error
 		if *ops != "" {
-			if sel.Ops, err = bench.ParseList("op", *ops, result.Ops); err != nil {
+			if sel.Ops, err = spec.ParseList("op", *ops, result.Ops); err != nil {
 				return usageError{err}
 			}
 		}
 		if *modes != "" {
-			if sel.Modes, err = bench.ParseList("mode", *modes, result.Modes); err != nil {
+			if sel.Modes, err = spec.ParseList("mode", *modes, result.Modes); err != nil {
 				return usageError{err}
 			}
 		}
 		if *sizes != "" {
-			if sel.Sizes, err = bench.ParseSizes(*sizes); err != nil {
+			if sel.Sizes, err = spec.ParseSizes(*sizes); err != nil {
 				return usageError{err}
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 	"golang.org/x/sys/unix"
 )
@@ -29,7 +30,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 	d.add(fs)
 	port, keyFile := new(int), new(string)
 	if !loopback {
-		port = fs.IntP("port", "p", bench.DefaultPort, "TCP control port of the server")
+		port = fs.IntP("port", "p", spec.DefaultPort, "TCP control port of the server")
 		keyFile = addKeyFlag(fs, "to prove to the server, which must prove it back")
 	}
 	tf := addTestFlags(fs)
@@ -258,13 +259,13 @@ func printReport(doc *result.Document, w io.Writer, unit, jsonPath string, repor
 func parseInline(v string) (policy string, size int, err error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "auto":
-		return bench.InlineAuto, 0, nil
+		return spec.InlineAuto, 0, nil
 	case "perftest":
-		return bench.InlinePerftest, 0, nil
+		return spec.InlinePerftest, 0, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 || n > bench.MaxInline {
-		return "", 0, fmt.Errorf("--inline-size %q: want auto, perftest or a size of 0..%d bytes", v, bench.MaxInline)
+	if err != nil || n < 0 || n > spec.MaxInline {
+		return "", 0, fmt.Errorf("--inline-size %q: want auto, perftest or a size of 0..%d bytes", v, spec.MaxInline)
 	}
-	return bench.InlineSize, n, nil
+	return spec.InlineSize, n, nil
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/admit"
+	"github.com/rdmabench/rdmabench/bench/hostenv"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // serverLong is the description of 'rdmabench server'.
@@ -35,7 +37,7 @@ func cmdServer(fs *flag.FlagSet) action {
 	d.add(fs)
 	bind := fs.String("bind", "", "address to listen on (default: all addresses, serving loopback clients only unless there is a key: "+
 		"protected mode); an explicit --bind serves any client that reaches it")
-	port := fs.IntP("port", "p", bench.DefaultPort, "TCP control port")
+	port := fs.IntP("port", "p", spec.DefaultPort, "TCP control port")
 	cpuList := fs.String("cpu", "", "pin the responder thread to this CPU")
 	var nf numaFlags
 	nf.add(fs, "the responder threads")
@@ -91,7 +93,7 @@ func cmdServer(fs *flag.FlagSet) action {
 		}
 		var cpus []int
 		if *cpuList != "" {
-			if cpus, err = bench.ParseCPUs(*cpuList, bench.OnlineCPUs()); err != nil {
+			if cpus, err = spec.ParseCPUs(*cpuList, hostenv.OnlineCPUs()); err != nil {
 				return usageError{fmt.Errorf("--cpu: %w", err)}
 			}
 		}

@@ -7,7 +7,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // shapeFlags are the flags of traffic shaping and latency against load.
@@ -26,7 +26,7 @@ func addShapeFlags(fs *flag.FlagSet) *shapeFlags {
 }
 
 // apply sets the spec template's limits and sweep.
-func (f *shapeFlags) apply(s *bench.Spec) error {
+func (f *shapeFlags) apply(s *spec.Spec) error {
 	var err error
 	if *f.limitBW != "" {
 		if s.LimitBW, err = parseRate(*f.limitBW); err != nil {
@@ -39,7 +39,7 @@ func (f *shapeFlags) apply(s *bench.Spec) error {
 		}
 	}
 	if *f.loadSweep != "" {
-		if s.LoadSweep, err = bench.ParseLoadSweep(*f.loadSweep); err != nil {
+		if s.LoadSweep, err = spec.ParseLoadSweep(*f.loadSweep); err != nil {
 			return usageError{err}
 		}
 	}

@@ -5,8 +5,8 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // statsFlags are the flags of what the results report about their
@@ -31,9 +31,9 @@ func addStatsFlags(fs *flag.FlagSet) *statsFlags {
 }
 
 // apply sets the spec template's percentiles and confidence.
-func (f *statsFlags) apply(s *bench.Spec) error {
+func (f *statsFlags) apply(s *spec.Spec) error {
 	if *f.repeat < 1 {
-		return usageError{fmt.Errorf("--repeat %d: want at least 1 run (at most %d)", *f.repeat, bench.MaxRepeat)}
+		return usageError{fmt.Errorf("--repeat %d: want at least 1 run (at most %d)", *f.repeat, spec.MaxRepeat)}
 	}
 	ps, err := result.ParsePercentiles(*f.percentiles)
 	if err != nil {

@@ -7,9 +7,9 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/clock"
 )
 
@@ -74,9 +74,9 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 	t.rx = fs.IntP("rx-depth", "r", 0, "receives kept posted (default 512)")
 	t.inline = fs.StringP("inline-size", "I", "auto", "inline data: auto (latency SEND/WRITE up to what the device grants, capped at perftest's 236/220/188 B; "+
 		"none in bandwidth tests), perftest (perftest's exact rules: 0 on devices it does not recognise, such as rxe and siw), or a size in bytes")
-	t.qpTimeout = fs.IntP("qp-timeout", "u", bench.DefaultQPTimeout, "RC ACK timeout exponent: 4.096 µs × 2^N per try, 1..31 (perftest -u)")
-	t.retryCount = fs.Int("retry-count", bench.DefaultRetryCount, "RC transport retries before the QP fails, 1..7")
-	t.rnrRetry = fs.Int("rnr-retry", bench.DefaultRNRRetry, "receiver-not-ready retries, 1..7 (7: retry forever)")
+	t.qpTimeout = fs.IntP("qp-timeout", "u", spec.DefaultQPTimeout, "RC ACK timeout exponent: 4.096 µs × 2^N per try, 1..31 (perftest -u)")
+	t.retryCount = fs.Int("retry-count", spec.DefaultRetryCount, "RC transport retries before the QP fails, 1..7")
+	t.rnrRetry = fs.Int("rnr-retry", spec.DefaultRNRRetry, "receiver-not-ready retries, 1..7 (7: retry forever)")
 	t.outReads = fs.IntP("outstanding-reads", "o", 0, "READ/atomic operations in flight per QP, max_rd_atomic (default: the device's max_qp_rd_atom for READ and atomics, as perftest -o)")
 	t.postList = fs.IntP("post-list", "l", 0, "bw: chain this many work requests per ibv_post_send (perftest -l)")
 	t.event = fs.BoolP("event", "e", false, "sleep on completion channels (interrupts) instead of busy polling (perftest -e)")
@@ -101,7 +101,7 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 		"in latency tests the client's QP, which receives the replies, has one too) (perftest --use-srq); RC and UD; without --op, runs send only")
 	t.loadQPs = fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
 	t.loadOp = fs.String("load-op", result.OpWrite, "operation of the load streams: write or read")
-	t.loadSize = fs.String("load-size", report.SizeLabel(bench.DefaultLoadSize), "message size of the load streams")
+	t.loadSize = fs.String("load-size", report.SizeLabel(spec.DefaultLoadSize), "message size of the load streams")
 	t.stats = addStatsFlags(fs)
 	t.shape = addShapeFlags(fs)
 	t.choices = addChoiceFlags(fs)
@@ -112,8 +112,8 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 }
 
 // specs builds the test list from the parsed flags.
-func (t *testFlags) specs(fs *flag.FlagSet) ([]bench.Spec, error) {
-	plan := bench.Plan{Template: bench.Spec{
+func (t *testFlags) specs(fs *flag.FlagSet) ([]spec.Spec, error) {
+	plan := spec.Plan{Template: spec.Spec{
 		Iters: *t.iters, Duration: *t.dur, Warmup: *t.warmup, WarmupTime: *t.warmupTime,
 		TxDepth: *t.tx, CQMod: *t.cqmod, RxDepth: *t.rx, MTU: *t.mtu, PostList: *t.postList, Event: *t.event,
 		QPTimeout: *t.qpTimeout, RetryCount: *t.retryCount, RNRRetry: *t.rnrRetry, OutstandingReads: *t.outReads,
@@ -153,24 +153,24 @@ func (t *testFlags) specs(fs *flag.FlagSet) ([]bench.Spec, error) {
 		*t.ops = result.OpSend // the one op with a TCP equivalent, or that consumes receives
 	}
 	if fs.Changed("op") || plan.Template.QPType == "" || plan.Template.QPType == result.QPTypeRC || *t.transport == result.TransportTCP {
-		if plan.Ops, err = bench.ParseList("op", *t.ops, result.Ops); err != nil {
+		if plan.Ops, err = spec.ParseList("op", *t.ops, result.Ops); err != nil {
 			return nil, usageError{err}
 		}
 	} // else: the plan picks the ops the QP type supports (uc: send, write; ud: send)
-	if plan.Modes, err = bench.ParseList("mode", *t.modes, result.Modes); err != nil {
+	if plan.Modes, err = spec.ParseList("mode", *t.modes, result.Modes); err != nil {
 		return nil, usageError{err}
 	}
 	if *t.sizes != "" {
-		if plan.Sizes, err = bench.ParseSizes(*t.sizes); err != nil {
+		if plan.Sizes, err = spec.ParseSizes(*t.sizes); err != nil {
 			return nil, usageError{err}
 		}
 	}
 	if *t.loadQPs > 0 {
-		ls, err := bench.ParseSize(*t.loadSize)
+		ls, err := spec.ParseSize(*t.loadSize)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--load-size: %w", err)}
 		}
-		plan.Template.Load = &bench.Load{QPs: *t.loadQPs, Op: *t.loadOp, Size: ls, TxDepth: *t.tx} // 0: the defaults
+		plan.Template.Load = &spec.Load{QPs: *t.loadQPs, Op: *t.loadOp, Size: ls, TxDepth: *t.tx} // 0: the defaults
 	}
 	specs, err := plan.Specs()
 	if err != nil {

@@ -89,7 +89,7 @@ func init() {
 	)
 }
 
-// rawSpec is a test as a hostile client sends it (bench.Spec's JSON),
+// rawSpec is a test as a hostile client sends it (spec.Spec's JSON),
 // filled with valid defaults by rawTest.
 type rawSpec map[string]any
 

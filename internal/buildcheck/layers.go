@@ -1,0 +1,137 @@
+package buildcheck
+
+// Kind says what a layer's packages may depend on.
+type Kind string
+
+const (
+	// Pure: no cgo anywhere under the package (no package of the module
+	// with cgo files or importing "C" among its dependencies, verbs
+	// included); every one builds with CGO_ENABLED=0, so results can be
+	// read, compared and plotted on a machine without rdma-core.
+	Pure Kind = "pure"
+	// Cgo: the package may use cgo or depend on a package that does.
+	Cgo Kind = "cgo"
+	// TestOnly: packages that hold tests (and what only their tests
+	// read); nothing imports them.
+	TestOnly Kind = "tests"
+)
+
+// Layer is one row of the layer table: packages that are siblings. A
+// package imports only packages of lower layers, never one of its own
+// layer nor of a higher one. Test files are outside the rule: a test may
+// import any package.
+type Layer struct {
+	Name string
+	Kind Kind
+	// About is what the layer holds, one line for the docs' table.
+	About string
+	// Pkgs are import paths relative to the module.
+	Pkgs []string
+}
+
+// Module is the module path.
+const Module = "github.com/rdmabench/rdmabench"
+
+// Layers is the layer table, bottom first: every package of the module is
+// in exactly one layer. docs/architecture.md ("Layers") shows the same
+// table top first; TestLayersDoc holds the two together and TestLayers
+// holds the code to it.
+var Layers = []Layer{
+	{
+		Name: "base", Kind: Pure,
+		About: "imports nothing of the module: histograms, the control protocol's frames, perftest's exchange, the knee detector, link speeds, the C loops' header, operation errors, the build's version, golden files, the test bed's protocol",
+		Pkgs: []string{
+			"hist", "bench/proto", "bench/perftest/wire", "bench/knee", "verbs/linkspeed",
+			"internal/cloop", "internal/operr", "internal/version", "internal/golden", "internal/vm/proto",
+		},
+	},
+	{
+		Name: "records", Kind: Pure,
+		About: "the result document, the server's admission and authentication, the senders' sample drainer, NUMA topology, the guest test bed",
+		Pkgs: []string{
+			"bench/result", "bench/admit", "bench/auth", "bench/drain", "internal/numa",
+			"internal/vm", "internal/testutil/vmtest",
+		},
+	},
+	{
+		Name: "definitions", Kind: Pure,
+		About: "what one test is (`bench/spec`) and what reads a document: text reports, counter timelines, doctor's checks, schema validation, test corpora; a test's status line",
+		Pkgs: []string{
+			"bench/spec", "bench/report", "bench/timeline", "bench/doctor",
+			"bench/result/schema", "bench/result/resulttest", "bench/statusline",
+		},
+	},
+	{
+		Name: "host and documents", Kind: Pure,
+		About: "the host's facts and checks, the perftest drop-in's pure half, comparison and the gate, plots, the mesh check",
+		Pkgs: []string{
+			"bench/hostenv", "bench/perftest", "bench/compare", "bench/plot", "internal/exptool/meshcheck",
+		},
+	},
+	{
+		Name: "analyses", Kind: Pure,
+		About: "`rdmabench report` (fabrics side by side) and the experiments' analysis libraries",
+		Pkgs: []string{
+			"bench/fabric", "internal/exptool/losstail", "internal/exptool/wirebw", "internal/vsperftest",
+			"internal/e2e/exp/expkit",
+		},
+	},
+	{
+		Name: "pure commands", Kind: Pure,
+		About: "the scripts' programs and the bed's `vmexec`, built with CGO_ENABLED=0",
+		Pkgs: []string{
+			"scripts/dropinagree", "scripts/jcheck", "scripts/losstail", "scripts/meshcheck",
+			"scripts/vmexec", "scripts/vsperftest", "scripts/wirebw",
+		},
+	},
+	{
+		Name: "native", Kind: Cgo,
+		About: "the C bindings: libibverbs and librdmacm, the TCP baseline's loop, libpmix (with `-tags pmix`), the loops' clock and its calibration",
+		Pkgs: []string{
+			"verbs", "bench/sockeng", "bench/mesh/boot", "internal/clock",
+		},
+	},
+	{
+		Name: "on verbs", Kind: Cgo,
+		About: "helpers over verbs: the rdma_cm message channel, the workload knobs' memory, the RDMA tests' helpers",
+		Pkgs: []string{
+			"bench/cmchan", "bench/spread", "internal/testutil",
+		},
+	},
+	{
+		Name: "engine", Kind: Cgo,
+		About: "the benchmark engine: server, client, devices and routes, endpoints, measurement, the test kinds, the drop-in's loops",
+		Pkgs: []string{
+			"bench",
+		},
+	},
+	{
+		Name: "run lists", Kind: Cgo,
+		About: "a list of tests in one client run",
+		Pkgs: []string{
+			"bench/runlist",
+		},
+	},
+	{
+		Name: "subcommands", Kind: Cgo,
+		About: "`rdmabench cliffs`, `isolation`, `mesh`, `mr`",
+		Pkgs: []string{
+			"bench/cliffs", "bench/isolation", "bench/mesh", "bench/mr",
+		},
+	},
+	{
+		Name: "cmd", Kind: Cgo,
+		About: "the CLI: the command tree, its flags, exit codes",
+		Pkgs: []string{
+			"cmd/rdmabench",
+		},
+	},
+	{
+		Name: "tests", Kind: TestOnly,
+		About: "packages of tests only: the docs' code blocks, the build graph, end-to-end runs, the experiments",
+		Pkgs: []string{
+			"docs", "internal/buildcheck", "internal/e2e", "internal/e2e/exp", "internal/e2e/exp/mesh",
+			"internal/e2e/exp/pair", "internal/e2e/faults", "internal/e2e/pair", "scripts/scripttest",
+		},
+	},
+}
