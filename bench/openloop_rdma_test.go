@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/bench/statusline"
 )
 
@@ -23,8 +24,8 @@ func TestRDMAOpenLoopSlowRecorder(t *testing.T) {
 	defer func(d time.Duration) { statusline.Delay = d }(statusline.Delay)
 	sampleCap = 512 // batches of 256 (a quarter second): several boundaries
 	statusline.Delay = 100 * time.Millisecond
-	specs := plan(t, Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{8},
-		Template: Spec{Iters: 1500, Rate: 1000, Warmup: -1}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{8},
+		Template: spec.Spec{Iters: 1500, Rate: 1000, Warmup: -1}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
