@@ -95,7 +95,10 @@ unit: build
 VM_WHERE ?= guest
 VM_SKIP ?=
 # VM_FRESH=1: a fresh guest for each test binary (about 11 s a boot; the bed lock is
-# kept): late in a long-lived bed, control handshakes timed out (make test sets it).
+# kept). make test sets it: in a long-lived bed, after the host packages ran, the idle
+# guest ran 3 times slower (docs/testbed.md, "What make test costs") and the README's
+# loopback block timed out its control handshake in 3 of 3 full runs; fresh guests
+# passed it.
 VM_FRESH ?=
 VM_GOTEST = $(GO) test -p 1 -count=1 -timeout 30m -exec $(CURDIR)/$(VMEXEC)
 vm-test: build vmexec $(BUILD)/libdrvshim.so
@@ -288,6 +291,7 @@ fuzz:
 # rest in the guest.
 test: VM_WHERE = auto
 test: VM_SKIP = $(PAIR_KILLS)
+test: VM_FRESH = 1
 test: deps check fuzz vm-test
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
