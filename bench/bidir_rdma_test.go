@@ -3,13 +3,13 @@ package bench
 import (
 	"context"
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // checkBidir checks the bidirectional results of doc (run from specs): the

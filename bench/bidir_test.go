@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"net"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )

@@ -3,8 +3,6 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/hostenv"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +12,9 @@ import (
 	"github.com/rdmabench/rdmabench/bench/spread"
 	"github.com/rdmabench/rdmabench/verbs"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/bench/hostenv"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // The resource budget: what one side of a test maps, registers and opens,

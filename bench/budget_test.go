@@ -2,7 +2,6 @@ package bench
 
 import (
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"strings"
 	"testing"
@@ -10,6 +9,8 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"golang.org/x/sys/unix"
+
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 func TestSpecNeed(t *testing.T) {

@@ -2,11 +2,11 @@ package bench
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/drain"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )

@@ -3,10 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // TestRDMAChoicesRecorded runs the choices' defaults and their opposites

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

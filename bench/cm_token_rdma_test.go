@@ -2,13 +2,13 @@ package bench
 
 import (
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
 )

@@ -2,9 +2,9 @@ package bench
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

@@ -2,11 +2,11 @@ package bench
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"slices"
 	"sync"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

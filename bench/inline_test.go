@@ -3,11 +3,11 @@ package bench
 import (
 	"context"
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

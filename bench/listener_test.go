@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"io"
 	"log"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // testServer is a Server without a device (TCP tests only), whose log

@@ -3,11 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // Latency against load (--load-sweep): a latency test with load QPs is

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"io"
 	"math"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )

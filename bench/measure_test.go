@@ -2,13 +2,13 @@ package bench
 
 import (
 	"bytes"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 )
 

@@ -3,13 +3,13 @@ package bench
 import (
 	"context"
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
 )

@@ -1,12 +1,12 @@
 package bench
 
 import (
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

@@ -2,12 +2,12 @@ package bench
 
 import (
 	"context"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // checkPerQP checks a multi-QP result: n per-QP entries, distinct QPNs,

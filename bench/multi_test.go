@@ -1,11 +1,11 @@
 package bench
 
 import (
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 func TestQPItersSplit(t *testing.T) {

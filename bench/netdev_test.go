@@ -2,13 +2,13 @@ package bench
 
 import (
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/numa"
 	"github.com/rdmabench/rdmabench/verbs"
 )

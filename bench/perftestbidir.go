@@ -2,10 +2,10 @@ package bench
 
 import (
 	"context"
-	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // perftest's -b (duplex) facing a perftest tool: both sides run the

@@ -2,13 +2,13 @@ package bench
 
 import (
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

@@ -2,12 +2,12 @@ package bench
 
 import (
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

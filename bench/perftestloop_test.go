@@ -1,12 +1,12 @@
 package bench
 
 import (
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // TestPerftestSizeSwaps: the record swaps between the sizes of -a, as

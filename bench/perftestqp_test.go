@@ -2,12 +2,12 @@ package bench
 
 import (
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // TestRDMACounters: a loopback run on one device fills both sides' port

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"log"
 	"net"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result/schema"
 	"github.com/rdmabench/rdmabench/hist"
 
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 

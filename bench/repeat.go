@@ -3,9 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // runRepeated runs spec s Spec.Repeat times (at least once), each on

@@ -2,12 +2,12 @@ package bench
 
 import (
 	"context"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // TestRDMADeviceByRoute: with no --ib-dev, both sides take the device whose

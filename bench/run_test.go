@@ -1,10 +1,10 @@
 package bench
 
 import (
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // TestEnvQPType: the environment names each QP type of a run's RDMA tests

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"net"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // onceServer serves ServerConfig{Once: true} on an ephemeral loopback port;

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"io"
 	"net"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // One client's session on the server: admission, handshake, then its tests

@@ -3,9 +3,9 @@ package bench
 import (
 	"errors"
 	"fmt"
-	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/bench/spread"
 	"github.com/rdmabench/rdmabench/verbs"
 )

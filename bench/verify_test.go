@@ -2,7 +2,6 @@ package bench
 
 import (
 	"errors"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"net"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
 // TestPattern: a filled buffer checks clean at every length (whole words

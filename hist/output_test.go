@@ -2,7 +2,6 @@ package hist_test
 
 import (
 	"bytes"
-	"github.com/rdmabench/rdmabench/internal/golden"
 
 	"io"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/internal/golden"
 )
 
 // golden compares got with testdata/name (see internal/golden).
