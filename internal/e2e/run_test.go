@@ -401,26 +401,12 @@ func validateJSON(t *testing.T, path string) {
 		t.Error(err)
 		return
 	}
-	for _, k := range []struct {
-		name     string
-		is       func([]byte) bool
-		validate func([]byte) error
-	}{
-		{"rdmabench mr", result.IsMRDocument, schema.ValidateMRDocument},
-		{"rdmabench doctor", result.IsDoctorDocument, schema.ValidateDoctorDocument},
-		{"rdmabench isolation", result.IsIsolationDocument, schema.ValidateIsolationDocument},
-		{"rdmabench cliffs", result.IsCliffsDocument, schema.ValidateCliffsDocument},
-		{"rdmabench mesh", result.IsMeshDocument, schema.ValidateMeshDocument},
-	} {
-		if k.is(b) {
-			if err := k.validate(b); err != nil {
-				t.Errorf("schema: %s (%s document): %v", path, k.name, err)
-			}
-			return
-		}
+	kind := schema.KindOf(b)
+	if err := schema.Validate(b); err != nil {
+		t.Errorf("schema: %s (%s document): %v", path, kind, err)
+		return
 	}
-	if err := schema.ValidateDocument(b); err != nil {
-		t.Errorf("schema: %s (result document): %v", path, err)
+	if kind != "result" {
 		return
 	}
 	sch, err := currentSchema()

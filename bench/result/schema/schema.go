@@ -110,26 +110,39 @@ func ValidateDoctorDocument(data []byte) error {
 	return Against(s.doctor, data)
 }
 
-// Validate checks data against cliffs.schema.json or isolation.schema.json
-// for those kinds, against doctor.schema.json when IsDoctorDocument
-// says it is a doctor document, against mesh.schema.json when
-// IsMeshDocument says it is a mesh document, against mr.schema.json when IsMRDocument says it is an
-// `rdmabench mr` document, against schema.json otherwise.
+// kinds are the documents with a schema of their own, in the order Validate
+// tries them; any other document is a result document (schema.json).
+var kinds = []struct {
+	name     string
+	is       func([]byte) bool
+	validate func([]byte) error
+}{
+	{"cliffs", result.IsCliffsDocument, ValidateCliffsDocument},
+	{"isolation", result.IsIsolationDocument, ValidateIsolationDocument},
+	{"doctor", result.IsDoctorDocument, ValidateDoctorDocument},
+	{"mesh", result.IsMeshDocument, ValidateMeshDocument},
+	{"mr", result.IsMRDocument, ValidateMRDocument},
+}
+
+// KindOf names the kind of document data is, as Validate tells it:
+// "cliffs", "isolation", "doctor", "mesh", "mr", or "result".
+func KindOf(data []byte) string {
+	for _, k := range kinds {
+		if k.is(data) {
+			return k.name
+		}
+	}
+	return "result"
+}
+
+// Validate checks data against its kind's schema (KindOf): cliffs.schema.json,
+// isolation.schema.json, doctor.schema.json, mesh.schema.json or
+// mr.schema.json, and schema.json for a result document.
 func Validate(data []byte) error {
-	if result.IsCliffsDocument(data) {
-		return ValidateCliffsDocument(data)
-	}
-	if result.IsIsolationDocument(data) {
-		return ValidateIsolationDocument(data)
-	}
-	if result.IsDoctorDocument(data) {
-		return ValidateDoctorDocument(data)
-	}
-	if result.IsMeshDocument(data) {
-		return ValidateMeshDocument(data)
-	}
-	if result.IsMRDocument(data) {
-		return ValidateMRDocument(data)
+	for _, k := range kinds {
+		if k.is(data) {
+			return k.validate(data)
+		}
 	}
 	return ValidateDocument(data)
 }
