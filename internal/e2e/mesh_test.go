@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
-	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/internal/exptool/meshcheck"
 )
 
 // The small mesh in the one guest: MPICH's mpiexec (hydra) launches the
@@ -93,10 +93,10 @@ func TestMeshLocal(t *testing.T) {
 		t.Fatalf("mesh run: %s", o)
 	}
 	d := readMesh(t, js)
-	if err := meshComplete(d, 3, []string{"send", "write"}, []string{result.ModeLat}, 1); err != nil {
+	if err := meshcheck.Complete(&lineWriter{fn: func(l string) { t.Log(l) }}, d, 3, []string{"send", "write"}, []string{result.ModeLat}, 1); err != nil {
 		t.Errorf("%s: %v", js, err)
 	}
-	if err := meshLocal(d, 3, "rxe0", 18700); err != nil {
+	if err := meshcheck.Local(&lineWriter{fn: func(l string) { t.Log(l) }}, d, 3, "rxe0", 18700); err != nil {
 		t.Errorf("%s: %v", js, err)
 	}
 	if o := rb(t, "compare", "--baseline", js, js); o.Code != 0 {
@@ -172,7 +172,7 @@ func TestMeshRankKilled(t *testing.T) {
 	if r := rank0RC(t, rc); r != "6" {
 		t.Fatalf("rank 0 exit %s, want 6 (partial): %s", r, p)
 	}
-	if err := meshKilled(readMesh(t, js), 2); err != nil {
+	if err := meshcheck.Killed(&lineWriter{fn: func(l string) { t.Log(l) }}, readMesh(t, js), 2); err != nil {
 		t.Errorf("%s: %v", js, err)
 	}
 	if took > 30*time.Second {
@@ -226,90 +226,4 @@ func TestMeshSIGTERM(t *testing.T) {
 	if get(v, "outcome") != "partial" || !anyString(v, "interrupted (SIGINT or SIGTERM)") {
 		t.Errorf("%s: outcome %v, want partial, a value saying %q", js, get(v, "outcome"), "interrupted (SIGINT or SIGTERM)")
 	}
-}
-
-// meshComplete: every pair of an n-rank pairs run measured, with p50/p99/p99.9
-// (lat) and bandwidth (bw) for each op, the ranks on nhosts hosts
-// (scripts/meshcheck complete).
-func meshComplete(doc *result.MeshDocument, n int, ops, modes []string, nhosts int) error {
-	if doc.Outcome != result.MeshComplete || len(doc.Ranks) != n || len(doc.Pairs) != n*(n-1)/2 {
-		return fmt.Errorf("outcome %s, %d ranks, %d pairs; want complete, %d, %d", doc.Outcome, len(doc.Ranks), len(doc.Pairs), n, n*(n-1)/2)
-	}
-	hosts := map[string]bool{}
-	for _, r := range doc.Ranks {
-		hosts[r.Host] = true
-		if r.Env == nil {
-			return fmt.Errorf("rank %d has no environment", r.Rank)
-		}
-	}
-	if len(hosts) != nhosts {
-		return fmt.Errorf("ranks on %d hosts, want %d", len(hosts), nhosts)
-	}
-	for _, p := range doc.Pairs {
-		if p.Status != result.StatusOK {
-			return fmt.Errorf("pair %s: %s %s", p.Name(), p.Status, p.Error)
-		}
-		for _, op := range ops {
-			var lat, bw bool
-			for _, r := range p.Results {
-				if r.Op != op || r.Histogram == "" {
-					continue
-				}
-				switch r.Mode {
-				case result.ModeLat:
-					// each percentile present exactly when the samples back it
-					lat = r.Latency.P50.OK
-					for _, q := range []struct {
-						p  float64
-						ok bool
-					}{{50, r.Latency.P50.OK}, {99, r.Latency.P99.OK}, {99.9, r.Latency.P99_9.OK}} {
-						if want := r.Samples >= hist.MinSamples(q.p, hist.DefaultConfidence); q.ok != want {
-							return fmt.Errorf("pair %s %s lat: p%g present %v with %d samples", p.Name(), op, q.p, q.ok, r.Samples)
-						}
-					}
-				case result.ModeBW:
-					bw = r.Bandwidth.MBPerSec > 0
-				}
-			}
-			if (slices.Contains(modes, result.ModeLat) && !lat) || (slices.Contains(modes, result.ModeBW) && !bw) {
-				return fmt.Errorf("pair %s %s: latency %v, bandwidth %v", p.Name(), op, lat, bw)
-			}
-		}
-	}
-	return nil
-}
-
-// meshLocal: n ranks on one host, local ranks 0..n-1, each on device, local
-// rank l's server on port+l (scripts/meshcheck local).
-func meshLocal(doc *result.MeshDocument, n int, device string, port int) error {
-	if len(doc.Ranks) != n {
-		return fmt.Errorf("%d ranks, want %d", len(doc.Ranks), n)
-	}
-	for _, r := range doc.Ranks {
-		if r.Host != doc.Ranks[0].Host || r.LocalRank != r.Rank || r.Device != device || len(r.Ports) != 1 || r.Ports[0] != port+r.LocalRank {
-			return fmt.Errorf("rank %d: host %s, local rank %d, device %q, ports %v; want host %s, local rank %d, device %s, port %d",
-				r.Rank, r.Host, r.LocalRank, r.Device, r.Ports, doc.Ranks[0].Host, r.Rank, device, port+r.Rank)
-		}
-	}
-	for _, p := range doc.Pairs {
-		if p.Env == nil || p.Env.Device != device {
-			return fmt.Errorf("pair %s: client environment %+v, want device %s", p.Name(), p.Env, device)
-		}
-	}
-	return nil
-}
-
-// meshKilled: a partial run, rank lost, its pairs as client failed, every
-// pair without it measured (scripts/meshcheck killed).
-func meshKilled(doc *result.MeshDocument, rank int) error {
-	if doc.Outcome != result.MeshPartial || rank >= len(doc.Ranks) || doc.Ranks[rank].Status != result.StatusLost {
-		return fmt.Errorf("outcome %s, ranks %+v; want partial and rank %d lost", doc.Outcome, doc.Ranks, rank)
-	}
-	for _, p := range doc.Pairs {
-		ok := p.Status == result.StatusOK
-		if (p.Client == rank && ok) || (p.Client != rank && p.Server != rank && !ok) {
-			return fmt.Errorf("pair %s: %s %s", p.Name(), p.Status, p.Error)
-		}
-	}
-	return nil
 }

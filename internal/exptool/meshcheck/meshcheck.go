@@ -69,17 +69,17 @@ func Run(w io.Writer, args ...string) error {
 				return fmt.Errorf("complete: unknown option %q", a)
 			}
 		}
-		return complete(w, doc, n, strings.Split(args[3], ","), modes, hosts)
+		return Complete(w, doc, n, strings.Split(args[3], ","), modes, hosts)
 	case "local":
 		if len(args) != 5 {
 			return fmt.Errorf("local FILE N DEVICE PORT")
 		}
 		n, _ := strconv.Atoi(args[2])
 		port, _ := strconv.Atoi(args[4])
-		return local(w, doc, n, args[3], port)
+		return Local(w, doc, n, args[3], port)
 	case "killed":
 		rank, _ := strconv.Atoi(args[2])
-		return killed(w, doc, rank)
+		return Killed(w, doc, rank)
 	case "raise":
 		if len(args) != 5 {
 			return fmt.Errorf("raise IN OUT PAIR F")
@@ -106,7 +106,10 @@ func Run(w io.Writer, args ...string) error {
 	return fmt.Errorf("unknown check %q", args[0])
 }
 
-func complete(w io.Writer, doc *result.MeshDocument, n int, ops, modes []string, nhosts int) error {
+// Complete checks an n-rank pairs run: every pair measured, with p50/p99/p99.9
+// (lat) and bandwidth (bw) for each op, each percentile present exactly when
+// the samples back it, the ranks on nhosts hosts.
+func Complete(w io.Writer, doc *result.MeshDocument, n int, ops, modes []string, nhosts int) error {
 	if doc.Outcome != result.MeshComplete || len(doc.Ranks) != n || len(doc.Pairs) != n*(n-1)/2 {
 		return fmt.Errorf("outcome %s, %d ranks, %d pairs; want complete, %d, %d", doc.Outcome, len(doc.Ranks), len(doc.Pairs), n, n*(n-1)/2)
 	}
@@ -157,9 +160,9 @@ func complete(w io.Writer, doc *result.MeshDocument, n int, ops, modes []string,
 	return nil
 }
 
-// local checks N ranks on one host: distinct local ranks, the device map
+// Local checks N ranks on one host: distinct local ranks, the device map
 // applied, each local rank's server on its own port.
-func local(w io.Writer, doc *result.MeshDocument, n int, device string, port int) error {
+func Local(w io.Writer, doc *result.MeshDocument, n int, device string, port int) error {
 	if len(doc.Ranks) != n {
 		return fmt.Errorf("%d ranks, want %d", len(doc.Ranks), n)
 	}
@@ -179,7 +182,9 @@ func local(w io.Writer, doc *result.MeshDocument, n int, device string, port int
 	return nil
 }
 
-func killed(w io.Writer, doc *result.MeshDocument, rank int) error {
+// Killed checks a partial run: rank lost, its pairs as client failed, every
+// pair without it measured.
+func Killed(w io.Writer, doc *result.MeshDocument, rank int) error {
 	if doc.Outcome != result.MeshPartial || rank >= len(doc.Ranks) || doc.Ranks[rank].Status != result.StatusLost {
 		return fmt.Errorf("outcome %s, rank %d status %v; want partial and lost", doc.Outcome, rank, doc.Ranks)
 	}
