@@ -31,9 +31,9 @@ func TestRDMAiWARP(t *testing.T) {
 		ops = append(ops, result.OpFetchAdd, result.OpCmpSwap)
 	}
 	specs := plan(t, spec.Plan{Ops: ops, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{2, 65536},
-		Template: spec.Spec{Iters: 300, Warmup: 10, RDMACM: true}})
+		Template: spec.Spec{Iters: 100, Warmup: 10, RDMACM: true}})
 	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
-		Template: spec.Spec{Iters: 800, QPs: 4, Threads: 2, RDMACM: true}})...)
+		Template: spec.Spec{Iters: 400, QPs: 4, Threads: 2, RDMACM: true}})...)
 	cfg := runCfg(specs)
 	cfg.Client.Device, cfg.Client.RDMACM = dev, true
 	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
