@@ -315,10 +315,9 @@ fuzz:
 # rest in the guest. check and fuzz run beside it (make -j3), at nice 19 like the
 # host side of vm-test: the guest's qemu takes the CPUs first, and the host work
 # fills the time the guest leaves idle (a test waiting out a deadline, a boot's
-# device waits). Each stage's output comes in whole lines, prefixed by make's
-# target when it fails.
+# device waits). Their output interleaves, a line at a time.
 test: deps
-	$(MAKE) --no-print-directory -j3 --output-sync=line HOSTNICE='nice -n 19' VM_WHERE=auto \
+	$(MAKE) --no-print-directory -j3 HOSTNICE='nice -n 19' VM_WHERE=auto \
 		VM_SKIP='$(PAIR_KILLS)' VM_FRESH=1 VM_P=2 check fuzz vm-test
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.

@@ -17,6 +17,8 @@ import (
 	"net"
 	"net/netip"
 	"os/exec"
+	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -174,6 +176,20 @@ func liveAddrs(netdev string) ([]netip.Addr, error) {
 }
 
 func liveTool(name string, args ...string) ([]byte, error) {
+	key := strings.Join(append([]string{name}, args...), "\x00")
+	if configTools[name] {
+		if e, ok := toolCache.get(key); ok {
+			return e.out, e.err
+		}
+	}
+	out, err := runTool(name, args...)
+	if configTools[name] {
+		toolCache.put(key, toolAnswer{out: out, err: err, at: time.Now()})
+	}
+	return out, err
+}
+
+func runTool(name string, args ...string) ([]byte, error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
 		return nil, err
@@ -185,4 +201,47 @@ func liveTool(name string, args ...string) ([]byte, error) {
 		err = errors.New("no answer within " + toolTimeout.String())
 	}
 	return out, err
+}
+
+// configTools print configuration (PFC), not counters: their answers are
+// reused for toolCacheTTL. A run asks twice (the client's and the server's
+// findings, the same host in a loopback) and a server once per client; each
+// run of dcb costs about 0.1 s under emulation. ethtool -S (counters) always
+// runs.
+var configTools = map[string]bool{"dcb": true, "mlnx_qos": true}
+
+// toolCacheTTL is how old a configuration answer may be.
+const toolCacheTTL = 10 * time.Second
+
+type toolAnswer struct {
+	out []byte
+	err error
+	at  time.Time
+}
+
+// toolCache holds the configuration tools' latest answers, by command line.
+var toolCache = answerCache{m: map[string]toolAnswer{}}
+
+type answerCache struct {
+	mu sync.Mutex
+	m  map[string]toolAnswer
+}
+
+func (c *answerCache) get(key string) (toolAnswer, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	if !ok || time.Since(e.at) > toolCacheTTL {
+		return toolAnswer{}, false
+	}
+	return e, true
+}
+
+func (c *answerCache) put(key string, e toolAnswer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= 64 { // a bound: one entry per netdev and tool
+		clear(c.m)
+	}
+	c.m[key] = e
 }

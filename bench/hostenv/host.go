@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -171,5 +172,9 @@ func Host() result.Env {
 }
 
 // RDMACoreVersion is the rdma-core version (rdmaCoreVersion), "" when
-// nothing tells it.
-func RDMACoreVersion() string { return rdmaCoreVersion() }
+// nothing tells it. It is found once per process: the libibverbs a process
+// loaded stays what it is while it runs, and dpkg-query costs a third of a
+// second under emulation, twice in every run (both sides' environments).
+func RDMACoreVersion() string { return rdmaCoreOnce() }
+
+var rdmaCoreOnce = sync.OnceValue(rdmaCoreVersion)
