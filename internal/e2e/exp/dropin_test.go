@@ -75,11 +75,17 @@ func (m matrix) run(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 
-	// pair runs one pair: the server, then (once it listens) the client.
+	// pair runs one pair: the server, then (once it listens) the client;
+	// the drop-in's end records the exchange (NAME.rec.json).
 	pair := func(name string, port int, srv, cli string, extra []string) pairOut {
 		a := append(append(append(slices.Clone(at), "-p", fmt.Sprint(port)), extra...), args...)
+		rec := []string{"RDMABENCH_DROPIN_RECORD=" + filepath.Join(dir, name+".rec.json")}
+		srvEnv, cliEnv := rec, []string(nil)
+		if strings.HasSuffix(name, "pt-srv") {
+			srvEnv, cliEnv = nil, rec
+		}
 		t0 := time.Now()
-		sp, err := start(tmo, create(t, filepath.Join(dir, name+".server.txt")), create(t, filepath.Join(dir, name+".server.err")), nil, srv, a...)
+		sp, err := start(tmo, create(t, filepath.Join(dir, name+".server.txt")), create(t, filepath.Join(dir, name+".server.err")), srvEnv, srv, a...)
 		if err != nil {
 			return pairOut{name, fmt.Sprintf("%s: server: %v", name, err)}
 		}
@@ -92,7 +98,7 @@ func (m matrix) run(t *testing.T, dir string) {
 			sp.stop()
 			return pairOut{name, fmt.Sprintf("%s: no server on %d: %v", name, port, err)}
 		}
-		crc := run(tmo, create(t, filepath.Join(dir, name+".client.txt")), create(t, filepath.Join(dir, name+".client.err")), nil,
+		crc := run(tmo, create(t, filepath.Join(dir, name+".client.txt")), create(t, filepath.Join(dir, name+".client.err")), cliEnv,
 			cli, append(a, host)...)
 		if crc != 0 {
 			sp.stop() // the pair failed: no need to wait out the server's limit
@@ -124,7 +130,7 @@ func (m matrix) run(t *testing.T, dir string) {
 		if tl, q, ok := strings.Cut(tool, "@"); ok {
 			tool, qp, extra = tl, q, []string{"-c", q}
 		}
-		pt := lookPath(t, tool)
+		pt := perftestPath(t, tool)
 		for _, d := range dirs {
 			srv, cli := pt, filepath.Join(bin, tool)
 			if d == "pt-cli" {
@@ -195,6 +201,21 @@ func (m matrix) run(t *testing.T, dir string) {
 	if !t.Failed() {
 		t.Logf("dropin-perftest%s %s: OK", map[bool]string{true: " -R"}[m.cm], strings.Join(args, " "))
 	}
+}
+
+// perftestPath is perftest's tool: in $RDMABENCH_PERFTEST_DIR (a perftest
+// build, e.g. 6.29, to check the drop-in against) when set, else on PATH
+// (Debian's 6.06 in the bed).
+func perftestPath(t *testing.T, tool string) string {
+	t.Helper()
+	if d := os.Getenv("RDMABENCH_PERFTEST_DIR"); d != "" {
+		p := filepath.Join(d, tool)
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("RDMABENCH_PERFTEST_DIR: %v", err)
+		}
+		return p
+	}
+	return lookPath(t, tool)
 }
 
 var (
