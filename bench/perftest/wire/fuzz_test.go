@@ -59,6 +59,9 @@ func FuzzExchange(f *testing.F) {
 	f.Add(seed("6.28", legacy, gid), false)
 	f.Add(seed("6.29", legacy, bin629), true)
 	f.Add(seed("6.31", legacy, gid), false)
+	for _, r := range recordingSeeds(f) { // what perftest 6.06, 6.28 and 6.29 sent (testdata/exchanges)
+		f.Add(r.peer, r.binary)
+	}
 	f.Add([]byte("RDMB\x00\x01\x00\x01\x00\x00\x00\x00"), false)
 	f.Fuzz(func(t *testing.T, peer []byte, binary bool) {
 		c := &Conn{C: &fuzzConn{r: bytes.NewReader(peer)}, Binary: binary}
