@@ -260,13 +260,14 @@ dropin-perftest: exp-test
 # perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's
 # server with the drop-in's client and the drop-in's server with perftest's client,
 # for one test of each of the eight tools (AGREE_TEST="ib_write_bw -n 2000 -s 4096" runs one instead); the
-# medians and ratios come from scripts/dropinagree on the host.
+# medians and ratios come from scripts/dropinagree on the host. PERFTEST_DIR as in dropin-perftest.
 AGREE_ROUNDS ?= 5
 AGREE_TEST ?=
 dropin-agree: exp-test
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/dropinagree ./scripts/dropinagree
 	rm -rf $(BUILD)/agree && mkdir -p $(BUILD)/agree
 	t=$$((300 + 60 * $(AGREE_ROUNDS))); $(VMEXEC) run --timeout $$t --outdir $(BUILD)/agree $(EXP_ENV) \
+		$(if $(PERFTEST_DIR),--env RDMABENCH_PERFTEST_DIR=$(abspath $(PERFTEST_DIR))) \
 		--env AGREE_ROUNDS=$(AGREE_ROUNDS) --env 'AGREE_TEST=$(AGREE_TEST)' -- $(EXP_TEST) '^TestDropinAgree$$' -test.timeout $$((t - 60))s || true
 	$(BUILD)/dropinagree -dir $(BUILD)/agree
 

@@ -20,8 +20,8 @@ var allTools = []string{"ib_send_lat", "ib_write_lat", "ib_read_lat", "ib_atomic
 // qpTools are the UC and UD pairs perftest 6.06 allows.
 var qpTools = []string{"ib_send_lat@UC", "ib_write_lat@UC", "ib_send_bw@UC", "ib_write_bw@UC", "ib_send_lat@UD", "ib_send_bw@UD"}
 
-// matrix is one set of drop-in pairs against Debian's real perftest in the
-// guest (rxe0, 127.0.0.1, GID index 1; with cm, rdma_cm QPs on rxe1,
+// matrix is one set of drop-in pairs against real perftest (Debian's, or
+// $RDMABENCH_PERFTEST_DIR's) in the guest (rxe0, 127.0.0.1, GID index 1; with cm, rdma_cm QPs on rxe1,
 // 192.0.2.1, as rdma_cm resolves no loopback address). For each tool, two
 // pairs: perftest's server with the drop-in's client (pt-srv), and the
 // drop-in's server with perftest's client (pt-cli). Both ends must exit 0
@@ -262,7 +262,10 @@ func durationLatTable(text string) bool {
 // one row each), -D 2 and -b in the tools that take them, -D 2 in the four
 // latency tools without and with -R (each pair within 8 s). Each step is a
 // subtest (-test.run '^TestDropinPerftest$/^rc$' runs one); the outputs go
-// to $RDMABENCH_OUT/STEP/NAME.{server,client}.{txt,err}.
+// to $RDMABENCH_OUT/STEP/NAME.{server,client}.{txt,err}, the drop-in's
+// recording of the exchange to NAME.rec.json. $RDMABENCH_PERFTEST_DIR names
+// another perftest build to face (6.28, 6.29; make dropin-perftest
+// PERFTEST_DIR=DIR).
 func TestDropinPerftest(t *testing.T) {
 	requireBed(t)
 	out := outDir(t)
