@@ -364,3 +364,27 @@ func TestNewerPeerNamed(t *testing.T) {
 		t.Fatalf("EncodeLegacy without max_qp_rd_atom: %v", err)
 	}
 }
+
+// TestTestParams: the drop-in fills the record as perftest's parser does.
+func TestTestParams(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Test
+		want Params
+	}{
+		{"send_lat", Test{Verb: VerbSend, Lat: true, Size: 2, Iters: 1000, NumQPs: 1, MaxQPRdAtom: 128},
+			Params{Verb: VerbSend, Tst: TstLat, AtomicType: CmpAndSwap, ReportFmt: ReportMiB, Size: 2, Iters: 1000, NumQPs: 1, Duration: 5, MaxQPRdAtom: 128}},
+		{"atomic_bw", Test{Verb: VerbAtomic, Size: 8, Iters: 1000, NumQPs: 1, MaxQPRdAtom: 16},
+			Params{Verb: VerbAtomic, Tst: TstBW, AtomicType: FetchAndAdd, ReportFmt: ReportMiB, Size: 8, Iters: 1000, NumQPs: 1, Duration: 5, MaxQPRdAtom: 16}},
+		{"atomic_lat -A CMP_AND_SWAP", Test{Verb: VerbAtomic, Lat: true, CmpAndSwap: true, Size: 8, Iters: 1000, NumQPs: 1},
+			Params{Verb: VerbAtomic, Tst: TstLat, AtomicType: CmpAndSwap, ReportFmt: ReportMiB, Size: 8, Iters: 1000, NumQPs: 1, Duration: 5}},
+		{"write_bw -D 2 -R --report_gbits -c UC", Test{Verb: VerbWrite, Conn: ConnUC, Duration: 2, RDMACM: true, ReportGbits: true, Size: 65536, Iters: 5000, NumQPs: 2},
+			Params{Verb: VerbWrite, ConnectionType: ConnUC, Tst: TstBW, TestType: DurationTest, ReportFmt: ReportGbits, Size: 65536, NumQPs: 2, Duration: 2, RDMACM: 1}},
+		{"read_lat -a", Test{Verb: VerbRead, Lat: true, AllSizes: true, Size: 1 << 23, Iters: 5, NumQPs: 1},
+			Params{TestMethod: RunAll, Verb: VerbRead, Tst: TstLat, ReportFmt: ReportMiB, Size: 1 << 23, Iters: 5, NumQPs: 1, Duration: 5}},
+	} {
+		if got := tc.in.Params(); got != tc.want {
+			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+}
