@@ -51,7 +51,7 @@ func TestPerftestParams(t *testing.T) {
 	} else if s, _, err := perftestSpec(r); err != nil || !s.RDMACM || perftestTest(r).Params().RDMACM != 1 {
 		t.Errorf("ib_write_bw -R against perftest: %v (rdma_cm %v)", err, s.RDMACM)
 	}
-	for _, args := range [][]string{{"-a", "-D", "5", "host"}, {"-b", "-a", "host"}, {"-b", "-D", "5", "host"}, {"-a", "-c", "UC", "host"}} {
+	for _, args := range [][]string{{"-a", "-D", "5", "host"}, {"-b", "-a", "host"}, {"-b", "-D", "5", "host"}, {"-a", "-c", "UC", "host"}, {"--data_validation", "host"}} {
 		bw, err := perftest.Parse(perftest.Tools["ib_write_bw"], args)
 		if err != nil {
 			t.Fatal(err)
