@@ -255,22 +255,28 @@ mesh-ompi: launcher-deps build
 # take them. Last -D 2 in the four latency tools, without and with -R (each
 # pair done within 8 s; about 50 s in all). TestDropinPerftest, one subtest per step
 # (rc, rdma_cm, qp, all_sizes, duration_bw, bidir, duration_lat, duration_lat_cm);
-# every end's output in build/dropin-perftest/STEP/.
+# every end's output in build/dropin-perftest/STEP/, and the drop-in's recording of each
+# exchange (NAME.rec.json, bench/perftest/wire/testdata/exchanges has a selection).
+# PERFTEST_DIR=DIR runs perftest's tools from DIR (a perftest build, 6.28 or 6.29, on
+# this host: the guest sees the host's files) instead of Debian's 6.06.
+PERFTEST_DIR ?=
 dropin-perftest: exp-test
 	rm -rf $(BUILD)/dropin-perftest && mkdir -p $(BUILD)/dropin-perftest
-	$(VMEXEC) run --timeout 1200 --outdir $(BUILD)/dropin-perftest $(EXP_ENV) -- $(EXP_TEST) '^TestDropinPerftest$$' -test.timeout 1080s
+	$(VMEXEC) run --timeout 1200 --outdir $(BUILD)/dropin-perftest $(EXP_ENV) $(if $(PERFTEST_DIR),--env RDMABENCH_PERFTEST_DIR=$(abspath $(PERFTEST_DIR))) \
+		-- $(EXP_TEST) '^TestDropinPerftest$$' -test.timeout 1080s
 
 # The drop-in's figures against perftest's (docs/perftest.md, "Agreement with
 # perftest"): AGREE_ROUNDS rounds in one guest of perftest with perftest, perftest's
 # server with the drop-in's client and the drop-in's server with perftest's client,
 # for one test of each of the eight tools (AGREE_TEST="ib_write_bw -n 2000 -s 4096" runs one instead); the
-# medians and ratios come from scripts/dropinagree on the host.
+# medians and ratios come from scripts/dropinagree on the host. PERFTEST_DIR as in dropin-perftest.
 AGREE_ROUNDS ?= 5
 AGREE_TEST ?=
 dropin-agree: exp-test
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/dropinagree ./scripts/dropinagree
 	rm -rf $(BUILD)/agree && mkdir -p $(BUILD)/agree
 	t=$$((300 + 60 * $(AGREE_ROUNDS))); $(VMEXEC) run --timeout $$t --outdir $(BUILD)/agree $(EXP_ENV) \
+		$(if $(PERFTEST_DIR),--env RDMABENCH_PERFTEST_DIR=$(abspath $(PERFTEST_DIR))) \
 		--env AGREE_ROUNDS=$(AGREE_ROUNDS) --env 'AGREE_TEST=$(AGREE_TEST)' -- $(EXP_TEST) '^TestDropinAgree$$' -test.timeout $$((t - 60))s || true
 	$(BUILD)/dropinagree -dir $(BUILD)/agree
 

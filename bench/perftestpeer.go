@@ -38,13 +38,17 @@ type PerftestConfig struct {
 	// Peak computes perftest's BW peak on the bandwidth client
 	// (result.Result.PerftestPeak; off with perftest's -N).
 	Peak bool
-	// Params is what this side negotiates with a perftest >= 6.28 (the
-	// SYMMETRIC options); Size, Iters, NumQPs and TxDepth come from Spec.
-	Params  wire.Params
+	// Test is what this side negotiates with a perftest >= 6.28 (the
+	// SYMMETRIC options); Size, Iters and NumQPs come from Spec, and
+	// MaxQPRdAtom from the device.
+	Test    wire.Test
 	Timeout time.Duration // each exchange step; 0: wire.DefaultTimeout
 	Run     RunOptions
 	// Trace, when set, gets one line per step of the exchange.
 	Trace io.Writer
+	// Record, when set, gets every swap and what this side negotiated
+	// (RDMABENCH_DROPIN_RECORD; the caller fills Tool and Args and writes it).
+	Record *wire.Recording
 }
 
 // PerftestRun is what one side saw.
@@ -90,6 +94,8 @@ func PerftestSupported(s spec.Spec) error {
 		return fmt.Errorf("%w: -b with -D (-b with -n)", ErrPerftestUnsupported)
 	case s.NumQPs() > 1 && s.Mode == result.ModeLat:
 		return fmt.Errorf("%w: -q %d in a latency test (one QP)", ErrPerftestUnsupported, s.NumQPs())
+	case s.Verify:
+		return fmt.Errorf("%w: --data_validation (perftest 6.29's swaps tail markers in its own records; rdmabench's check needs rdmabench at both ends)", ErrPerftestUnsupported)
 	}
 	return nil
 }
@@ -126,9 +132,14 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		defer dev.Close()
 	}
 	wc := &wire.Conn{C: nc, Client: cfg.Client, Timeout: cfg.Timeout, Binary: cc != nil}
-	if cfg.Trace != nil {
+	if cfg.Trace != nil || cfg.Record != nil {
 		wc.Trace = func(field string, sent, got []byte, err error) {
-			fmt.Fprintf(cfg.Trace, "perftest exchange: %s: sent %q, got %q, err %v\n", field, bytes.TrimRight(sent, "\x00"), bytes.TrimRight(got, "\x00"), err)
+			if cfg.Trace != nil {
+				fmt.Fprintf(cfg.Trace, "perftest exchange: %s: sent %q, got %q, err %v\n", field, bytes.TrimRight(sent, "\x00"), bytes.TrimRight(got, "\x00"), err)
+			}
+			if cfg.Record != nil {
+				cfg.Record.Add(field, sent, got, err)
+			}
 		}
 	}
 	run := &PerftestRun{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat) || s.Bidirectional}
@@ -151,9 +162,12 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	}
 	run.MTU, s.MTU = wire.MTUBytes(enum), wire.MTUBytes(enum)
 	perftest.CutUDSize(&s, run.MTU) // UD: one packet, as perftest cuts it
-	p := cfg.Params
-	p.Size, p.Iters, p.NumQPs, p.TxDepth = uint64(s.Size), uint64(s.Iters), int32(s.NumQPs()), int32(s.TxDepth)
-	if _, _, _, err := wc.Negotiate(p, wire.LegacyLen); err != nil {
+	t := cfg.Test
+	t.Size, t.Iters, t.NumQPs, t.MaxQPRdAtom = uint64(s.Size), uint64(s.Iters), s.NumQPs(), dev.Attr.MaxQPRdAtom
+	if rec := cfg.Record; rec != nil {
+		rec.Peer, rec.Client, rec.Binary, rec.Test = run.Peer.Raw, cfg.Client, cc != nil, t
+	}
+	if _, _, err := wc.Negotiate(t.Params(), wire.LegacyLen); err != nil {
 		run.Mismatches = wire.Mismatches(err)
 		return run, err
 	}
@@ -163,6 +177,9 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	}
 	defer eps.close()
 	withGID := dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
+	if cfg.Record != nil {
+		cfg.Record.WithGID = withGID
+	}
 	qps := eps.measured()
 	if cc != nil {
 		if err := connectPerftestCM(ctx, wc, cc, dev, eps, withGID); err != nil {

@@ -165,4 +165,4 @@ const perftest606Options = `--aes_block_size --burst_size --cpu_util --disable_p
 -M --MGID -N --noPeak -O --dualport -Q --cq-mod -R --rdma_cm -S --sl -T --tos -U --report-unsorted -V --version
 -W --report-counters -X --vector -a --all -b --bidirectional -c --connection -d --ib-dev -e --events -f --margin -g --mcg
 -h --help -i --ib-port -l --post_list -m --mtu -n --iters -o --outs -p --port -q --qp -r --rx-depth -s --size
--t --tx-depth -u --qp-timeout -w --limit_bw -x --gid-index -y --limit_msgrate -z --com_rdma_cm`
+-t --tx-depth -u --qp-timeout -w --limit_bw -x --gid-index -y --limit_msgrate -z --comm_rdma_cm`

@@ -135,7 +135,7 @@ var flags = []*flagDef{
 	{short: 'x', long: "gid-index", arg: true, set: setInt(0, 255, func(o *Options) *int { return &o.GIDIndex })},
 	{short: 'X', long: "vector", arg: true, set: setInt(0, 65535, func(o *Options) *int { return &o.Vector })},
 	{short: 'y', long: "limit_msgrate", arg: true, in: bwOnly, only: "bandwidth tests only", set: setPositive(func(o *Options) *float64 { return &o.LimitMsgRate })},
-	{short: 'z', long: "com_rdma_cm", why: "rdmabench's control connection is TCP; -R creates the QPs with rdma_cm"},
+	{short: 'z', long: "comm_rdma_cm", why: "rdmabench's control connection is TCP; -R creates the QPs with rdma_cm"},
 
 	{long: "out_json", why: "perftest's JSON layout is not written; rdmabench run --json writes rdmabench's result document"},
 	{long: "out_json_file", arg: true, why: "perftest's JSON layout is not written; rdmabench run --json writes rdmabench's result document"},
@@ -184,10 +184,13 @@ var flags = []*flagDef{
 	{long: "rate_limit_type", arg: true, why: "the rate limiter is not implemented; rdmabench run --limit-bw shapes the sender"},
 	{long: "recv_post_list", arg: true, why: "receives are posted one at a time"},
 	{long: "data_validation", set: setTrue(func(o *Options) *bool { return &o.Verify })},
+	{long: "data_validation_debug", why: "--data_validation names the first message that differs; perftest's debug dump is not written"},
 	{long: "log_dci_streams", arg: true, why: "DC is not implemented"},
 	{long: "log_active_dci_streams", arg: true, why: "DC is not implemented"},
 	{long: "send_with_imm", why: "SEND with immediate is not implemented"},
+	{long: "connectionless", in: sendOnly, only: "send tests only", why: "multicast groups are not implemented (perftest's connectionless server serves UD multicast)"},
 	{long: "write_with_imm", why: "WRITE with immediate is not implemented (ib_write_lat polls the buffer, as perftest does without it)"},
+	{long: "unsolicited_write", why: "WRITE with immediate is not implemented (an SRD provider knob for it)"},
 	{long: "flow_label", arg: true, why: "the GRH flow label is not set"},
 	{long: "use-null-mr", why: "the data path always registers real memory"},
 	{long: "payload_file_path", arg: true, why: "payloads are rdmabench's own (--data_validation checks them)"},
@@ -202,6 +205,9 @@ var flags = []*flagDef{
 	{long: "report-min-bw", arg: true, why: "not implemented"},
 	{long: "sig_offload", why: "signature offload is not implemented"},
 	{long: "tph_mem", arg: true, why: "TPH memory hints are not implemented"},
+	{long: "ph", arg: true, why: "TPH processing hints are not implemented"},
+	{long: "cpu_id", arg: true, why: "TPH processing hints are not implemented (rdmabench run --cpu pins the threads)"},
+	{long: "report-histogrm", in: latOnly, only: "latency tests only", set: setTrue(func(o *Options) *bool { return &o.Histogram })}, // perftest's misspelt alias of -H
 	{long: "congest_type", arg: true, why: "an hns provider knob"},
 }
 
@@ -209,9 +215,10 @@ var flags = []*flagDef{
 func init() {
 	for _, n := range []string{"use_cuda", "use_cuda_bus_id", "cuda_mem_type", "use_cuda_dmabuf", "use_cuda_pcie_mapping",
 		"use_data_direct", "gpu_touch", "use_rocm", "use_rocm_dmabuf", "use_neuron", "use_neuron_dmabuf", "use_hl",
-		"use_mlu", "use_mlu_dmabuf", "use_opencl", "use_musa", "use_musa_dmabuf", "use_ib_dm_dmabuf"} {
+		"use_mlu", "use_mlu_dmabuf", "use_opencl", "opencl_platform_id", "use_musa", "use_musa_dmabuf", "use_musa_bus_id",
+		"use_musa_pcie_mapping", "use_ib_dm_dmabuf"} {
 		flags = append(flags, &flagDef{long: n, arg: n != "use_cuda_dmabuf" && n != "use_rocm_dmabuf" && n != "use_neuron_dmabuf" &&
-			n != "use_mlu_dmabuf" && n != "use_musa_dmabuf" && n != "use_data_direct" && n != "use_cuda_pcie_mapping",
+			n != "use_mlu_dmabuf" && n != "use_musa_dmabuf" && n != "use_data_direct" && n != "use_cuda_pcie_mapping" && n != "use_musa_pcie_mapping",
 			why: "buffers are host memory: accelerator memory is not implemented"})
 	}
 	for _, n := range []string{"aes_xts", "encrypt_on_tx", "sig_before"} {

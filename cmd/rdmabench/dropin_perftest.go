@@ -27,45 +27,29 @@ import (
 // at the first bytes of its one connection: perftest's version string, or
 // rdmabench's header.
 
-// perftestParams is what this side negotiates with perftest >= 6.28.
-func perftestParams(o perftest.Options) wire.Params {
-	p := wire.Params{TestMethod: wire.RunRegular, ConnectionType: wire.ConnRC, Tst: wire.TstBW, AtomicType: wire.FetchAndAdd,
-		TestType: wire.Iterations, ReportFmt: wire.ReportMiB, Duration: 5}
-	if o.Tool.Lat {
-		p.Tst = wire.TstLat
-	}
+// perftestTest is what this side negotiates with perftest >= 6.28 (the
+// size, iterations, QPs and the device's max_qp_rd_atom are filled in by
+// bench.RunPerftest).
+func perftestTest(o perftest.Options) wire.Test {
+	t := wire.Test{Lat: o.Tool.Lat, Conn: wire.ConnRC, AllSizes: o.AllSizes, Duration: o.Duration, ReportGbits: o.ReportGbits,
+		RDMACM: o.RDMACM, CmpAndSwap: o.AtomicType == "CMP_AND_SWAP"}
 	switch o.Tool.Verb {
 	case perftest.Send:
-		p.Verb = wire.VerbSend
+		t.Verb = wire.VerbSend
 	case perftest.Write:
-		p.Verb = wire.VerbWrite
+		t.Verb = wire.VerbWrite
 	case perftest.Read:
-		p.Verb = wire.VerbRead
+		t.Verb = wire.VerbRead
 	case perftest.Atomic:
-		p.Verb = wire.VerbAtomic
-	}
-	if o.AllSizes {
-		p.TestMethod = wire.RunAll
-	}
-	if o.Duration > 0 {
-		p.TestType, p.Duration = wire.DurationTest, int32(o.Duration)
-	}
-	if o.ReportGbits {
-		p.ReportFmt = wire.ReportGbits
-	}
-	if o.RDMACM {
-		p.RDMACM = 1
-	}
-	if o.AtomicType == "CMP_AND_SWAP" {
-		p.AtomicType = wire.CmpAndSwap
+		t.Verb = wire.VerbAtomic
 	}
 	switch o.ConnOrDefault() { // -c
 	case "UC":
-		p.ConnectionType = wire.ConnUC
+		t.Conn = wire.ConnUC
 	case "UD":
-		p.ConnectionType = wire.ConnUD
+		t.Conn = wire.ConnUD
 	}
-	return p
+	return t
 }
 
 // perftestSpec is the test the drop-in runs against perftest, or why it
@@ -133,8 +117,10 @@ func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Wri
 		}
 	}
 	defer nc.Close()
+	rec, saveRec := dropInRecord(o)
 	run, err := bench.RunPerftest(ctx, nc, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
-		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
+		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: perftestTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace(), Record: rec})
+	saveRec()
 	if errors.Is(err, bench.ErrNotPerftest) {
 		return false, nil
 	}
@@ -193,6 +179,22 @@ func dropInTrace() io.Writer {
 	return nil
 }
 
+// dropInRecord is, with RDMABENCH_DROPIN_RECORD=FILE, a recording of the
+// exchange and the function that writes it to FILE (a failure to write is
+// printed to stderr); else nil and a no-op.
+func dropInRecord(o perftest.Options) (*wire.Recording, func()) {
+	path := os.Getenv("RDMABENCH_DROPIN_RECORD")
+	if path == "" {
+		return nil, func() {}
+	}
+	rec := &wire.Recording{Tool: o.Tool.Name, Args: os.Args[1:]}
+	return rec, func() {
+		if err := rec.WriteFile(path); err != nil {
+			fmt.Fprintf(os.Stderr, "RDMABENCH_DROPIN_RECORD: %v\n", err)
+		}
+	}
+}
+
 // perftestFirst reports whether the first bytes of a connection are
 // perftest's version string (digits, then a dot) rather than rdmabench's
 // header ("RDMB").
@@ -225,8 +227,10 @@ func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, s
 		}
 		return fmt.Errorf("the client is %s, and %w", who, err)
 	}
+	rec, saveRec := dropInRecord(o)
 	run, err := bench.RunPerftest(ctx, c, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
-		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Params: perftestParams(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace()})
+		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: perftestTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace(), Record: rec})
+	saveRec()
 	return finishPerftest(stdout, o, perftest.Server, run, c.RemoteAddr().String(), err)
 }
 

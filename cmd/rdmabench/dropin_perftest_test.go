@@ -27,19 +27,31 @@ func TestPerftestParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := perftestParams(o)
-	if p.Verb != wire.VerbWrite || p.Tst != wire.TstLat || p.ReportFmt != wire.ReportMiB || p.AtomicType != wire.FetchAndAdd || p.TestMethod != wire.RunRegular {
+	p := perftestTest(o).Params()
+	if p.Verb != wire.VerbWrite || p.Tst != wire.TstLat || p.ReportFmt != wire.ReportMiB || p.AtomicType != wire.CmpAndSwap || p.TestMethod != wire.RunRegular {
 		t.Fatalf("%+v", p)
+	}
+	for _, tc := range []struct {
+		args []string
+		want int32
+	}{{[]string{"host"}, wire.FetchAndAdd}, {[]string{"-A", "CMP_AND_SWAP", "host"}, wire.CmpAndSwap}} {
+		a, err := perftest.Parse(perftest.Tools["ib_atomic_bw"], tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := perftestTest(a).Params().AtomicType; got != tc.want {
+			t.Errorf("ib_atomic_bw %v: atomicType %d, want %d", tc.args, got, tc.want)
+		}
 	}
 	if s, sizes, err := perftestSpec(o); err != nil || s.Size != 64 || sizes != nil {
 		t.Fatalf("perftestSpec: %v %v %v", s.Size, sizes, err)
 	}
 	if r, err := perftest.Parse(perftest.Tools["ib_write_bw"], []string{"-R", "host"}); err != nil {
 		t.Fatal(err)
-	} else if s, _, err := perftestSpec(r); err != nil || !s.RDMACM || perftestParams(r).RDMACM != 1 {
+	} else if s, _, err := perftestSpec(r); err != nil || !s.RDMACM || perftestTest(r).Params().RDMACM != 1 {
 		t.Errorf("ib_write_bw -R against perftest: %v (rdma_cm %v)", err, s.RDMACM)
 	}
-	for _, args := range [][]string{{"-a", "-D", "5", "host"}, {"-b", "-a", "host"}, {"-b", "-D", "5", "host"}, {"-a", "-c", "UC", "host"}} {
+	for _, args := range [][]string{{"-a", "-D", "5", "host"}, {"-b", "-a", "host"}, {"-b", "-D", "5", "host"}, {"-a", "-c", "UC", "host"}, {"--data_validation", "host"}} {
 		bw, err := perftest.Parse(perftest.Tools["ib_write_bw"], args)
 		if err != nil {
 			t.Fatal(err)
@@ -77,8 +89,8 @@ func TestPerftestSpecAll(t *testing.T) {
 		if s.Size != sizes[0] {
 			t.Errorf("%s -a: spec size %d, want the first size %d", tool, s.Size, sizes[0])
 		}
-		if perftestParams(o).TestMethod != wire.RunAll {
-			t.Errorf("%s -a: test method %v, want RUN_ALL", tool, perftestParams(o).TestMethod)
+		if perftestTest(o).Params().TestMethod != wire.RunAll {
+			t.Errorf("%s -a: test method %v, want RUN_ALL", tool, perftestTest(o).Params().TestMethod)
 		}
 	}
 }
@@ -162,7 +174,7 @@ func TestPerftestQPParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := perftestParams(o).ConnectionType; got != tc.want {
+		if got := perftestTest(o).Params().ConnectionType; got != tc.want {
 			t.Errorf("%s -c %s: connection_type %d, want %d", tc.tool, tc.conn, got, tc.want)
 		}
 		if s, _, err := perftestSpec(o); err != nil || s.QPTypeLabel() != tc.conn {

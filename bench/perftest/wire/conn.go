@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +42,13 @@ func (c *Conn) timeout() time.Duration {
 func (c *Conn) Swap(field string, mine []byte, n int) (got []byte, err error) {
 	if c.Trace != nil {
 		defer func() { c.Trace(field, mine, got, err) }()
+	}
+	if c.Peer.Newer() {
+		defer func() {
+			if err != nil {
+				err = fmt.Errorf("%w (the peer is perftest %s, newer than %s, the newest exchange the drop-in speaks)", err, c.Peer, OurVersion)
+			}
+		}()
 	}
 	if c.Client {
 		if err := c.write(field, mine); err != nil {
@@ -142,70 +148,45 @@ func (c *Conn) MTU(ours int) (int, error) {
 	return min(ours, peer), nil
 }
 
-// Negotiate is step 4 for a peer >= 6.28 (none for older ones: ok false):
-// it swaps the parameters in the form the peer's version uses and returns
-// the peer's, the keys it sent (nil: all), and every mismatch as one
-// error joining Mismatch values (errors.Is ErrMismatch). legacyLen picks
-// the 6.28/6.29 record's size (LegacyLen unless the peer was built
-// without mlx5dv).
-func (c *Conn) Negotiate(ours Params, legacyLen int) (peer Params, received map[string]bool, ok bool, err error) {
-	// each side decides on the other's version: both must be 6.28 or
-	// later, and the fixed record is used when either is 6.29 or older
-	switch low := min(c.Peer.Value, c.Ours.Value); {
-	case low < NegotiateVersion-1e-9:
-		return Params{}, nil, false, nil
-	case low <= LegacyNegotiation+1e-9:
-		b, err := ours.EncodeLegacy(legacyLen, nil)
-		if err != nil {
-			return Params{}, nil, false, err
-		}
-		rb, err := c.Swap("negotiation", b, legacyLen)
-		if err != nil {
-			return Params{}, nil, false, err
-		}
-		if peer, _, err = ParseLegacy(rb); err != nil {
-			return Params{}, nil, false, err
-		}
-	default:
-		rb, err := c.Swap("negotiation version", EncodeInt32(NegotiationKVVersion), 4)
-		if err != nil {
-			return Params{}, nil, false, err
-		}
-		if v := int32(binary.BigEndian.Uint32(rb)); v != NegotiationKVVersion {
-			return Params{}, nil, false, nil // perftest skips the negotiation then
-		}
-		kv := ours.EncodeKV(false)
-		rb, err = c.Swap("negotiation length", binary.BigEndian.AppendUint32(nil, uint32(len(kv))), 4)
-		if err != nil {
-			return Params{}, nil, false, err
-		}
-		n := binary.BigEndian.Uint32(rb)
-		if n > MaxKVLen {
-			return Params{}, nil, false, outOfRange("negotiation length", "%d bytes, at most %d", n, MaxKVLen)
-		}
-		if rb, err = c.Swap("negotiation", []byte(kv), int(n)); err != nil {
-			return Params{}, nil, false, err
-		}
-		if peer, received, err = ParseKV(string(rb)); err != nil {
-			return Params{}, nil, false, err
-		}
+// Negotiate is step 4 for a peer >= 6.28 (none for older ones: ok
+// false): it swaps the fixed record (the form of 6.28 and 6.29, which a
+// newer perftest speaks to a 6.29 peer) and returns the peer's parameters
+// and every mismatch as one error joining Mismatch values (errors.Is
+// ErrMismatch). legacyLen picks the record's size (LegacyLen unless the
+// peer was built without mlx5dv).
+func (c *Conn) Negotiate(ours Params, legacyLen int) (peer Params, ok bool, err error) {
+	// each side decides on the other's version: both must be 6.28 or later
+	if !c.Peer.AtLeast(NegotiateVersion) || !c.Ours.AtLeast(NegotiateVersion) {
+		return Params{}, false, nil
+	}
+	b, err := ours.EncodeLegacy(legacyLen, nil)
+	if err != nil {
+		return Params{}, false, err
+	}
+	rb, err := c.Swap("negotiation", b, legacyLen)
+	if err != nil {
+		return Params{}, false, err
+	}
+	if peer, _, err = ParseLegacy(rb); err != nil {
+		return Params{}, false, err
 	}
 	var errs []error
-	for _, m := range Compare(ours, peer, received) {
+	for _, m := range Compare(ours, peer) {
 		errs = append(errs, m)
 	}
-	return peer, received, true, errors.Join(errs...)
+	return peer, true, errors.Join(errs...)
 }
 
 // Dest is step 5 for one QP (and every barrier after it): swap
 // destination records.
 func (c *Conn) Dest(ours Dest, withGID bool, field string) (Dest, error) {
 	if c.Binary {
-		b, err := ours.EncodeBinary()
+		n := DestBinLenFor(c.Peer)
+		b, err := ours.EncodeBinary(n)
 		if err != nil {
 			return Dest{}, err
 		}
-		rb, err := c.Swap(field, b, DestBinLen)
+		rb, err := c.Swap(field, b, n)
 		if err != nil {
 			return Dest{}, err
 		}

@@ -15,7 +15,7 @@ func TestCompareConnectionType(t *testing.T) {
 	} {
 		l, r := writeLat64(), writeLat64()
 		l.ConnectionType, r.ConnectionType = tc.local, tc.remote
-		ms := Compare(l, r, nil)
+		ms := Compare(l, r)
 		switch {
 		case tc.want == "" && len(ms) != 0:
 			t.Errorf("%d, %d: %v, want none", tc.local, tc.remote, ms)

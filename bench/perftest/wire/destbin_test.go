@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,20 +33,34 @@ func TestDestBinary(t *testing.T) {
 		0, 0, 0, 0, // SRQN
 		0, 0, 0, 0, // GID index
 	}
-	got, err := perftestBinRecord().EncodeBinary()
+	got, err := perftestBinRecord().EncodeBinary(DestBinLen)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("EncodeBinary: % x, %v\nwant % x", got, err, want)
 	}
-	d, err := ParseBinary(append(want, 0xaa, 0xbb), "dest qp 0") // a longer struct: its head
+	d, err := ParseBinary(want, "dest qp 0")
 	if err != nil || d != perftestBinRecord() {
 		t.Fatalf("ParseBinary: %+v, %v", d, err)
+	}
+	// 6.29: tail_markers_vaddr (0 here) between VAddr and the GID
+	want629 := append(append(append([]byte{}, want[:32]...), make([]byte, 8)...), want[32:]...)
+	if got, err := perftestBinRecord().EncodeBinary(DestBinLen629); err != nil || !bytes.Equal(got, want629) {
+		t.Fatalf("EncodeBinary(%d): % x, %v\nwant % x", DestBinLen629, got, err, want629)
+	}
+	if d, err := ParseBinary(want629, "dest qp 0"); err != nil || d != perftestBinRecord() {
+		t.Fatalf("ParseBinary of 6.29's record: %+v, %v", d, err)
+	}
+	for v, n := range map[string]int{"6.06": DestBinLen, "6.28": DestBinLen, "6.29": DestBinLen629, "6.31": DestBinLen629} {
+		if got := DestBinLenFor(Version{Raw: v, Value: mustFloat(v)}); got != n {
+			t.Errorf("DestBinLenFor(%s) = %d, want %d", v, got, n)
+		}
 	}
 	for _, tc := range []struct {
 		b    []byte
 		want error
 		text string
 	}{
-		{want[:40], ErrMalformed, "40 bytes, want at least 56"},
+		{want[:40], ErrMalformed, "40 bytes, want 56 (perftest before 6.29) or 64 (6.29)"},
+		{append(want, 0xaa), ErrMalformed, "57 bytes"},
 		{append([]byte{0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0x23}, want[12:]...), ErrRange, "QPN"},
 		{append([]byte{0, 1, 0, 0}, want[4:]...), ErrRange, "LID"},
 	} {
@@ -54,9 +69,20 @@ func TestDestBinary(t *testing.T) {
 			t.Errorf("ParseBinary(% x): %v, want %v naming %q", tc.b, err, tc.want, tc.text)
 		}
 	}
-	if _, err := (Dest{QPN: 1 << 24}).EncodeBinary(); !errors.Is(err, ErrRange) {
+	if _, err := (Dest{QPN: 1 << 24}).EncodeBinary(DestBinLen); !errors.Is(err, ErrRange) {
 		t.Errorf("EncodeBinary of a 25-bit QPN: %v", err)
 	}
+	if _, err := perftestBinRecord().EncodeBinary(60); !errors.Is(err, ErrRange) {
+		t.Errorf("EncodeBinary(60): %v", err)
+	}
+}
+
+func mustFloat(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
 
 // TestConnBinaryDest: with Binary, Dest swaps binary records (the client

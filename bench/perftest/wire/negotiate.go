@@ -2,15 +2,14 @@ package wire
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"sort"
-	"strings"
 )
 
 // Params is perftest's struct perftest_parameters_negotiate (step 4, peer
 // >= 6.28): the test both sides must agree on. The enum fields hold
-// perftest's values (see the names in paramFields).
+// perftest's values (see the names in paramFields). Test.Params fills it
+// as perftest fills its own.
 type Params struct {
 	TestMethod        int32 // RUN_REGULAR 0, RUN_ALL 1 (-a), RUN_INFINITELY 2
 	ConnectionType    int32 // RC 0, UC 1, UD 2, RawEth 3, XRC 4, DC 5, SRD 6
@@ -20,12 +19,11 @@ type Params struct {
 	TestType          int32 // ITERATIONS 0, DURATION 1 (-D)
 	ReportFmt         int32 // GBS 0 (--report_gbits), MBS 1
 	Size              uint64
-	Iters             uint64
+	Iters             uint64 // 0 with -D (perftest counts from 0 then)
 	AESXTS            int32
 	NumQPs            int32
 	Duration          int32 // seconds
 	RDMACM            int32 // -R
-	TxDepth           int32 // in the KV form (6.30 on) only
 	WriteImm          int32
 	NoEnhancedReorder int32
 	SigOffload        int32
@@ -36,27 +34,71 @@ type Params struct {
 
 // The perftest enum values the drop-in uses.
 const (
-	RunRegular, RunAll                  = 0, 1
-	ConnRC, ConnUC, ConnUD              = 0, 1, 2
-	VerbSend, VerbWrite, VerbRead       = 0, 2, 4
-	VerbAtomic                          = 5
-	TstLat, TstBW                       = 0, 1
-	CmpAndSwap, FetchAndAdd             = 0, 1
-	Iterations, DurationTest            = 0, 1
-	ReportGbits, ReportMiB              = 0, 1
-	NegotiationKVVersion          int32 = 0 // NEGOTIATION_VERSION of perftest 6.30
+	RunRegular, RunAll            = 0, 1
+	ConnRC, ConnUC, ConnUD        = 0, 1, 2
+	VerbSend, VerbWrite, VerbRead = 0, 2, 4
+	VerbAtomic                    = 5
+	TstLat, TstBW                 = 0, 1
+	CmpAndSwap, FetchAndAdd       = 0, 1
+	Iterations, DurationTest      = 0, 1
+	ReportGbits, ReportMiB        = 0, 1
+	DefaultDuration               = 5 // perftest's DEF_DURATION, sent without -D
 )
+
+// Test is the test as the drop-in runs it, in the terms perftest's
+// parser turns into its parameters.
+type Test struct {
+	Verb        int32 // VerbSend, VerbWrite, VerbRead, VerbAtomic
+	Lat         bool  // a latency tool
+	Conn        int32 // ConnRC, ConnUC, ConnUD
+	AllSizes    bool  // -a
+	Duration    int   // -D seconds; 0: iterations
+	ReportGbits bool  // --report_gbits
+	RDMACM      bool  // -R
+	CmpAndSwap  bool  // -A CMP_AND_SWAP (atomic tools)
+	Size        uint64
+	Iters       uint64
+	NumQPs      int
+	MaxQPRdAtom int // this side's device's max_qp_rd_atom
+}
+
+// Params returns what perftest >= 6.28 would send for t. perftest sets
+// atomicType only in the atomic tools (FETCH_AND_ADD unless -A), so every
+// other tool sends 0 (CMP_AND_SWAP); with -D it sends 0 iterations.
+func (t Test) Params() Params {
+	p := Params{TestMethod: RunRegular, ConnectionType: t.Conn, Verb: t.Verb, Tst: TstBW, AtomicType: CmpAndSwap,
+		TestType: Iterations, ReportFmt: ReportMiB, Size: t.Size, Iters: t.Iters, NumQPs: int32(t.NumQPs),
+		Duration: DefaultDuration, MaxQPRdAtom: int32(t.MaxQPRdAtom)}
+	if t.Lat {
+		p.Tst = TstLat
+	}
+	if t.Verb == VerbAtomic && !t.CmpAndSwap {
+		p.AtomicType = FetchAndAdd
+	}
+	if t.AllSizes {
+		p.TestMethod = RunAll
+	}
+	if t.Duration > 0 {
+		p.TestType, p.Duration, p.Iters = DurationTest, int32(t.Duration), 0
+	}
+	if t.ReportGbits {
+		p.ReportFmt = ReportGbits
+	}
+	if t.RDMACM {
+		p.RDMACM = 1
+	}
+	return p
+}
 
 var onOff = []string{"OFF", "ON"}
 
 // paramFields lists the fields in perftest's comparison order.
 var paramFields = []struct {
-	name   string
-	wide   bool // 8 bytes, else 4
-	names  []string
-	kvOnly bool // not in the 6.28/6.29 record
-	i32    func(*Params) *int32
-	u64    func(*Params) *uint64
+	name  string
+	wide  bool // 8 bytes, else 4
+	names []string
+	i32   func(*Params) *int32
+	u64   func(*Params) *uint64
 }{
 	{name: "test_method", names: []string{"RUN_REGULAR", "RUN_ALL", "RUN_INFINITELY"}, i32: func(p *Params) *int32 { return &p.TestMethod }},
 	{name: "connection_type", names: []string{"RC", "UC", "UD", "RawEth", "XRC", "DC", "SRD"}, i32: func(p *Params) *int32 { return &p.ConnectionType }},
@@ -75,7 +117,6 @@ var paramFields = []struct {
 	{name: "no_enhanced_reorder", names: onOff, i32: func(p *Params) *int32 { return &p.NoEnhancedReorder }},
 	{name: "sig_offload", names: onOff, i32: func(p *Params) *int32 { return &p.SigOffload }},
 	{name: "data_validation", names: onOff, i32: func(p *Params) *int32 { return &p.DataValidation }},
-	{name: "tx_depth", kvOnly: true, i32: func(p *Params) *int32 { return &p.TxDepth }},
 	{name: "max_qp_rd_atom", i32: func(p *Params) *int32 { return &p.MaxQPRdAtom }},
 	{name: "mlx5dv_comp_mask", wide: true, u64: func(p *Params) *uint64 { return &p.MLX5DVCompMask }},
 }
@@ -103,11 +144,16 @@ var legacyInt32Off = map[string]int{
 
 // EncodeLegacy returns the 6.28/6.29 record in n bytes (LegacyLen or
 // LegacyLenNoMLX5DV). attr is the raw device attributes to send (nil:
-// zeros, as perftest 6.30 sends to old peers); p.MaxQPRdAtom overrides its
-// max_qp_rd_atom.
+// zeros); p.MaxQPRdAtom overrides its max_qp_rd_atom, and must be at least
+// 1: perftest lowers its outstanding reads to the peer's max_qp_rd_atom,
+// and with 0 its READ and atomic responder refuses every request
+// (IBV_WC_REM_INV_REQ_ERR on the requester).
 func (p Params) EncodeLegacy(n int, attr []byte) ([]byte, error) {
 	if n != LegacyLen && n != LegacyLenNoMLX5DV {
 		return nil, outOfRange("negotiation", "record of %d bytes: want %d or %d", n, LegacyLen, LegacyLenNoMLX5DV)
+	}
+	if p.MaxQPRdAtom < 1 {
+		return nil, outOfRange("negotiation: max_qp_rd_atom", "%d: want at least 1 (the peer would allow 0 outstanding READs and atomics)", p.MaxQPRdAtom)
 	}
 	b := make([]byte, n)
 	for _, f := range paramFields {
@@ -147,69 +193,6 @@ func ParseLegacy(b []byte) (Params, []byte, error) {
 	return p, attr, nil
 }
 
-// MaxKVLen bounds the KV string a peer may announce (perftest 6.30's is
-// about 450 bytes).
-const MaxKVLen = 64 << 10
-
-// EncodeKV returns the 6.30 form: "name=hex;" for each field, the hex
-// being the field's big-endian bytes. mlx5dv adds mlx5dv_comp_mask, as a
-// build with mlx5dv does.
-func (p Params) EncodeKV(mlx5dv bool) string {
-	var s strings.Builder
-	for _, f := range paramFields {
-		if f.name == "mlx5dv_comp_mask" && !mlx5dv {
-			continue
-		}
-		var b []byte
-		if f.wide {
-			b = binary.BigEndian.AppendUint64(nil, *f.u64(&p))
-		} else {
-			b = binary.BigEndian.AppendUint32(nil, uint32(*f.i32(&p)))
-		}
-		s.WriteString(f.name + "=" + hex.EncodeToString(b) + ";")
-	}
-	return s.String()
-}
-
-// ParseKV reads the 6.30 form. Unknown keys are skipped and a missing key
-// is not compared, as perftest does; received lists the keys read. A key
-// with a value of the wrong size or not hex is an error.
-func ParseKV(s string) (p Params, received map[string]bool, err error) {
-	if len(s) > MaxKVLen {
-		return p, nil, outOfRange("negotiation", "KV string of %d bytes, at most %d", len(s), MaxKVLen)
-	}
-	received = map[string]bool{}
-	for _, pair := range strings.Split(s, ";") {
-		if pair == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(pair, "=")
-		if !ok {
-			return p, nil, malformed("negotiation", "%q is not name=hex", pair)
-		}
-		for _, f := range paramFields {
-			if f.name != k {
-				continue
-			}
-			size := 4
-			if f.wide {
-				size = 8
-			}
-			b, herr := hex.DecodeString(v)
-			if herr != nil || len(b) != size {
-				return p, nil, malformed("negotiation: "+k, "%q is not %d hex bytes", v, size)
-			}
-			if f.wide {
-				*f.u64(&p) = binary.BigEndian.Uint64(b)
-			} else {
-				*f.i32(&p) = int32(binary.BigEndian.Uint32(b))
-			}
-			received[k] = true
-		}
-	}
-	return p, received, nil
-}
-
 // Mismatch is a negotiated field whose values differ, worded as perftest
 // words it: "size mismatch: local=2, remote=64".
 type Mismatch struct {
@@ -225,19 +208,12 @@ func (m Mismatch) Error() string {
 func (m Mismatch) Unwrap() error { return ErrMismatch }
 
 // Compare lists the fields of remote that differ from local, in perftest's
-// order. received (nil: all) limits it to the keys the peer sent.
-// max_qp_rd_atom and mlx5dv_comp_mask are capabilities, not settings: they
-// never mismatch (see ClampOutReads). tx_depth is compared only where
-// both sides sent it.
-func Compare(local, remote Params, received map[string]bool) []Mismatch {
+// order. max_qp_rd_atom and mlx5dv_comp_mask are capabilities, not
+// settings: they never mismatch (see ClampOutReads).
+func Compare(local, remote Params) []Mismatch {
 	var out []Mismatch
 	for _, f := range paramFields {
-		switch {
-		case f.name == "max_qp_rd_atom" || f.name == "mlx5dv_comp_mask":
-			continue
-		case received != nil && !received[f.name]:
-			continue
-		case received == nil && f.kvOnly:
+		if f.name == "max_qp_rd_atom" || f.name == "mlx5dv_comp_mask" {
 			continue
 		}
 		var l, r string

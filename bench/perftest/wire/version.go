@@ -17,14 +17,17 @@ const (
 	ShortMTUVersion   = 5.31 // ... in 2 bytes instead of 4
 	Iters64Version    = 5.33 // the bandwidth report's iterations are 8 bytes
 	NegotiateVersion  = 6.28 // the parameters are negotiated from here on
-	LegacyNegotiation = 6.29 // ... in the fixed binary record up to here
+	TailMarkerVersion = 6.29 // the binary per-QP record (-R) has tail_markers_vaddr
+	NewestKnown       = 6.29 // the newest exchange the drop-in was checked against
 )
 
 // OurVersion is what the drop-in announces: the newest exchange it
-// speaks (6.30's: the KV negotiation). Each side adapts its steps to the
-// other's version, so an older perftest (Debian 12's 6.06) sees its own
-// exchange, and a newer one skips what came after 6.30.
-const OurVersion = "6.30"
+// speaks and was checked against (perftest 6.29's). Each side adapts its
+// steps to the other's version, so an older perftest (Debian 12's 6.06)
+// sees its own exchange, and a newer one sees a 6.29 peer: the drop-in
+// then speaks 6.29's exchange, and a step that fails names both versions
+// (Conn.Swap).
+const OurVersion = "6.29"
 
 // Version is a peer's version field.
 type Version struct {
@@ -33,6 +36,10 @@ type Version struct {
 }
 
 func (v Version) String() string { return v.Raw }
+
+// Newer reports whether v is newer than the newest exchange the drop-in
+// knows (NewestKnown).
+func (v Version) Newer() bool { return v.Value > NewestKnown+1e-9 }
 
 // AtLeast reports whether v >= x, perftest's comparison. The margin
 // absorbs float rounding ("5.70" against 5.70).

@@ -42,7 +42,7 @@ func TestVersion(t *testing.T) {
 		})
 	}
 	b, err := EncodeVersion(OurVersion)
-	if err != nil || !bytes.Equal(b, pad("6.30")) {
+	if err != nil || !bytes.Equal(b, pad("6.29")) {
 		t.Fatalf("EncodeVersion: %q %v", b, err)
 	}
 	if _, err := EncodeVersion(strings.Repeat("9", 16)); !errors.Is(err, ErrRange) {
@@ -186,48 +186,24 @@ func TestLegacyRecord(t *testing.T) {
 	}
 }
 
-func TestKV(t *testing.T) {
-	p := writeLat64()
-	p.TxDepth = 1
-	kv := p.EncodeKV(false)
-	want := "test_method=00000000;connection_type=00000000;verb=00000002;tst=00000000;atomicType=00000001;" +
-		"test_type=00000000;report_fmt=00000001;size=0000000000000040;iters=00000000000003e8;aes_xts=00000000;" +
-		"num_of_qps=00000001;duration=00000005;use_rdma_cm=00000000;use_write_with_imm=00000000;" +
-		"no_enhanced_reorder=00000000;sig_offload=00000000;data_validation=00000000;tx_depth=00000001;max_qp_rd_atom=00000010;"
-	if kv != want {
-		t.Fatalf("EncodeKV:\n%s\nwant\n%s", kv, want)
-	}
-	got, rcv, err := ParseKV(kv + "future_knob=0001;")
-	if err != nil || got != p || len(rcv) != 19 || rcv["mlx5dv_comp_mask"] {
-		t.Fatalf("ParseKV = %+v, %d keys, %v", got, len(rcv), err)
-	}
-	for _, bad := range []string{"size=40;", "verb=zz000002;", "verb;", strings.Repeat("x", MaxKVLen+1)} {
-		if _, _, err := ParseKV(bad); err == nil {
-			t.Errorf("ParseKV(%.20q): no error", bad)
-		}
-	}
-}
-
 func TestCompare(t *testing.T) {
 	l, r := writeLat64(), writeLat64()
-	r.Size, r.Verb, r.TestMethod, r.MaxQPRdAtom, r.TxDepth = 2, VerbSend, RunAll, 1, 128
+	r.Size, r.Verb, r.TestMethod, r.MaxQPRdAtom = 2, VerbSend, RunAll, 1
 	var got []string
-	for _, m := range Compare(l, r, nil) {
+	for _, m := range Compare(l, r) {
 		got = append(got, m.Error())
 	}
 	want := []string{"test_method mismatch: local=RUN_REGULAR, remote=RUN_ALL", "verb mismatch: local=WRITE, remote=SEND", "size mismatch: local=64, remote=2"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("Compare:\n%q\nwant\n%q", got, want)
 	}
-	if ms := Compare(l, r, map[string]bool{"tx_depth": true}); len(ms) != 1 || ms[0].Field != "tx_depth" {
-		t.Fatalf("Compare with received keys: %v", ms)
-	}
-	r.ConnectionType = 42
-	if ms := Compare(l, r, map[string]bool{"connection_type": true}); len(ms) != 1 || ms[0].Remote != "42 (unknown)" {
-		t.Fatalf("unknown enum: %v", ms)
-	}
 	if ClampOutReads(128, r) != 1 || ClampOutReads(1, Params{}) != 1 {
 		t.Fatal("ClampOutReads")
+	}
+	r = l
+	r.ConnectionType = 42
+	if ms := Compare(l, r); len(ms) != 1 || ms[0].Remote != "42 (unknown)" {
+		t.Fatalf("unknown enum: %v", ms)
 	}
 }
 
@@ -250,10 +226,10 @@ func pair(t *testing.T) (client, server *Conn) {
 }
 
 // TestExchange runs the whole exchange between two Conns for a 6.06
-// peer, a 6.28 (legacy record) peer and a 6.30 (KV) peer, with a
-// mismatch named on both sides.
+// peer, 6.28 and 6.29 peers (the negotiation record) and a peer newer
+// than the drop-in knows, with a mismatch named on both sides.
 func TestExchange(t *testing.T) {
-	for _, ver := range []string{"6.06", "6.28", "6.30"} {
+	for _, ver := range []string{"6.06", "6.28", "6.29", "6.31"} {
 		t.Run(ver, func(t *testing.T) {
 			c, s := pair(t)
 			done := make(chan error, 1)
@@ -270,7 +246,7 @@ func TestExchange(t *testing.T) {
 					if m, err := s.MTU(5); err != nil || m != 3 {
 						return errors.Join(err, errors.New("server mtu"))
 					}
-					_, _, ok, err := s.Negotiate(sp, LegacyLen)
+					_, ok, err := s.Negotiate(sp, LegacyLen)
 					if ok != (ver != "6.06") || (ok && (err == nil || !strings.Contains(err.Error(), "size mismatch: local=2, remote=64"))) {
 						return errors.Join(err, errors.New("server negotiation"))
 					}
@@ -294,7 +270,7 @@ func TestExchange(t *testing.T) {
 			if m, err := c.MTU(3); err != nil || m != 3 {
 				t.Fatalf("client mtu %d %v", m, err)
 			}
-			_, _, ok, err := c.Negotiate(writeLat64(), LegacyLen)
+			_, ok, err := c.Negotiate(writeLat64(), LegacyLen)
 			if ok != (ver != "6.06") || (ok && (!errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "size mismatch: local=64, remote=2"))) {
 				t.Fatalf("client negotiation: ok %v, %v", ok, err)
 			}
@@ -332,12 +308,12 @@ func TestExchangeDeadline(t *testing.T) {
 
 // TestNegotiateMixedVersions: each side decides on the other's version,
 // and both pick the same form: none when either is older than 6.28, the
-// fixed record when either is 6.29 or older, the KV string otherwise.
+// record otherwise (a peer newer than 6.29 too).
 func TestNegotiateMixedVersions(t *testing.T) {
 	for _, tc := range []struct {
 		client, server string
 		ok             bool
-	}{{"6.30", "6.06", false}, {"6.06", "6.30", false}, {"6.30", "6.28", true}, {"6.29", "6.31", true}, {"6.30", "6.31", true}} {
+	}{{"6.29", "6.06", false}, {"6.06", "6.29", false}, {"6.29", "6.28", true}, {"6.28", "6.29", true}, {"6.29", "6.31", true}, {"7.0", "6.29", true}} {
 		t.Run(tc.client+"-"+tc.server, func(t *testing.T) {
 			c, s := pair(t)
 			done := make(chan error, 1)
@@ -346,7 +322,7 @@ func TestNegotiateMixedVersions(t *testing.T) {
 					done <- err
 					return
 				}
-				_, _, ok, err := s.Negotiate(writeLat64(), LegacyLen)
+				_, ok, err := s.Negotiate(writeLat64(), LegacyLen)
 				if ok != tc.ok {
 					err = errors.Join(err, errors.New("server negotiated differently"))
 				}
@@ -355,12 +331,60 @@ func TestNegotiateMixedVersions(t *testing.T) {
 			if _, err := c.Versions(tc.client); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, ok, err := c.Negotiate(writeLat64(), LegacyLen); err != nil || ok != tc.ok {
+			if _, ok, err := c.Negotiate(writeLat64(), LegacyLen); err != nil || ok != tc.ok {
 				t.Fatalf("client: ok %v, %v", ok, err)
 			}
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestNewerPeerNamed: against a perftest newer than 6.29, a step that
+// fails names both versions; a record without max_qp_rd_atom is refused
+// before it is sent.
+func TestNewerPeerNamed(t *testing.T) {
+	c, s := pair(t)
+	go func() {
+		b, _ := EncodeVersion("6.35")
+		s.C.Write(b)
+		s.C.Close()
+	}()
+	if _, err := c.Versions(OurVersion); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.SysData(SysData{4096, 64})
+	if err == nil || !strings.Contains(err.Error(), "perftest 6.35, newer than 6.29") {
+		t.Fatalf("newer peer: %v", err)
+	}
+	p := writeLat64()
+	p.MaxQPRdAtom = 0
+	if _, err := p.EncodeLegacy(LegacyLen, nil); !errors.Is(err, ErrRange) || !strings.Contains(err.Error(), "max_qp_rd_atom") {
+		t.Fatalf("EncodeLegacy without max_qp_rd_atom: %v", err)
+	}
+}
+
+// TestTestParams: the drop-in fills the record as perftest's parser does.
+func TestTestParams(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Test
+		want Params
+	}{
+		{"send_lat", Test{Verb: VerbSend, Lat: true, Size: 2, Iters: 1000, NumQPs: 1, MaxQPRdAtom: 128},
+			Params{Verb: VerbSend, Tst: TstLat, AtomicType: CmpAndSwap, ReportFmt: ReportMiB, Size: 2, Iters: 1000, NumQPs: 1, Duration: 5, MaxQPRdAtom: 128}},
+		{"atomic_bw", Test{Verb: VerbAtomic, Size: 8, Iters: 1000, NumQPs: 1, MaxQPRdAtom: 16},
+			Params{Verb: VerbAtomic, Tst: TstBW, AtomicType: FetchAndAdd, ReportFmt: ReportMiB, Size: 8, Iters: 1000, NumQPs: 1, Duration: 5, MaxQPRdAtom: 16}},
+		{"atomic_lat -A CMP_AND_SWAP", Test{Verb: VerbAtomic, Lat: true, CmpAndSwap: true, Size: 8, Iters: 1000, NumQPs: 1},
+			Params{Verb: VerbAtomic, Tst: TstLat, AtomicType: CmpAndSwap, ReportFmt: ReportMiB, Size: 8, Iters: 1000, NumQPs: 1, Duration: 5}},
+		{"write_bw -D 2 -R --report_gbits -c UC", Test{Verb: VerbWrite, Conn: ConnUC, Duration: 2, RDMACM: true, ReportGbits: true, Size: 65536, Iters: 5000, NumQPs: 2},
+			Params{Verb: VerbWrite, ConnectionType: ConnUC, Tst: TstBW, TestType: DurationTest, ReportFmt: ReportGbits, Size: 65536, NumQPs: 2, Duration: 2, RDMACM: 1}},
+		{"read_lat -a", Test{Verb: VerbRead, Lat: true, AllSizes: true, Size: 1 << 23, Iters: 5, NumQPs: 1},
+			Params{TestMethod: RunAll, Verb: VerbRead, Tst: TstLat, ReportFmt: ReportMiB, Size: 1 << 23, Iters: 5, NumQPs: 1, Duration: 5}},
+	} {
+		if got := tc.in.Params(); got != tc.want {
+			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
+		}
 	}
 }

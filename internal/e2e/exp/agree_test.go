@@ -81,7 +81,7 @@ func TestDropinAgree(t *testing.T) {
 		for _, tc := range tests {
 			f := strings.Fields(tc)
 			tool, args, k := f[0], f[1:], key(tc)
-			pt, rb := lookPath(t, tool), filepath.Join(bin, tool)
+			pt, rb := perftestPath(t, tool), filepath.Join(bin, tool)
 			for i := 0; i < 3; i++ {
 				switch (i + r) % 3 {
 				case 0:

@@ -20,8 +20,8 @@ var allTools = []string{"ib_send_lat", "ib_write_lat", "ib_read_lat", "ib_atomic
 // qpTools are the UC and UD pairs perftest 6.06 allows.
 var qpTools = []string{"ib_send_lat@UC", "ib_write_lat@UC", "ib_send_bw@UC", "ib_write_bw@UC", "ib_send_lat@UD", "ib_send_bw@UD"}
 
-// matrix is one set of drop-in pairs against Debian's real perftest in the
-// guest (rxe0, 127.0.0.1, GID index 1; with cm, rdma_cm QPs on rxe1,
+// matrix is one set of drop-in pairs against real perftest (Debian's, or
+// $RDMABENCH_PERFTEST_DIR's) in the guest (rxe0, 127.0.0.1, GID index 1; with cm, rdma_cm QPs on rxe1,
 // 192.0.2.1, as rdma_cm resolves no loopback address). For each tool, two
 // pairs: perftest's server with the drop-in's client (pt-srv), and the
 // drop-in's server with perftest's client (pt-cli). Both ends must exit 0
@@ -75,11 +75,17 @@ func (m matrix) run(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 
-	// pair runs one pair: the server, then (once it listens) the client.
+	// pair runs one pair: the server, then (once it listens) the client;
+	// the drop-in's end records the exchange (NAME.rec.json).
 	pair := func(name string, port int, srv, cli string, extra []string) pairOut {
 		a := append(append(append(slices.Clone(at), "-p", fmt.Sprint(port)), extra...), args...)
+		rec := []string{"RDMABENCH_DROPIN_RECORD=" + filepath.Join(dir, name+".rec.json")}
+		srvEnv, cliEnv := rec, []string(nil)
+		if strings.HasSuffix(name, "pt-srv") {
+			srvEnv, cliEnv = nil, rec
+		}
 		t0 := time.Now()
-		sp, err := start(tmo, create(t, filepath.Join(dir, name+".server.txt")), create(t, filepath.Join(dir, name+".server.err")), nil, srv, a...)
+		sp, err := start(tmo, create(t, filepath.Join(dir, name+".server.txt")), create(t, filepath.Join(dir, name+".server.err")), srvEnv, srv, a...)
 		if err != nil {
 			return pairOut{name, fmt.Sprintf("%s: server: %v", name, err)}
 		}
@@ -92,7 +98,7 @@ func (m matrix) run(t *testing.T, dir string) {
 			sp.stop()
 			return pairOut{name, fmt.Sprintf("%s: no server on %d: %v", name, port, err)}
 		}
-		crc := run(tmo, create(t, filepath.Join(dir, name+".client.txt")), create(t, filepath.Join(dir, name+".client.err")), nil,
+		crc := run(tmo, create(t, filepath.Join(dir, name+".client.txt")), create(t, filepath.Join(dir, name+".client.err")), cliEnv,
 			cli, append(a, host)...)
 		if crc != 0 {
 			sp.stop() // the pair failed: no need to wait out the server's limit
@@ -124,7 +130,7 @@ func (m matrix) run(t *testing.T, dir string) {
 		if tl, q, ok := strings.Cut(tool, "@"); ok {
 			tool, qp, extra = tl, q, []string{"-c", q}
 		}
-		pt := lookPath(t, tool)
+		pt := perftestPath(t, tool)
 		for _, d := range dirs {
 			srv, cli := pt, filepath.Join(bin, tool)
 			if d == "pt-cli" {
@@ -197,6 +203,21 @@ func (m matrix) run(t *testing.T, dir string) {
 	}
 }
 
+// perftestPath is perftest's tool: in $RDMABENCH_PERFTEST_DIR (a perftest
+// build, e.g. 6.29, to check the drop-in against) when set, else on PATH
+// (Debian's 6.06 in the bed).
+func perftestPath(t *testing.T, tool string) string {
+	t.Helper()
+	if d := os.Getenv("RDMABENCH_PERFTEST_DIR"); d != "" {
+		p := filepath.Join(d, tool)
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("RDMABENCH_PERFTEST_DIR: %v", err)
+		}
+		return p
+	}
+	return lookPath(t, tool)
+}
+
 var (
 	tableHeader  = regexp.MustCompile(`^ *#bytes`)
 	durLatHeader = regexp.MustCompile(`^ #bytes +#iterations +t_avg\[usec\] +tps average$`)
@@ -241,7 +262,10 @@ func durationLatTable(text string) bool {
 // one row each), -D 2 and -b in the tools that take them, -D 2 in the four
 // latency tools without and with -R (each pair within 8 s). Each step is a
 // subtest (-test.run '^TestDropinPerftest$/^rc$' runs one); the outputs go
-// to $RDMABENCH_OUT/STEP/NAME.{server,client}.{txt,err}.
+// to $RDMABENCH_OUT/STEP/NAME.{server,client}.{txt,err}, the drop-in's
+// recording of the exchange to NAME.rec.json. $RDMABENCH_PERFTEST_DIR names
+// another perftest build to face (6.28, 6.29; make dropin-perftest
+// PERFTEST_DIR=DIR).
 func TestDropinPerftest(t *testing.T) {
 	requireBed(t)
 	out := outDir(t)
