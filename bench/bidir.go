@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -369,7 +370,7 @@ func bidirResult(r result.Result, s spec.Spec, run bidirRun, srv proto.Direction
 
 // serveBidir is the server side of a bidirectional test whose QP is
 // connected: its own direction, the barrier and the result.
-func (s *Server) serveBidir(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error {
+func (s *Server) serveBidir(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
 	eng := eps.probe.eng
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -454,7 +455,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec spec.Spec, eps *testEndpoints) e
 // readBidirClient reads the client's messages of a bidirectional test:
 // warmup (closes warmup), measure (closes measure), heartbeats, until its
 // end (*end). Each within heartbeatTimeout.
-func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Ready, marks *timeline.Server) error {
+func readBidirClient(c ctrl.Chan, warmup, measure chan struct{}, end *proto.Ready, marks *timeline.Server) error {
 	next := proto.PhaseWarmup
 	for {
 		var r proto.Ready

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -256,7 +257,7 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 	counters := snapshotCounters(cl.dev) // before the server's start: before any traffic
 	// each interval's counters, both sides (bench/timeline)
 	if timelineWanted(spec, o) {
-		var marks *proto.Conn
+		var marks ctrl.Chan // nil: the server takes no marks
 		if cl.ack.IntervalCounters {
 			marks = cl.c
 		}
@@ -276,7 +277,7 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 	}
 	ab := newTestAbort(loops...)
 	defer ab.disarm() // before eps.close (deferred earlier)
-	w := cl.watchServer(ab)
+	w := watchServer(cl.c, cl.peer, ab)
 	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
 	defer cl.dev.onEvent(ab.abort)()
 	stopHeartbeat := heartbeat(cl.c)

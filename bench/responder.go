@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -18,7 +19,7 @@ import (
 // traffic and report what it saw.
 
 // runTest is the server side of one test.
-func (s *Server) runTest(c *proto.Conn, dev *Device, spec spec.Spec) error {
+func (s *Server) runTest(c ctrl.Chan, dev *Device, spec spec.Spec) error {
 	release, err := s.admit(c, spec) // before anything is mapped: see budget.go
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func (s *Server) runTest(c *proto.Conn, dev *Device, spec spec.Spec) error {
 // connectCM is the server side of an rdma_cm connection: it listens on
 // cmAddress, tells the client where, accepts the test's QPs and starts
 // their engines once the client sent its buffers.
-func (s *Server) connectCM(c *proto.Conn, spec spec.Spec) (_ *testEndpoints, err error) {
+func (s *Server) connectCM(c ctrl.Chan, spec spec.Spec) (_ *testEndpoints, err error) {
 	addr, devName, why, err := cmAddress(s.cfg.Device, addrOf(c.LocalAddr()))
 	if err != nil {
 		return nil, err
@@ -141,7 +142,7 @@ func (s *Server) connectCM(c *proto.Conn, spec spec.Spec) (_ *testEndpoints, err
 
 // serve runs the server side of a test whose QPs are connected: the
 // responder loops, the barriers and the result.
-func (s *Server) serve(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error {
+func (s *Server) serve(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
 	if spec.Bidirectional {
 		return s.serveBidir(c, spec, eps)
 	}
@@ -370,7 +371,7 @@ func awaitQuiet(eng *verbs.Engine, done <-chan error) error {
 
 // reportLoopError tells the client why the server's loop failed, then waits
 // for the client's end of the test (msgs, from awaitEnd).
-func reportLoopError(c *proto.Conn, loopErr error, msgs <-chan error) error {
+func reportLoopError(c ctrl.Chan, loopErr error, msgs <-chan error) error {
 	c.SendError(loopErr)
 	if err := <-msgs; err != nil {
 		return fmt.Errorf("%v; then: %w", loopErr, err)
@@ -381,11 +382,11 @@ func reportLoopError(c *proto.Conn, loopErr error, msgs <-chan error) error {
 // awaitEnd reads the client's heartbeats until its end message. The channel
 // then gets nil (and *end is filled), or the error that ended the wait: a
 // lost connection, or no heartbeat within heartbeatTimeout.
-func awaitEnd(c *proto.Conn, end *proto.Ready) <-chan error { return awaitEndMarks(c, end, nil) }
+func awaitEnd(c ctrl.Chan, end *proto.Ready) <-chan error { return awaitEndMarks(c, end, nil) }
 
 // awaitEndMarks is awaitEnd that also takes the client's interval marks
 // into marks (nil: ignored, as heartbeats), in the goroutine that reads.
-func awaitEndMarks(c *proto.Conn, end *proto.Ready, marks *timeline.Server) <-chan error {
+func awaitEndMarks(c ctrl.Chan, end *proto.Ready, marks *timeline.Server) <-chan error {
 	msgs := make(chan error, 1)
 	go func() {
 		for {

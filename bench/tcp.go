@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -58,7 +59,7 @@ func (s *Server) deviceName() string {
 
 // refuseRDMA is the server's answer to an RDMA test when it has no device.
 // It reads the client's QPInfo first so that the session stays in step.
-func refuseRDMA(c *proto.Conn) error {
+func refuseRDMA(c ctrl.Chan) error {
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return err
@@ -104,7 +105,7 @@ func cleanEnd(err error) bool {
 
 // runTCPTest is the server side of one TCP test; the session has read its
 // Test message.
-func (s *Server) runTCPTest(c *proto.Conn, spec spec.Spec) error {
+func (s *Server) runTCPTest(c ctrl.Chan, spec spec.Spec) error {
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return err
@@ -275,7 +276,7 @@ func (cl *Client) runTCP(ctx context.Context, spec spec.Spec, o RunOptions) (res
 	}
 	ab := newTestAbort(eng)
 	defer ab.disarm() // before eng.Close (deferred earlier)
-	w := cl.watchServer(ab)
+	w := watchServer(cl.c, cl.peer, ab)
 	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
 	stopHeartbeat := heartbeat(cl.c)
 	var res result.Result

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -288,7 +289,7 @@ func (cl *Client) verifyStep(q, k int) (proto.Verify, error) {
 // heartbeats: each message within heartbeatTimeout, the verify message
 // within total. A silent peer fails with the connection's deadline error
 // (os.ErrDeadlineExceeded) at the heartbeat deadline.
-func recvVerify(c *proto.Conn, v *proto.Verify, total time.Duration) error {
+func recvVerify(c ctrl.Chan, v *proto.Verify, total time.Duration) error {
 	deadline := time.Now().Add(total)
 	for {
 		wait := min(heartbeatTimeout, time.Until(deadline))
@@ -315,7 +316,7 @@ func recvVerify(c *proto.Conn, v *proto.Verify, total time.Duration) error {
 // serveVerify runs the server's side of the verify pass of spec on its
 // measured endpoints, after its result. A mismatch goes to the client in
 // the answer (the client reports it); it is logged here and ends the pass.
-func (s *Server) serveVerify(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error {
+func (s *Server) serveVerify(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
 	qps := eps.measured()
 	n := verifyMessages(spec)
 	for _, ep := range qps {
