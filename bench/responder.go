@@ -18,48 +18,75 @@ import (
 // The server's side of one test: set up its endpoints, answer the client's
 // traffic and report what it saw.
 
-// runTest is the server side of one test.
+// runTest is the server side of one test: admission, the connection of
+// its data plane, then its kind (serve).
 func (s *Server) runTest(c ctrl.Chan, dev *Device, spec spec.Spec) error {
 	release, err := s.admit(c, spec) // before anything is mapped: see budget.go
 	if err != nil {
 		return err
 	}
 	defer release()
-	if spec.Transport == result.TransportTCP {
-		return s.runTCPTest(c, spec)
-	}
-	if dev == nil {
-		return refuseRDMA(c)
-	}
-	if spec.RDMACM {
-		eps, err := s.connectCM(c, spec)
-		if err != nil {
+	t := &serverTest{c: c, spec: spec, cpus: s.cfg.CPUs, log: s.log}
+	switch {
+	case spec.Transport == result.TransportTCP:
+		if t.tcp, err = acceptTCP(c, spec); err != nil {
 			return err
 		}
-		defer eps.close()
-		return s.serve(c, spec, eps)
+		defer t.tcp.close()
+	case dev == nil:
+		return refuseRDMA(c)
+	case spec.RDMACM:
+		if t.eps, err = s.connectCM(c, spec); err != nil {
+			return err
+		}
+		defer t.eps.close()
+	default:
+		if t.eps, err = connectExchange(c, dev, spec); err != nil {
+			return err
+		}
+		defer t.eps.close()
 	}
+	return serveKind(t)
+}
+
+// serveKind runs the kind of a test whose data plane is connected, then its
+// verify pass (not after a bidirectional test: its server never ran one).
+func serveKind(t *serverTest) error {
+	if err := kindOf(t.spec).respond(t); err != nil {
+		return err
+	}
+	if t.spec.Verify && !t.spec.Bidirectional { // after the measured run: see verify.go
+		return verifyPass{}.respond(t)
+	}
+	return nil
+}
+
+// connectExchange is the server side of a connection by exchange: the
+// client's QP numbers and PSNs, then the server's. The endpoints are
+// closed on an error.
+func connectExchange(c ctrl.Chan, dev *Device, spec spec.Spec) (*testEndpoints, error) {
 	// The client sends its QP info right after the test: read it first, so a
 	// failure below leaves the session in step for the next test.
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkPair(dev, remote, !isLocalAddr(addrOf(c.RemoteAddr())), "server", "client"); err != nil {
-		return err
+		return nil, err
 	}
 	eps, err := newTestEndpoints(dev, spec, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer eps.close()
 	if _, err := eps.connect(remote); err != nil {
-		return err
+		eps.close()
+		return nil, err
 	}
 	if err := c.Send(proto.MsgQPInfo, eps.info()); err != nil {
-		return err
+		eps.close()
+		return nil, err
 	}
-	return s.serve(c, spec, eps)
+	return eps, nil
 }
 
 // connectCM is the server side of an rdma_cm connection: it listens on
@@ -140,15 +167,24 @@ func (s *Server) connectCM(c ctrl.Chan, spec spec.Spec) (_ *testEndpoints, err e
 	return eps, nil
 }
 
-// serve runs the server side of a test whose QPs are connected: the
-// responder loops, the barriers and the result.
-func (s *Server) serve(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
-	if spec.Bidirectional {
-		return s.serveBidir(c, spec, eps)
-	}
-	t := spec.Traits() // the server's CPU takes part: it receives, or answers a ping-pong
-	active := t.ConsumesRecv || (t.PingPong && spec.Mode == result.ModeLat)
-	qps := eps.measured()
+// responders are the server's loops of a latency or bandwidth test
+// (latKind, bwKind, multiKind, loadKind) on the measured QPs.
+type responders struct {
+	// active: the server's CPU takes part (it receives, or answers a
+	// ping-pong); else its loops are the NIC's and nothing runs here.
+	active bool
+	// oneThread: one thread polls every QP's receive CQ
+	// (verbs.BWServerMulti) instead of one loop per QP.
+	oneThread bool
+	// loop is one QP's responder loop (LatServer, BWServer).
+	loop func(e *verbs.Engine) error
+}
+
+// serveLoops is the server's half of a latency or bandwidth test: the
+// responder loops r, the start, the client's end and the result.
+func (t *serverTest) serveLoops(r responders) error {
+	spec, active, oneThread := t.spec, r.active, r.oneThread
+	qps := t.eps.measured()
 	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
 	marks := newMarkSeries(qps[0].dev)       // the client's interval marks (bench/timeline)
 	// one responder loop per measured QP, each on its own locked thread;
@@ -170,7 +206,6 @@ func (s *Server) serve(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
 		default:
 		}
 	})()
-	oneThread := active && spec.Mode == result.ModeBW && len(qps) > 1 && !spec.Event
 	if oneThread {
 		// multi-QP SEND bandwidth: one thread polls every QP's receive CQ and
 		// re-posts, as perftest's server does (one busy poller per QP would
@@ -183,7 +218,7 @@ func (s *Server) serve(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
 			which, err := func() (int, error) {
 				defer responderThreads.enter()()
 				defer unlockThread()
-				if err := lockThread(serverCPU(s.cfg.CPUs, 0), qps[0].dev.numa.cpus); err != nil {
+				if err := lockThread(serverCPU(t.cpus, 0), qps[0].dev.numa.cpus); err != nil {
 					return 0, err
 				}
 				cpu := startCPU()
@@ -215,15 +250,12 @@ func (s *Server) serve(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
 				err := func() error {
 					defer responderThreads.enter()()
 					defer unlockThread()
-					if err := lockThread(serverCPU(s.cfg.CPUs, i), ep.dev.numa.cpus); err != nil {
+					if err := lockThread(serverCPU(t.cpus, i), ep.dev.numa.cpus); err != nil {
 						return err
 					}
 					cpu := startCPU()
 					defer func() { cpuUser[i], cpuSys[i] = cpu.stop() }()
-					if spec.Mode == result.ModeLat {
-						return ep.eng.LatServer()
-					}
-					return ep.eng.BWServer()
+					return r.loop(ep.eng)
 				}()
 				if err != nil {
 					err = ab.err(err) // an event's abort: the event
@@ -249,15 +281,14 @@ func (s *Server) serve(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
 			}
 		}
 	}
-	defer s.startRNRReceivers(spec, eps, serverCPU(s.cfg.CPUs, len(qps)))() // an RNR storm's load QPs (load.go)
-	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
+	if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		stopLoops()
 		return err
 	}
-	stopBeat := heartbeat(c) // until the result or error: the client's watch
+	stopBeat := heartbeat(t.c) // until the result or error: the client's watch
 	defer stopBeat()
 	var end proto.Ready
-	msgs := awaitEndMarks(c, &end, marks)
+	msgs := awaitEndMarks(t.c, &end, marks)
 	select {
 	case err := <-msgs:
 		if err != nil {
@@ -268,7 +299,7 @@ func (s *Server) serve(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
 		// A loop failed (or timed out): tell the client, then wait for its end.
 		stopLoops()
 		stopBeat()
-		return reportLoopError(c, loopErr, msgs)
+		return reportLoopError(t.c, loopErr, msgs)
 	}
 	totals := end.Totals
 	if len(totals) == 0 && len(qps) == 1 {
@@ -313,14 +344,11 @@ func (s *Server) serve(c ctrl.Chan, spec spec.Spec, eps *testEndpoints) error {
 		res.Error = loopErr.Error()
 	}
 	if err := timeline.Fit(&res); err != nil {
-		s.log.Printf("%s: %v", spec.Name(), err)
+		t.log.Printf("%s: %v", spec.Name(), err)
 	}
 	stopBeat()
-	if err := c.Send(proto.MsgResult, res); err != nil {
+	if err := t.c.Send(proto.MsgResult, res); err != nil {
 		return err
-	}
-	if loopErr == nil && spec.Verify { // after the measured run: see verify.go
-		return s.serveVerify(c, spec, eps)
 	}
 	return loopErr
 }
