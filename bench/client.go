@@ -85,19 +85,26 @@ type Client struct {
 	dev  *Device
 	peer string
 	ack  proto.HelloAck
-	// PathMTU is the path MTU of the last test, bytes: the minimum of both
-	// ports' active MTUs and --mtu.
-	PathMTU int
-	// Inline is the largest inline size the device grants to the last
-	// test's QP type (Device.MaxInline), bytes.
-	Inline int
-	// conn is the connection setup of the last RDMA test.
-	conn *result.ConnSetup
+	// last is what the last RDMA test found out, for the run's environment.
+	last lastTest
 	// serverEnv is the server's environment from its hello-ack (nil from
 	// an older server).
 	serverEnv *result.Env
 	// byeReport is the Bye's Report (SetByeReport); nil: an empty bye.
 	byeReport []byte
+}
+
+// lastTest is what the client's last RDMA test found out about the path,
+// for the run's environment (runAll).
+type lastTest struct {
+	// pathMTU is the path MTU of the last test that succeeded, bytes: the
+	// minimum of both ports' active MTUs and --mtu.
+	pathMTU int
+	// inline is the largest inline size the device grants to the last
+	// connected test's QP type (Device.MaxInline), bytes.
+	inline int
+	// conn is the connection setup of the last test that succeeded.
+	conn *result.ConnSetup
 }
 
 // SetByeReport makes Close hand report (JSON) to the server in its bye,
@@ -326,10 +333,10 @@ func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*t
 		return eps, err
 	}
 	setup.mtu, setup.conn = mtu, conn
-	cl.Inline = eps.probe.qp.Caps().MaxInlineData
+	cl.last.inline = eps.probe.qp.Caps().MaxInlineData
 	if t, err := verbsQPType(spec); err == nil {
 		if probe, err := cl.dev.MaxInline(t); err == nil {
-			cl.Inline = probe // what the device grants, not what this test asked for
+			cl.last.inline = probe // what the device grants, not what this test asked for
 		}
 	}
 	setup.counters = snapshotCounters(cl.dev) // before the server's start: before any traffic
@@ -361,14 +368,14 @@ func (cl *Client) complete(res *result.Result, spec spec.Spec, o RunOptions, sr 
 	if spec.Unreliable() && spec.Traits().ConsumesRecv && spec.Mode == result.ModeBW && sr.Iterations < total {
 		res.LostMessages = total - sr.Iterations
 	}
-	cl.PathMTU = setup.mtu
+	cl.last.pathMTU = setup.mtu
 	res.Connection = setup.conn
 	res.Counters = setup.counters.testCounters(sr.Counters)
 	o.timeline.Attach(res.Intervals, sr.IntervalCounters)
 	if err := o.timeline.WriteHLog(o.HLog, res.Intervals); err != nil {
 		return fmt.Errorf("write .hlog: %w", err)
 	}
-	cl.conn = setup.conn
+	cl.last.conn = setup.conn
 	return nil
 }
 

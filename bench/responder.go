@@ -183,15 +183,10 @@ type responders struct {
 // serveLoops is the server's half of a latency or bandwidth test: the
 // responder loops r, the start, the client's end and the result.
 func (t *serverTest) serveLoops(r responders) error {
-	spec, active, oneThread := t.spec, r.active, r.oneThread
 	qps := t.eps.measured()
 	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
 	marks := newMarkSeries(qps[0].dev)       // the client's interval marks (bench/timeline)
-	// one responder loop per measured QP, each on its own locked thread;
-	// a loop's error also goes to firstErr
-	dones := make([]chan error, len(qps))
-	firstErr := make(chan error, 1)
-	cpuUser, cpuSys := make([]int64, len(qps)), make([]int64, len(qps)) // written before dones
+	rr := newResponderRun(qps, r.active)
 	var loops []aborter
 	for _, ep := range qps {
 		loops = append(loops, ep.eng)
@@ -201,88 +196,11 @@ func (t *serverTest) serveLoops(r responders) error {
 	// a fatal event of the device ends the test at once, and the client hears which
 	defer qps[0].dev.onEvent(func(err error) {
 		ab.abort(err)
-		select {
-		case firstErr <- err:
-		default:
-		}
+		rr.fail(err)
 	})()
-	if oneThread {
-		// multi-QP SEND bandwidth: one thread polls every QP's receive CQ and
-		// re-posts, as perftest's server does (one busy poller per QP would
-		// time-slice on a host with fewer cores than QPs, and late re-posts
-		// cost RNR NAKs)
-		for i := range qps {
-			dones[i] = make(chan error, 1)
-		}
-		go func() {
-			which, err := func() (int, error) {
-				defer responderThreads.enter()()
-				defer unlockThread()
-				if err := lockThread(serverCPU(t.cpus, 0), qps[0].dev.numa.cpus); err != nil {
-					return 0, err
-				}
-				cpu := startCPU()
-				defer func() { cpuUser[0], cpuSys[0] = cpu.stop() }()
-				engs := make([]*verbs.Engine, len(qps))
-				for i, ep := range qps {
-					engs[i] = ep.eng
-				}
-				return verbs.BWServerMulti(engs)
-			}()
-			if err != nil {
-				if err = ab.err(err); err != nil {
-					err = fmt.Errorf("QP %d: %w", which, err)
-					select {
-					case firstErr <- err:
-					default:
-					}
-				}
-			}
-			for i := range dones {
-				dones[i] <- err
-			}
-		}()
-	}
-	if active && !oneThread {
-		for i, ep := range qps {
-			dones[i] = make(chan error, 1)
-			go func() {
-				err := func() error {
-					defer responderThreads.enter()()
-					defer unlockThread()
-					if err := lockThread(serverCPU(t.cpus, i), ep.dev.numa.cpus); err != nil {
-						return err
-					}
-					cpu := startCPU()
-					defer func() { cpuUser[i], cpuSys[i] = cpu.stop() }()
-					return r.loop(ep.eng)
-				}()
-				if err != nil {
-					err = ab.err(err) // an event's abort: the event
-				}
-				if err != nil && len(qps) > 1 {
-					err = fmt.Errorf("QP %d: %w", i, err)
-				}
-				if err != nil {
-					select {
-					case firstErr <- err:
-					default:
-					}
-				}
-				dones[i] <- err
-			}()
-		}
-	}
-	stopLoops := func() {
-		if active {
-			for i, ep := range qps {
-				ep.eng.Abort()
-				<-dones[i]
-			}
-		}
-	}
+	rr.start(r, t.cpus, ab)
 	if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
-		stopLoops()
+		rr.stop()
 		return err
 	}
 	stopBeat := heartbeat(t.c) // until the result or error: the client's watch
@@ -292,12 +210,12 @@ func (t *serverTest) serveLoops(r responders) error {
 	select {
 	case err := <-msgs:
 		if err != nil {
-			stopLoops()
+			rr.stop()
 			return fmt.Errorf("client lost during the test: %w", err)
 		}
-	case loopErr := <-firstErr:
+	case loopErr := <-rr.firstErr:
 		// A loop failed (or timed out): tell the client, then wait for its end.
-		stopLoops()
+		rr.stop()
 		stopBeat()
 		return reportLoopError(t.c, loopErr, msgs)
 	}
@@ -305,14 +223,141 @@ func (t *serverTest) serveLoops(r responders) error {
 	if len(totals) == 0 && len(qps) == 1 {
 		totals = []int64{end.Total}
 	}
-	if active && len(totals) != len(qps) {
-		stopLoops()
+	if r.active && len(totals) != len(qps) {
+		rr.stop()
 		return fmt.Errorf("client's end gives %d per-QP totals for %d QPs", len(totals), len(qps))
 	}
-	loopErrs := make([]error, len(qps))
-	if active {
+	loopErr := rr.finish(t.spec, totals)
+	res := proto.ServerResult{Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
+	for i, ep := range qps {
+		res.Iterations += int64(ep.eng.Iterations())
+		res.CPUUserNS += rr.cpuUser[i]
+		res.CPUSysNS += rr.cpuSys[i]
+	}
+	if loopErr != nil {
+		res.Error = loopErr.Error()
+	}
+	if err := timeline.Fit(&res); err != nil {
+		t.log.Printf("%s: %v", t.spec.Name(), err)
+	}
+	stopBeat()
+	if err := t.c.Send(proto.MsgResult, res); err != nil {
+		return err
+	}
+	return loopErr
+}
+
+// responderRun is the server's responder loops of one test, running: one
+// per measured QP, each on its own locked thread, or one thread for all
+// (responders.oneThread). None when the server's CPU takes no part.
+type responderRun struct {
+	qps      []*endpoint
+	active   bool
+	dones    []chan error // each QP's loop's end (active only)
+	firstErr chan error   // the first loop error or fatal event
+	// each QP's thread's CPU time, ns (one thread: QP 0's); written
+	// before its done
+	cpuUser, cpuSys []int64
+}
+
+func newResponderRun(qps []*endpoint, active bool) *responderRun {
+	return &responderRun{qps: qps, active: active, dones: make([]chan error, len(qps)), firstErr: make(chan error, 1),
+		cpuUser: make([]int64, len(qps)), cpuSys: make([]int64, len(qps))}
+}
+
+// fail records err as the first error, unless there is one.
+func (rr *responderRun) fail(err error) {
+	select {
+	case rr.firstErr <- err:
+	default:
+	}
+}
+
+// start starts the loops of r (none unless r.active) on cpus (serverCPU);
+// a loop's error also goes to firstErr, and an abort's cause (ab)
+// replaces the loop's own error.
+func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
+	qps := rr.qps
+	if r.oneThread {
+		for i := range qps {
+			rr.dones[i] = make(chan error, 1)
+		}
+		go func() {
+			which, err := func() (int, error) {
+				defer responderThreads.enter()()
+				defer unlockThread()
+				if err := lockThread(serverCPU(cpus, 0), qps[0].dev.numa.cpus); err != nil {
+					return 0, err
+				}
+				cpu := startCPU()
+				defer func() { rr.cpuUser[0], rr.cpuSys[0] = cpu.stop() }()
+				engs := make([]*verbs.Engine, len(qps))
+				for i, ep := range qps {
+					engs[i] = ep.eng
+				}
+				return verbs.BWServerMulti(engs)
+			}()
+			if err != nil {
+				if err = ab.err(err); err != nil {
+					err = fmt.Errorf("QP %d: %w", which, err)
+					rr.fail(err)
+				}
+			}
+			for i := range rr.dones {
+				rr.dones[i] <- err
+			}
+		}()
+		return
+	}
+	if !r.active {
+		return
+	}
+	for i, ep := range qps {
+		rr.dones[i] = make(chan error, 1)
+		go func() {
+			err := func() error {
+				defer responderThreads.enter()()
+				defer unlockThread()
+				if err := lockThread(serverCPU(cpus, i), ep.dev.numa.cpus); err != nil {
+					return err
+				}
+				cpu := startCPU()
+				defer func() { rr.cpuUser[i], rr.cpuSys[i] = cpu.stop() }()
+				return r.loop(ep.eng)
+			}()
+			if err != nil {
+				err = ab.err(err) // an event's abort: the event
+			}
+			if err != nil && len(qps) > 1 {
+				err = fmt.Errorf("QP %d: %w", i, err)
+			}
+			if err != nil {
+				rr.fail(err)
+			}
+			rr.dones[i] <- err
+		}()
+	}
+}
+
+// stop aborts the loops and waits for them.
+func (rr *responderRun) stop() {
+	if rr.active {
+		for i, ep := range rr.qps {
+			ep.eng.Abort()
+			<-rr.dones[i]
+		}
+	}
+}
+
+// finish lets each loop run to the client's total of its QP (totals) and
+// waits for it, within EngineTimeout and a margin; an unreliable SEND
+// bandwidth receiver until its stream goes quiet (awaitQuiet). It returns
+// the loops' errors.
+func (rr *responderRun) finish(spec spec.Spec, totals []int64) error {
+	loopErrs := make([]error, len(rr.qps))
+	if rr.active {
 		var wg sync.WaitGroup
-		for i, ep := range qps {
+		for i, ep := range rr.qps {
 			ep.eng.SetStop(totals[i])
 			wg.Add(1)
 			go func() {
@@ -320,37 +365,20 @@ func (t *serverTest) serveLoops(r responders) error {
 				if spec.Unreliable() && spec.Traits().ConsumesRecv && spec.Mode == result.ModeBW {
 					// UC/UD drop messages a full receive queue cannot take: take what
 					// arrived until the stream goes quiet, and report the count
-					loopErrs[i] = awaitQuiet(ep.eng, dones[i])
+					loopErrs[i] = awaitQuiet(ep.eng, rr.dones[i])
 					return
 				}
 				select {
-				case loopErrs[i] = <-dones[i]:
+				case loopErrs[i] = <-rr.dones[i]:
 				case <-time.After(EngineTimeout + 5*time.Second):
 					ep.eng.Abort()
-					loopErrs[i] = fmt.Errorf("responder did not reach %d iterations: %w", totals[i], <-dones[i])
+					loopErrs[i] = fmt.Errorf("responder did not reach %d iterations: %w", totals[i], <-rr.dones[i])
 				}
 			}()
 		}
 		wg.Wait()
 	}
-	loopErr := errors.Join(loopErrs...)
-	res := proto.ServerResult{Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
-	for i, ep := range qps {
-		res.Iterations += int64(ep.eng.Iterations())
-		res.CPUUserNS += cpuUser[i]
-		res.CPUSysNS += cpuSys[i]
-	}
-	if loopErr != nil {
-		res.Error = loopErr.Error()
-	}
-	if err := timeline.Fit(&res); err != nil {
-		t.log.Printf("%s: %v", spec.Name(), err)
-	}
-	stopBeat()
-	if err := t.c.Send(proto.MsgResult, res); err != nil {
-		return err
-	}
-	return loopErr
+	return errors.Join(loopErrs...)
 }
 
 // threadGauge counts the threads running responder loops, and their peak.
