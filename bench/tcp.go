@@ -49,14 +49,6 @@ func noRDMADevice(err error) bool {
 	return errors.Is(err, verbs.ErrNoKernelSupport) || errors.Is(err, verbs.ErrNoDevices) || errors.Is(err, verbs.ErrNoProvider)
 }
 
-// deviceName is the server's RDMA device, or "" when it runs TCP tests only.
-func (s *Server) deviceName() string {
-	if s.dev == nil {
-		return ""
-	}
-	return s.dev.Ctx.Name()
-}
-
 // refuseRDMA is the server's answer to an RDMA test when it has no device.
 // It reads the client's QPInfo first so that the session stays in step.
 func refuseRDMA(c ctrl.Chan) error {
