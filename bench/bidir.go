@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -255,12 +256,23 @@ func (b *bidirSide) run() (bidirRun, error) {
 	return out, nil
 }
 
-// runBidir is the client side of a bidirectional test, from the server's
-// start to its result: the server's messages come through the watch w,
-// and whatever aborts the test goes through ab. stopHeartbeat is called
-// before the end is sent.
-func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, ep *endpoint, s spec.Spec, o RunOptions,
-	stopHeartbeat func()) (result.Result, proto.ServerResult, error) {
+// bidirKind is a bidirectional bandwidth test: both halves run a
+// bidirSide, barrier on the control channel, and each reports its own
+// direction.
+type bidirKind struct{}
+
+// measure is the client side of a bidirectional test, from the server's
+// start to its result (it ends the test itself: measured.served is
+// always set): the server's messages come through the watch t.w, and
+// whatever aborts the test goes through t.ab.
+func (bidirKind) measure(t *clientTest) (measured, error) {
+	r, sr, err := runBidir(t)
+	return measured{res: r, served: &sr}, err
+}
+
+// runBidir is bidirKind's client half: the result and the server's.
+func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
+	ctx, w, ab, ep, s, o, stopHeartbeat := t.ctx, t.w, t.ab, t.eps.probe, t.spec, t.o, t.stopHeartbeat
 	eng := ep.eng
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -290,11 +302,11 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 			}()
 			return nil
 		},
-		begin: func() error { return cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
+		begin: func() error { return t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
 		measured: func(total int64) error {
 			stopHeartbeat()   // the server reads no message after the end
 			o.timeline.Stop() // nor any mark
-			if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
+			if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
 				return err
 			}
 			results = make(chan served, 1)
@@ -319,7 +331,7 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 		},
 	}
 	run, err := func() (bidirRun, error) {
-		if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarmup}); err != nil {
+		if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarmup}); err != nil {
 			return bidirRun{}, err
 		}
 		return side.run()
@@ -340,7 +352,7 @@ func (cl *Client) runBidir(ctx context.Context, w *serverWatch, ab *testAbort, e
 		}
 		var pl *PeerLostError
 		if results == nil && !errors.As(err, &pl) { // the server waits for the end: tell it why none comes
-			cl.c.SendError(err)
+			t.c.SendError(err)
 		}
 		return result.Result{}, sr, err
 	}
@@ -367,9 +379,10 @@ func bidirResult(r result.Result, s spec.Spec, run bidirRun, srv proto.Direction
 	return r, nil
 }
 
-// serveBidir is the server side of a bidirectional test whose QP is
+// respond is the server side of a bidirectional test whose QP is
 // connected: its own direction, the barrier and the result.
-func (s *Server) serveBidir(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error {
+func (bidirKind) respond(t *serverTest) error {
+	c, spec, eps := t.c, t.spec, t.eps
 	eng := eps.probe.eng
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -378,7 +391,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec spec.Spec, eps *testEndpoints) e
 		eng.Abort()
 	}
 	warmup, measure := make(chan struct{}), make(chan struct{})
-	side := &bidirSide{ep: eps.probe, s: spec, o: RunOptions{CPU: serverCPU(s.cfg.CPUs, 0), NodeCPUs: eps.probe.dev.numa.cpus}, ctx: ctx,
+	side := &bidirSide{ep: eps.probe, s: spec, o: RunOptions{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.probe.dev.numa.cpus}, ctx: ctx,
 		startWarmup: warmup, measure: measure,
 		warmed: func(time.Duration) error { return c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarm}) },
 	}
@@ -445,7 +458,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec spec.Spec, eps *testEndpoints) e
 	res := proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
 		Bidir: r.run.direction(), Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
 	if err := timeline.Fit(&res); err != nil {
-		s.log.Printf("%s: %v", spec.Name(), err)
+		t.log.Printf("%s: %v", spec.Name(), err)
 	}
 	stopBeat()
 	return c.Send(proto.MsgResult, res)
@@ -454,7 +467,7 @@ func (s *Server) serveBidir(c *proto.Conn, spec spec.Spec, eps *testEndpoints) e
 // readBidirClient reads the client's messages of a bidirectional test:
 // warmup (closes warmup), measure (closes measure), heartbeats, until its
 // end (*end). Each within heartbeatTimeout.
-func readBidirClient(c *proto.Conn, warmup, measure chan struct{}, end *proto.Ready, marks *timeline.Server) error {
+func readBidirClient(c ctrl.Chan, warmup, measure chan struct{}, end *proto.Ready, marks *timeline.Server) error {
 	next := proto.PhaseWarmup
 	for {
 		var r proto.Ready

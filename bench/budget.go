@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spread"
@@ -278,7 +279,7 @@ func (l *ledger) reserve(test string, n Need) (release func(), err error) {
 // registered. A refusal reads the client's QP information (which follows
 // the test unless rdma_cm) so the session stays in step, and comes back
 // as a RemoteError with CodeBudget for the session to send.
-func (s *Server) admit(c *proto.Conn, spec spec.Spec) (release func(), err error) {
+func (s *Server) admit(c ctrl.Chan, spec spec.Spec) (release func(), err error) {
 	release, err = s.ledger.reserve(describe(spec), NeedOf(spec, false))
 	if err == nil {
 		return release, nil

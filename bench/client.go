@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -80,23 +81,30 @@ type ClientConfig struct {
 
 // Client is a connected control session.
 type Client struct {
-	c    *proto.Conn
+	c    ctrl.Chan // the control connection (*proto.Conn from Dial)
 	dev  *Device
 	peer string
 	ack  proto.HelloAck
-	// PathMTU is the path MTU of the last test, bytes: the minimum of both
-	// ports' active MTUs and --mtu.
-	PathMTU int
-	// Inline is the largest inline size the device grants to the last
-	// test's QP type (Device.MaxInline), bytes.
-	Inline int
-	// conn is the connection setup of the last RDMA test.
-	conn *result.ConnSetup
+	// last is what the last RDMA test found out, for the run's environment.
+	last lastTest
 	// serverEnv is the server's environment from its hello-ack (nil from
 	// an older server).
 	serverEnv *result.Env
 	// byeReport is the Bye's Report (SetByeReport); nil: an empty bye.
 	byeReport []byte
+}
+
+// lastTest is what the client's last RDMA test found out about the path,
+// for the run's environment (runAll).
+type lastTest struct {
+	// pathMTU is the path MTU of the last test that succeeded, bytes: the
+	// minimum of both ports' active MTUs and --mtu.
+	pathMTU int
+	// inline is the largest inline size the device grants to the last
+	// connected test's QP type (Device.MaxInline), bytes.
+	inline int
+	// conn is the connection setup of the last test that succeeded.
+	conn *result.ConnSetup
 }
 
 // SetByeReport makes Close hand report (JSON) to the server in its bye,
@@ -215,53 +223,51 @@ func (cl *Client) Close() error {
 	return err
 }
 
-// Run runs one test against the server.
+// Run runs one test against the server: its kind (kindOf) inside the
+// shared lifecycle (connect, ready, watch and heartbeat, finish, verify).
 // Cancelling ctx aborts the test in progress.
 func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result.Result, error) {
-	if spec.Transport == result.TransportTCP {
-		return cl.runTCP(ctx, spec, o)
-	}
-	if cl.dev == nil {
-		return result.Result{}, fmt.Errorf("%s: no RDMA device is open on this side", spec.Name())
-	}
-	o.NodeCPUs = cl.dev.numa.cpus
-	if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
-		return result.Result{}, err
+	tcp := spec.Transport == result.TransportTCP
+	if tcp {
+		if err := checkTCPSpec(spec); err != nil {
+			return result.Result{}, err
+		}
+	} else {
+		if cl.dev == nil {
+			return result.Result{}, fmt.Errorf("%s: no RDMA device is open on this side", spec.Name())
+		}
+		o.NodeCPUs = cl.dev.numa.cpus
+		if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
+			return result.Result{}, err
+		}
 	}
 	// until the server's start, a cancelled run (a signal, --run-timeout)
 	// closes the control connection: every setup wait ends at once
 	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() })
 	defer stopSetup()
-	if cl.dev == nil {
-		return result.Result{}, errors.New("an RDMA test on a TCP-only client (--transport tcp)")
-	}
-	connect := cl.connectExchange
-	if spec.RDMACM {
-		connect = cl.connectCM
-	}
-	eps, mtu, conn, err := connect(spec)
-	if eps != nil {
-		defer eps.close()
-	}
-	if err != nil {
-		return result.Result{}, err
-	}
-	ep := eps.probe
-	cl.Inline = ep.qp.Caps().MaxInlineData
-	if t, err := verbsQPType(spec); err == nil {
-		if probe, err := cl.dev.MaxInline(t); err == nil {
-			cl.Inline = probe // what the device grants, not what this test asked for
+	t := &clientTest{ctx: ctx, c: cl.c, peer: cl.peer, spec: spec}
+	var loops []aborter // the test's C loops, for its abort
+	var setup rdmaSetup
+	if tcp {
+		d, err := connectTCP(ctx, cl.c, spec)
+		if err != nil {
+			return result.Result{}, err
 		}
-	}
-	counters := snapshotCounters(cl.dev) // before the server's start: before any traffic
-	// each interval's counters, both sides (bench/timeline)
-	if timelineWanted(spec, o) {
-		var marks *proto.Conn
-		if cl.ack.IntervalCounters {
-			marks = cl.c
+		defer d.close()
+		t.tcp, loops = d, []aborter{d.eng}
+	} else {
+		eps, err := cl.setupRDMA(spec, &o, &setup)
+		if eps != nil {
+			defer eps.close()
 		}
-		o.timeline = startTimeline(cl.dev, marks)
+		if err != nil {
+			return result.Result{}, err
+		}
 		defer o.timeline.Stop()
+		t.eps = eps
+		for _, e := range append(eps.measured(), eps.loads...) {
+			loops = append(loops, e.eng)
+		}
 	}
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
@@ -270,60 +276,85 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 	if !stopSetup() {
 		return result.Result{}, context.Cause(ctx)
 	}
-	var loops []aborter
-	for _, e := range append(eps.measured(), eps.loads...) {
-		loops = append(loops, e.eng)
-	}
 	ab := newTestAbort(loops...)
-	defer ab.disarm() // before eps.close (deferred earlier)
-	w := cl.watchServer(ab)
+	defer ab.disarm() // before the endpoints are closed (deferred earlier)
+	w := watchServer(cl.c, cl.peer, ab)
 	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
-	defer cl.dev.onEvent(ab.abort)()
-	stopHeartbeat := heartbeat(cl.c)
-	var res result.Result
-	var total int64
-	var totals []int64 // per QP, multi-QP tests
-	var sr proto.ServerResult
-	var load *loadRun
-	if len(eps.loads) > 0 || spec.Load != nil && spec.Load.ChurnSize > 0 {
-		load = startLoad(eps.loads, spec.Load.Threads, o.LoadCPUs, o.NodeCPUs)
-		if spec.Load.ChurnSize > 0 { // registration churn: its own thread, after the streams' CPUs
-			cpu := -1
-			if len(o.LoadCPUs) > 0 {
-				cpu = o.LoadCPUs[len(eps.loads)%len(o.LoadCPUs)]
-			}
-			load.startChurn(eps.mem.pd, spec.Load.ChurnSize, cpu, o.NodeCPUs)
-		}
+	if !tcp {
+		defer cl.dev.onEvent(ab.abort)()
 	}
-	if spec.Mode == result.ModeLat {
-		res, total, err = measureLat(ep.eng, baseResult(spec, ep), spec, o)
-	} else if spec.Bidirectional { // ends the test itself: the server's result comes while it receives
-		res, sr, err = cl.runBidir(ctx, w, ab, ep, spec, o, stopHeartbeat)
-	} else if len(eps.extra) > 0 {
-		res, totals, err = measureBWMulti(eps.measured(), spec, o)
-		for _, t := range totals {
-			total += t
-		}
-	} else {
-		res, total, err = measureBW(ep, spec, o)
-	}
-	if load != nil {
-		lr, lerr := load.finish(spec.Load)
-		res.Load, err = lr, errors.Join(err, lerr)
-	}
-	stopHeartbeat()
-	o.timeline.Stop() // every mark before the end (bidirectional: runBidir stopped it)
-	if !spec.Bidirectional {
-		sr, err = cl.finishTest(w, ab, total, err, totals...)
+	t.o, t.w, t.ab = o, w, ab
+	t.stopHeartbeat = heartbeat(cl.c)
+	m, err := kindOf(spec).measure(t)
+	t.stopHeartbeat()
+	o.timeline.Stop() // every mark before the end (bidirectional: its kind stopped it)
+	sr := m.served
+	if sr == nil { // the end, and the server's result
+		var got proto.ServerResult
+		got, err = cl.finishTest(w, ab, m.total, err, m.totals...)
+		sr = &got
 	}
 	if err != nil {
 		return result.Result{}, err
 	}
+	if tcp {
+		return m.res, nil
+	}
+	res := m.res
 	if spec.Verify { // after the measured run: see verify.go
-		if res.Verify, err = cl.verifyPass(spec, eps); err != nil {
+		if res.Verify, err = (verifyPass{}).measure(t); err != nil {
 			return result.Result{}, err
 		}
 	}
+	if err := cl.complete(&res, spec, o, *sr, m.total, setup); err != nil {
+		return result.Result{}, err
+	}
+	return res, nil
+}
+
+// rdmaSetup is what the client's setup of an RDMA test found out, for its
+// result.
+type rdmaSetup struct {
+	mtu      int // the path MTU, bytes
+	conn     *result.ConnSetup
+	counters *counterSnapshot // before any traffic
+}
+
+// setupRDMA connects the test's endpoints (by exchange or rdma_cm), probes
+// the inline size and starts the counter timeline (o.timeline) before the
+// server's start. It returns the endpoints also on an error, to be closed.
+func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*testEndpoints, error) {
+	connect := cl.connectExchange
+	if spec.RDMACM {
+		connect = cl.connectCM
+	}
+	eps, mtu, conn, err := connect(spec)
+	if err != nil {
+		return eps, err
+	}
+	setup.mtu, setup.conn = mtu, conn
+	cl.last.inline = eps.probe.qp.Caps().MaxInlineData
+	if t, err := verbsQPType(spec); err == nil {
+		if probe, err := cl.dev.MaxInline(t); err == nil {
+			cl.last.inline = probe // what the device grants, not what this test asked for
+		}
+	}
+	setup.counters = snapshotCounters(cl.dev) // before the server's start: before any traffic
+	// each interval's counters, both sides (bench/timeline)
+	if timelineWanted(spec, *o) {
+		var marks ctrl.Chan // nil: the server takes no marks
+		if cl.ack.IntervalCounters {
+			marks = cl.c
+		}
+		o.timeline = startTimeline(cl.dev, marks)
+	}
+	return eps, nil
+}
+
+// complete fills the fields every RDMA kind's result shares from the
+// server's result sr, the client's total and the setup; it writes the
+// .hlog and remembers the test's path MTU and connection (runAll's env).
+func (cl *Client) complete(res *result.Result, spec spec.Spec, o RunOptions, sr proto.ServerResult, total int64, setup rdmaSetup) error {
 	if res.CPU != nil {
 		res.CPU.ServerUserNS, res.CPU.ServerSysNS = sr.CPUUserNS, sr.CPUSysNS
 		res.CPU.ServerUSPerMsg = perMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)
@@ -337,15 +368,15 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 	if spec.Unreliable() && spec.Traits().ConsumesRecv && spec.Mode == result.ModeBW && sr.Iterations < total {
 		res.LostMessages = total - sr.Iterations
 	}
-	cl.PathMTU = mtu
-	res.Connection = conn
-	res.Counters = counters.testCounters(sr.Counters)
+	cl.last.pathMTU = setup.mtu
+	res.Connection = setup.conn
+	res.Counters = setup.counters.testCounters(sr.Counters)
 	o.timeline.Attach(res.Intervals, sr.IntervalCounters)
 	if err := o.timeline.WriteHLog(o.HLog, res.Intervals); err != nil {
-		return result.Result{}, fmt.Errorf("write .hlog: %w", err)
+		return fmt.Errorf("write .hlog: %w", err)
 	}
-	cl.conn = conn
-	return res, nil
+	cl.last.conn = setup.conn
+	return nil
 }
 
 // connectExchange creates the test's QPs and connects them by exchanging

@@ -14,6 +14,39 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
+// loadKind is latency under load (Spec.Load): a latency test (latKind)
+// while the client's load QPs stream beside it (startLoad) and, with
+// Load.ChurnSize, a thread registers and deregisters memory; the server
+// answers the latency test and, for an RNR storm, keeps one receive
+// posted on each load QP (startRNRReceivers).
+type loadKind struct{}
+
+func (loadKind) measure(t *clientTest) (measured, error) {
+	s, o, eps := t.spec, t.o, t.eps
+	var load *loadRun
+	if len(eps.loads) > 0 || s.Load.ChurnSize > 0 {
+		load = startLoad(eps.loads, s.Load.Threads, o.LoadCPUs, o.NodeCPUs)
+		if s.Load.ChurnSize > 0 { // registration churn: its own thread, after the streams' CPUs
+			cpu := -1
+			if len(o.LoadCPUs) > 0 {
+				cpu = o.LoadCPUs[len(eps.loads)%len(o.LoadCPUs)]
+			}
+			load.startChurn(eps.mem.pd, s.Load.ChurnSize, cpu, o.NodeCPUs)
+		}
+	}
+	m, err := latKind{}.measure(t)
+	if load != nil {
+		lr, lerr := load.finish(s.Load)
+		m.res.Load, err = lr, errors.Join(err, lerr)
+	}
+	return m, err
+}
+
+func (loadKind) respond(t *serverTest) error {
+	defer startRNRReceivers(t, serverCPU(t.cpus, len(t.eps.measured())))() // an RNR storm's load QPs
+	return t.serveLoops(latResponders(t))
+}
+
 // loadRun streams on the load QPs until stop, each thread (Load.Threads)
 // driving its QPs round robin, and runs the registration churn.
 type loadRun struct {
@@ -182,9 +215,10 @@ func churn(pd *verbs.PD, c *churnRun, stop *atomic.Bool, cpu int, node []int) er
 // senders outrun it and collect receiver-not-ready NAKs, each retried
 // after min_rnr_timer (rnr_retry 7: forever), so the attacker survives.
 
-// startRNRReceivers starts the receivers of s's RNR load QPs in eps (none
+// startRNRReceivers starts the receivers of t's RNR load QPs (none
 // without Load.RNR) on cpu; the returned function aborts them and waits.
-func (s *Server) startRNRReceivers(spec spec.Spec, eps *testEndpoints, cpu int) (stop func()) {
+func startRNRReceivers(t *serverTest, cpu int) (stop func()) {
+	spec, eps := t.spec, t.eps
 	if spec.Load == nil || !spec.Load.RNR || len(eps.loads) == 0 {
 		return func() {}
 	}
@@ -212,7 +246,7 @@ func (s *Server) startRNRReceivers(spec spec.Spec, eps *testEndpoints, cpu int) 
 			e.Abort()
 		}
 		if err := <-done; err != nil {
-			s.log.Printf("%s: %v", spec.Name(), err)
+			t.log.Printf("%s: %v", spec.Name(), err)
 		}
 	}
 }

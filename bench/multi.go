@@ -16,6 +16,28 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
+// multiKind is a bandwidth test on several QPs (--qps): the client's
+// threads stream on every measured QP (measureBWMulti); the server
+// receives SENDs on one thread that polls every QP, as perftest's server
+// does (one busy poller per QP would time-slice on a host with fewer cores
+// than QPs, and late re-posts cost RNR NAKs), or one loop per QP with
+// --event; WRITE, READ and atomics are its NIC's.
+type multiKind struct{}
+
+func (multiKind) measure(t *clientTest) (measured, error) {
+	res, totals, err := measureBWMulti(t.eps.measured(), t.spec, t.o)
+	m := measured{res: res, totals: totals}
+	for _, n := range totals {
+		m.total += n
+	}
+	return m, err
+}
+
+func (multiKind) respond(t *serverTest) error {
+	active := t.spec.Traits().ConsumesRecv
+	return t.serveLoops(responders{active: active, oneThread: active && !t.spec.Event, loop: (*verbs.Engine).BWServer})
+}
+
 // qpIters is QP i's share of iters over n QPs: iters/n, one more for the
 // first iters%n.
 func qpIters(iters int64, n, i int) int64 {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -95,7 +96,7 @@ func (s *counterSnapshot) testCounters(server *proto.PortCounters) *result.Count
 // startTimeline starts the client's counter timeline of a test on dev
 // (nil, a no-op, for a side without RDMA device). c, when not nil, is the
 // control connection of a server that takes marks.
-func startTimeline(dev *Device, c *proto.Conn) *timeline.Client {
+func startTimeline(dev *Device, c ctrl.Chan) *timeline.Client {
 	if dev == nil || dev.Ctx == nil {
 		return nil
 	}

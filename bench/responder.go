@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -17,54 +18,81 @@ import (
 // The server's side of one test: set up its endpoints, answer the client's
 // traffic and report what it saw.
 
-// runTest is the server side of one test.
-func (s *Server) runTest(c *proto.Conn, dev *Device, spec spec.Spec) error {
+// runTest is the server side of one test: admission, the connection of
+// its data plane, then its kind (serve).
+func (s *Server) runTest(c ctrl.Chan, dev *Device, spec spec.Spec) error {
 	release, err := s.admit(c, spec) // before anything is mapped: see budget.go
 	if err != nil {
 		return err
 	}
 	defer release()
-	if spec.Transport == result.TransportTCP {
-		return s.runTCPTest(c, spec)
-	}
-	if dev == nil {
-		return refuseRDMA(c)
-	}
-	if spec.RDMACM {
-		eps, err := s.connectCM(c, spec)
-		if err != nil {
+	t := &serverTest{c: c, spec: spec, cpus: s.cfg.CPUs, log: s.log}
+	switch {
+	case spec.Transport == result.TransportTCP:
+		if t.tcp, err = acceptTCP(c, spec); err != nil {
 			return err
 		}
-		defer eps.close()
-		return s.serve(c, spec, eps)
+		defer t.tcp.close()
+	case dev == nil:
+		return refuseRDMA(c)
+	case spec.RDMACM:
+		if t.eps, err = s.connectCM(c, spec); err != nil {
+			return err
+		}
+		defer t.eps.close()
+	default:
+		if t.eps, err = connectExchange(c, dev, spec); err != nil {
+			return err
+		}
+		defer t.eps.close()
 	}
+	return serveKind(t)
+}
+
+// serveKind runs the kind of a test whose data plane is connected, then its
+// verify pass (not after a bidirectional test: its server never ran one).
+func serveKind(t *serverTest) error {
+	if err := kindOf(t.spec).respond(t); err != nil {
+		return err
+	}
+	if t.spec.Verify && !t.spec.Bidirectional { // after the measured run: see verify.go
+		return verifyPass{}.respond(t)
+	}
+	return nil
+}
+
+// connectExchange is the server side of a connection by exchange: the
+// client's QP numbers and PSNs, then the server's. The endpoints are
+// closed on an error.
+func connectExchange(c ctrl.Chan, dev *Device, spec spec.Spec) (*testEndpoints, error) {
 	// The client sends its QP info right after the test: read it first, so a
 	// failure below leaves the session in step for the next test.
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkPair(dev, remote, !isLocalAddr(addrOf(c.RemoteAddr())), "server", "client"); err != nil {
-		return err
+		return nil, err
 	}
 	eps, err := newTestEndpoints(dev, spec, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer eps.close()
 	if _, err := eps.connect(remote); err != nil {
-		return err
+		eps.close()
+		return nil, err
 	}
 	if err := c.Send(proto.MsgQPInfo, eps.info()); err != nil {
-		return err
+		eps.close()
+		return nil, err
 	}
-	return s.serve(c, spec, eps)
+	return eps, nil
 }
 
 // connectCM is the server side of an rdma_cm connection: it listens on
 // cmAddress, tells the client where, accepts the test's QPs and starts
 // their engines once the client sent its buffers.
-func (s *Server) connectCM(c *proto.Conn, spec spec.Spec) (_ *testEndpoints, err error) {
+func (s *Server) connectCM(c ctrl.Chan, spec spec.Spec) (_ *testEndpoints, err error) {
 	addr, devName, why, err := cmAddress(s.cfg.Device, addrOf(c.LocalAddr()))
 	if err != nil {
 		return nil, err
@@ -139,22 +167,26 @@ func (s *Server) connectCM(c *proto.Conn, spec spec.Spec) (_ *testEndpoints, err
 	return eps, nil
 }
 
-// serve runs the server side of a test whose QPs are connected: the
-// responder loops, the barriers and the result.
-func (s *Server) serve(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error {
-	if spec.Bidirectional {
-		return s.serveBidir(c, spec, eps)
-	}
-	t := spec.Traits() // the server's CPU takes part: it receives, or answers a ping-pong
-	active := t.ConsumesRecv || (t.PingPong && spec.Mode == result.ModeLat)
-	qps := eps.measured()
+// responders are the server's loops of a latency or bandwidth test
+// (latKind, bwKind, multiKind, loadKind) on the measured QPs.
+type responders struct {
+	// active: the server's CPU takes part (it receives, or answers a
+	// ping-pong); else its loops are the NIC's and nothing runs here.
+	active bool
+	// oneThread: one thread polls every QP's receive CQ
+	// (verbs.BWServerMulti) instead of one loop per QP.
+	oneThread bool
+	// loop is one QP's responder loop (LatServer, BWServer).
+	loop func(e *verbs.Engine) error
+}
+
+// serveLoops is the server's half of a latency or bandwidth test: the
+// responder loops r, the start, the client's end and the result.
+func (t *serverTest) serveLoops(r responders) error {
+	qps := t.eps.measured()
 	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
 	marks := newMarkSeries(qps[0].dev)       // the client's interval marks (bench/timeline)
-	// one responder loop per measured QP, each on its own locked thread;
-	// a loop's error also goes to firstErr
-	dones := make([]chan error, len(qps))
-	firstErr := make(chan error, 1)
-	cpuUser, cpuSys := make([]int64, len(qps)), make([]int64, len(qps)) // written before dones
+	rr := newResponderRun(qps, r.active)
 	var loops []aborter
 	for _, ep := range qps {
 		loops = append(loops, ep.eng)
@@ -164,29 +196,101 @@ func (s *Server) serve(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error 
 	// a fatal event of the device ends the test at once, and the client hears which
 	defer qps[0].dev.onEvent(func(err error) {
 		ab.abort(err)
-		select {
-		case firstErr <- err:
-		default:
-		}
+		rr.fail(err)
 	})()
-	oneThread := active && spec.Mode == result.ModeBW && len(qps) > 1 && !spec.Event
-	if oneThread {
-		// multi-QP SEND bandwidth: one thread polls every QP's receive CQ and
-		// re-posts, as perftest's server does (one busy poller per QP would
-		// time-slice on a host with fewer cores than QPs, and late re-posts
-		// cost RNR NAKs)
+	rr.start(r, t.cpus, ab)
+	if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
+		rr.stop()
+		return err
+	}
+	stopBeat := heartbeat(t.c) // until the result or error: the client's watch
+	defer stopBeat()
+	var end proto.Ready
+	msgs := awaitEndMarks(t.c, &end, marks)
+	select {
+	case err := <-msgs:
+		if err != nil {
+			rr.stop()
+			return fmt.Errorf("client lost during the test: %w", err)
+		}
+	case loopErr := <-rr.firstErr:
+		// A loop failed (or timed out): tell the client, then wait for its end.
+		rr.stop()
+		stopBeat()
+		return reportLoopError(t.c, loopErr, msgs)
+	}
+	totals := end.Totals
+	if len(totals) == 0 && len(qps) == 1 {
+		totals = []int64{end.Total}
+	}
+	if r.active && len(totals) != len(qps) {
+		rr.stop()
+		return fmt.Errorf("client's end gives %d per-QP totals for %d QPs", len(totals), len(qps))
+	}
+	loopErr := rr.finish(t.spec, totals)
+	res := proto.ServerResult{Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
+	for i, ep := range qps {
+		res.Iterations += int64(ep.eng.Iterations())
+		res.CPUUserNS += rr.cpuUser[i]
+		res.CPUSysNS += rr.cpuSys[i]
+	}
+	if loopErr != nil {
+		res.Error = loopErr.Error()
+	}
+	if err := timeline.Fit(&res); err != nil {
+		t.log.Printf("%s: %v", t.spec.Name(), err)
+	}
+	stopBeat()
+	if err := t.c.Send(proto.MsgResult, res); err != nil {
+		return err
+	}
+	return loopErr
+}
+
+// responderRun is the server's responder loops of one test, running: one
+// per measured QP, each on its own locked thread, or one thread for all
+// (responders.oneThread). None when the server's CPU takes no part.
+type responderRun struct {
+	qps      []*endpoint
+	active   bool
+	dones    []chan error // each QP's loop's end (active only)
+	firstErr chan error   // the first loop error or fatal event
+	// each QP's thread's CPU time, ns (one thread: QP 0's); written
+	// before its done
+	cpuUser, cpuSys []int64
+}
+
+func newResponderRun(qps []*endpoint, active bool) *responderRun {
+	return &responderRun{qps: qps, active: active, dones: make([]chan error, len(qps)), firstErr: make(chan error, 1),
+		cpuUser: make([]int64, len(qps)), cpuSys: make([]int64, len(qps))}
+}
+
+// fail records err as the first error, unless there is one.
+func (rr *responderRun) fail(err error) {
+	select {
+	case rr.firstErr <- err:
+	default:
+	}
+}
+
+// start starts the loops of r (none unless r.active) on cpus (serverCPU);
+// a loop's error also goes to firstErr, and an abort's cause (ab)
+// replaces the loop's own error.
+func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
+	qps := rr.qps
+	if r.oneThread {
 		for i := range qps {
-			dones[i] = make(chan error, 1)
+			rr.dones[i] = make(chan error, 1)
 		}
 		go func() {
 			which, err := func() (int, error) {
 				defer responderThreads.enter()()
 				defer unlockThread()
-				if err := lockThread(serverCPU(s.cfg.CPUs, 0), qps[0].dev.numa.cpus); err != nil {
+				if err := lockThread(serverCPU(cpus, 0), qps[0].dev.numa.cpus); err != nil {
 					return 0, err
 				}
 				cpu := startCPU()
-				defer func() { cpuUser[0], cpuSys[0] = cpu.stop() }()
+				defer func() { rr.cpuUser[0], rr.cpuSys[0] = cpu.stop() }()
 				engs := make([]*verbs.Engine, len(qps))
 				for i, ep := range qps {
 					engs[i] = ep.eng
@@ -196,91 +300,64 @@ func (s *Server) serve(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error 
 			if err != nil {
 				if err = ab.err(err); err != nil {
 					err = fmt.Errorf("QP %d: %w", which, err)
-					select {
-					case firstErr <- err:
-					default:
-					}
+					rr.fail(err)
 				}
 			}
-			for i := range dones {
-				dones[i] <- err
+			for i := range rr.dones {
+				rr.dones[i] <- err
 			}
 		}()
+		return
 	}
-	if active && !oneThread {
-		for i, ep := range qps {
-			dones[i] = make(chan error, 1)
-			go func() {
-				err := func() error {
-					defer responderThreads.enter()()
-					defer unlockThread()
-					if err := lockThread(serverCPU(s.cfg.CPUs, i), ep.dev.numa.cpus); err != nil {
-						return err
-					}
-					cpu := startCPU()
-					defer func() { cpuUser[i], cpuSys[i] = cpu.stop() }()
-					if spec.Mode == result.ModeLat {
-						return ep.eng.LatServer()
-					}
-					return ep.eng.BWServer()
-				}()
-				if err != nil {
-					err = ab.err(err) // an event's abort: the event
+	if !r.active {
+		return
+	}
+	for i, ep := range qps {
+		rr.dones[i] = make(chan error, 1)
+		go func() {
+			err := func() error {
+				defer responderThreads.enter()()
+				defer unlockThread()
+				if err := lockThread(serverCPU(cpus, i), ep.dev.numa.cpus); err != nil {
+					return err
 				}
-				if err != nil && len(qps) > 1 {
-					err = fmt.Errorf("QP %d: %w", i, err)
-				}
-				if err != nil {
-					select {
-					case firstErr <- err:
-					default:
-					}
-				}
-				dones[i] <- err
+				cpu := startCPU()
+				defer func() { rr.cpuUser[i], rr.cpuSys[i] = cpu.stop() }()
+				return r.loop(ep.eng)
 			}()
-		}
-	}
-	stopLoops := func() {
-		if active {
-			for i, ep := range qps {
-				ep.eng.Abort()
-				<-dones[i]
+			if err != nil {
+				err = ab.err(err) // an event's abort: the event
 			}
+			if err != nil && len(qps) > 1 {
+				err = fmt.Errorf("QP %d: %w", i, err)
+			}
+			if err != nil {
+				rr.fail(err)
+			}
+			rr.dones[i] <- err
+		}()
+	}
+}
+
+// stop aborts the loops and waits for them.
+func (rr *responderRun) stop() {
+	if rr.active {
+		for i, ep := range rr.qps {
+			ep.eng.Abort()
+			<-rr.dones[i]
 		}
 	}
-	defer s.startRNRReceivers(spec, eps, serverCPU(s.cfg.CPUs, len(qps)))() // an RNR storm's load QPs (load.go)
-	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
-		stopLoops()
-		return err
-	}
-	stopBeat := heartbeat(c) // until the result or error: the client's watch
-	defer stopBeat()
-	var end proto.Ready
-	msgs := awaitEndMarks(c, &end, marks)
-	select {
-	case err := <-msgs:
-		if err != nil {
-			stopLoops()
-			return fmt.Errorf("client lost during the test: %w", err)
-		}
-	case loopErr := <-firstErr:
-		// A loop failed (or timed out): tell the client, then wait for its end.
-		stopLoops()
-		stopBeat()
-		return reportLoopError(c, loopErr, msgs)
-	}
-	totals := end.Totals
-	if len(totals) == 0 && len(qps) == 1 {
-		totals = []int64{end.Total}
-	}
-	if active && len(totals) != len(qps) {
-		stopLoops()
-		return fmt.Errorf("client's end gives %d per-QP totals for %d QPs", len(totals), len(qps))
-	}
-	loopErrs := make([]error, len(qps))
-	if active {
+}
+
+// finish lets each loop run to the client's total of its QP (totals) and
+// waits for it, within EngineTimeout and a margin; an unreliable SEND
+// bandwidth receiver until its stream goes quiet (awaitQuiet). It returns
+// the loops' errors.
+func (rr *responderRun) finish(spec spec.Spec, totals []int64) error {
+	loopErrs := make([]error, len(rr.qps))
+	if rr.active {
 		var wg sync.WaitGroup
-		for i, ep := range qps {
+		for i, ep := range rr.qps {
 			ep.eng.SetStop(totals[i])
 			wg.Add(1)
 			go func() {
@@ -288,40 +365,20 @@ func (s *Server) serve(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error 
 				if spec.Unreliable() && spec.Traits().ConsumesRecv && spec.Mode == result.ModeBW {
 					// UC/UD drop messages a full receive queue cannot take: take what
 					// arrived until the stream goes quiet, and report the count
-					loopErrs[i] = awaitQuiet(ep.eng, dones[i])
+					loopErrs[i] = awaitQuiet(ep.eng, rr.dones[i])
 					return
 				}
 				select {
-				case loopErrs[i] = <-dones[i]:
+				case loopErrs[i] = <-rr.dones[i]:
 				case <-time.After(EngineTimeout + 5*time.Second):
 					ep.eng.Abort()
-					loopErrs[i] = fmt.Errorf("responder did not reach %d iterations: %w", totals[i], <-dones[i])
+					loopErrs[i] = fmt.Errorf("responder did not reach %d iterations: %w", totals[i], <-rr.dones[i])
 				}
 			}()
 		}
 		wg.Wait()
 	}
-	loopErr := errors.Join(loopErrs...)
-	res := proto.ServerResult{Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
-	for i, ep := range qps {
-		res.Iterations += int64(ep.eng.Iterations())
-		res.CPUUserNS += cpuUser[i]
-		res.CPUSysNS += cpuSys[i]
-	}
-	if loopErr != nil {
-		res.Error = loopErr.Error()
-	}
-	if err := timeline.Fit(&res); err != nil {
-		s.log.Printf("%s: %v", spec.Name(), err)
-	}
-	stopBeat()
-	if err := c.Send(proto.MsgResult, res); err != nil {
-		return err
-	}
-	if loopErr == nil && spec.Verify { // after the measured run: see verify.go
-		return s.serveVerify(c, spec, eps)
-	}
-	return loopErr
+	return errors.Join(loopErrs...)
 }
 
 // threadGauge counts the threads running responder loops, and their peak.
@@ -370,7 +427,7 @@ func awaitQuiet(eng *verbs.Engine, done <-chan error) error {
 
 // reportLoopError tells the client why the server's loop failed, then waits
 // for the client's end of the test (msgs, from awaitEnd).
-func reportLoopError(c *proto.Conn, loopErr error, msgs <-chan error) error {
+func reportLoopError(c ctrl.Chan, loopErr error, msgs <-chan error) error {
 	c.SendError(loopErr)
 	if err := <-msgs; err != nil {
 		return fmt.Errorf("%v; then: %w", loopErr, err)
@@ -381,11 +438,11 @@ func reportLoopError(c *proto.Conn, loopErr error, msgs <-chan error) error {
 // awaitEnd reads the client's heartbeats until its end message. The channel
 // then gets nil (and *end is filled), or the error that ended the wait: a
 // lost connection, or no heartbeat within heartbeatTimeout.
-func awaitEnd(c *proto.Conn, end *proto.Ready) <-chan error { return awaitEndMarks(c, end, nil) }
+func awaitEnd(c ctrl.Chan, end *proto.Ready) <-chan error { return awaitEndMarks(c, end, nil) }
 
 // awaitEndMarks is awaitEnd that also takes the client's interval marks
 // into marks (nil: ignored, as heartbeats), in the goroutine that reads.
-func awaitEndMarks(c *proto.Conn, end *proto.Ready, marks *timeline.Server) <-chan error {
+func awaitEndMarks(c ctrl.Chan, end *proto.Ready, marks *timeline.Server) <-chan error {
 	msgs := make(chan error, 1)
 	go func() {
 		for {

@@ -78,8 +78,8 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 	}
 	doc.Warnings = append(doc.Warnings, warns...)
 	defer func() {
-		env.PathMTU, env.InlineSizeGranted = cl.PathMTU, cl.Inline
-		if c := cl.conn; c != nil && c.Method == result.ConnRDMACM && c.GID != "" {
+		env.PathMTU, env.InlineSizeGranted = cl.last.pathMTU, cl.last.inline
+		if c := cl.last.conn; c != nil && c.Method == result.ConnRDMACM && c.GID != "" {
 			env.GIDIndex, env.GIDType, env.GID, env.GIDReason = c.GIDIndex, c.GIDType, c.GID, c.GIDReason
 		}
 		clock.FillDrift(&env)

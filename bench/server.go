@@ -214,3 +214,11 @@ func (s *Server) routeDevice(name string, port int) (*Device, error) {
 
 // addrOf is a TCP address's IP (unmapped), or the zero Addr.
 var addrOf = admit.AddrOf
+
+// deviceName is the server's RDMA device, or "" when it runs TCP tests only.
+func (s *Server) deviceName() string {
+	if s.dev == nil {
+		return ""
+	}
+	return s.dev.Ctx.Name()
+}

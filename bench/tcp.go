@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -48,17 +49,9 @@ func noRDMADevice(err error) bool {
 	return errors.Is(err, verbs.ErrNoKernelSupport) || errors.Is(err, verbs.ErrNoDevices) || errors.Is(err, verbs.ErrNoProvider)
 }
 
-// deviceName is the server's RDMA device, or "" when it runs TCP tests only.
-func (s *Server) deviceName() string {
-	if s.dev == nil {
-		return ""
-	}
-	return s.dev.Ctx.Name()
-}
-
 // refuseRDMA is the server's answer to an RDMA test when it has no device.
 // It reads the client's QPInfo first so that the session stays in step.
-func refuseRDMA(c *proto.Conn) error {
+func refuseRDMA(c ctrl.Chan) error {
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return err
@@ -102,15 +95,32 @@ func cleanEnd(err error) bool {
 	return errors.As(err, &pc) && pc.Boundary
 }
 
-// runTCPTest is the server side of one TCP test; the session has read its
-// Test message.
-func (s *Server) runTCPTest(c *proto.Conn, spec spec.Spec) error {
+// tcpKind is the kernel-TCP baseline: SEND ping-pong latency or
+// streaming bandwidth over one TCP data connection (tcpData), measured by
+// the C loops of sockeng.Engine.
+type tcpKind struct{}
+
+func (tcpKind) measure(t *clientTest) (measured, error) {
+	var m measured
+	var err error
+	if t.spec.Mode == result.ModeLat {
+		m.res, m.total, err = measureLat(t.tcp.eng, tcpResult(t.spec), t.spec, t.o)
+	} else {
+		m.res, m.total, err = measureTCPBW(t.tcp.eng, t.spec, t.o)
+	}
+	t.tcp.dc.CloseWrite() // the end of the stream: the server's loop returns
+	return m, err
+}
+
+// acceptTCP is the server side of a TCP test's data connection; the
+// session has read its Test message.
+func acceptTCP(c ctrl.Chan, spec spec.Spec) (*tcpData, error) {
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkTCPSpec(spec); err != nil {
-		return err
+		return nil, err
 	}
 	local, _ := c.LocalAddr().(*net.TCPAddr)
 	laddr := &net.TCPAddr{}
@@ -119,23 +129,29 @@ func (s *Server) runTCPTest(c *proto.Conn, spec spec.Spec) error {
 	}
 	ln, err := net.ListenTCP("tcp", laddr)
 	if err != nil {
-		return fmt.Errorf("TCP data listener: %w", err)
+		return nil, fmt.Errorf("TCP data listener: %w", err)
 	}
 	defer ln.Close()
 	if err := c.Send(proto.MsgQPInfo, proto.QPInfo{TCPPort: ln.Addr().(*net.TCPAddr).Port}); err != nil {
-		return err
+		return nil, err
 	}
 	dc, err := acceptPeer(ln, addrOf(c.RemoteAddr()), tcpAcceptTimeout)
 	ln.Close()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer dc.Close()
 	eng, err := newSockEngine(dc, spec)
 	if err != nil {
-		return err
+		dc.Close()
+		return nil, err
 	}
-	defer eng.Close()
+	return &tcpData{dc: dc, eng: eng}, nil
+}
+
+// respond is the server side of a TCP test whose data connection is
+// accepted: its loop, the start, the client's end and its result.
+func (tcpKind) respond(t *serverTest) error {
+	c, spec, eng, dc := t.c, t.spec, t.tcp.eng, t.tcp.dc
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -223,74 +239,44 @@ func acceptPeer(ln *net.TCPListener, peer netip.Addr, d time.Duration) (*net.TCP
 	}
 }
 
-// runTCP is the client side of one TCP test.
-// Cancelling ctx aborts the test in progress.
-func (cl *Client) runTCP(ctx context.Context, spec spec.Spec, o RunOptions) (result.Result, error) {
-	if err := checkTCPSpec(spec); err != nil {
-		return result.Result{}, err
+// connectTCP is the client side of a TCP test's data connection: the
+// test, an empty QP info, the server's data port, the connection.
+func connectTCP(ctx context.Context, c ctrl.Chan, spec spec.Spec) (*tcpData, error) {
+	if err := c.Send(proto.MsgTest, spec); err != nil {
+		return nil, err
 	}
-	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() }) // as in Client.Run
-	defer stopSetup()
-	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
-		return result.Result{}, err
-	}
-	if err := cl.c.Send(proto.MsgQPInfo, proto.QPInfo{}); err != nil {
-		return result.Result{}, err
+	if err := c.Send(proto.MsgQPInfo, proto.QPInfo{}); err != nil {
+		return nil, err
 	}
 	var remote proto.QPInfo
-	if err := cl.c.Recv(proto.MsgQPInfo, &remote); err != nil {
-		return result.Result{}, err
+	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
+		return nil, err
 	}
 	if remote.TCPPort < 1 || remote.TCPPort > 65535 {
 		err := fmt.Errorf("the server sent no TCP data port (port %d): it does not run TCP tests", remote.TCPPort)
-		cl.c.SendError(err)
-		return result.Result{}, err
+		c.SendError(err)
+		return nil, err
 	}
-	ra, _ := cl.c.RemoteAddr().(*net.TCPAddr)
+	ra, _ := c.RemoteAddr().(*net.TCPAddr)
 	if ra == nil {
-		return result.Result{}, fmt.Errorf("control connection is not TCP (%v)", cl.c.RemoteAddr())
+		return nil, fmt.Errorf("control connection is not TCP (%v)", c.RemoteAddr())
 	}
 	dst := &net.TCPAddr{IP: ra.IP, Zone: ra.Zone, Port: remote.TCPPort}
 	d := net.Dialer{Timeout: ctrlTimeout}
 	nc, err := d.DialContext(ctx, "tcp", dst.String())
 	if err != nil {
 		err = fmt.Errorf("TCP data connection: %w", err)
-		cl.c.SendError(err)
-		return result.Result{}, err
+		c.SendError(err)
+		return nil, err
 	}
 	dc := nc.(*net.TCPConn)
-	defer dc.Close()
 	eng, err := newSockEngine(dc, spec)
 	if err != nil {
-		cl.c.SendError(err)
-		return result.Result{}, err
+		dc.Close()
+		c.SendError(err)
+		return nil, err
 	}
-	defer eng.Close()
-	var rd proto.Ready
-	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
-		return result.Result{}, err
-	}
-	if !stopSetup() {
-		return result.Result{}, context.Cause(ctx)
-	}
-	ab := newTestAbort(eng)
-	defer ab.disarm() // before eng.Close (deferred earlier)
-	w := cl.watchServer(ab)
-	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
-	stopHeartbeat := heartbeat(cl.c)
-	var res result.Result
-	var total int64
-	if spec.Mode == result.ModeLat {
-		res, total, err = measureLat(eng, tcpResult(spec), spec, o)
-	} else {
-		res, total, err = measureTCPBW(eng, spec, o)
-	}
-	dc.CloseWrite() // the end of the stream: the server's loop returns
-	stopHeartbeat()
-	if _, err := cl.finishTest(w, ab, total, err); err != nil {
-		return result.Result{}, err
-	}
-	return res, nil
+	return &tcpData{dc: dc, eng: eng}, nil
 }
 
 // tcpResult is a TCP result's fixed part. The RDMA queue parameters (tx

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -216,16 +217,20 @@ func (e *endpoint) sinkBytes() []byte {
 // and READs read from.
 func (e *endpoint) targetBytes() []byte { return e.mr.Bytes()[e.area : e.area+e.spec.Size] }
 
-// verifyPass runs the client's side of the verify pass after the measured
-// run and the server's result.
-func (cl *Client) verifyPass(s spec.Spec, eps *testEndpoints) (*result.Verification, error) {
-	qps := eps.measured()
+// verifyPass is the --verify pass after an RDMA kind's measured run and
+// the server's result: both halves.
+type verifyPass struct{}
+
+// measure runs the client's side of the verify pass.
+func (verifyPass) measure(t *clientTest) (*result.Verification, error) {
+	s := t.spec
+	qps := t.eps.measured()
 	n := verifyMessages(s)
-	stopBeat := heartbeat(cl.c)
+	stopBeat := heartbeat(t.c)
 	defer stopBeat()
 	fail := func(err error) error { // tell the server, after the last heartbeat
 		stopBeat()
-		cl.c.SendError(err)
+		t.c.SendError(err)
 		return err
 	}
 	for k := range n {
@@ -237,7 +242,7 @@ func (cl *Client) verifyPass(s spec.Spec, eps *testEndpoints) (*result.Verificat
 				return nil, fail(fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err))
 			}
 		}
-		reply, err := cl.verifyStep(q, k)
+		reply, err := verifyStep(t.c, t.peer, q, k)
 		if err != nil {
 			return nil, err
 		}
@@ -257,24 +262,24 @@ func (cl *Client) verifyPass(s spec.Spec, eps *testEndpoints) (*result.Verificat
 	}
 	// the end of the pass: the server may free its buffers (the last READ is done)
 	stopBeat()
-	if err := cl.c.Send(proto.MsgVerify, proto.Verify{Message: n}); err != nil {
+	if err := t.c.Send(proto.MsgVerify, proto.Verify{Message: n}); err != nil {
 		return nil, err
 	}
 	return &result.Verification{Messages: int64(n), Bytes: int64(n) * int64(s.Size), CheckedBy: verifyChecker(s.Op)}, nil
 }
 
-// verifyStep tells the server that message k on QP q is ready and returns
-// its answer. A server that stops answering and stops its heartbeat is lost
-// (*PeerLostError) at the heartbeat deadline.
-func (cl *Client) verifyStep(q, k int) (proto.Verify, error) {
-	if err := cl.c.Send(proto.MsgVerify, proto.Verify{QP: q, Message: k}); err != nil {
-		return proto.Verify{}, lostError(cl.peer, err)
+// verifyStep tells the server (at peer, on c) that message k on QP q is
+// ready and returns its answer. A server that stops answering and stops
+// its heartbeat is lost (*PeerLostError) at the heartbeat deadline.
+func verifyStep(c ctrl.Chan, peer string, q, k int) (proto.Verify, error) {
+	if err := c.Send(proto.MsgVerify, proto.Verify{QP: q, Message: k}); err != nil {
+		return proto.Verify{}, lostError(peer, err)
 	}
 	var reply proto.Verify
-	if err := recvVerify(cl.c, &reply, verifyTimeout()); err != nil {
+	if err := recvVerify(c, &reply, verifyTimeout()); err != nil {
 		var re *proto.RemoteError
 		if !errors.As(err, &re) && (errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)) {
-			err = lostError(cl.peer, err)
+			err = lostError(peer, err)
 		}
 		return proto.Verify{}, fmt.Errorf("--verify: message %d (QP %d): %w", k, q, err)
 	}
@@ -288,7 +293,7 @@ func (cl *Client) verifyStep(q, k int) (proto.Verify, error) {
 // heartbeats: each message within heartbeatTimeout, the verify message
 // within total. A silent peer fails with the connection's deadline error
 // (os.ErrDeadlineExceeded) at the heartbeat deadline.
-func recvVerify(c *proto.Conn, v *proto.Verify, total time.Duration) error {
+func recvVerify(c ctrl.Chan, v *proto.Verify, total time.Duration) error {
 	deadline := time.Now().Add(total)
 	for {
 		wait := min(heartbeatTimeout, time.Until(deadline))
@@ -312,16 +317,17 @@ func recvVerify(c *proto.Conn, v *proto.Verify, total time.Duration) error {
 	}
 }
 
-// serveVerify runs the server's side of the verify pass of spec on its
-// measured endpoints, after its result. A mismatch goes to the client in
-// the answer (the client reports it); it is logged here and ends the pass.
-func (s *Server) serveVerify(c *proto.Conn, spec spec.Spec, eps *testEndpoints) error {
-	qps := eps.measured()
+// respond runs the server's side of the verify pass on its measured
+// endpoints, after its result. A mismatch goes to the client in the
+// answer (the client reports it); it is logged here and ends the pass.
+func (verifyPass) respond(t *serverTest) error {
+	c, spec := t.c, t.spec
+	qps := t.eps.measured()
 	n := verifyMessages(spec)
 	for _, ep := range qps {
 		ep.eng.ResetAbort() // an unreliable receiver may have been stopped (awaitQuiet)
 	}
-	s.log.Printf("%s: --verify pass: %d messages", spec.Name(), n)
+	t.log.Printf("%s: --verify pass: %d messages", spec.Name(), n)
 	stopBeat := heartbeat(c)
 	defer stopBeat() // before the caller sends an error
 	for k := 0; ; k++ {
@@ -329,7 +335,7 @@ func (s *Server) serveVerify(c *proto.Conn, spec spec.Spec, eps *testEndpoints) 
 		if err := recvVerify(c, &v, verifyTimeout()); err != nil {
 			var re *proto.RemoteError
 			if errors.As(err, &re) { // the client gave up (its own check or step failed): it reports
-				s.log.Printf("%s: --verify: the client stopped at message %d: %v", spec.Name(), k, re)
+				t.log.Printf("%s: --verify: the client stopped at message %d: %v", spec.Name(), k, re)
 				return nil
 			}
 			if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -354,7 +360,7 @@ func (s *Server) serveVerify(c *proto.Conn, spec spec.Spec, eps *testEndpoints) 
 			return err
 		}
 		if m != nil {
-			s.log.Printf("%s: %v", spec.Name(), verifyErrorOf(spec, k, v.QP, m))
+			t.log.Printf("%s: %v", spec.Name(), verifyErrorOf(spec, k, v.QP, m))
 			return nil
 		}
 	}

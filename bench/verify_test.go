@@ -126,7 +126,6 @@ func TestVerifyHeartbeat(t *testing.T) {
 	client, server := proto.NewConn(a, time.Second), proto.NewConn(b, time.Second)
 	defer client.Close()
 	defer server.Close()
-	cl := &Client{c: client, peer: "server:1"}
 	// a slow step: 3 heartbeat deadlines of heartbeats, then the answer
 	go func() {
 		var v proto.Verify
@@ -138,7 +137,7 @@ func TestVerifyHeartbeat(t *testing.T) {
 		stop()
 		server.Send(proto.MsgVerify, proto.Verify{QP: v.QP, Message: v.Message})
 	}()
-	if _, err := cl.verifyStep(0, 0); err != nil {
+	if _, err := verifyStep(client, "server:1", 0, 0); err != nil {
 		t.Fatalf("a slow step with heartbeats: %v", err)
 	}
 	// a stopped server: it reads the step and then sends nothing
@@ -147,7 +146,7 @@ func TestVerifyHeartbeat(t *testing.T) {
 		server.Recv(proto.MsgVerify, &v)
 	}()
 	start := time.Now()
-	_, err := cl.verifyStep(0, 1)
+	_, err := verifyStep(client, "server:1", 0, 1)
 	var pl *PeerLostError
 	if !errors.As(err, &pl) || !strings.Contains(err.Error(), "no heartbeat from the server for 500ms") {
 		t.Fatalf("a stopped server: %v, want it lost for its heartbeat", err)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -55,7 +56,7 @@ func lostError(peer string, err error) error {
 // heartbeat sends Ready{alive} on c every heartbeatEvery until the
 // returned stop is called (idempotent; it returns once no heartbeat can
 // follow): the peer tells a slow test from a dead or stopped side.
-func heartbeat(c *proto.Conn) (stop func()) {
+func heartbeat(c ctrl.Chan) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -149,16 +150,18 @@ type watchMsg struct {
 // when the connection closes, no message came for heartbeatTimeout, or the
 // server sent its error.
 type serverWatch struct {
-	cl   *Client
+	c    ctrl.Chan
+	peer string // the server's address, for errors
 	ab   *testAbort
 	msgs chan watchMsg
 	done chan struct{}
 	end  error // why the watch ended, once done is closed (nil: the result came)
 }
 
-// watchServer starts watching; the test's loops abort through ab.
-func (cl *Client) watchServer(ab *testAbort) *serverWatch {
-	w := &serverWatch{cl: cl, ab: ab, msgs: make(chan watchMsg, 4), done: make(chan struct{})}
+// watchServer starts watching c, the control channel to the server at
+// peer; the test's loops abort through ab.
+func watchServer(c ctrl.Chan, peer string, ab *testAbort) *serverWatch {
+	w := &serverWatch{c: c, peer: peer, ab: ab, msgs: make(chan watchMsg, 4), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -166,9 +169,9 @@ func (cl *Client) watchServer(ab *testAbort) *serverWatch {
 func (w *serverWatch) run() {
 	defer close(w.done)
 	for {
-		t, payload, err := w.cl.c.RecvAny(heartbeatTimeout)
+		t, payload, err := w.c.RecvAny(heartbeatTimeout)
 		if err != nil {
-			err = lostError(w.cl.peer, err)
+			err = lostError(w.peer, err)
 			w.end = err
 			w.ab.abort(err)
 			w.msgs <- watchMsg{err: err}
@@ -176,7 +179,7 @@ func (w *serverWatch) run() {
 		}
 		if t == proto.MsgReady {
 			var r proto.Ready
-			if err := w.cl.c.Decode(t, payload, &r); err == nil && r.Phase == proto.PhaseAlive {
+			if err := w.c.Decode(t, payload, &r); err == nil && r.Phase == proto.PhaseAlive {
 				continue
 			}
 		}
@@ -198,12 +201,12 @@ func (w *serverWatch) next(want proto.MsgType, v any, d time.Duration) error {
 			return m.err
 		}
 		if m.t != want {
-			return &proto.Error{Op: "waiting for " + want.String() + " from " + w.cl.peer,
+			return &proto.Error{Op: "waiting for " + want.String() + " from " + w.peer,
 				Err: fmt.Errorf("%w: expected %v, got %v", proto.ErrUnexpectedType, want, m.t)}
 		}
-		return w.cl.c.Decode(m.t, m.payload, v)
+		return w.c.Decode(m.t, m.payload, v)
 	case <-t.C:
-		return &proto.Error{Op: "waiting for " + want.String() + " from " + w.cl.peer, Err: fmt.Errorf("none within %v", d)}
+		return &proto.Error{Op: "waiting for " + want.String() + " from " + w.peer, Err: fmt.Errorf("none within %v", d)}
 	}
 }
 

@@ -58,7 +58,7 @@ func TestServerWatch(t *testing.T) {
 			defer cl.c.Close()
 			loop := &countAbort{}
 			ab := newTestAbort(loop)
-			w := cl.watchServer(ab)
+			w := watchServer(cl.c, cl.peer, ab)
 			go tt.server(srv)
 			start := time.Now()
 			var sr proto.ServerResult

@@ -92,7 +92,7 @@ func Deltas(before, after map[string]uint64) (map[string]int64, []string) {
 type Client struct {
 	device string
 	port   int
-	c      *proto.Conn // marks go to the server; nil: the server takes none
+	c      Sender // marks go to the server; nil: the server takes none
 	read   Reader
 
 	mu        sync.Mutex
@@ -109,10 +109,16 @@ type Client struct {
 	stopOnce sync.Once
 }
 
+// Sender sends the client's marks to the server: the test's control
+// channel (a *proto.Conn, a bench/ctrl.Chan).
+type Sender interface {
+	Send(t proto.MsgType, v any) error
+}
+
 // NewClient starts the timeline of a test on device's port: read reads
 // its counters; c, when not nil, is the control connection of a server
 // that takes marks. Stop it (or Attach) when the test ends.
-func NewClient(device string, port int, c *proto.Conn, read Reader) *Client {
+func NewClient(device string, port int, c Sender, read Reader) *Client {
 	tl := &Client{device: device, port: port, c: c, read: read,
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	go tl.run()

@@ -47,9 +47,9 @@ var Layers = []Layer{
 	},
 	{
 		Name: "records", Kind: Pure,
-		About: "the result document, the server's admission and authentication, the senders' sample drainer, NUMA topology, the guest test bed",
+		About: "the result document, the server's admission and authentication, the senders' sample drainer, the test kinds' control channel, NUMA topology, the guest test bed",
 		Pkgs: []string{
-			"bench/result", "bench/admit", "bench/auth", "bench/drain", "internal/numa",
+			"bench/result", "bench/admit", "bench/auth", "bench/drain", "bench/ctrl", "internal/numa",
 			"internal/vm", "internal/testutil/vmtest",
 		},
 	},

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
+)
+
+// TestKindOf: each test is one kind, from its Spec alone.
+func TestKindOf(t *testing.T) {
+	load := &spec.Load{QPs: 1}
+	for _, tt := range []struct {
+		s    spec.Spec
+		want kind
+	}{
+		{spec.Spec{Op: result.OpSend, Mode: result.ModeLat}, latKind{}},
+		{spec.Spec{Op: result.OpWrite, Mode: result.ModeLat, QPs: 2}, latKind{}},
+		{spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Load: load}, loadKind{}},
+		{spec.Spec{Op: result.OpWrite, Mode: result.ModeBW}, bwKind{}},
+		{spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, QPs: 4}, multiKind{}},
+		{spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Bidirectional: true}, bidirKind{}},
+		{spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Transport: result.TransportTCP}, tcpKind{}},
+		{spec.Spec{Op: result.OpSend, Mode: result.ModeBW, Transport: result.TransportTCP}, tcpKind{}},
+	} {
+		if got := kindOf(tt.s); got != tt.want {
+			t.Errorf("%s (qps %d, load %v, bidir %v): %T, want %T", tt.s.Name(), tt.s.QPs, tt.s.Load != nil, tt.s.Bidirectional, got, tt.want)
+		}
+	}
+}
+
+// pipeServer runs the server's half of one TCP test on sv (its session's
+// steps from the test message on: acceptTCP, serveKind) and returns its
+// error on the channel.
+func pipeServer(sv ctrl.Chan) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			var sp spec.Spec
+			if err := sv.Recv(proto.MsgTest, &sp); err != nil {
+				return err
+			}
+			d, err := acceptTCP(sv, sp)
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			return serveKind(&serverTest{c: sv, spec: sp, tcp: d, log: log.New(io.Discard, "", 0)})
+		}()
+	}()
+	return done
+}
+
+// TestTCPKindOverPipe: the TCP baseline's halves and the shared lifecycle
+// (connect, ready, heartbeats, end, result) with the control channel in
+// memory: a latency and a bandwidth test in step, then a server lost in
+// the middle of a test and a client lost in the middle of one.
+func TestTCPKindOverPipe(t *testing.T) {
+	specs := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64},
+		Template: spec.Spec{Iters: 300, Warmup: -1}})
+	for _, sp := range specs {
+		t.Run(sp.Name(), func(t *testing.T) {
+			c, sv := ctrl.Pipe(ctrlTimeout)
+			defer sv.Close()
+			cl := &Client{c: c, peer: "pipe"}
+			served := pipeServer(sv)
+			res, err := cl.Run(context.Background(), sp, RunOptions{CPU: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-served; err != nil {
+				t.Fatalf("server: %v", err)
+			}
+			if res.Iterations != sp.Iters || res.Transport != result.TransportTCP || !reflect.DeepEqual(res.TimedInterval, tcpTimedInterval(sp)) {
+				t.Errorf("%d iterations (want %d), transport %q", res.Iterations, sp.Iters, res.Transport)
+			}
+		})
+	}
+	long := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{Duration: 30 * time.Second}})[0]
+	t.Run("server lost", func(t *testing.T) {
+		c, sv := ctrl.Pipe(ctrlTimeout)
+		cl := &Client{c: c, peer: "pipe"}
+		served := pipeServer(sv)
+		time.AfterFunc(300*time.Millisecond, func() { sv.Close() })
+		start := time.Now()
+		_, err := cl.Run(context.Background(), long, RunOptions{CPU: -1})
+		var pl *PeerLostError
+		if !errors.As(err, &pl) || time.Since(start) > 5*time.Second {
+			t.Fatalf("client: %v after %v, want the server lost at once", err, time.Since(start))
+		}
+		<-served
+	})
+	t.Run("client lost", func(t *testing.T) {
+		c, sv := ctrl.Pipe(ctrlTimeout)
+		defer sv.Close()
+		cl := &Client{c: c, peer: "pipe"}
+		served := pipeServer(sv)
+		time.AfterFunc(300*time.Millisecond, func() { c.Close() })
+		if _, err := cl.Run(context.Background(), long, RunOptions{CPU: -1}); err == nil {
+			t.Fatal("client: the test went on after its control channel closed")
+		}
+		select {
+		case err := <-served:
+			if err == nil || !strings.Contains(err.Error(), "client lost during the test") {
+				t.Fatalf("server: %v, want the client lost", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("server: still serving 5s after the client's control channel closed")
+		}
+	})
+}
