@@ -104,13 +104,14 @@ VM_SKIP ?=
 VM_FRESH ?=
 # VM_P: test binaries built or run at once (go test -p). With 2 (make test), the
 # next package compiles, or a host package runs, while one runs in the guest; the
-# bed runs one test binary at a time in its guest and queues the next. HOSTNICE
-# runs the go tool and all it starts on the host at nice 19, so that the guest's
-# qemu (nice -5, internal/vm) keeps the CPUs it needs and the host work takes the
-# rest.
+# bed runs one test binary at a time in its guest and queues the next. The guest's
+# qemu runs at nice -5 (internal/vm), ahead of these compiles and host tests.
 VM_P ?= 1
+# HOSTNICE: how check and fuzz run (make test: nice 19, behind the guest and behind
+# vm-test's compiles and host tests, which are on its critical path; a host test
+# that times a sleep failed at nice 19 on a busy host).
 HOSTNICE ?=
-VM_GOTEST = $(HOSTNICE) $(GO) test -p $(VM_P) -count=1 -timeout 30m -exec $(CURDIR)/$(VMEXEC)
+VM_GOTEST = $(GO) test -p $(VM_P) -count=1 -timeout 30m -exec $(CURDIR)/$(VMEXEC)
 vm-test: build vmexec $(BUILD)/libdrvshim.so
 	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench RDMABENCH_DRVSHIM=$(CURDIR)/$(BUILD)/libdrvshim.so \
 		$(VMEXEC) bed --where $(VM_WHERE) $(if $(filter 1,$(VM_FRESH)),--fresh) -- sh -ec '\
@@ -318,10 +319,10 @@ fuzz:
 # binaries that link neither libibverbs nor librdmacm, and the tests that need no
 # device (vmtest.Host, vmtest.GuestTests), on the host, where they are 6 to 10 times
 # as fast as under TCG (hist: 12 s on the host, over 80 s in the guest), and the
-# rest in the guest. check and fuzz run beside it (make -j3), at nice 19 like the
-# host side of vm-test: the guest's qemu takes the CPUs first, and the host work
-# fills the time the guest leaves idle (a test waiting out a deadline, a boot's
-# device waits). Their output interleaves, a line at a time.
+# rest in the guest. check and fuzz run beside it (make -j3) at nice 19: the
+# guest's qemu and vm-test's compiles take the CPUs first, and check and fuzz fill
+# the time they leave idle (a test waiting out a deadline, a boot's device waits).
+# Their output interleaves, a line at a time.
 test: deps
 	$(MAKE) --no-print-directory -j3 HOSTNICE='nice -n 19' VM_WHERE=auto \
 		VM_SKIP='$(PAIR_KILLS)' VM_FRESH=1 VM_P=2 check fuzz vm-test

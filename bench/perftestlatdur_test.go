@@ -12,7 +12,8 @@ import (
 )
 
 // peerLat is a ping-pong side facing a peer that answers until stopAt,
-// then sends nothing more: a round trip of rtt each, and after stopAt a
+// then sends nothing more: a round trip of rtt each (its sample is the time
+// it really took, as the engine's are), and after stopAt a
 // wait that only abort ends (as the engine's wait for a message that never
 // comes). Pure: it serves the host test of the -D cut, not the real path.
 type peerLat struct {
@@ -38,8 +39,9 @@ func (p *peerLat) LatClient(n int) error {
 			<-p.aborted
 			return fmt.Errorf("latency loop: %w", verbs.ErrAborted)
 		}
+		t0 := time.Now()
 		time.Sleep(p.rtt)
-		p.samples = append(p.samples, uint64(p.rtt))
+		p.samples = append(p.samples, uint64(time.Since(t0))) // what it took: a loaded host stretches the sleep
 	}
 	return nil
 }
