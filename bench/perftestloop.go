@@ -31,16 +31,14 @@ type perftestSide struct {
 	mine    []wire.Dest // this side's records, one per QP
 	withGID bool
 	cc      *PerftestCMConn // -R: the rdma_cm channel, else nil
+	env     result.Env      // sideEnv's, collected before the first record swap (RunPerftest)
 }
 
 // perftestLoop runs the loop part of RunPerftest.
 func perftestLoop(ctx context.Context, run *PerftestRun, p perftestSide) (*PerftestRun, error) {
-	cfg, s, wc, nc, dev, eps, qps, mine, withGID, cc := p.cfg, p.s, p.wc, p.nc, p.dev, p.eps, p.qps, p.mine, p.withGID, p.cc
+	cfg, s, wc, dev, eps, qps, mine, withGID, cc := p.cfg, p.s, p.wc, p.dev, p.eps, p.qps, p.mine, p.withGID, p.cc
 	ep := eps.probe
-	env, _, err := sideEnv(dev, nc.LocalAddr(), cfg.Run.CPU)
-	if err != nil {
-		return run, err
-	}
+	env := p.env
 	env.PathMTU, env.InlineSizeGranted = run.MTU, ep.inline
 	run.Env = env
 	abort := context.AfterFunc(ctx, func() {

@@ -100,6 +100,10 @@ func PerftestSupported(s spec.Spec) error {
 	return nil
 }
 
+// perftestEnvHook, when set (tests), is called on the side (client or
+// not) that has just collected its environment.
+var perftestEnvHook func(client bool)
+
 // RunPerftest runs cfg.Spec against the perftest tool on nc, which the
 // caller closes.
 func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*PerftestRun, error) {
@@ -143,6 +147,19 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 		}
 	}
 	run := &PerftestRun{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat) || s.Bidirectional}
+	// The environment (sysfs, the device doctor's tools, dpkg-query: about a
+	// second under emulation) is collected now, before the first record
+	// swap: after the barrier after RTR perftest's client is already
+	// sending, and a receiver still collecting has no receives to repost
+	// (RNR NAKs, each a 0.64 ms wait on the sender) and a passive server
+	// takes the CPU from the client's loop.
+	env, _, err := sideEnv(dev, nc.LocalAddr(), cfg.Run.CPU)
+	if err != nil {
+		return run, err
+	}
+	if perftestEnvHook != nil {
+		perftestEnvHook(cfg.Client)
+	}
 	if run.Peer, err = wc.Versions(wire.OurVersion); err != nil {
 		if cfg.Client && !errors.Is(err, wire.ErrTooOld) && !isTimeout(err) {
 			return run, fmt.Errorf("%w: %v", ErrNotPerftest, err)
@@ -236,7 +253,7 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 	if _, err := wc.Dest(mine[0], withGID, "barrier after RTR"); err != nil {
 		return run, err
 	}
-	return perftestLoop(ctx, run, perftestSide{cfg: cfg, s: s, wc: wc, nc: nc, dev: dev, eps: eps, qps: qps, mine: mine, withGID: withGID, cc: cc})
+	return perftestLoop(ctx, run, perftestSide{cfg: cfg, s: s, wc: wc, nc: nc, dev: dev, eps: eps, qps: qps, mine: mine, withGID: withGID, cc: cc, env: env})
 }
 
 func perftestConnSetup(dev *Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
