@@ -2,7 +2,6 @@ package ctrl
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -117,16 +116,7 @@ func (p *pipeEnd) send(m message) error {
 }
 
 func (p *pipeEnd) SendError(err error) error {
-	var re proto.RemoteError
-	var src *proto.RemoteError
-	switch {
-	case err == nil:
-		re.Msg = "unknown error"
-	case errors.As(err, &src):
-		re = *src
-	default:
-		re.Msg = err.Error()
-	}
+	re := proto.ErrorPayload(err)
 	return p.Send(proto.MsgError, &re)
 }
 

@@ -118,11 +118,17 @@ func (c *Conn) Send(t MsgType, v any) error {
 	return c.sendPayload(t, payload)
 }
 
-// SendError sends err to the peer as a MsgError. If err is (or wraps) a
-// *RemoteError, that one is sent as is, so a caller can set Code; otherwise
-// the payload is RemoteError{Msg: err.Error()}. Messages longer than 64 KiB
-// are truncated.
+// SendError sends err to the peer as a MsgError (ErrorPayload).
 func (c *Conn) SendError(err error) error {
+	re := ErrorPayload(err)
+	return c.Send(MsgError, &re)
+}
+
+// ErrorPayload is what SendError sends for err: if err is (or wraps) a
+// *RemoteError, that one as is, so a caller can set Code; otherwise
+// RemoteError{Msg: err.Error()}. Messages longer than 64 KiB are truncated.
+// Every Chan's SendError (bench/ctrl) sends this.
+func ErrorPayload(err error) RemoteError {
 	var re RemoteError
 	var src *RemoteError
 	switch {
@@ -137,7 +143,7 @@ func (c *Conn) SendError(err error) error {
 	if len(re.Msg) > maxMsg {
 		re.Msg = re.Msg[:maxMsg] + "... (truncated)"
 	}
-	return c.Send(MsgError, &re)
+	return re
 }
 
 func (c *Conn) sendPayload(t MsgType, payload []byte) error {
