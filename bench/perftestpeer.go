@@ -250,13 +250,8 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 			return run, err
 		}
 	}
-	restore := quietGC() // no collector work in the timed loop (perftestgc.go)
-	defer restore()
 	if _, err := wc.Dest(mine[0], withGID, "barrier after RTR"); err != nil {
 		return run, err
-	}
-	if perftestLoopHook != nil {
-		perftestLoopHook(cfg.Client)
 	}
 	return perftestLoop(ctx, run, perftestSide{cfg: cfg, s: s, wc: wc, nc: nc, dev: dev, eps: eps, qps: qps, mine: mine, withGID: withGID, cc: cc, env: env})
 }
