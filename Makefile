@@ -23,7 +23,8 @@ launcher-deps:
 # The identity 'rdmabench --version' prints and the JSON's tool_version records
 # (internal/version): this tree's commit, "-dirty" with uncommitted changes, and the
 # build date (SOURCE_DATE_EPOCH when set); RDMABENCH_VERSION=1.2.0 sets the version.
-VERSION_PKG := github.com/rdmabench/rdmabench/internal/version
+MODULE := github.com/rdmabench/rdmabench
+VERSION_PKG := $(MODULE)/internal/version
 COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || c=$$c-dirty; echo $$c; })
 BUILD_DATE := $(shell date -u $${SOURCE_DATE_EPOCH:+-d @$$SOURCE_DATE_EPOCH} +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(BUILD_DATE) \
@@ -298,7 +299,6 @@ FUZZTIME ?= 10000x
 FUZZMINTIME ?= 200x
 FUZZ = internal/vm/proto:FuzzDecode bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/perftest/wire:FuzzDestBinary bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate bench/compare:FuzzCompare bench/plot:FuzzPlot bench/fabric:FuzzReport bench/perftest:FuzzImport
 FUZZ_PKGS = $(sort $(foreach t,$(FUZZ),$(firstword $(subst :, ,$(t)))))
-MODULE := github.com/rdmabench/rdmabench
 fuzz:
 	@mkdir -p $(BUILD)/fuzz; cache=$$($(GO) env GOCACHE)/fuzz; \
 	for p in $(FUZZ_PKGS); do \
