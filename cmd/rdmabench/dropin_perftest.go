@@ -117,7 +117,10 @@ func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Wri
 		}
 	}
 	defer nc.Close()
-	rec, saveRec := dropInRecord(o)
+	rec, saveRec, err := dropInRecord(o)
+	if err != nil {
+		return true, err
+	}
 	run, err := bench.RunPerftest(ctx, nc, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
 		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: perftestTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace(), Record: rec})
 	saveRec()
@@ -181,18 +184,24 @@ func dropInTrace() io.Writer {
 
 // dropInRecord is, with RDMABENCH_DROPIN_RECORD=FILE, a recording of the
 // exchange and the function that writes it to FILE (a failure to write is
-// printed to stderr); else nil and a no-op.
-func dropInRecord(o perftest.Options) (*wire.Recording, func()) {
+// printed to stderr); else nil and a no-op. FILE is created here, so that a
+// path it cannot write is refused before the exchange.
+func dropInRecord(o perftest.Options) (*wire.Recording, func(), error) {
 	path := os.Getenv("RDMABENCH_DROPIN_RECORD")
 	if path == "" {
-		return nil, func() {}
+		return nil, func() {}, nil
 	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("RDMABENCH_DROPIN_RECORD: %w", err)
+	}
+	f.Close()
 	rec := &wire.Recording{Tool: o.Tool.Name, Args: os.Args[1:]}
 	return rec, func() {
 		if err := rec.WriteFile(path); err != nil {
 			fmt.Fprintf(os.Stderr, "RDMABENCH_DROPIN_RECORD: %v\n", err)
 		}
-	}
+	}, nil
 }
 
 // perftestFirst reports whether the first bytes of a connection are
@@ -227,7 +236,10 @@ func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, s
 		}
 		return fmt.Errorf("the client is %s, and %w", who, err)
 	}
-	rec, saveRec := dropInRecord(o)
+	rec, saveRec, err := dropInRecord(o)
+	if err != nil {
+		return err
+	}
 	run, err := bench.RunPerftest(ctx, c, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
 		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: perftestTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace(), Record: rec})
 	saveRec()

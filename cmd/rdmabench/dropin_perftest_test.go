@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -180,5 +182,24 @@ func TestPerftestQPParams(t *testing.T) {
 		if s, _, err := perftestSpec(o); err != nil || s.QPTypeLabel() != tc.conn {
 			t.Errorf("%s -c %s against perftest: %v (QP type %s)", tc.tool, tc.conn, err, s.QPTypeLabel())
 		}
+	}
+}
+
+// TestDropInRecordRefusedFirst: a RDMABENCH_DROPIN_RECORD path that cannot
+// be written is refused before the exchange, naming the variable.
+func TestDropInRecordRefusedFirst(t *testing.T) {
+	t.Setenv("RDMABENCH_DROPIN_RECORD", filepath.Join(t.TempDir(), "no-such-dir", "x.json"))
+	if _, _, err := dropInRecord(perftest.Options{}); err == nil || !strings.Contains(err.Error(), "RDMABENCH_DROPIN_RECORD") {
+		t.Fatalf("dropInRecord = %v, want a refusal naming RDMABENCH_DROPIN_RECORD", err)
+	}
+	ok := filepath.Join(t.TempDir(), "x.json")
+	t.Setenv("RDMABENCH_DROPIN_RECORD", ok)
+	rec, save, err := dropInRecord(perftest.Options{})
+	if err != nil || rec == nil {
+		t.Fatalf("dropInRecord(%s) = %v, %v", ok, rec, err)
+	}
+	save()
+	if _, err := os.Stat(ok); err != nil {
+		t.Fatal(err)
 	}
 }
