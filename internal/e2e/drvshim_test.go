@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -83,10 +84,20 @@ func TestDriverShimCxgb4(t *testing.T) {
 	wantOutput(t, "the server's output (run under the shim)", srv.stdout.String()+srv.stderr.String(), "drvshim: loaded (cxgb4)")
 
 	pt := perftestTool(t, "ib_write_bw")
-	ps := startEnv(t, dropinTimeout, env, nil, pt, "-R", "-d", "siw1", "-n", "200", "-p", "18611")
-	waitListen(t, 18611, ps) // iWARP's rdma_cm listens on a kernel TCP socket
-	o = runEnv(t, dropinTimeout, env, pt, "-R", "-d", "siw1", "-n", "200", "-p", "18611", "203.0.113.1")
-	if code := ps.wait(t, dropinTimeout); o.Code != 0 || code != 0 {
+	// perftest's own clock calibration fails now and then under TCG ("Correlation
+	// coefficient r^2 ... < 0.9", docs/perftest.md): that pair runs once more
+	for try := 1; ; try++ {
+		ps := startEnv(t, dropinTimeout, env, nil, pt, "-R", "-d", "siw1", "-n", "200", "-p", "18611")
+		waitListen(t, 18611, ps) // iWARP's rdma_cm listens on a kernel TCP socket
+		o = runEnv(t, dropinTimeout, env, pt, "-R", "-d", "siw1", "-n", "200", "-p", "18611", "203.0.113.1")
+		code := ps.wait(t, dropinTimeout)
+		if o.Code == 0 && code == 0 {
+			break
+		}
+		if try == 1 && strings.Contains(o.Stderr+ps.stderr.String(), "Correlation coefficient r^2") {
+			t.Logf("ib_write_bw -R under cxgb4: perftest's clock calibration failed; once more: %s", o)
+			continue
+		}
 		t.Fatalf("ib_write_bw -R under cxgb4: client %s\nserver: %s", o, ps)
 	}
 	if !regexp.MustCompile(`(?m)^ *65536 `).MatchString(o.Stdout) {
