@@ -42,7 +42,8 @@ type Axis struct {
 	// Flag is the test flag that sets the axis' value (without --): a
 	// search along the axis takes its values from the ladder instead.
 	Flag string
-	// From and To are the ladder's default first and last value.
+	// From and To are the ladder's default first and last value (the
+	// flags --from and --to).
 	From, To int
 	// Bytes says the axis' values are byte counts (size, region): the
 	// flags show them with K, M (report.SizeLabel).
@@ -123,14 +124,6 @@ func ParseAxis(s string) (Axis, error) {
 		return a, nil
 	}
 	return Axis{}, fmt.Errorf("--axis %q unknown; valid: %s", s, strings.ReplaceAll(strings.Join(Axes, ", "), "_", "-"))
-}
-
-// DefaultRange is the ladder's default first and last value on axis.
-func DefaultRange(axis string) (from, to int) {
-	if a, ok := AxisOf(axis); ok {
-		return a.From, a.To
-	}
-	return 1, 64
 }
 
 // The search's test where the flags do not say otherwise: 64 B WRITE

@@ -86,7 +86,7 @@ func cmdCliffs(fs *flag.FlagSet) action {
 		if fs.Changed(ax.Flag) {
 			return usageError{fmt.Errorf("--%s is the axis searched (--axis %s): give its values with --from/--to or --points", ax.Flag, *axis)}
 		}
-		ladder, err := cliffsLadder(fs, ax.Name, *from, *to, *factor, *points)
+		ladder, err := cliffsLadder(fs, ax, *from, *to, *factor, *points)
 		if err != nil {
 			return usageError{err}
 		}
@@ -162,7 +162,7 @@ func cmdCliffs(fs *flag.FlagSet) action {
 
 // cliffsLadder is the ladder the flags give: --points, or --from..--to
 // ×--factor with the axis' defaults.
-func cliffsLadder(fs *flag.FlagSet, axis, from, to string, factor float64, points string) ([]int, error) {
+func cliffsLadder(fs *flag.FlagSet, axis cliffs.Axis, from, to string, factor float64, points string) ([]int, error) {
 	if points != "" {
 		if fs.Changed("from") || fs.Changed("to") || fs.Changed("factor") {
 			return nil, errors.New("--points is the whole ladder: drop --from, --to and --factor")
@@ -174,7 +174,7 @@ func cliffsLadder(fs *flag.FlagSet, axis, from, to string, factor float64, point
 		vs = slices.Clone(vs)
 		return vs, cliffs.CheckPoints(vs)
 	}
-	lo, hi := cliffs.DefaultRange(axis)
+	lo, hi := axis.From, axis.To
 	for _, f := range []struct {
 		name, v string
 		out     *int
