@@ -133,7 +133,7 @@ func cmdCliffs(fs *flag.FlagSet) action {
 		if !loopback {
 			run = cliffs.ClientRunner(addr, rc, &device)
 		}
-		check := specsCheck(&d, budget, loopback)
+		check := func(specs []spec.Spec) error { return rc.Client.CheckAhead(specs, budget, loopback) }
 		cfg := cliffs.Config{Axis: ax.Name, Ladder: ladder, SpecAt: specAt, Check: check, Run: run, Runs: *runs, MaxBisections: *bisect,
 			Figure: *figure, MinDrop: drop, Progress: stderr, Terminal: isTerminal(stderr),
 			Role: "loopback", CommandLine: os.Args, ToolVersion: version.String()}
