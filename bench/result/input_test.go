@@ -82,34 +82,44 @@ func decodeResult(in *result.Input) error { _, err := in.Result(); return err }
 func decodeMesh(in *result.Input) error   { _, err := in.Mesh(); return err }
 func decodeCliffs(in *result.Input) error { _, err := in.Cliffs(); return err }
 
-// FuzzOpen: whatever the bytes, an Input's kind is KindOf's, each decoder
-// either returns a document that passed its kind's check or an
-// *InputError, and it takes exactly what the one validation step
-// (CheckAny) passes of its kind.
+// FuzzOpen: whatever the bytes, an Input's kind is KindOf's, and a
+// decoder (which: the result, mesh or cliffs one) either returns a
+// document or an *InputError; it takes exactly what the one validation
+// step (CheckAny) passes of its kind. A second decode is an *InputError.
 func FuzzOpen(f *testing.F) {
-	resulttest.Seed(f)
-	for _, s := range []string{`{"kind": 3}`, `[1]`, `null`, `{}`, `{"mr": {}}`, `{"kind": "cliffs", "schema_version": "1"}`, `{"kind": "mesh", "mr": 1}`} {
-		f.Add([]byte(s))
+	decoders := []struct {
+		kind   string
+		decode func(*result.Input) error
+	}{{result.KindResult, decodeResult}, {result.KindMesh, decodeMesh}, {result.KindCliffs, decodeCliffs}}
+	seeds := [][]byte{[]byte(`{"kind": 3}`), []byte(`[1]`), []byte(`null`), []byte(`{}`), []byte(`{"mr": {}}`),
+		[]byte(`{"kind": "cliffs", "schema_version": "1"}`), []byte(`{"kind": "mesh", "mr": 1}`)}
+	for _, b := range resulttest.RealFiles(f) {
+		seeds = append(seeds, b)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
+	for _, h := range resulttest.HostileDocuments(f) {
+		seeds = append(seeds, h.Data)
+	}
+	for i, b := range seeds { // each decoder on each kind, across the seeds
+		f.Add(b, uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		resulttest.Bounded(t, func() {
+			d := decoders[int(which)%len(decoders)]
+			in := result.NewInput("fuzz.json", data)
 			kind, checkErr := result.CheckAny(data)
-			for _, d := range []struct {
-				kind   string
-				decode func(*result.Input) error
-			}{{result.KindResult, decodeResult}, {result.KindMesh, decodeMesh}, {result.KindCliffs, decodeCliffs}} {
-				in := result.NewInput("fuzz.json", data)
-				if in.Kind != result.KindOf(data) || in.Kind != kind {
-					t.Fatalf("Input kind %q, KindOf %q, CheckAny %q", in.Kind, result.KindOf(data), kind)
-				}
-				err := d.decode(in)
-				var ie *result.InputError
-				if err != nil && !errors.As(err, &ie) {
-					t.Fatalf("%s decoder: %v is not an *InputError", d.kind, err)
-				}
-				if want := kind == d.kind && checkErr == nil; (err == nil) != want {
-					t.Fatalf("%s decoder on a %s document (CheckAny: %v): %v", d.kind, kind, checkErr, err)
-				}
+			if in.Kind != result.KindOf(data) || in.Kind != kind {
+				t.Fatalf("Input kind %q, KindOf %q, CheckAny %q", in.Kind, result.KindOf(data), kind)
+			}
+			err := d.decode(in)
+			var ie *result.InputError
+			if err != nil && !errors.As(err, &ie) {
+				t.Fatalf("%s decoder: %v is not an *InputError", d.kind, err)
+			}
+			if want := kind == d.kind && checkErr == nil; (err == nil) != want {
+				t.Fatalf("%s decoder on a %s document (CheckAny: %v): %v", d.kind, kind, checkErr, err)
+			}
+			if err := d.decode(in); !errors.As(err, &ie) {
+				t.Fatalf("a second decode: %v, want an *InputError", err)
 			}
 		})
 	})
