@@ -59,9 +59,6 @@ func OpenAll(paths []string) []*Input {
 	return ins
 }
 
-// Readable reports whether the file was read (within the limit).
-func (in *Input) Readable() bool { return in.err == nil }
-
 // take returns the bytes once; a second decode is an error.
 func (in *Input) take() ([]byte, error) {
 	if in.used {
