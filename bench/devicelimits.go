@@ -37,3 +37,23 @@ func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs 
 	}
 	return nil
 }
+
+// CheckAhead holds every test of a search or of a series of rounds
+// ('rdmabench cliffs', 'isolation') against this process's budget
+// (CheckBudget), then, in loopback or with c.Device named, against the
+// device's limits (CheckDeviceLimits: c's device, port and GID index, both
+// ends on it in loopback), before the first runs. Against a server without
+// c.Device the device follows the route to it, and each run checks it.
+func (c ClientConfig) CheckAhead(specs []spec.Spec, b Budget, loopback bool) error {
+	if err := CheckBudget(specs, b, loopback); err != nil {
+		return err
+	}
+	if !loopback && c.Device == "" {
+		return nil
+	}
+	local, sides := netip.MustParseAddr("127.0.0.1"), 2
+	if !loopback {
+		local, sides = netip.Addr{}, 1
+	}
+	return CheckDeviceLimits(c.Device, c.Port, c.GIDIndex, local, specs, sides)
+}

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/numa"
 )
 
@@ -119,4 +121,36 @@ func (d *Device) bindMemory(alloc func() error) error {
 		return fmt.Errorf("bind the buffers to NUMA node %d (--no-numa-bind turns binding off): %w", d.numa.rec.Node, err)
 	}
 	return aerr
+}
+
+// CPUPlan is where --cpu pins the threads of a run (run, loopback,
+// isolation): the client's engine thread, in loopback the in-process
+// server's responder, and the load QPs' threads.
+type CPUPlan struct {
+	Client int   // the engine thread's CPU (RunOptions.CPU); -1: not pinned
+	Server []int // loopback: the server's responder (RunConfig.ServerCPUs); nil: not pinned
+	Load   []int // the load QPs' threads, round robin (RunOptions.LoadCPUs); nil: not pinned
+}
+
+// PlanCPUs reads --cpu's list (spec.ParseCPUs, against the CPUs online):
+// the first CPU takes the client's engine thread, in loopback the second
+// the server's responder, the rest (or, with at most two, all) the load
+// QPs' threads. An empty list pins nothing. An error names --cpu.
+func PlanCPUs(list string, loopback bool) (CPUPlan, error) {
+	p := CPUPlan{Client: -1}
+	if list == "" {
+		return p, nil
+	}
+	cpus, err := spec.ParseCPUs(list, hostenv.OnlineCPUs())
+	if err != nil {
+		return p, fmt.Errorf("--cpu: %w", err)
+	}
+	p.Client, p.Load = cpus[0], cpus
+	if loopback && len(cpus) > 1 {
+		p.Server = cpus[1:2]
+	}
+	if len(cpus) > 2 {
+		p.Load = cpus[2:]
+	}
+	return p, nil
 }

@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/internal/numa"
 )
@@ -136,5 +139,36 @@ func TestLockThreadNode(t *testing.T) {
 		if c := <-back; !reflect.DeepEqual(c, all) {
 			t.Errorf("after lockThread(%d, %v), restoreAffinity: affinity %v, want the process's %v", tc.cpu, tc.node, c, all)
 		}
+	}
+}
+
+// TestPlanCPUs: --cpu's first CPU takes the engine thread, in loopback
+// the second the server's responder, the rest (or, with at most two, all)
+// the load QPs' threads; none pins nothing; a CPU not online is refused.
+func TestPlanCPUs(t *testing.T) {
+	n := hostenv.OnlineCPUs()
+	for _, c := range []struct {
+		list     string
+		loopback bool
+		min      int // CPUs online the case needs
+		want     CPUPlan
+	}{
+		{"", true, 1, CPUPlan{Client: -1}},
+		{"0", true, 1, CPUPlan{Client: 0, Load: []int{0}}},
+		{"0,1", true, 2, CPUPlan{Client: 0, Server: []int{1}, Load: []int{0, 1}}},
+		{"0,1", false, 2, CPUPlan{Client: 0, Load: []int{0, 1}}},
+		{"0-2", true, 3, CPUPlan{Client: 0, Server: []int{1}, Load: []int{2}}},
+		{"0-3", false, 4, CPUPlan{Client: 0, Load: []int{2, 3}}},
+	} {
+		if n < c.min {
+			continue
+		}
+		got, err := PlanCPUs(c.list, c.loopback)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("PlanCPUs(%q, %v) = %+v, %v; want %+v", c.list, c.loopback, got, err, c.want)
+		}
+	}
+	if _, err := PlanCPUs(strconv.Itoa(n), false); err == nil || !strings.HasPrefix(err.Error(), "--cpu: CPU ") {
+		t.Errorf("PlanCPUs of CPU %d (%d online): %v", n, n, err)
 	}
 }

@@ -126,8 +126,8 @@ func TestWhereToAdd(t *testing.T) {
 	if fn, ok := flags["addTestFlags"].(*ast.FuncDecl); !ok || definedFlags(fn) < 10 {
 		t.Errorf("addTestFlags (cmd/rdmabench/testflags.go) does not define the test flags on its flag set")
 	}
-	if fn, ok := flags["testFlags.specs"].(*ast.FuncDecl); !ok || !mentions(fn, "Template") {
-		t.Errorf("testFlags.specs (cmd/rdmabench/testflags.go) does not fill the plan's Template")
+	if fn, ok := flags["testFlags.plan"].(*ast.FuncDecl); !ok || !mentions(fn, "Template") {
+		t.Errorf("testFlags.plan (cmd/rdmabench/testflags.go) does not fill the plan's Template")
 	}
 	cli, _ := declared(t, filepath.Join(repoRoot, "cmd/rdmabench/cli.go"))
 	if fn, ok := cli["subcommands"].(*ast.FuncDecl); !ok || !mentions(fn, "cmdMR") {

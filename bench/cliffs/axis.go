@@ -9,13 +9,20 @@
 package cliffs
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/rdmabench/rdmabench/bench/report"
+	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
-// The axes.
+// The axes, as the document names them (--axis takes them with - for _).
 const (
 	AxisQPs      = "qps"               // measured QPs (-q)
 	AxisSize     = "size"              // message size, bytes (-s)
@@ -28,43 +35,144 @@ const (
 	AxisIdle   = "idle_qps" // connected QPs that carry nothing (--qps-idle)
 )
 
-// Axes lists the axes, as --axis takes them (with - for _).
-var Axes = []string{AxisQPs, AxisSize, AxisTxDepth, AxisOutReads, AxisMRs, AxisRegion, AxisSGE, AxisIdle}
-
-// axisInfo is what the package knows of one axis: its default ladder and
-// how a value reads with its unit.
-type axisInfo struct {
-	from, to int    // DefaultRange
-	label    string // a value with its unit, a format for one int ("%d QPs")
+// Axis is one axis a search runs along: the one table of them (AxisTable)
+// holds everything that differs between axes.
+type Axis struct {
+	Name string // AxisQPs, ...
+	// Flag is the test flag that sets the axis' value (without --): a
+	// search along the axis takes its values from the ladder instead.
+	Flag string
+	// From and To are the ladder's default first and last value (the
+	// flags --from and --to).
+	From, To int
+	// Bytes says the axis' values are byte counts (size, region): the
+	// flags show them with K, M (report.SizeLabel).
+	Bytes bool
+	// Label is a value with its unit, a format of one int ("%d QPs").
+	Label string
+	// Set sets the axis' value v in the plan of the search's test: a
+	// Spec field of its template (or, for the size, its one size). It
+	// never changes what the plan shares with a copy of it.
+	Set func(p *spec.Plan, v int)
 }
 
-var axisInfos = map[string]axisInfo{
-	AxisQPs:      {1, 64, "%d QPs"},
-	AxisSize:     {64, 64 << 10, "%d B"},
-	AxisTxDepth:  {1, 1024, "depth %d"},
-	AxisOutReads: {1, 16, "%d reads"},
-	AxisMRs:      {1, 1024, "%d MRs"},
-	AxisRegion:   {64 << 10, 64 << 20, "region %d B"},
-	AxisSGE:      {1, 16, "%d SGEs"},
-	AxisIdle:     {1, 256, "%d idle QPs"},
+// AxisTable is every axis, in the order --axis lists them.
+var AxisTable = []Axis{
+	{AxisQPs, "qps", 1, 64, false, "%d QPs", func(p *spec.Plan, v int) { p.Template.QPs = v }},
+	{AxisSize, "size", 64, 64 << 10, true, "%d B", func(p *spec.Plan, v int) { p.Sizes = []int{v} }},
+	{AxisTxDepth, "tx-depth", 1, 1024, false, "depth %d", func(p *spec.Plan, v int) {
+		p.Template.TxDepth = v
+		if l := p.Template.Load; l != nil { // a load's streams take -t too
+			c := *l
+			c.TxDepth = v
+			p.Template.Load = &c
+		}
+	}},
+	{AxisOutReads, "outstanding-reads", 1, 16, false, "%d reads", func(p *spec.Plan, v int) { p.Template.OutstandingReads = v }},
+	{AxisMRs, "mrs", 1, 1024, false, "%d MRs", func(p *spec.Plan, v int) { p.Template.MRs = v }},
+	{AxisRegion, "region", 64 << 10, 64 << 20, true, "region %d B", func(p *spec.Plan, v int) { p.Template.Region = int64(v) }},
+	{AxisSGE, "sge", 1, 16, false, "%d SGEs", func(p *spec.Plan, v int) { p.Template.SGE = v }},
+	{AxisIdle, "qps-idle", 1, 256, false, "%d idle QPs", func(p *spec.Plan, v int) { p.Template.IdleQPs = v }},
 }
 
-// ParseAxis reads an axis name: qps, size, tx-depth (tx_depth) or
-// outstanding-reads (outstanding_reads), and the workload knobs' axes.
-func ParseAxis(s string) (string, error) {
-	a := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
-	if slices.Contains(Axes, a) {
+// Axes lists the axes' names, in AxisTable's order.
+var Axes = func() []string {
+	out := make([]string, len(AxisTable))
+	for i, a := range AxisTable {
+		out[i] = a.Name
+	}
+	return out
+}()
+
+// AxisOf returns the axis named name (a document's axis), ok false for
+// none.
+func AxisOf(name string) (Axis, bool) {
+	for _, a := range AxisTable {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Axis{}, false
+}
+
+// Arg is the axis' name as --axis takes it: "tx-depth".
+func (a Axis) Arg() string { return strings.ReplaceAll(a.Name, "_", "-") }
+
+// Format is v as the flags take it: "64K" for 65536 on an axis of bytes.
+func (a Axis) Format(v int) string {
+	if a.Bytes {
+		return report.SizeLabel(int64(v))
+	}
+	return strconv.Itoa(v)
+}
+
+// AxisArgs lists the axes as --axis takes them: "qps, size, ... or
+// idle-qps".
+func AxisArgs() string {
+	args := make([]string, len(AxisTable))
+	for i, a := range AxisTable {
+		args[i] = a.Arg()
+	}
+	return strings.Join(args[:len(args)-1], ", ") + " or " + args[len(args)-1]
+}
+
+// ParseAxis reads an axis as --axis takes it: qps, size, tx-depth
+// (tx_depth), outstanding-reads (outstanding_reads), and the workload
+// knobs' axes; any case.
+func ParseAxis(s string) (Axis, error) {
+	if a, ok := AxisOf(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")); ok {
 		return a, nil
 	}
-	return "", fmt.Errorf("--axis %q unknown; valid: %s", s, strings.ReplaceAll(strings.Join(Axes, ", "), "_", "-"))
+	return Axis{}, fmt.Errorf("--axis %q unknown; valid: %s", s, strings.ReplaceAll(strings.Join(Axes, ", "), "_", "-"))
 }
 
-// DefaultRange is the ladder's default first and last value on axis.
-func DefaultRange(axis string) (from, to int) {
-	if a, ok := axisInfos[axis]; ok {
-		return a.from, a.to
+// The search's test where the flags do not say otherwise: 64 B WRITE
+// bandwidth (READ along the outstanding reads), each run 1 s.
+const (
+	DefaultMode     = result.ModeBW
+	DefaultSize     = 64 // a message rate: small messages (an axis other than the size)
+	DefaultDuration = time.Second
+)
+
+// DefaultOp is the search's op where the flags name none: WRITE, or READ
+// along the outstanding reads (which only READ and atomics have).
+func (a Axis) DefaultOp() string {
+	if a.Name == AxisOutReads {
+		return result.OpRead
 	}
-	return 1, 64
+	return result.OpWrite
+}
+
+// SpecAt is the search's test at value v along a (Config.SpecAt): plan,
+// the flags' test, with the axis' value set, expanded and validated
+// (spec.Plan.Specs). It must be one RDMA test without a load sweep: a
+// search measures one test along one axis.
+func (a Axis) SpecAt(plan spec.Plan, v int) (spec.Spec, error) {
+	a.Set(&plan, v)
+	specs, err := plan.Specs()
+	if err != nil {
+		return spec.Spec{}, err
+	}
+	if len(specs) != 1 {
+		var ops, modes []string
+		for _, s := range specs {
+			if !slices.Contains(ops, s.Op) {
+				ops = append(ops, s.Op)
+			}
+			if !slices.Contains(modes, s.Mode) {
+				modes = append(modes, s.Mode)
+			}
+		}
+		return spec.Spec{}, fmt.Errorf("cliffs measures one test along the axis; --op %s --mode %s make %d: give one of each",
+			strings.Join(ops, ","), strings.Join(modes, ","), len(specs))
+	}
+	if specs[0].Transport == result.TransportTCP {
+		return spec.Spec{}, errors.New("cliffs measures RDMA tests: drop --transport tcp")
+	}
+	if len(specs[0].LoadSweep) > 0 {
+		return spec.Spec{}, errors.New("cliffs runs one test a point: drop --load-sweep")
+	}
+	return specs[0], nil
 }
 
 // MaxLadder bounds the points of a ladder.

@@ -76,8 +76,8 @@ func better(lower bool) string {
 // axisLabel is v with the axis' unit: "256 QPs", "4096 B", "depth 16",
 // "16 reads".
 func axisLabel(axis string, v int) string {
-	if a, ok := axisInfos[axis]; ok {
-		return fmt.Sprintf(a.label, v)
+	if a, ok := AxisOf(axis); ok {
+		return fmt.Sprintf(a.Label, v)
 	}
 	return fmt.Sprint(v)
 }

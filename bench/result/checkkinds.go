@@ -14,12 +14,7 @@ import (
 // pair's results as Document.Check does.
 func (d *MeshDocument) Check() error {
 	var c checker
-	if d.Kind != KindMesh {
-		c.fail("kind", "kind %q, not a mesh document", d.Kind)
-	}
-	if d.SchemaVersion != MeshSchemaVersion {
-		c.fail("schema_version", "schema version %d, this rdmabench reads %d", d.SchemaVersion, MeshSchemaVersion)
-	}
+	c.header(d.Header(), KindMesh)
 	c.oneOf("pattern", d.Pattern, []string{"pairs", "ring", "all-to-one", "bisection"}, "pattern", false)
 	c.oneOf("outcome", d.Outcome, []string{MeshComplete, MeshPartial}, "outcome", false)
 	c.listLen("ranks", len(d.Ranks))
@@ -71,12 +66,7 @@ func (d *MeshDocument) Check() error {
 // values, every point's runs and their median, min and max, the knees.
 func (d *CliffsDocument) Check() error {
 	var c checker
-	if d.Kind != KindCliffs {
-		c.fail("kind", "kind %q, not a cliffs document", d.Kind)
-	}
-	if d.SchemaVersion != CliffsSchemaVersion {
-		c.fail("schema_version", "schema version %d, this rdmabench reads %d", d.SchemaVersion, CliffsSchemaVersion)
-	}
+	c.header(d.Header(), KindCliffs)
 	c.oneOf("figure_unit", d.FigureUnit, []string{"Mpps", "MB/s", "ns"}, "unit", false)
 	c.intWithin("runs", int64(d.Runs), 1, MaxRuns, "run count")
 	c.intWithin("run_duration_ns", d.RunDurationNS, 0, MaxDurationNS, "duration")
@@ -155,12 +145,7 @@ func (d *CliffsDocument) Check() error {
 // the ratios' figures and intervals, the verdicts.
 func (d *IsolationDocument) Check() error {
 	var c checker
-	if d.Kind != KindIsolation {
-		c.fail("kind", "kind %q, not an isolation document", d.Kind)
-	}
-	if d.SchemaVersion != IsolationSchemaVersion {
-		c.fail("schema_version", "schema version %d, this rdmabench reads %d", d.SchemaVersion, IsolationSchemaVersion)
-	}
+	c.header(d.Header(), KindIsolation)
 	c.intWithin("repeat", int64(d.Repeat), 1, MaxRuns, "run count")
 	c.intWithin("run_duration_ns", d.RunDurationNS, 0, MaxDurationNS, "duration")
 	c.intWithin("estimated_ns", d.EstimatedNS, 0, MaxDurationNS, "duration")
@@ -247,12 +232,7 @@ var DoctorStatuses = []string{DoctorPass, DoctorWarn, DoctorFail, DoctorUnknown}
 // status, and that the document's status is the worst of them.
 func (d *DoctorDocument) Check() error {
 	var c checker
-	if d.Kind != KindDoctor {
-		c.fail("kind", "kind %q, not a doctor document", d.Kind)
-	}
-	if d.SchemaVersion != DoctorSchemaVersion {
-		c.fail("schema_version", "schema version %d, this rdmabench reads %d", d.SchemaVersion, DoctorSchemaVersion)
-	}
+	c.header(d.Header(), KindDoctor)
 	c.listLen("findings", len(d.Findings))
 	for i, f := range d.Findings {
 		c.oneOf(fmt.Sprintf("findings[%d].status", i), f.Status, DoctorStatuses, "status", false)
@@ -356,7 +336,7 @@ func CheckMR(data []byte) error {
 }
 
 // Kinds are the document kinds KindOf names and CheckAny checks.
-var Kinds = []string{"result", KindMesh, KindCliffs, KindIsolation, KindDoctor, "mr"}
+var Kinds = []string{KindResult, KindMesh, KindCliffs, KindIsolation, KindDoctor, KindMR}
 
 // CheckAny decodes data as the kind of document it is (KindOf) and checks
 // it whole with that kind's Check: the one validation step every reader
@@ -365,7 +345,7 @@ func CheckAny(data []byte) (string, error) {
 	kind := KindOf(data)
 	var err error
 	switch kind {
-	case "result":
+	case KindResult:
 		_, err = ParseDocument(data, "document")
 	case KindMesh:
 		_, err = ParseMesh(data, "document")
@@ -375,7 +355,7 @@ func CheckAny(data []byte) (string, error) {
 		_, err = ReadIsolation(data)
 	case KindDoctor:
 		_, err = ReadDoctor(data)
-	case "mr":
+	case KindMR:
 		err = CheckMR(data)
 	default:
 		err = &ValueError{"kind", fmt.Errorf("%w: kind %q is not one of %v", ErrBadValue, kind, Kinds)}

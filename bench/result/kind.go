@@ -5,16 +5,6 @@ import (
 	"fmt"
 )
 
-// isKind reports whether data is a JSON object whose "kind" is kind: the
-// probe behind IsCliffsDocument, IsDoctorDocument, IsIsolationDocument and
-// IsMeshDocument.
-func isKind(data []byte, kind string) bool {
-	var probe struct {
-		Kind string `json:"kind"`
-	}
-	return json.Unmarshal(data, &probe) == nil && probe.Kind == kind
-}
-
 // readKind decodes data into a new T whose kind (read by kindOf) must be
 // kind; what names the document in errors ("cliffs document").
 func readKind[T any](data []byte, kind, what string, kindOf func(*T) string) (*T, error) {

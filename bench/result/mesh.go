@@ -148,13 +148,10 @@ func WriteMeshJSON(path string, doc *MeshDocument) error {
 	return WriteJSON(path, &d)
 }
 
-// ReadMeshFile reads a mesh document ("-": stdin).
+// ReadMeshFile reads a mesh document ("-": stdin); an error is an
+// *InputError.
 func ReadMeshFile(path string) (*MeshDocument, error) {
-	b, err := readPath(path)
-	if err != nil {
-		return nil, fmt.Errorf("bench: read mesh: %w", err)
-	}
-	return ParseMesh(b, path)
+	return Open(path).Mesh()
 }
 
 // ParseMesh decodes a mesh document read from name; a pair's result with

@@ -1,7 +1,8 @@
 package result
 
-// Reading documents: the input limit, the kind of a document, the result
-// document's decoding and check, and which environment fields it knows.
+// Reading documents: the input limit, the result document's decoding and
+// check, and which environment fields it knows. The kind of a document is
+// header.go's, a command's reading of its files input.go's.
 
 import (
 	"encoding/json"
@@ -21,11 +22,6 @@ var MaxInputBytes int64 = 32 << 20
 
 // ErrTooLarge is what reading a file larger than MaxInputBytes wraps.
 var ErrTooLarge = errors.New("larger than the input limit")
-
-// readPath reads the file at path, or stdin for "-", up to MaxInputBytes.
-func readPath(path string) ([]byte, error) {
-	return ReadInput(path)
-}
 
 // ReadInput reads the file at path, or stdin for "-": an error wrapping
 // ErrTooLarge for one of more than MaxInputBytes.
@@ -50,42 +46,18 @@ func ReadInput(path string) ([]byte, error) {
 	return b, nil
 }
 
-// KindOf names the kind of document data is by its members: "mesh",
-// "cliffs", "isolation", "doctor" (their "kind"), "mr" (a top-level "mr"
-// member), else "result".
-func KindOf(data []byte) string {
-	var probe struct {
-		Kind string          `json:"kind"`
-		MR   json.RawMessage `json:"mr"`
-	}
-	if json.Unmarshal(data, &probe) != nil {
-		return "result"
-	}
-	switch {
-	case probe.Kind != "":
-		return probe.Kind
-	case probe.MR != nil:
-		return "mr"
-	}
-	return "result"
-}
-
 // ReadJSONFile reads a document written by WriteJSONFile; path "-" reads
 // stdin. A file over MaxInputBytes, a document of another kind or schema
 // version, and one whose values fail Document.Check (a *ValueError naming
-// the field) are errors.
+// the field) are errors, each an *InputError.
 func ReadJSONFile(path string) (*Document, error) {
-	b, err := readPath(path)
-	if err != nil {
-		return nil, fmt.Errorf("bench: read results: %w", err)
-	}
-	return ParseDocument(b, path)
+	return Open(path).Result()
 }
 
 // ParseDocument decodes and checks (Document.Check) the result document
 // b; name is the file in errors.
 func ParseDocument(b []byte, name string) (*Document, error) {
-	if k := KindOf(b); k != "result" {
+	if k := KindOf(b); k != KindResult {
 		if _, err := CheckAny(b); err != nil { // named as what it is
 			return nil, fmt.Errorf("bench: read results %s (a%s %s document): %w", name, article(k), k, err)
 		}

@@ -1,19 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"net/netip"
-	"os"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
-	"github.com/rdmabench/rdmabench/bench/hostenv"
+	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
@@ -96,37 +90,22 @@ func checkDurations(ds map[string]time.Duration) error {
 	return nil
 }
 
-// checkWritable checks, before any test, that the results can be written
-// to path (--json, --hgrm): an existing file is opened for writing
-// without truncating it; a new one is created and removed again. "" and
-// "-" (stdout) pass.
+// checkWritable refuses a --json or --hgrm path the results cannot be
+// written to (result.CheckWritable), before any test.
 func checkWritable(flagName, path string) error {
-	if path == "" || path == "-" {
-		return nil
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-			defer os.Remove(path)
-		}
-	}
-	if err != nil {
+	if err := result.CheckWritable(path); err != nil {
 		return usageError{fmt.Errorf("--%s %s: cannot write the results there (checked before any test): %w", flagName, path, err)}
 	}
-	return f.Close()
+	return nil
 }
 
-// checkPrefix checks that files named PREFIX-... can be created (--hgrm).
+// checkPrefix refuses an --hgrm prefix whose files cannot be created
+// (result.CheckPrefix), before any test.
 func checkPrefix(flagName, prefix string) error {
-	if prefix == "" {
-		return nil
-	}
-	f, err := os.CreateTemp(filepath.Dir(prefix), filepath.Base(prefix)+"-*.probe")
-	if err != nil {
+	if err := result.CheckPrefix(prefix); err != nil {
 		return usageError{fmt.Errorf("--%s %s: cannot create files there (checked before any test): %w", flagName, prefix, err)}
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	return nil
 }
 
 // checkRunFlags checks the flags of run and loopback that no Spec field
@@ -156,48 +135,6 @@ func checkRunFlags(fs *flag.FlagSet, d *deviceFlags, port, loadQPs int, warmup i
 		return err
 	}
 	return checkPrefix("hgrm", hgrm)
-}
-
-// splitCPUs reads --cpu's list for run, loopback and isolation: the first
-// CPU takes the client's engine thread, in loopback the second the
-// server's responder, the rest (or, with at most two, all) the load QPs'
-// threads. An empty list pins nothing (cpu -1).
-func splitCPUs(list string, loopback bool) (cpu int, loadCPUs, serverCPUs []int, err error) {
-	if list == "" {
-		return -1, nil, nil, nil
-	}
-	cpus, err := spec.ParseCPUs(list, hostenv.OnlineCPUs())
-	if err != nil {
-		return -1, nil, nil, usageError{fmt.Errorf("--cpu: %w", err)}
-	}
-	cpu, loadCPUs = cpus[0], cpus
-	if loopback && len(cpus) > 1 {
-		serverCPUs = cpus[1:2]
-	}
-	if len(cpus) > 2 {
-		loadCPUs = cpus[2:]
-	}
-	return cpu, loadCPUs, serverCPUs, nil
-}
-
-// specsCheck is the up-front check of the tests of cliffs and isolation:
-// the budget, then (in loopback, or with -d) the device's limits; with
-// HOST and no -d the device follows the route to the server, and its run
-// checks it.
-func specsCheck(d *deviceFlags, budget bench.Budget, loopback bool) func([]spec.Spec) error {
-	return func(specs []spec.Spec) error {
-		if err := bench.CheckBudget(specs, budget, loopback); err != nil {
-			return err
-		}
-		if !loopback && d.device == "" {
-			return nil
-		}
-		local, sides := netip.MustParseAddr("127.0.0.1"), 2
-		if !loopback {
-			local, sides = netip.Addr{}, 1
-		}
-		return bench.CheckDeviceLimits(d.device, d.port, d.gidIndex, local, specs, sides)
-	}
 }
 
 // writeDocument prints a document's table (unless --json is -) and

@@ -48,23 +48,15 @@ HOST both ends run in this process (as loopback); with HOST against
 Defaults here: --op write (read for outstanding-reads), --mode bw, -s 64
 (except along size), each run -D 1.`
 
-// cliffsAxisFlag maps each axis to the test flag it varies.
-var cliffsAxisFlag = map[string]string{cliffs.AxisQPs: "qps", cliffs.AxisSize: "size", cliffs.AxisTxDepth: "tx-depth", cliffs.AxisOutReads: "outstanding-reads",
-	cliffs.AxisMRs: "mrs", cliffs.AxisRegion: "region", cliffs.AxisSGE: "sge", cliffs.AxisIdle: "qps-idle"}
-
-// cliffsDefaultSize is the message size of a search along another axis
-// than size, without -s: small messages, whose rate is what falls off.
-const cliffsDefaultSize = 64
-
 // cmdCliffs is 'rdmabench cliffs [HOST]'.
 func cmdCliffs(fs *flag.FlagSet) action {
 	var d deviceFlags
 	d.add(fs)
 	port := fs.IntP("port", "p", spec.DefaultPort, "with HOST: TCP control port of the server")
 	keyFile := addKeyFlag(fs, "to prove to the server (with HOST), which must prove it back")
-	axis := fs.String("axis", "", "the axis searched: qps, size, tx-depth, outstanding-reads, mrs, region, sge or idle-qps (required)")
-	from := fs.String("from", "", "the ladder's first value (default: qps 1, size 64, tx-depth 1, outstanding-reads 1, mrs 1, region 64K, sge 1, idle-qps 1; sizes take K, M)")
-	to := fs.String("to", "", "the ladder's last value (default: qps 64, size 64K, tx-depth 1024, outstanding-reads 16, mrs 1024, region 64M, sge 16, idle-qps 256)")
+	axis := fs.String("axis", "", "the axis searched: "+cliffs.AxisArgs()+" (required)")
+	from := fs.String("from", "", "the ladder's first value (default: "+cliffsDefaults(func(a cliffs.Axis) int { return a.From })+"; sizes take K, M)")
+	to := fs.String("to", "", "the ladder's last value (default: "+cliffsDefaults(func(a cliffs.Axis) int { return a.To })+")")
 	factor := fs.Float64("factor", 2, "the ladder's ratio of one value to the last, (1, 16]")
 	points := fs.String("points", "", "the ladder as a list instead, e.g. 64,128,129,256,257,4K (sizes take K, M)")
 	runs := fs.Int("runs", cliffs.DefaultRuns, fmt.Sprintf("runs a point, each on fresh QPs, 1..%d: each point's interval", spec.MaxRepeat))
@@ -85,14 +77,14 @@ func cmdCliffs(fs *flag.FlagSet) action {
 			return err
 		}
 		if *axis == "" {
-			return usageError{errors.New("cliffs needs --axis: qps, size, tx-depth, outstanding-reads, mrs, region, sge or idle-qps")}
+			return usageError{errors.New("cliffs needs --axis: " + cliffs.AxisArgs())}
 		}
 		ax, err := cliffs.ParseAxis(*axis)
 		if err != nil {
 			return usageError{err}
 		}
-		if f := cliffsAxisFlag[ax]; fs.Changed(f) {
-			return usageError{fmt.Errorf("--%s is the axis searched (--axis %s): give its values with --from/--to or --points", f, *axis)}
+		if fs.Changed(ax.Flag) {
+			return usageError{fmt.Errorf("--%s is the axis searched (--axis %s): give its values with --from/--to or --points", ax.Flag, *axis)}
 		}
 		ladder, err := cliffsLadder(fs, ax, *from, *to, *factor, *points)
 		if err != nil {
@@ -106,56 +98,25 @@ func cmdCliffs(fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		// one test at every point: write bw unless said otherwise, each run
-		// 1 s unless an iteration count or duration is given
+		// the search's test where the flags say nothing
 		if !fs.Changed("op") {
-			*tf.ops = result.OpWrite
-			if ax == cliffs.AxisOutReads {
-				*tf.ops = result.OpRead
-			}
+			*tf.ops = ax.DefaultOp()
 		}
 		if !fs.Changed("mode") {
-			*tf.modes = result.ModeBW
+			*tf.modes = cliffs.DefaultMode
 		}
 		if !fs.Changed("iters") && !fs.Changed("duration") {
-			*tf.dur = time.Second
+			*tf.dur = cliffs.DefaultDuration
 		}
-		if !fs.Changed("size") && ax != cliffs.AxisSize {
-			*tf.sizes = strconv.Itoa(cliffsDefaultSize) // a message rate: small messages
+		if !fs.Changed("size") && ax.Name != cliffs.AxisSize {
+			*tf.sizes = strconv.Itoa(cliffs.DefaultSize)
 		}
+		plan, planErr := tf.plan(fs)
 		specAt := func(v int) (spec.Spec, error) {
-			switch ax {
-			case cliffs.AxisQPs:
-				*tf.qps = v
-			case cliffs.AxisSize:
-				*tf.sizes = strconv.Itoa(v)
-			case cliffs.AxisTxDepth:
-				*tf.tx = v
-			case cliffs.AxisOutReads:
-				*tf.outReads = v
-			case cliffs.AxisMRs:
-				*tf.workload.mrs = v
-			case cliffs.AxisRegion:
-				*tf.workload.region = strconv.Itoa(v)
-			case cliffs.AxisSGE:
-				*tf.workload.sge = v
-			case cliffs.AxisIdle:
-				*tf.workload.idle = v
+			if planErr != nil { // named with the first point, as a test the flags cannot make
+				return spec.Spec{}, planErr
 			}
-			specs, err := tf.specs(fs)
-			if err != nil {
-				return spec.Spec{}, err
-			}
-			if len(specs) != 1 {
-				return spec.Spec{}, usageError{fmt.Errorf("cliffs measures one test along the axis; --op %s --mode %s make %d: give one of each", *tf.ops, *tf.modes, len(specs))}
-			}
-			if specs[0].Transport == result.TransportTCP {
-				return spec.Spec{}, usageError{errors.New("cliffs measures RDMA tests: drop --transport tcp")}
-			}
-			if len(specs[0].LoadSweep) > 0 {
-				return spec.Spec{}, usageError{errors.New("cliffs runs one test a point: drop --load-sweep")}
-			}
-			return specs[0], nil
+			return ax.SpecAt(plan, v)
 		}
 		var addr string
 		var key []byte
@@ -172,8 +133,8 @@ func cmdCliffs(fs *flag.FlagSet) action {
 		if !loopback {
 			run = cliffs.ClientRunner(addr, rc, &device)
 		}
-		check := specsCheck(&d, budget, loopback)
-		cfg := cliffs.Config{Axis: ax, Ladder: ladder, SpecAt: specAt, Check: check, Run: run, Runs: *runs, MaxBisections: *bisect,
+		check := func(specs []spec.Spec) error { return rc.Client.CheckAhead(specs, budget, loopback) }
+		cfg := cliffs.Config{Axis: ax.Name, Ladder: ladder, SpecAt: specAt, Check: check, Run: run, Runs: *runs, MaxBisections: *bisect,
 			Figure: *figure, MinDrop: drop, Progress: stderr, Terminal: isTerminal(stderr),
 			Role: "loopback", CommandLine: os.Args, ToolVersion: version.String()}
 		if !loopback {
@@ -201,7 +162,7 @@ func cmdCliffs(fs *flag.FlagSet) action {
 
 // cliffsLadder is the ladder the flags give: --points, or --from..--to
 // ×--factor with the axis' defaults.
-func cliffsLadder(fs *flag.FlagSet, axis, from, to string, factor float64, points string) ([]int, error) {
+func cliffsLadder(fs *flag.FlagSet, axis cliffs.Axis, from, to string, factor float64, points string) ([]int, error) {
 	if points != "" {
 		if fs.Changed("from") || fs.Changed("to") || fs.Changed("factor") {
 			return nil, errors.New("--points is the whole ladder: drop --from, --to and --factor")
@@ -213,7 +174,7 @@ func cliffsLadder(fs *flag.FlagSet, axis, from, to string, factor float64, point
 		vs = slices.Clone(vs)
 		return vs, cliffs.CheckPoints(vs)
 	}
-	lo, hi := cliffs.DefaultRange(axis)
+	lo, hi := axis.From, axis.To
 	for _, f := range []struct {
 		name, v string
 		out     *int
@@ -228,6 +189,16 @@ func cliffsLadder(fs *flag.FlagSet, axis, from, to string, factor float64, point
 		*f.out = n
 	}
 	return cliffs.Ladder(lo, hi, factor)
+}
+
+// cliffsDefaults lists each axis' default first or last value, as --from
+// and --to take it: "qps 1, size 64, ...".
+func cliffsDefaults(v func(cliffs.Axis) int) string {
+	var out []string
+	for _, a := range cliffs.AxisTable {
+		out = append(out, a.Arg()+" "+a.Format(v(a)))
+	}
+	return strings.Join(out, ", ")
 }
 
 // parseFraction reads "20%" or "0.2" as a fraction in (0, 1).

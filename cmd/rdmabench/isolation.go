@@ -127,18 +127,18 @@ func cmdIsolation(fs *flag.FlagSet) action {
 			}
 			addr = net.JoinHostPort(fs.Arg(0), strconv.Itoa(*port))
 		}
-		cpu, loadCPUs, serverCPUs, err := splitCPUs(*cpuList, loopback)
+		cpus, err := bench.PlanCPUs(*cpuList, loopback)
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		rc := bench.RunConfig{Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, RDMACM: *tf.rdmaCM, AuthKey: key,
-			Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Out: io.Discard}}, ServerCPUs: serverCPUs, ConnTimeout: *connTimeout, CommandLine: os.Args}
+			Run: bench.RunOptions{CPU: cpus.Client, LoadCPUs: cpus.Load, Out: io.Discard}}, ServerCPUs: cpus.Server, ConnTimeout: *connTimeout, CommandLine: os.Args}
 		device := d.device
 		run := isolation.LoopbackRunner(rc, &device)
 		if !loopback {
 			run = isolation.ClientRunner(addr, rc, &device)
 		}
-		check := specsCheck(&d, budget, loopback)
+		check := func(specs []spec.Spec) error { return rc.Client.CheckAhead(specs, budget, loopback) }
 		cfg := isolation.Config{Victim: victim, Attackers: list, Repeat: rounds, Confidence: victim.Confidence, Check: check, Run: run, Bounds: bounds,
 			Progress: stderr, Role: "loopback", CommandLine: os.Args, ToolVersion: version.String()}
 		if !loopback {

@@ -14,10 +14,10 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/auth"
-	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -65,6 +65,13 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+
+// blindError is a gate that could not see (exit 9): compare's verdict
+// compare.Blind.
+type blindError struct{ err error }
+
+func (e blindError) Error() string { return e.err.Error() }
+func (e blindError) Unwrap() error { return e.err }
 
 func main() {
 	if code, ok := dropIn(os.Args); ok { // invoked as ib_send_lat etc.: dropin.go
@@ -127,13 +134,12 @@ func exitCode(err error) int {
 	var pl *bench.PeerLostError
 	var ae *verbs.AsyncEventError
 	var pme partialError
-	var mre *compare.MeshRegressionError
 	var be *boot.OpError
 	var ie inputError
-	var pwe *compare.PowerError
+	var rie *result.InputError
+	var ble blindError
 	var dfe doctorFailed
 	var iue *isolation.UnjudgedError
-	var cte *compare.CannotTellError
 	switch {
 	case errors.As(err, &dfe):
 		return exitDoctor
@@ -150,14 +156,12 @@ func exitCode(err error) int {
 		return exitTransport
 	case errors.As(err, &pme):
 		return exitPartial
-	case errors.As(err, &mre):
-		return exitFail // the mesh gate: regressed pairs
 	case errors.As(err, &be):
 		return exitPeer // the launcher's PMI server failed or timed out
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.As(err, &rie):
 		return exitInput
-	case errors.As(err, &pwe), errors.As(err, &iue), errors.As(err, &cte):
-		return exitBlind // the gate could not see: compare --require-power, a limit n/a on both sides, isolation --max-inflation n/a
+	case errors.As(err, &ble), errors.As(err, &iue):
+		return exitBlind // the gate could not see: compare's verdict blind, isolation --max-inflation n/a
 	case errors.As(err, &ue), errors.As(err, &nf):
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors

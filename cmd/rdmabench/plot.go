@@ -99,17 +99,16 @@ func cmdPlot(fs *flag.FlagSet) action {
 		if n := countStdin(paths); n > 1 {
 			return usageError{errors.New("plot can read stdin (-) only once")}
 		}
-		if *kind == plot.KindCliffs || (len(paths) == 1 && isCliffsFile(paths[0])) {
-			return plotCliffs(paths, *kind, *out, stdout)
+		ins := result.OpenAll(paths) // each read once, its kind named
+		if *kind == plot.KindCliffs || (len(ins) == 1 && ins[0].Kind == result.KindCliffs) {
+			return plotCliffs(ins, *kind, *out, stdout)
 		}
-		if *kind == plot.KindHeatmap || (len(paths) == 1 && isMeshFile(paths[0])) {
-			return plotHeatmap(paths, *kind, sel, *out, stdout)
+		if *kind == plot.KindHeatmap || (len(ins) == 1 && ins[0].Kind == result.KindMesh) {
+			return plotHeatmap(ins, *kind, sel, *out, stdout)
 		}
-		docs := make([]*result.Document, len(paths))
-		for i, p := range paths {
-			if docs[i], err = readDocument(p); err != nil {
-				return err
-			}
+		docs, err := result.Results(ins)
+		if err != nil {
+			return err
 		}
 		written, err := plot.Draw(docs, plot.Labels(paths), *kind, sel, *out)
 		for _, w := range written {
@@ -132,24 +131,15 @@ func countStdin(paths []string) int {
 	return n
 }
 
-// isMeshFile reports whether path (not stdin) holds a mesh document.
-func isMeshFile(path string) bool {
-	if path == "-" {
-		return false
-	}
-	b, err := result.ReadInput(path)
-	return err == nil && result.IsMeshDocument(b)
-}
-
 // plotHeatmap draws one mesh document's heatmap.
-func plotHeatmap(paths []string, kind string, sel plot.Selection, out string, stdout io.Writer) error {
-	if len(paths) != 1 {
-		return usageError{fmt.Errorf("--kind heatmap draws one mesh document (got %d files)", len(paths))}
+func plotHeatmap(ins []*result.Input, kind string, sel plot.Selection, out string, stdout io.Writer) error {
+	if len(ins) != 1 {
+		return usageError{fmt.Errorf("--kind heatmap draws one mesh document (got %d files)", len(ins))}
 	}
 	if kind != plot.KindHeatmap && kind != plot.KindAuto {
-		return usageError{fmt.Errorf("%s is a mesh document: its plot is --kind heatmap, not %s", paths[0], kind)}
+		return usageError{fmt.Errorf("%s is a mesh document: its plot is --kind heatmap, not %s", ins[0].Path, kind)}
 	}
-	doc, err := readMeshDocument(paths[0])
+	doc, err := ins[0].Mesh()
 	if err != nil {
 		return err
 	}

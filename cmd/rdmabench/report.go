@@ -55,15 +55,11 @@ func cmdReport(fs *flag.FlagSet) action {
 		if countStdin(paths) > 1 {
 			return usageError{errors.New("report can read stdin (-) only once")}
 		}
-		docs := make([]*result.Document, len(paths))
-		for i, p := range paths {
-			var err error
-			if docs[i], err = readDocument(p); err != nil {
-				return err
-			}
+		docs, err := result.ReadResults(paths)
+		if err != nil {
+			return err
 		}
 		rep := fabric.New(docs)
-		var err error
 		if *format == "markdown" {
 			err = rep.WriteMarkdown(stdout, *unit)
 		} else {
@@ -102,12 +98,9 @@ func reportTSV(fs *flag.FlagSet, stdout io.Writer) error {
 	if countStdin(paths) > 1 {
 		return usageError{errors.New("report can read stdin (-) only once")}
 	}
-	docs := make([]*result.Document, len(paths))
-	for i, p := range paths { // every file read before a line is printed
-		var err error
-		if docs[i], err = readDocument(p); err != nil {
-			return err
-		}
+	docs, err := result.ReadResults(paths) // every file read before a line is printed
+	if err != nil {
+		return err
 	}
 	if err := report.WriteTSVHeader(stdout, report.ResultsTSVColumns); err != nil {
 		return err

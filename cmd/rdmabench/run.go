@@ -91,9 +91,9 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		if err := bench.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
 			return err
 		}
-		cpu, loadCPUs, serverCPUs, err := splitCPUs(*cpuList, loopback)
+		cpus, err := bench.PlanCPUs(*cpuList, loopback)
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		intervalOut := stdout
 		if *jsonPath == "-" { // keep stdout pure JSON
@@ -101,8 +101,8 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		}
 		cfg := bench.RunConfig{
 			Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *tf.transport, RDMACM: *tf.rdmaCM, AuthKey: key, NUMA: numaChoice,
-				Run: bench.RunOptions{CPU: cpu, LoadCPUs: loadCPUs, Interval: *interval, Out: intervalOut, Unit: *unit}},
-			ServerCPUs: serverCPUs,
+				Run: bench.RunOptions{CPU: cpus.Client, LoadCPUs: cpus.Load, Interval: *interval, Out: intervalOut, Unit: *unit}},
+			ServerCPUs: cpus.Server,
 			Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
 		}
 		if isTerminal(stderr) {

@@ -113,6 +113,19 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 
 // specs builds the test list from the parsed flags.
 func (t *testFlags) specs(fs *flag.FlagSet) ([]spec.Spec, error) {
+	plan, err := t.plan(fs)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := plan.Specs()
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return specs, nil
+}
+
+// plan is the plan of the parsed flags, not yet expanded into tests.
+func (t *testFlags) plan(fs *flag.FlagSet) (spec.Plan, error) {
 	plan := spec.Plan{Template: spec.Spec{
 		Iters: *t.iters, Duration: *t.dur, Warmup: *t.warmup, WarmupTime: *t.warmupTime,
 		TxDepth: *t.tx, CQMod: *t.cqmod, RxDepth: *t.rx, MTU: *t.mtu, PostList: *t.postList, Event: *t.event,
@@ -123,30 +136,30 @@ func (t *testFlags) specs(fs *flag.FlagSet) ([]spec.Spec, error) {
 		Verify:        *t.verify, SRQ: *t.srq,
 	}}
 	if err := t.shape.apply(&plan.Template); err != nil {
-		return nil, err
+		return plan, err
 	}
 	if err := t.choices.apply(&plan.Template); err != nil {
-		return nil, err
+		return plan, err
 	}
 	if err := t.workload.apply(&plan.Template); err != nil {
-		return nil, err
+		return plan, err
 	}
 	if err := t.stats.apply(&plan.Template); err != nil {
-		return nil, err
+		return plan, err
 	}
 	if err := clock.SetMode(*t.clock); err != nil {
-		return nil, usageError{err}
+		return plan, usageError{err}
 	}
 	var err error
 	if plan.Template.InlinePolicy, plan.Template.Inline, err = parseInline(*t.inline); err != nil {
-		return nil, usageError{err}
+		return plan, usageError{err}
 	}
 	for _, f := range []struct {
 		name  string
 		v, lo int
 	}{{"qp-timeout", *t.qpTimeout, 1}, {"retry-count", *t.retryCount, 1}, {"rnr-retry", *t.rnrRetry, 1}, {"outstanding-reads", *t.outReads, 0}} {
 		if f.v < f.lo { // 0 would silently mean the default
-			return nil, usageError{fmt.Errorf("--%s %d: must be at least %d", f.name, f.v, f.lo)}
+			return plan, usageError{fmt.Errorf("--%s %d: must be at least %d", f.name, f.v, f.lo)}
 		}
 	}
 	if (*t.transport == result.TransportTCP || *t.srq) && !fs.Changed("op") {
@@ -154,27 +167,23 @@ func (t *testFlags) specs(fs *flag.FlagSet) ([]spec.Spec, error) {
 	}
 	if fs.Changed("op") || plan.Template.QPType == "" || plan.Template.QPType == result.QPTypeRC || *t.transport == result.TransportTCP {
 		if plan.Ops, err = spec.ParseList("op", *t.ops, result.Ops); err != nil {
-			return nil, usageError{err}
+			return plan, usageError{err}
 		}
 	} // else: the plan picks the ops the QP type supports (uc: send, write; ud: send)
 	if plan.Modes, err = spec.ParseList("mode", *t.modes, result.Modes); err != nil {
-		return nil, usageError{err}
+		return plan, usageError{err}
 	}
 	if *t.sizes != "" {
 		if plan.Sizes, err = spec.ParseSizes(*t.sizes); err != nil {
-			return nil, usageError{err}
+			return plan, usageError{err}
 		}
 	}
 	if *t.loadQPs > 0 {
 		ls, err := spec.ParseSize(*t.loadSize)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--load-size: %w", err)}
+			return plan, usageError{fmt.Errorf("--load-size: %w", err)}
 		}
 		plan.Template.Load = &spec.Load{QPs: *t.loadQPs, Op: *t.loadOp, Size: ls, TxDepth: *t.tx} // 0: the defaults
 	}
-	specs, err := plan.Specs()
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return specs, nil
+	return plan, nil
 }

@@ -110,39 +110,32 @@ func ValidateDoctorDocument(data []byte) error {
 	return Against(s.doctor, data)
 }
 
-// kinds are the documents with a schema of their own, in the order Validate
-// tries them; any other document is a result document (schema.json).
-var kinds = []struct {
-	name     string
-	is       func([]byte) bool
-	validate func([]byte) error
-}{
-	{"cliffs", result.IsCliffsDocument, ValidateCliffsDocument},
-	{"isolation", result.IsIsolationDocument, ValidateIsolationDocument},
-	{"doctor", result.IsDoctorDocument, ValidateDoctorDocument},
-	{"mesh", result.IsMeshDocument, ValidateMeshDocument},
-	{"mr", result.IsMRDocument, ValidateMRDocument},
+// validators are the documents with a schema of their own, by kind
+// (result.KindOf); any other document is a result document (schema.json).
+var validators = map[string]func([]byte) error{
+	result.KindCliffs:    ValidateCliffsDocument,
+	result.KindIsolation: ValidateIsolationDocument,
+	result.KindDoctor:    ValidateDoctorDocument,
+	result.KindMesh:      ValidateMeshDocument,
+	result.KindMR:        ValidateMRDocument,
 }
 
 // KindOf names the kind of document data is, as Validate tells it:
-// "cliffs", "isolation", "doctor", "mesh", "mr", or "result".
+// result.KindOf's name where it has a schema of its own ("cliffs",
+// "isolation", "doctor", "mesh", "mr"), else "result".
 func KindOf(data []byte) string {
-	for _, k := range kinds {
-		if k.is(data) {
-			return k.name
-		}
+	if k := result.KindOf(data); validators[k] != nil {
+		return k
 	}
-	return "result"
+	return result.KindResult
 }
 
 // Validate checks data against its kind's schema (KindOf): cliffs.schema.json,
 // isolation.schema.json, doctor.schema.json, mesh.schema.json or
 // mr.schema.json, and schema.json for a result document.
 func Validate(data []byte) error {
-	for _, k := range kinds {
-		if k.is(data) {
-			return k.validate(data)
-		}
+	if v := validators[KindOf(data)]; v != nil {
+		return v(data)
 	}
 	return ValidateDocument(data)
 }
