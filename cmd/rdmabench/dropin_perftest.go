@@ -29,7 +29,7 @@ import (
 
 // perftestTest is what this side negotiates with perftest >= 6.28 (the
 // size, iterations, QPs and the device's max_qp_rd_atom are filled in by
-// bench.RunPerftest).
+// bench.RunDropIn).
 func perftestTest(o perftest.Options) wire.Test {
 	t := wire.Test{Lat: o.Tool.Lat, Conn: wire.ConnRC, AllSizes: o.AllSizes, Duration: o.Duration, ReportGbits: o.ReportGbits,
 		RDMACM: o.RDMACM, CmpAndSwap: o.AtomicType == "CMP_AND_SWAP"}
@@ -54,7 +54,7 @@ func perftestTest(o perftest.Options) wire.Test {
 
 // perftestSpec is the test the drop-in runs against perftest, or why it
 // cannot; with -a also its sizes in order (perftest's RUN_ALL: every size
-// on the same QPs, bench.PerftestConfig.Sizes), else nil.
+// on the same QPs, bench.DropInConfig.Sizes), else nil.
 func perftestSpec(o perftest.Options) (spec.Spec, []int, error) {
 	specs, err := dropInSpecs(o)
 	if err != nil {
@@ -76,7 +76,7 @@ func perftestSpec(o perftest.Options) (spec.Spec, []int, error) {
 	} else if len(specs) != 1 {
 		return spec.Spec{}, nil, fmt.Errorf("%w: %d tests in one run", bench.ErrPerftestUnsupported, len(specs))
 	}
-	return specs[0], sizes, bench.PerftestSupported(specs[0])
+	return specs[0], sizes, bench.DropInSupported(specs[0])
 }
 
 // dropInPerftestClient runs the test against a perftest server at addr;
@@ -121,7 +121,7 @@ func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Wri
 	if err != nil {
 		return true, err
 	}
-	run, err := bench.RunPerftest(ctx, nc, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
+	run, err := bench.RunDropIn(ctx, nc, bench.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
 		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: perftestTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace(), Record: rec})
 	saveRec()
 	if errors.Is(err, bench.ErrNotPerftest) {
@@ -133,7 +133,7 @@ func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Wri
 // finishPerftest prints this side's table and names the peer in errors.
 // With RDMABENCH_DROPIN_JSON=FILE a side that timed the loop also writes
 // rdmabench's result document there.
-func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, run *bench.PerftestRun, peerAddr string, err error) error {
+func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, run *bench.DropInRun, peerAddr string, err error) error {
 	if err != nil {
 		if run != nil && run.Peer.Raw != "" {
 			return fmt.Errorf("against perftest %s: %w", run.Peer, err)
@@ -240,7 +240,7 @@ func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, s
 	if err != nil {
 		return err
 	}
-	run, err := bench.RunPerftest(ctx, c, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
+	run, err := bench.RunDropIn(ctx, c, bench.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
 		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: perftestTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace(), Record: rec})
 	saveRec()
 	return finishPerftest(stdout, o, perftest.Server, run, c.RemoteAddr().String(), err)
