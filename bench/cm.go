@@ -328,7 +328,7 @@ type cmListener struct {
 	// log notes rejected requests (nil: not logged).
 	log printfer
 	// perftest: requests carry no private data (a perftest -R client,
-	// bench/perftestcm.go): the n-th one connects QP n.
+	// bench/dropincm.go): the n-th one connects QP n.
 	perftest bool
 	next     int
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/dropin"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -74,7 +75,7 @@ func (e blindError) Error() string { return e.err.Error() }
 func (e blindError) Unwrap() error { return e.err }
 
 func main() {
-	if code, ok := dropIn(os.Args); ok { // invoked as ib_send_lat etc.: dropin.go
+	if code, ok := dropIn(os.Args); ok { // invoked as ib_send_lat etc.: dropin.go, bench/dropin
 		os.Exit(code)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -120,6 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func exitCode(err error) int {
 	var ue usageError
+	var due dropin.UsageError
 	var nf *verbs.DeviceNotFoundError
 	var me *verbs.MemlockError
 	var wce *verbs.WCError
@@ -162,7 +164,7 @@ func exitCode(err error) int {
 		return exitInput
 	case errors.As(err, &ble), errors.As(err, &iue):
 		return exitBlind // the gate could not see: compare's verdict blind, isolation --max-inflation n/a
-	case errors.As(err, &ue), errors.As(err, &nf):
+	case errors.As(err, &ue), errors.As(err, &due), errors.As(err, &nf):
 		return exitUsage
 	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
 		return exitEnv

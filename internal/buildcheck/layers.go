@@ -100,7 +100,7 @@ var Layers = []Layer{
 	},
 	{
 		Name: "engine", Kind: Cgo,
-		About: "the benchmark engine: server, client, devices and routes, endpoints, measurement, the test kinds, the drop-in's loops",
+		About: "the benchmark engine: server, client, devices and routes, endpoints, measurement, the test kinds, the drop-in's side facing perftest",
 		Pkgs: []string{
 			"bench",
 		},
@@ -114,9 +114,9 @@ var Layers = []Layer{
 	},
 	{
 		Name: "subcommands", Kind: Cgo,
-		About: "`rdmabench cliffs`, `isolation`, `mesh`, `mr`",
+		About: "`rdmabench cliffs`, `isolation`, `mesh`, `mr`, and the perftest drop-in (`ib_send_lat`, ...)",
 		Pkgs: []string{
-			"bench/cliffs", "bench/isolation", "bench/mesh", "bench/mr",
+			"bench/cliffs", "bench/dropin", "bench/isolation", "bench/mesh", "bench/mr",
 		},
 	},
 	{

@@ -1,4 +1,4 @@
-package bench
+package dropin
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func TestOneSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewOneSession(ln)
+	l := newOneSession(ln)
 	go net.Dial("tcp", ln.Addr().String())
 	c, err := l.Accept()
 	if err != nil {
@@ -43,7 +43,7 @@ func TestOneSession(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Accept still blocked after the session closed")
 	}
-	l2 := NewOneSession(listenLocal(t))
+	l2 := newOneSession(listenLocal(t))
 	l2.mu.Lock()
 	l2.accepted = true
 	l2.mu.Unlock()
@@ -54,7 +54,7 @@ func TestOneSession(t *testing.T) {
 }
 
 // TestAcceptPeek: the first bytes are read, then read again through the
-// connection; OneConn yields it once, then blocks until closed.
+// connection; oneConn yields it once, then blocks until closed.
 func TestAcceptPeek(t *testing.T) {
 	ln := listenLocal(t)
 	go func() {
@@ -64,15 +64,15 @@ func TestAcceptPeek(t *testing.T) {
 			c.Close()
 		}
 	}()
-	c, first, err := AcceptPeek(context.Background(), ln, 4, 5*time.Second)
+	c, first, err := acceptPeek(context.Background(), ln, 4, 5*time.Second)
 	if err != nil || string(first) != "6.06" {
-		t.Fatalf("AcceptPeek: %q, %v", first, err)
+		t.Fatalf("acceptPeek: %q, %v", first, err)
 	}
 	all, _ := io.ReadAll(c)
 	if string(all) != "6.06\x00rest" {
 		t.Fatalf("read again: %q", all)
 	}
-	l := NewOneConn(c, ln.Addr())
+	l := newOneConn(c, ln.Addr())
 	if got, err := l.Accept(); err != nil || got != c {
 		t.Fatalf("first Accept: %v %v", got, err)
 	}
@@ -82,7 +82,7 @@ func TestAcceptPeek(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := AcceptPeek(ctx, listenLocal(t), 4, time.Second); !errors.Is(err, context.Canceled) {
+	if _, _, err := acceptPeek(ctx, listenLocal(t), 4, time.Second); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }

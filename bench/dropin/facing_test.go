@@ -1,4 +1,4 @@
-package main
+package dropin
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ func TestPerftestParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := perftestTest(o).Params()
+	p := wireTest(o).Params()
 	if p.Verb != wire.VerbWrite || p.Tst != wire.TstLat || p.ReportFmt != wire.ReportMiB || p.AtomicType != wire.CmpAndSwap || p.TestMethod != wire.RunRegular {
 		t.Fatalf("%+v", p)
 	}
@@ -41,16 +41,16 @@ func TestPerftestParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := perftestTest(a).Params().AtomicType; got != tc.want {
+		if got := wireTest(a).Params().AtomicType; got != tc.want {
 			t.Errorf("ib_atomic_bw %v: atomicType %d, want %d", tc.args, got, tc.want)
 		}
 	}
-	if s, sizes, err := perftestSpec(o); err != nil || s.Size != 64 || sizes != nil {
-		t.Fatalf("perftestSpec: %v %v %v", s.Size, sizes, err)
+	if s, sizes, err := facingSpec(o); err != nil || s.Size != 64 || sizes != nil {
+		t.Fatalf("facingSpec: %v %v %v", s.Size, sizes, err)
 	}
 	if r, err := perftest.Parse(perftest.Tools["ib_write_bw"], []string{"-R", "host"}); err != nil {
 		t.Fatal(err)
-	} else if s, _, err := perftestSpec(r); err != nil || !s.RDMACM || perftestTest(r).Params().RDMACM != 1 {
+	} else if s, _, err := facingSpec(r); err != nil || !s.RDMACM || wireTest(r).Params().RDMACM != 1 {
 		t.Errorf("ib_write_bw -R against perftest: %v (rdma_cm %v)", err, s.RDMACM)
 	}
 	for _, args := range [][]string{{"-a", "-D", "5", "host"}, {"-b", "-a", "host"}, {"-b", "-D", "5", "host"}, {"-a", "-c", "UC", "host"}, {"--data_validation", "host"}} {
@@ -58,7 +58,7 @@ func TestPerftestParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := perftestSpec(bw); !errors.Is(err, bench.ErrPerftestUnsupported) || !strings.Contains(err.Error(), args[0]) {
+		if _, _, err := facingSpec(bw); !errors.Is(err, bench.ErrPerftestUnsupported) || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("ib_write_bw %v against perftest: %v", args, err)
 		}
 	}
@@ -73,7 +73,7 @@ func TestPerftestSpecAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, sizes, err := perftestSpec(o)
+		s, sizes, err := facingSpec(o)
 		if err != nil {
 			t.Fatalf("%s -a: %v", tool, err)
 		}
@@ -91,8 +91,8 @@ func TestPerftestSpecAll(t *testing.T) {
 		if s.Size != sizes[0] {
 			t.Errorf("%s -a: spec size %d, want the first size %d", tool, s.Size, sizes[0])
 		}
-		if perftestTest(o).Params().TestMethod != wire.RunAll {
-			t.Errorf("%s -a: test method %v, want RUN_ALL", tool, perftestTest(o).Params().TestMethod)
+		if wireTest(o).Params().TestMethod != wire.RunAll {
+			t.Errorf("%s -a: test method %v, want RUN_ALL", tool, wireTest(o).Params().TestMethod)
 		}
 	}
 }
@@ -121,7 +121,7 @@ func TestPerftestSpecModes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = perftestSpec(o)
+		_, _, err = facingSpec(o)
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, bench.ErrPerftestUnsupported)) {
 			t.Errorf("%s %v against perftest: %v, want ok %v", c.tool, c.args, err, c.ok)
 		}
@@ -145,7 +145,7 @@ func TestPerftestShownPeak(t *testing.T) {
 		want string
 	}{{iv, "0.00"}, {[]result.Result{pk}, "7.00"}} {
 		var b strings.Builder
-		if err := perftest.WriteTable(&b, o, perftest.Client, perftestShown(c.rs)); err != nil {
+		if err := perftest.WriteTable(&b, o, perftest.Client, shownFacingPerftest(c.rs)); err != nil {
 			t.Fatal(err)
 		}
 		row := strings.Fields(strings.Split(strings.TrimSpace(b.String()), "\n")[2])
@@ -154,7 +154,7 @@ func TestPerftestShownPeak(t *testing.T) {
 		}
 	}
 	if iv[0].PerftestPeak != nil {
-		t.Error("perftestShown changed the results")
+		t.Error("shownFacingPerftest changed the results")
 	}
 }
 
@@ -176,10 +176,10 @@ func TestPerftestQPParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := perftestTest(o).Params().ConnectionType; got != tc.want {
+		if got := wireTest(o).Params().ConnectionType; got != tc.want {
 			t.Errorf("%s -c %s: connection_type %d, want %d", tc.tool, tc.conn, got, tc.want)
 		}
-		if s, _, err := perftestSpec(o); err != nil || s.QPTypeLabel() != tc.conn {
+		if s, _, err := facingSpec(o); err != nil || s.QPTypeLabel() != tc.conn {
 			t.Errorf("%s -c %s against perftest: %v (QP type %s)", tc.tool, tc.conn, err, s.QPTypeLabel())
 		}
 	}
@@ -189,14 +189,14 @@ func TestPerftestQPParams(t *testing.T) {
 // be written is refused before the exchange, naming the variable.
 func TestDropInRecordRefusedFirst(t *testing.T) {
 	t.Setenv("RDMABENCH_DROPIN_RECORD", filepath.Join(t.TempDir(), "no-such-dir", "x.json"))
-	if _, _, err := dropInRecord(perftest.Options{}); err == nil || !strings.Contains(err.Error(), "RDMABENCH_DROPIN_RECORD") {
-		t.Fatalf("dropInRecord = %v, want a refusal naming RDMABENCH_DROPIN_RECORD", err)
+	if _, _, err := record(Config{}); err == nil || !strings.Contains(err.Error(), "RDMABENCH_DROPIN_RECORD") {
+		t.Fatalf("record = %v, want a refusal naming RDMABENCH_DROPIN_RECORD", err)
 	}
 	ok := filepath.Join(t.TempDir(), "x.json")
 	t.Setenv("RDMABENCH_DROPIN_RECORD", ok)
-	rec, save, err := dropInRecord(perftest.Options{})
+	rec, save, err := record(Config{})
 	if err != nil || rec == nil {
-		t.Fatalf("dropInRecord(%s) = %v, %v", ok, rec, err)
+		t.Fatalf("record(%s) = %v, %v", ok, rec, err)
 	}
 	save()
 	if _, err := os.Stat(ok); err != nil {

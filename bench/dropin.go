@@ -22,11 +22,12 @@ import (
 // The drop-in facing a real perftest tool (docs/perftest.md, "Facing
 // perftest"): perftest's out-of-band exchange (bench/perftest/wire) on the
 // TCP connection, rdmabench's endpoints and C loops on the QP, run the way
-// perftest's peer expects them.
+// perftest's peer expects them. The rest of the drop-in (its server and
+// client, which protocol to speak) is bench/dropin.
 
-// PerftestConfig is one test against a perftest tool on the other end of
+// DropInConfig is one test against a perftest tool on the other end of
 // a TCP connection.
-type PerftestConfig struct {
+type DropInConfig struct {
 	Device         string
 	Port, GIDIndex int       // GIDIndex < 0: rdmabench's choice
 	Client         bool      // this side connected (perftest's client)
@@ -51,8 +52,8 @@ type PerftestConfig struct {
 	Record *wire.Recording
 }
 
-// PerftestRun is what one side saw.
-type PerftestRun struct {
+// DropInRun is what one side saw.
+type DropInRun struct {
 	Start, End time.Time // the exchange's first step, the closing handshake
 	Peer       wire.Version
 	MTU        int // path MTU, bytes
@@ -82,9 +83,9 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// PerftestSupported reports whether the drop-in can run s against a
+// DropInSupported reports whether the drop-in can run s against a
 // perftest tool, and why not.
-func PerftestSupported(s spec.Spec) error {
+func DropInSupported(s spec.Spec) error {
 	switch {
 	case perftest.PeerQPType(s) != "": // UC: SEND, WRITE; UD: SEND; -R: RC (bench/perftest/peerqp.go)
 		return fmt.Errorf("%w: %s", ErrPerftestUnsupported, perftest.PeerQPType(s))
@@ -100,42 +101,77 @@ func PerftestSupported(s spec.Spec) error {
 	return nil
 }
 
-// perftestEnvHook, when set (tests), is called on the side (client or
+// dropInEnvHook, when set (tests), is called on the side (client or
 // not) that has just collected its environment.
-var perftestEnvHook func(client bool)
+var dropInEnvHook func(client bool)
 
-// RunPerftest runs cfg.Spec against the perftest tool on nc, which the
-// caller closes.
-func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*PerftestRun, error) {
-	s := cfg.Spec
-	s.Warmup, s.WarmupTime, s.NoAddrStep = 0, 0, true
-	for _, n := range cfg.Sizes { // -a: the memory is registered once, for the largest size (perftest's too)
-		s.Size = max(s.Size, n)
-	}
-	if err := PerftestSupported(s); err != nil {
+// RunDropIn runs cfg.Spec against the perftest tool on nc, which the
+// caller closes, in steps: the device, perftest's exchange up to the test's
+// parameters (negotiate), the QPs and their records up to the barrier after
+// RTR (connect), then each size's loop and the closing handshake (loop,
+// dropinloop.go).
+func RunDropIn(ctx context.Context, nc net.Conn, cfg DropInConfig) (*DropInRun, error) {
+	s, err := dropInSpec(cfg)
+	if err != nil {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { nc.Close() }) // every exchange read ends at once
 	defer stop()
+	cc, _ := nc.(*PerftestCMConn) // -R: rdma_cm connects the QPs (dropincm.go)
+	dev, err := dropInDevice(cfg, nc, cc, s)
+	if err != nil {
+		return nil, err
+	}
+	if cc == nil { // -R: the channel's device, which the channel closes
+		defer dev.Close()
+	}
+	p := &dropInSide{cfg: cfg, s: s, nc: nc, dev: dev, cc: cc, wc: dropInWire(nc, cfg, cc != nil)}
+	run := &DropInRun{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat) || s.Bidirectional}
+	if err := p.negotiate(run); err != nil {
+		return run, err
+	}
+	if p.eps, err = newTestEndpoints(dev, p.s, cfg.Client); err != nil {
+		return run, err
+	}
+	defer p.eps.close()
+	if err := p.connect(ctx, run); err != nil {
+		return run, err
+	}
+	return p.loop(ctx, run)
+}
+
+// dropInSpec is cfg.Spec as the drop-in runs it against perftest: no
+// warm-up, no address stepping, and with -a the largest size (perftest
+// registers its memory once for it too).
+func dropInSpec(cfg DropInConfig) (spec.Spec, error) {
+	s := cfg.Spec
+	s.Warmup, s.WarmupTime, s.NoAddrStep = 0, 0, true
+	for _, n := range cfg.Sizes {
+		s.Size = max(s.Size, n)
+	}
+	return s, DropInSupported(s)
+}
+
+// dropInDevice is the test's device: with -R the channel's (cc), else
+// the one opened for nc's local address, which the caller closes.
+func dropInDevice(cfg DropInConfig, nc net.Conn, cc *PerftestCMConn, s spec.Spec) (*Device, error) {
+	switch {
+	case s.RDMACM != (cc != nil):
+		return nil, fmt.Errorf("%w: -R needs perftest's rdma_cm channel (DialPerftestCM, AcceptPerftestCM), and only -R has one", ErrPerftestUnsupported)
+	case cc != nil:
+		return cc.dev, nil
+	}
 	var local netip.Addr
 	if ap, err := netip.ParseAddrPort(nc.LocalAddr().String()); err == nil {
 		local = ap.Addr()
 	}
-	var dev *Device
-	var err error
-	cc, _ := nc.(*PerftestCMConn) // -R: rdma_cm connects the QPs (perftestcm.go)
-	switch {
-	case s.RDMACM != (cc != nil):
-		return nil, fmt.Errorf("%w: -R needs perftest's rdma_cm channel (DialPerftestCM, AcceptPerftestCM), and only -R has one", ErrPerftestUnsupported)
-	case cc != nil: // -R: the channel's device (it closes it)
-		dev = cc.dev
-	default:
-		if dev, err = OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local); err != nil {
-			return nil, err
-		}
-		defer dev.Close()
-	}
-	wc := &wire.Conn{C: nc, Client: cfg.Client, Timeout: cfg.Timeout, Binary: cc != nil}
+	return OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local)
+}
+
+// dropInWire is perftest's exchange on nc (binary records over -R's
+// channel), traced and recorded where cfg asks.
+func dropInWire(nc net.Conn, cfg DropInConfig, binary bool) *wire.Conn {
+	wc := &wire.Conn{C: nc, Client: cfg.Client, Timeout: cfg.Timeout, Binary: binary}
 	if cfg.Trace != nil || cfg.Record != nil {
 		wc.Trace = func(field string, sent, got []byte, err error) {
 			if cfg.Trace != nil {
@@ -146,117 +182,142 @@ func RunPerftest(ctx context.Context, nc net.Conn, cfg PerftestConfig) (*Perftes
 			}
 		}
 	}
-	run := &PerftestRun{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat) || s.Bidirectional}
+	return wc
+}
+
+// negotiate collects this side's environment, then runs the exchange's
+// first steps: versions, system data, the MTU and (perftest >= 6.28) the
+// test's parameters; it sets run.Peer and run.MTU.
+func (p *dropInSide) negotiate(run *DropInRun) error {
+	cfg, dev, wc := p.cfg, p.dev, p.wc
 	// The environment (sysfs, the device doctor's tools, dpkg-query: about a
 	// second under emulation) is collected now, before the first record
 	// swap: after the barrier after RTR perftest's client is already
 	// sending, and a receiver still collecting has no receives to repost
 	// (RNR NAKs, each a 0.64 ms wait on the sender) and a passive server
 	// takes the CPU from the client's loop.
-	env, _, err := sideEnv(dev, nc.LocalAddr(), cfg.Run.CPU)
-	if err != nil {
-		return run, err
+	var err error
+	if p.env, _, err = sideEnv(dev, p.nc.LocalAddr(), cfg.Run.CPU); err != nil {
+		return err
 	}
-	if perftestEnvHook != nil {
-		perftestEnvHook(cfg.Client)
+	if dropInEnvHook != nil {
+		dropInEnvHook(cfg.Client)
 	}
 	if run.Peer, err = wc.Versions(wire.OurVersion); err != nil {
 		if cfg.Client && !errors.Is(err, wire.ErrTooOld) && !isTimeout(err) {
-			return run, fmt.Errorf("%w: %v", ErrNotPerftest, err)
+			return fmt.Errorf("%w: %v", ErrNotPerftest, err)
 		}
-		return run, err
+		return err
 	}
 	if _, err := wc.SysData(wire.SysData{CycleBuffer: int32(os.Getpagesize()), CacheLineSize: 64}); err != nil {
-		return run, err
+		return err
 	}
 	mtu := dev.Port.ActiveMTU
-	if s.MTU != 0 {
-		mtu = min(mtu, s.MTU)
+	if p.s.MTU != 0 {
+		mtu = min(mtu, p.s.MTU)
 	}
 	enum, err := wc.MTU(wire.MTUEnum(mtu))
 	if err != nil {
-		return run, err
+		return err
 	}
-	run.MTU, s.MTU = wire.MTUBytes(enum), wire.MTUBytes(enum)
-	perftest.CutUDSize(&s, run.MTU) // UD: one packet, as perftest cuts it
+	run.MTU, p.s.MTU = wire.MTUBytes(enum), wire.MTUBytes(enum)
+	perftest.CutUDSize(&p.s, run.MTU) // UD: one packet, as perftest cuts it
 	t := cfg.Test
-	t.Size, t.Iters, t.NumQPs, t.MaxQPRdAtom = uint64(s.Size), uint64(s.Iters), s.NumQPs(), dev.Attr.MaxQPRdAtom
+	t.Size, t.Iters, t.NumQPs, t.MaxQPRdAtom = uint64(p.s.Size), uint64(p.s.Iters), p.s.NumQPs(), dev.Attr.MaxQPRdAtom
 	if rec := cfg.Record; rec != nil {
-		rec.Peer, rec.Client, rec.Binary, rec.Test = run.Peer.Raw, cfg.Client, cc != nil, t
+		rec.Peer, rec.Client, rec.Binary, rec.Test = run.Peer.Raw, cfg.Client, p.cc != nil, t
 	}
 	if _, _, err := wc.Negotiate(t.Params(), wire.LegacyLen); err != nil {
 		run.Mismatches = wire.Mismatches(err)
-		return run, err
+		return err
 	}
-	eps, err := newTestEndpoints(dev, s, cfg.Client)
-	if err != nil {
-		return run, err
+	return nil
+}
+
+// connect connects the QPs in perftest 6.06's order of record swaps before
+// the loop: every QP's (its QPs reach RTR after this first round), then
+// (latency tools, ib_send_bw) QP 0's, every QP's again, and QP 0's as the
+// barrier after RTR. With -R rdma_cm connects them first (dropincm.go).
+func (p *dropInSide) connect(ctx context.Context, run *DropInRun) error {
+	dev, s := p.dev, p.s
+	p.withGID = dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
+	if p.cfg.Record != nil {
+		p.cfg.Record.WithGID = p.withGID
 	}
-	defer eps.close()
-	withGID := dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
-	if cfg.Record != nil {
-		cfg.Record.WithGID = withGID
-	}
-	qps := eps.measured()
-	if cc != nil {
-		if err := connectPerftestCM(ctx, wc, cc, dev, eps, withGID); err != nil {
-			return run, err
+	p.qps = p.eps.measured()
+	if p.cc != nil {
+		if err := connectPerftestCM(ctx, p.wc, p.cc, dev, p.eps, p.withGID); err != nil {
+			return err
 		}
 	}
-	mine := make([]wire.Dest, len(qps))
-	for i, e := range qps {
+	p.mine = make([]wire.Dest, len(p.qps))
+	for i, e := range p.qps {
 		e.qkey = perftest.QKeyFor(s) // UD: perftest's Q_Key (RC and UC have none)
 		in := e.info()
-		mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.qp.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
+		p.mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.qp.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
 	}
-	// perftest 6.06's order of record swaps before the loop: every QP's, then (latency tools, ib_send_bw)
-	// QP 0's, every QP's again, and QP 0's as the barrier after RTR; its QPs reach RTR after the first round
-	peers := make([]wire.Dest, len(qps))
-	for i := range qps {
-		if peers[i], err = wc.Dest(mine[i], withGID, fmt.Sprintf("dest qp %d", i)); err != nil {
-			return run, err
+	peers := make([]wire.Dest, len(p.qps))
+	for i := range p.qps {
+		var err error
+		if peers[i], err = p.wc.Dest(p.mine[i], p.withGID, fmt.Sprintf("dest qp %d", i)); err != nil {
+			return err
 		}
 	}
+	if err := p.connectQPs(run.MTU, peers); err != nil {
+		return err
+	}
+	return p.swapsAfterRTR()
+}
+
+// connectQPs takes this side's QPs to RTS towards the peer's records (with
+// -R: rdma_cm's connections, started), and sets perftest's WRITE marker.
+func (p *dropInSide) connectQPs(mtu int, peers []wire.Dest) error {
+	dev, s := p.dev, p.s
 	remote := func(d wire.Dest) proto.QPInfo {
 		return proto.QPInfo{QPN: d.QPN, PSN: d.PSN, LID: d.LID, GID: verbs.GID(d.GID).String(), GIDType: dev.GID.Type.String(),
-			LinkLayer: dev.Port.LinkLayer, ActiveMTU: run.MTU, MaxRdAtomic: int(max(d.OutReads, 1)), RKey: d.RKey, Addr: d.VAddr,
+			LinkLayer: dev.Port.LinkLayer, ActiveMTU: mtu, MaxRdAtomic: int(max(d.OutReads, 1)), RKey: d.RKey, Addr: d.VAddr,
 			Len: uint64(s.TargetLen()), QKey: perftest.QKeyFor(s)}
 	}
 	r := remote(peers[0])
 	for _, d := range peers[1:] {
 		r.QPs = append(r.QPs, remote(d))
 	}
-	if cc != nil {
-		err = eps.startCM(r)
+	var err error
+	if p.cc != nil {
+		err = p.eps.startCM(r)
 	} else {
-		_, err = eps.connect(r)
+		_, err = p.eps.connect(r)
 	}
 	if err != nil {
-		return run, err
+		return err
 	}
-	for _, e := range qps {
+	for _, e := range p.qps {
 		if s.Op == result.OpWrite {
 			e.eng.SetPerftestMarker()
 		}
 	}
-	extra := s.Mode == result.ModeLat || s.Op == result.OpSend
-	if extra {
-		if _, err := wc.Dest(mine[0], withGID, "dest qp 0 (again)"); err != nil {
-			return run, err
-		}
-	}
-	for i := range qps {
-		if _, err := wc.Dest(mine[i], withGID, fmt.Sprintf("dest qp %d (second round)", i)); err != nil {
-			return run, err
-		}
-	}
-	if _, err := wc.Dest(mine[0], withGID, "barrier after RTR"); err != nil {
-		return run, err
-	}
-	return perftestLoop(ctx, run, perftestSide{cfg: cfg, s: s, wc: wc, nc: nc, dev: dev, eps: eps, qps: qps, mine: mine, withGID: withGID, cc: cc, env: env})
+	return nil
 }
 
-func perftestConnSetup(dev *Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
+// swapsAfterRTR are the record swaps after the first round: QP 0's again
+// (latency tools, ib_send_bw), every QP's, and the barrier after RTR.
+func (p *dropInSide) swapsAfterRTR() error {
+	wc, mine, withGID := p.wc, p.mine, p.withGID
+	if p.s.Mode == result.ModeLat || p.s.Op == result.OpSend {
+		if _, err := wc.Dest(mine[0], withGID, "dest qp 0 (again)"); err != nil {
+			return err
+		}
+	}
+	for i := range p.qps {
+		if _, err := wc.Dest(mine[i], withGID, fmt.Sprintf("dest qp %d (second round)", i)); err != nil {
+			return err
+		}
+	}
+	_, err := wc.Dest(mine[0], withGID, "barrier after RTR")
+	return err
+}
+
+func dropInConnSetup(dev *Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
 	method := result.ConnExchange
 	if cc != nil {
 		method = result.ConnRDMACM

@@ -43,8 +43,8 @@ func (l *lockedLog) String() string {
 func TestRDMAPerftestEnvBeforeExchange(t *testing.T) {
 	requireDevice(t)
 	var log lockedLog
-	perftestEnvHook = func(client bool) { fmt.Fprintf(&log, "env collected client=%v\n", client) }
-	defer func() { perftestEnvHook = nil }()
+	dropInEnvHook = func(client bool) { fmt.Fprintf(&log, "env collected client=%v\n", client) }
+	defer func() { dropInEnvHook = nil }()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +54,8 @@ func TestRDMAPerftestEnvBeforeExchange(t *testing.T) {
 		Threads: 1, QPTimeout: spec.DefaultQPTimeout, RetryCount: spec.DefaultRetryCount, RNRRetry: spec.DefaultRNRRetry,
 		InlinePolicy: spec.InlinePerftest}
 	test := wire.Test{Verb: wire.VerbSend, Conn: wire.ConnRC}
-	cfg := func(client bool, who string) PerftestConfig {
-		return PerftestConfig{Port: 1, GIDIndex: -1, Client: client, Spec: s, Test: test, Timeout: 30 * time.Second,
+	cfg := func(client bool, who string) DropInConfig {
+		return DropInConfig{Port: 1, GIDIndex: -1, Client: client, Spec: s, Test: test, Timeout: 30 * time.Second,
 			Run: RunOptions{CPU: -1, Unit: result.UnitMiB}, Trace: prefixWriter{&log, who + " "}}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -68,7 +68,7 @@ func TestRDMAPerftestEnvBeforeExchange(t *testing.T) {
 			return
 		}
 		defer c.Close()
-		_, err = RunPerftest(ctx, c, cfg(false, "server"))
+		_, err = RunDropIn(ctx, c, cfg(false, "server"))
 		srvErr <- err
 	}()
 	c, err := net.Dial("tcp", ln.Addr().String())
@@ -76,7 +76,7 @@ func TestRDMAPerftestEnvBeforeExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := RunPerftest(ctx, c, cfg(true, "client")); err != nil {
+	if _, err := RunDropIn(ctx, c, cfg(true, "client")); err != nil {
 		t.Fatalf("client: %v\n%s", err, log.String())
 	}
 	if err := <-srvErr; err != nil {

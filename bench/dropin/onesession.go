@@ -1,4 +1,4 @@
-package bench
+package dropin
 
 import (
 	"bytes"
@@ -9,14 +9,14 @@ import (
 	"time"
 )
 
-// The perftest drop-in's listeners (cmd/rdmabench/dropin*.go): perftest's
-// server takes one client and exits; the drop-in's server looks at that
+// The drop-in server's listeners (server): perftest's server takes one
+// client and exits; the drop-in's server looks at that
 // client's first bytes before it knows which protocol to speak.
 
-// OneSession is a listener that accepts one connection, stops listening,
+// oneSession is a listener that accepts one connection, stops listening,
 // and reports net.ErrClosed once that connection is closed (the session
-// over), so that Server.Serve returns after exactly one session.
-type OneSession struct {
+// over), so that bench.Server.Serve returns after exactly one session.
+type oneSession struct {
 	net.Listener
 	mu       sync.Mutex
 	accepted bool
@@ -25,11 +25,13 @@ type OneSession struct {
 	once     sync.Once
 }
 
-func NewOneSession(ln net.Listener) *OneSession {
-	return &OneSession{Listener: ln, done: make(chan struct{}), closed: make(chan struct{})}
+// newOneSession returns the listener on ln.
+func newOneSession(ln net.Listener) *oneSession {
+	return &oneSession{Listener: ln, done: make(chan struct{}), closed: make(chan struct{})}
 }
 
-func (l *OneSession) Accept() (net.Conn, error) {
+// Accept returns the first connection, then blocks until it or l is closed.
+func (l *oneSession) Accept() (net.Conn, error) {
 	l.mu.Lock()
 	first := !l.accepted
 	l.accepted = true
@@ -49,7 +51,8 @@ func (l *OneSession) Accept() (net.Conn, error) {
 	return nil, net.ErrClosed
 }
 
-func (l *OneSession) Close() error {
+// Close closes the listener and ends a blocked Accept.
+func (l *oneSession) Close() error {
 	l.once.Do(func() { close(l.closed) })
 	return l.Listener.Close()
 }
@@ -66,9 +69,9 @@ func (c *sessionConn) Close() error {
 	return c.Conn.Close()
 }
 
-// OneConn is a listener that yields one connection already accepted
-// (AcceptPeek's), then blocks until closed.
-type OneConn struct {
+// oneConn is a listener that yields one connection already accepted
+// (acceptPeek's), then blocks until closed.
+type oneConn struct {
 	c      net.Conn
 	addr   net.Addr
 	mu     sync.Mutex
@@ -77,13 +80,13 @@ type OneConn struct {
 	once   sync.Once
 }
 
-// NewOneConn returns a listener for c; addr is what Addr reports.
-func NewOneConn(c net.Conn, addr net.Addr) *OneConn {
-	return &OneConn{c: c, addr: addr, closed: make(chan struct{})}
+// newOneConn returns a listener for c; addr is what Addr reports.
+func newOneConn(c net.Conn, addr net.Addr) *oneConn {
+	return &oneConn{c: c, addr: addr, closed: make(chan struct{})}
 }
 
 // Accept returns the connection once, then net.ErrClosed after Close.
-func (l *OneConn) Accept() (net.Conn, error) {
+func (l *oneConn) Accept() (net.Conn, error) {
 	l.mu.Lock()
 	first := !l.given
 	l.given = true
@@ -96,15 +99,15 @@ func (l *OneConn) Accept() (net.Conn, error) {
 }
 
 // Close ends a blocked Accept; the connection is the caller's.
-func (l *OneConn) Close() error {
+func (l *oneConn) Close() error {
 	l.once.Do(func() { close(l.closed) })
 	return nil
 }
 
-// Addr is the address given to NewOneConn.
-func (l *OneConn) Addr() net.Addr { return l.addr }
+// Addr is the address given to newOneConn.
+func (l *oneConn) Addr() net.Addr { return l.addr }
 
-// peekedConn replays the bytes AcceptPeek read.
+// peekedConn replays the bytes acceptPeek read.
 type peekedConn struct {
 	net.Conn
 	r io.Reader
@@ -112,11 +115,11 @@ type peekedConn struct {
 
 func (c *peekedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
-// AcceptPeek accepts one connection on ln (ctx's end closes ln) and reads
+// acceptPeek accepts one connection on ln (ctx's end closes ln) and reads
 // up to n of its first bytes, within timeout; the connection it returns
 // reads them again. A client that sends fewer (or closes) gets them
 // back short: the protocol that then reads reports it.
-func AcceptPeek(ctx context.Context, ln net.Listener, n int, timeout time.Duration) (net.Conn, []byte, error) {
+func acceptPeek(ctx context.Context, ln net.Listener, n int, timeout time.Duration) (net.Conn, []byte, error) {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	c, err := ln.Accept()

@@ -15,9 +15,9 @@ import (
 // iterations, peak, average, message rate) and each prints the sums, with
 // its own iteration count, as perftest's print_full_bw_report does.
 
-// perftestBidir runs one size of a -b test on p's QP 0 and returns this
+// dropInBidir runs one size of a -b test on p's QP 0 and returns this
 // side's result: the sums of both sides' figures, Sides each side's.
-func perftestBidir(ctx context.Context, p perftestSide, s spec.Spec, stamps *peakStamps) (result.Result, error) {
+func dropInBidir(ctx context.Context, p *dropInSide, s spec.Spec, stamps *peakStamps) (result.Result, error) {
 	ep := p.eps.probe
 	if s.Op != result.OpSend { // perftest's WRITE and READ tools swap once more before a duplex loop
 		if _, err := p.wc.Dest(p.mine[0], p.withGID, "sync before the loops (-b)"); err != nil {
@@ -45,18 +45,18 @@ func perftestBidir(ctx context.Context, p perftestSide, s spec.Spec, stamps *pea
 	if err != nil {
 		return result.Result{}, err
 	}
-	r := perftestBidirResult(baseResult(s, ep), mine, rep, got, p.cfg.Client)
+	r := dropInBidirResult(baseResult(s, ep), mine, rep, got, p.cfg.Client)
 	if err := br.setLatency(&r); err != nil {
 		return result.Result{}, err
 	}
 	return r, nil
 }
 
-// perftestBidirResult is a -b side's result from its own figures (mine,
+// dropInBidirResult is a -b side's result from its own figures (mine,
 // and the report it sent) and the peer's report (got): the sums, as
 // perftest prints them, and each side's in Sides (the client's and the
 // server's, client telling which this side is).
-func perftestBidirResult(r result.Result, mine result.SideResult, sent, got wire.BWReport, client bool) result.Result {
+func dropInBidirResult(r result.Result, mine result.SideResult, sent, got wire.BWReport, client bool) result.Result {
 	peer := result.SideResult{Ops: int64(got.Iters), Bytes: int64(got.Iters) * int64(got.Size), Bandwidth: mibBandwidth(got.BWAvg, got.MsgRateAvg)}
 	r.Bidirectional, r.Sides = true, &result.BidirSides{Client: mine, Server: peer}
 	if !client {

@@ -1,4 +1,4 @@
-package main
+package dropin
 
 import (
 	"context"
@@ -27,8 +27,8 @@ func TestDropInServerKeyRefusesPerftest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = dropInServer(ctx, o, io.Discard, io.Discard)
-	var ue usageError
+	err = server(ctx, Config{Options: o, Stdout: io.Discard, Stderr: io.Discard})
+	var ue UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "-R with $"+auth.KeyEnv+" set") {
 		t.Fatalf("-R with a key: %v, want the usage error naming -R and the key", err)
 	}
@@ -43,7 +43,7 @@ func TestDropInServerKeyRefusesPerftest(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- dropInServer(ctx, o, io.Discard, io.Discard) }()
+	go func() { done <- server(ctx, Config{Options: o, Stdout: io.Discard, Stderr: io.Discard}) }()
 	var c net.Conn
 	for c == nil {
 		if c, err = net.Dial("tcp", ln.Addr().String()); err != nil {
@@ -61,8 +61,5 @@ func TestDropInServerKeyRefusesPerftest(t *testing.T) {
 	var ae *auth.Error
 	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "is perftest, which has no authentication") {
 		t.Fatalf("a perftest client with a key set: %v, want the *auth.Error", err)
-	}
-	if code := exitCode(err); code != exitPeer {
-		t.Errorf("exit %d, want %d", code, exitPeer)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package dropin
 
 import (
 	"context"
@@ -25,12 +25,12 @@ import (
 // perftest"): the client tries perftest's exchange first and falls back
 // to rdmabench's protocol when the server is rdmabench; the server looks
 // at the first bytes of its one connection: perftest's version string, or
-// rdmabench's header.
+// rdmabench's header. bench.RunDropIn runs the test itself.
 
-// perftestTest is what this side negotiates with perftest >= 6.28 (the
+// wireTest is what this side negotiates with perftest >= 6.28 (the
 // size, iterations, QPs and the device's max_qp_rd_atom are filled in by
-// bench.RunPerftest).
-func perftestTest(o perftest.Options) wire.Test {
+// bench.RunDropIn).
+func wireTest(o perftest.Options) wire.Test {
 	t := wire.Test{Lat: o.Tool.Lat, Conn: wire.ConnRC, AllSizes: o.AllSizes, Duration: o.Duration, ReportGbits: o.ReportGbits,
 		RDMACM: o.RDMACM, CmpAndSwap: o.AtomicType == "CMP_AND_SWAP"}
 	switch o.Tool.Verb {
@@ -52,11 +52,11 @@ func perftestTest(o perftest.Options) wire.Test {
 	return t
 }
 
-// perftestSpec is the test the drop-in runs against perftest, or why it
+// facingSpec is the test the drop-in runs against perftest, or why it
 // cannot; with -a also its sizes in order (perftest's RUN_ALL: every size
-// on the same QPs, bench.PerftestConfig.Sizes), else nil.
-func perftestSpec(o perftest.Options) (spec.Spec, []int, error) {
-	specs, err := dropInSpecs(o)
+// on the same QPs, bench.DropInConfig.Sizes), else nil.
+func facingSpec(o perftest.Options) (spec.Spec, []int, error) {
+	specs, err := specs(o)
 	if err != nil {
 		return spec.Spec{}, nil, err
 	}
@@ -76,14 +76,15 @@ func perftestSpec(o perftest.Options) (spec.Spec, []int, error) {
 	} else if len(specs) != 1 {
 		return spec.Spec{}, nil, fmt.Errorf("%w: %d tests in one run", bench.ErrPerftestUnsupported, len(specs))
 	}
-	return specs[0], sizes, bench.PerftestSupported(specs[0])
+	return specs[0], sizes, bench.DropInSupported(specs[0])
 }
 
-// dropInPerftestClient runs the test against a perftest server at addr;
+// clientFacingPerftest runs the test against a perftest server at o.Host;
 // tried is false when the server is not perftest (rdmabench's protocol
 // then), or the test is not one the drop-in runs against perftest.
-func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Writer) (tried bool, err error) {
-	s, sizes, serr := perftestSpec(o)
+func clientFacingPerftest(ctx context.Context, cfg Config) (tried bool, err error) {
+	o := cfg.Options
+	s, sizes, serr := facingSpec(o)
 	if serr != nil && !o.RDMACM {
 		return false, nil // rdmabench's protocol, which names the reason to a perftest server
 	}
@@ -117,30 +118,31 @@ func dropInPerftestClient(ctx context.Context, o perftest.Options, stdout io.Wri
 		}
 	}
 	defer nc.Close()
-	rec, saveRec, err := dropInRecord(o)
+	rec, saveRec, err := record(cfg)
 	if err != nil {
 		return true, err
 	}
-	run, err := bench.RunPerftest(ctx, nc, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
-		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: perftestTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace(), Record: rec})
+	run, err := bench.RunDropIn(ctx, nc, bench.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
+		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
 	saveRec()
 	if errors.Is(err, bench.ErrNotPerftest) {
 		return false, nil
 	}
-	return true, finishPerftest(stdout, o, perftest.Client, run, nc.RemoteAddr().String(), err)
+	return true, finishFacingPerftest(cfg, perftest.Client, run, nc.RemoteAddr().String(), err)
 }
 
-// finishPerftest prints this side's table and names the peer in errors.
-// With RDMABENCH_DROPIN_JSON=FILE a side that timed the loop also writes
-// rdmabench's result document there.
-func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, run *bench.PerftestRun, peerAddr string, err error) error {
+// finishFacingPerftest prints this side's table and names the peer in
+// errors. With RDMABENCH_DROPIN_JSON=FILE a side that timed the loop also
+// writes rdmabench's result document there.
+func finishFacingPerftest(cfg Config, side perftest.Side, run *bench.DropInRun, peerAddr string, err error) error {
+	o := cfg.Options
 	if err != nil {
 		if run != nil && run.Peer.Raw != "" {
 			return fmt.Errorf("against perftest %s: %w", run.Peer, err)
 		}
 		return err
 	}
-	if perr := printDropIn(stdout, o, side, run.Env, perftestShown(run.Results)); perr != nil {
+	if perr := printTable(cfg.Stdout, o, side, run.Env, shownFacingPerftest(run.Results)); perr != nil {
 		return perr
 	}
 	if path := os.Getenv("RDMABENCH_DROPIN_JSON"); path != "" && run.Timed {
@@ -148,7 +150,7 @@ func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, ru
 		if side == perftest.Server {
 			role = "dropin-server"
 		}
-		doc := &result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: version.String(), CommandLine: os.Args,
+		doc := &result.Document{SchemaVersion: result.SchemaVersion, Tool: "rdmabench", ToolVersion: version.String(), CommandLine: cfg.CommandLine,
 			Start: run.Start, End: run.End, Role: role, Peer: "perftest " + run.Peer.Raw + " at " + peerAddr, Env: run.Env,
 			Results: run.Results}
 		if err := result.WriteJSONFile(path, doc); err != nil {
@@ -161,10 +163,10 @@ func finishPerftest(stdout io.Writer, o perftest.Options, side perftest.Side, ru
 	return nil
 }
 
-// perftestShown are the results as the table shows them facing perftest:
-// BW peak is perftest's where computed, else 0.00 as perftest prints it
-// (never rdmabench's best interval).
-func perftestShown(rs []result.Result) []result.Result {
+// shownFacingPerftest are the results as the table shows them facing
+// perftest: BW peak is perftest's where computed, else 0.00 as perftest
+// prints it (never rdmabench's best interval).
+func shownFacingPerftest(rs []result.Result) []result.Result {
 	out := slices.Clone(rs)
 	for i := range out {
 		if out[i].PerftestPeak == nil {
@@ -174,19 +176,19 @@ func perftestShown(rs []result.Result) []result.Result {
 	return out
 }
 
-// dropInTrace is stderr with RDMABENCH_DROPIN_LOG set, else nil.
-func dropInTrace() io.Writer {
+// trace is cfg.Stderr with RDMABENCH_DROPIN_LOG set, else nil.
+func trace(cfg Config) io.Writer {
 	if os.Getenv("RDMABENCH_DROPIN_LOG") != "" {
-		return os.Stderr
+		return cfg.Stderr
 	}
 	return nil
 }
 
-// dropInRecord is, with RDMABENCH_DROPIN_RECORD=FILE, a recording of the
+// record is, with RDMABENCH_DROPIN_RECORD=FILE, a recording of the
 // exchange and the function that writes it to FILE (a failure to write is
-// printed to stderr); else nil and a no-op. FILE is created here, so that a
-// path it cannot write is refused before the exchange.
-func dropInRecord(o perftest.Options) (*wire.Recording, func(), error) {
+// printed to cfg.Stderr); else nil and a no-op. FILE is created here, so
+// that a path it cannot write is refused before the exchange.
+func record(cfg Config) (*wire.Recording, func(), error) {
 	path := os.Getenv("RDMABENCH_DROPIN_RECORD")
 	if path == "" {
 		return nil, func() {}, nil
@@ -196,10 +198,13 @@ func dropInRecord(o perftest.Options) (*wire.Recording, func(), error) {
 		return nil, nil, fmt.Errorf("RDMABENCH_DROPIN_RECORD: %w", err)
 	}
 	f.Close()
-	rec := &wire.Recording{Tool: o.Tool.Name, Args: os.Args[1:]}
+	rec := &wire.Recording{Tool: cfg.Options.Tool.Name}
+	if len(cfg.CommandLine) > 0 {
+		rec.Args = cfg.CommandLine[1:]
+	}
 	return rec, func() {
 		if err := rec.WriteFile(path); err != nil {
-			fmt.Fprintf(os.Stderr, "RDMABENCH_DROPIN_RECORD: %v\n", err)
+			fmt.Fprintf(cfg.Stderr, "RDMABENCH_DROPIN_RECORD: %v\n", err)
 		}
 	}, nil
 }
@@ -216,18 +221,19 @@ func perftestFirst(b []byte) bool {
 }
 
 // acceptFirst accepts the server's one connection and tells perftest's
-// client from rdmabench's by its first 4 bytes (bench.AcceptPeek).
+// client from rdmabench's by its first 4 bytes (acceptPeek).
 func acceptFirst(ctx context.Context, ln net.Listener) (net.Conn, bool, error) {
-	c, first, err := bench.AcceptPeek(ctx, ln, 4, 30*time.Second)
+	c, first, err := acceptPeek(ctx, ln, 4, 30*time.Second)
 	if err != nil {
 		return nil, false, err
 	}
 	return c, perftestFirst(first), nil
 }
 
-// dropInPerftestServer serves the one perftest client on c.
-func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, stdout io.Writer) error {
-	s, sizes, err := perftestSpec(o)
+// serverFacingPerftest serves the one perftest client on c.
+func serverFacingPerftest(ctx context.Context, cfg Config, c net.Conn) error {
+	o := cfg.Options
+	s, sizes, err := facingSpec(o)
 	if err != nil { // its version first, to name it
 		who := "perftest"
 		wc := &wire.Conn{C: c, Timeout: 5 * time.Second}
@@ -236,20 +242,21 @@ func dropInPerftestServer(ctx context.Context, o perftest.Options, c net.Conn, s
 		}
 		return fmt.Errorf("the client is %s, and %w", who, err)
 	}
-	rec, saveRec, err := dropInRecord(o)
+	rec, saveRec, err := record(cfg)
 	if err != nil {
 		return err
 	}
-	run, err := bench.RunPerftest(ctx, c, bench.PerftestConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
-		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: perftestTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: dropInTrace(), Record: rec})
+	run, err := bench.RunDropIn(ctx, c, bench.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
+		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
 	saveRec()
-	return finishPerftest(stdout, o, perftest.Server, run, c.RemoteAddr().String(), err)
+	return finishFacingPerftest(cfg, perftest.Server, run, c.RemoteAddr().String(), err)
 }
 
-// dropInPerftestCMServer is the drop-in's server with -R: like perftest's,
+// serverFacingPerftestCM is the drop-in's server with -R: like perftest's,
 // it listens with rdma_cm on -p (no TCP) and serves its first client over
 // perftest's exchange.
-func dropInPerftestCMServer(ctx context.Context, o perftest.Options, stdout io.Writer) error {
+func serverFacingPerftestCM(ctx context.Context, cfg Config) error {
+	o := cfg.Options
 	l, err := cmchan.Listen(o.Port)
 	if err != nil {
 		return fmt.Errorf("-p %d: -R: %w", o.Port, err)
@@ -260,5 +267,5 @@ func dropInPerftestCMServer(ctx context.Context, o perftest.Options, stdout io.W
 		return err
 	}
 	defer c.Close()
-	return dropInPerftestServer(ctx, o, c, stdout)
+	return serverFacingPerftest(ctx, cfg, c)
 }

@@ -53,7 +53,7 @@ func TestPerftestBidirResult(t *testing.T) {
 	sent := wire.BWReport{Size: 65536, Iters: 300, BWPeak: 20, BWAvg: mine.Bandwidth.MiBPerSec}
 	got := wire.BWReport{Size: 65536, Iters: 300, BWPeak: 22, BWAvg: 16.25, MsgRateAvg: 0.00026}
 	for _, client := range []bool{true, false} {
-		r := perftestBidirResult(result.Result{SizeBytes: 65536}, mine, sent, got, client)
+		r := dropInBidirResult(result.Result{SizeBytes: 65536}, mine, sent, got, client)
 		if !r.Bidirectional || r.Iterations != 600 || r.Bandwidth.MiBPerSec != 18.75+16.25 || r.PerftestPeak == nil || r.PerftestPeak.MiBPerSec != 42 {
 			t.Fatalf("client %v: %+v", client, r)
 		}
@@ -65,7 +65,7 @@ func TestPerftestBidirResult(t *testing.T) {
 			t.Errorf("client %v: sides %+v", client, r.Sides)
 		}
 	}
-	if r := perftestBidirResult(result.Result{}, mine, wire.BWReport{}, wire.BWReport{}, true); r.PerftestPeak != nil {
+	if r := dropInBidirResult(result.Result{}, mine, wire.BWReport{}, wire.BWReport{}, true); r.PerftestPeak != nil {
 		t.Error("a peak without one from either side")
 	}
 }

@@ -16,12 +16,12 @@ import (
 // perftest's margins and sample window are bench/perftest's Margin and
 // Window.
 
-// perftestReceiveFor is the SEND receiver's -D run facing a perftest
+// dropInReceiveFor is the SEND receiver's -D run facing a perftest
 // sender: it receives for s.Duration, as perftest's receiver does on its
 // own clock, and counts the messages that arrived between the margins
 // (read from the engines between their C calls' polls: each engine's
 // count is one aligned 64-bit word the loop writes).
-func perftestReceiveFor(engs []*verbs.Engine, s spec.Spec, ep *endpoint) (result.Result, error) {
+func dropInReceiveFor(engs []*verbs.Engine, s spec.Spec, ep *endpoint) (result.Result, error) {
 	var timeUp atomic.Bool
 	count := func() (n uint64) {
 		for _, e := range engs {
@@ -81,18 +81,18 @@ func perftestReceiveFor(engs []*verbs.Engine, s spec.Spec, ep *endpoint) (result
 // perftest peer that stopped first (verbs.CutLoop).
 const latStopGrace = 250 * time.Millisecond
 
-// perftestLat runs a timed latency side facing perftest: s.Iters
-// iterations, or with -D the duration (perftestLatFor), whose
+// dropInLat runs a timed latency side facing perftest: s.Iters
+// iterations, or with -D the duration (dropInLatFor), whose
 // #iterations and span are then, with a margin (-D 4 and longer), those
 // of the engine's count read at the margins on this side's clock, as
 // perftest counts its sample window (the histogram keeps every sample).
-func perftestLat(eng latEngine, ep *endpoint, s spec.Spec, o RunOptions) (result.Result, error) {
+func dropInLat(eng latEngine, ep *endpoint, s spec.Spec, o RunOptions) (result.Result, error) {
 	if s.Duration <= 0 {
 		r, _, err := measureLat(eng, baseResult(s, ep), s, o)
 		return r, err
 	}
 	wc := perftest.CountWindow(ep.eng.Iterations, s.Duration, perftest.Margin(s.Duration))
-	r, err := perftestLatFor(eng, ep.eng.Abort, ep.eng.ResetAbort, baseResult(s, ep), s, o)
+	r, err := dropInLatFor(eng, ep.eng.Abort, ep.eng.ResetAbort, baseResult(s, ep), s, o)
 	if ops, span, ok := wc.Stop(); err == nil && ok && perftest.Margin(s.Duration) > 0 {
 		r.Iterations, r.DurationNS = int64(ops), span.Nanoseconds()
 		r.Bandwidth = result.NewBandwidth(s.Size, r.Iterations, r.DurationNS)
@@ -100,11 +100,11 @@ func perftestLat(eng latEngine, ep *endpoint, s spec.Spec, o RunOptions) (result
 	return r, err
 }
 
-// perftestLatFor is a latency side's -D run facing perftest, ended by
+// dropInLatFor is a latency side's -D run facing perftest, ended by
 // abort latStopGrace after s.Duration where the peer stopped first
 // (reset clears the abort). The #iterations are the samples, the span
 // ends at the last round trip.
-func perftestLatFor(eng latEngine, abort, reset func(), base result.Result, s spec.Spec, o RunOptions) (result.Result, error) {
+func dropInLatFor(eng latEngine, abort, reset func(), base result.Result, s spec.Spec, o RunOptions) (result.Result, error) {
 	d := &verbs.CutLoop{LatLoop: eng}
 	t := time.AfterFunc(s.Duration+latStopGrace, func() { d.TimeUp(); abort() })
 	r, _, err := measureLat(d, base, s, o)

@@ -62,7 +62,7 @@ func TestPerftestLatDuration(t *testing.T) {
 			p := &peerLat{rtt: 2 * time.Millisecond, stopAt: start.Add(c.peerStop), aborted: make(chan struct{})}
 			reset := false
 			s := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Duration: dur}
-			r, err := perftestLatFor(p, p.abort, func() { reset = true }, result.Result{SizeBytes: 2}, s, RunOptions{})
+			r, err := dropInLatFor(p, p.abort, func() { reset = true }, result.Result{SizeBytes: 2}, s, RunOptions{})
 			took := time.Since(start)
 			if err != nil {
 				t.Fatalf("%v after %v", err, took)
