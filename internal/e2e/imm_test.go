@@ -29,7 +29,7 @@ func TestImm(t *testing.T) {
 			t.Errorf("%s %s: %d iterations, verify %+v; want 300 and the server's check", r.Op, r.Mode, r.Iterations, r.Verify)
 		}
 	}
-	if want := "write_imm lat,write_imm bw,send_imm lat,send_imm bw"; strings.Join(got, ",") != want {
+	if want := "write_imm lat,send_imm lat,write_imm bw,send_imm bw"; strings.Join(got, ",") != want {
 		t.Errorf("%s: results %v, want %s", js, got, want)
 	}
 	wantOutput(t, "the loopback's tables", o.Stdout, "write_imm: t_* are half of an RDMA WRITE with immediate ping-pong round trip",
