@@ -113,7 +113,7 @@ func (b *bidirSide) step(until int64) error {
 // the ring for the drainer, and full reports a ring the drainer has not
 // caught up with.
 func (b *bidirSide) ringStep(until int64) (full bool, err error) {
-	if b.s.Op == result.OpSend {
+	if b.s.Traits().ConsumesRecv {
 		return b.ep.eng.BidirSend(until)
 	}
 	return b.ep.eng.BWClient(until)

@@ -179,6 +179,12 @@ func TestRemoteAccessLeastPrivilege(t *testing.T) {
 		{result.OpRead, result.ModeBW, true, true, verbs.AccessRemoteWrite}, // iWARP READ sink
 		{result.OpSend, result.ModeLat, true, true, 0},
 		{result.OpFetchAdd, result.ModeLat, false, false, verbs.AccessRemoteAtomic},
+		// with immediate: WRITE's target only what a WRITE needs, SEND nothing
+		{result.OpWriteImm, result.ModeBW, false, false, verbs.AccessRemoteWrite},
+		{result.OpWriteImm, result.ModeBW, true, false, 0},
+		{result.OpWriteImm, result.ModeLat, true, false, verbs.AccessRemoteWrite},
+		{result.OpSendImm, result.ModeLat, true, false, 0},
+		{result.OpSendImm, result.ModeBW, false, false, 0},
 	} {
 		if got := remoteAccess(spec.Spec{Op: tc.op, Mode: tc.mode}, tc.client, tc.iwarp); got != tc.want {
 			t.Errorf("%s %s client=%v iwarp=%v: %s, want %s", tc.op, tc.mode, tc.client, tc.iwarp, got, tc.want)

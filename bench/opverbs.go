@@ -18,6 +18,9 @@ var opVerbs = map[string]struct {
 	result.OpRead:     {verbs.OpRead, verbs.ODPRead},
 	result.OpFetchAdd: {verbs.OpFetchAdd, verbs.ODPAtomic},
 	result.OpCmpSwap:  {verbs.OpCmpSwap, verbs.ODPAtomic},
+	// with immediate: each message also consumes a posted receive
+	result.OpWriteImm: {verbs.OpWriteWithImm, verbs.ODPWrite | verbs.ODPRecv},
+	result.OpSendImm:  {verbs.OpSendWithImm, verbs.ODPSend | verbs.ODPRecv},
 }
 
 // accessVerbs maps an op's remote access (OpTraits.Access) to verbs'.

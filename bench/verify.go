@@ -33,6 +33,11 @@ import (
 //     in, which matters with a shared receive queue) or reads its target
 //     area (WRITE), compares it with the pattern and answers, with the
 //     first differing byte when there is one.
+//   - SEND and WRITE with immediate: as SEND and WRITE, the client posting
+//     message k with its own immediate (verifyImm); the server takes the
+//     receive completion and checks its kind (IBV_WC_RECV with
+//     IBV_WC_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM) and its immediate, then
+//     the payload (the receive area, or the target area of a WRITE).
 //   - READ: the client sends proto.Verify{k}; the server fills its target
 //     area with the pattern and answers; the client reads it with one READ
 //     and compares what landed in its sink.
@@ -76,6 +81,10 @@ func verifyMessages(s spec.Spec) int {
 // plant a corruption (and see the check catch it).
 var verifyCorrupt = -1
 
+// verifyCorruptImm, when set, flips the low bit of every immediate the
+// server's check sees (the tests' planted corruption of an immediate).
+var verifyCorruptImm bool
+
 // verifyTimeout is how long one side of the verify pass waits for the
 // other's step: the peer's step may wait EngineTimeout for its completion.
 func verifyTimeout() time.Duration { return EngineTimeout + ctrlTimeout }
@@ -98,6 +107,28 @@ func verifySeed(s spec.Spec, k int) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(s.Name()))
 	return mix64(h.Sum64() ^ uint64(k+1)*0x9e3779b97f4a7c15)
+}
+
+// verifyImm is the immediate of message k of test s (an op with
+// immediate data): the pattern seed's high half, different per message.
+func verifyImm(s spec.Spec, k int) uint32 { return uint32(verifySeed(s, k) >> 32) }
+
+// immMismatch checks the receive completion r of message k of test s (an
+// op with immediate data, posted as opcode): nil when it is a completion of
+// that op carrying message k's immediate.
+func immMismatch(s spec.Spec, k int, opcode verbs.Opcode, r verbs.Received) *proto.ImmMismatch {
+	want := verifyImm(s, k)
+	if verifyCorruptImm {
+		r.Imm ^= 1
+	}
+	if r.HasImm && r.Opcode == opcode && r.Imm == want {
+		return nil
+	}
+	m := &proto.ImmMismatch{Expected: want, Opcode: r.Opcode.String()}
+	if r.HasImm {
+		m.Seen = r.Imm
+	}
+	return m
 }
 
 // mix64 is splitmix64's finalizer.
@@ -169,7 +200,7 @@ func mismatchOf(s spec.Spec, k int, b []byte, n int) *proto.Mismatch {
 // that differs from the pattern, or (SEND) a length other than the message
 // size. The CLI exits with the data-path code.
 type VerifyError struct {
-	Op       string // the test's op: send, write or read
+	Op       string // the test's op: send, write, read, write_imm or send_imm
 	Checker  string // the side that compared: "server" or "client"
 	Message  int    // 0-based, of Messages
 	Messages int
@@ -179,9 +210,18 @@ type VerifyError struct {
 	Offset   int
 	Expected byte
 	Seen     byte
+	// Imm, when set, is the receive completion of a message with
+	// immediate data that did not carry its immediate (the payload's
+	// fields are then zero).
+	Imm *proto.ImmMismatch
 }
 
 func (e *VerifyError) Error() string {
+	if m := e.Imm; m != nil {
+		return fmt.Sprintf("--verify: %s immediate data wrong, seen by the %s in message %d of %d (QP %d): the receive completion "+
+			"is %s with immediate 0x%08x, want %s with 0x%08x", strings.ToUpper(e.Op), e.Checker, e.Message, e.Messages, e.QP,
+			m.Opcode, m.Seen, opVerbs[e.Op].code, m.Expected)
+	}
 	where := fmt.Sprintf("--verify: %s payload corrupted, seen by the %s in message %d of %d (QP %d)",
 		strings.ToUpper(e.Op), e.Checker, e.Message, e.Messages, e.QP)
 	if e.Len != e.Size {
@@ -193,7 +233,7 @@ func (e *VerifyError) Error() string {
 // verifyErrorOf builds the VerifyError of message k's mismatch m.
 func verifyErrorOf(s spec.Spec, k, qp int, m *proto.Mismatch) *VerifyError {
 	return &VerifyError{Op: s.Op, Checker: verifyChecker(s.Op), Message: k, Messages: verifyMessages(s), QP: qp, Size: s.Size,
-		Len: m.Len, Offset: m.Offset, Expected: m.Expected, Seen: m.Seen}
+		Len: m.Len, Offset: m.Offset, Expected: m.Expected, Seen: m.Seen, Imm: m.Imm}
 }
 
 // sourceBytes is the endpoint's source area (what SEND and WRITE post):
@@ -238,6 +278,9 @@ func (verifyPass) measure(t *clientTest) (*result.Verification, error) {
 		ep := qps[q]
 		if s.Traits().Verifier == spec.VerifyServer { // the client sends the pattern
 			fillPattern(ep.sourceBytes(), verifySeed(s, k))
+			if s.Traits().Imm {
+				ep.eng.SetImm(verifyImm(s, k)) // PostOne posts work request 0: this immediate
+			}
 			if err := ep.eng.PostOne(); err != nil {
 				return nil, fail(fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err))
 			}
@@ -371,6 +414,22 @@ func (verifyPass) respond(t *serverTest) error {
 func verifyServerStep(s spec.Spec, qps []*endpoint, q, k int) (*proto.Mismatch, error) {
 	ep := qps[q]
 	switch t := s.Traits(); {
+	case t.Verifier == spec.VerifyServer && t.Imm: // with immediate: the completion, then the payload
+		r, err := ep.eng.Receive()
+		if err != nil {
+			return nil, err
+		}
+		if m := immMismatch(s, k, opVerbs[s.Op].code, r); m != nil {
+			return &proto.Mismatch{Len: r.Len, Imm: m}, nil
+		}
+		b := ep.targetBytes() // WRITE: the target area; the receive took nothing
+		if t.Access == spec.AccessNone {
+			if b, err = recvBytes(qps, r.Addr); err != nil { // SEND: the receive area it took
+				return nil, err
+			}
+		}
+		plantCorruption(b)
+		return mismatchOf(s, k, b, r.Len), nil
 	case t.Verifier == spec.VerifyServer && t.ConsumesRecv: // SEND: what the receive took
 		addr, n, err := ep.eng.RecvOne()
 		if err != nil {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // TestPattern: a filled buffer checks clean at every length (whole words
@@ -74,6 +76,43 @@ func TestVerifyErrorText(t *testing.T) {
 	}
 	if m := mismatchOf(s, 1, make([]byte, 10), 10); m == nil || m.Len != 10 {
 		t.Errorf("a 10-byte message of a 65536-byte test: %+v", m)
+	}
+}
+
+// TestVerifyImm: a receive completion of the right kind with message k's
+// immediate passes; another message's immediate, none, or the other op's
+// completion is a mismatch whose text names both immediates and opcodes.
+func TestVerifyImm(t *testing.T) {
+	for _, op := range []string{result.OpWriteImm, result.OpSendImm} {
+		s := spec.Spec{Op: op, Mode: result.ModeLat, Size: 64}
+		code := opVerbs[op].code
+		good := verbs.Received{Len: 64, Opcode: code, Imm: verifyImm(s, 3), HasImm: true}
+		if m := immMismatch(s, 3, code, good); m != nil {
+			t.Errorf("%s: message 3's own completion: %+v", op, m)
+		}
+		if verifyImm(s, 3) == verifyImm(s, 4) {
+			t.Errorf("%s: messages 3 and 4 share an immediate", op)
+		}
+		stale, none, other := good, good, good
+		stale.Imm = verifyImm(s, 2)
+		none.HasImm, none.Imm, none.Opcode = false, 0, verbs.OpSend
+		other.Opcode = verbs.OpSendWithImm
+		if op == result.OpSendImm {
+			other.Opcode = verbs.OpWriteWithImm
+		}
+		for name, r := range map[string]verbs.Received{"stale": stale, "none": none, "other op": other} {
+			m := immMismatch(s, 3, code, r)
+			if m == nil || m.Expected != verifyImm(s, 3) || (r.HasImm && m.Seen != r.Imm) || m.Opcode != r.Opcode.String() {
+				t.Errorf("%s %s: %+v", op, name, m)
+				continue
+			}
+			err := verifyErrorOf(s, 3, 1, &proto.Mismatch{Len: 64, Imm: m})
+			want := fmt.Sprintf("--verify: %s immediate data wrong, seen by the server in message 3 of 64 (QP 1): the receive completion is %s with immediate 0x%08x, want %s with 0x%08x",
+				strings.ToUpper(op), r.Opcode, m.Seen, code, verifyImm(s, 3))
+			if err.Error() != want {
+				t.Errorf("%s %s:\n got  %q\n want %q", op, name, err, want)
+			}
+		}
 	}
 }
 

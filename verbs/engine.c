@@ -179,8 +179,11 @@ static void build_base(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge
 	wr->num_sge = 1;
 	wr->send_flags = (signaled ? IBV_SEND_SIGNALED : 0);
 	wr->opcode = (enum ibv_wr_opcode)e->op;
+	if (e->op == IBV_WR_RDMA_WRITE_WITH_IMM || e->op == IBV_WR_SEND_WITH_IMM)
+		wr->imm_data = htonl(e->imm + (uint32_t)wr_id);
 	switch (e->op) {
 	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
 		wr->send_flags |= e->send_flags;
 		if (e->ah) {
 			wr->wr.ud.ah = e->ah;
@@ -190,8 +193,6 @@ static void build_base(rb_engine *e, struct ibv_send_wr *wr, struct ibv_sge *sge
 		break;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		if (e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
-			wr->imm_data = htonl((uint32_t)wr_id);
 		wr->send_flags |= e->send_flags;
 		wr->wr.rdma.remote_addr = raddr;
 		wr->wr.rdma.rkey = e->rkey;
@@ -233,8 +234,8 @@ static void wr_slots_build(rb_engine *e) {
 
 // wr_next readies slot i for work request k (signaled or not), off bytes
 // into the areas, and returns it. Only what changes from one work request
-// to the next is written: wr_id, the signaled flag, WRITE_WITH_IMM's
-// immediate, and the addresses when they step. Spreading and SGE splits
+// to the next is written: wr_id, the signaled flag, the immediate of
+// WRITE_WITH_IMM and SEND_WITH_IMM, and the addresses when they step. Spreading and SGE splits
 // rebuild the slot (their targets and lists change per work request).
 static inline struct ibv_send_wr *wr_next(rb_engine *e, int i, uint64_t k, int sig, uint64_t off) {
 	struct ibv_send_wr *wr = &e->wr_slot[i];
@@ -247,8 +248,8 @@ static inline struct ibv_send_wr *wr_next(rb_engine *e, int i, uint64_t k, int s
 	}
 	wr->wr_id = k;
 	wr->send_flags = (wr->send_flags & ~(unsigned)IBV_SEND_SIGNALED) | (sig ? IBV_SEND_SIGNALED : 0);
-	if (e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
-		wr->imm_data = htonl((uint32_t)k);
+	if (e->op == IBV_WR_RDMA_WRITE_WITH_IMM || e->op == IBV_WR_SEND_WITH_IMM)
+		wr->imm_data = htonl(e->imm + (uint32_t)k);
 	if (e->addr_step) {
 		uint64_t base = local_base(e) + off, raddr = e->raddr + off;
 		switch (e->op) {
@@ -262,6 +263,7 @@ static inline struct ibv_send_wr *wr_next(rb_engine *e, int i, uint64_t k, int s
 			wr->wr.atomic.remote_addr = raddr;
 			break;
 		case IBV_WR_SEND:
+		case IBV_WR_SEND_WITH_IMM:
 			sge->addr = base;
 			break;
 		default: // WRITE, WRITE_WITH_IMM
@@ -414,6 +416,7 @@ static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
 	RB_TRY(post_op(e, k, 1));
 	switch (e->op) {
 	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		rc = wait_one(e, e->rcq, &wc, 0, "the peer's reply (receive completion)");
 		break;
@@ -432,7 +435,7 @@ static int lat_per_op(rb_engine *e, int64_t *t0, int64_t *t1) {
 	}
 	RB_TRY(op_dereg(e, k));
 	*t1 = rb_now_ns();
-	if (e->op == IBV_WR_SEND || e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
+	if (e->op == IBV_WR_SEND || e->op == IBV_WR_SEND_WITH_IMM || e->op == IBV_WR_RDMA_WRITE_WITH_IMM)
 		RB_TRY(post_recv1(e));
 	return RB_OK;
 }
@@ -472,6 +475,7 @@ int rb_lat_client(rb_engine *e, uint64_t n) {
 			RB_TRY(lat_per_op(e, &t0, &t1));
 		} else switch (e->op) {
 		case IBV_WR_SEND:
+		case IBV_WR_SEND_WITH_IMM:
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			t0 = rb_now_ns();
 			RB_TRY(post_op(e, e->iter, 1));
@@ -521,6 +525,7 @@ int rb_lat_server(rb_engine *e) {
 		int rc;
 		switch (e->op) {
 		case IBV_WR_SEND:
+		case IBV_WR_SEND_WITH_IMM:
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
 			rc = wait_one(e, e->rcq, &wc, 1, "the client's message (receive completion)");
 			if (rc == RB_STOPPED)
@@ -757,7 +762,7 @@ int rb_bw_client(rb_engine *e, int64_t until_ns) {
 	}
 }
 
-// rb_bw_server receives streamed SENDs (or WRITE_WITH_IMMs), re-posting a
+// rb_bw_server receives streamed SENDs (or WRITE_WITH_IMMs, SEND_WITH_IMMs), re-posting a
 // receive for each, until stop_at messages arrived, abort, or timeout_ns
 // without a message. The receive queue holds rx_depth receives.
 int rb_bw_server(rb_engine *e) {
@@ -884,12 +889,17 @@ int rb_bw_client_multi(rb_engine **es, int n, int64_t until_ns, int *which) {
 
 // rb_recv_one waits for one receive completion and re-posts one receive,
 // outside the timed loops (the --verify pass): *wr_id is the address of the
-// receive area the message landed in (post_recv1), *byte_len its length.
-int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len) {
+// receive area the message landed in (post_recv1), *byte_len its length,
+// *opcode the completion's enum ibv_wc_opcode, *has_imm whether it carries
+// an immediate (IBV_WC_WITH_IMM) and *imm that immediate, host order.
+int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len, uint32_t *opcode, int *has_imm, uint32_t *imm) {
 	struct ibv_wc wc;
 	RB_TRY(wait_one(e, e->rcq, &wc, 0, "a message of the verify pass (receive completion)"));
 	*wr_id = wc.wr_id;
 	*byte_len = wc.byte_len;
+	*opcode = wc.opcode;
+	*has_imm = (wc.wc_flags & IBV_WC_WITH_IMM) != 0;
+	*imm = *has_imm ? ntohl(wc.imm_data) : 0;
 	return post_recv1(e);
 }
 

@@ -33,7 +33,8 @@ typedef struct rb_engine {
 	uint64_t raddr;            // (cfg) remote target area (write, read, atomics)
 	uint32_t rkey;             // (cfg)
 	uint32_t size;             // (cfg) message size, bytes
-	int op;                    // (cfg) enum ibv_wr_opcode: IBV_WR_SEND, _RDMA_WRITE, _RDMA_WRITE_WITH_IMM, _RDMA_READ, _ATOMIC_FETCH_AND_ADD or _ATOMIC_CMP_AND_SWP
+	int op;                    // (cfg) enum ibv_wr_opcode: IBV_WR_SEND, _SEND_WITH_IMM, _RDMA_WRITE, _RDMA_WRITE_WITH_IMM, _RDMA_READ, _ATOMIC_FETCH_AND_ADD or _ATOMIC_CMP_AND_SWP
+	uint32_t imm;              // (cfg) _WITH_IMM ops: work request k carries the immediate imm + k (host order; wraps)
 	int send_flags;            // (cfg) extra send flags (IBV_SEND_INLINE)
 	uint32_t tx_depth;         // (cfg) outstanding sends in bandwidth mode
 	uint32_t cq_mod;           // (cfg) signal every cq_mod-th send in bandwidth mode
@@ -88,7 +89,7 @@ typedef struct rb_engine {
 	// Prebuilt work requests: slot i is the i-th work request of a post
 	// list, built once (wr_ready 0: at the next post; Go clears it when
 	// the message changes) and linked to slot i+1. A post patches only
-	// what changes: wr_id, the signaled flag, WRITE_WITH_IMM's immediate
+	// what changes: wr_id, the signaled flag, a _WITH_IMM op's immediate
 	// and, under address stepping, the addresses. Spreading and SGE
 	// splits rebuild the work request in its slot (build_wr).
 	int wr_ready;
@@ -195,7 +196,7 @@ int rb_bw_server(rb_engine *e);
 int rb_bw_server_multi(rb_engine **es, int n, int *which);
 int rb_drain_send(rb_engine *e, uint64_t n);
 int rb_op_release(rb_engine *e);
-int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len);
+int rb_recv_one(rb_engine *e, uint64_t *wr_id, uint32_t *byte_len, uint32_t *opcode, int *has_imm, uint32_t *imm);
 void rb_spread_peek(rb_engine *e, uint64_t n, uint64_t *raddr, uint32_t *rkey, uint32_t *sge_bytes, uint32_t *lkey);
 
 #endif

@@ -36,9 +36,14 @@ type EngineConfig struct {
 	// engine keeps its address and lkey: it must stay registered until the
 	// engine is closed.
 	MR Memory
-	// Op is the operation measured: OpSend, OpWrite, OpWriteWithImm, OpRead,
-	// OpFetchAdd or OpCmpSwap. The C loops post it as is (enum ibv_wr_opcode).
-	Op         Opcode
+	// Op is the operation measured: OpSend, OpSendWithImm, OpWrite,
+	// OpWriteWithImm, OpRead, OpFetchAdd or OpCmpSwap. The C loops post it
+	// as is (enum ibv_wr_opcode).
+	Op Opcode
+	// Imm is the immediate of an op with one (OpSendWithImm,
+	// OpWriteWithImm): work request k carries Imm + k (mod 2^32; k counts
+	// from 0 at each ResetCounters, and PostOne posts k 0). See SetImm.
+	Imm        uint32
 	Size       int    // message size, bytes
 	RecvOffset int    // bytes into MR: where receives land and the peer writes
 	RemoteAddr uint64 // peer's target area (write, read, atomics)
@@ -104,11 +109,14 @@ const perOpAccess = AccessLocalWrite
 // engineOp reports whether the engine's C loops measure op.
 func engineOp(op Opcode) bool {
 	switch op {
-	case OpSend, OpWrite, OpWriteWithImm, OpRead, OpFetchAdd, OpCmpSwap:
+	case OpSend, OpSendWithImm, OpWrite, OpWriteWithImm, OpRead, OpFetchAdd, OpCmpSwap:
 		return true
 	}
 	return false
 }
+
+// consumesRecv reports whether op takes a posted receive at its target.
+func consumesRecv(op Opcode) bool { return op == OpSend || op == OpSendWithImm || op == OpWriteWithImm }
 
 // MaxPostList bounds EngineConfig.PostList.
 const MaxPostList = C.RB_MAX_POST_LIST
@@ -192,6 +200,7 @@ func NewEngine(cfg EngineConfig) (_ *Engine, err error) {
 	e.rkey = C.uint32_t(cfg.RKey)
 	e.size = C.uint32_t(cfg.Size)
 	e.op = C.int(cfg.Op)
+	e.imm = C.uint32_t(cfg.Imm)
 	if cfg.Inline {
 		e.send_flags = C.IBV_SEND_INLINE
 	}
@@ -321,7 +330,7 @@ func (g *Engine) LatClient(n int) error {
 // READ and atomics have no responder loop: the peer's CPU takes no part.
 func (g *Engine) LatServer() error {
 	switch g.cfg.Op {
-	case OpSend, OpWrite, OpWriteWithImm:
+	case OpSend, OpSendWithImm, OpWrite, OpWriteWithImm:
 		return g.err(C.rb_lat_server(g.e), "latency responder")
 	}
 	return fmt.Errorf("verbs: %s has no responder loop: the peer's CPU takes no part", g.cfg.Op)
@@ -478,17 +487,44 @@ func (g *Engine) PostOne() error {
 // place (to the SRQ, if any). It returns the receive's wr_id, the address
 // of the receive area the message landed in (with an SRQ shared by several
 // engines, possibly another engine's), and the completion's byte count
-// (UD: with the GRH).
+// (UD: with the GRH). Receive also returns the rest of the completion.
 func (g *Engine) RecvOne() (addr uint64, n int, err error) {
-	if g.cfg.Op != OpSend && g.cfg.Op != OpWriteWithImm {
-		return 0, 0, fmt.Errorf("verbs: %s consumes no receives", g.cfg.Op)
+	r, err := g.Receive()
+	return r.Addr, r.Len, err
+}
+
+// Received is one receive completion taken by Receive.
+type Received struct {
+	Addr uint64 // the receive's wr_id: the address of the receive area it took
+	Len  int    // the completion's byte count, bytes (UD: with the GRH)
+	// Opcode is the peer's operation as the completion names it (WC):
+	// OpSend, OpSendWithImm or OpWriteWithImm.
+	Opcode Opcode
+	Imm    uint32 // the immediate, host order; valid when HasImm
+	HasImm bool   // the completion carries IBV_WC_WITH_IMM
+}
+
+// Receive is RecvOne with the whole completion: the opcode and the
+// immediate (SEND or WRITE with immediate).
+func (g *Engine) Receive() (Received, error) {
+	if !consumesRecv(g.cfg.Op) {
+		return Received{}, fmt.Errorf("verbs: %s consumes no receives", g.cfg.Op)
 	}
 	var wrID C.uint64_t
-	var byteLen C.uint32_t
-	if err := g.err(C.rb_recv_one(g.e, &wrID, &byteLen), "receive"); err != nil {
-		return 0, 0, err
+	var byteLen, opcode, imm C.uint32_t
+	var hasImm C.int
+	if err := g.err(C.rb_recv_one(g.e, &wrID, &byteLen, &opcode, &hasImm, &imm), "receive"); err != nil {
+		return Received{}, err
 	}
-	return uint64(wrID), int(byteLen), nil
+	op, _ := wcOpcode(uint32(opcode), hasImm != 0)
+	return Received{Addr: uint64(wrID), Len: int(byteLen), Opcode: op, Imm: uint32(imm), HasImm: hasImm != 0}, nil
+}
+
+// SetImm sets the immediate of the next work requests (EngineConfig.Imm):
+// work request k carries v + k. The verify pass sets each message's own.
+func (g *Engine) SetImm(v uint32) {
+	g.cfg.Imm = v
+	g.e.imm = C.uint32_t(v)
 }
 
 // RecvArea is the address of the engine's receive area (the wr_id of its

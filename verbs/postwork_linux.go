@@ -35,6 +35,7 @@ func NewPostWork(cfg EngineConfig, laddr uint64) (*PostWork, error) {
 		return nil, &Error{Op: "calloc", Err: syscall.ENOMEM}
 	}
 	e.ts_mask, e.op, e.size, e.roff = C.uint64_t(ts-1), C.int(cfg.Op), C.uint32_t(cfg.Size), C.uint64_t(cfg.RecvOffset)
+	e.imm = C.uint32_t(cfg.Imm)
 	e.laddr, e.lkey, e.raddr, e.rkey = C.uint64_t(laddr), 1, C.uint64_t(cfg.RemoteAddr), C.uint32_t(cfg.RKey)
 	if cfg.Inline {
 		e.send_flags = C.IBV_SEND_INLINE

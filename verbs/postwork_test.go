@@ -12,14 +12,14 @@ import (
 // without address stepping, post lists and CQ moderation; signaling is
 // every CQMod-th since the start and the last of each run.
 func TestPostWorkMatchesBuild(t *testing.T) {
-	ops := []verbs.Opcode{verbs.OpSend, verbs.OpWrite, verbs.OpWriteWithImm, verbs.OpRead, verbs.OpFetchAdd, verbs.OpCmpSwap}
+	ops := []verbs.Opcode{verbs.OpSend, verbs.OpSendWithImm, verbs.OpWrite, verbs.OpWriteWithImm, verbs.OpRead, verbs.OpFetchAdd, verbs.OpCmpSwap}
 	for _, op := range ops {
 		for _, step := range []int{0, 64} {
 			for _, pl := range []int{1, 3, 16} {
 				for _, mod := range []int{1, 7, 100} {
 					name := fmt.Sprintf("%s/step%d/pl%d/mod%d", op, step, pl, mod)
 					cfg := verbs.EngineConfig{Op: op, Size: 64, RecvOffset: 4096, RemoteAddr: 0x900000,
-						RKey: 9, TxDepth: 128, CQMod: mod, PostList: pl}
+						RKey: 9, TxDepth: 128, CQMod: mod, PostList: pl, Imm: 0xffffff00} // the immediates wrap past 2^32
 					if step > 0 {
 						cfg.AddrStep, cfg.AddrCycle = step, 1000 // 15 steps, then back to 0
 					}

@@ -249,15 +249,20 @@ func TestWCOpcode(t *testing.T) {
 // TestNewEngineOp: the engine takes the operations its C loops post and
 // refuses the others before touching the QP.
 func TestNewEngineOp(t *testing.T) {
-	for _, op := range []Opcode{OpSendWithImm, OpUnknown, Opcode(42)} {
+	for _, op := range []Opcode{OpUnknown, Opcode(42)} {
 		_, err := NewEngine(EngineConfig{QP: &QP{}, MR: &MR{length: 64}, Op: op, Size: 8, TxDepth: 1, CQMod: 1, RxDepth: 1, Samples: 16})
 		if err == nil || !strings.Contains(err.Error(), "does not measure") {
 			t.Errorf("NewEngine(op %s) = %v, want a refusal", op, err)
 		}
 	}
-	for _, op := range []Opcode{OpSend, OpWrite, OpWriteWithImm, OpRead, OpFetchAdd, OpCmpSwap} {
+	for _, op := range []Opcode{OpSend, OpSendWithImm, OpWrite, OpWriteWithImm, OpRead, OpFetchAdd, OpCmpSwap} {
 		if !engineOp(op) {
 			t.Errorf("engineOp(%s) = false", op)
+		}
+	}
+	for op, want := range map[Opcode]bool{OpSend: true, OpSendWithImm: true, OpWriteWithImm: true, OpWrite: false, OpRead: false, OpFetchAdd: false} {
+		if consumesRecv(op) != want {
+			t.Errorf("consumesRecv(%s) = %v, want %v", op, !want, want)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rdmabench/rdmabench/bench/result"
 )
 
 // DefaultPort is perftest's TCP port (-p).
@@ -349,10 +351,16 @@ func (o Options) AtomicOp() string {
 	return "fetch_add"
 }
 
-// Op is the rdmabench operation the tool runs.
+// Op is the rdmabench operation the tool runs: write_imm with
+// --write_with_imm, send_imm with --send_with_imm.
 func (o Options) Op() string {
-	if o.Tool.Verb == Atomic {
+	switch {
+	case o.Tool.Verb == Atomic:
 		return o.AtomicOp()
+	case o.Given["write_with_imm"]:
+		return result.OpWriteImm
+	case o.Given["send_with_imm"]:
+		return result.OpSendImm
 	}
 	return string(o.Tool.Verb)
 }

@@ -63,6 +63,11 @@ func TestParse(t *testing.T) {
 			return o.Op() == "cmp_swap" && o.SizeOrDefault() == 8 && o.OutReads == 4
 		}, "", false},
 		{"ib_atomic_lat", "", func(o Options) bool { return o.Op() == "fetch_add" }, "", false},
+		{"ib_write_lat", "--write_with_imm", func(o Options) bool { return o.Op() == "write_imm" }, "", false},
+		{"ib_write_bw", "--write_with_imm -c UC", func(o Options) bool { return o.Op() == "write_imm" && o.Conn == "UC" }, "", false},
+		{"ib_send_lat", "--send_with_imm", func(o Options) bool { return o.Op() == "send_imm" }, "", false},
+		{"ib_send_bw", "--send_with_imm", func(o Options) bool { return o.Op() == "send_imm" }, "", false},
+		{"ib_write_bw", "", func(o Options) bool { return o.Op() == "write" }, "", false},
 		{"ib_read_bw", "-D 10 --output=bandwidth -R -u 20 --retry_count 5", func(o Options) bool {
 			return o.Duration == 10 && o.Output == "bandwidth" && o.RDMACM && o.QPTimeout == 20 && o.RetryCount == 5
 		}, "", false},
@@ -87,6 +92,9 @@ func TestParse(t *testing.T) {
 		{"ib_send_lat", "-q 2", nil, "-q: ib_send_lat has no such option", false},
 		{"ib_atomic_bw", "-s 64", nil, "-s: ib_atomic_bw has no such option", false},
 		{"ib_write_lat", "-e", nil, "-e: ib_write_lat has no such option", false},
+		{"ib_send_lat", "--write_with_imm", nil, "--write_with_imm: ib_send_lat has no such option", false},
+		{"ib_read_bw", "--send_with_imm", nil, "--send_with_imm: ib_read_bw has no such option", false},
+		{"ib_write_bw", "--unsolicited_write", nil, "--unsolicited_write: not supported", true},
 		{"ib_send_lat", "-Z", nil, "-Z: unknown option", false},
 		{"ib_send_lat", "--bogus", nil, "--bogus: unknown option", false},
 		{"ib_write_bw", "--rep", nil, "ambiguous", false},

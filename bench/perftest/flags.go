@@ -32,6 +32,7 @@ var (
 	atomicOnly = func(t Tool) bool { return t.Verb == Atomic }
 	notAtomic  = func(t Tool) bool { return t.Verb != Atomic }
 	sendOnly   = func(t Tool) bool { return t.Verb == Send }
+	writeOnly  = func(t Tool) bool { return t.Verb == Write }
 )
 
 // setInt returns a setter storing an integer in lo..hi through field.
@@ -187,10 +188,10 @@ var flags = []*flagDef{
 	{long: "data_validation_debug", why: "--data_validation names the first message that differs; perftest's debug dump is not written"},
 	{long: "log_dci_streams", arg: true, why: "DC is not implemented"},
 	{long: "log_active_dci_streams", arg: true, why: "DC is not implemented"},
-	{long: "send_with_imm", why: "SEND with immediate is not implemented"},
+	{long: "send_with_imm", in: sendOnly, only: "send tests only", set: accept}, // Op: send_imm
 	{long: "connectionless", in: sendOnly, only: "send tests only", why: "multicast groups are not implemented (perftest's connectionless server serves UD multicast)"},
-	{long: "write_with_imm", why: "WRITE with immediate is not implemented (ib_write_lat polls the buffer, as perftest does without it)"},
-	{long: "unsolicited_write", why: "WRITE with immediate is not implemented (an SRD provider knob for it)"},
+	{long: "write_with_imm", in: writeOnly, only: "write tests only", set: accept}, // Op: write_imm
+	{long: "unsolicited_write", why: "an SRD provider knob for WRITE with immediate (SRD is not implemented)"},
 	{long: "flow_label", arg: true, why: "the GRH flow label is not set"},
 	{long: "use-null-mr", why: "the data path always registers real memory"},
 	{long: "payload_file_path", arg: true, why: "payloads are rdmabench's own (--data_validation checks them)"},

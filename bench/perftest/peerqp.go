@@ -24,9 +24,13 @@ const QKey = 0x11111111
 
 // PeerQPType is why the drop-in does not run s against a perftest tool
 // with its QP type, or "": UC carries SEND and WRITE, UD SEND only (as
-// perftest allows), and with -R only RC (RDMACMQPType).
+// perftest allows), and with -R only RC (RDMACMQPType). The ops with
+// immediate data (--write_with_imm, --send_with_imm) run between two
+// rdmabench ends only.
 func PeerQPType(s spec.Spec) string {
 	switch qt := s.QPTypeOrDefault(); {
+	case s.Traits().Imm:
+		return s.Op + " (--write_with_imm, --send_with_imm): with immediate data the drop-in needs rdmabench at both ends"
 	case qt == result.QPTypeRC:
 		return ""
 	case qt != result.QPTypeUC && qt != result.QPTypeUD:

@@ -26,9 +26,41 @@ func TestPeerQPType(t *testing.T) {
 		{"ud", result.OpSend, true, "-c UD with -R: rdmabench connects RC QPs only through rdma_cm; perftest 6.06 runs UD with -R"},
 		{"uc", result.OpSend, true, `-c UC with -R: perftest refuses it too ("UC is not supported in librdmacm"`},
 		{"xrc", result.OpSend, false, "-c XRC (RC, UC and UD)"},
+		// with immediate data: rdmabench at both ends only
+		{"", result.OpWriteImm, false, "write_imm (--write_with_imm, --send_with_imm): with immediate data the drop-in needs rdmabench at both ends"},
+		{"uc", result.OpSendImm, false, "send_imm (--write_with_imm, --send_with_imm)"},
 	} {
 		if got := PeerQPType(spec.Spec{QPType: tc.qp, Op: tc.op, RDMACM: tc.cm}); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s %s -R=%v: %q, want %q", tc.qp, tc.op, tc.cm, got, tc.want)
+		}
+	}
+}
+
+// TestSpecsImm: --write_with_imm and --send_with_imm make the drop-in's
+// tests write_imm and send_imm, in the tool's mode; UD has neither.
+func TestSpecsImm(t *testing.T) {
+	for _, tc := range []struct {
+		tool, args, op, mode string
+	}{
+		{"ib_write_lat", "--write_with_imm h", result.OpWriteImm, result.ModeLat},
+		{"ib_write_bw", "--write_with_imm -c UC h", result.OpWriteImm, result.ModeBW},
+		{"ib_send_lat", "--send_with_imm h", result.OpSendImm, result.ModeLat},
+		{"ib_send_bw", "--send_with_imm --use-srq h", result.OpSendImm, result.ModeBW},
+		{"ib_send_bw", "--send_with_imm -c UD h", "", ""},
+	} {
+		o, err := Parse(Tools[tc.tool], strings.Fields(tc.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs, err := Specs(o)
+		if tc.op == "" {
+			if err == nil || !strings.Contains(err.Error(), "send_imm") {
+				t.Errorf("%s %s: %v, want send_imm refused on UD by name", tc.tool, tc.args, err)
+			}
+			continue
+		}
+		if err != nil || len(specs) != 1 || specs[0].Op != tc.op || specs[0].Mode != tc.mode {
+			t.Errorf("%s %s: %v, %v; want one %s %s spec", tc.tool, tc.args, specs, err, tc.op, tc.mode)
 		}
 	}
 }

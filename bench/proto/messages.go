@@ -213,6 +213,20 @@ type Mismatch struct {
 	Expected uint8 `json:"expected"`
 	Seen     uint8 `json:"seen"`
 	Len      int   `json:"len"` // bytes that arrived
+	// Imm, when set, is a message with immediate data (SEND or WRITE
+	// with immediate) whose receive completion did not carry message k's
+	// immediate; the payload's fields are then zero.
+	Imm *ImmMismatch `json:"imm,omitempty"`
+}
+
+// ImmMismatch is the receive completion of a message with immediate data
+// that differs from what was sent: what it carried.
+type ImmMismatch struct {
+	Expected uint32 `json:"expected"` // the immediate sent, host order
+	Seen     uint32 `json:"seen"`     // the completion's (0 without one)
+	// Opcode is the completion's as verbs names the peer's operation
+	// ("RDMA_WRITE_WITH_IMM", "SEND_WITH_IMM"; "SEND": no immediate).
+	Opcode string `json:"opcode"`
 }
 
 // Doctor is the server's answer to a doctor request (MsgDoctor, sent

@@ -67,6 +67,8 @@ var protoTestMessages = []struct {
 	{"error", MsgError, &RemoteError{Msg: "device rxe0 not found", Code: "device"}, nil},
 	{"bye", MsgBye, &protoTestEmpty{}, func() any { return new(protoTestEmpty) }},
 	{"verify", MsgVerify, &Verify{QP: 3, Message: 63, Mismatch: &Mismatch{Offset: 1000, Expected: 0x3c, Seen: 0xc3, Len: 65536}}, func() any { return new(Verify) }},
+	{"verify imm", MsgVerify, &Verify{QP: 1, Message: 7, Mismatch: &Mismatch{Len: 64, Imm: &ImmMismatch{Expected: 0xdeadbeef, Seen: 7, Opcode: "SEND_WITH_IMM"}}},
+		func() any { return new(Verify) }},
 	{"doctor", MsgDoctor, &Doctor{Host: json.RawMessage(`{"host":"a","netdev_mtu":9000}`), Findings: json.RawMessage(`[{"check":"mtu","status":"pass","detail":"x"}]`)}, func() any { return new(Doctor) }},
 }
 

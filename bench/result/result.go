@@ -115,7 +115,7 @@ type Env struct {
 
 // Result is one measured test: one op, one mode, one message size.
 type Result struct {
-	Op            string `json:"op"`                // "send", "write", "read", "fetch_add", "cmp_swap"
+	Op            string `json:"op"`                // "send", "write", "read", "fetch_add", "cmp_swap", "write_imm", "send_imm"
 	Mode          string `json:"mode"`              // "lat" or "bw"
 	SizeBytes     int    `json:"size_bytes"`        // message size, bytes
 	Iterations    int64  `json:"iterations"`        // measured iterations: samples in lat mode, operations in bw mode

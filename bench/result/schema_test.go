@@ -239,7 +239,7 @@ func TestMutationsFail(t *testing.T) {
 		{"unknown skipped field", set(t, mr, "/mr/skipped/0/limit", 1), schema.ValidateMRDocument, "/mr/skipped/0", `additional properties 'limit' not allowed`},
 
 		// bad enums and constants
-		{"bad op", set(t, full, r(0, "/op"), "atomic"), schema.ValidateDocument, r(0, "/op"), `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap'`},
+		{"bad op", set(t, full, r(0, "/op"), "atomic"), schema.ValidateDocument, r(0, "/op"), `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap', 'write_imm', 'send_imm'`},
 		{"bad mode", set(t, full, r(0, "/mode"), "latency"), schema.ValidateDocument, r(0, "/mode"), `value must be one of 'lat', 'bw'`},
 		{"bad role", set(t, full, "/role", "hacker"), schema.ValidateDocument, "/role", `value must be one of 'loopback', 'client'`},
 		{"bad tool", set(t, full, "/tool", "iperf"), schema.ValidateDocument, "/tool", `value must be one of 'rdmabench', 'perftest'`},
@@ -639,7 +639,7 @@ func TestErrorMessage(t *testing.T) {
 		t.Fatalf("%T %v", err, err)
 	}
 	want := []schema.Violation{
-		{Path: "/results/0/op", Reason: `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap'`},
+		{Path: "/results/0/op", Reason: `value must be one of 'send', 'write', 'read', 'fetch_add', 'cmp_swap', 'write_imm', 'send_imm'`},
 		{Path: "/results/1", Reason: `missing property 'mode'`},
 	}
 	if !slices.Equal(se.Violations, want) {

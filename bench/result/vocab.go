@@ -13,13 +13,19 @@ const (
 	OpRead     = "read"
 	OpFetchAdd = "fetch_add"
 	OpCmpSwap  = "cmp_swap"
+	// OpWriteImm is RDMA WRITE with immediate data: the payload lands in
+	// the target's memory and the 32-bit immediate in a receive completion
+	// there (IBV_WC_RECV_RDMA_WITH_IMM). OpSendImm is SEND with immediate
+	// (IBV_WC_RECV with IBV_WC_WITH_IMM). iWARP carries neither.
+	OpWriteImm = "write_imm"
+	OpSendImm  = "send_imm"
 
 	ModeLat = "lat"
 	ModeBW  = "bw"
 )
 
 // Ops lists the operations in their canonical order.
-var Ops = []string{OpSend, OpWrite, OpRead, OpFetchAdd, OpCmpSwap}
+var Ops = []string{OpSend, OpWrite, OpRead, OpFetchAdd, OpCmpSwap, OpWriteImm, OpSendImm}
 
 // Modes lists the modes in their canonical order.
 var Modes = []string{ModeLat, ModeBW}

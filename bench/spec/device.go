@@ -53,6 +53,9 @@ func (s Spec) CheckDevice(d DeviceLimits, mrBytes int) error {
 	case d.MaxMRSize != 0 && uint64(mrBytes) > d.MaxMRSize:
 		return fmt.Errorf("size %d bytes needs memory regions of %d bytes, above %s's max_mr_size %d: %w",
 			s.Size, mrBytes, d.Name, d.MaxMRSize, ErrNotSupported)
+	case d.IWARP && s.Traits().Imm: // RDMAP (iWARP) has no immediate data; siw posts neither opcode
+		return fmt.Errorf("%s is an iWARP device: --op %s (with immediate data) %w: iWARP carries no immediate data (RoCE and InfiniBand do)",
+			d.Name, s.Op, ErrNotSupported)
 	case d.IWARP && s.QPTypeOrDefault() != result.QPTypeRC:
 		return fmt.Errorf("%s is an iWARP device: --qp-type %s %w (iWARP carries reliable connections only)", d.Name, s.QPTypeOrDefault(), ErrNotSupported)
 	case d.IWARP && !s.RDMACM:

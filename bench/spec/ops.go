@@ -11,7 +11,8 @@ import (
 // (OpOf, Spec.Traits), never the op's name. A new op is one row here, its
 // name in result.Ops (the JSON vocabulary), its work request and ODP
 // needs in bench (opVerbs, bench/opverbs.go) and its C code in verbs;
-// TestOpTable and bench's TestOpVerbs hold the three lists together.
+// TestOpTable and bench's TestOpVerbs hold the three lists together
+// (docs/architecture.md, "Adding an op", lists every file).
 
 // Access is the remote access a test's target memory grants its peer for
 // an op (mapped to verbs.Access in bench).
@@ -27,7 +28,7 @@ const (
 
 // Verifier values: the side that checks a --verify pass.
 const (
-	VerifyServer = "server" // what arrived: SEND and WRITE
+	VerifyServer = "server" // what arrived: SEND and WRITE (and their immediates)
 	VerifyClient = "client" // what the client's READ fetched
 )
 
@@ -47,6 +48,10 @@ type OpTraits struct {
 	// (receives are posted, --srq applies, a lost UC/UD message leaves its
 	// receiver short, bidirectional tests run the send-and-receive loop).
 	ConsumesRecv bool
+	// Imm: every message carries 32 bits of immediate data, which its
+	// receive completion delivers (wc.imm_data, checked by --verify);
+	// iWARP has no immediate data, so an iWARP device refuses the op.
+	Imm bool
 	// PingPong: a latency test is a ping-pong, the server answering each
 	// message with the same op (so the client's memory is a target too),
 	// and its closed-loop latency is half the round trip (HalfRTT). Ops
@@ -84,6 +89,7 @@ type OpTraits struct {
 
 var (
 	rcOnly = []string{result.QPTypeRC}
+	ucRC   = []string{result.QPTypeRC, result.QPTypeUC}
 	allQPs = []string{result.QPTypeRC, result.QPTypeUC, result.QPTypeUD}
 )
 
@@ -97,7 +103,7 @@ var opTable = []OpTraits{
 				"registration, over the reply's receive completion and the send completion, to after the deregistration"
 		}},
 	{Name: result.OpWrite, Access: AccessRemoteWrite, PingPong: true, LatPollsMemory: true, Inline: true, Verifier: VerifyServer,
-		QPTypes: []string{result.QPTypeRC, result.QPTypeUC}, Default: true, Load: true, PerftestInline: 220,
+		QPTypes: ucRC, Default: true, Load: true, PerftestInline: 220,
 		Interval: "half of an RDMA WRITE ping-pong round trip (RTT/2), from post until the reply's last byte lands in memory",
 		PerOpInterval: func(reg string) string {
 			return "half of an RDMA WRITE ping-pong round trip (RTT/2) with " + reg + "; one sample runs from before the " +
@@ -114,6 +120,24 @@ var opTable = []OpTraits{
 		Interval: atomicInterval, PerOpInterval: atomicPerOpInterval},
 	{Name: result.OpCmpSwap, Atomic: true, ReadAtomic: true, Access: AccessRemoteAtomic, QPTypes: rcOnly,
 		Interval: atomicInterval, PerOpInterval: atomicPerOpInterval},
+	// perftest --write_with_imm: the payload lands in memory, the receive
+	// completion (IBV_WC_RECV_RDMA_WITH_IMM) tells the target it has.
+	{Name: result.OpWriteImm, Access: AccessRemoteWrite, ConsumesRecv: true, Imm: true, PingPong: true, Inline: true,
+		Verifier: VerifyServer, QPTypes: ucRC, PerftestInline: 220,
+		Interval: "half of an RDMA WRITE with immediate ping-pong round trip (RTT/2), from post to the reply's receive completion",
+		PerOpInterval: func(reg string) string {
+			return "half of an RDMA WRITE with immediate ping-pong round trip (RTT/2) with " + reg + "; one sample runs from " +
+				"before the registration, over the reply's receive completion and the WRITE completion, to after the deregistration"
+		}},
+	// perftest --send_with_imm: a SEND whose receive completion carries
+	// IBV_WC_WITH_IMM and the immediate.
+	{Name: result.OpSendImm, Access: AccessNone, ConsumesRecv: true, Imm: true, PingPong: true, Inline: true,
+		Verifier: VerifyServer, QPTypes: ucRC, PerftestInline: 236,
+		Interval: "half of a SEND with immediate ping-pong round trip (RTT/2), from post to the reply's receive completion",
+		PerOpInterval: func(reg string) string {
+			return "half of a SEND with immediate ping-pong round trip (RTT/2) with " + reg + "; one sample runs from before the " +
+				"registration, over the reply's receive completion and the send completion, to after the deregistration"
+		}},
 }
 
 const atomicInterval = "one full atomic round trip (RTT), from post to its completion"

@@ -3,6 +3,7 @@ package spec
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -21,8 +22,10 @@ func TestOpTable(t *testing.T) {
 			t.Errorf("%s: QP types %v (every op runs on RC)", r.Name, r.QPTypes)
 		case r.Atomic && (!r.ReadAtomic || r.Verifier != "" || r.Inline || r.Access != AccessRemoteAtomic):
 			t.Errorf("%s: an atomic uses the responder resources, has no payload and needs remote atomic access: %+v", r.Name, r)
-		case r.ConsumesRecv && r.Access != AccessNone:
-			t.Errorf("%s: an op that consumes receives needs no remote access", r.Name)
+		case r.ConsumesRecv && r.Access != AccessNone && !(r.Imm && r.Access == AccessRemoteWrite):
+			t.Errorf("%s: an op that consumes receives needs no remote access (WRITE with immediate: remote write only)", r.Name)
+		case r.Imm && (!r.ConsumesRecv || r.LatPollsMemory || r.Verifier != VerifyServer):
+			t.Errorf("%s: the immediate arrives in a receive completion, which the latency ping-pong waits for and --verify checks", r.Name)
 		case (r.Verifier == "") != r.Atomic:
 			t.Errorf("%s: verifier %q: every op but the atomics carries a payload to check", r.Name, r.Verifier)
 		case r.Inline && r.Verifier != VerifyServer:
@@ -37,7 +40,7 @@ func TestOpTable(t *testing.T) {
 	if !slices.Equal(names, result.Ops) {
 		t.Errorf("op table %v, result.Ops %v: one row per op, in the same order", names, result.Ops)
 	}
-	if _, ok := OpOf("write_imm"); ok {
+	if _, ok := OpOf("read_imm"); ok {
 		t.Error("OpOf found an op that is not in the table")
 	}
 }
@@ -46,19 +49,25 @@ func TestOpTable(t *testing.T) {
 // the per-op switches had before the table.
 func TestOpTraits(t *testing.T) {
 	type row struct {
-		atomic, readAtomic, recv, pingPong, polls, inline, tcp, load bool
-		access                                                       Access
-		verifier                                                     string
+		atomic, readAtomic, recv, imm, pingPong, polls, inline, tcp, load bool
+		access                                                            Access
+		verifier                                                          string
+		qpTypes                                                           string
 	}
 	want := map[string]row{
-		result.OpSend:     {recv: true, pingPong: true, inline: true, tcp: true, verifier: VerifyServer},
-		result.OpWrite:    {pingPong: true, polls: true, inline: true, load: true, access: AccessRemoteWrite, verifier: VerifyServer},
-		result.OpRead:     {readAtomic: true, load: true, access: AccessRemoteRead, verifier: VerifyClient},
-		result.OpFetchAdd: {atomic: true, readAtomic: true, access: AccessRemoteAtomic},
-		result.OpCmpSwap:  {atomic: true, readAtomic: true, access: AccessRemoteAtomic},
+		result.OpSend:     {recv: true, pingPong: true, inline: true, tcp: true, verifier: VerifyServer, qpTypes: "rc uc ud"},
+		result.OpWrite:    {pingPong: true, polls: true, inline: true, load: true, access: AccessRemoteWrite, verifier: VerifyServer, qpTypes: "rc uc"},
+		result.OpRead:     {readAtomic: true, load: true, access: AccessRemoteRead, verifier: VerifyClient, qpTypes: "rc"},
+		result.OpFetchAdd: {atomic: true, readAtomic: true, access: AccessRemoteAtomic, qpTypes: "rc"},
+		result.OpCmpSwap:  {atomic: true, readAtomic: true, access: AccessRemoteAtomic, qpTypes: "rc"},
+		// WRITE with immediate: remote write for the payload, a receive
+		// for the immediate; its latency waits for the receive completion
+		result.OpWriteImm: {recv: true, imm: true, pingPong: true, inline: true, access: AccessRemoteWrite, verifier: VerifyServer, qpTypes: "rc uc"},
+		result.OpSendImm:  {recv: true, imm: true, pingPong: true, inline: true, verifier: VerifyServer, qpTypes: "rc uc"},
 	}
 	for _, r := range Ops() {
-		got := row{r.Atomic, r.ReadAtomic, r.ConsumesRecv, r.PingPong, r.LatPollsMemory, r.Inline, r.TCP, r.Load, r.Access, r.Verifier}
+		got := row{r.Atomic, r.ReadAtomic, r.ConsumesRecv, r.Imm, r.PingPong, r.LatPollsMemory, r.Inline, r.TCP, r.Load, r.Access, r.Verifier,
+			strings.Join(r.QPTypes, " ")}
 		if got != want[r.Name] {
 			t.Errorf("%s: traits %+v, want %+v", r.Name, got, want[r.Name])
 		}
@@ -74,7 +83,8 @@ func TestOpTraits(t *testing.T) {
 			t.Errorf("default ops of %q: %v, want %v", qp, got, ops)
 		}
 	}
-	for qp, want := range map[string]string{result.QPTypeRC: "send, write, read, fetch_add and cmp_swap", result.QPTypeUC: "send and write", result.QPTypeUD: "send"} {
+	for qp, want := range map[string]string{result.QPTypeRC: "send, write, read, fetch_add, cmp_swap, write_imm and send_imm",
+		result.QPTypeUC: "send, write, write_imm and send_imm", result.QPTypeUD: "send"} {
 		if got := carriedBy(qp); got != want {
 			t.Errorf("carriedBy(%s) = %q, want %q", qp, got, want)
 		}
