@@ -7,6 +7,7 @@ import (
 	"log"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,9 +89,10 @@ func TestTCPKindOverPipe(t *testing.T) {
 	long := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{Duration: 30 * time.Second}})[0]
 	t.Run("server lost", func(t *testing.T) {
 		c, sv := ctrl.Pipe(ctrlTimeout)
-		cl := &Client{c: c, peer: "pipe"}
+		running := &onStart{Chan: c}
+		running.f = func() { time.AfterFunc(100*time.Millisecond, func() { sv.Close() }) }
+		cl := &Client{c: running, peer: "pipe"}
 		served := pipeServer(sv)
-		time.AfterFunc(300*time.Millisecond, func() { sv.Close() })
 		start := time.Now()
 		_, err := cl.Run(context.Background(), long, RunOptions{CPU: -1})
 		var pl *PeerLostError
@@ -102,9 +104,12 @@ func TestTCPKindOverPipe(t *testing.T) {
 	t.Run("client lost", func(t *testing.T) {
 		c, sv := ctrl.Pipe(ctrlTimeout)
 		defer sv.Close()
-		cl := &Client{c: c, peer: "pipe"}
+		// closed once the server has said the test starts (not after a fixed
+		// time: a slow setup would still have the server waiting for ready)
+		running := &onStart{Chan: c}
+		running.f = func() { time.AfterFunc(100*time.Millisecond, func() { c.Close() }) }
+		cl := &Client{c: running, peer: "pipe"}
 		served := pipeServer(sv)
-		time.AfterFunc(300*time.Millisecond, func() { c.Close() })
 		if _, err := cl.Run(context.Background(), long, RunOptions{CPU: -1}); err == nil {
 			t.Fatal("client: the test went on after its control channel closed")
 		}
@@ -117,4 +122,36 @@ func TestTCPKindOverPipe(t *testing.T) {
 			t.Fatal("server: still serving 5s after the client's control channel closed")
 		}
 	})
+}
+
+// onStart calls f once, when the channel receives the peer's ready that
+// starts a test (proto.PhaseStart).
+type onStart struct {
+	ctrl.Chan
+	once sync.Once
+	f    func()
+}
+
+func (o *onStart) seen(t proto.MsgType, v any, err error) {
+	if r, ok := v.(*proto.Ready); ok && err == nil && t == proto.MsgReady && r.Phase == proto.PhaseStart {
+		o.once.Do(o.f)
+	}
+}
+
+func (o *onStart) Recv(t proto.MsgType, v any) error {
+	err := o.Chan.Recv(t, v)
+	o.seen(t, v, err)
+	return err
+}
+
+func (o *onStart) RecvTimeout(t proto.MsgType, v any, d time.Duration) error {
+	err := o.Chan.RecvTimeout(t, v, d)
+	o.seen(t, v, err)
+	return err
+}
+
+func (o *onStart) Decode(t proto.MsgType, payload []byte, v any) error {
+	err := o.Chan.Decode(t, payload, v)
+	o.seen(t, v, err)
+	return err
 }
