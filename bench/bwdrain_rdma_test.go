@@ -18,8 +18,14 @@ import (
 func TestRDMABWNoSampleStall(t *testing.T) {
 	requireDevice(t)
 	defer func(c int) { sampleCap = c }(sampleCap)
-	sampleCap = 1024 // a buffer boundary within a short test
-	iters := int64(sampleCap + sampleCap/4)
+	sampleCap = 1024 // buffer boundaries within a short test
+	// 8 buffers and a quarter: the old loop returned at each boundary (8
+	// returns); the ring returns only when the drainer falls a whole ring
+	// behind, which a guest's vCPU descheduled for a few ms can cause once
+	// (1 of 1,280 operations in a make test run on TCG), so fewer than half
+	// the old returns pass and the old loop still fails
+	const buffers = 8
+	iters := int64(buffers*sampleCap + sampleCap/4)
 	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{64},
 		Template: spec.Spec{Iters: iters, TxDepth: 128, CQMod: 1, Warmup: -1}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
@@ -36,8 +42,9 @@ func TestRDMABWNoSampleStall(t *testing.T) {
 	}
 	t.Logf("%d operations in %v: %d returns for a full sample buffer, longest pause %v",
 		r.Iterations, time.Duration(r.DurationNS), p.SampleBufferFull, time.Duration(p.MaxNS))
-	if p.SampleBufferFull != 0 {
-		t.Errorf("the loop stopped %d times for a full sample buffer, want 0", p.SampleBufferFull)
+	if p.SampleBufferFull >= buffers/2 {
+		t.Errorf("the loop stopped %d times for a full sample buffer, want fewer than %d (a loop returning at each buffer boundary: %d)",
+			p.SampleBufferFull, buffers/2, buffers)
 	}
 }
 
