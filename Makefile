@@ -109,7 +109,11 @@ VM_FRESH ?=
 # open-loop rate) past their bounds on a 2-core host, even with the compile at nice 0
 # under qemu's -5. A host with more cores can set VM_P=2.
 VM_P ?= 1
-VM_GOTEST = $(GO) test -p $(VM_P) -count=1 -timeout 30m -exec $(CURDIR)/$(VMEXEC)
+# VM_NICE: the nice of go test and its compiles (make test, as root: 19, so that
+# they take only what the guest leaves idle). Host test binaries still run at
+# nice 0, each in its turn from the bed, never beside a guest's tests (vmexec).
+VM_NICE ?= 0
+VM_GOTEST = nice -n $(VM_NICE) $(GO) test -p $(VM_P) -count=1 -timeout 30m -exec $(CURDIR)/$(VMEXEC)
 vm-test: build vmexec $(BUILD)/libdrvshim.so
 	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench RDMABENCH_DRVSHIM=$(CURDIR)/$(BUILD)/libdrvshim.so \
 		$(VMEXEC) bed --where $(VM_WHERE) $(if $(filter 1,$(VM_FRESH)),--fresh) -- sh -ec '\
@@ -316,12 +320,35 @@ fuzz:
 # binaries that link neither libibverbs nor librdmacm, and the tests that need no
 # device (vmtest.Host, vmtest.GuestTests), on the host, where they are 6 to 10 times
 # as fast as under TCG (hist: 12 s on the host, over 80 s in the guest), and the
-# rest in the guest. The stages run one after another, so that nothing on the host
-# competes with the guest's timed tests.
-test: VM_WHERE = auto
-test: VM_SKIP = $(PAIR_KILLS)
-test: VM_FRESH = 1
-test: deps check fuzz vm-test
+# rest in the guest.
+# As root, check and fuzz run in the background at nice 19 (their output in
+# build/test/, printed at the end) while vm-test runs, its compiles at nice 19
+# too (VM_NICE) and two at once (VM_P=2): the guests (nice -5) and the host test
+# binaries (nice 0, one at a time with the guests: the bed's turns) take what
+# they need and the builds the rest. Under --fresh the bed boots each next guest
+# in the background and keeps it paused until its turn (docs/testbed.md). Not
+# root (no lower nice for the tests than for the builds), the stages run one
+# after another. Everything is built with GOEXPERIMENT=cgocheck2: go vet's build
+# of the standard library is then the one the test binaries use.
+TEST_VM = VM_WHERE=auto VM_SKIP='$(PAIR_KILLS)' VM_FRESH=1
+test: export GOEXPERIMENT = cgocheck2
+test: deps
+	@if [ "$$(id -u)" != 0 ]; then \
+		$(MAKE) --no-print-directory check fuzz && $(MAKE) --no-print-directory vm-test $(TEST_VM); exit $$?; \
+	fi; \
+	mkdir -p $(BUILD)/test; rm -f $(BUILD)/test/*.rc; \
+	( nice -n 19 $(MAKE) --no-print-directory check >$(BUILD)/test/check.log 2>&1; echo $$? >$(BUILD)/test/check.rc; \
+	  nice -n 19 $(MAKE) --no-print-directory fuzz >$(BUILD)/test/fuzz.log 2>&1; echo $$? >$(BUILD)/test/fuzz.rc ) & \
+	echo "make test: check and fuzz in the background at nice 19 ($(BUILD)/test/check.log, fuzz.log)"; \
+	$(MAKE) --no-print-directory vm-test $(TEST_VM) VM_P=2 VM_NICE=19; vm=$$?; \
+	wait; rc=$$vm; \
+	for st in check fuzz; do \
+		echo "---- make test: $$st ($(BUILD)/test/$$st.log) ----"; cat $(BUILD)/test/$$st.log 2>/dev/null; \
+		r=$$(cat $(BUILD)/test/$$st.rc 2>/dev/null || echo 1); \
+		if [ "$$r" != 0 ]; then echo "make test: $$st FAILED (exit $$r)"; rc=1; fi; \
+	done; \
+	if [ $$vm != 0 ]; then echo "make test: vm-test FAILED (exit $$vm)"; fi; \
+	if [ $$rc = 0 ]; then echo "make test: PASS"; fi; exit $$rc
 
 # The main job: a real loopback latency and bandwidth sweep on SoftRoCE.
 demo: deps build vmexec

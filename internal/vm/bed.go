@@ -35,6 +35,56 @@ type Options struct {
 	Boot    time.Duration // boot deadline per bed (0: 5 minutes)
 	Console io.Writer     // where to copy the raw consoles as they come (nil: none)
 	Log     io.Writer     // notes (accelerator, boot times); nil: os.Stderr
+	// Background, when set, boots the bed ahead of its turn: its qemus run at
+	// BackgroundNice (where the host allows it) and each guest is paused over
+	// QMP once its agent has said hello, until Bed.Resume.
+	Background *Background
+}
+
+// Background is a bed booting ahead of its turn (Options.Background). Its
+// methods are safe for concurrent use with Boot.
+type Background struct {
+	mu   sync.Mutex
+	fg   bool
+	pids []int
+}
+
+// Foreground favours the bed's qemus from now on (someone waits for the boot)
+// and stops it from pausing them after hello.
+func (bg *Background) Foreground() {
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	bg.fg = true
+	for _, pid := range bg.pids {
+		favour(pid)
+	}
+}
+
+// started records a qemu and sets its priority; it reports whether the guest
+// stays in the background.
+func (bg *Background) started(pid int) bool {
+	if bg == nil {
+		favour(pid)
+		return false
+	}
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	bg.pids = append(bg.pids, pid)
+	if bg.fg {
+		favour(pid)
+	} else {
+		renice(pid, BackgroundNice)
+	}
+	return !bg.fg
+}
+
+func (bg *Background) background() bool {
+	if bg == nil {
+		return false
+	}
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	return !bg.fg
 }
 
 // Guest is one running qemu.
@@ -50,10 +100,12 @@ type Guest struct {
 	console  *syncBuf
 	qerr     *syncBuf
 	exited   chan struct{}
+	qmp      string     // the QMP socket
 	mu       sync.Mutex // one run at a time over the serial port
 	dead     bool
 	tmp      string
 	listener net.Listener
+	bg       *Background // nil: a foreground guest
 }
 
 // Bed is a running layout.
@@ -63,6 +115,7 @@ type Bed struct {
 	Accel  Accel
 	opts   Options
 	tmp    string
+	paused bool // Options.Background: every guest stopped over QMP
 }
 
 // GuestError is a failure of the guest (boot, panic, setup, lost agent):
@@ -205,7 +258,8 @@ func QemuArgs(acc Accel, o Options, k *Kernel, initrd, sock, netdev, mac string,
 		"-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
 		"-device", "virtio-serial-pci",
 		"-chardev", "socket,id=ctl,path="+sock,
-		"-device", "virtserialport,chardev=ctl,name="+SerialPortName)
+		"-device", "virtserialport,chardev=ctl,name="+SerialPortName,
+		"-qmp", "unix:"+QMPPath(sock)+",server=on,wait=off")
 	if cfg.Out {
 		a = append(a, "-virtfs", "local,path="+o.OutDir+",mount_tag=out,security_model=none,multidevs=remap")
 	}
@@ -312,6 +366,15 @@ func Boot(ctx context.Context, o Options) (*Bed, error) {
 		}
 		logf("%s up after %.1f s (%s)%s", g.Name, g.BootDur.Seconds(), strings.Join(g.Hello.Devices, " "), notes(g.Hello.Notes))
 	}
+	if o.Background.background() {
+		for _, g := range b.Guests {
+			if err := qmpDo(g.qmp, "stop"); err != nil {
+				b.Close()
+				return nil, &GuestError{fmt.Sprintf("%s: pausing the guest booted ahead: %v", g.Name, err)}
+			}
+		}
+		b.paused = true
+	}
 	return b, nil
 }
 
@@ -389,10 +452,12 @@ func waitListen(ctx context.Context, port int, g *Guest) error {
 func (b *Bed) start(ctx context.Context, k *Kernel, initrd string, cfg GuestConfig, netdev, mac string) (*Guest, error) {
 	g := &Guest{Name: cfg.Name, Addr: cfg.Addr, exited: make(chan struct{}),
 		console: &syncBuf{}, qerr: &syncBuf{}}
+	g.bg = b.opts.Background
 	if b.opts.Console != nil {
 		g.console.tee = &prefixWriter{w: b.opts.Console, pre: cfg.Name + ": "}
 	}
 	sock := filepath.Join(b.tmp, cfg.Name+".sock")
+	g.qmp = QMPPath(sock)
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		return nil, err
@@ -410,7 +475,7 @@ func (b *Bed) start(ctx context.Context, k *Kernel, initrd string, cfg GuestConf
 		return nil, fmt.Errorf("%w: start %s: %v", ErrPrereq, QemuPath(), err)
 	}
 	go func() { g.cmd.Wait(); close(g.exited) }()
-	favour(g.cmd.Process.Pid) // its vCPU threads, made by this one, inherit it
+	g.bg.started(g.cmd.Process.Pid) // its vCPU threads, made by this one, inherit its priority
 	type acc struct {
 		c   net.Conn
 		err error
@@ -460,8 +525,14 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 func (g *Guest) waitHello(ctx context.Context, limit time.Duration) error {
 	dl, _ := ctx.Deadline()
 	g.conn.SetReadDeadline(dl)
+	// a cancelled boot (a bed shut down while it boots ahead) ends the wait now
+	stop := context.AfterFunc(ctx, func() { g.conn.SetReadDeadline(time.Now()) })
 	typ, p, err := proto.ReadFrame(g.conn)
+	stop()
 	g.conn.SetReadDeadline(time.Time{})
+	if err != nil && ctx.Err() != nil {
+		return &GuestError{fmt.Sprintf("%s: boot cancelled: %v", g.Name, context.Cause(ctx))}
+	}
 	if err != nil {
 		<-waitOr(g.exited, 2*time.Second)
 		tail := g.Tail(40)
@@ -486,7 +557,12 @@ func (g *Guest) waitHello(ctx context.Context, limit time.Duration) error {
 	}
 	g.BootDur += time.Duration(time.Now().UnixNano())
 	if g.cmd != nil && g.cmd.Process != nil {
-		favour(g.cmd.Process.Pid) // every thread qemu made before the first was favoured
+		// every thread qemu made after the first gets its priority too
+		if g.bg.background() {
+			renice(g.cmd.Process.Pid, BackgroundNice)
+		} else {
+			favour(g.cmd.Process.Pid)
+		}
 	}
 	return nil
 }
@@ -499,15 +575,43 @@ func (g *Guest) waitHello(ctx context.Context, limit time.Duration) error {
 // two busy loops) and its tests' deadlines passed. Favoured, it yields less.
 const GuestNice = -5
 
+// BackgroundNice is the nice value of a bed booting ahead of its turn
+// (Options.Background): it boots on what the running guest leaves idle.
+const BackgroundNice = 19
+
 // favour sets GuestNice on every thread of process pid; without the
 // privilege it does nothing.
-func favour(pid int) {
+func favour(pid int) { renice(pid, GuestNice) }
+
+// renice sets nice on every thread of process pid, where the host allows it.
+func renice(pid, nice int) {
 	tids, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	for _, t := range tids {
 		if tid, err := strconv.Atoi(t.Name()); err == nil {
-			unix.Setpriority(unix.PRIO_PROCESS, tid, GuestNice)
+			unix.Setpriority(unix.PRIO_PROCESS, tid, nice)
 		}
 	}
+}
+
+// Resume brings a bed booted ahead of its turn (Options.Background) to the
+// foreground: its qemus favoured, its guests running again. A foreground bed
+// is left as it is.
+func (b *Bed) Resume() error {
+	if b.opts.Background == nil {
+		return nil
+	}
+	b.opts.Background.Foreground()
+	for _, g := range b.Guests {
+		g.bg = nil
+		if g.cmd != nil && g.cmd.Process != nil {
+			favour(g.cmd.Process.Pid)
+		}
+		if err := qmpDo(g.qmp, "cont"); err != nil {
+			return &GuestError{fmt.Sprintf("%s: resuming the guest booted ahead: %v", g.Name, err)}
+		}
+	}
+	b.paused = false
+	return nil
 }
 
 func waitOr(ch chan struct{}, d time.Duration) <-chan struct{} {
@@ -608,6 +712,10 @@ func (g *Guest) Run(ctx context.Context, run proto.Run, stdout, stderr io.Writer
 // Close powers the guests off (and kills what does not stop within 10 s).
 func (b *Bed) Close() error {
 	for _, g := range b.Guests {
+		if b.paused { // a stopped guest cannot power itself off
+			g.kill()
+			continue
+		}
 		if g.w != nil {
 			g.conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
 			g.w.Frame(proto.TShutdown, nil)

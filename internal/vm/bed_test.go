@@ -75,7 +75,7 @@ func TestQemuArgs(t *testing.T) {
 		"-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on",
 		"-chardev socket,id=ctl,path=/s.sock", "virtserialport,chardev=ctl,name=rdmabench",
 		"-virtfs local,path=/o,mount_tag=out", "-netdev socket,id=n0,listen=127.0.0.1:5000",
-		"virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01"} {
+		"virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01", "-qmp unix:/s.sock.qmp,server=on,wait=off"} {
 		if !strings.Contains(a, want) {
 			t.Errorf("qemu args lack %q:\n%s", want, a)
 		}

@@ -18,11 +18,15 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmabench/rdmabench/internal/testutil/vmtest"
 	"github.com/rdmabench/rdmabench/internal/vm"
@@ -536,13 +540,27 @@ func cmdTest(args []string) (exitCode int) {
 }
 
 // runHost runs a test binary on the host (--where auto), with
-// RDMABENCH_REQUIRE_RDMA=1 so that a misplaced RDMA test fails.
+// RDMABENCH_REQUIRE_RDMA=1 so that a misplaced RDMA test fails. Under a bed
+// (RDMABENCH_VM_BED) it first takes a turn from the bed, so that it never runs
+// beside a guest's tests or another host test binary, and it runs at nice 0
+// where the host allows it, whatever the nice of the go test that runs it
+// (make test builds at nice 19 beside the guest: docs/testbed.md).
 func runHost(bin string, args []string) int {
+	if sock := os.Getenv("RDMABENCH_VM_BED"); sock != "" {
+		done, err := hostTurn(sock, bin)
+		if err != nil {
+			return code(err)
+		}
+		defer done()
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(callerEnv(), "RDMABENCH_REQUIRE_RDMA=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
-	err := cmd.Run()
+	err := startAtNice0(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err == nil {
 		return 0
 	}
@@ -554,6 +572,45 @@ func runHost(bin string, args []string) int {
 		return ee.ExitCode()
 	}
 	return code(fmt.Errorf("%w: %v", vm.ErrUsage, err))
+}
+
+// startAtNice0 starts cmd at nice 0 when this process may lower its nice
+// (root), else at this process's nice: the fork happens on a thread set to
+// nice 0, which the child inherits, and that thread ends with its goroutine.
+func startAtNice0(cmd *exec.Cmd) error {
+	if os.Geteuid() != 0 {
+		return cmd.Start()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		unix.Setpriority(unix.PRIO_PROCESS, 0, 0)
+		errc <- cmd.Start()
+	}()
+	return <-errc
+}
+
+// hostTurn asks the bed at sock for a turn to run bin on the host; done
+// hands the turn back.
+func hostTurn(sock, bin string) (done func(), err error) {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		return nil, &vm.GuestError{Msg: fmt.Sprintf("RDMABENCH_VM_BED=%s: %v (is 'vmexec bed' still running?)", sock, err)}
+	}
+	cl := &proto.Client{R: c, W: proto.NewWriter(c), Stdout: os.Stdout, Stderr: os.Stderr, Log: os.Stderr}
+	if err := cl.Start(proto.Run{Argv: []string{bin}, HostTurn: true}); err != nil {
+		c.Close()
+		return nil, &vm.GuestError{Msg: err.Error()}
+	}
+	e, err := cl.Wait()
+	if err == nil && e.Code != 0 {
+		err = fmt.Errorf("the bed refused a host turn: %s", e.Error)
+	}
+	if err != nil {
+		c.Close()
+		return nil, &vm.GuestError{Msg: err.Error()}
+	}
+	return func() { c.Close() }, nil
 }
 
 // viaBed sends the run to the bed process's socket.
@@ -616,6 +673,10 @@ func cmdBed(args []string) int {
 		return code(err)
 	}
 	s := &bedServer{flags: bf}
+	s.mu = make(chanMutex, 1)
+	if bf.fresh {
+		s.startPreboot()
+	}
 	go s.serve(ln)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "RDMABENCH_VM_BED="+sock)
@@ -657,18 +718,134 @@ func cmdBed(args []string) int {
 }
 
 type bedServer struct {
-	flags   bedFlags
-	mu      chanMutex
-	bed     *vm.Bed
-	release func()
-	boots   int
+	flags bedFlags
+	mu    chanMutex // held by the request being served: one run at a time
+	bed   *vm.Bed
+	boots int
+	pre   *preboot // --fresh: the next bed, booting ahead of its turn
+
+	lk      sync.Mutex // guards release, which a preboot may set
+	release func()     // the bed lock's release; nil: not held
+}
+
+// preboot is a bed of the default layout booting in the background
+// (vm.Options.Background) while the current command runs, so that the next
+// command under --fresh finds its guest up (paused) instead of booting one.
+type preboot struct {
+	layout string
+	bg     *vm.Background
+	cancel context.CancelFunc
+	done   chan struct{} // closed when bed or err is set
+	bed    *vm.Bed
+	err    error
+	log    bytes.Buffer // Boot's notes, replayed to the command that takes the bed
+	t0     time.Time
+	dur    time.Duration
+	boot   int
+}
+
+// startPreboot boots the next bed of the default layout in the background;
+// the first one takes the bed lock. Called with s.mu held (or before serve).
+func (s *bedServer) startPreboot() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.boots++
+	p := &preboot{layout: s.flags.opts.Layout, bg: &vm.Background{}, cancel: cancel,
+		done: make(chan struct{}), t0: time.Now(), boot: s.boots}
+	s.pre = p
+	go func() {
+		defer close(p.done)
+		s.lk.Lock()
+		held := s.release != nil
+		s.lk.Unlock()
+		if !held {
+			rel, err := lockBed(ctx, s.flags.parallel)
+			if err != nil {
+				p.err = err
+				return
+			}
+			s.lk.Lock()
+			s.release = rel
+			s.lk.Unlock()
+		}
+		o := s.flags.opts
+		o.Layout = p.layout
+		o.Log = &p.log
+		o.Background = p.bg
+		p.bed, p.err = vm.Boot(ctx, o)
+		p.dur = time.Since(p.t0)
+	}()
+}
+
+// takePreboot ends the preboot: its bed when it is of layout, resumed, else
+// nil (a preboot of another layout is shut down, a failed one reported to
+// logw). Called with s.mu held.
+func (s *bedServer) takePreboot(ctx context.Context, layout string, logw io.Writer) *vm.Bed {
+	p := s.pre
+	if p == nil {
+		return nil
+	}
+	s.pre = nil
+	if p.layout != layout {
+		p.cancel()
+		<-p.done
+		if p.bed != nil {
+			p.bed.Close()
+		}
+		return nil
+	}
+	p.bg.Foreground() // someone waits for it now
+	t0 := time.Now()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.cancel()
+		<-p.done
+		if p.bed != nil {
+			p.bed.Close()
+		}
+		return nil
+	}
+	logw.Write(p.log.Bytes())
+	if p.err != nil {
+		fmt.Fprintf(logw, "vmexec: bed: the guest booted ahead failed, booting again: %v\n", p.err)
+		return nil
+	}
+	err := p.bed.Resume()
+	if err == nil {
+		err = setClock(ctx, p.bed)
+	}
+	if err != nil {
+		fmt.Fprintf(logw, "vmexec: bed: the guest booted ahead did not resume, booting again: %v\n", err)
+		p.bed.Close()
+		return nil
+	}
+	fmt.Fprintf(logw, "vmexec: bed: %s layout up in %.1f s (boot %d, in the background; waited %.1f s for it)\n",
+		layout, p.dur.Seconds(), p.boot, time.Since(t0).Seconds())
+	return p.bed
+}
+
+// setClock sets each guest's clock to the host's: a guest paused while it
+// waited for its turn kept its clock stopped.
+func setClock(ctx context.Context, b *vm.Bed) error {
+	for _, g := range b.Guests {
+		now := time.Now()
+		run := proto.Run{Argv: []string{"date", "-u", "-s", fmt.Sprintf("@%d.%09d", now.Unix(), now.Nanosecond())}}
+		var out bytes.Buffer
+		e, err := g.Run(ctx, run, &out, &out, nil)
+		if err == nil && e.Code != 0 {
+			err = fmt.Errorf("date -s: exit %d: %s %s", e.Code, strings.TrimSpace(out.String()), e.Error)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: setting the clock: %w", g.Name, err)
+		}
+	}
+	return nil
 }
 
 // chanMutex is a mutex whose Lock can give up when a client goes away.
 type chanMutex chan struct{}
 
 func (s *bedServer) serve(ln net.Listener) {
-	s.mu = make(chanMutex, 1)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -681,17 +858,39 @@ func (s *bedServer) serve(ln net.Listener) {
 func (s *bedServer) shutdown() {
 	s.mu <- struct{}{}
 	defer func() { <-s.mu }()
+	if p := s.pre; p != nil {
+		s.pre = nil
+		p.cancel()
+		<-p.done
+		if p.bed != nil {
+			p.bed.Close()
+		}
+	}
 	s.down()
+	s.lk.Lock()
+	defer s.lk.Unlock()
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
 }
 
+// down shuts the running bed down (the lock stays held).
 func (s *bedServer) down() {
 	if s.bed != nil {
 		s.bed.Close()
 		s.bed = nil
 	}
-	if s.release != nil {
-		s.release()
-		s.release = nil
+}
+
+// next ends a command's bed under --fresh and boots the next one ahead.
+func (s *bedServer) next() {
+	if !s.flags.fresh {
+		return
+	}
+	s.down()
+	if s.pre == nil {
+		s.startPreboot()
 	}
 }
 
@@ -733,6 +932,14 @@ func (s *bedServer) handle(c net.Conn) {
 	}
 	defer func() { <-s.mu }()
 	logw := proto.Stream{W: w, Typ: proto.TLog}
+	if run.HostTurn {
+		// the caller's turn on the host: it ends when the caller hangs up
+		if err := w.JSON(proto.TExit, proto.Exit{}); err != nil {
+			return
+		}
+		<-ctx.Done()
+		return
+	}
 	layout := run.Layout
 	if layout == "" {
 		layout = s.flags.opts.Layout
@@ -742,13 +949,21 @@ func (s *bedServer) handle(c net.Conn) {
 		s.down()
 	}
 	if s.bed == nil {
-		if s.release == nil {
+		s.bed = s.takePreboot(ctx, layout, logw)
+	}
+	if s.bed == nil {
+		s.lk.Lock()
+		held := s.release != nil
+		s.lk.Unlock()
+		if !held {
 			rel, err := lockBed(ctx, s.flags.parallel)
 			if err != nil {
 				w.JSON(proto.TExit, proto.Exit{Code: 125, Error: err.Error()})
 				return
 			}
+			s.lk.Lock()
 			s.release = rel
+			s.lk.Unlock()
 		}
 		o := s.flags.opts
 		o.Layout = layout
@@ -756,7 +971,6 @@ func (s *bedServer) handle(c net.Conn) {
 		t0 := time.Now()
 		bed, err := vm.Boot(ctx, o)
 		if err != nil {
-			s.down()
 			w.JSON(proto.TExit, proto.Exit{Code: exitCodeOf(err), Error: err.Error()})
 			return
 		}
@@ -781,13 +995,11 @@ func (s *bedServer) handle(c net.Conn) {
 			s.down() // boot a fresh one for the next request
 		}
 		w.JSON(proto.TExit, proto.Exit{Code: exitCodeOf(err), Error: err.Error()})
+		s.next()
 		return
 	}
 	w.JSON(proto.TExit, e)
-	if s.flags.fresh && s.bed != nil {
-		s.bed.Close() // the next command boots its own guest; the lock stays held
-		s.bed = nil
-	}
+	s.next() // under --fresh the next command gets its own guest; the lock stays held
 }
 
 func exitCodeOf(err error) int {

@@ -48,6 +48,11 @@ type Run struct {
 	Timeout float64  `json:"timeout,omitempty"` // seconds; 0: none (the client's deadline rules)
 	Layout  string   `json:"layout,omitempty"`  // vmexec bed only: the bed layout the run needs
 	Guest   string   `json:"guest,omitempty"`   // vmexec bed only: which guest (default g1)
+	// HostTurn (vmexec bed only): the caller runs Argv on the host itself and
+	// asks only for its turn. The bed answers TExit (code 0) once no guest run
+	// and no other host turn is under way, and holds the turn until the
+	// caller closes the connection: one test binary at a time, host or guest.
+	HostTurn bool `json:"host_turn,omitempty"`
 }
 
 // Exit ends a run. Code is the exit status, 128+n for a command killed by

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestHostTurns: host test binaries under a bed take turns from it, one at a
+// time, and a turn lasts until its holder hangs up.
+func TestHostTurns(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "bed.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &bedServer{mu: make(chanMutex, 1)}
+	go s.serve(ln)
+	defer ln.Close()
+
+	var holders, most atomic.Int32
+	errs := make(chan error, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			done, err := hostTurn(sock, "/bin/true")
+			if err != nil {
+				errs <- err
+				return
+			}
+			n := holders.Add(1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+			holders.Add(-1)
+			done()
+			errs <- nil
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatalf("hostTurn: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a host turn never came: a turn was not handed back")
+		}
+	}
+	if most.Load() != 1 {
+		t.Fatalf("%d host turns at once, want 1", most.Load())
+	}
+}
+
+// TestHostTurnNoBed: a host turn from a bed that is gone fails at once,
+// naming the socket.
+func TestHostTurnNoBed(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "gone.sock")
+	if _, err := hostTurn(sock, "/bin/true"); err == nil || !strings.Contains(err.Error(), sock) {
+		t.Fatalf("hostTurn to no bed: %v, want an error naming %s", err, sock)
+	}
+}
+
+// TestStartAtNice0: the child starts at nice 0 as root, whatever this
+// process's nice.
+func TestStartAtNice0(t *testing.T) {
+	if out, err := exec.Command("id", "-u").Output(); err != nil || strings.TrimSpace(string(out)) != "0" {
+		t.Skip("not root: the nice cannot be lowered")
+	}
+	cmd := exec.Command("nice", "-n", "10", "sh", "-c", "exec \"$0\" -test.run='^TestNiceHelper$' -test.v", testBin(t))
+	cmd.Env = append(cmd.Environ(), "VMEXEC_NICE_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "own nice 10, child nice 0") {
+		t.Fatalf("child not at nice 0:\n%s", out)
+	}
+}
+
+func testBin(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// TestNiceHelper runs under nice 10 (TestStartAtNice0) and starts a child;
+// run otherwise, it does nothing.
+func TestNiceHelper(t *testing.T) {
+	if os.Getenv("VMEXEC_NICE_HELPER") != "1" {
+		return
+	}
+	own, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", "cut -d' ' -f19 /proc/self/stat")
+	var b strings.Builder
+	cmd.Stdout = &b
+	if err := startAtNice0(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("own nice %s, child nice %d", strings.Fields(string(own[strings.LastIndexByte(string(own), ')')+2:]))[16], n)
+}
