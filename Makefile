@@ -321,25 +321,28 @@ fuzz:
 # device (vmtest.Host, vmtest.GuestTests), on the host, where they are 6 to 10 times
 # as fast as under TCG (hist: 12 s on the host, over 80 s in the guest), and the
 # rest in the guest.
-# As root, check and fuzz run in the background at nice 19 (their output in
-# build/test/, printed at the end) while vm-test runs, its compiles at nice 19
-# too (VM_NICE) and two at once (VM_P=2): the guests (nice -5) and the host test
-# binaries (nice 0, one at a time with the guests: the bed's turns) take what
-# they need and the builds the rest. Under --fresh the bed boots each next guest
+# As root, check and fuzz run in the background under SCHED_IDLE (BG; their
+# output in build/test/, printed at the end) while vm-test runs, its compiles at
+# nice 19 (VM_NICE) and two at once (VM_P=2): the guests (nice -5) and the host
+# test binaries (nice 0, one at a time with the guests: the bed's turns) take
+# what they need, the compiles what is left, and check and fuzz the rest. Under --fresh the bed boots each next guest
 # in the background and keeps it paused until its turn (docs/testbed.md). Not
 # root (no lower nice for the tests than for the builds), the stages run one
 # after another. Everything is built with GOEXPERIMENT=cgocheck2: go vet's build
 # of the standard library is then the one the test binaries use.
 TEST_VM = VM_WHERE=auto VM_SKIP='$(PAIR_KILLS)' VM_FRESH=1
+# BG: how the background stages run: SCHED_IDLE, below even the nice-19 compiles
+# that the first guest waits for.
+BG = chrt --idle 0
 test: export GOEXPERIMENT = cgocheck2
 test: deps
 	@if [ "$$(id -u)" != 0 ]; then \
 		$(MAKE) --no-print-directory check fuzz && $(MAKE) --no-print-directory vm-test $(TEST_VM); exit $$?; \
 	fi; \
 	mkdir -p $(BUILD)/test; rm -f $(BUILD)/test/*.rc; \
-	( nice -n 19 $(MAKE) --no-print-directory check >$(BUILD)/test/check.log 2>&1; echo $$? >$(BUILD)/test/check.rc; \
-	  nice -n 19 $(MAKE) --no-print-directory fuzz >$(BUILD)/test/fuzz.log 2>&1; echo $$? >$(BUILD)/test/fuzz.rc ) & \
-	echo "make test: check and fuzz in the background at nice 19 ($(BUILD)/test/check.log, fuzz.log)"; \
+	( $(BG) $(MAKE) --no-print-directory check >$(BUILD)/test/check.log 2>&1; echo $$? >$(BUILD)/test/check.rc; \
+	  $(BG) $(MAKE) --no-print-directory fuzz >$(BUILD)/test/fuzz.log 2>&1; echo $$? >$(BUILD)/test/fuzz.rc ) & \
+	echo "make test: check and fuzz in the background ($(BG); $(BUILD)/test/check.log, fuzz.log)"; \
 	$(MAKE) --no-print-directory vm-test $(TEST_VM) VM_P=2 VM_NICE=19; vm=$$?; \
 	wait; rc=$$vm; \
 	for st in check fuzz; do \

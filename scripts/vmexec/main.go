@@ -672,10 +672,11 @@ func cmdBed(args []string) int {
 	if err != nil {
 		return code(err)
 	}
-	s := &bedServer{flags: bf}
-	s.mu = make(chanMutex, 1)
+	s := newBedServer(bf)
 	if bf.fresh {
-		s.startPreboot()
+		s.lk.Lock()
+		s.startPreboot(bf.opts.Layout)
+		s.lk.Unlock()
 	}
 	go s.serve(ln)
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -721,16 +722,52 @@ type bedServer struct {
 	flags bedFlags
 	mu    chanMutex // held by the request being served: one run at a time
 	bed   *vm.Bed
-	boots int
-	pre   *preboot // --fresh: the next bed, booting ahead of its turn
 
-	lk      sync.Mutex // guards release, which a preboot may set
-	release func()     // the bed lock's release; nil: not held
+	lk      sync.Mutex
+	boots   int            // guarded by lk
+	pre     *preboot       // --fresh: the next bed, booting ahead of its turn; guarded by lk
+	waiting map[string]int // layouts of the guest runs waiting for mu; guarded by lk
+	lockGo  bool           // the bed lock is being taken (or held); guarded by lk
+
+	ctx     context.Context // the bed's life: shutdown cancels it
+	cancel  context.CancelFunc
+	locked  chan struct{} // closed once the bed lock is held, or failed (lockErr)
+	lockErr error
+	release func() // the bed lock's release, set before locked is closed
 }
 
-// preboot is a bed of the default layout booting in the background
-// (vm.Options.Background) while the current command runs, so that the next
-// command under --fresh finds its guest up (paused) instead of booting one.
+func newBedServer(bf bedFlags) *bedServer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &bedServer{flags: bf, mu: make(chanMutex, 1), waiting: map[string]int{},
+		ctx: ctx, cancel: cancel, locked: make(chan struct{})}
+}
+
+// chanMutex is a mutex whose Lock can give up when a client goes away.
+type chanMutex chan struct{}
+
+// waitLock takes the bed lock once for the bed's whole life (the first
+// caller starts it) and waits until it is held.
+func (s *bedServer) waitLock(ctx context.Context) error {
+	s.lk.Lock()
+	if !s.lockGo {
+		s.lockGo = true
+		go func() {
+			s.release, s.lockErr = lockBed(s.ctx, s.flags.parallel)
+			close(s.locked)
+		}()
+	}
+	s.lk.Unlock()
+	select {
+	case <-s.locked:
+		return s.lockErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// preboot is a bed booting in the background (vm.Options.Background) while
+// the current command runs, so that the next command under --fresh finds its
+// guests up (paused) instead of booting them.
 type preboot struct {
 	layout string
 	bg     *vm.Background
@@ -744,31 +781,20 @@ type preboot struct {
 	boot   int
 }
 
-// startPreboot boots the next bed of the default layout in the background;
-// the first one takes the bed lock. Called with s.mu held (or before serve).
-func (s *bedServer) startPreboot() {
-	ctx, cancel := context.WithCancel(context.Background())
+// startPreboot boots a bed of layout in the background. Called with lk held.
+func (s *bedServer) startPreboot(layout string) {
+	ctx, cancel := context.WithCancel(s.ctx)
 	s.boots++
-	p := &preboot{layout: s.flags.opts.Layout, bg: &vm.Background{}, cancel: cancel,
+	p := &preboot{layout: layout, bg: &vm.Background{}, cancel: cancel,
 		done: make(chan struct{}), t0: time.Now(), boot: s.boots}
 	s.pre = p
 	go func() {
 		defer close(p.done)
-		s.lk.Lock()
-		held := s.release != nil
-		s.lk.Unlock()
-		if !held {
-			rel, err := lockBed(ctx, s.flags.parallel)
-			if err != nil {
-				p.err = err
-				return
-			}
-			s.lk.Lock()
-			s.release = rel
-			s.lk.Unlock()
+		if p.err = s.waitLock(ctx); p.err != nil {
+			return
 		}
 		o := s.flags.opts
-		o.Layout = p.layout
+		o.Layout = layout
 		o.Log = &p.log
 		o.Background = p.bg
 		p.bed, p.err = vm.Boot(ctx, o)
@@ -776,21 +802,57 @@ func (s *bedServer) startPreboot() {
 	}()
 }
 
+// end cancels a preboot and shuts its bed down.
+func (p *preboot) end() {
+	p.cancel()
+	<-p.done
+	if p.bed != nil {
+		p.bed.Close()
+	}
+}
+
+// nextLayout is the layout the next run most likely needs: a waiting run's,
+// else the bed's default. Called with lk held.
+func (s *bedServer) nextLayout() string {
+	for l, n := range s.waiting {
+		if n > 0 {
+			return l
+		}
+	}
+	return s.flags.opts.Layout
+}
+
+// arrive notes a guest run of layout waiting for its turn; under --fresh a
+// preboot of another layout that no one waits for gives way to one of this
+// layout. leave undoes it once the run has its turn.
+func (s *bedServer) arrive(layout string) (leave func()) {
+	s.lk.Lock()
+	defer s.lk.Unlock()
+	s.waiting[layout]++
+	if p := s.pre; s.flags.fresh && p != nil && p.layout != layout && s.waiting[p.layout] == 0 {
+		go p.end()
+		s.startPreboot(layout)
+	}
+	return func() {
+		s.lk.Lock()
+		s.waiting[layout]--
+		s.lk.Unlock()
+	}
+}
+
 // takePreboot ends the preboot: its bed when it is of layout, resumed, else
 // nil (a preboot of another layout is shut down, a failed one reported to
 // logw). Called with s.mu held.
 func (s *bedServer) takePreboot(ctx context.Context, layout string, logw io.Writer) *vm.Bed {
+	s.lk.Lock()
 	p := s.pre
+	s.pre = nil
+	s.lk.Unlock()
 	if p == nil {
 		return nil
 	}
-	s.pre = nil
 	if p.layout != layout {
-		p.cancel()
-		<-p.done
-		if p.bed != nil {
-			p.bed.Close()
-		}
+		p.end()
 		return nil
 	}
 	p.bg.Foreground() // someone waits for it now
@@ -798,16 +860,12 @@ func (s *bedServer) takePreboot(ctx context.Context, layout string, logw io.Writ
 	select {
 	case <-p.done:
 	case <-ctx.Done():
-		p.cancel()
-		<-p.done
-		if p.bed != nil {
-			p.bed.Close()
-		}
+		p.end()
 		return nil
 	}
 	logw.Write(p.log.Bytes())
 	if p.err != nil {
-		fmt.Fprintf(logw, "vmexec: bed: the guest booted ahead failed, booting again: %v\n", p.err)
+		fmt.Fprintf(logw, "vmexec: bed: the %s bed booted ahead failed, booting again: %v\n", layout, p.err)
 		return nil
 	}
 	err := p.bed.Resume()
@@ -815,7 +873,7 @@ func (s *bedServer) takePreboot(ctx context.Context, layout string, logw io.Writ
 		err = setClock(ctx, p.bed)
 	}
 	if err != nil {
-		fmt.Fprintf(logw, "vmexec: bed: the guest booted ahead did not resume, booting again: %v\n", err)
+		fmt.Fprintf(logw, "vmexec: bed: the %s bed booted ahead did not resume, booting again: %v\n", layout, err)
 		p.bed.Close()
 		return nil
 	}
@@ -842,9 +900,6 @@ func setClock(ctx context.Context, b *vm.Bed) error {
 	return nil
 }
 
-// chanMutex is a mutex whose Lock can give up when a client goes away.
-type chanMutex chan struct{}
-
 func (s *bedServer) serve(ln net.Listener) {
 	for {
 		c, err := ln.Accept()
@@ -855,23 +910,25 @@ func (s *bedServer) serve(ln net.Listener) {
 	}
 }
 
+// shutdown ends the preboot and the bed and releases the bed lock.
 func (s *bedServer) shutdown() {
 	s.mu <- struct{}{}
 	defer func() { <-s.mu }()
-	if p := s.pre; p != nil {
-		s.pre = nil
-		p.cancel()
-		<-p.done
-		if p.bed != nil {
-			p.bed.Close()
-		}
+	s.lk.Lock()
+	p := s.pre
+	s.pre = nil
+	lockGo := s.lockGo
+	s.lk.Unlock()
+	if p != nil {
+		p.end()
 	}
 	s.down()
-	s.lk.Lock()
-	defer s.lk.Unlock()
-	if s.release != nil {
-		s.release()
-		s.release = nil
+	s.cancel()
+	if lockGo {
+		<-s.locked
+		if s.release != nil {
+			s.release()
+		}
 	}
 }
 
@@ -884,14 +941,17 @@ func (s *bedServer) down() {
 }
 
 // next ends a command's bed under --fresh and boots the next one ahead.
+// Called with s.mu held.
 func (s *bedServer) next() {
 	if !s.flags.fresh {
 		return
 	}
 	s.down()
+	s.lk.Lock()
 	if s.pre == nil {
-		s.startPreboot()
+		s.startPreboot(s.nextLayout())
 	}
+	s.lk.Unlock()
 }
 
 func (s *bedServer) handle(c net.Conn) {
@@ -925,9 +985,19 @@ func (s *bedServer) handle(c net.Conn) {
 			}
 		}
 	}()
+	layout := run.Layout
+	if layout == "" {
+		layout = s.flags.opts.Layout
+	}
+	leave := func() {}
+	if !run.HostTurn {
+		leave = s.arrive(layout)
+	}
 	select {
 	case s.mu <- struct{}{}:
+		leave()
 	case <-ctx.Done():
+		leave()
 		return
 	}
 	defer func() { <-s.mu }()
@@ -940,10 +1010,6 @@ func (s *bedServer) handle(c net.Conn) {
 		<-ctx.Done()
 		return
 	}
-	layout := run.Layout
-	if layout == "" {
-		layout = s.flags.opts.Layout
-	}
 	if s.bed != nil && s.bed.Layout != layout {
 		fmt.Fprintf(logw, "vmexec: bed: switching from layout %s to %s\n", s.bed.Layout, layout)
 		s.down()
@@ -952,18 +1018,9 @@ func (s *bedServer) handle(c net.Conn) {
 		s.bed = s.takePreboot(ctx, layout, logw)
 	}
 	if s.bed == nil {
-		s.lk.Lock()
-		held := s.release != nil
-		s.lk.Unlock()
-		if !held {
-			rel, err := lockBed(ctx, s.flags.parallel)
-			if err != nil {
-				w.JSON(proto.TExit, proto.Exit{Code: 125, Error: err.Error()})
-				return
-			}
-			s.lk.Lock()
-			s.release = rel
-			s.lk.Unlock()
+		if err := s.waitLock(ctx); err != nil {
+			w.JSON(proto.TExit, proto.Exit{Code: exitCodeOf(err), Error: err.Error()})
+			return
 		}
 		o := s.flags.opts
 		o.Layout = layout
@@ -974,8 +1031,11 @@ func (s *bedServer) handle(c net.Conn) {
 			w.JSON(proto.TExit, proto.Exit{Code: exitCodeOf(err), Error: err.Error()})
 			return
 		}
+		s.lk.Lock()
 		s.boots++
-		fmt.Fprintf(logw, "vmexec: bed: %s layout up in %.1f s (boot %d)\n", layout, time.Since(t0).Seconds(), s.boots)
+		n := s.boots
+		s.lk.Unlock()
+		fmt.Fprintf(logw, "vmexec: bed: %s layout up in %.1f s (boot %d)\n", layout, time.Since(t0).Seconds(), n)
 		s.bed = bed
 	}
 	g, err := s.bed.Guest(run.Guest)

@@ -20,7 +20,7 @@ func TestHostTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &bedServer{mu: make(chanMutex, 1)}
+	s := newBedServer(bedFlags{})
 	go s.serve(ln)
 	defer ln.Close()
 
