@@ -44,6 +44,10 @@ type Options struct {
 // Background is a bed booting ahead of its turn (Options.Background). Its
 // methods are safe for concurrent use with Boot.
 type Background struct {
+	// Urgent boots at GuestNice rather than BackgroundNice (no guest runs that
+	// the boot could slow down); the guests still pause after hello.
+	Urgent bool
+
 	mu   sync.Mutex
 	fg   bool
 	pids []int
@@ -70,7 +74,7 @@ func (bg *Background) started(pid int) bool {
 	bg.mu.Lock()
 	defer bg.mu.Unlock()
 	bg.pids = append(bg.pids, pid)
-	if bg.fg {
+	if bg.fg || bg.Urgent {
 		favour(pid)
 	} else {
 		renice(pid, BackgroundNice)
@@ -558,7 +562,7 @@ func (g *Guest) waitHello(ctx context.Context, limit time.Duration) error {
 	g.BootDur += time.Duration(time.Now().UnixNano())
 	if g.cmd != nil && g.cmd.Process != nil {
 		// every thread qemu made after the first gets its priority too
-		if g.bg.background() {
+		if g.bg.background() && !g.bg.Urgent {
 			renice(g.cmd.Process.Pid, BackgroundNice)
 		} else {
 			favour(g.cmd.Process.Pid)

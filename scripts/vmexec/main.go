@@ -675,7 +675,7 @@ func cmdBed(args []string) int {
 	s := newBedServer(bf)
 	if bf.fresh {
 		s.lk.Lock()
-		s.startPreboot(bf.opts.Layout)
+		s.startPreboot(bf.opts.Layout, true) // no guest runs yet
 		s.lk.Unlock()
 	}
 	go s.serve(ln)
@@ -781,11 +781,12 @@ type preboot struct {
 	boot   int
 }
 
-// startPreboot boots a bed of layout in the background. Called with lk held.
-func (s *bedServer) startPreboot(layout string) {
+// startPreboot boots a bed of layout in the background; urgent when no guest
+// runs (vm.Background.Urgent). Called with lk held.
+func (s *bedServer) startPreboot(layout string, urgent bool) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.boots++
-	p := &preboot{layout: layout, bg: &vm.Background{}, cancel: cancel,
+	p := &preboot{layout: layout, bg: &vm.Background{Urgent: urgent}, cancel: cancel,
 		done: make(chan struct{}), t0: time.Now(), boot: s.boots}
 	s.pre = p
 	go func() {
@@ -831,7 +832,7 @@ func (s *bedServer) arrive(layout string) (leave func()) {
 	s.waiting[layout]++
 	if p := s.pre; s.flags.fresh && p != nil && p.layout != layout && s.waiting[p.layout] == 0 {
 		go p.end()
-		s.startPreboot(layout)
+		s.startPreboot(layout, false)
 	}
 	return func() {
 		s.lk.Lock()
@@ -949,7 +950,7 @@ func (s *bedServer) next() {
 	s.down()
 	s.lk.Lock()
 	if s.pre == nil {
-		s.startPreboot(s.nextLayout())
+		s.startPreboot(s.nextLayout(), false)
 	}
 	s.lk.Unlock()
 }
