@@ -941,18 +941,27 @@ func (s *bedServer) down() {
 	}
 }
 
-// next ends a command's bed under --fresh and boots the next one ahead.
-// Called with s.mu held.
+// ahead, under --fresh, starts booting the next command's bed while this
+// one's runs (urgent: while none runs). Called with s.mu held.
+func (s *bedServer) ahead(urgent bool) {
+	if !s.flags.fresh {
+		return
+	}
+	s.lk.Lock()
+	if s.pre == nil {
+		s.startPreboot(s.nextLayout(), urgent)
+	}
+	s.lk.Unlock()
+}
+
+// next ends a command's bed under --fresh (the next command gets a fresh
+// one; the lock stays held). Called with s.mu held.
 func (s *bedServer) next() {
 	if !s.flags.fresh {
 		return
 	}
 	s.down()
-	s.lk.Lock()
-	if s.pre == nil {
-		s.startPreboot(s.nextLayout(), false)
-	}
-	s.lk.Unlock()
+	s.ahead(true)
 }
 
 func (s *bedServer) handle(c net.Conn) {
@@ -1039,6 +1048,7 @@ func (s *bedServer) handle(c net.Conn) {
 		fmt.Fprintf(logw, "vmexec: bed: %s layout up in %.1f s (boot %d)\n", layout, time.Since(t0).Seconds(), n)
 		s.bed = bed
 	}
+	s.ahead(false)
 	g, err := s.bed.Guest(run.Guest)
 	if err != nil {
 		w.JSON(proto.TExit, proto.Exit{Code: 2, Error: err.Error()})
@@ -1060,7 +1070,7 @@ func (s *bedServer) handle(c net.Conn) {
 		return
 	}
 	w.JSON(proto.TExit, e)
-	s.next() // under --fresh the next command gets its own guest; the lock stays held
+	s.next()
 }
 
 func exitCodeOf(err error) int {
