@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +14,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/fabric"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/mesh"
+	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/plot"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -63,6 +67,10 @@ func flagValues(cmd, name string) (values []string, list bool) {
 		return plot.Metrics, false
 	case "kind":
 		return plot.KindArgs(), false
+	case "tool":
+		if cmd == "import" {
+			return slices.Sorted(maps.Keys(perftest.Tools)), false
+		}
 	case "format":
 		switch cmd {
 		case "compare":
@@ -72,6 +80,14 @@ func flagValues(cmd, name string) (values []string, list bool) {
 		}
 	}
 	return nil, false
+}
+
+// checkUnit refuses a bandwidth unit outside result.Units (--unit).
+func checkUnit(unit string) error {
+	if !slices.Contains(result.Units, unit) {
+		return usageError{fmt.Errorf("unit %q unknown; valid: %s", unit, strings.Join(result.Units, ", "))}
+	}
+	return nil
 }
 
 // opNames are the ops of bench/spec's op table, in its order.

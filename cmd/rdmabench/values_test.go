@@ -66,6 +66,7 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"isolation", "--attackers", "bw-hog,rnr"}, []string{"bw-hog,rnr-storm"}},
 		{[]string{"mesh", "--pattern", ""}, []string{"pairs", "ring", "all-to-one", "bisection"}},
 		{[]string{"import", ""}, []string{"perftest"}},
+		{[]string{"import", "perftest", "--tool", "ib_write"}, []string{"ib_write_bw", "ib_write_lat"}},
 	} {
 		if got := complete(t, c.args...); !slices.Equal(got, c.want) {
 			t.Errorf("__complete %q = %q, want %q", c.args, got, c.want)
