@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -85,6 +87,38 @@ func TestWrap(t *testing.T) {
 	} {
 		if got := wrap(c.text, c.width); strings.Join(got, "|") != strings.Join(c.want, "|") {
 			t.Errorf("wrap(%q, %d) = %q, want %q", c.text, c.width, got, c.want)
+		}
+	}
+}
+
+// TestManFlags: the man pages' OPTIONS say what --help says: the value's
+// name instead of pflag's default, one default, nothing after a boolean.
+func TestManFlags(t *testing.T) {
+	dir := t.TempDir()
+	helpText(t, "gen-man", dir)
+	pages, err := filepath.Glob(filepath.Join(dir, "*.1"))
+	if err != nil || len(pages) < 10 {
+		t.Fatalf("gen-man wrote %d pages (%v)", len(pages), err)
+	}
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, `\fB-`) && strings.Contains(l, "=") {
+				t.Errorf("%s: %q: a default after the flag's name", filepath.Base(p), l)
+			}
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "rdmabench-run.1"))
+	for _, want := range []string{
+		"\\fB-x\\fP, \\fB--gid-index\\fP \\fIint\\fP\n\tGID index (default: auto,",
+		"\\fB-p\\fP, \\fB--port\\fP \\fIint\\fP\n\tTCP control port of the server (default 18515)\n",
+		"\\fB-e\\fP, \\fB--event\\fP\n\tsleep on completion channels",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("rdmabench-run.1 lacks %q", want)
 		}
 	}
 }
