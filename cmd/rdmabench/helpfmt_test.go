@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // [=true|false], no flag shows two defaults, and no line is wider than the
 // width (120 columns off a terminal).
 func TestHelpNoise(t *testing.T) {
-	t.Setenv("COLUMNS", "")
+	t.Setenv("COLUMNS", strconv.Itoa(defaultHelpWidth)) // as off a terminal, even when go test's stdout is one
 	root, _ := newRoot(&bytes.Buffer{}, &bytes.Buffer{})
 	defaults := regexp.MustCompile(`\(default\b`)
 	flagLine := regexp.MustCompile(`^  (-\w, )?--|^      --`)
@@ -119,6 +120,29 @@ func TestManFlags(t *testing.T) {
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("rdmabench-run.1 lacks %q", want)
+		}
+	}
+}
+
+// TestHelpWidth: $COLUMNS, else the terminal's width; a pipe is no
+// terminal; never below minHelpWidth.
+func TestHelpWidth(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if n := terminalWidth(w); n != 0 {
+		t.Errorf("terminalWidth(pipe) = %d, want 0", n)
+	}
+	for _, c := range []struct {
+		columns string
+		want    int
+	}{{"100", 100}, {"200", 200}, {"10", minHelpWidth}} {
+		t.Setenv("COLUMNS", c.columns)
+		if got := helpWidth(); got != c.want {
+			t.Errorf("COLUMNS=%s: helpWidth() = %d, want %d", c.columns, got, c.want)
 		}
 	}
 }
