@@ -7,6 +7,7 @@ BUILD := build
 # guest's /init.
 VMEXEC := $(BUILD)/vmexec
 
+.PHONY: docs
 .PHONY: vmexec cntshim exp-test bench-vs-perftest dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
@@ -36,6 +37,12 @@ build:
 # (built beside and renamed: a running bed keeps its binary)
 vmexec:
 	CGO_ENABLED=0 $(GO) build -o $(VMEXEC).new ./scripts/vmexec && mv -f $(VMEXEC).new $(VMEXEC)
+
+# The generated parts of the docs (docs/flags.md, exit-codes.md, plots.md' kinds)
+# from the command tree and the vocabularies (rdmabench gen-docs); TestGeneratedDocs
+# fails when the committed docs differ.
+docs: build
+	$(BUILD)/rdmabench gen-docs docs
 
 # Man pages from the command tree (rdmabench gen-man, cobra/doc): build/man/rdmabench.1,
 # rdmabench-run.1, ...; read one with 'man -l build/man/rdmabench-run.1'.

@@ -49,12 +49,22 @@ const (
 	SchedulePoisson  = "poisson"
 )
 
+// Transports and Schedules list them, the default first (--transport,
+// --schedule).
+var (
+	Transports = []string{TransportRDMA, TransportTCP}
+	Schedules  = []string{ScheduleConstant, SchedulePoisson}
+)
+
 // Bandwidth units accepted by Bandwidth.In and WriteBandwidthTable.
 const (
 	UnitMiB = "MiB" // MiB/sec (2^20 bytes/s), perftest's default
 	UnitMB  = "MB"  // MB/sec (10^6 bytes/s)
 	UnitGb  = "Gb"  // Gb/sec (10^9 bit/s), perftest's --report_gbits
 )
+
+// Units lists the bandwidth units, the default first (--unit).
+var Units = []string{UnitMiB, UnitMB, UnitGb}
 
 // Memory registration modes of the data path (Spec.MRMode, --mr-mode).
 const (

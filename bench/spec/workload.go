@@ -34,6 +34,10 @@ const (
 	AccessStride = "stride"
 )
 
+// AccessArgs are --access's spellings, the default first; stride takes
+// its step after the colon (stride:N, bytes).
+var AccessArgs = []string{AccessSeq, AccessRandom, AccessStride + ":"}
+
 // Workload limits.
 const (
 	// MaxRegion bounds --region, bytes (1 TiB; the memory budget and the

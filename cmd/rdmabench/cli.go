@@ -36,7 +36,7 @@ and, with --json FILE, as a JSON document that compare, plot and report read.`
 // helpTemplate is cobra's default help for the commands, and for
 // rdmabench itself one that lists the commands first (so that
 // 'rdmabench --help | head' shows them) and ends with the exit codes.
-const helpTemplate = `{{if .HasParent}}{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
+var helpTemplate = `{{if .HasParent}}{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
 
 {{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{else}}rdmabench: {{.Short}}
 
@@ -51,7 +51,7 @@ Examples:
 {{.Example}}
 
 Flags:
-{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}
+{{flagUsages .LocalFlags | trimTrailingWhitespaces}}
 
 Run 'rdmabench help COMMAND' (or 'rdmabench COMMAND --help') for a command's synopsis, flags and examples.
 
@@ -128,7 +128,7 @@ func subcommands() []subcommand {
 				"  rdmabench compare --noise runs.json",
 			define: cmdCompare},
 		{use: "plot A.json [B.json ...] -o FILE.svg|FILE.png", short: "Plot latency distributions, CDFs, size sweeps, mesh heatmaps",
-			long: plotLong,
+			long: plotLong(),
 			example: "  rdmabench plot a.json b.json -o lat.svg\n" +
 				"  rdmabench plot sweep.json --kind size-latency -o sizes.png\n" +
 				"  rdmabench plot mesh.json -o heatmap.svg",
@@ -146,7 +146,7 @@ func subcommands() []subcommand {
 			define: cmdImport},
 		{use: "version", short: "Print the version, commit and build date",
 			long: "Prints rdmabench's version, the commit it was built from and the date, as --version\n" +
-				"does and as the result documents record in tool_version (" + versionSource + ").",
+				"does and as the result documents record in tool_version: " + strings.Join(wrap(versionSource+".", 80), "\n"),
 			example: "  rdmabench version\n  rdmabench --version",
 			define:  cmdVersion},
 	}
@@ -174,12 +174,13 @@ func newRoot(stdout, stderr io.Writer) (*cobra.Command, *cliState) {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetVersionTemplate("rdmabench {{.Version}}\n")
+	useFlagUsages(root)
 	root.SetHelpTemplate(helpTemplate)
 	root.SetFlagErrorFunc(flagError)
 	for _, sc := range subcommands() {
 		root.AddCommand(newSubcommand(sc, state))
 	}
-	root.AddCommand(manCommand(root))
+	root.AddCommand(manCommand(root), genDocsCommand(root))
 	root.InitDefaultVersionFlag()
 	root.SetHelpCommand(helpCommand(root))
 	root.InitDefaultCompletionCmd()
@@ -208,6 +209,10 @@ func newSubcommand(sc subcommand, state *cliState) *cobra.Command {
 		fs.SetNormalizeFunc(perftestNames)
 	}
 	act := sc.define(fs)
+	registerValues(c)
+	if c.Name() == "import" {
+		c.ValidArgsFunction = completeImport
+	}
 	c.RunE = func(c *cobra.Command, args []string) error {
 		state.started = true
 		return act(c.Context(), args, c.OutOrStdout(), c.ErrOrStderr())

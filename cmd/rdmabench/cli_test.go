@@ -138,6 +138,9 @@ sub) comp rdmabench "" ;;
 ru) comp rdmabench ru ;;
 runflags) comp rdmabench run --it ;;
 runall) comp rdmabench run -- ;;
+opvalues) comp rdmabench run --op w ;;
+kindvalues) comp rdmabench plot a.json --kind "" ;;
+importsource) comp rdmabench import "" ;;
 esac
 `
 	complete := func(what string) []string {
@@ -156,7 +159,7 @@ esac
 		return words
 	}
 	if got := complete("sub"); !contains(got, "run", "loopback", "server", "devices", "compare", "version", "completion") ||
-		contains(got, "gen-man") {
+		contains(got, "gen-man") || contains(got, "gen-docs") {
 		t.Errorf("rdmabench <Tab>: %q", got)
 	}
 	if got := complete("ru"); !slices.Equal(got, []string{"run"}) {
@@ -167,6 +170,15 @@ esac
 	}
 	if got := complete("runall"); !contains(got, "--op", "--mode", "--size", "--json", "--qp-type", "--report-gbits") {
 		t.Errorf("rdmabench run --<Tab>: %q", got)
+	}
+	if got := complete("opvalues"); !slices.Equal(got, []string{"write", "write_imm"}) {
+		t.Errorf("rdmabench run --op w<Tab>: %q, want [write write_imm]", got)
+	}
+	if got := complete("kindvalues"); !contains(got, "percentile", "heatmap", "load", "timeline") {
+		t.Errorf("rdmabench plot a.json --kind <Tab>: %q", got)
+	}
+	if got := complete("importsource"); !slices.Equal(got, []string{"perftest"}) {
+		t.Errorf("rdmabench import <Tab>: %q, want [perftest]", got)
 	}
 }
 

@@ -38,7 +38,7 @@ several files of the same tests) and suggests --max-regress limits.`
 func cmdCompare(fs *flag.FlagSet) action {
 	format := fs.String("format", "table", "output: table (aligned text), markdown (GitHub table), gobench (Go benchmark format, for benchstat)")
 	metrics := fs.String("metrics", "", "table rows per test, from p50,p90,p99,p99_9,p99_99,mean,max,bw,mpps (default: p50,p99,p99_9,max for lat tests; bw,p50,p99 for bw tests)")
-	unit := fs.String("unit", "MiB", "bandwidth unit: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
+	unit := fs.String("unit", result.UnitMiB, "bandwidth unit: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
 	baseline := fs.String("baseline", "", "gate: compare the one file given against this baseline file; exit 1 on a regression")
 	maxRegress := fs.String("max-regress", "p99=10%,bw=5%", "gate limits, METRIC=PERCENT%,...: latency metrics regress when higher, bw and mpps when lower")
 	maxCounter := fs.String("max-counter", "", "gate: port counter limits of the new run, NAME=N,...: NAME is a category ("+
@@ -55,8 +55,8 @@ func cmdCompare(fs *flag.FlagSet) action {
 		default:
 			return usageError{fmt.Errorf("format %q unknown; valid: table, markdown, gobench", *format)}
 		}
-		if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
-			return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+		if err := checkUnit(*unit); err != nil {
+			return err
 		}
 		mets, err := compare.ParseMetrics(*metrics)
 		if err != nil {

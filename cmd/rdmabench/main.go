@@ -23,10 +23,10 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// Exit codes: one table, docs/exit-codes.md, helpExitCodes (in --help and
-// the rdmabench.1 man page), kept in step with these constants by
-// TestExitCodeTable; TestExitCodes runs a case of each code it can reach
-// without RDMA.
+// Exit codes: one table, exitCodes (exitcodes.go), makes helpExitCodes (in
+// --help and the rdmabench.1 man page) and docs/exit-codes.md's table;
+// TestExitCodeTable keeps it in step with these constants; TestExitCodes
+// runs a case of each code it can reach without RDMA.
 const (
 	exitOK         = 0   // success; compare --baseline: no regression
 	exitFail       = 1   // any other failure; compare --baseline: a regression past the gate
@@ -42,24 +42,6 @@ const (
 	exitInterrupt  = 130 // interrupted by SIGINT (128+2); finished results kept, JSON "partial": true
 	exitTerminated = 143 // terminated by SIGTERM (128+15); likewise
 )
-
-// helpExitCodes is the exit code table of 'rdmabench --help' and of the
-// EXIT STATUS section of rdmabench(1).
-const helpExitCodes = `Exit codes (docs/exit-codes.md):
-  0    success (compare --baseline: no regression)
-  1    failure: compare --baseline found a regression, or the new run lacks tests or is partial; any failure without a code of its own
-  2    usage: a bad flag or value, found before any test
-  3    environment: no RDMA or device, port down, memlock, a device limit, a resource budget (--max-memory, --max-qps; ours or the server's)
-  4    peer: control connection, handshake, errors the peer reports
-  5    transport: completion errors, data-path timeouts, --verify mismatches
-  6    partial: rdmabench mesh wrote its document, but some pairs failed or a rank was lost
-  7    run timeout: --run-timeout expired (finished results kept, JSON "partial": true)
-  8    input: compare, plot, report or import could not read an input file, it is too large, not the kind of document read, or a value breaks an invariant (file, JSON path and rule named)
-  9    underpowered: compare --baseline --require-power found no regression, but the runs could not show a change of a limit's size; or a limit is n/a in both runs (cannot tell)
-  10   doctor: a check failed (the table and --json say which, with the fix)
-  130  interrupted (SIGINT)
-  143  terminated (SIGTERM)
-`
 
 // usageError marks bad command-line input (exit 2).
 type usageError struct{ err error }

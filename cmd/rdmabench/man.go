@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/internal/version"
 )
@@ -47,6 +50,7 @@ func genMan(root *cobra.Command, dir string) error {
 		}
 	}
 	fix(root)
+	manUsages(root)
 	root.Long += "\n\n# EXIT STATUS\n" + manText(helpExitCodes[strings.Index(helpExitCodes, "\n")+1:]) +
 		"\n\nThe table, with examples of each code, is docs/exit-codes.md in the project's docs.\n\n# VERSION\n" +
 		"rdmabench " + version.String() + "; " + versionSource + "."
@@ -55,7 +59,79 @@ func genMan(root *cobra.Command, dir string) error {
 	if err := doc.GenManTree(root, header, dir); err != nil {
 		return fmt.Errorf("gen-man %s: %w", dir, err)
 	}
-	return nil
+	return manFlagLines(root, dir)
+}
+
+// manUsages gives each flag of root's tree the description --help shows:
+// its own, and the one default flagUsages appends.
+func manUsages(root *cobra.Command) {
+	done := map[*flag.Flag]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, fs := range []*flag.FlagSet{c.Flags(), c.InheritedFlags()} {
+			fs.VisitAll(func(f *flag.Flag) {
+				if !done[f] {
+					done[f] = true
+					if h := describeFlag(f); h.deflt != "" {
+						f.Usage = h.usage + " (default " + h.deflt + ")"
+					}
+				}
+			})
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+}
+
+// manFlag is a flag's line in cobra/doc's OPTIONS: its names, then
+// "=DEFAULT" or, for a boolean, "[=false]".
+var manFlag = regexp.MustCompile(`^((?:\\fB-\S\\fP, )?\\fB--([A-Za-z0-9_-]+)\\fP)\[?=.*$`)
+
+// manFlagLines rewrites each flag's line in the pages of root's tree as
+// --help shows it: the value's name (\fIint\fP) instead of pflag's default
+// (the description says the default), nothing after a boolean.
+func manFlagLines(root *cobra.Command, dir string) error {
+	var walk func(c *cobra.Command) error
+	walk = func(c *cobra.Command) error {
+		if !c.IsAvailableCommand() && c != root {
+			return nil
+		}
+		path := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("gen-man: %w", err)
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			m := manFlag.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			f := c.Flags().Lookup(m[2])
+			if f == nil {
+				f = c.InheritedFlags().Lookup(m[2])
+			}
+			if f == nil {
+				continue
+			}
+			lines[i] = m[1]
+			if h := describeFlag(f); h.arg != "" {
+				lines[i] += " \\fI" + h.arg + "\\fP"
+			}
+		}
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			return fmt.Errorf("gen-man: %w", err)
+		}
+		for _, s := range c.Commands() {
+			if err := walk(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(root)
 }
 
 // manText turns a help description into markdown: a run of lines indented

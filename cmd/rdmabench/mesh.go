@@ -56,7 +56,7 @@ func cmdMesh(fs *flag.FlagSet) action {
 	port := fs.IntP("port", "p", 0, "first TCP control port of the servers on a host (local rank l's slot s uses PORT + l×slots + s); 0: ephemeral ports, exchanged through the launcher")
 	roundTimeout := fs.Duration("round-timeout", 5*time.Minute, "the longest the bootstrap, one pair's tests, or rank 0's wait at a barrier may take; a pair past it is failed, a rank that misses a barrier runs its remaining rounds unsynchronised")
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to a peer's server after this long")
-	unit := fs.String("unit", "MiB", "bandwidth unit of the matrix: MiB, MB, Gb")
+	unit := fs.String("unit", result.UnitMiB, "bandwidth unit of the matrix: MiB, MB, Gb")
 	outlierK := fs.Float64("outlier-k", 3, "outliers: pairs more than this many robust deviations (1.4826 × MAD) worse than the fabric's median")
 	jsonPath := fs.String("json", "", "rank 0 writes the mesh document to this file (- for stdout)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
@@ -64,8 +64,8 @@ func cmdMesh(fs *flag.FlagSet) action {
 		if fs.NArg() != 0 {
 			return usageError{fmt.Errorf("mesh takes no arguments (got %q): the launcher says where the ranks run", fs.Args())}
 		}
-		if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
-			return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+		if err := checkUnit(*unit); err != nil {
+			return err
 		}
 		if strings.Contains(d.device, ",") {
 			return usageError{fmt.Errorf("mesh -d %s: one device per rank; several ranks per host take --device-map", d.device)}

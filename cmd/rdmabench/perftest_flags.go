@@ -26,8 +26,8 @@ const perftestAllSizes = "2-8M"
 // perftestNames maps perftest's long flag names to rdmabench's: an
 // underscore reads as a dash (--report_gbits, --out_json, --post_list,
 // --inline_size, --disable_pcie_relaxed, --pkey_index), and --connection,
-// --all, --CPU-freq and --eq_num (or --vector) name --qp-type,
-// --all-sizes, --cpu-freq and --comp-vector.
+// --all, --CPU-freq, --eq_num (or --vector) and --data_validation name
+// --qp-type, --all-sizes, --cpu-freq, --comp-vector and --verify.
 func perftestNames(_ *flag.FlagSet, name string) flag.NormalizedName {
 	name = strings.ReplaceAll(name, "_", "-")
 	switch name {
@@ -43,6 +43,8 @@ func perftestNames(_ *flag.FlagSet, name string) flag.NormalizedName {
 		name = "histogram"
 	case "eq-num", "vector":
 		name = "comp-vector"
+	case "data-validation":
+		name = "verify"
 	}
 	return flag.NormalizedName(name)
 }

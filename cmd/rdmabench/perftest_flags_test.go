@@ -98,3 +98,44 @@ func TestPerftestHistogramAndJSON(t *testing.T) {
 		t.Errorf("tool_version %q, want %q", doc.ToolVersion, want)
 	}
 }
+
+// TestServerPerftestSpellings: perftest's test and report options on
+// server (perftest takes them on both sides) are refused before anything
+// starts, exit 2, naming the client's flag that takes them.
+func TestServerPerftestSpellings(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-a"}, "server -a: the client's option (-a, --all-sizes of 'rdmabench run HOST'"},
+		{[]string{"--all"}, "server --all: the client's option (-a, --all-sizes of"},
+		{[]string{"-c", "UD"}, "server -c: the client's option (-c, --qp-type of"},
+		{[]string{"--connection=UD"}, "server --connection: the client's option (-c, --qp-type of"},
+		{[]string{"-D", "10"}, "server -D: the client's option (-D, --duration of"},
+		{[]string{"-H"}, "server -H: the client's option (-H, --histogram of"},
+		{[]string{"--out_json"}, "server --out_json: the client's option (--out-json of"},
+		{[]string{"--report_gbits"}, "server --report_gbits: the client's option (--report-gbits of"},
+		{[]string{"--data_validation"}, "server --data_validation: the client's option (--verify of"},
+		{[]string{"--op", "write"}, "server --op: the client's option (--op of"},
+		{[]string{"--bnid", "x"}, "Did you mean this?\n\t--bind"}, // not run's: the suggestion as before
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"server"}, c.args...)
+		if code := run(args, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%q: exit %d (want %d), stderr lacks %q:\n%s", args, code, exitUsage, c.want, errOut.String())
+		}
+	}
+}
+
+// TestDataValidation: perftest's --data_validation is --verify wherever
+// --verify is (run, loopback, mesh: the test flags).
+func TestDataValidation(t *testing.T) {
+	for _, args := range [][]string{{"--data_validation"}, {"--data-validation"}, {"--verify"}} {
+		fs := flag.NewFlagSet("loopback", flag.ContinueOnError)
+		fs.SetNormalizeFunc(perftestNames)
+		tf := addTestFlags(fs)
+		if err := fs.Parse(args); err != nil || !*tf.verify {
+			t.Errorf("%q: verify %v, error %v; want verify on", args, *tf.verify, err)
+		}
+	}
+}

@@ -15,33 +15,27 @@ import (
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
-// plotLong is the description of 'rdmabench plot' (its help and man page).
-const plotLong = `Draws the results of one or more 'rdmabench --json' files:
-  percentile    latency against percentile (HdrHistogram style; runs overlay)
-  cdf           cumulative fraction against latency
-  size-latency  p50 and p99 (or --metric) latency against message size
-  size-bw       bandwidth against message size
-  heatmap       one mesh document ('rdmabench mesh --json'): the N×N map of one
-                test, rows the client, columns the server, axes named by host;
-                p99 (or --metric) for a latency test, bandwidth for a bw test
-                (pick the test with --op, --mode, --size; default: the first lat test)
-  cliffs        one cliffs document ('rdmabench cliffs --json'): the figure along
-                the axis, the runs' median, min and max, and each knee
-  timeline      one test's intervals (-D/--duration or --interval): p50 and p99
-                per interval above, the port counters that moved in each
-                interval below (both sides; --counters, default: the trouble
-                counters such as retransmissions and out-of-sequence), on one
-                time axis (pick the test with --op, --mode, --size)
---kind auto draws percentile for several files or one message size, and the
-size plots for a size sweep; when several kinds apply, -o x.svg writes
-x-percentile.svg, x-size-latency.svg, ... Percentile and cdf plots default to
-lat mode and the smallest size. Latency is as in latency_ns (RTT/2 for SEND
-and WRITE, RTT for READ).`
+// plotLong is the description of 'rdmabench plot' (its help and man
+// page): the kinds from plot.KindTable.
+func plotLong() string {
+	var b strings.Builder
+	b.WriteString("Draws the results of one or more 'rdmabench --json' files (--kind):\n")
+	for _, k := range plot.KindTable {
+		fmt.Fprintf(&b, "  %-13s %s\n", k.Name, k.Help)
+	}
+	b.WriteString(`When --kind auto finds several kinds that apply, -o x.svg writes
+x-percentile.svg, x-size-latency.svg, ... and prints each file's name; give
+--kind to write exactly the file -o names. Percentile and cdf plots default
+to lat mode and the smallest size; heatmap and timeline draw the first test
+that --op, --mode and --size select. Latency is as in latency_ns (RTT/2 for
+SEND and WRITE, RTT for READ).`)
+	return b.String()
+}
 
 // cmdPlot is 'rdmabench plot'.
 func cmdPlot(fs *flag.FlagSet) action {
 	out := fs.StringP("output", "o", "", "image to write: FILE.svg or FILE.png (required)")
-	kind := fs.String("kind", plot.KindAuto, "plot: auto, percentile, cdf, size-latency, size-bw, load (latency against offered load, from --load-sweep), heatmap (mesh documents), cliffs (a cliffs document), timeline (one test's intervals: latency and port counters over time)")
+	kind := fs.String("kind", plot.KindAuto, "plot: "+strings.Join(plot.KindArgs(), ", ")+" (see above)")
 	ops := fs.String("op", "", "only these ops, e.g. send,read (default: all)")
 	modes := fs.String("mode", "", "only these modes: lat, bw (default: per plot, see above)")
 	sizes := fs.StringP("size", "s", "", "only these message sizes, e.g. 2,64,4K or 2-64K")
@@ -58,8 +52,8 @@ func cmdPlot(fs *flag.FlagSet) action {
 		if _, err := plot.Format(*out); err != nil {
 			return usageError{err}
 		}
-		if !slices.Contains(plot.KindNames, *kind) && *kind != plot.KindHeatmap && *kind != plot.KindCliffs {
-			return usageError{fmt.Errorf("--kind %q unknown; valid: %s, %s, %s", *kind, strings.Join(plot.KindNames, ", "), plot.KindHeatmap, plot.KindCliffs)}
+		if !slices.Contains(plot.KindArgs(), *kind) {
+			return usageError{fmt.Errorf("--kind %q unknown; valid: %s", *kind, strings.Join(plot.KindArgs(), ", "))}
 		}
 		var sel plot.Selection
 		if *metric != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	flag "github.com/spf13/pflag"
@@ -28,7 +29,7 @@ are flagged, and the flags explained under the table.`
 
 // cmdReport is 'rdmabench report': the fabric comparison.
 func cmdReport(fs *flag.FlagSet) action {
-	format := fs.String("format", "text", "output: text (aligned, perftest style) or markdown (GitHub tables)")
+	format := fs.String("format", fabric.FormatText, "output: text (aligned, perftest style) or markdown (GitHub tables)")
 	unit := fs.String("unit", result.UnitMiB, "bandwidth unit: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
 	plotPath := fs.String("plot", "", "also draw p50 and p99.9 latency per fabric against message size to FILE.svg or FILE.png")
 	tsv := fs.Bool("tsv", false, "instead of the comparison, print each file's results as tab-separated lines after a header line: "+
@@ -37,11 +38,11 @@ func cmdReport(fs *flag.FlagSet) action {
 		if *tsv {
 			return reportTSV(fs, stdout)
 		}
-		if *format != "text" && *format != "markdown" {
-			return usageError{fmt.Errorf("format %q unknown; valid: text, markdown", *format)}
+		if !slices.Contains(fabric.Formats, *format) {
+			return usageError{fmt.Errorf("format %q unknown; valid: %s", *format, strings.Join(fabric.Formats, ", "))}
 		}
-		if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
-			return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+		if err := checkUnit(*unit); err != nil {
+			return err
 		}
 		if *plotPath != "" {
 			if _, err := plot.Format(*plotPath); err != nil {
@@ -60,7 +61,7 @@ func cmdReport(fs *flag.FlagSet) action {
 			return err
 		}
 		rep := fabric.New(docs)
-		if *format == "markdown" {
+		if *format == fabric.FormatMarkdown {
 			err = rep.WriteMarkdown(stdout, *unit)
 		} else {
 			err = rep.WriteText(stdout, *unit)

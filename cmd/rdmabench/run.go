@@ -38,7 +38,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 	reportBoth := fs.Bool("report-both", false, "with -b: also print each side's figures (bytes, messages, bandwidth, message rate) under the sum (perftest --report-both)")
 	cpuList := fs.String("cpu", "", "pin threads: the first CPU takes the client's engine thread; in loopback the second takes the server's responder; the rest (or all) take load QP threads, e.g. --cpu 0 or --cpu 0,1,2-3")
 	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
-	unit := fs.String("unit", "MiB", "bandwidth unit of the table: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
+	unit := fs.String("unit", result.UnitMiB, "bandwidth unit of the table: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
 	jsonPath := fs.String("json", "", "write the whole result document to this file (- for stdout)")
 	hlogPath := fs.String("hlog", "", "write HdrHistogram interval logs (one histogram per second, tagged per test) to this .hlog file")
 	hgrmPrefix := fs.String("hgrm", "", "write one HdrHistogram percentile file per test: PREFIX-<op>-<mode>-<size>B.hgrm (values in usec)")
@@ -81,8 +81,8 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		if *reportBoth && !*tf.bidir {
 			return usageError{fmt.Errorf("--report-both reports the two sides of a bidirectional test: add -b")}
 		}
-		if *unit != result.UnitMiB && *unit != result.UnitMB && *unit != result.UnitGb {
-			return usageError{fmt.Errorf("unit %q unknown; valid: MiB, MB, Gb", *unit)}
+		if err := checkUnit(*unit); err != nil {
+			return err
 		}
 		specs, err := tf.specs(fs)
 		if err != nil {

@@ -45,8 +45,8 @@ func cmdServer(fs *flag.FlagSet) action {
 	allow := fs.String("allow", "", "admit only clients from these CIDR prefixes or addresses (comma-separated, e.g. 10.0.0.0/8,192.0.2.7); checked at accept")
 	idle := fs.Duration("idle-timeout", bench.DefaultIdleTimeout, "close a session that sends nothing for this long between tests")
 	maxSession := fs.Duration("max-session", 0, "close a session this long after it opened, aborting its test (0: no limit)")
-	maxStartups := fs.Int("max-startups", 0, fmt.Sprintf("connections at most between accept and authentication; when full, the oldest is dropped for a new one "+
-		"(0: from the file-descriptor limit, %d here)", admit.DefaultMaxStartups()))
+	maxStartups := fs.Int("max-startups", 0, "connections at most between accept and authentication; when full, the oldest is dropped for a new one "+
+		"(0: half of what the file-descriptor limit leaves after 32, within 4..1024)")
 	perAddr := fs.Int("max-startups-per-addr", admit.DefaultMaxStartupsPerAddr, "connections at most between accept and authentication from one address "+
 		"(IPv6: one /64); more are refused with the reason")
 	once := fs.Bool("once", false, "serve the first client session that runs a test, then exit: 0 when all its tests passed, 1 when one failed "+

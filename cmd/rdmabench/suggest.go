@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,6 +14,11 @@ import (
 // of the command as a suggestion, as cobra does for commands:
 // "rdmabench run --iter 5" suggests --iters, "--szie" --size.
 func flagError(c *cobra.Command, err error) error {
+	if c.Name() == "server" {
+		if msg := clientOption(c, err); msg != "" {
+			return usageError{errors.New(msg)}
+		}
+	}
 	const prefix = "unknown flag: --"
 	if msg := err.Error(); strings.HasPrefix(msg, prefix) {
 		if s := nearestFlag(c.Flags(), strings.TrimPrefix(msg, prefix)); s != "" {
@@ -20,6 +26,36 @@ func flagError(c *cobra.Command, err error) error {
 		}
 	}
 	return usageError{err}
+}
+
+// clientOption says, for a flag server does not take that run does (a
+// test option, in rdmabench's or perftest's spelling: -a, -c UD, -D 10,
+// --report_gbits, --data_validation), that it is the client's and names
+// run's flag; "" for any other error. perftest takes its test options on
+// both sides; an rdmabench server learns them from the client.
+func clientOption(server *cobra.Command, err error) string {
+	run, _, ferr := server.Root().Find([]string{"run"})
+	if ferr != nil || run.Name() != "run" {
+		return ""
+	}
+	fs := run.Flags()
+	var f *flag.Flag
+	var given string
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		given, f = "--"+name, fs.Lookup(name) // run's normalization reads perftest's names
+	} else if rest, ok := strings.CutPrefix(msg, "unknown shorthand flag: '"); ok && len(rest) > 1 && rest[1] == '\'' {
+		given, f = "-"+rest[:1], fs.ShorthandLookup(rest[:1])
+	}
+	if f == nil || f.Hidden {
+		return ""
+	}
+	name := "--" + f.Name
+	if f.Shorthand != "" {
+		name = "-" + f.Shorthand + ", " + name
+	}
+	return fmt.Sprintf("server %s: the client's option (%s of 'rdmabench run HOST' and 'loopback'): "+
+		"an rdmabench server takes the tests from the client and prints no results", given, name)
 }
 
 // nearestFlag is the visible long flag of fs closest to name: within an

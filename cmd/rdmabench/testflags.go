@@ -61,7 +61,7 @@ type testFlags struct {
 // addTestFlags defines the test flags on fs.
 func addTestFlags(fs *flag.FlagSet) *testFlags {
 	t := &testFlags{}
-	t.ops = fs.String("op", "send,write,read", "operations: send, write, read, fetch_add, cmp_swap, write_imm, send_imm, or all")
+	t.ops = fs.String("op", "send,write,read", "operations: "+strings.Join(opNames(), ", ")+", or all")
 	t.modes = fs.String("mode", "lat,bw", "modes: lat (ping-pong latency), bw (streaming bandwidth)")
 	t.sizes = fs.StringP("size", "s", "", "message sizes: list and power-of-two ranges, e.g. 2,64,4K,1M or 2-8M (default: 2 for lat, 64K for bw)")
 	t.iters = fs.Int64P("iters", "n", 0, "measured iterations per test (default: 10000 lat, 5000 bw)")

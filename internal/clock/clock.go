@@ -43,6 +43,9 @@ const (
 	Monotonic = "monotonic" // CLOCK_MONOTONIC_RAW
 )
 
+// Modes lists the modes of Select, the default first (--clock).
+var Modes = []string{Auto, Counter, Monotonic}
+
 // Sources, as the result's environment names them (clock_source).
 const (
 	SourceMonotonic = "CLOCK_MONOTONIC_RAW"
