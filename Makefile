@@ -329,13 +329,15 @@ fuzz:
 # as fast as under TCG (hist: 12 s on the host, over 80 s in the guest), and the
 # rest in the guest.
 # As root, check and fuzz run in the background under SCHED_IDLE (BG; their
-# output in build/test/, printed at the end) while vm-test runs, its compiles at
-# nice 19 (VM_NICE) and two at once (VM_P=2): the guests (nice -5) and the host
-# test binaries (nice 0, one at a time with the guests: the bed's turns) take
-# what they need, the compiles what is left, and check and fuzz the rest. Under --fresh the bed boots each next guest
-# in the background and keeps it paused until its turn (docs/testbed.md). Not
-# root (no lower nice for the tests than for the builds), the stages run one
-# after another. Everything is built with GOEXPERIMENT=cgocheck2: go vet's build
+# output in build/test/, printed at the end) while vm-test runs. Its compiles run
+# at nice 19 (VM_NICE), three test binaries at once (VM_P=3: one may wait for
+# the guest and one for a host turn while the third is built). The guests (nice
+# -5) and the host test binaries (nice 0, one at a time with the guests: the
+# bed's turns) take what they need, the compiles what is left, check and fuzz
+# the rest. Under --fresh the bed boots each next guest in the background
+# (SCHED_IDLE) and keeps it paused until its turn (docs/testbed.md). Not root
+# (no lower nice for the tests than for the builds), the stages run one after
+# another. Everything is built with GOEXPERIMENT=cgocheck2: go vet's build
 # of the standard library is then the one the test binaries use.
 TEST_VM = VM_WHERE=auto VM_SKIP='$(PAIR_KILLS)' VM_FRESH=1
 # BG: how the background stages run: SCHED_IDLE, below even the nice-19 compiles
@@ -350,7 +352,7 @@ test: deps
 	( $(BG) $(MAKE) --no-print-directory check >$(BUILD)/test/check.log 2>&1; echo $$? >$(BUILD)/test/check.rc; \
 	  $(BG) $(MAKE) --no-print-directory fuzz >$(BUILD)/test/fuzz.log 2>&1; echo $$? >$(BUILD)/test/fuzz.rc ) & \
 	echo "make test: check and fuzz in the background ($(BG); $(BUILD)/test/check.log, fuzz.log)"; \
-	$(MAKE) --no-print-directory vm-test $(TEST_VM) VM_P=2 VM_NICE=19; vm=$$?; \
+	$(MAKE) --no-print-directory vm-test $(TEST_VM) VM_P=3 VM_NICE=19; vm=$$?; \
 	wait; rc=$$vm; \
 	for st in check fuzz; do \
 		echo "---- make test: $$st ($(BUILD)/test/$$st.log) ----"; cat $(BUILD)/test/$$st.log 2>/dev/null; \
