@@ -1003,6 +1003,13 @@ func (s *bedServer) handle(c net.Conn) {
 	if !run.HostTurn {
 		leave = s.arrive(layout)
 	}
+	if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
+		what := "layout " + layout
+		if run.HostTurn {
+			what = "a host turn"
+		}
+		errf("bed: %s asks for %s", filepath.Base(run.Argv[0]), what)
+	}
 	select {
 	case s.mu <- struct{}{}:
 		leave()
