@@ -121,10 +121,15 @@ VM_P ?= 1
 # nice 0, each in its turn from the bed, never beside a guest's tests (vmexec).
 VM_NICE ?= 0
 VM_GOTEST = nice -n $(VM_NICE) $(GO) test -p $(VM_P) -count=1 -timeout 30m -exec $(CURDIR)/$(VMEXEC)
+# The RDMA benchmarks run after the pass, in the same bed, in the packages that
+# have them (found, not listed): with -bench, go test runs the test binaries one
+# after another and starts the first only once every binary is built.
+VM_BENCH_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' '^func BenchmarkRDMA' --exclude-dir=build .))))
 vm-test: build vmexec $(BUILD)/libdrvshim.so
 	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench RDMABENCH_DRVSHIM=$(CURDIR)/$(BUILD)/libdrvshim.so \
 		$(VMEXEC) bed --where $(VM_WHERE) $(if $(filter 1,$(VM_FRESH)),--fresh) -- sh -ec '\
-		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) $(if $(VM_SKIP),-skip "$(VM_SKIP)") -bench RDMA -benchtime 2000x ./...'
+		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) $(if $(VM_SKIP),-skip "$(VM_SKIP)") ./...; \
+		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) -run "^$$" -bench RDMA -benchtime 2000x $(VM_BENCH_PKGS)'
 
 # The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an
 # LD_PRELOAD library that makes rxe/siw answer a few verbs as a hardware driver does.
