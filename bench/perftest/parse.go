@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -171,18 +172,24 @@ func ParsePrinted(b []byte) (*Printed, error) {
 		box = none
 		switch {
 		case strings.HasPrefix(line, "#bytes"):
-			p.HeaderLine = strings.TrimRight(sc.Text(), "\r") // as printed, trailing blanks too
-			p.Tables++
-			p.Labels = columnRE.FindAllString(line, -1)
-			p.Columns = p.Columns[:0]
-			p.BWUnit = ""
-			for _, l := range p.Labels {
+			labels := columnRE.FindAllString(line, -1)
+			var cols []string
+			unit := ""
+			for _, l := range labels {
 				k := ColumnKey(l)
-				p.Columns = append(p.Columns, k)
+				cols = append(cols, k)
 				if k == ColBWAvg {
-					p.BWUnit = l[strings.IndexByte(l, '[')+1 : len(l)-1]
+					unit = l[strings.IndexByte(l, '[')+1 : len(l)-1]
 				}
 			}
+			if len(p.Rows) > 0 && !slices.Equal(cols, p.Columns) {
+				// the rows read so far are under the first header: one document, one table
+				return nil, &ParseError{n, line, fmt.Errorf("%w: a second table header (%s) whose columns differ from the first's (%s)",
+					ErrNotARow, strings.Join(labels, " "), strings.Join(p.Labels, " "))}
+			}
+			p.HeaderLine = strings.TrimRight(sc.Text(), "\r") // as printed, trailing blanks too
+			p.Tables++
+			p.Labels, p.Columns, p.BWUnit = labels, cols, unit
 			inTable, inSamples = true, false
 		case line == "#, usec":
 			inSamples = true

@@ -231,3 +231,20 @@ func FuzzParsePrinted(f *testing.F) {
 		_, _ = Import(p, "fuzz", ImportOptions{})
 	})
 }
+
+// TestParseSecondHeader: a second table header with the first's columns
+// goes on with the same table; one with other columns is refused, since the
+// rows read so far are under the first (found by FuzzParsePrinted).
+func TestParseSecondHeader(t *testing.T) {
+	bw := " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+	row := " 65536      1000             67.02              62.21  \t\t   0.000995\n"
+	p, err := ParsePrinted([]byte(bw + row + bw + row))
+	if err != nil || len(p.Rows) != 2 || p.Tables != 2 {
+		t.Fatalf("same header twice: %v, %+v", err, p)
+	}
+	_, err = ParsePrinted([]byte(bw + row + " #bytes\n"))
+	var pe *ParseError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "second table header") {
+		t.Fatalf("another header after rows: %v, want a ParseError naming the second header", err)
+	}
+}
