@@ -878,9 +878,20 @@ func (s *bedServer) takePreboot(ctx context.Context, layout string, logw io.Writ
 		p.bed.Close()
 		return nil
 	}
-	fmt.Fprintf(logw, "vmexec: bed: %s layout up in %.1f s (boot %d, in the background; waited %.1f s for it)\n",
+	note(logw, "bed: %s layout up in %.1f s (boot %d, in the background; waited %.1f s for it)",
 		layout, p.dur.Seconds(), p.boot, time.Since(t0).Seconds())
 	return p.bed
+}
+
+// note writes a line of the bed's to the command's log, or with
+// RDMABENCH_VM_TIMES=1 to the bed's own stderr, as it happens (go test shows a
+// passing package's output only at its end, and only with -v or -bench).
+func note(logw io.Writer, format string, a ...any) {
+	if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
+		errf(format, a...)
+		return
+	}
+	fmt.Fprintf(logw, "vmexec: "+format+"\n", a...)
 }
 
 // setClock sets each guest's clock to the host's: a guest paused while it
@@ -1052,7 +1063,7 @@ func (s *bedServer) handle(c net.Conn) {
 		s.boots++
 		n := s.boots
 		s.lk.Unlock()
-		fmt.Fprintf(logw, "vmexec: bed: %s layout up in %.1f s (boot %d)\n", layout, time.Since(t0).Seconds(), n)
+		note(logw, "bed: %s layout up in %.1f s (boot %d)", layout, time.Since(t0).Seconds(), n)
 		s.bed = bed
 	}
 	s.ahead(false)
@@ -1065,7 +1076,7 @@ func (s *bedServer) handle(c net.Conn) {
 	t0 := time.Now()
 	e, err := g.Run(ctx, run, proto.Stream{W: w, Typ: proto.TStdout}, proto.Stream{W: w, Typ: proto.TStderr}, sigs)
 	if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
-		fmt.Fprintf(logw, "vmexec: bed: %s: %s: %.1f s in the guest\n", g.Name, filepath.Base(run.Argv[0]), time.Since(t0).Seconds())
+		note(logw, "bed: %s: %s: %.1f s in the guest", g.Name, filepath.Base(run.Argv[0]), time.Since(t0).Seconds())
 	}
 	if err != nil {
 		var ge *vm.GuestError
