@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -391,7 +392,7 @@ func (bidirKind) respond(t *serverTest) error {
 		eng.Abort()
 	}
 	warmup, measure := make(chan struct{}), make(chan struct{})
-	side := &bidirSide{ep: eps.probe, s: spec, o: RunOptions{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.probe.dev.numa.cpus}, ctx: ctx,
+	side := &bidirSide{ep: eps.probe, s: spec, o: RunOptions{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.probe.dev.NodeCPUs()}, ctx: ctx,
 		startWarmup: warmup, measure: measure,
 		warmed: func(time.Duration) error { return c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarm}) },
 	}
@@ -404,9 +405,9 @@ func (bidirKind) respond(t *serverTest) error {
 		r, err := side.run()
 		done <- ran{r, err}
 	}()
-	defer eps.probe.dev.onEvent(fail)()         // a fatal event of the device ends the test at once
-	counters := snapshotCounters(eps.probe.dev) // before the start message: before any traffic
-	marks := newMarkSeries(eps.probe.dev)       // the client's interval marks (bench/timeline)
+	defer eps.probe.dev.OnEvent(fail)()                // a fatal event of the device ends the test at once
+	counters := device.SnapshotCounters(eps.probe.dev) // before the start message: before any traffic
+	marks := device.NewMarkSeries(eps.probe.dev)       // the client's interval marks (bench/timeline)
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		fail(err)
 		<-done
@@ -456,7 +457,7 @@ func (bidirKind) respond(t *serverTest) error {
 		}
 	}
 	res := proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
-		Bidir: r.run.direction(), Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
+		Bidir: r.run.direction(), Counters: counters.ServerDeltas(), IntervalCounters: marks.Series()}
 	if err := timeline.Fit(&res); err != nil {
 		t.log.Printf("%s: %v", spec.Name(), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
@@ -19,7 +20,7 @@ import (
 // the workload knobs (a region, per-MR buffers, idle QPs).
 func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 	requireDevice(t)
-	dev, err := OpenDevice("", 1, -1, netip.MustParseAddr("127.0.0.1"))
+	dev, err := device.Open("", 1, -1, netip.MustParseAddr("127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}

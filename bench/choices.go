@@ -3,6 +3,7 @@ package bench
 import (
 	"sync/atomic"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -90,14 +91,14 @@ func useGRH(port verbs.PortAttr, gidGiven bool) bool {
 // checkChoices refuses, before anything is created, choices the device
 // cannot take: a P_Key index past the port's table, a completion vector
 // past the device's.
-func checkChoices(dev *Device, s spec.Spec) error { return s.CheckDeviceChoices(dev.limits()) }
+func checkChoices(dev *device.Device, s spec.Spec) error { return s.CheckDeviceChoices(dev.Limits()) }
 
 // cqSeq numbers the CQs of spread tests, for their round robin over the
 // device's vectors (process-wide: concurrent tests spread too).
 var cqSeq atomic.Uint64
 
 // compVector is the completion vector of the next CQ of s on dev.
-func compVector(dev *Device, s spec.Spec) int {
+func compVector(dev *device.Device, s spec.Spec) int {
 	if !s.CompVectorSpread {
 		return s.CompVector
 	}

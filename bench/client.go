@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -64,7 +65,7 @@ func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err err
 // ClientConfig configures the client side of `rdmabench run` and `loopback`.
 type ClientConfig struct {
 	Device   string
-	Port     int // 0: chosen with the device (chooseDevice)
+	Port     int // 0: chosen with the device (device.Choose)
 	GIDIndex int // -1: auto
 	Run      RunOptions
 	// Transport "tcp": the run has TCP tests only and opens no RDMA device.
@@ -73,7 +74,7 @@ type ClientConfig struct {
 	// no Device, the device is the one rdma_cm reaches the server through.
 	RDMACM bool
 	// NUMA is where the engine threads and buffers go (Device.Place).
-	NUMA NUMAChoice
+	NUMA device.NUMAChoice
 	// AuthKey is the shared key to prove to the server (and that the server
 	// must prove back); nil: none. See auth.go.
 	AuthKey []byte
@@ -82,7 +83,7 @@ type ClientConfig struct {
 // Client is a connected control session.
 type Client struct {
 	c    ctrl.Chan // the control connection (*proto.Conn from Dial)
-	dev  *Device
+	dev  *device.Device
 	peer string
 	ack  proto.HelloAck
 	// last is what the last RDMA test found out, for the run's environment.
@@ -173,17 +174,17 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 // openClientDevice opens the client's device for a control connection nc:
 // by route from nc's local address, with --ib-dev, or (rdma_cm) the one
 // rdma_cm reaches the server through.
-func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
+func openClientDevice(nc net.Conn, cfg ClientConfig) (*device.Device, error) {
 	var err error
-	open, name, port, why := OpenDevice, cfg.Device, cfg.Port, "chosen with --ib-dev"
+	open, name, port, why := device.Open, cfg.Device, cfg.Port, "chosen with --ib-dev"
 	if !cfg.RDMACM {
-		name, port, why, err = chooseDevice(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
+		name, port, why, err = device.Choose(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
 	} else {
 		why = "chosen by rdma_cm for the server's address"
 		if cfg.Device != "" {
 			why = "chosen with --ib-dev"
 		}
-		open = OpenDeviceCM
+		open = device.OpenCM
 		// the port is the CM ID's (port_num), not --ib-port; for a loopback
 		// server this fails before the first test, as the server would
 		cmName, cmPort, cerr := clientCMDevice(addrOf(nc.RemoteAddr()), name)
@@ -207,7 +208,7 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
 }
 
 // Device is the client's device.
-func (cl *Client) Device() *Device { return cl.dev }
+func (cl *Client) Device() *device.Device { return cl.dev }
 
 // Close says goodbye and releases everything.
 func (cl *Client) Close() error {
@@ -236,8 +237,8 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 		if cl.dev == nil {
 			return result.Result{}, fmt.Errorf("%s: no RDMA device is open on this side", spec.Name())
 		}
-		o.NodeCPUs = cl.dev.numa.cpus
-		if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
+		o.NodeCPUs = cl.dev.NodeCPUs()
+		if err := supports(cl.dev, spec); err != nil { // before the server allocates anything
 			return result.Result{}, err
 		}
 	}
@@ -281,7 +282,7 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 	w := watchServer(cl.c, cl.peer, ab)
 	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
 	if !tcp {
-		defer cl.dev.onEvent(ab.abort)()
+		defer cl.dev.OnEvent(ab.abort)()
 	}
 	t.o, t.w, t.ab = o, w, ab
 	t.stopHeartbeat = heartbeat(cl.c)
@@ -317,7 +318,7 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 type rdmaSetup struct {
 	mtu      int // the path MTU, bytes
 	conn     *result.ConnSetup
-	counters *counterSnapshot // before any traffic
+	counters *device.CounterSnapshot // before any traffic
 }
 
 // setupRDMA connects the test's endpoints (by exchange or rdma_cm), probes
@@ -334,19 +335,19 @@ func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*t
 	}
 	setup.mtu, setup.conn = mtu, conn
 	cl.last.inline = eps.probe.qp.Caps().MaxInlineData
-	if t, err := verbsQPType(spec); err == nil {
+	if t, err := device.QPType(spec); err == nil {
 		if probe, err := cl.dev.MaxInline(t); err == nil {
 			cl.last.inline = probe // what the device grants, not what this test asked for
 		}
 	}
-	setup.counters = snapshotCounters(cl.dev) // before the server's start: before any traffic
+	setup.counters = device.SnapshotCounters(cl.dev) // before the server's start: before any traffic
 	// each interval's counters, both sides (bench/timeline)
 	if timelineWanted(spec, *o) {
 		var marks ctrl.Chan // nil: the server takes no marks
 		if cl.ack.IntervalCounters {
 			marks = cl.c
 		}
-		o.timeline = startTimeline(cl.dev, marks)
+		o.timeline = device.StartTimeline(cl.dev, marks)
 	}
 	return eps, nil
 }
@@ -370,7 +371,7 @@ func (cl *Client) complete(res *result.Result, spec spec.Spec, o RunOptions, sr 
 	}
 	cl.last.pathMTU = setup.mtu
 	res.Connection = setup.conn
-	res.Counters = setup.counters.testCounters(sr.Counters)
+	res.Counters = setup.counters.TestCounters(sr.Counters)
 	o.timeline.Attach(res.Intervals, sr.IntervalCounters)
 	if err := o.timeline.WriteHLog(o.HLog, res.Intervals); err != nil {
 		return fmt.Errorf("write .hlog: %w", err)
@@ -398,7 +399,7 @@ func (cl *Client) connectExchange(spec spec.Spec) (*testEndpoints, int, *result.
 	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return eps, 0, nil, err
 	}
-	if err := checkPair(cl.dev, remote, !isLocalAddr(addrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
+	if err := device.CheckPair(cl.dev, remote, !device.IsLocalAddr(addrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}

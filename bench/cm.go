@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -150,7 +151,7 @@ func cmDeviceAddress(name string) (netip.Addr, int, error) {
 		if pa, err := ctx.QueryPort(p); err != nil || !pa.Active {
 			continue
 		}
-		addrs, err := deviceAddrs(ctx, p)
+		addrs, err := device.Addrs(ctx, p)
 		if err != nil {
 			return netip.Addr{}, 0, err
 		}
@@ -362,7 +363,7 @@ func bindCMAt(ap netip.AddrPort) (_ *cmListener, err error) {
 }
 
 // listen starts listening with a backlog of n, on dev's context.
-func (l *cmListener) listen(dev *Device, n int) error {
+func (l *cmListener) listen(dev *device.Device, n int) error {
 	if !l.id.UsesContext(dev.Ctx) {
 		return fmt.Errorf("rdma_cm address %s belongs to %s, not to %s", l.addr.Addr(), l.id.DeviceName(), dev.Ctx.Name())
 	}
@@ -386,7 +387,7 @@ func (l *cmListener) close() error {
 // abort is closed. A request without the test's token (not from this
 // test's client) is rejected and logged, and the wait goes on; a request
 // with the token that does not fit is rejected, and ends the test.
-func (l *cmListener) acceptAll(dev *Device, eps []*endpoint, deadline time.Time, abort <-chan struct{}) error {
+func (l *cmListener) acceptAll(dev *device.Device, eps []*endpoint, deadline time.Time, abort <-chan struct{}) error {
 	established := 0
 	for established < len(eps) {
 		ev, err := l.ch.Next(deadline, abort)
@@ -438,7 +439,7 @@ func (l *cmListener) checkToken(b []byte) error {
 }
 
 // accept creates the requested endpoint's QP on the request's id and accepts.
-func (l *cmListener) accept(dev *Device, eps []*endpoint, ev verbs.CMEvent) error {
+func (l *cmListener) accept(dev *device.Device, eps []*endpoint, ev verbs.CMEvent) error {
 	p := cmPrivate{Index: uint32(l.next), Count: uint32(len(eps))}
 	if l.perftest {
 		l.next++

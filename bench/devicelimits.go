@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -17,7 +19,7 @@ import (
 // verbs.ErrNotSupported (exit 3). It is how 'rdmabench cliffs' refuses a
 // ladder point up front.
 func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs []spec.Spec, sides int) error {
-	dev, err := OpenDevice(name, port, gidIndex, local)
+	dev, err := device.Open(name, port, gidIndex, local)
 	if err != nil {
 		return err
 	}
@@ -56,4 +58,37 @@ func (c ClientConfig) CheckAhead(specs []spec.Spec, b Budget, loopback bool) err
 		local, sides = netip.Addr{}, 1
 	}
 	return CheckDeviceLimits(c.Device, c.Port, c.GIDIndex, local, specs, sides)
+}
+
+// supports refuses, before anything is created, a spec the device cannot
+// run, naming the device and what it lacks; what the device lacks wraps
+// verbs.ErrNotSupported (exit 3). The client checks before it sends the
+// test, the server again for its own device.
+func supports(d *device.Device, s spec.Spec) error {
+	return device.Lacks(s.CheckDevice(d.Limits(), 2*endpointArea(s)))
+}
+
+// cqSlack is what each CQ holds beyond its depth (newEndpoint).
+const cqSlack = spec.CQSlack
+
+// checkSpecs holds every spec of a run, and its load streams, against the
+// device's limits (supports) before the first test starts; nil for a
+// TCP-only client (dev nil) and for TCP specs.
+func checkSpecs(dev *device.Device, specs []spec.Spec) error {
+	if dev == nil {
+		return nil
+	}
+	for _, s := range specs {
+		if s.Transport == result.TransportTCP {
+			continue
+		}
+		err := supports(dev, s)
+		if err == nil && s.Load != nil && s.Load.QPs > 0 {
+			err = supports(dev, s.LoadSpec())
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name(), err)
+		}
+	}
+	return nil
 }

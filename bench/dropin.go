@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -154,7 +155,7 @@ func dropInSpec(cfg DropInConfig) (spec.Spec, error) {
 
 // dropInDevice is the test's device: with -R the channel's (cc), else
 // the one opened for nc's local address, which the caller closes.
-func dropInDevice(cfg DropInConfig, nc net.Conn, cc *PerftestCMConn, s spec.Spec) (*Device, error) {
+func dropInDevice(cfg DropInConfig, nc net.Conn, cc *PerftestCMConn, s spec.Spec) (*device.Device, error) {
 	switch {
 	case s.RDMACM != (cc != nil):
 		return nil, fmt.Errorf("%w: -R needs perftest's rdma_cm channel (DialPerftestCM, AcceptPerftestCM), and only -R has one", ErrPerftestUnsupported)
@@ -165,7 +166,7 @@ func dropInDevice(cfg DropInConfig, nc net.Conn, cc *PerftestCMConn, s spec.Spec
 	if ap, err := netip.ParseAddrPort(nc.LocalAddr().String()); err == nil {
 		local = ap.Addr()
 	}
-	return OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local)
+	return device.Open(cfg.Device, cfg.Port, cfg.GIDIndex, local)
 }
 
 // dropInWire is perftest's exchange on nc (binary records over -R's
@@ -317,7 +318,7 @@ func (p *dropInSide) swapsAfterRTR() error {
 	return err
 }
 
-func dropInConnSetup(dev *Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
+func dropInConnSetup(dev *device.Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
 	method := result.ConnExchange
 	if cc != nil {
 		method = result.ConnRDMACM

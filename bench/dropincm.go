@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/cmchan"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -32,7 +33,7 @@ const perftestCMRetryGap = 100 * time.Millisecond
 // server's next request (cmListener in perftest mode), and one more swap
 // (perftest 6.06 swaps a record of zeros once its QPs are connected: read
 // off the guest).
-func connectPerftestCM(ctx context.Context, wc *wire.Conn, cc *PerftestCMConn, dev *Device, eps *testEndpoints, withGID bool) error {
+func connectPerftestCM(ctx context.Context, wc *wire.Conn, cc *PerftestCMConn, dev *device.Device, eps *testEndpoints, withGID bool) error {
 	qps := eps.measured()
 	var err error
 	if cc.Client() {
@@ -99,20 +100,20 @@ func cmRetryable(err error) bool {
 // bound it to, on which the test's QPs then run; Close closes both.
 type PerftestCMConn struct {
 	*cmchan.Conn
-	dev *Device
+	dev *device.Device
 }
 
 // Close closes the channel, then its device.
 func (c *PerftestCMConn) Close() error { return errors.Join(c.Conn.Close(), c.dev.Close()) }
 
-// cmOpener opens an id's device as a Device for cmchan (device, when set,
+// cmOpener opens an id's device as a Device for cmchan (devName, when set,
 // must be it) and keeps it in *dev.
-func cmOpener(device string, gidIndex int, dev **Device) cmchan.OpenFunc {
+func cmOpener(devName string, gidIndex int, dev **device.Device) cmchan.OpenFunc {
 	return func(id *verbs.CMID) (*verbs.Context, error) {
-		if name := id.DeviceName(); device != "" && device != name {
-			return nil, fmt.Errorf("-R: rdma_cm reaches the peer through %s, not -d %s", name, device)
+		if name := id.DeviceName(); devName != "" && devName != name {
+			return nil, fmt.Errorf("-R: rdma_cm reaches the peer through %s, not -d %s", name, devName)
 		}
-		d, err := OpenDeviceCM(id.DeviceName(), id.Port(), gidIndex, netip.Addr{})
+		d, err := device.OpenCM(id.DeviceName(), id.Port(), gidIndex, netip.Addr{})
 		if err != nil {
 			return nil, err
 		}
@@ -123,25 +124,25 @@ func cmOpener(device string, gidIndex int, dev **Device) cmchan.OpenFunc {
 
 // DialPerftestCM connects perftest's -R channel to a server at server. No
 // rdma_cm listener there gives an error wrapping ErrNotPerftest.
-func DialPerftestCM(ctx context.Context, server netip.AddrPort, device string, gidIndex int, timeout time.Duration) (*PerftestCMConn, error) {
+func DialPerftestCM(ctx context.Context, server netip.AddrPort, devName string, gidIndex int, timeout time.Duration) (*PerftestCMConn, error) {
 	if server.Addr().Unmap().IsLoopback() {
 		return nil, fmt.Errorf("%w: -R (rdma_cm) cannot use the loopback address %s: connect to the server's address on an RDMA device's netdev (in the test guest 192.0.2.1, rxe1)",
 			ErrPerftestUnsupported, server.Addr())
 	}
-	var dev *Device
-	c, err := cmchan.Dial(ctx, server, cmOpener(device, gidIndex, &dev), timeout)
+	var dev *device.Device
+	c, err := cmchan.Dial(ctx, server, cmOpener(devName, gidIndex, &dev), timeout)
 	return perftestCMConn(c, dev, err)
 }
 
 // AcceptPerftestCM accepts a perftest -R client's channel on l
 // (cmchan.Listen on -p), opening its device.
-func AcceptPerftestCM(ctx context.Context, l *cmchan.Listener, device string, gidIndex int, timeout time.Duration) (*PerftestCMConn, error) {
-	var dev *Device
-	c, err := l.Accept(ctx, cmOpener(device, gidIndex, &dev), timeout)
+func AcceptPerftestCM(ctx context.Context, l *cmchan.Listener, devName string, gidIndex int, timeout time.Duration) (*PerftestCMConn, error) {
+	var dev *device.Device
+	c, err := l.Accept(ctx, cmOpener(devName, gidIndex, &dev), timeout)
 	return perftestCMConn(c, dev, err)
 }
 
-func perftestCMConn(c *cmchan.Conn, dev *Device, err error) (*PerftestCMConn, error) {
+func perftestCMConn(c *cmchan.Conn, dev *device.Device, err error) (*PerftestCMConn, error) {
 	switch {
 	case err == nil:
 		return &PerftestCMConn{Conn: c, dev: dev}, nil

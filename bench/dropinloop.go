@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -27,7 +28,7 @@ type dropInSide struct {
 	s       spec.Spec // cfg.Spec as RunDropIn adjusted it
 	wc      *wire.Conn
 	nc      net.Conn
-	dev     *Device
+	dev     *device.Device
 	cc      *PerftestCMConn // -R: the rdma_cm channel, else nil
 	env     result.Env      // sideEnv's, collected before the first record swap (negotiate)
 	eps     *testEndpoints

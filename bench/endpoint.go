@@ -11,13 +11,14 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // endpoint is one side of one test: fresh CQs, QP and engine, and a buffer
 // of the test's pool (testMemory), in the pool's PD.
 type endpoint struct {
-	dev    *Device
+	dev    *device.Device
 	spec   spec.Spec
 	client bool
 	pd     *verbs.PD // the pool's (not owned)
@@ -38,7 +39,7 @@ type endpoint struct {
 	setupStart time.Time
 	setup      time.Duration
 	// inline is the QP's inline size, bytes, and inlineWhy the reason
-	// (Device.inlineFor); a message is sent inline when it fits.
+	// (device.Device.InlineFor); a message is sent inline when it fits.
 	inline    int
 	inlineWhy string
 	// rdDepth is the READ/atomic initiator depth the QP got (max_rd_atomic).
@@ -89,23 +90,23 @@ func remoteAccess(s spec.Spec, client, iwarp bool) verbs.Access {
 // newEndpoint creates the resources of one side of spec, with its buffer
 // from pool and, when srq is not nil, its receives from srq. Call close on
 // it.
-func newEndpoint(dev *Device, s spec.Spec, client bool, pool *verbs.Pool, srq *verbs.SRQ) (_ *endpoint, err error) {
+func newEndpoint(dev *device.Device, s spec.Spec, client bool, pool *verbs.Pool, srq *verbs.SRQ) (_ *endpoint, err error) {
 	e := &endpoint{dev: dev, spec: s, client: client, access: remoteAccess(s, client, dev.Ctx.IsIWARP()), srq: srq, recvs: recvPosts(s)}
 	defer func() {
 		if err != nil {
 			e.close()
 		}
 	}()
-	if err := dev.supports(s); err != nil {
+	if err := supports(dev, s); err != nil {
 		return nil, err
 	}
 	if err := checkChoices(dev, s); err != nil {
 		return nil, err
 	}
-	if e.inline, e.inlineWhy, err = dev.inlineFor(s); err != nil {
+	if e.inline, e.inlineWhy, err = dev.InlineFor(s); err != nil {
 		return nil, err
 	}
-	qpType, err := verbsQPType(s)
+	qpType, err := device.QPType(s)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +160,7 @@ func newEndpoint(dev *Device, s spec.Spec, client bool, pool *verbs.Pool, srq *v
 // It fails when the device grants less inline data than requested.
 func (e *endpoint) createQP(id *verbs.CMID) error {
 	s := e.spec
-	qpType, err := verbsQPType(s)
+	qpType, err := device.QPType(s)
 	if err != nil {
 		return err
 	}
@@ -183,19 +184,6 @@ func (e *endpoint) createQP(id *verbs.CMID) error {
 		return fmt.Errorf("inline size %d bytes: %w: %s grants %d (%s)", e.inline, verbs.ErrNotSupported, e.dev.Ctx.Name(), got, e.inlineWhy)
 	}
 	return nil
-}
-
-// verbsQPType maps the spec's QP type to the verbs one.
-func verbsQPType(s spec.Spec) (verbs.QPType, error) {
-	switch s.QPTypeOrDefault() {
-	case result.QPTypeRC:
-		return verbs.QPTypeRC, nil
-	case result.QPTypeUC:
-		return verbs.QPTypeUC, nil
-	case result.QPTypeUD:
-		return verbs.QPTypeUD, nil
-	}
-	return 0, fmt.Errorf("QP type %q unknown; valid: rc, uc, ud", s.QPType)
 }
 
 // checkUDSize refuses UD messages larger than the path MTU: a UD message is

@@ -231,7 +231,7 @@ func startRNRReceivers(t *serverTest, cpu int) (stop func()) {
 		done <- func() error {
 			defer responderThreads.enter()()
 			defer unlockThread()
-			if err := lockThread(cpu, eps.loads[0].dev.numa.cpus); err != nil {
+			if err := lockThread(cpu, eps.loads[0].dev.NodeCPUs()); err != nil {
 				return err
 			}
 			which, err := verbs.BWServerMulti(engs)

@@ -473,3 +473,9 @@ func baseResult(s spec.Spec, e *endpoint) result.Result {
 	r.Workload = s.WorkloadResult()
 	return r
 }
+
+// timelineWanted reports whether a test of s run with o has reporting
+// intervals, and so a counter timeline (newIntervals' rule).
+func timelineWanted(s spec.Spec, o RunOptions) bool {
+	return o.Interval > 0 || s.Duration > 0 || o.HLog != nil
+}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
+	"github.com/rdmabench/rdmabench/internal/numa"
 )
 
 func TestProgressLine(t *testing.T) {
@@ -73,5 +75,39 @@ func TestIntervalsHlogAndLines(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), "Tag=write-lat-64B,"); n != 3 {
 		t.Errorf("%d tagged .hlog intervals, want 3:\n%s", n, log.String())
+	}
+}
+
+// TestLockThreadNode: an unpinned thread is pinned to the node's CPUs, and
+// --cpu wins.
+func TestLockThreadNode(t *testing.T) {
+	all, err := numa.Affinity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cpu  int
+		node []int
+		want []int
+	}{
+		{-1, all[:1], all[:1]},
+		{all[0], all, all[:1]},
+		{-1, nil, all},
+	} {
+		got, back := make(chan []int, 1), make(chan []int, 1)
+		go func() { // a fresh thread each time: it ends with the goroutine
+			lockThread(tc.cpu, tc.node)
+			c, _ := numa.Affinity()
+			got <- c
+			restoreAffinity() // what unlockThread does before unlocking
+			c, _ = numa.Affinity()
+			back <- c
+		}()
+		if c := <-got; !reflect.DeepEqual(c, tc.want) {
+			t.Errorf("lockThread(%d, %v): affinity %v, want %v", tc.cpu, tc.node, c, tc.want)
+		}
+		if c := <-back; !reflect.DeepEqual(c, all) {
+			t.Errorf("after lockThread(%d, %v), restoreAffinity: affinity %v, want the process's %v", tc.cpu, tc.node, c, all)
+		}
 	}
 }

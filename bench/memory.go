@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -59,7 +60,7 @@ type testMemory struct {
 // checks that huge pages are reserved (ErrNoHugePages); in odp mode the
 // device's ODP support (*verbs.NotSupportedError, "ODP not supported by
 // rxe0"), before any QP exists.
-func newTestMemory(dev *Device, s spec.Spec, client bool) (_ *testMemory, err error) {
+func newTestMemory(dev *device.Device, s spec.Spec, client bool) (_ *testMemory, err error) {
 	if s.HugePages {
 		if err := ReadMeminfo().NoHugePages(); err != nil {
 			return nil, err
@@ -74,14 +75,14 @@ func newTestMemory(dev *Device, s spec.Spec, client bool) (_ *testMemory, err er
 	if m.pd, err = dev.Ctx.AllocPD(); err != nil {
 		return nil, err
 	}
-	if err = dev.bindMemory(func() error { return m.newPools(dev, s, client) }); err != nil {
+	if err = dev.BindMemory(func() error { return m.newPools(dev, s, client) }); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
 // newPools maps and registers the pools of spec s on m.pd.
-func (m *testMemory) newPools(dev *Device, s spec.Spec, client bool) error {
+func (m *testMemory) newPools(dev *device.Device, s spec.Spec, client bool) error {
 	var err error
 	odp := s.MRModeOrDefault() == result.MRModeODP
 	if m.measured, err = m.pd.NewPool(poolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/numa"
@@ -35,7 +36,7 @@ func requireNUMA(t *testing.T) []int {
 func TestRDMANUMAMemory(t *testing.T) {
 	requireDevice(t)
 	nodes := requireNUMA(t)
-	dev, err := OpenDevice("", 1, -1, netip.MustParseAddr("127.0.0.1"))
+	dev, err := device.Open("", 1, -1, netip.MustParseAddr("127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestRDMANUMAMemory(t *testing.T) {
 	s := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{3 * 4096},
 		Template: spec.Spec{Iters: 100, Warmup: -1, Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 8192}}})[0]
 	for _, node := range append(nodes, nodes...) { // nodes in turn: no thread's locality passes by chance
-		dev.Place(NUMAChoice{Node: node, Set: true})
+		dev.Place(device.NUMAChoice{Node: node, Set: true})
 		if p := dev.NUMA(); p.Node != node || p.Source != result.NUMASourceFlag || !p.MemoryBound {
 			t.Fatalf("placement %+v, want node %d from the flag, bound", p, node)
 		}
@@ -106,7 +107,7 @@ func TestRDMANUMAPlacement(t *testing.T) {
 	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{64},
 		Template: spec.Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond}})
 	cfg := runCfg(specs)
-	cfg.Client.NUMA = NUMAChoice{Node: node, Set: true}
+	cfg.Client.NUMA = device.NUMAChoice{Node: node, Set: true}
 	var mu sync.Mutex
 	most := 0
 	ctx, stop := context.WithCancel(context.Background())

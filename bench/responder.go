@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -20,7 +21,7 @@ import (
 
 // runTest is the server side of one test: admission, the connection of
 // its data plane, then its kind (serve).
-func (s *Server) runTest(c ctrl.Chan, dev *Device, spec spec.Spec) error {
+func (s *Server) runTest(c ctrl.Chan, dev *device.Device, spec spec.Spec) error {
 	release, err := s.admit(c, spec) // before anything is mapped: see budget.go
 	if err != nil {
 		return err
@@ -64,14 +65,14 @@ func serveKind(t *serverTest) error {
 // connectExchange is the server side of a connection by exchange: the
 // client's QP numbers and PSNs, then the server's. The endpoints are
 // closed on an error.
-func connectExchange(c ctrl.Chan, dev *Device, spec spec.Spec) (*testEndpoints, error) {
+func connectExchange(c ctrl.Chan, dev *device.Device, spec spec.Spec) (*testEndpoints, error) {
 	// The client sends its QP info right after the test: read it first, so a
 	// failure below leaves the session in step for the next test.
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return nil, err
 	}
-	if err := checkPair(dev, remote, !isLocalAddr(addrOf(c.RemoteAddr())), "server", "client"); err != nil {
+	if err := device.CheckPair(dev, remote, !device.IsLocalAddr(addrOf(c.RemoteAddr())), "server", "client"); err != nil {
 		return nil, err
 	}
 	eps, err := newTestEndpoints(dev, spec, false)
@@ -184,8 +185,8 @@ type responders struct {
 // responder loops r, the start, the client's end and the result.
 func (t *serverTest) serveLoops(r responders) error {
 	qps := t.eps.measured()
-	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
-	marks := newMarkSeries(qps[0].dev)       // the client's interval marks (bench/timeline)
+	counters := device.SnapshotCounters(qps[0].dev) // before the start message: before any traffic
+	marks := device.NewMarkSeries(qps[0].dev)       // the client's interval marks (bench/timeline)
 	rr := newResponderRun(qps, r.active)
 	var loops []aborter
 	for _, ep := range qps {
@@ -194,7 +195,7 @@ func (t *serverTest) serveLoops(r responders) error {
 	ab := newTestAbort(loops...)
 	defer ab.disarm()
 	// a fatal event of the device ends the test at once, and the client hears which
-	defer qps[0].dev.onEvent(func(err error) {
+	defer qps[0].dev.OnEvent(func(err error) {
 		ab.abort(err)
 		rr.fail(err)
 	})()
@@ -228,7 +229,7 @@ func (t *serverTest) serveLoops(r responders) error {
 		return fmt.Errorf("client's end gives %d per-QP totals for %d QPs", len(totals), len(qps))
 	}
 	loopErr := rr.finish(t.spec, totals)
-	res := proto.ServerResult{Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
+	res := proto.ServerResult{Counters: counters.ServerDeltas(), IntervalCounters: marks.Series()}
 	for i, ep := range qps {
 		res.Iterations += int64(ep.eng.Iterations())
 		res.CPUUserNS += rr.cpuUser[i]
@@ -286,7 +287,7 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 			which, err := func() (int, error) {
 				defer responderThreads.enter()()
 				defer unlockThread()
-				if err := lockThread(serverCPU(cpus, 0), qps[0].dev.numa.cpus); err != nil {
+				if err := lockThread(serverCPU(cpus, 0), qps[0].dev.NodeCPUs()); err != nil {
 					return 0, err
 				}
 				cpu := startCPU()
@@ -318,7 +319,7 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 			err := func() error {
 				defer responderThreads.enter()()
 				defer unlockThread()
-				if err := lockThread(serverCPU(cpus, i), ep.dev.numa.cpus); err != nil {
+				if err := lockThread(serverCPU(cpus, i), ep.dev.NodeCPUs()); err != nil {
 					return err
 				}
 				cpu := startCPU()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -142,11 +143,11 @@ func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*re
 		// the user's -x: refuse it here, as this side's error, before the
 		// in-process server meets it in the handshake
 		lo := netip.MustParseAddr("127.0.0.1")
-		name, port, _, err := chooseDevice(cfg.Client.Device, cfg.Client.Port, lo)
+		name, port, _, err := device.Choose(cfg.Client.Device, cfg.Client.Port, lo)
 		if err != nil {
 			return nil, err
 		}
-		dev, err := OpenDevice(name, port, cfg.Client.GIDIndex, lo)
+		dev, err := device.Open(name, port, cfg.Client.GIDIndex, lo)
 		if err != nil {
 			return nil, err
 		}

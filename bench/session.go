@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -133,7 +134,7 @@ func (s *Server) endSession(c *proto.Conn, peer, why string) {
 // serveTests runs the client's tests until it says bye, goes idle for
 // IdleTimeout, or the connection fails. It takes the busy lock at the first
 // test and keeps it to the end of the session.
-func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
+func (s *Server) serveTests(c *proto.Conn, dev *device.Device, peer string) {
 	locked := false
 	var failed error // the session's first failure, for --once
 	fail := func(err error) {
@@ -209,7 +210,7 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 				if errors.As(err, &pe) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 					return // the connection is gone
 				}
-				c.SendError(remoteError(err))
+				c.SendError(device.RemoteError(err))
 				continue
 			}
 			s.log.Printf("client %s: %s done", peer, spec.Name())

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -38,9 +39,9 @@ func recvPosts(s spec.Spec) int {
 
 // newSRQ creates the shared receive queue of one side of s in pd, after
 // checking the device's limits.
-func newSRQ(dev *Device, s spec.Spec, pd *verbs.PD) (*verbs.SRQ, error) {
-	if err := s.CheckDeviceSRQ(dev.limits()); err != nil {
-		return nil, deviceLacks(err)
+func newSRQ(dev *device.Device, s spec.Spec, pd *verbs.PD) (*verbs.SRQ, error) {
+	if err := s.CheckDeviceSRQ(dev.Limits()); err != nil {
+		return nil, device.Lacks(err)
 	}
 	return pd.CreateSRQ(verbs.SRQConfig{MaxWR: s.RxDepth})
 }

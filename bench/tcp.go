@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -419,11 +420,11 @@ func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o RunOptions) (result.Result
 	return r, warmed + ops, nil
 }
 
-// tcpEnv describes the host of a TCP-only run: what CollectEnv fills
+// tcpEnv describes the host of a TCP-only run: what device.CollectEnv fills
 // without a device, with the network interface of the control connection's
 // local address as the device and "TCP" as the connection type.
 func tcpEnv(local net.Addr, cpu int) (result.Env, []string) {
-	env, warn := hostEnv()
+	env, warn := device.HostEnv()
 	env.QPType, env.EnginePinnedCPU, env.Device, env.Transport = "TCP", cpu, "tcp", "TCP"
 	if ifc := interfaceOf(addrOf(local)); ifc != nil {
 		env.Device, env.ActiveMTU = ifc.Name, ifc.MTU

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/bench/spread"
@@ -31,9 +32,9 @@ func (t *testEndpoints) measured() []*endpoint {
 	return append([]*endpoint{t.probe}, t.extra...)
 }
 
-func newTestEndpoints(dev *Device, s spec.Spec, client bool) (_ *testEndpoints, err error) {
+func newTestEndpoints(dev *device.Device, s spec.Spec, client bool) (_ *testEndpoints, err error) {
 	t := &testEndpoints{}
-	if err := dev.supports(s); s.Spreads() && err != nil { // max_mr, max_mr_size before the region is mapped
+	if err := supports(dev, s); s.Spreads() && err != nil { // max_mr, max_mr_size before the region is mapped
 		return nil, err
 	}
 	defer func() {
@@ -47,7 +48,7 @@ func newTestEndpoints(dev *Device, s spec.Spec, client bool) (_ *testEndpoints, 
 	access := func(s spec.Spec) verbs.Access { // the op's remote access only (s: the measured or the load QPs' spec)
 		return verbs.AccessLocalWrite | remoteAccess(s, client, dev.Ctx.IsIWARP()) | relaxedAccess(s)
 	}
-	if t.spread, err = spread.New(t.mem.pd, s, client, access, dev.bindMemory); err != nil {
+	if t.spread, err = spread.New(t.mem.pd, s, client, access, dev.BindMemory); err != nil {
 		return nil, err
 	}
 	if usesSRQ(s, client) {

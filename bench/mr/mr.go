@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/internal/version"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -137,7 +138,7 @@ func mrAccess(odp bool) verbs.Access {
 // mrRun holds the resources of a run, closed in reverse order.
 type mrRun struct {
 	cfg     Config
-	dev     *bench.Device
+	dev     *device.Device
 	pd      *verbs.PD
 	closers []interface{ Close() error }
 }
@@ -176,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (_ *Document, err error) {
 			return nil, err
 		}
 	}
-	dev, err := bench.OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, netip.MustParseAddr("127.0.0.1"))
+	dev, err := device.Open(cfg.Device, cfg.Port, cfg.GIDIndex, netip.MustParseAddr("127.0.0.1"))
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (_ *Document, err error) {
 			return nil, err
 		}
 	}
-	env, warns, err := bench.CollectEnv(dev.Ctx, dev.Port.Port)
+	env, warns, err := device.CollectEnv(dev.Ctx, dev.Port.Port)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -127,7 +128,7 @@ func cmdIsolation(fs *flag.FlagSet) action {
 			}
 			addr = net.JoinHostPort(fs.Arg(0), strconv.Itoa(*port))
 		}
-		cpus, err := bench.PlanCPUs(*cpuList, loopback)
+		cpus, err := device.PlanCPUs(*cpuList, loopback)
 		if err != nil {
 			return usageError{err}
 		}

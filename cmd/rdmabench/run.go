@@ -17,6 +17,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/compare"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -91,7 +92,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		if err := bench.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
 			return err
 		}
-		cpus, err := bench.PlanCPUs(*cpuList, loopback)
+		cpus, err := device.PlanCPUs(*cpuList, loopback)
 		if err != nil {
 			return usageError{err}
 		}

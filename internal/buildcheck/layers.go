@@ -99,8 +99,15 @@ var Layers = []Layer{
 		},
 	},
 	{
+		Name: "device and route", Kind: Cgo,
+		About: "which device, port and GID a side uses (by route, `--ib-dev` or the first active port) and its facts: limits, inline probe, NUMA placement and the `--cpu` plan, fatal async events, port counters, the environment, `rdmabench devices`",
+		Pkgs: []string{
+			"bench/device",
+		},
+	},
+	{
 		Name: "engine", Kind: Cgo,
-		About: "the benchmark engine: server, client, devices and routes, endpoints, measurement, the test kinds, the drop-in's side facing perftest",
+		About: "the benchmark engine: server, client, endpoints, measurement, the test kinds, the drop-in's side facing perftest",
 		Pkgs: []string{
 			"bench",
 		},

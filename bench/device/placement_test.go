@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"errors"
@@ -105,40 +105,6 @@ func TestNUMAChoiceValidate(t *testing.T) {
 	var ne *NUMANodeError
 	if err := (NUMAChoice{Node: 5, Set: true}).Validate(); !errors.As(err, &ne) || ne.Node != 5 {
 		t.Errorf("Validate of node 5: %v, want a *NUMANodeError", err)
-	}
-}
-
-// TestLockThreadNode: an unpinned thread is pinned to the node's CPUs, and
-// --cpu wins.
-func TestLockThreadNode(t *testing.T) {
-	all, err := numa.Affinity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		cpu  int
-		node []int
-		want []int
-	}{
-		{-1, all[:1], all[:1]},
-		{all[0], all, all[:1]},
-		{-1, nil, all},
-	} {
-		got, back := make(chan []int, 1), make(chan []int, 1)
-		go func() { // a fresh thread each time: it ends with the goroutine
-			lockThread(tc.cpu, tc.node)
-			c, _ := numa.Affinity()
-			got <- c
-			restoreAffinity() // what unlockThread does before unlocking
-			c, _ = numa.Affinity()
-			back <- c
-		}()
-		if c := <-got; !reflect.DeepEqual(c, tc.want) {
-			t.Errorf("lockThread(%d, %v): affinity %v, want %v", tc.cpu, tc.node, c, tc.want)
-		}
-		if c := <-back; !reflect.DeepEqual(c, all) {
-			t.Errorf("after lockThread(%d, %v), restoreAffinity: affinity %v, want the process's %v", tc.cpu, tc.node, c, all)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"errors"
@@ -13,21 +13,21 @@ import (
 // verbs.ErrNotSupported (exit 3), its text unchanged; other refusals do not.
 func TestDeviceLacks(t *testing.T) {
 	lacks := fmt.Errorf("rxe0: atomics %w (atomic_cap 0)", spec.ErrNotSupported)
-	err := deviceLacks(lacks)
+	err := Lacks(lacks)
 	if !errors.Is(err, verbs.ErrNotSupported) || !errors.Is(err, spec.ErrNotSupported) || err.Error() != lacks.Error() {
-		t.Errorf("deviceLacks(%v) = %v", lacks, err)
+		t.Errorf("Lacks(%v) = %v", lacks, err)
 	}
 	if err.Error() != "rxe0: atomics not supported by the device (atomic_cap 0)" {
 		t.Errorf("text %q", err)
 	}
 	other := errors.New("--srq: rx depth 9 exceeds rxe0's max_srq_wr 8")
-	if err := deviceLacks(other); err != other || errors.Is(err, verbs.ErrNotSupported) {
-		t.Errorf("deviceLacks(%v) = %v", other, err)
+	if err := Lacks(other); err != other || errors.Is(err, verbs.ErrNotSupported) {
+		t.Errorf("Lacks(%v) = %v", other, err)
 	}
 	if spec.ErrNotSupported.Error() != verbs.ErrNotSupported.Error() {
 		t.Errorf("spec.ErrNotSupported %q, verbs.ErrNotSupported %q: the same text", spec.ErrNotSupported, verbs.ErrNotSupported)
 	}
-	if deviceLacks(nil) != nil {
-		t.Error("deviceLacks(nil) is not nil")
+	if Lacks(nil) != nil {
+		t.Error("Lacks(nil) is not nil")
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"fmt"
@@ -110,9 +110,9 @@ func (d *Device) NUMA() result.NUMAPlacement {
 	return d.numa.rec
 }
 
-// bindMemory runs alloc with its mappings bound to d's node when d's
+// BindMemory runs alloc with its mappings bound to d's node when d's
 // placement binds memory, else as is.
-func (d *Device) bindMemory(alloc func() error) error {
+func (d *Device) BindMemory(alloc func() error) error {
 	if !d.numa.bound() {
 		return alloc()
 	}
@@ -127,9 +127,9 @@ func (d *Device) bindMemory(alloc func() error) error {
 // isolation): the client's engine thread, in loopback the in-process
 // server's responder, and the load QPs' threads.
 type CPUPlan struct {
-	Client int   // the engine thread's CPU (RunOptions.CPU); -1: not pinned
-	Server []int // loopback: the server's responder (RunConfig.ServerCPUs); nil: not pinned
-	Load   []int // the load QPs' threads, round robin (RunOptions.LoadCPUs); nil: not pinned
+	Client int   // the engine thread's CPU (bench.RunOptions.CPU); -1: not pinned
+	Server []int // loopback: the server's responder (bench.RunConfig.ServerCPUs); nil: not pinned
+	Load   []int // the load QPs' threads, round robin (bench.RunOptions.LoadCPUs); nil: not pinned
 }
 
 // PlanCPUs reads --cpu's list (spec.ParseCPUs, against the CPUs online):
@@ -154,3 +154,8 @@ func PlanCPUs(list string, loopback bool) (CPUPlan, error) {
 	}
 	return p, nil
 }
+
+// NodeCPUs are the CPUs of d's NUMA node (Place), to which the engine
+// threads that --cpu does not pin are pinned; nil: no node, or a node
+// without CPUs.
+func (d *Device) NodeCPUs() []int { return d.numa.cpus }

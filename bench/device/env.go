@@ -1,16 +1,18 @@
-package bench
+package device
 
 import (
 	"fmt"
-	"net"
 
-	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/clock"
 	"github.com/rdmabench/rdmabench/verbs"
 )
+
+// This machine's cache line: each side rounds the messages it steps through
+// its cycle buffer up to its own (spec.Spec.AddrStep, bench's recvStep).
+func init() { spec.CacheLine = hostenv.CacheLine("/") }
 
 // Where a run took place: the host (bench/hostenv), the device and its
 // port, the GID and the placement chosen, the doctor's findings and the
@@ -22,12 +24,8 @@ import (
 // to "RC". The warnings are for the user: software RDMA, a port that is not
 // active. Errors come from verbs unchanged; facts that cannot be found (host
 // name, rdma-core version, CPU model) are left empty instead.
-// This machine's cache line: each side rounds the messages it steps through
-// its cycle buffer up to its own (spec.Spec.AddrStep, recvStep).
-func init() { spec.CacheLine = hostenv.CacheLine("/") }
-
 func CollectEnv(ctx *verbs.Context, port int) (result.Env, []string, error) {
-	env, warn := hostEnv()
+	env, warn := HostEnv()
 	env.Device, env.Driver, env.SoftwareRDMA, env.Port, env.QPType = ctx.Name(), ctx.Driver(), ctx.IsSoftware(), port, "RC"
 	env.RDMACoreVersion = hostenv.RDMACoreVersion()
 
@@ -43,7 +41,7 @@ func CollectEnv(ctx *verbs.Context, port int) (result.Env, []string, error) {
 	env.LinkLayer, env.ActiveMTU, env.LinkSpeed, env.LinkGbps, env.LinkDataGbps = pa.LinkLayer, pa.ActiveMTU, pa.Speed, pa.LinkGbps(), pa.DataGbps
 	env.Transport = transportOf(ctx, pa.LinkLayer)
 
-	if env.SoftwareRDMA { // runAll says which case applies (softwareNote)
+	if env.SoftwareRDMA { // bench's runAll says which case applies (softwareNote)
 		env.SoftwareRDMANote = result.SoftwareRDMANote(env.Device, env.Driver, "", false)
 	}
 	if !pa.Active {
@@ -53,42 +51,12 @@ func CollectEnv(ctx *verbs.Context, port int) (result.Env, []string, error) {
 	return env, warn, nil
 }
 
-// hostEnv is hostenv.Host with the read cost of the C loops' clock.
-func hostEnv() (result.Env, []string) {
+// HostEnv is hostenv.Host with the read cost of the C loops' clock.
+func HostEnv() (result.Env, []string) {
 	env := hostenv.Host()
 	warn := clock.FillEnv(&env) // --clock: the counter where sound (selected once per process)
 	env.ClockReadCostNS = verbs.ClockCost(10000)
-	// whether that cost matters depends on each test's latency: runAll
+	// whether that cost matters depends on each test's latency: bench's runAll
 	// warns per test (hostenv.ClockShareWarning)
 	return env, warn
-}
-
-// sideEnv is one side's environment: the device's (CollectEnv, with the
-// chosen GID and why the device was chosen), or the TCP baseline's when dev
-// is nil; local is the control connection's local address and cpu the
-// engine's CPU (-1: not pinned). The checks (CheckEnv) are included.
-func sideEnv(dev *Device, local net.Addr, cpu int) (result.Env, []string, error) {
-	var env result.Env
-	var warns []string
-	if dev == nil {
-		env, warns = tcpEnv(local, cpu)
-	} else {
-		var err error
-		if env, warns, err = CollectEnv(dev.Ctx, dev.Port.Port); err != nil {
-			return env, nil, err
-		}
-		env.DeviceReason, env.Netdev = dev.Reason, dev.GID.Netdev
-		if ifc := netdevOfGID(dev.GID.GID); env.Netdev == "" && dev.Ctx.IsIWARP() && ifc != nil {
-			env.Netdev = ifc.Name // iWARP GIDs carry the netdev's MAC
-		}
-		env.GIDIndex, env.GIDType, env.GID, env.GIDReason = dev.GID.Index, dev.GID.Type.String(), dev.GID.GID.String(), dev.GIDReason
-		env.EnginePinnedCPU = cpu
-		pl := dev.NUMA()
-		env.NUMA = &pl
-		_, findings := deviceDoctor(dev)
-		env.Doctor = doctor.Compact(findings)
-	}
-	checks, cw := hostenv.CheckEnv(env.Device, env.EnginePinnedCPU)
-	env.Checks = checks
-	return env, append(warns, cw...), nil
 }

@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"errors"
@@ -14,8 +14,8 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// DeviceReport describes one RDMA device for `rdmabench devices`.
-type DeviceReport struct {
+// Report describes one RDMA device for `rdmabench devices`.
+type Report struct {
 	Name         string `json:"name"`     // e.g. "rxe0"
 	Driver       string `json:"driver"`   // kernel driver, e.g. "rdma_rxe"; "" if unknown
 	Firmware     string `json:"firmware"` // fw_ver
@@ -52,15 +52,15 @@ type GIDReport struct {
 	Netdev string `json:"netdev"` // e.g. "lo"; "" for IB
 }
 
-// DescribeDevices opens every RDMA device and reports its attributes, ports
+// Describe opens every RDMA device and reports its attributes, ports
 // and GID tables. Errors from verbs are returned unchanged, so errors.Is(err,
 // verbs.ErrNoKernelSupport) and the like work.
-func DescribeDevices() ([]DeviceReport, error) {
+func Describe() ([]Report, error) {
 	names, err := verbs.DeviceNames()
 	if err != nil {
 		return nil, err
 	}
-	reps := make([]DeviceReport, 0, len(names))
+	reps := make([]Report, 0, len(names))
 	for _, name := range names {
 		rep, err := describeDevice(name)
 		if err != nil {
@@ -71,26 +71,26 @@ func DescribeDevices() ([]DeviceReport, error) {
 	return reps, nil
 }
 
-func describeDevice(name string) (rep DeviceReport, err error) {
+func describeDevice(name string) (rep Report, err error) {
 	ctx, err := verbs.Open(name)
 	if err != nil {
-		return DeviceReport{}, err
+		return Report{}, err
 	}
 	defer func() { err = errors.Join(err, ctx.Close()) }()
 	da, err := ctx.QueryDevice()
 	if err != nil {
-		return DeviceReport{}, err
+		return Report{}, err
 	}
-	rep = DeviceReport{Name: name, Driver: ctx.Driver(), Firmware: da.FWVer, VendorID: da.VendorID,
+	rep = Report{Name: name, Driver: ctx.Driver(), Firmware: da.FWVer, VendorID: da.VendorID,
 		VendorPartID: da.VendorPartID, SoftwareRDMA: ctx.IsSoftware(), Ports: []PortReport{}}
 	for port := 1; port <= da.PhysPortCnt; port++ {
 		pa, err := ctx.QueryPort(port)
 		if err != nil {
-			return DeviceReport{}, err
+			return Report{}, err
 		}
 		tbl, err := ctx.GIDTable(port)
 		if err != nil {
-			return DeviceReport{}, err
+			return Report{}, err
 		}
 		pr := PortReport{Port: port, State: pa.State, LinkLayer: pa.LinkLayer, ActiveMTU: pa.ActiveMTU,
 			MaxMTU: pa.MaxMTU, Speed: pa.Speed, Width: pa.Width, GIDs: make([]GIDReport, 0, len(tbl))}
@@ -104,10 +104,10 @@ func describeDevice(name string) (rep DeviceReport, err error) {
 	return rep, nil
 }
 
-// WriteDevices writes reps for people: per device its driver, firmware,
+// WriteReports writes reps for people: per device its driver, firmware,
 // vendor ids and whether it is software RDMA; per port its state, link
 // layer, MTU, speed and GID table.
-func WriteDevices(w io.Writer, reps []DeviceReport) error {
+func WriteReports(w io.Writer, reps []Report) error {
 	var b strings.Builder
 	if len(reps) == 0 {
 		b.WriteString("no RDMA devices\n")
@@ -193,7 +193,7 @@ func transportOf(ctx *verbs.Context, linkLayer string) string {
 func portNetdev(ctx *verbs.Context, tbl []verbs.GIDEntry) (string, []string) {
 	var ifc *net.Interface
 	if ctx.IsIWARP() && len(tbl) > 0 {
-		ifc = netdevOfGID(tbl[0].GID)
+		ifc = NetdevOfGID(tbl[0].GID)
 	} else {
 		for _, g := range tbl {
 			if g.Netdev != "" {
@@ -212,15 +212,15 @@ func portNetdev(ctx *verbs.Context, tbl []verbs.GIDEntry) (string, []string) {
 	return ifc.Name, addrs
 }
 
-// DevicesTSVColumns are the columns of WriteDevicesTSV, in order.
-var DevicesTSVColumns = []string{"device", "port", "state", "transport", "link_layer", "driver", "firmware", "speed", "width",
+// TSVColumns are the columns of WriteTSV, in order.
+var TSVColumns = []string{"device", "port", "state", "transport", "link_layer", "driver", "firmware", "speed", "width",
 	"active_mtu", "netdev", "ipv4"}
 
-// WriteDevicesTSV writes one tab-separated line per port of reps, after a
-// header line of DevicesTSVColumns: ipv4 is the port's first IPv4
+// WriteTSV writes one tab-separated line per port of reps, after a
+// header line of TSVColumns: ipv4 is the port's first IPv4
 // address; an empty field is a value the device does not report.
-func WriteDevicesTSV(w io.Writer, reps []DeviceReport) error {
-	if err := report.WriteTSVHeader(w, DevicesTSVColumns); err != nil {
+func WriteTSV(w io.Writer, reps []Report) error {
+	if err := report.WriteTSVHeader(w, TSVColumns); err != nil {
 		return err
 	}
 	for _, d := range reps {

@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"math"
@@ -93,14 +93,14 @@ func TestCounterSnapshot(t *testing.T) {
 	fakePort(t, "rxe0", map[string]string{"hw_counters/sent_pkts": "10\n", "hw_counters/rcvd_pkts": "10\n",
 		"hw_counters/duplicate_request": "3\n"})
 	dev := &Device{}
-	if snapshotCounters(dev) != nil || snapshotCounters(nil) != nil {
+	if SnapshotCounters(dev) != nil || SnapshotCounters(nil) != nil {
 		t.Fatal("a snapshot of no device")
 	}
-	s := &counterSnapshot{device: "rxe0", port: 1, before: readPortCounters("rxe0", 1)}
+	s := &CounterSnapshot{device: "rxe0", port: 1, before: readPortCounters("rxe0", 1)}
 	writePort(t, "rxe0", map[string]string{"hw_counters/sent_pkts": "2010\n", "hw_counters/rcvd_pkts": "2011\n",
 		"hw_counters/duplicate_request": "0\n"})
 	server := &proto.PortCounters{Device: "rxe1", Port: 1, Deltas: map[string]int64{"sent_pkts": 2001, "bogus": -5, "zero": 0}}
-	got := s.testCounters(server)
+	got := s.TestCounters(server)
 	want := &result.CounterDeltas{
 		Client: &result.PortCounters{Device: "rxe0", Port: 1, Deltas: map[string]int64{"sent_pkts": 2000, "rcvd_pkts": 2001},
 			Reset: []string{"duplicate_request"}},
@@ -109,14 +109,14 @@ func TestCounterSnapshot(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("testCounters:\n got %+v %+v\nwant %+v %+v", got.Client, got.Server, want.Client, want.Server)
 	}
-	if p := s.serverDeltas(); p == nil || p.Device != "rxe0" || p.Deltas["sent_pkts"] != 2000 || len(p.Reset) != 1 {
+	if p := s.ServerDeltas(); p == nil || p.Device != "rxe0" || p.Deltas["sent_pkts"] != 2000 || len(p.Reset) != 1 {
 		t.Errorf("serverDeltas = %+v", p)
 	}
-	var none *counterSnapshot
-	if none.testCounters(nil) != nil || none.serverDeltas() != nil {
+	var none *CounterSnapshot
+	if none.TestCounters(nil) != nil || none.ServerDeltas() != nil {
 		t.Error("counters without a snapshot")
 	}
-	if c := none.testCounters(server); c == nil || c.Client != nil || c.Server == nil {
+	if c := none.TestCounters(server); c == nil || c.Client != nil || c.Server == nil {
 		t.Errorf("server side only: %+v", c)
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"fmt"
@@ -22,10 +22,10 @@ var sysfsRoot = "/sys"
 // uses. On a host with several NICs (or rxe on lo beside rxe on eth0) the
 // first device is often the wrong one: its GID cannot reach the peer.
 
-// DeviceForAddress names the active device port that carries local, and
+// ForAddress names the active device port that carries local, and
 // why (choosePort). ok is false when no active port carries it; the
-// caller then takes the first active port (chooseDevice).
-func DeviceForAddress(local netip.Addr) (name string, port int, reason string, ok bool, err error) {
+// caller then takes the first active port (Choose).
+func ForAddress(local netip.Addr) (name string, port int, reason string, ok bool, err error) {
 	ports, err := devicePorts()
 	if err != nil {
 		return "", 0, "", false, err
@@ -37,7 +37,7 @@ func DeviceForAddress(local netip.Addr) (name string, port int, reason string, o
 	return c.Device, c.Port, c.Reason, c.ByRoute, nil
 }
 
-// chooseDevice returns the device name and port to open for a control
+// Choose returns the device name and port to open for a control
 // connection whose local end is local: name and port as given with -d and
 // -i (which fails later, clearly, when that port is not active); with -d
 // alone (port 0) the port of that device that carries local, else its
@@ -47,7 +47,7 @@ func DeviceForAddress(local netip.Addr) (name string, port int, reason string, o
 // (by route), else the first active port. The reason is
 // shown with the device. With no active port to take the error wraps
 // ErrPortNotActive and lists the ports' states.
-func chooseDevice(name string, port int, local netip.Addr) (string, int, string, error) {
+func Choose(name string, port int, local netip.Addr) (string, int, string, error) {
 	if name != "" && port > 0 {
 		return name, port, "chosen with --ib-dev", nil
 	}
@@ -57,7 +57,7 @@ func chooseDevice(name string, port int, local netip.Addr) (string, int, string,
 	}
 	if name != "" {
 		ports = slices.DeleteFunc(ports, func(p portView) bool { return p.Device != name })
-		if len(ports) == 0 { // not a device: OpenDevice names the ones there are
+		if len(ports) == 0 { // not a device: Open names the ones there are
 			return name, 0, "chosen with --ib-dev", nil
 		}
 	}
@@ -92,7 +92,7 @@ type portView struct {
 	State  string // e.g. "PORT_ACTIVE"
 	Active bool
 	GIDs   []verbs.GIDEntry
-	// Addrs are the IP addresses the port answers on (deviceAddrs): its IP
+	// Addrs are the IP addresses the port answers on (Addrs): its IP
 	// GIDs, or for iWARP its netdev's addresses.
 	Addrs []netip.Addr
 }
@@ -246,12 +246,12 @@ func hostIfaces() []netIface {
 	return out
 }
 
-// checkPair refuses, before any traffic, a peer that d's QPs cannot talk
+// CheckPair refuses, before any traffic, a peer that d's QPs cannot talk
 // to, naming both ends (self and other are the roles, "client" or
 // "server"): a loopback GID against a peer on another host (remote), or the
 // reverse; different link layers; an IPv4-mapped GID against an IPv6 one;
 // RoCE v1 against RoCE v2.
-func checkPair(d *Device, peer proto.QPInfo, remote bool, self, other string) error {
+func CheckPair(d *Device, peer proto.QPInfo, remote bool, self, other string) error {
 	return checkEnds(pairEnd{Device: d.Ctx.Name(), Port: d.Port.Port, LinkLayer: d.Port.LinkLayer, GID: d.GID}, peer, remote, self, other)
 }
 
@@ -298,9 +298,9 @@ func checkEnds(e pairEnd, peer proto.QPInfo, remote bool, self, other string) er
 
 func isRoCE(t string) bool { return strings.HasPrefix(t, "RoCE") }
 
-// isLocalAddr reports whether a is a loopback address or one of this host's
+// IsLocalAddr reports whether a is a loopback address or one of this host's
 // interface addresses: a peer there shares this host's devices.
-func isLocalAddr(a netip.Addr) bool {
+func IsLocalAddr(a netip.Addr) bool {
 	a = a.Unmap()
 	if a.IsLoopback() {
 		return true
@@ -317,10 +317,10 @@ func isLocalAddr(a netip.Addr) bool {
 	return false
 }
 
-// deviceAddrs lists the IP addresses a device's port answers on: the IP
+// Addrs lists the IP addresses a device's port answers on: the IP
 // GIDs of its GID table (RoCE), or, for iWARP, whose GIDs are derived from
 // the MAC, the addresses of the netdev with that MAC.
-func deviceAddrs(ctx *verbs.Context, port int) ([]netip.Addr, error) {
+func Addrs(ctx *verbs.Context, port int) ([]netip.Addr, error) {
 	tbl, err := ctx.GIDTable(port)
 	if err != nil {
 		return nil, err
@@ -328,13 +328,13 @@ func deviceAddrs(ctx *verbs.Context, port int) ([]netip.Addr, error) {
 	return tableAddrs(ctx, tbl), nil
 }
 
-// tableAddrs is deviceAddrs for the port's GID table tbl.
+// tableAddrs is Addrs for the port's GID table tbl.
 func tableAddrs(ctx *verbs.Context, tbl []verbs.GIDEntry) []netip.Addr {
 	if ctx.IsIWARP() {
 		if len(tbl) == 0 {
 			return nil
 		}
-		ifc := netdevOfGID(tbl[0].GID)
+		ifc := NetdevOfGID(tbl[0].GID)
 		if ifc == nil {
 			return nil
 		}
@@ -347,9 +347,9 @@ func tableAddrs(ctx *verbs.Context, tbl []verbs.GIDEntry) []netip.Addr {
 	return out
 }
 
-// netdevOfGID is the network interface whose MAC address an iWARP GID
+// NetdevOfGID is the network interface whose MAC address an iWARP GID
 // carries in its first six bytes (siw, cxgb4, irdma), or nil.
-func netdevOfGID(g verbs.GID) *net.Interface {
+func NetdevOfGID(g verbs.GID) *net.Interface {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return nil

@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"fmt"
@@ -71,13 +71,13 @@ func (d *Device) MaxInline(t verbs.QPType) (int, error) {
 	return best, nil
 }
 
-// inlineFor returns the inline size, bytes, with which an endpoint of spec
+// InlineFor returns the inline size, bytes, with which an endpoint of spec
 // s on d creates its QP, and why. A message is sent inline when it fits.
-func (d *Device) inlineFor(s spec.Spec) (int, string, error) {
+func (d *Device) InlineFor(s spec.Spec) (int, string, error) {
 	switch s.InlinePolicy {
 	case spec.InlineSize:
 		if s.Inline > 0 {
-			t, err := verbsQPType(s)
+			t, err := QPType(s)
 			if err != nil {
 				return 0, "", err
 			}
@@ -101,7 +101,7 @@ func (d *Device) inlineFor(s spec.Spec) (int, string, error) {
 	if limit == 0 {
 		return 0, fmt.Sprintf("auto: %s carries no payload to send inline", s.Op), nil
 	}
-	t, err := verbsQPType(s)
+	t, err := QPType(s)
 	if err != nil {
 		return 0, "", err
 	}
@@ -193,4 +193,17 @@ func perftestDevice(vendor, part uint32) (string, bool) {
 		return "HNS", true
 	}
 	return "", false
+}
+
+// QPType maps the spec's QP type to the verbs one.
+func QPType(s spec.Spec) (verbs.QPType, error) {
+	switch s.QPTypeOrDefault() {
+	case result.QPTypeRC:
+		return verbs.QPTypeRC, nil
+	case result.QPTypeUC:
+		return verbs.QPTypeUC, nil
+	case result.QPTypeUD:
+		return verbs.QPTypeUD, nil
+	}
+	return 0, fmt.Errorf("QP type %q unknown; valid: rc, uc, ud", s.QPType)
 }

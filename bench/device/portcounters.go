@@ -1,11 +1,10 @@
-package bench
+package device
 
 import (
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/bench/timeline"
 )
 
@@ -32,20 +31,20 @@ func readPortCounters(dev string, port int) map[string]uint64 {
 // that moved up, and, sorted, the counters that went down (timeline.Deltas).
 var counterDeltas = timeline.Deltas
 
-// counterSnapshot is one side's port counters before a test.
-type counterSnapshot struct {
+// CounterSnapshot is one side's port counters before a test.
+type CounterSnapshot struct {
 	device string
 	port   int
 	before map[string]uint64
 }
 
-// snapshotCounters reads dev's port counters before a test. It returns nil
+// SnapshotCounters reads dev's port counters before a test. It returns nil
 // (whose deltas are nil) when dev is nil or no counter can be read.
-func snapshotCounters(dev *Device) *counterSnapshot {
+func SnapshotCounters(dev *Device) *CounterSnapshot {
 	if dev == nil || dev.Ctx == nil {
 		return nil
 	}
-	s := &counterSnapshot{device: dev.Ctx.Name(), port: dev.Port.Port}
+	s := &CounterSnapshot{device: dev.Ctx.Name(), port: dev.Port.Port}
 	if s.before = readPortCounters(s.device, s.port); s.before == nil {
 		return nil
 	}
@@ -54,7 +53,7 @@ func snapshotCounters(dev *Device) *counterSnapshot {
 
 // deltas reads the counters again and returns what moved since the
 // snapshot; nil for a nil snapshot or when the counters are gone.
-func (s *counterSnapshot) deltas() *result.PortCounters {
+func (s *CounterSnapshot) deltas() *result.PortCounters {
 	if s == nil {
 		return nil
 	}
@@ -66,8 +65,8 @@ func (s *counterSnapshot) deltas() *result.PortCounters {
 	return &result.PortCounters{Device: s.device, Port: s.port, Deltas: d, Reset: reset}
 }
 
-// serverDeltas is deltas in the form of the server's result message.
-func (s *counterSnapshot) serverDeltas() *proto.PortCounters {
+// ServerDeltas is deltas in the form of the server's result message.
+func (s *CounterSnapshot) ServerDeltas() *proto.PortCounters {
 	d := s.deltas()
 	if d == nil {
 		return nil
@@ -75,10 +74,10 @@ func (s *counterSnapshot) serverDeltas() *proto.PortCounters {
 	return &proto.PortCounters{Device: d.Device, Port: d.Port, Deltas: d.Deltas, Reset: d.Reset}
 }
 
-// testCounters takes the client's deltas now and joins them with the
+// TestCounters takes the client's deltas now and joins them with the
 // server's (from its result message) into a result's counters; nil when
 // neither side has any.
-func (s *counterSnapshot) testCounters(server *proto.PortCounters) *result.CounterDeltas {
+func (s *CounterSnapshot) TestCounters(server *proto.PortCounters) *result.CounterDeltas {
 	c := &result.CounterDeltas{Client: s.deltas()}
 	if server != nil {
 		c.Server = timeline.ServerCounters(server)
@@ -93,10 +92,10 @@ func (s *counterSnapshot) testCounters(server *proto.PortCounters) *result.Count
 // sides. The client reads its counters at its interval boundaries in the
 // timeline's goroutine, the server when the client's marks arrive.
 
-// startTimeline starts the client's counter timeline of a test on dev
+// StartTimeline starts the client's counter timeline of a test on dev
 // (nil, a no-op, for a side without RDMA device). c, when not nil, is the
 // control connection of a server that takes marks.
-func startTimeline(dev *Device, c ctrl.Chan) *timeline.Client {
+func StartTimeline(dev *Device, c ctrl.Chan) *timeline.Client {
 	if dev == nil || dev.Ctx == nil {
 		return nil
 	}
@@ -104,18 +103,12 @@ func startTimeline(dev *Device, c ctrl.Chan) *timeline.Client {
 	return timeline.NewClient(name, port, c, func() map[string]uint64 { return readPortCounters(name, port) })
 }
 
-// newMarkSeries returns the server's side of a test's counter timeline on
+// NewMarkSeries returns the server's side of a test's counter timeline on
 // dev (nil when dev is nil: the marks are ignored).
-func newMarkSeries(dev *Device) *timeline.Server {
+func NewMarkSeries(dev *Device) *timeline.Server {
 	if dev == nil || dev.Ctx == nil {
 		return nil
 	}
 	name, port := dev.Ctx.Name(), dev.Port.Port
 	return timeline.NewServer(name, port, func() map[string]uint64 { return readPortCounters(name, port) })
-}
-
-// timelineWanted reports whether a test of s run with o has reporting
-// intervals, and so a counter timeline (newIntervals' rule).
-func timelineWanted(s spec.Spec, o RunOptions) bool {
-	return o.Interval > 0 || s.Duration > 0 || o.HLog != nil
 }

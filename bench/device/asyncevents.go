@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"sync"
@@ -11,7 +11,7 @@ import (
 // fatal one that concerns it (a port event of its port, any QP, CQ, SRQ or
 // device event) to the hooks of the tests running on it, as a
 // *verbs.AsyncEventError: the test aborts at once instead of waiting for
-// EngineTimeout. Copies of a Device share it.
+// bench.EngineTimeout. Copies of a Device share it.
 type deviceEvents struct {
 	w     *verbs.AsyncWatcher
 	port  int
@@ -21,7 +21,7 @@ type deviceEvents struct {
 }
 
 // watchEvents starts watching d's events; nil (no watch) when the watcher
-// cannot start: tests then end through EngineTimeout as before.
+// cannot start: tests then end through bench.EngineTimeout as before.
 func watchEvents(d *Device) *deviceEvents {
 	de := &deviceEvents{port: d.Port.Port, hooks: map[int]func(error){}}
 	w, err := d.Ctx.WatchAsyncEvents(de.event)
@@ -48,9 +48,9 @@ func (de *deviceEvents) event(e verbs.AsyncEvent) {
 	}
 }
 
-// onEvent calls abort with each fatal event of the device until release is
+// OnEvent calls abort with each fatal event of the device until release is
 // called. It is a no-op on a Device without a watch.
-func (d *Device) onEvent(abort func(error)) (release func()) {
+func (d *Device) OnEvent(abort func(error)) (release func()) {
 	if d == nil || d.events == nil {
 		return func() {}
 	}

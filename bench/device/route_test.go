@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"net/netip"

@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"github.com/rdmabench/rdmabench/internal/golden"
@@ -13,8 +13,8 @@ import (
 )
 
 // rxeOnLo mimics `rdma link add rxe0 type rxe netdev lo`.
-func rxeOnLo() []DeviceReport {
-	return []DeviceReport{{
+func rxeOnLo() []Report {
+	return []Report{{
 		Name: "rxe0", Driver: "rdma_rxe", Firmware: "0.0.0", VendorID: 0xffffff, VendorPartID: 0, SoftwareRDMA: true, Transport: "RoCE",
 		Ports: []PortReport{{
 			Port: 1, State: "PORT_ACTIVE", LinkLayer: "Ethernet", ActiveMTU: 4096, MaxMTU: 4096,
@@ -30,13 +30,13 @@ func rxeOnLo() []DeviceReport {
 
 func TestDevicesWrite(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteDevices(&b, rxeOnLo()); err != nil {
+	if err := WriteReports(&b, rxeOnLo()); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "devices.golden", b.Bytes())
 
 	b.Reset()
-	if err := WriteDevices(&b, nil); err != nil || b.String() != "no RDMA devices\n" {
+	if err := WriteReports(&b, nil); err != nil || b.String() != "no RDMA devices\n" {
 		t.Errorf("no devices: %q, %v", b.String(), err)
 	}
 }
@@ -54,7 +54,7 @@ func TestDevicesJSON(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("unexpected JSON:\n got  %s\n want %s", b, want)
 	}
-	var back []DeviceReport
+	var back []Report
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestDevicesJSON(t *testing.T) {
 // TestDevicesDescribe runs against the real devices; without one it checks
 // that the verbs error comes back unchanged.
 func TestDevicesDescribe(t *testing.T) {
-	reps, err := DescribeDevices()
+	reps, err := Describe()
 	if err != nil {
 		if errors.Is(err, verbs.ErrNoKernelSupport) || errors.Is(err, verbs.ErrNoDevices) || errors.Is(err, verbs.ErrNoProvider) {
 			if testutil.Required() {
@@ -82,7 +82,7 @@ func TestDevicesDescribe(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := WriteDevices(&b, reps); err != nil {
+	if err := WriteReports(&b, reps); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", b.String())

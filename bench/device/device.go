@@ -1,11 +1,10 @@
-package bench
+package device
 
 import (
 	"errors"
 	"fmt"
 	"net/netip"
 
-	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -21,7 +20,7 @@ type Device struct {
 	Port      verbs.PortAttr
 	GID       verbs.GIDEntry
 	GIDReason string
-	GIDGiven  bool // the GID was given (--gid-index): InfiniBand QPs then use a GRH (useGRH)
+	GIDGiven  bool // the GID was given (--gid-index): InfiniBand QPs then use a GRH (bench's useGRH)
 	// Reason says why this device was chosen: with --ib-dev, by route
 	// (its GID table holds the control connection's address), or first.
 	Reason string
@@ -31,25 +30,25 @@ type Device struct {
 	numa   placement // set by Place
 }
 
-// OpenDevice opens name ("": the active port that carries local, else the
-// first active port of any device, as chooseDevice), checks that port (0:
+// Open opens name ("": the active port that carries local, else the
+// first active port of any device, as Choose), checks that port (0:
 // the device's first active port) is active and picks the GID: gidIndex >= 0 forces one, -1 picks the best GID for
-// the local control address (verbs.BestGID), -2 leaves it to pickGID.
-func OpenDevice(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
-	return openDevice(verbs.Open, name, port, gidIndex, local)
+// the local control address (verbs.BestGID), -2 leaves it to PickGID.
+func Open(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+	return openWith(verbs.Open, name, port, gidIndex, local)
 }
 
-// OpenDeviceCM is OpenDevice on librdmacm's context of the device
+// OpenCM is Open on librdmacm's context of the device
 // (verbs.OpenCM), which rdma_cm QPs need and other tests can use too.
-func OpenDeviceCM(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
-	return openDevice(verbs.OpenCM, name, port, gidIndex, local)
+func OpenCM(name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+	return openWith(verbs.OpenCM, name, port, gidIndex, local)
 }
 
-func openDevice(open func(string) (*verbs.Context, error), name string, port, gidIndex int, local netip.Addr) (*Device, error) {
+func openWith(open func(string) (*verbs.Context, error), name string, port, gidIndex int, local netip.Addr) (*Device, error) {
 	reason := ""
-	if name == "" { // not the first device: the first active port (chooseDevice)
+	if name == "" { // not the first device: the first active port (Choose)
 		var err error
-		if name, port, reason, err = chooseDevice("", port, local); err != nil {
+		if name, port, reason, err = Choose("", port, local); err != nil {
 			return nil, err
 		}
 	}
@@ -89,12 +88,12 @@ func (d *Device) init(port, gidIndex int, local netip.Addr) error {
 	if gidIndex < -1 { // the server picks per connection
 		return nil
 	}
-	return d.pickGID(port, gidIndex, local)
+	return d.PickGID(port, gidIndex, local)
 }
 
-// pickGID sets d.GID: gidIndex >= 0 forces one, otherwise the best GID for
+// PickGID sets d.GID: gidIndex >= 0 forces one, otherwise the best GID for
 // the local control address.
-func (d *Device) pickGID(port, gidIndex int, local netip.Addr) error {
+func (d *Device) PickGID(port, gidIndex int, local netip.Addr) error {
 	var err error
 	if gidIndex >= 0 {
 		if d.GID, err = d.Ctx.GID(port, gidIndex); err != nil {
@@ -122,25 +121,18 @@ func (d *Device) pickGID(port, gidIndex int, local netip.Addr) error {
 // Close closes the device.
 func (d *Device) Close() error { return errors.Join(d.events.close(), d.Ctx.Close()) }
 
-// supports refuses, before anything is created, a spec the device cannot
-// run, naming the device and what it lacks; what the device lacks wraps
-// verbs.ErrNotSupported (exit 3). The client checks before it sends the
-// test, the server again for its own device.
-func (d *Device) supports(s spec.Spec) error {
-	return deviceLacks(s.CheckDevice(d.limits(), 2*endpointArea(s)))
-}
-
-// limits are the device's and port's facts that specs are held to.
-func (d *Device) limits() spec.DeviceLimits {
+// Limits are the device's and port's facts that specs are held to
+// (spec.Spec.CheckDevice).
+func (d *Device) Limits() spec.DeviceLimits {
 	return spec.DeviceLimits{Name: d.Ctx.Name(), Port: d.Port.Port, MaxQPWR: d.Attr.MaxQPWR, MaxCQE: d.Attr.MaxCQE,
 		MaxMRSize: d.Attr.MaxMRSize, AtomicCap: d.Attr.AtomicCap != 0, IWARP: d.Ctx.IsIWARP(), MaxMsgSize: uint64(d.Port.MaxMsgSize),
 		PKeyTableLen: d.Port.PKeyTblLen, NumCompVectors: d.Ctx.NumCompVectors(), MaxSRQ: d.Attr.MaxSRQ, MaxSRQWR: d.Attr.MaxSRQWR,
 		MaxMR: d.Attr.MaxMR, MaxSGE: d.Attr.MaxSGE, MaxSGERd: d.Attr.MaxSGERd}
 }
 
-// deviceLacks makes an error of spec.CheckDevice* that wraps
+// Lacks makes an error of spec.CheckDevice* that wraps
 // spec.ErrNotSupported wrap verbs.ErrNotSupported too, its text unchanged.
-func deviceLacks(err error) error {
+func Lacks(err error) error {
 	if errors.Is(err, spec.ErrNotSupported) {
 		return notSupportedError{err}
 	}
@@ -153,28 +145,3 @@ type notSupportedError struct{ err error }
 
 func (e notSupportedError) Error() string   { return e.err.Error() }
 func (e notSupportedError) Unwrap() []error { return []error{e.err, verbs.ErrNotSupported} }
-
-// cqSlack is what each CQ holds beyond its depth (newEndpoint).
-const cqSlack = spec.CQSlack
-
-// checkSpecs holds every spec of a run, and its load streams, against the
-// device's limits (supports) before the first test starts; nil for a
-// TCP-only client (dev nil) and for TCP specs.
-func checkSpecs(dev *Device, specs []spec.Spec) error {
-	if dev == nil {
-		return nil
-	}
-	for _, s := range specs {
-		if s.Transport == result.TransportTCP {
-			continue
-		}
-		err := dev.supports(s)
-		if err == nil && s.Load != nil && s.Load.QPs > 0 {
-			err = dev.supports(s.LoadSpec())
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.Name(), err)
-		}
-	}
-	return nil
-}

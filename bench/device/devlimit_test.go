@@ -1,4 +1,4 @@
-package bench
+package device
 
 import (
 	"errors"
@@ -27,24 +27,24 @@ func TestIsDeviceLimit(t *testing.T) {
 		{"rdma_create_qp EINVAL", &verbs.Error{Op: "rdma_create_qp", Err: syscall.EINVAL}, true},
 		{"create_cq ENOMEM", &verbs.Error{Op: "ibv_create_cq", Err: syscall.ENOMEM}, true},
 		{"max_qp_wr checked first", fmt.Errorf("tx depth 65536 is above max_qp_wr 32768: %w", verbs.ErrNotSupported), true},
-		{"the server's device", &proto.RemoteError{Msg: "ibv_create_qp: invalid argument", Code: CodeDeviceLimit}, true},
+		{"the server's device", &proto.RemoteError{Msg: "ibv_create_qp: invalid argument", Code: CodeLimit}, true},
 		{"create_qp EIO", qp(syscall.EIO), false},
 		{"reg_mr ENOMEM", &verbs.Error{Op: "ibv_reg_mr", Err: syscall.ENOMEM}, false},
 		{"modify_qp EINVAL", &verbs.Error{Op: "ibv_modify_qp", Err: syscall.EINVAL}, false},
 		{"another remote error", &proto.RemoteError{Msg: "boom"}, false},
-		{"budget", &proto.RemoteError{Msg: "refused", Code: CodeBudget}, false},
+		{"budget", &proto.RemoteError{Msg: "refused", Code: "budget"}, false}, // bench.CodeBudget,
 		{"plain", errors.New("x"), false},
 	} {
-		if got := IsDeviceLimit(c.err); got != c.want {
-			t.Errorf("%s: IsDeviceLimit(%v) = %v, want %v", c.name, c.err, got, c.want)
+		if got := IsLimit(c.err); got != c.want {
+			t.Errorf("%s: IsLimit(%v) = %v, want %v", c.name, c.err, got, c.want)
 		}
 	}
 	// the server sends a device limit with its code, and other errors as they are
 	var re *proto.RemoteError
-	if err := remoteError(qp(syscall.EINVAL)); !errors.As(err, &re) || re.Code != CodeDeviceLimit || re.Msg != qp(syscall.EINVAL).Error() {
-		t.Errorf("remoteError(create_qp EINVAL) = %#v, want a RemoteError with code %q and the message", err, CodeDeviceLimit)
+	if err := RemoteError(qp(syscall.EINVAL)); !errors.As(err, &re) || re.Code != CodeLimit || re.Msg != qp(syscall.EINVAL).Error() {
+		t.Errorf("RemoteError(create_qp EINVAL) = %#v, want a RemoteError with code %q and the message", err, CodeLimit)
 	}
-	if err := remoteError(qp(syscall.EIO)); errors.As(err, &re) {
-		t.Errorf("remoteError(create_qp EIO) = %#v, want the error as it is", err)
+	if err := RemoteError(qp(syscall.EIO)); errors.As(err, &re) {
+		t.Errorf("RemoteError(create_qp EIO) = %#v, want the error as it is", err)
 	}
 }
