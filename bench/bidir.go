@@ -6,7 +6,7 @@ package bench
 // The server learns it from Spec.Bidirectional. For WRITE, READ and atomics
 // it runs the same sender loop as the client (rb_bw_client) towards the
 // client's target area, which then grants the server's operation (see
-// remoteAccess); for SEND each side runs rb_bidir_send, one loop that posts
+// endpoint.RemoteAccess); for SEND each side runs rb_bidir_send, one loop that posts
 // its SENDs and keeps re-posting the receives of the peer's.
 //
 // Both sides measure over the same interval: on the control connection,
@@ -30,6 +30,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -46,13 +47,13 @@ const bidirSlice = time.Millisecond
 // side's warm-up, after its own took warm: as long again, at least
 // --warmup-time, plus the engine and control timeouts.
 func bidirBarrierLimit(s spec.Spec, warm time.Duration) time.Duration {
-	return EngineTimeout + ctrlTimeout + max(s.WarmupTime, warm)
+	return endpoint.EngineTimeout + ctrlTimeout + max(s.WarmupTime, warm)
 }
 
 // bidirSide is one side of a bidirectional test: its endpoint and the
 // hooks through which it meets the other side at the barrier.
 type bidirSide struct {
-	ep *endpoint
+	ep *endpoint.Endpoint
 	s  spec.Spec
 	o  RunOptions // the client's (interval lines, progress, CPU); the server's CPU
 	// ctx ends when the control connection fails (its cause says why) or
@@ -100,12 +101,12 @@ func (r bidirRun) direction() *proto.Direction {
 // step runs the side's C loop until until (engine clock): rb_bidir_send for
 // SEND, rb_bw_client for the others.
 func (b *bidirSide) step(until int64) error {
-	b.ep.eng.ResetSamples()
+	b.ep.Eng.ResetSamples()
 	var err error
 	if b.s.Traits().ConsumesRecv {
-		_, err = b.ep.eng.BidirSend(until)
+		_, err = b.ep.Eng.BidirSend(until)
 	} else {
-		_, err = b.ep.eng.BWClient(until)
+		_, err = b.ep.Eng.BWClient(until)
 	}
 	return err
 }
@@ -115,9 +116,9 @@ func (b *bidirSide) step(until int64) error {
 // caught up with.
 func (b *bidirSide) ringStep(until int64) (full bool, err error) {
 	if b.s.Traits().ConsumesRecv {
-		return b.ep.eng.BidirSend(until)
+		return b.ep.Eng.BidirSend(until)
 	}
-	return b.ep.eng.BWClient(until)
+	return b.ep.Eng.BWClient(until)
 }
 
 // err is the cause of the side's context, or err itself.
@@ -173,9 +174,9 @@ func (b *bidirSide) run() (bidirRun, error) {
 		return out, err
 	}
 	defer unlockThread()
-	eng, s := b.ep.eng, b.s
+	eng, s := b.ep.Eng, b.s
 	far := int64(math.MaxInt64)
-	if err := b.await(b.startWarmup, ctrlTimeout+EngineTimeout, "word from the client to warm up"); err != nil {
+	if err := b.await(b.startWarmup, ctrlTimeout+endpoint.EngineTimeout, "word from the client to warm up"); err != nil {
 		return out, err
 	}
 	warmStart := time.Now()
@@ -273,8 +274,8 @@ func (bidirKind) measure(t *clientTest) (measured, error) {
 
 // runBidir is bidirKind's client half: the result and the server's.
 func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
-	ctx, w, ab, ep, s, o, stopHeartbeat := t.ctx, t.w, t.ab, t.eps.probe, t.spec, t.o, t.stopHeartbeat
-	eng := ep.eng
+	ctx, w, ab, ep, s, o, stopHeartbeat := t.ctx, t.w, t.ab, t.eps.Probe, t.spec, t.o, t.stopHeartbeat
+	eng := ep.Eng
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	fail := func(err error) {
@@ -313,7 +314,7 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 			results = make(chan served, 1)
 			go func() { // a SEND side receives meanwhile, until the server's total
 				var sr proto.ServerResult
-				err := w.next(proto.MsgResult, &sr, EngineTimeout+15*time.Second)
+				err := w.next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second)
 				switch {
 				case err != nil:
 				case sr.Error != "":
@@ -384,7 +385,7 @@ func bidirResult(r result.Result, s spec.Spec, run bidirRun, srv proto.Direction
 // connected: its own direction, the barrier and the result.
 func (bidirKind) respond(t *serverTest) error {
 	c, spec, eps := t.c, t.spec, t.eps
-	eng := eps.probe.eng
+	eng := eps.Probe.Eng
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	fail := func(err error) {
@@ -392,7 +393,7 @@ func (bidirKind) respond(t *serverTest) error {
 		eng.Abort()
 	}
 	warmup, measure := make(chan struct{}), make(chan struct{})
-	side := &bidirSide{ep: eps.probe, s: spec, o: RunOptions{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.probe.dev.NodeCPUs()}, ctx: ctx,
+	side := &bidirSide{ep: eps.Probe, s: spec, o: RunOptions{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.Probe.Dev.NodeCPUs()}, ctx: ctx,
 		startWarmup: warmup, measure: measure,
 		warmed: func(time.Duration) error { return c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarm}) },
 	}
@@ -405,9 +406,9 @@ func (bidirKind) respond(t *serverTest) error {
 		r, err := side.run()
 		done <- ran{r, err}
 	}()
-	defer eps.probe.dev.OnEvent(fail)()                // a fatal event of the device ends the test at once
-	counters := device.SnapshotCounters(eps.probe.dev) // before the start message: before any traffic
-	marks := device.NewMarkSeries(eps.probe.dev)       // the client's interval marks (bench/timeline)
+	defer eps.Probe.Dev.OnEvent(fail)()                // a fatal event of the device ends the test at once
+	counters := device.SnapshotCounters(eps.Probe.Dev) // before the start message: before any traffic
+	marks := device.NewMarkSeries(eps.Probe.Dev)       // the client's interval marks (bench/timeline)
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		fail(err)
 		<-done

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -53,8 +54,8 @@ func checkBidir(t *testing.T, doc *result.Document, specs []spec.Spec) []result.
 			t.Errorf("%s: counters %+v: both sides' port counters, with packets sent", name, r.Counters)
 		}
 		// a SEND client receives too: its own receives' step besides the server's
-		if ch := r.Choices; ch == nil || ch.RecvAddrStepBytes != recvStep(s) || ch.ClientRecvAddrStepBytes != recvStep(s) {
-			t.Errorf("%s: choices %+v: the receives of both sides step by %d", name, ch, recvStep(s))
+		if ch := r.Choices; ch == nil || ch.RecvAddrStepBytes != endpoint.RecvStep(s) || ch.ClientRecvAddrStepBytes != endpoint.RecvStep(s) {
+			t.Errorf("%s: choices %+v: the receives of both sides step by %d", name, ch, endpoint.RecvStep(s))
 		}
 		if r.TimedInterval != spec.BidirInterval || r.Samples <= 0 {
 			t.Errorf("%s: interval %q, %d samples", name, r.TimedInterval, r.Samples)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -95,10 +96,10 @@ func TestBidirRemoteAccess(t *testing.T) {
 		{result.OpSend, false, true, 0},
 	} {
 		s := spec.Spec{Op: tc.op, Mode: result.ModeBW, Bidirectional: true}
-		if got := remoteAccess(s, tc.client, tc.iwarp); got != tc.want {
+		if got := endpoint.RemoteAccess(s, tc.client, tc.iwarp); got != tc.want {
 			t.Errorf("-b %s client=%v iwarp=%v: %s, want %s", tc.op, tc.client, tc.iwarp, got, tc.want)
 		}
-		if c := poolConfig(s, tc.client, tc.iwarp, 1, false, false); c.Access != verbs.AccessLocalWrite|tc.want|verbs.AccessRelaxedOrdering {
+		if c := endpoint.PoolConfig(s, tc.client, tc.iwarp, 1, false, false); c.Access != verbs.AccessLocalWrite|tc.want|verbs.AccessRelaxedOrdering {
 			t.Errorf("-b %s client=%v: pool access %s", tc.op, tc.client, c.Access)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 type bwKind struct{}
 
 func (bwKind) measure(t *clientTest) (measured, error) {
-	res, total, err := measureBW(t.eps.probe, t.spec, t.o)
+	res, total, err := measureBW(t.eps.Probe, t.spec, t.o)
 	return measured{res: res, total: total}, err
 }
 

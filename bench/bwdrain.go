@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/drain"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -40,10 +41,10 @@ func startLanes(rings [][]sampleRing, lats [][]*hist.Histogram, iv *intervals, p
 // BWClient returned full: the drainer fell a whole ring behind), for at
 // most EngineTimeout.
 func waitRoom(eng *verbs.Engine) error {
-	deadline := time.Now().Add(EngineTimeout)
+	deadline := time.Now().Add(endpoint.EngineTimeout)
 	for eng.RingRoom() < uint64(eng.Capacity()/2) {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the sample drainer freed no room in %v (%d samples behind)", EngineTimeout, uint64(eng.Capacity())-eng.RingRoom())
+			return fmt.Errorf("the sample drainer freed no room in %v (%d samples behind)", endpoint.EngineTimeout, uint64(eng.Capacity())-eng.RingRoom())
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -53,7 +54,7 @@ func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err err
 		return proto.ServerResult{}, err
 	}
 	var sr proto.ServerResult
-	if err := w.next(proto.MsgResult, &sr, EngineTimeout+15*time.Second); err != nil {
+	if err := w.next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second); err != nil {
 		return proto.ServerResult{}, err
 	}
 	if sr.Error != "" {
@@ -187,10 +188,10 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*device.Device, error) {
 		open = device.OpenCM
 		// the port is the CM ID's (port_num), not --ib-port; for a loopback
 		// server this fails before the first test, as the server would
-		cmName, cmPort, cerr := clientCMDevice(addrOf(nc.RemoteAddr()), name)
+		cmName, cmPort, cerr := endpoint.ClientCMDevice(addrOf(nc.RemoteAddr()), name)
 		if err = cerr; err == nil {
 			var bound bool
-			if name, port, bound = cmBinding(name, port, cmName, cmPort); bound {
+			if name, port, bound = endpoint.CMBinding(name, port, cmName, cmPort); bound {
 				why += fmt.Sprintf(", port %d as rdma_cm bound it", cmPort)
 			}
 		}
@@ -238,7 +239,7 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 			return result.Result{}, fmt.Errorf("%s: no RDMA device is open on this side", spec.Name())
 		}
 		o.NodeCPUs = cl.dev.NodeCPUs()
-		if err := supports(cl.dev, spec); err != nil { // before the server allocates anything
+		if err := endpoint.Supports(cl.dev, spec); err != nil { // before the server allocates anything
 			return result.Result{}, err
 		}
 	}
@@ -259,15 +260,15 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 	} else {
 		eps, err := cl.setupRDMA(spec, &o, &setup)
 		if eps != nil {
-			defer eps.close()
+			defer eps.Close()
 		}
 		if err != nil {
 			return result.Result{}, err
 		}
 		defer o.timeline.Stop()
 		t.eps = eps
-		for _, e := range append(eps.measured(), eps.loads...) {
-			loops = append(loops, e.eng)
+		for _, e := range append(eps.Measured(), eps.Loads...) {
+			loops = append(loops, e.Eng)
 		}
 	}
 	var rd proto.Ready
@@ -324,7 +325,7 @@ type rdmaSetup struct {
 // setupRDMA connects the test's endpoints (by exchange or rdma_cm), probes
 // the inline size and starts the counter timeline (o.timeline) before the
 // server's start. It returns the endpoints also on an error, to be closed.
-func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*testEndpoints, error) {
+func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*endpoint.Test, error) {
 	connect := cl.connectExchange
 	if spec.RDMACM {
 		connect = cl.connectCM
@@ -334,7 +335,7 @@ func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*t
 		return eps, err
 	}
 	setup.mtu, setup.conn = mtu, conn
-	cl.last.inline = eps.probe.qp.Caps().MaxInlineData
+	cl.last.inline = eps.Probe.QP.Caps().MaxInlineData
 	if t, err := device.QPType(spec); err == nil {
 		if probe, err := cl.dev.MaxInline(t); err == nil {
 			cl.last.inline = probe // what the device grants, not what this test asked for
@@ -384,15 +385,15 @@ func (cl *Client) complete(res *result.Result, spec spec.Spec, o RunOptions, sr 
 // QP numbers and PSNs with the server on the control connection. It
 // returns the endpoints (also on error, to be closed), the path MTU and
 // the connection setup.
-func (cl *Client) connectExchange(spec spec.Spec) (*testEndpoints, int, *result.ConnSetup, error) {
-	eps, err := newTestEndpoints(cl.dev, spec, true)
+func (cl *Client) connectExchange(spec spec.Spec) (*endpoint.Test, int, *result.ConnSetup, error) {
+	eps, err := endpoint.NewTest(cl.dev, spec, true)
 	if err != nil {
 		return nil, 0, nil, err
 	}
 	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
 		return eps, 0, nil, err
 	}
-	if err := cl.c.Send(proto.MsgQPInfo, eps.info()); err != nil {
+	if err := cl.c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
 		return eps, 0, nil, err
 	}
 	var remote proto.QPInfo
@@ -403,12 +404,12 @@ func (cl *Client) connectExchange(spec spec.Spec) (*testEndpoints, int, *result.
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}
-	mtu, err := eps.connect(remote)
+	mtu, err := eps.Connect(remote)
 	if err != nil {
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}
-	conn := newConnSetup(result.ConnExchange, eps.all())
+	conn := endpoint.NewConnSetup(result.ConnExchange, eps.All())
 	conn.Device = cl.dev.Ctx.Name()
 	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = cl.dev.GID.Index, cl.dev.GID.GID.String(), cl.dev.GID.Type.String(), cl.dev.GIDReason
 	return eps, mtu, conn, nil
@@ -417,7 +418,7 @@ func (cl *Client) connectExchange(spec spec.Spec) (*testEndpoints, int, *result.
 // connectCM is the client side of an rdma_cm connection: the server says
 // where it listens, the client connects each QP there, then sends its
 // buffers.
-func (cl *Client) connectCM(spec spec.Spec) (*testEndpoints, int, *result.ConnSetup, error) {
+func (cl *Client) connectCM(spec spec.Spec) (*endpoint.Test, int, *result.ConnSetup, error) {
 	if !cl.dev.Ctx.CM() {
 		return nil, 0, nil, errors.New("--rdma-cm test on a client opened without rdma_cm (ClientConfig.RDMACM)")
 	}
@@ -428,7 +429,7 @@ func (cl *Client) connectCM(spec spec.Spec) (*testEndpoints, int, *result.ConnSe
 	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return nil, 0, nil, err
 	}
-	fail := func(eps *testEndpoints, err error) (*testEndpoints, int, *result.ConnSetup, error) {
+	fail := func(eps *endpoint.Test, err error) (*endpoint.Test, int, *result.ConnSetup, error) {
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}
@@ -437,36 +438,36 @@ func (cl *Client) connectCM(spec spec.Spec) (*testEndpoints, int, *result.ConnSe
 		return fail(nil, fmt.Errorf("server's rdma_cm address %q port %d invalid", remote.CMAddr, remote.CMPort))
 	}
 	dst := netip.AddrPortFrom(ip, uint16(remote.CMPort))
-	token, err := cmTokenFrom(remote.CMToken)
+	token, err := endpoint.CMTokenFrom(remote.CMToken)
 	if err != nil {
 		return fail(nil, err)
 	}
-	eps, err := newTestEndpoints(cl.dev, spec, true)
+	eps, err := endpoint.NewTest(cl.dev, spec, true)
 	if err != nil {
 		return fail(nil, err)
 	}
-	if err := eps.checkPeers(remote); err != nil {
+	if err := eps.CheckPeers(remote); err != nil {
 		return fail(eps, err)
 	}
-	if eps.cmch, err = verbs.NewEventChannel(); err != nil {
+	if eps.CMCh, err = verbs.NewEventChannel(); err != nil {
 		return fail(eps, err)
 	}
-	all := eps.all()
-	mtu, err := cmConnectAll(eps.cmch, all, dst, token)
+	all := eps.All()
+	mtu, err := endpoint.CMConnectAll(eps.CMCh, all, dst, token)
 	if err != nil {
 		return fail(eps, err)
 	}
-	if err := cl.c.Send(proto.MsgQPInfo, eps.info()); err != nil {
+	if err := cl.c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
 		return eps, 0, nil, err
 	}
-	if err := eps.startCM(remote); err != nil {
+	if err := eps.StartCM(remote); err != nil {
 		return fail(eps, err)
 	}
-	conn := newConnSetup(result.ConnRDMACM, all)
+	conn := endpoint.NewConnSetup(result.ConnRDMACM, all)
 	conn.Address, conn.Device = dst.String(), cl.dev.Ctx.Name()
-	if path, err := eps.probe.qp.Path(); err == nil {
+	if path, err := eps.Probe.QP.Path(); err == nil {
 		if g, err := cl.dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
-			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), cmGIDReason(dst)
+			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), endpoint.CMGIDReason(dst)
 		}
 	}
 	return eps, mtu, conn, nil

@@ -5,14 +5,14 @@ import (
 	"net/netip"
 
 	"github.com/rdmabench/rdmabench/bench/device"
-	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // CheckDeviceLimits opens device name (port; "" and 0: chosen as a client
 // on local would choose) and holds every spec against its limits before
-// anything runs, as a run's first check does (supports), plus the QPs one
+// anything runs, as a run's first check does (endpoint.Supports), plus the QPs one
 // test opens on it at once: sides ends (2 in loopback, where both ends are
 // on this device) of its measured and load QPs, against max_qp. An error
 // names the test, the device and the limit, and wraps
@@ -24,7 +24,7 @@ func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs 
 		return err
 	}
 	defer dev.Close()
-	if err := checkSpecs(dev, specs); err != nil {
+	if err := endpoint.CheckSpecs(dev, specs); err != nil {
 		return err
 	}
 	for _, s := range specs {
@@ -46,8 +46,8 @@ func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs 
 // device's limits (CheckDeviceLimits: c's device, port and GID index, both
 // ends on it in loopback), before the first runs. Against a server without
 // c.Device the device follows the route to it, and each run checks it.
-func (c ClientConfig) CheckAhead(specs []spec.Spec, b Budget, loopback bool) error {
-	if err := CheckBudget(specs, b, loopback); err != nil {
+func (c ClientConfig) CheckAhead(specs []spec.Spec, b endpoint.Budget, loopback bool) error {
+	if err := endpoint.CheckBudget(specs, b, loopback); err != nil {
 		return err
 	}
 	if !loopback && c.Device == "" {
@@ -58,37 +58,4 @@ func (c ClientConfig) CheckAhead(specs []spec.Spec, b Budget, loopback bool) err
 		local, sides = netip.Addr{}, 1
 	}
 	return CheckDeviceLimits(c.Device, c.Port, c.GIDIndex, local, specs, sides)
-}
-
-// supports refuses, before anything is created, a spec the device cannot
-// run, naming the device and what it lacks; what the device lacks wraps
-// verbs.ErrNotSupported (exit 3). The client checks before it sends the
-// test, the server again for its own device.
-func supports(d *device.Device, s spec.Spec) error {
-	return device.Lacks(s.CheckDevice(d.Limits(), 2*endpointArea(s)))
-}
-
-// cqSlack is what each CQ holds beyond its depth (newEndpoint).
-const cqSlack = spec.CQSlack
-
-// checkSpecs holds every spec of a run, and its load streams, against the
-// device's limits (supports) before the first test starts; nil for a
-// TCP-only client (dev nil) and for TCP specs.
-func checkSpecs(dev *device.Device, specs []spec.Spec) error {
-	if dev == nil {
-		return nil
-	}
-	for _, s := range specs {
-		if s.Transport == result.TransportTCP {
-			continue
-		}
-		err := supports(dev, s)
-		if err == nil && s.Load != nil && s.Load.QPs > 0 {
-			err = supports(dev, s.LoadSpec())
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.Name(), err)
-		}
-	}
-	return nil
 }

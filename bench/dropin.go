@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -131,10 +132,10 @@ func RunDropIn(ctx context.Context, nc net.Conn, cfg DropInConfig) (*DropInRun, 
 	if err := p.negotiate(run); err != nil {
 		return run, err
 	}
-	if p.eps, err = newTestEndpoints(dev, p.s, cfg.Client); err != nil {
+	if p.eps, err = endpoint.NewTest(dev, p.s, cfg.Client); err != nil {
 		return run, err
 	}
-	defer p.eps.close()
+	defer p.eps.Close()
 	if err := p.connect(ctx, run); err != nil {
 		return run, err
 	}
@@ -245,7 +246,7 @@ func (p *dropInSide) connect(ctx context.Context, run *DropInRun) error {
 	if p.cfg.Record != nil {
 		p.cfg.Record.WithGID = p.withGID
 	}
-	p.qps = p.eps.measured()
+	p.qps = p.eps.Measured()
 	if p.cc != nil {
 		if err := connectPerftestCM(ctx, p.wc, p.cc, dev, p.eps, p.withGID); err != nil {
 			return err
@@ -253,9 +254,9 @@ func (p *dropInSide) connect(ctx context.Context, run *DropInRun) error {
 	}
 	p.mine = make([]wire.Dest, len(p.qps))
 	for i, e := range p.qps {
-		e.qkey = perftest.QKeyFor(s) // UD: perftest's Q_Key (RC and UC have none)
-		in := e.info()
-		p.mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.qp.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
+		e.QKey = perftest.QKeyFor(s) // UD: perftest's Q_Key (RC and UC have none)
+		in := e.Info()
+		p.mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.QP.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
 	}
 	peers := make([]wire.Dest, len(p.qps))
 	for i := range p.qps {
@@ -285,16 +286,16 @@ func (p *dropInSide) connectQPs(mtu int, peers []wire.Dest) error {
 	}
 	var err error
 	if p.cc != nil {
-		err = p.eps.startCM(r)
+		err = p.eps.StartCM(r)
 	} else {
-		_, err = p.eps.connect(r)
+		_, err = p.eps.Connect(r)
 	}
 	if err != nil {
 		return err
 	}
 	for _, e := range p.qps {
 		if s.Op == result.OpWrite {
-			e.eng.SetPerftestMarker()
+			e.Eng.SetPerftestMarker()
 		}
 	}
 	return nil
@@ -318,15 +319,15 @@ func (p *dropInSide) swapsAfterRTR() error {
 	return err
 }
 
-func dropInConnSetup(dev *device.Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
+func dropInConnSetup(dev *device.Device, eps *endpoint.Test, cc *PerftestCMConn) *result.ConnSetup {
 	method := result.ConnExchange
 	if cc != nil {
 		method = result.ConnRDMACM
 	}
-	conn := newConnSetup(method, eps.all())
+	conn := endpoint.NewConnSetup(method, eps.All())
 	conn.Device = dev.Ctx.Name()
 	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = dev.GID.Index, dev.GID.GID.String(), dev.GID.Type.String(), dev.GIDReason
-	if path, err := eps.probe.qp.Path(); cc != nil && err == nil { // the server's address: where it listens
+	if path, err := eps.Probe.QP.Path(); cc != nil && err == nil { // the server's address: where it listens
 		dst := cc.RemoteAddr().String()
 		conn.Address = dst
 		if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {

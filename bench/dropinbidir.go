@@ -18,14 +18,14 @@ import (
 // dropInBidir runs one size of a -b test on p's QP 0 and returns this
 // side's result: the sums of both sides' figures, Sides each side's.
 func dropInBidir(ctx context.Context, p *dropInSide, s spec.Spec, stamps *peakStamps) (result.Result, error) {
-	ep := p.eps.probe
+	ep := p.eps.Probe
 	if s.Op != result.OpSend { // perftest's WRITE and READ tools swap once more before a duplex loop
 		if _, err := p.wc.Dest(p.mine[0], p.withGID, "sync before the loops (-b)"); err != nil {
 			return result.Result{}, err
 		}
 	}
 	if s.Op == result.OpSend {
-		ep.eng.SetStop(s.Iters) // the peer's -n messages arrive while this side sends its own
+		ep.Eng.SetStop(s.Iters) // the peer's -n messages arrive while this side sends its own
 	}
 	if err := stamps.arm(); err != nil {
 		return result.Result{}, err

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -21,7 +22,7 @@ import (
 // own clock, and counts the messages that arrived between the margins
 // (read from the engines between their C calls' polls: each engine's
 // count is one aligned 64-bit word the loop writes).
-func dropInReceiveFor(engs []*verbs.Engine, s spec.Spec, ep *endpoint) (result.Result, error) {
+func dropInReceiveFor(engs []*verbs.Engine, s spec.Spec, ep *endpoint.Endpoint) (result.Result, error) {
 	var timeUp atomic.Bool
 	count := func() (n uint64) {
 		for _, e := range engs {
@@ -86,13 +87,13 @@ const latStopGrace = 250 * time.Millisecond
 // #iterations and span are then, with a margin (-D 4 and longer), those
 // of the engine's count read at the margins on this side's clock, as
 // perftest counts its sample window (the histogram keeps every sample).
-func dropInLat(eng latEngine, ep *endpoint, s spec.Spec, o RunOptions) (result.Result, error) {
+func dropInLat(eng latEngine, ep *endpoint.Endpoint, s spec.Spec, o RunOptions) (result.Result, error) {
 	if s.Duration <= 0 {
 		r, _, err := measureLat(eng, baseResult(s, ep), s, o)
 		return r, err
 	}
-	wc := perftest.CountWindow(ep.eng.Iterations, s.Duration, perftest.Margin(s.Duration))
-	r, err := dropInLatFor(eng, ep.eng.Abort, ep.eng.ResetAbort, baseResult(s, ep), s, o)
+	wc := perftest.CountWindow(ep.Eng.Iterations, s.Duration, perftest.Margin(s.Duration))
+	r, err := dropInLatFor(eng, ep.Eng.Abort, ep.Eng.ResetAbort, baseResult(s, ep), s, o)
 	if ops, span, ok := wc.Stop(); err == nil && ok && perftest.Margin(s.Duration) > 0 {
 		r.Iterations, r.DurationNS = int64(ops), span.Nanoseconds()
 		r.Bandwidth = result.NewBandwidth(s.Size, r.Iterations, r.DurationNS)

@@ -30,6 +30,7 @@ import (
 	"net"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -90,7 +91,7 @@ type clientTest struct {
 	// stopHeartbeat stops the client's heartbeat (idempotent): a kind
 	// that sends the end itself calls it first.
 	stopHeartbeat func()
-	eps           *testEndpoints // RDMA kinds
+	eps           *endpoint.Test // RDMA kinds
 	tcp           *tcpData       // tcpKind
 }
 
@@ -99,7 +100,7 @@ type clientTest struct {
 type serverTest struct {
 	c    ctrl.Chan // to the client
 	spec spec.Spec
-	eps  *testEndpoints // RDMA kinds
+	eps  *endpoint.Test // RDMA kinds
 	tcp  *tcpData       // tcpKind
 	cpus []int          // the responder loops' CPUs (serverCPU); nil: not pinned
 	log  *log.Logger

@@ -11,8 +11,8 @@ import (
 type latKind struct{}
 
 func (latKind) measure(t *clientTest) (measured, error) {
-	ep := t.eps.probe
-	res, total, err := measureLat(ep.eng, baseResult(t.spec, ep), t.spec, t.o)
+	ep := t.eps.Probe
+	res, total, err := measureLat(ep.Eng, baseResult(t.spec, ep), t.spec, t.o)
 	return measured{res: res, total: total}, err
 }
 

@@ -16,14 +16,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
 )
-
-// EngineTimeout is the longest a C loop waits without progress (the
-// engine, the TCP baseline and the MR benchmark; tests shorten it).
-var EngineTimeout = 10 * time.Second
 
 // RunOptions control how the client side measures and reports.
 type RunOptions struct {
@@ -313,7 +310,7 @@ func measureLat(eng latEngine, base result.Result, s spec.Spec, o RunOptions) (r
 			break
 		}
 		if dr != nil {
-			if err := dr.Lane(0).LatBatch(rl, int(n), measured, eng.LatClient, verbs.Now, EngineTimeout); err != nil {
+			if err := dr.Lane(0).LatBatch(rl, int(n), measured, eng.LatClient, verbs.Now, endpoint.EngineTimeout); err != nil {
 				return result.Result{}, total + measured, err
 			}
 			measured += n
@@ -384,12 +381,12 @@ const maxBatch = 8192
 func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
 
 // measureBW runs the client side of a bandwidth test.
-func measureBW(e *endpoint, s spec.Spec, o RunOptions) (result.Result, int64, error) {
+func measureBW(e *endpoint.Endpoint, s spec.Spec, o RunOptions) (result.Result, int64, error) {
 	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
 	defer unlockThread()
-	eng := e.eng
+	eng := e.Eng
 	far := int64(math.MaxInt64)
 	warmed := int64(0)
 	if s.Warmup > 0 || s.WarmupTime > 0 {
@@ -459,16 +456,16 @@ func measureBW(e *endpoint, s spec.Spec, o RunOptions) (result.Result, int64, er
 	return r, warmed + ops, nil
 }
 
-func baseResult(s spec.Spec, e *endpoint) result.Result {
+func baseResult(s spec.Spec, e *endpoint.Endpoint) result.Result {
 	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: s.TimedInterval(),
 		TxDepth: s.TxDepth, CQMod: s.CQMod, RxDepth: s.RxDepth, PostList: s.PostList, Event: s.Event,
 		QPType: s.QPTypeLabel(), MRMode: s.MRModeLabel(), HugePages: s.HugePages, SRQ: s.SRQ}
 	r.UseStats(s.Stats())
 	r.RateLimit = s.ShapeResult()
 	if e != nil {
-		r.Inline, r.InlineReason = e.inline, e.inlineWhy
-		r.QPTimeout, r.RetryCount, r.RNRRetry, r.OutstandingReads = s.QPTimeout, s.RetryCount, s.RNRRetry, e.rdDepth
-		r.Choices = choicesResult(s, e)
+		r.Inline, r.InlineReason = e.Inline, e.InlineWhy
+		r.QPTimeout, r.RetryCount, r.RNRRetry, r.OutstandingReads = s.QPTimeout, s.RetryCount, s.RNRRetry, e.RdDepth
+		r.Choices = endpoint.ChoicesResult(s, e)
 	}
 	r.Workload = s.WorkloadResult()
 	return r

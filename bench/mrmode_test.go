@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -35,7 +36,7 @@ func TestMRModePoolConfig(t *testing.T) {
 		{"ud send", spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 4096, QPType: result.QPTypeUD}, false, true, verbs.AccessLocalWrite | verbs.AccessOnDemand | ro, 0, 16384},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := poolConfig(tt.s, tt.client, false, 3, tt.odp, true)
+			c := endpoint.PoolConfig(tt.s, tt.client, false, 3, tt.odp, true)
 			if c.Access != tt.access || c.ODPOps != tt.ops || c.BufSize != tt.buf || c.Count != 3 || !c.HugePages {
 				t.Fatalf("pool config %+v; want access %s, ODP ops %s, %d-byte buffers", c, tt.access, tt.ops, tt.buf)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/drain"
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -25,7 +26,7 @@ import (
 type multiKind struct{}
 
 func (multiKind) measure(t *clientTest) (measured, error) {
-	res, totals, err := measureBWMulti(t.eps.measured(), t.spec, t.o)
+	res, totals, err := measureBWMulti(t.eps.Measured(), t.spec, t.o)
 	m := measured{res: res, totals: totals}
 	for _, n := range totals {
 		m.total += n
@@ -36,16 +37,6 @@ func (multiKind) measure(t *clientTest) (measured, error) {
 func (multiKind) respond(t *serverTest) error {
 	active := t.spec.Traits().ConsumesRecv
 	return t.serveLoops(responders{active: active, oneThread: active && !t.spec.Event, loop: (*verbs.Engine).BWServer})
-}
-
-// qpIters is QP i's share of iters over n QPs: iters/n, one more for the
-// first iters%n.
-func qpIters(iters int64, n, i int) int64 {
-	q := iters / int64(n)
-	if int64(i) < iters%int64(n) {
-		q++
-	}
-	return q
 }
 
 // threadCPUOf is the CPU of client thread t: o.CPU for the first, the load
@@ -134,7 +125,7 @@ func (m *multiSender) waitRoom() error {
 // all QPs. Bandwidth is the total bytes over the earliest first post to
 // the latest last completion; latency merges every QP's histogram. It
 // returns the result and each QP's total operations including warm-up.
-func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, []int64, error) {
+func measureBWMulti(eps []*endpoint.Endpoint, s spec.Spec, o RunOptions) (result.Result, []int64, error) {
 	n, m := len(eps), s.NumThreads()
 	far := int64(math.MaxInt64)
 	lats := make([]*hist.Histogram, n)
@@ -161,7 +152,7 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 			return nil
 		}
 		for _, ep := range eps {
-			ep.eng.Abort()
+			ep.Eng.Abort()
 		}
 		return err
 	}
@@ -180,7 +171,7 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 				idx := groups[t]
 				snd := &multiSender{engs: make([]*verbs.Engine, len(idx)), targets: make([]uint64, len(idx)), failed: &failed}
 				for k, i := range idx {
-					snd.engs[k] = eps[i].eng
+					snd.engs[k] = eps[i].Eng
 				}
 				engs := snd.engs
 				if s.Warmup > 0 || s.WarmupTime > 0 {
@@ -208,7 +199,7 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 				defer func() { cpuUser[t], cpuSy[t] = cpu.stop() }()
 				snd.setTargets(func(k int) uint64 {
 					if s.Iters > 0 {
-						return uint64(qpIters(s.Iters, n, idx[k]))
+						return uint64(endpoint.QPIters(s.Iters, n, idx[k]))
 					}
 					return math.MaxUint64
 				})
@@ -231,7 +222,7 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 	qlats := make([][]*hist.Histogram, m)
 	for t, idx := range groups {
 		for _, i := range idx {
-			rings[t] = append(rings[t], eps[i].eng)
+			rings[t] = append(rings[t], eps[i].Eng)
 			qlats[t] = append(qlats[t], lats[i])
 		}
 	}
@@ -241,31 +232,31 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 	dr.Finish()
 	prog.Clear()
 	for _, ep := range eps {
-		ep.eng.SetRing(false) //nolint:errcheck // off never fails
+		ep.Eng.SetRing(false) //nolint:errcheck // off never fails
 	}
 	totals := make([]int64, n)
 	for i, ep := range eps {
-		totals[i] = warmed[i] + int64(ep.eng.Completed())
+		totals[i] = warmed[i] + int64(ep.Eng.Completed())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return result.Result{}, totals, err
 	}
 	r := baseResult(s, eps[0])
-	r.Choices = choicesResult(s, eps...)
+	r.Choices = endpoint.ChoicesResult(s, eps...)
 	r.QPs, r.Threads = n, m
 	lat := hist.New()
 	first, last := far, int64(0)
 	var ops, warmAll, user, sys int64
 	for i, ep := range eps {
-		q := int64(ep.eng.Completed())
-		f, l := ep.eng.Span()
+		q := int64(ep.Eng.Completed())
+		f, l := ep.Eng.Span()
 		if q > 0 {
 			first, last = min(first, f), max(last, l)
 		}
 		lat.Merge(lats[i])
 		ops += q
 		warmAll += warmed[i]
-		r.PerQP = append(r.PerQP, result.QPResult{QPN: ep.qp.QPN(), Thread: i % m, Ops: q, Bandwidth: result.NewBandwidth(s.Size, q, l-f),
+		r.PerQP = append(r.PerQP, result.QPResult{QPN: ep.QP.QPN(), Thread: i % m, Ops: q, Bandwidth: result.NewBandwidth(s.Size, q, l-f),
 			Latency: result.NewLatencyAt(lats[i], 1, s.Stats())})
 	}
 	for t := range m {

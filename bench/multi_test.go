@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -11,10 +12,10 @@ import (
 func TestQPItersSplit(t *testing.T) {
 	var sum int64
 	for i := 0; i < 8; i++ {
-		sum += qpIters(4003, 8, i)
+		sum += endpoint.QPIters(4003, 8, i)
 	}
-	if sum != 4003 || qpIters(4003, 8, 2) != 501 || qpIters(4003, 8, 3) != 500 {
-		t.Errorf("split of 4003 over 8: sum %d, QP 2 %d, QP 3 %d", sum, qpIters(4003, 8, 2), qpIters(4003, 8, 3))
+	if sum != 4003 || endpoint.QPIters(4003, 8, 2) != 501 || endpoint.QPIters(4003, 8, 3) != 500 {
+		t.Errorf("split of 4003 over 8: sum %d, QP 2 %d, QP 3 %d", sum, endpoint.QPIters(4003, 8, 2), endpoint.QPIters(4003, 8, 3))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/numa"
@@ -48,13 +49,13 @@ func TestRDMANUMAMemory(t *testing.T) {
 		if p := dev.NUMA(); p.Node != node || p.Source != result.NUMASourceFlag || !p.MemoryBound {
 			t.Fatalf("placement %+v, want node %d from the flag, bound", p, node)
 		}
-		m, err := newTestMemory(dev, s, true)
+		m, err := endpoint.NewMemory(dev, s, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pages, wrong := 0, map[int]int{}
 		var out []*verbs.PoolBuf
-		for _, pool := range []*verbs.Pool{m.measured, m.load} {
+		for _, pool := range []*verbs.Pool{m.Measured, m.Load} {
 			for range pool.Config().Count {
 				b, err := pool.Get()
 				if err != nil {
@@ -76,7 +77,7 @@ func TestRDMANUMAMemory(t *testing.T) {
 		for _, b := range out {
 			b.Put()
 		}
-		if err := m.close(); err != nil {
+		if err := m.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if len(wrong) > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result/schema"
 	"github.com/rdmabench/rdmabench/hist"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
@@ -336,9 +337,9 @@ func TestRDMAServerClient(t *testing.T) {
 // middle of a test; the server aborts that test and serves the next client.
 func TestRDMAServerSurvivesLostClient(t *testing.T) {
 	requireDevice(t)
-	old := EngineTimeout
-	EngineTimeout = 2 * time.Second
-	t.Cleanup(func() { EngineTimeout = old })
+	old := endpoint.EngineTimeout
+	endpoint.EngineTimeout = 2 * time.Second
+	t.Cleanup(func() { endpoint.EngineTimeout = old })
 	addr := startServer(t)
 	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
 	if err != nil {

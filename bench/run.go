@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -91,7 +92,7 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 			doc.PeakRSSBytes = ru.Maxrss * 1024
 		}
 	}()
-	if err := checkSpecs(cl.Device(), cfg.Specs); err != nil { // the device's limits, before any test
+	if err := endpoint.CheckSpecs(cl.Device(), cfg.Specs); err != nil { // the device's limits, before any test
 		return err
 	}
 	for i, s := range cfg.Specs {

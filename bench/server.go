@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
 
@@ -36,8 +37,8 @@ type ServerConfig struct {
 	Port     int // RDMA port; 0: chosen with the device (device.Choose)
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
-	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
-	Budget   Budget // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
+	CPUs     []int           // pin the responder thread to CPUs[0]; nil: no pinning
+	Budget   endpoint.Budget // memory and QPs of the tests at once (zero fields: the defaults); see bench/endpoint/budget.go
 	// NUMA is where each device's responder threads and buffers go
 	// (Device.Place).
 	NUMA device.NUMAChoice
@@ -93,9 +94,9 @@ type Server struct {
 	// routeDevs are the devices chosen by route for clients, by
 	// "name/port".
 	routeDevs map[string]*device.Device
-	lis       listenState // the accept loop's state (listener.go)
-	once      onceState   // ServerConfig.Once (serveonce.go)
-	ledger    *ledger     // the tests' memory and QPs against cfg.Budget
+	lis       listenState      // the accept loop's state (listener.go)
+	once      onceState        // ServerConfig.Once (serveonce.go)
+	ledger    *endpoint.Ledger // the tests' memory and QPs against cfg.Budget
 }
 
 // NewServer opens the device and checks the port. Close it when done.
@@ -123,7 +124,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		dev.Reason = why
 		dev.Place(cfg.NUMA)
 	}
-	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: newLedger(cfg.Budget)}, nil
+	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: endpoint.NewLedger(cfg.Budget)}, nil
 }
 
 // Close closes the devices. After a Serve whose sessions did not end in

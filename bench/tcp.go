@@ -26,6 +26,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -86,7 +87,7 @@ func newSockEngine(c *net.TCPConn, s spec.Spec) (*sockeng.Engine, error) {
 	if err := c.SetNoDelay(true); err != nil {
 		return nil, fmt.Errorf("TCP_NODELAY: %w", err)
 	}
-	return sockeng.NewEngine(c, sockeng.Config{Size: s.Size, Samples: sampleCap, Timeout: EngineTimeout})
+	return sockeng.NewEngine(c, sockeng.Config{Size: s.Size, Samples: endpoint.SampleCap, Timeout: endpoint.EngineTimeout})
 }
 
 // cleanEnd reports whether a responder loop ended because the client shut
@@ -199,7 +200,7 @@ func (tcpKind) respond(t *serverTest) error {
 		eng.SetStop(end.Total) // the client's shutdown usually ended the loop already
 		select {
 		case loopErr = <-done:
-		case <-time.After(EngineTimeout + 5*time.Second):
+		case <-time.After(endpoint.EngineTimeout + 5*time.Second):
 			eng.Abort()
 			loopErr = fmt.Errorf("TCP server loop did not end after %d messages: %w", end.Total, <-done)
 		}

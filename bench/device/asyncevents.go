@@ -11,7 +11,7 @@ import (
 // fatal one that concerns it (a port event of its port, any QP, CQ, SRQ or
 // device event) to the hooks of the tests running on it, as a
 // *verbs.AsyncEventError: the test aborts at once instead of waiting for
-// bench.EngineTimeout. Copies of a Device share it.
+// bench/endpoint.EngineTimeout. Copies of a Device share it.
 type deviceEvents struct {
 	w     *verbs.AsyncWatcher
 	port  int
@@ -21,7 +21,7 @@ type deviceEvents struct {
 }
 
 // watchEvents starts watching d's events; nil (no watch) when the watcher
-// cannot start: tests then end through bench.EngineTimeout as before.
+// cannot start: tests then end through bench/endpoint.EngineTimeout as before.
 func watchEvents(d *Device) *deviceEvents {
 	de := &deviceEvents{port: d.Port.Port, hooks: map[int]func(error){}}
 	w, err := d.Ctx.WatchAsyncEvents(de.event)

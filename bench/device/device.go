@@ -20,7 +20,7 @@ type Device struct {
 	Port      verbs.PortAttr
 	GID       verbs.GIDEntry
 	GIDReason string
-	GIDGiven  bool // the GID was given (--gid-index): InfiniBand QPs then use a GRH (bench's useGRH)
+	GIDGiven  bool // the GID was given (--gid-index): InfiniBand QPs then use a GRH (bench/endpoint's useGRH)
 	// Reason says why this device was chosen: with --ib-dev, by route
 	// (its GID table holds the control connection's address), or first.
 	Reason string

@@ -32,7 +32,7 @@ func TestIsDeviceLimit(t *testing.T) {
 		{"reg_mr ENOMEM", &verbs.Error{Op: "ibv_reg_mr", Err: syscall.ENOMEM}, false},
 		{"modify_qp EINVAL", &verbs.Error{Op: "ibv_modify_qp", Err: syscall.EINVAL}, false},
 		{"another remote error", &proto.RemoteError{Msg: "boom"}, false},
-		{"budget", &proto.RemoteError{Msg: "refused", Code: "budget"}, false}, // bench.CodeBudget,
+		{"budget", &proto.RemoteError{Msg: "refused", Code: "budget"}, false}, // bench/endpoint's CodeBudget
 		{"plain", errors.New("x"), false},
 	} {
 		if got := IsLimit(c.err); got != c.want {

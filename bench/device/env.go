@@ -11,7 +11,7 @@ import (
 )
 
 // This machine's cache line: each side rounds the messages it steps through
-// its cycle buffer up to its own (spec.Spec.AddrStep, bench's recvStep).
+// its cycle buffer up to its own (spec.Spec.AddrStep, bench/endpoint's RecvStep).
 func init() { spec.CacheLine = hostenv.CacheLine("/") }
 
 // Where a run took place: the host (bench/hostenv), the device and its

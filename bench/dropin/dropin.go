@@ -27,6 +27,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -93,7 +94,7 @@ func client(ctx context.Context, cfg Config) error {
 	if tried, err := clientFacingPerftest(ctx, cfg); tried {
 		return err
 	}
-	if err := bench.CheckBudget(specs, bench.Budget{}, false); err != nil {
+	if err := endpoint.CheckBudget(specs, endpoint.Budget{}, false); err != nil {
 		return err
 	}
 	key, err := loadKey(stderr)

@@ -10,7 +10,7 @@ import (
 // every trait that the rest of rdmabench switches on. Code asks the table
 // (OpOf, Spec.Traits), never the op's name. A new op is one row here, its
 // name in result.Ops (the JSON vocabulary), its work request and ODP
-// needs in bench (opVerbs, bench/opverbs.go) and its C code in verbs;
+// needs in bench/endpoint (OpVerbs, bench/endpoint/opverbs.go) and its C code in verbs;
 // TestOpTable and bench's TestOpVerbs hold the three lists together
 // (docs/architecture.md, "Adding an op", lists every file).
 

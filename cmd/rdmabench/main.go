@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/dropin"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -167,7 +168,7 @@ func exitCode(err error) int {
 		return exitBlind // the gate could not see: compare's verdict blind, isolation --max-inflation n/a
 	case errors.As(err, &ue), errors.As(err, &due), errors.As(err, &nf):
 		return exitUsage
-	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
+	case endpoint.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
 		return exitEnv
 	case device.IsLimit(err): // this side's device or the server's (mlx5's WQE sizing within max_qp_wr)
 		return exitEnv

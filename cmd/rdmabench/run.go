@@ -18,6 +18,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -89,7 +90,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		if err != nil {
 			return err
 		}
-		if err := bench.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
+		if err := endpoint.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
 			return err
 		}
 		cpus, err := device.PlanCPUs(*cpuList, loopback)
@@ -137,7 +138,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 			} else {
 				doc, err = bench.RunClient(ctx, addr, cfg)
 			}
-			if errors.Is(err, bench.ErrNoHugePages) {
+			if errors.Is(err, endpoint.ErrNoHugePages) {
 				err = envError{err} // exit 3, as for rdmabench mr
 			}
 			err = endedEarly(ctx, err) // a signal or --run-timeout: say so, and exit with its code

@@ -106,8 +106,15 @@ var Layers = []Layer{
 		},
 	},
 	{
+		Name: "queue pairs and memory", Kind: Cgo,
+		About: "one side's QPs of a test and their registered memory: endpoints, memory pools, shared receive queues, the resource budget, rdma_cm's connection of the QPs",
+		Pkgs: []string{
+			"bench/endpoint",
+		},
+	},
+	{
 		Name: "engine", Kind: Cgo,
-		About: "the benchmark engine: server, client, endpoints, measurement, the test kinds, the drop-in's side facing perftest",
+		About: "the benchmark engine: server, client, measurement, the test kinds, the drop-in's side facing perftest",
 		Pkgs: []string{
 			"bench",
 		},

@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"crypto/rand"
@@ -31,8 +31,8 @@ import (
 //	QPInfo{buffers}                ->
 //	                               <-       Ready{start}
 
-// newConnSetup summarises the endpoints' setup times.
-func newConnSetup(method string, eps []*endpoint) *result.ConnSetup {
+// NewConnSetup summarises the endpoints' setup times.
+func NewConnSetup(method string, eps []*Endpoint) *result.ConnSetup {
 	c := &result.ConnSetup{Method: method, QPs: len(eps)}
 	h := hist.New()
 	for _, ep := range eps {
@@ -49,10 +49,10 @@ func newConnSetup(method string, eps []*endpoint) *result.ConnSetup {
 	return c
 }
 
-// cmPrivate is the private data of an rdma_cm connect request: which QP of
+// CMPrivate is the private data of an rdma_cm connect request: which QP of
 // the test it connects, and the test's token (proto.QPInfo.CMToken), which
 // the server issued over the authenticated control session.
-type cmPrivate struct {
+type CMPrivate struct {
 	Index, Count uint32
 	Token        [proto.CMTokenLen]byte
 }
@@ -60,10 +60,10 @@ type cmPrivate struct {
 // cmMagic starts rdmabench's connect requests ("RBC" and format 2).
 var cmMagic = [4]byte{'R', 'B', 'C', 2}
 
-// cmPrivateLen is the length of marshalled cmPrivate, bytes.
+// cmPrivateLen is the length of marshalled CMPrivate, bytes.
 const cmPrivateLen = 12 + proto.CMTokenLen
 
-func (p cmPrivate) marshal() []byte {
+func (p CMPrivate) Marshal() []byte {
 	b := make([]byte, cmPrivateLen)
 	copy(b, cmMagic[:])
 	binary.BigEndian.PutUint32(b[4:], p.Index)
@@ -74,23 +74,23 @@ func (p cmPrivate) marshal() []byte {
 
 // parseCMPrivate decodes the private data of a connect request. The
 // transport may pad it with zeros (RC requests carry 56 bytes). It does not
-// check the token (see cmListener.accept).
-func parseCMPrivate(b []byte) (cmPrivate, error) {
+// check the token (see CMListener.accept).
+func parseCMPrivate(b []byte) (CMPrivate, error) {
 	if len(b) < cmPrivateLen {
-		return cmPrivate{}, fmt.Errorf("rdma_cm private data: %d bytes, want at least %d", len(b), cmPrivateLen)
+		return CMPrivate{}, fmt.Errorf("rdma_cm private data: %d bytes, want at least %d", len(b), cmPrivateLen)
 	}
 	if [4]byte(b[:4]) != cmMagic {
-		return cmPrivate{}, fmt.Errorf("rdma_cm private data: magic % x, want % x (not an rdmabench client of this version)", b[:4], cmMagic[:])
+		return CMPrivate{}, fmt.Errorf("rdma_cm private data: magic % x, want % x (not an rdmabench client of this version)", b[:4], cmMagic[:])
 	}
-	p := cmPrivate{Index: binary.BigEndian.Uint32(b[4:]), Count: binary.BigEndian.Uint32(b[8:]), Token: [proto.CMTokenLen]byte(b[12:cmPrivateLen])}
+	p := CMPrivate{Index: binary.BigEndian.Uint32(b[4:]), Count: binary.BigEndian.Uint32(b[8:]), Token: [proto.CMTokenLen]byte(b[12:cmPrivateLen])}
 	if p.Count == 0 || p.Count > maxCMQPs || p.Index >= p.Count {
-		return cmPrivate{}, fmt.Errorf("rdma_cm private data: QP %d of %d out of range (at most %d QPs)", p.Index, p.Count, maxCMQPs)
+		return CMPrivate{}, fmt.Errorf("rdma_cm private data: QP %d of %d out of range (at most %d QPs)", p.Index, p.Count, maxCMQPs)
 	}
 	return p, nil
 }
 
-// cmTokenFrom checks the token the server sent in its QPInfo.
-func cmTokenFrom(b []byte) ([proto.CMTokenLen]byte, error) {
+// CMTokenFrom checks the token the server sent in its QPInfo.
+func CMTokenFrom(b []byte) ([proto.CMTokenLen]byte, error) {
 	if len(b) != proto.CMTokenLen {
 		return [proto.CMTokenLen]byte{}, fmt.Errorf("server's rdma_cm token has %d bytes, want %d", len(b), proto.CMTokenLen)
 	}
@@ -100,13 +100,13 @@ func cmTokenFrom(b []byte) ([proto.CMTokenLen]byte, error) {
 // maxCMQPs bounds the QPs of one test: measured plus load QPs.
 const maxCMQPs = spec.MaxQPs + spec.MaxLoadQPs
 
-// cmAddress is where the server listens for rdma_cm connections: the local
+// CMAddress is where the server listens for rdma_cm connections: the local
 // address of the control connection, unless that is a loopback address
 // (rdma_cm resolves no loopback addresses); then the first IP address in the
 // GID table of an active port of the device (or of any device) that is
 // neither loopback nor link-local. It returns the address, the device it
 // belongs to ("" when the control address is used) and why it was chosen.
-func cmAddress(device string, local netip.Addr) (netip.Addr, string, string, error) {
+func CMAddress(device string, local netip.Addr) (netip.Addr, string, string, error) {
 	if local.IsValid() && !local.IsLoopback() && !local.IsUnspecified() {
 		return local, "", "the control connection's local address", nil
 	}
@@ -181,7 +181,7 @@ func firstAddress(addrs []netip.Addr) (netip.Addr, bool) {
 	return v6, v6.IsValid()
 }
 
-// cmBinding is the device and port an rdma_cm side opens, given --ib-dev
+// CMBinding is the device and port an rdma_cm side opens, given --ib-dev
 // and --ib-port (flagDev, "" when not given, and flagPort) and the device
 // and port_num its CM ID bound to (idDev, idPort): the CM ID's, whatever
 // --ib-port says, since rdma_cm chose the port from the address (a
@@ -189,27 +189,27 @@ func firstAddress(addrs []netip.Addr) (netip.Addr, bool) {
 // 1). Only when --ib-dev names another device than the CM ID's are the
 // flags kept (bound false): opening it then says that the address is not
 // on it.
-func cmBinding(flagDev string, flagPort int, idDev string, idPort int) (dev string, port int, bound bool) {
+func CMBinding(flagDev string, flagPort int, idDev string, idPort int) (dev string, port int, bound bool) {
 	if flagDev != "" && flagDev != idDev {
 		return flagDev, flagPort, false
 	}
 	return idDev, idPort, true
 }
 
-// clientCMDevice is the device and port a client's rdma_cm QPs use to
+// ClientCMDevice is the device and port a client's rdma_cm QPs use to
 // reach a server at control address server: those rdma_cm resolves it to
 // (the CM ID's device and port_num), or for a loopback server those it
-// resolves the address the server listens on to (cmAddress; on device
+// resolves the address the server listens on to (CMAddress; on device
 // when it is not "").
-func clientCMDevice(server netip.Addr, device string) (string, int, error) {
+func ClientCMDevice(server netip.Addr, device string) (string, int, error) {
 	if server.IsLoopback() {
-		a, _, _, err := cmAddress(device, server)
+		a, _, _, err := CMAddress(device, server)
 		if err != nil {
 			return "", 0, err
 		}
 		server = a
 	}
-	return cmDevice(server, cmTimeout)
+	return cmDevice(server, CMTimeout)
 }
 
 // cmDevice resolves which local device and port reach dst through
@@ -231,30 +231,30 @@ func cmDevice(dst netip.Addr, timeout time.Duration) (string, int, error) {
 	return id.DeviceName(), id.Port(), nil
 }
 
-// cmTimeout bounds each rdma_cm step: address and route resolution, and
+// CMTimeout bounds each rdma_cm step: address and route resolution, and
 // each connection.
-var cmTimeout = 5 * time.Second
+var CMTimeout = 5 * time.Second
 
-// cmConnect creates the endpoint's QP on a new id of ch and connects it to
-// dst as QP index of count with the test's token, within cmTimeout per
+// CMConnect creates the endpoint's QP on a new id of ch and connects it to
+// dst as QP index of count with the test's token, within CMTimeout per
 // step. It returns the path MTU rdma_cm chose.
-func (e *endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, count int, token [proto.CMTokenLen]byte) (int, error) {
+func (e *Endpoint) CMConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, count int, token [proto.CMTokenLen]byte) (int, error) {
 	e.setupStart = time.Now()
 	id, err := ch.CreateID()
 	if err != nil {
 		return 0, err
 	}
-	e.cmid = id
-	if e.spec.TClass != 0 {
-		if err := id.SetTOS(e.spec.TClass); err != nil {
+	e.CMID = id
+	if e.Spec.TClass != 0 {
+		if err := id.SetTOS(e.Spec.TClass); err != nil {
 			return 0, err
 		}
 	}
-	if err := id.Resolve(netip.Addr{}, dst, cmTimeout); err != nil {
+	if err := id.Resolve(netip.Addr{}, dst, CMTimeout); err != nil {
 		return 0, err
 	}
-	if !id.UsesContext(e.dev.Ctx) {
-		return 0, fmt.Errorf("rdma_cm reaches %s through %s, but the test runs on %s (--device)", dst.Addr(), id.DeviceName(), e.dev.Ctx.Name())
+	if !id.UsesContext(e.Dev.Ctx) {
+		return 0, fmt.Errorf("rdma_cm reaches %s through %s, but the test runs on %s (--device)", dst.Addr(), id.DeviceName(), e.Dev.Ctx.Name())
 	}
 	if err := e.createQP(id); err != nil {
 		return 0, err
@@ -263,10 +263,10 @@ func (e *endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, 
 		return 0, err
 	}
 	rd := e.maxRdAtomic()
-	e.rdDepth = e.initDepth(rd)
-	p := verbs.ConnParam{PrivateData: cmPrivate{Index: uint32(index), Count: uint32(count), Token: token}.marshal(),
-		ResponderResources: rd, InitiatorDepth: e.rdDepth, RetryCount: e.spec.RetryCount, RNRRetryCount: e.spec.RNRRetry}
-	if err := id.Connect(p, time.Now().Add(cmTimeout)); err != nil {
+	e.RdDepth = e.initDepth(rd)
+	p := verbs.ConnParam{PrivateData: CMPrivate{Index: uint32(index), Count: uint32(count), Token: token}.Marshal(),
+		ResponderResources: rd, InitiatorDepth: e.RdDepth, RetryCount: e.Spec.RetryCount, RNRRetryCount: e.Spec.RNRRetry}
+	if err := id.Connect(p, time.Now().Add(CMTimeout)); err != nil {
 		return 0, err
 	}
 	return e.cmEstablished()
@@ -275,14 +275,14 @@ func (e *endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, 
 // cmEstablished narrows the connected QP's remote access to what the test
 // needs (not on iWARP: see cmNarrowsAccess), records the READ/atomic depth
 // the QP got and returns its path MTU.
-func (e *endpoint) cmEstablished() (int, error) {
-	if cmNarrowsAccess(e.dev.Ctx.IsIWARP()) {
-		if err := e.qp.SetAccess(e.access); err != nil {
+func (e *Endpoint) cmEstablished() (int, error) {
+	if cmNarrowsAccess(e.Dev.Ctx.IsIWARP()) {
+		if err := e.QP.SetAccess(e.access); err != nil {
 			return 0, err
 		}
 	}
 	e.setup = time.Since(e.setupStart)
-	path, err := e.qp.Path()
+	path, err := e.QP.Path()
 	if err != nil {
 		return 0, err
 	}
@@ -290,7 +290,7 @@ func (e *endpoint) cmEstablished() (int, error) {
 		// the active side's QP reaches RTS with the depth of the peer's
 		// reply (librdmacm), which may be less than it asked for; never
 		// more (siw reports its inbound depth in max_rd_atomic)
-		e.rdDepth = min(e.rdDepth, path.MaxRdAtomic)
+		e.RdDepth = min(e.RdDepth, path.MaxRdAtomic)
 	}
 	return path.MTU, nil
 }
@@ -299,16 +299,16 @@ func (e *endpoint) cmEstablished() (int, error) {
 // access narrowed (ibv_modify_qp IBV_QP_ACCESS_FLAGS in RTS). Not on iWARP:
 // Chelsio's cxgb4 refuses it on a connected QP (EIO), and iw_cm already
 // grants REMOTE_READ and REMOTE_WRITE at the QP; there the test's MR
-// (poolConfig: remoteAccess) is what limits the peer to what the test needs.
+// (PoolConfig: RemoteAccess) is what limits the peer to what the test needs.
 func cmNarrowsAccess(iwarp bool) bool { return !iwarp }
 
-// cmConnectAll connects every QP of eps to the server's rdma_cm address dst
+// CMConnectAll connects every QP of eps to the server's rdma_cm address dst
 // with the test's token, one after the other. It returns the probe's path
 // MTU.
-func cmConnectAll(ch *verbs.EventChannel, eps []*endpoint, dst netip.AddrPort, token [proto.CMTokenLen]byte) (int, error) {
+func CMConnectAll(ch *verbs.EventChannel, eps []*Endpoint, dst netip.AddrPort, token [proto.CMTokenLen]byte) (int, error) {
 	mtu := 0
 	for i, ep := range eps {
-		m, err := ep.cmConnect(ch, dst, i, len(eps), token)
+		m, err := ep.CMConnect(ch, dst, i, len(eps), token)
 		if err != nil {
 			return 0, fmt.Errorf("rdma_cm QP %d of %d to %s: %w", i, len(eps), dst, err)
 		}
@@ -319,62 +319,62 @@ func cmConnectAll(ch *verbs.EventChannel, eps []*endpoint, dst netip.AddrPort, t
 	return mtu, nil
 }
 
-// cmListener is the server's rdma_cm listening id for one test.
-type cmListener struct {
+// CMListener is the server's rdma_cm listening id for one test.
+type CMListener struct {
 	ch   *verbs.EventChannel
-	id   *verbs.CMID
-	addr netip.AddrPort
-	// token is the test's random token: requests without it are rejected.
-	token [proto.CMTokenLen]byte
-	// log notes rejected requests (nil: not logged).
-	log printfer
-	// perftest: requests carry no private data (a perftest -R client,
+	ID   *verbs.CMID
+	Addr netip.AddrPort
+	// Token is the test's random token: requests without it are rejected.
+	Token [proto.CMTokenLen]byte
+	// Log notes rejected requests (nil: not logged).
+	Log interface{ Printf(string, ...any) }
+	// Perftest: requests carry no private data (a perftest -R client,
 	// bench/dropincm.go): the n-th one connects QP n.
-	perftest bool
+	Perftest bool
 	next     int
 }
 
-// bindCM binds a listener's id to addr (an ephemeral port); its device
+// BindCM binds a listener's id to addr (an ephemeral port); its device
 // is then known (DeviceName).
-func bindCM(addr netip.Addr) (*cmListener, error) {
-	return bindCMAt(netip.AddrPortFrom(addr, 0))
+func BindCM(addr netip.Addr) (*CMListener, error) {
+	return BindCMAt(netip.AddrPortFrom(addr, 0))
 }
 
-// bindCMAt binds a listener's id to ap (port 0: an ephemeral one).
-func bindCMAt(ap netip.AddrPort) (_ *cmListener, err error) {
-	l := &cmListener{}
+// BindCMAt binds a listener's id to ap (port 0: an ephemeral one).
+func BindCMAt(ap netip.AddrPort) (_ *CMListener, err error) {
+	l := &CMListener{}
 	defer func() {
 		if err != nil {
-			l.close()
+			l.Close()
 		}
 	}()
 	if l.ch, err = verbs.NewEventChannel(); err != nil {
 		return nil, err
 	}
-	if l.id, err = l.ch.CreateID(); err != nil {
+	if l.ID, err = l.ch.CreateID(); err != nil {
 		return nil, err
 	}
-	if err := l.id.Bind(ap); err != nil {
+	if err := l.ID.Bind(ap); err != nil {
 		return nil, err
 	}
-	rand.Read(l.token[:])
-	l.addr = netip.AddrPortFrom(ap.Addr(), uint16(l.id.LocalPort()))
+	rand.Read(l.Token[:])
+	l.Addr = netip.AddrPortFrom(ap.Addr(), uint16(l.ID.LocalPort()))
 	return l, nil
 }
 
-// listen starts listening with a backlog of n, on dev's context.
-func (l *cmListener) listen(dev *device.Device, n int) error {
-	if !l.id.UsesContext(dev.Ctx) {
-		return fmt.Errorf("rdma_cm address %s belongs to %s, not to %s", l.addr.Addr(), l.id.DeviceName(), dev.Ctx.Name())
+// Listen starts listening with a backlog of n, on dev's context.
+func (l *CMListener) Listen(dev *device.Device, n int) error {
+	if !l.ID.UsesContext(dev.Ctx) {
+		return fmt.Errorf("rdma_cm address %s belongs to %s, not to %s", l.Addr.Addr(), l.ID.DeviceName(), dev.Ctx.Name())
 	}
-	return l.id.Listen(n)
+	return l.ID.Listen(n)
 }
 
-// close destroys the listener; call it after the endpoints' ids are closed.
-func (l *cmListener) close() error {
+// Close destroys the listener; call it after the endpoints' ids are closed.
+func (l *CMListener) Close() error {
 	var errs []error
-	if l.id != nil {
-		errs = append(errs, l.id.Close())
+	if l.ID != nil {
+		errs = append(errs, l.ID.Close())
 	}
 	if l.ch != nil {
 		errs = append(errs, l.ch.Close())
@@ -382,12 +382,12 @@ func (l *cmListener) close() error {
 	return errors.Join(errs...)
 }
 
-// acceptAll accepts one connection per endpoint (the client says which in
+// AcceptAll accepts one connection per endpoint (the client says which in
 // its private data) until every one is established, deadline passes or
 // abort is closed. A request without the test's token (not from this
 // test's client) is rejected and logged, and the wait goes on; a request
 // with the token that does not fit is rejected, and ends the test.
-func (l *cmListener) acceptAll(dev *device.Device, eps []*endpoint, deadline time.Time, abort <-chan struct{}) error {
+func (l *CMListener) AcceptAll(dev *device.Device, eps []*Endpoint, deadline time.Time, abort <-chan struct{}) error {
 	established := 0
 	for established < len(eps) {
 		ev, err := l.ch.Next(deadline, abort)
@@ -396,11 +396,11 @@ func (l *cmListener) acceptAll(dev *device.Device, eps []*endpoint, deadline tim
 		}
 		switch ev.Type {
 		case verbs.CMEventConnectRequest:
-			if err := l.checkToken(ev.PrivateData); err != nil && !l.perftest {
+			if err := l.checkToken(ev.PrivateData); err != nil && !l.Perftest {
 				ev.ID.Reject()
 				ev.ID.Close()
-				if l.log != nil {
-					l.log.Printf("rdma_cm: rejected a connection request on %s: %v", l.addr, err)
+				if l.Log != nil {
+					l.Log.Printf("rdma_cm: rejected a connection request on %s: %v", l.Addr, err)
 				}
 				continue
 			}
@@ -427,21 +427,21 @@ func (l *cmListener) acceptAll(dev *device.Device, eps []*endpoint, deadline tim
 
 // checkToken checks a connect request's private data for the test's token
 // (in constant time).
-func (l *cmListener) checkToken(b []byte) error {
+func (l *CMListener) checkToken(b []byte) error {
 	p, err := parseCMPrivate(b)
 	if err != nil {
 		return err
 	}
-	if subtle.ConstantTimeCompare(p.Token[:], l.token[:]) != 1 {
+	if subtle.ConstantTimeCompare(p.Token[:], l.Token[:]) != 1 {
 		return errors.New("rdma_cm private data: not this test's token")
 	}
 	return nil
 }
 
 // accept creates the requested endpoint's QP on the request's id and accepts.
-func (l *cmListener) accept(dev *device.Device, eps []*endpoint, ev verbs.CMEvent) error {
-	p := cmPrivate{Index: uint32(l.next), Count: uint32(len(eps))}
-	if l.perftest {
+func (l *CMListener) accept(dev *device.Device, eps []*Endpoint, ev verbs.CMEvent) error {
+	p := CMPrivate{Index: uint32(l.next), Count: uint32(len(eps))}
+	if l.Perftest {
 		l.next++
 	} else if pp, err := parseCMPrivate(ev.PrivateData); err != nil {
 		return err
@@ -452,7 +452,7 @@ func (l *cmListener) accept(dev *device.Device, eps []*endpoint, ev verbs.CMEven
 		return fmt.Errorf("rdma_cm: the client connects QP %d of %d, the test has %d", p.Index, p.Count, len(eps))
 	}
 	ep := eps[p.Index]
-	if ep.cmid != nil {
+	if ep.CMID != nil {
 		return fmt.Errorf("rdma_cm: QP %d requested twice", p.Index)
 	}
 	if !ev.ID.UsesContext(dev.Ctx) {
@@ -462,36 +462,36 @@ func (l *cmListener) accept(dev *device.Device, eps []*endpoint, ev verbs.CMEven
 	if err := ep.createQP(ev.ID); err != nil {
 		return err
 	}
-	ep.cmid = ev.ID
+	ep.CMID = ev.ID
 	if err := ep.setAckTimeout(); err != nil {
 		return err
 	}
 	rd := ep.maxRdAtomic()
-	ep.rdDepth = ep.initDepth(max(ev.ResponderResources, 1))
-	return ev.ID.Accept(verbs.ConnParam{ResponderResources: min(rd, max(ev.InitiatorDepth, 1)), InitiatorDepth: ep.rdDepth,
-		RetryCount: ep.spec.RetryCount, RNRRetryCount: ep.spec.RNRRetry})
+	ep.RdDepth = ep.initDepth(max(ev.ResponderResources, 1))
+	return ev.ID.Accept(verbs.ConnParam{ResponderResources: min(rd, max(ev.InitiatorDepth, 1)), InitiatorDepth: ep.RdDepth,
+		RetryCount: ep.Spec.RetryCount, RNRRetryCount: ep.Spec.RNRRetry})
 }
 
-func endpointOf(eps []*endpoint, id *verbs.CMID) *endpoint {
+func endpointOf(eps []*Endpoint, id *verbs.CMID) *Endpoint {
 	for _, ep := range eps {
-		if ep.cmid == id && id != nil {
+		if ep.CMID == id && id != nil {
 			return ep
 		}
 	}
 	return nil
 }
 
-// cmGIDReason says why rdma_cm's GID is the one the QPs use.
-func cmGIDReason(dst netip.AddrPort) string {
+// CMGIDReason says why rdma_cm's GID is the one the QPs use.
+func CMGIDReason(dst netip.AddrPort) string {
 	return "chosen by rdma_cm for " + dst.Addr().String()
 }
 
 // setAckTimeout gives the rdma_cm QP the spec's ACK timeout (--qp-timeout)
 // instead of the one rdma_cm derives from the route. iWARP has none: TCP
 // retransmits below it.
-func (e *endpoint) setAckTimeout() error {
-	if e.dev.Ctx.IsIWARP() {
+func (e *Endpoint) setAckTimeout() error {
+	if e.Dev.Ctx.IsIWARP() {
 		return nil
 	}
-	return e.cmid.SetAckTimeout(e.spec.QPTimeout)
+	return e.CMID.SetAckTimeout(e.Spec.QPTimeout)
 }

@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 func TestCMPrivate(t *testing.T) {
 	tok := [proto.CMTokenLen]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
-	good := cmPrivate{Index: 3, Count: 8, Token: tok}.marshal()
+	good := CMPrivate{Index: 3, Count: 8, Token: tok}.Marshal()
 	if len(good) != cmPrivateLen || cmPrivateLen > verbs.MaxPrivateData {
 		t.Fatalf("marshal: %d bytes, want %d (at most %d)", len(good), cmPrivateLen, verbs.MaxPrivateData)
 	}
@@ -24,18 +24,18 @@ func TestCMPrivate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   []byte
-		want cmPrivate
+		want CMPrivate
 		err  string
 	}{
-		{"exact", good, cmPrivate{3, 8, tok}, ""},
-		{"padded", padded, cmPrivate{3, 8, tok}, ""},
-		{"short", good[:27], cmPrivate{}, "27 bytes, want at least 28"},
-		{"empty", nil, cmPrivate{}, "0 bytes"},
-		{"magic", append([]byte("RBX\x02"), good[4:]...), cmPrivate{}, "not an rdmabench client"},
-		{"format 1", append([]byte("RBC\x01"), good[4:]...), cmPrivate{}, "not an rdmabench client of this version"},
-		{"index", cmPrivate{Index: 8, Count: 8}.marshal(), cmPrivate{}, "QP 8 of 8 out of range"},
-		{"zero count", cmPrivate{Index: 0, Count: 0}.marshal(), cmPrivate{}, "QP 0 of 0"},
-		{"too many", cmPrivate{Index: 0, Count: maxCMQPs + 1}.marshal(), cmPrivate{}, "at most 1088 QPs"},
+		{"exact", good, CMPrivate{3, 8, tok}, ""},
+		{"padded", padded, CMPrivate{3, 8, tok}, ""},
+		{"short", good[:27], CMPrivate{}, "27 bytes, want at least 28"},
+		{"empty", nil, CMPrivate{}, "0 bytes"},
+		{"magic", append([]byte("RBX\x02"), good[4:]...), CMPrivate{}, "not an rdmabench client"},
+		{"format 1", append([]byte("RBC\x01"), good[4:]...), CMPrivate{}, "not an rdmabench client of this version"},
+		{"index", CMPrivate{Index: 8, Count: 8}.Marshal(), CMPrivate{}, "QP 8 of 8 out of range"},
+		{"zero count", CMPrivate{Index: 0, Count: 0}.Marshal(), CMPrivate{}, "QP 0 of 0"},
+		{"too many", CMPrivate{Index: 0, Count: maxCMQPs + 1}.Marshal(), CMPrivate{}, "at most 1088 QPs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseCMPrivate(tc.in)
@@ -54,17 +54,17 @@ func TestCMPrivate(t *testing.T) {
 
 // TestCMToken: the listener takes only requests with its test's token.
 func TestCMToken(t *testing.T) {
-	l := &cmListener{token: [proto.CMTokenLen]byte{9, 9, 9}}
-	other := l.token
+	l := &CMListener{Token: [proto.CMTokenLen]byte{9, 9, 9}}
+	other := l.Token
 	other[proto.CMTokenLen-1] ^= 1
 	for _, tc := range []struct {
 		name string
 		in   []byte
 		err  string
 	}{
-		{"the token", cmPrivate{Index: 0, Count: 1, Token: l.token}.marshal(), ""},
-		{"another token", cmPrivate{Index: 0, Count: 1, Token: other}.marshal(), "not this test's token"},
-		{"no token", cmPrivate{Index: 0, Count: 1}.marshal(), "not this test's token"},
+		{"the token", CMPrivate{Index: 0, Count: 1, Token: l.Token}.Marshal(), ""},
+		{"another token", CMPrivate{Index: 0, Count: 1, Token: other}.Marshal(), "not this test's token"},
+		{"no token", CMPrivate{Index: 0, Count: 1}.Marshal(), "not this test's token"},
 		{"old format", []byte("RBC\x01\x00\x00\x00\x00\x00\x00\x00\x01"), "12 bytes"},
 		{"garbage", []byte("GET / HTTP/1.1\r\n\r\n0123456789abcdef"), "not an rdmabench client"},
 	} {
@@ -75,10 +75,10 @@ func TestCMToken(t *testing.T) {
 			}
 		})
 	}
-	if _, err := cmTokenFrom(make([]byte, 15)); err == nil || !strings.Contains(err.Error(), "15 bytes, want 16") {
+	if _, err := CMTokenFrom(make([]byte, 15)); err == nil || !strings.Contains(err.Error(), "15 bytes, want 16") {
 		t.Errorf("cmTokenFrom(15 bytes): %v", err)
 	}
-	if tok, err := cmTokenFrom(l.token[:]); err != nil || tok != l.token {
+	if tok, err := CMTokenFrom(l.Token[:]); err != nil || tok != l.Token {
 		t.Errorf("cmTokenFrom: %x %v", tok, err)
 	}
 }
@@ -88,12 +88,12 @@ func TestCMToken(t *testing.T) {
 // round-trips, and only the listener's own token passes its check.
 func FuzzCMPrivate(f *testing.F) {
 	tok := [proto.CMTokenLen]byte{0xde, 0xad, 0xbe, 0xef}
-	f.Add(cmPrivate{Index: 1, Count: 2, Token: tok}.marshal())
-	f.Add(cmPrivate{Index: 1, Count: 2}.marshal())
+	f.Add(CMPrivate{Index: 1, Count: 2, Token: tok}.Marshal())
+	f.Add(CMPrivate{Index: 1, Count: 2}.Marshal())
 	f.Add([]byte("RBC\x02\x00\x00\x00\x00\xff\xff\xff\xff0123456789abcdef"))
 	f.Add([]byte("RBC\x01\x00\x00\x00\x00\x00\x00\x00\x02"))
 	f.Add(make([]byte, 56))
-	l := &cmListener{token: tok}
+	l := &CMListener{Token: tok}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := parseCMPrivate(b)
 		terr := l.checkToken(b)
@@ -106,7 +106,7 @@ func FuzzCMPrivate(f *testing.F) {
 		if p.Index >= p.Count || p.Count > maxCMQPs {
 			t.Fatalf("accepted %+v", p)
 		}
-		if !bytes.Equal(p.marshal(), b[:cmPrivateLen]) {
+		if !bytes.Equal(p.Marshal(), b[:cmPrivateLen]) {
 			t.Fatalf("%+v does not round-trip %x", p, b[:cmPrivateLen])
 		}
 		if (terr == nil) != (p.Token == tok) {
@@ -144,22 +144,22 @@ func TestFirstAddress(t *testing.T) {
 
 func TestCMAddressControlAddress(t *testing.T) {
 	local := netip.MustParseAddr("10.1.2.3")
-	a, dev, why, err := cmAddress("", local)
+	a, dev, why, err := CMAddress("", local)
 	if err != nil || a != local || dev != "" || !strings.Contains(why, "control connection") {
 		t.Fatalf("cmAddress(10.1.2.3): %v %q %q %v", a, dev, why, err)
 	}
 }
 
 func TestConnSetupSummary(t *testing.T) {
-	eps := []*endpoint{{setup: 3 * time.Millisecond}, {setup: time.Millisecond}, {setup: 2 * time.Millisecond}}
-	c := newConnSetup(result.ConnRDMACM, eps)
+	eps := []*Endpoint{{setup: 3 * time.Millisecond}, {setup: time.Millisecond}, {setup: 2 * time.Millisecond}}
+	c := NewConnSetup(result.ConnRDMACM, eps)
 	if c.QPs != 3 || c.MaxNS != 3e6 || len(c.SetupNS) != 3 || c.SetupNS[1] != 1e6 {
 		t.Fatalf("summary %+v", c)
 	}
 	if !c.P50NS.OK || c.P50NS.NS < 1999e3 || c.P50NS.NS > 2001e3 {
 		t.Errorf("p50 %v, want 2 ms", c.P50NS)
 	}
-	one := newConnSetup(result.ConnExchange, eps[:1])
+	one := NewConnSetup(result.ConnExchange, eps[:1])
 	if one.P50NS.OK || one.MaxNS != 3e6 {
 		t.Errorf("one QP: p50 %v (want n/a), max %d", one.P50NS, one.MaxNS)
 	}
@@ -186,7 +186,7 @@ func TestRemoteAccessLeastPrivilege(t *testing.T) {
 		{result.OpSendImm, result.ModeLat, true, false, 0},
 		{result.OpSendImm, result.ModeBW, false, false, 0},
 	} {
-		if got := remoteAccess(spec.Spec{Op: tc.op, Mode: tc.mode}, tc.client, tc.iwarp); got != tc.want {
+		if got := RemoteAccess(spec.Spec{Op: tc.op, Mode: tc.mode}, tc.client, tc.iwarp); got != tc.want {
 			t.Errorf("%s %s client=%v iwarp=%v: %s, want %s", tc.op, tc.mode, tc.client, tc.iwarp, got, tc.want)
 		}
 	}
@@ -216,7 +216,7 @@ func TestCMNarrowsAccess(t *testing.T) {
 	} {
 		s := spec.Spec{Op: tt.op, Mode: result.ModeBW, Size: 64}
 		// relaxed ordering (requested by default, choices.go) grants the peer nothing
-		if got := poolConfig(s, tt.client, true, 1, false, false).Access &^ verbs.AccessRelaxedOrdering; got != tt.want {
+		if got := PoolConfig(s, tt.client, true, 1, false, false).Access &^ verbs.AccessRelaxedOrdering; got != tt.want {
 			t.Errorf("iWARP %s client %v: MR access %s, want %s", tt.op, tt.client, got, tt.want)
 		}
 	}
@@ -242,7 +242,7 @@ func TestCMBinding(t *testing.T) {
 		{"--ib-port 2, bound to port 1", "", 2, "cxgb4_0", 1, "cxgb4_0", 1, true},
 		{"--ib-dev of another device", "mlx5_1", 1, "mlx5_0", 2, "mlx5_1", 1, false},
 	} {
-		dev, port, bound := cmBinding(c.flagDev, c.flagPort, c.idDev, c.idPort)
+		dev, port, bound := CMBinding(c.flagDev, c.flagPort, c.idDev, c.idPort)
 		if dev != c.wantDev || port != c.wantPort || bound != c.wantBound {
 			t.Errorf("%s: cmBinding(%q, %d, %q, %d) = %q, %d, %v; want %q, %d, %v", c.name, c.flagDev, c.flagPort, c.idDev, c.idPort,
 				dev, port, bound, c.wantDev, c.wantPort, c.wantBound)

@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"errors"
@@ -22,12 +22,12 @@ func endpointArea(s spec.Spec) int {
 	return max((n+4095)&^4095, cycle)
 }
 
-// poolConfig is the pool of count endpoints of spec s on one side:
-// LOCAL_WRITE plus only the remote access the test needs (remoteAccess),
+// PoolConfig is the pool of count endpoints of spec s on one side:
+// LOCAL_WRITE plus only the remote access the test needs (RemoteAccess),
 // ON_DEMAND in odp mode.
-func poolConfig(s spec.Spec, client, iwarp bool, count int, odp, huge bool) verbs.PoolConfig {
+func PoolConfig(s spec.Spec, client, iwarp bool, count int, odp, huge bool) verbs.PoolConfig {
 	c := verbs.PoolConfig{BufSize: 2 * endpointArea(s), Count: count,
-		Access: verbs.AccessLocalWrite | remoteAccess(s, client, iwarp) | relaxedAccess(s), HugePages: huge}
+		Access: verbs.AccessLocalWrite | RemoteAccess(s, client, iwarp) | relaxedAccess(s), HugePages: huge}
 	if odp {
 		c.Access |= verbs.AccessOnDemand
 		c.ODPOps = odpOps(s)
@@ -41,38 +41,38 @@ func odpOps(s spec.Spec) verbs.ODPOps {
 	if s.QPTypeOrDefault() != result.QPTypeRC {
 		return 0
 	}
-	return opVerbs[s.Op].odp
+	return OpVerbs[s.Op].ODP
 }
 
-// testMemory is the registered memory of one side of one test: a PD and
+// Memory is the registered memory of one side of one test: a PD and
 // fresh pools, registered once before any QP exists and released after
 // the last QP is gone. The measured QPs (probe and --qps) share one pool;
 // the --load-qps QPs, with their own size and access, another.
-type testMemory struct {
-	pd       *verbs.PD
-	measured *verbs.Pool
-	load     *verbs.Pool // nil without load QPs
-	idle     *verbs.Pool // nil without idle QPs (--qps-idle)
+type Memory struct {
+	PD       *verbs.PD
+	Measured *verbs.Pool
+	Load     *verbs.Pool // nil without load QPs
+	Idle     *verbs.Pool // nil without idle QPs (--qps-idle)
 }
 
-// newTestMemory registers the pools of spec s, bound to the device's NUMA
+// NewMemory registers the pools of spec s, bound to the device's NUMA
 // node when its placement says so (Device.Place). With --hugepages it first
 // checks that huge pages are reserved (ErrNoHugePages); in odp mode the
 // device's ODP support (*verbs.NotSupportedError, "ODP not supported by
 // rxe0"), before any QP exists.
-func newTestMemory(dev *device.Device, s spec.Spec, client bool) (_ *testMemory, err error) {
+func NewMemory(dev *device.Device, s spec.Spec, client bool) (_ *Memory, err error) {
 	if s.HugePages {
 		if err := ReadMeminfo().NoHugePages(); err != nil {
 			return nil, err
 		}
 	}
-	m := &testMemory{}
+	m := &Memory{}
 	defer func() {
 		if err != nil {
-			m.close()
+			m.Close()
 		}
 	}()
-	if m.pd, err = dev.Ctx.AllocPD(); err != nil {
+	if m.PD, err = dev.Ctx.AllocPD(); err != nil {
 		return nil, err
 	}
 	if err = dev.BindMemory(func() error { return m.newPools(dev, s, client) }); err != nil {
@@ -82,36 +82,36 @@ func newTestMemory(dev *device.Device, s spec.Spec, client bool) (_ *testMemory,
 }
 
 // newPools maps and registers the pools of spec s on m.pd.
-func (m *testMemory) newPools(dev *device.Device, s spec.Spec, client bool) error {
+func (m *Memory) newPools(dev *device.Device, s spec.Spec, client bool) error {
 	var err error
 	odp := s.MRModeOrDefault() == result.MRModeODP
-	if m.measured, err = m.pd.NewPool(poolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {
+	if m.Measured, err = m.PD.NewPool(PoolConfig(s, client, dev.Ctx.IsIWARP(), s.NumQPs(), odp, s.HugePages)); err != nil {
 		return fmt.Errorf("--mr-mode %s: %w", s.MRModeOrDefault(), err)
 	}
 	if s.Load != nil && s.Load.QPs > 0 {
-		if m.load, err = m.pd.NewPool(poolConfig(s.LoadSpec(), client, dev.Ctx.IsIWARP(), s.Load.QPs, odp, s.HugePages)); err != nil {
+		if m.Load, err = m.PD.NewPool(PoolConfig(s.LoadSpec(), client, dev.Ctx.IsIWARP(), s.Load.QPs, odp, s.HugePages)); err != nil {
 			return fmt.Errorf("--mr-mode %s: load QPs: %w", s.MRModeOrDefault(), err)
 		}
 	}
 	if s.IdleQPs > 0 {
-		if m.idle, err = m.pd.NewPool(poolConfig(s.IdleSpec(), client, dev.Ctx.IsIWARP(), s.IdleQPs, false, false)); err != nil {
+		if m.Idle, err = m.PD.NewPool(PoolConfig(s.IdleSpec(), client, dev.Ctx.IsIWARP(), s.IdleQPs, false, false)); err != nil {
 			return fmt.Errorf("--qps-idle %d: %w", s.IdleQPs, err)
 		}
 	}
 	return nil
 }
 
-// close releases the pools, then the PD: call it after every endpoint
+// Close releases the pools, then the PD: call it after every endpoint
 // returned its buffer and closed its QP.
-func (m *testMemory) close() error {
+func (m *Memory) Close() error {
 	var errs []error
-	for _, p := range []*verbs.Pool{m.idle, m.load, m.measured} {
+	for _, p := range []*verbs.Pool{m.Idle, m.Load, m.Measured} {
 		if p != nil {
 			errs = append(errs, p.Close())
 		}
 	}
-	if m.pd != nil {
-		errs = append(errs, m.pd.Close())
+	if m.PD != nil {
+		errs = append(errs, m.PD.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"golang.org/x/sys/unix"
 
@@ -17,7 +16,7 @@ func TestSpecNeed(t *testing.T) {
 	bw := func(op string, size, qps int) spec.Spec {
 		return spec.Spec{Op: op, Mode: result.ModeBW, Size: size, Iters: 100, TxDepth: 128, CQMod: 1, RxDepth: 512, QPs: qps}
 	}
-	eng := func(n, tx int64) int64 { return n * (int64(sampleCap)*8 + tx*8 + 1024) }
+	eng := func(n, tx int64) int64 { return n * (int64(SampleCap)*8 + tx*8 + 1024) }
 	perOp := bw(result.OpWrite, 4096, 2)
 	perOp.MRMode = result.MRModePerOp
 	load := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 512,
@@ -76,14 +75,6 @@ func TestCheckNeed(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrOverBudget) || !IsOverBudget(err) {
 			t.Errorf("%s: %v, want ErrOverBudget with %q", c.name, err, c.want)
 		}
-	}
-	r := refusal{&BudgetError{Test: "t", Side: "on the server", Limit: "its --max-qps is 1"}}
-	var re *proto.RemoteError
-	if !errors.As(r, &re) || re.Code != CodeBudget || re.Msg != r.Error() || !strings.HasPrefix(r.Error(), "refused: t needs") || !IsOverBudget(r) {
-		t.Errorf("refusal %v becomes %+v", r, re)
-	}
-	if !IsOverBudget(&proto.RemoteError{Msg: "refused", Code: CodeBudget}) || IsOverBudget(&proto.RemoteError{Msg: "busy", Code: codeBusy}) {
-		t.Error("IsOverBudget does not tell a server's budget refusal from other remote errors")
 	}
 }
 

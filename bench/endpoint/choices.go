@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"sync/atomic"
@@ -24,7 +24,7 @@ import (
 //     cycle buffer a page (perftest's increase_loc_addr/increase_rem_addr),
 //     for messages up to half the cycle; --no-addr-step turns it off. A
 //     SEND receiver steps its receives over its cycle the same way
-//     (recvStep).
+//     (RecvStep).
 //   - GRH: on InfiniBand the address vector has no GRH unless this side's
 //     GID was given with --gid-index (perftest -x); RoCE always needs one.
 //   - Completion vectors: every CQ on vector 0 (perftest's --eq_num
@@ -33,13 +33,13 @@ import (
 //   - P_Key index: --pkey-index (perftest --pkey_index), default 0, given
 //     to the QPs at INIT.
 
-// recvStep is how far each receive of a SEND bandwidth test lies past the
+// RecvStep is how far each receive of a SEND bandwidth test lies past the
 // previous one's, over the receiver's cycle buffer, bytes: perftest steps
 // its receive buffers as it steps its sends, by the receive (the message,
 // and on UD the 40-byte GRH before it) rounded up to the cache line, for
 // receives up to half the cycle. 0 when the sends do not step (AddrStep),
 // for other ops, and for larger receives.
-func recvStep(s spec.Spec) int {
+func RecvStep(s spec.Spec) int {
 	step, cycle := s.AddrStep()
 	if step == 0 || !s.Traits().ConsumesRecv {
 		return 0
@@ -61,7 +61,7 @@ func recvStep(s spec.Spec) int {
 // say (an older server, a perftest peer); in a bidirectional test the
 // client's own receives (client: 0 otherwise).
 func recvSteps(s spec.Spec, peer int) (server, client int) {
-	own := recvStep(s)
+	own := RecvStep(s)
 	server = own
 	if own != 0 && peer != 0 {
 		server = peer
@@ -109,9 +109,9 @@ func compVector(dev *device.Device, s spec.Spec) int {
 	return int((cqSeq.Add(1) - 1) % uint64(n))
 }
 
-// choicesResult is what the endpoints of a test ran with (eps: the client
+// ChoicesResult is what the endpoints of a test ran with (eps: the client
 // side's measured QPs, in order).
-func choicesResult(s spec.Spec, eps ...*endpoint) *result.Choices {
+func ChoicesResult(s spec.Spec, eps ...*Endpoint) *result.Choices {
 	step, cycle := s.AddrStep()
 	c := &result.Choices{RelaxedOrdering: !s.NoRelaxedOrdering, AddrStepBytes: step, AddrCycleBytes: cycle, PKeyIndex: s.PKeyIndex,
 		CompVectors: []int{}}
@@ -124,8 +124,8 @@ func choicesResult(s spec.Spec, eps ...*endpoint) *result.Choices {
 		if e == nil {
 			continue
 		}
-		if i == 0 && e.dev != nil {
-			c.GRH, c.CompVectorsOf = e.grh, e.dev.Ctx.NumCompVectors()
+		if i == 0 && e.Dev != nil {
+			c.GRH, c.CompVectorsOf = e.grh, e.Dev.Ctx.NumCompVectors()
 		}
 		if e.scq != nil && e.rcq != nil {
 			c.CompVectors = append(c.CompVectors, e.scq.Vector(), e.rcq.Vector())

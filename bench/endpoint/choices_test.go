@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"testing"
@@ -91,10 +91,10 @@ func TestRecvStep(t *testing.T) {
 		{"latency", spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 64, AddrCycle: 4096}, 0},
 		{"--no-addr-step", spec.Spec{Op: result.OpSend, Mode: result.ModeBW, Size: 64, AddrCycle: 4096, NoAddrStep: true}, 0},
 	} {
-		if got := recvStep(c.s); got != c.want {
+		if got := RecvStep(c.s); got != c.want {
 			t.Errorf("%s: recvStep %d, want %d", c.name, got, c.want)
 		}
-		if got := choicesResult(c.s).RecvAddrStepBytes; got != c.want {
+		if got := ChoicesResult(c.s).RecvAddrStepBytes; got != c.want {
 			t.Errorf("%s: choices record recv_addr_step_bytes %d, want %d", c.name, got, c.want)
 		}
 	}
@@ -122,7 +122,7 @@ func TestRecvStepServerCacheLine(t *testing.T) {
 		{"bidirectional: both sides' steps", bi, 256, 256, 192},
 		{"write: no receives, whatever the peer says", spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 129, AddrCycle: 4096}, 256, 0, 0},
 	} {
-		c0 := choicesResult(c.s, &endpoint{peerRecvStep: c.peer})
+		c0 := ChoicesResult(c.s, &Endpoint{peerRecvStep: c.peer})
 		if c0.RecvAddrStepBytes != c.server || c0.ClientRecvAddrStepBytes != c.client {
 			t.Errorf("%s: recv_addr_step_bytes %d, client_recv_addr_step_bytes %d; want %d, %d",
 				c.name, c0.RecvAddrStepBytes, c0.ClientRecvAddrStepBytes, c.server, c.client)

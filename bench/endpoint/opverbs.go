@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -9,9 +9,9 @@ import (
 // The verbs half of the op table (bench/spec/ops.go): for each op the
 // work request its engine posts and the ODP capabilities its memory needs
 // on RC (verbs.Context.CheckODP). TestOpVerbs holds it to spec.Ops.
-var opVerbs = map[string]struct {
-	code verbs.Opcode
-	odp  verbs.ODPOps
+var OpVerbs = map[string]struct {
+	Code verbs.Opcode
+	ODP  verbs.ODPOps
 }{
 	result.OpSend:     {verbs.OpSend, verbs.ODPSend | verbs.ODPRecv},
 	result.OpWrite:    {verbs.OpWrite, verbs.ODPWrite},

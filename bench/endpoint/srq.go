@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"github.com/rdmabench/rdmabench/bench/device"
@@ -18,14 +18,14 @@ import (
 //
 // The SRQ holds what one QP's receive queue would: the rx depth (latency:
 // at most 16 posted, as without --srq). Each engine posts its share of
-// them (qpIters) into its own receive area and, in its C loop, re-posts
+// them (QPIters) into its own receive area and, in its C loop, re-posts
 // one to the SRQ for every message its QP receives; a message takes the
 // oldest receive, whichever engine posted it, and the receive's wr_id
 // names the area it landed in (the --verify pass reads it there).
 
-// usesSRQ reports whether one side's QPs of s take their receives from an
+// UsesSRQ reports whether one side's QPs of s take their receives from an
 // SRQ: the server's, and the client's in latency tests.
-func usesSRQ(s spec.Spec, client bool) bool { return s.SRQ && (!client || s.Mode == result.ModeLat) }
+func UsesSRQ(s spec.Spec, client bool) bool { return s.SRQ && (!client || s.Mode == result.ModeLat) }
 
 // recvPosts is how many receives one side of a SEND test posts before
 // traffic, per QP (or, with --srq, in all): the rx depth, at most 16 in

@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spread"
@@ -59,20 +58,20 @@ func (n Need) Add(o Need) Need {
 }
 
 // NeedOf is what one side (client or server) of s maps and opens: the same
-// pools newTestMemory registers (verbs.PoolConfig.MappedBytes), the per-op
+// pools NewMemory registers (verbs.PoolConfig.MappedBytes), the per-op
 // client's unregistered buffers, and each engine's arrays. s must be
 // valid (Validate).
 func NeedOf(s spec.Spec, client bool) Need {
-	engine := func(tx int) int64 { return int64(sampleCap)*8 + int64(tx)*8 + 1024 }
+	engine := func(tx int) int64 { return int64(SampleCap)*8 + int64(tx)*8 + 1024 }
 	if s.Transport == result.TransportTCP { // one socket engine: the message, the receive chunk, the samples
 		return Need{Unregister: int64(s.Size) + 256<<10, Engine: engine(0)}
 	}
 	n := Need{QPs: s.NumQPs()}
-	n.Registered = poolConfig(s, client, false, s.NumQPs(), false, s.HugePages).MappedBytes()
+	n.Registered = PoolConfig(s, client, false, s.NumQPs(), false, s.HugePages).MappedBytes()
 	n.Engine = int64(s.NumQPs()) * engine(s.TxDepth)
 	n.Registered += spread.Bytes(s, client) // the workload knobs' region or per-MR buffers
 	if s.IdleQPs > 0 {                      // idle QPs: a pool buffer each, no engine
-		n.Registered += poolConfig(s.IdleSpec(), client, false, s.IdleQPs, false, false).MappedBytes()
+		n.Registered += PoolConfig(s.IdleSpec(), client, false, s.IdleQPs, false, false).MappedBytes()
 		n.QPs += s.IdleQPs
 	}
 	if client && s.MRModeOrDefault() == result.MRModePerOp {
@@ -80,7 +79,7 @@ func NeedOf(s spec.Spec, client bool) Need {
 	}
 	if s.Load != nil && s.Load.QPs > 0 {
 		l := s.LoadSpec()
-		n.Registered += poolConfig(l, client, false, s.Load.QPs, false, s.HugePages).MappedBytes()
+		n.Registered += PoolConfig(l, client, false, s.Load.QPs, false, s.HugePages).MappedBytes()
 		n.Engine += int64(s.Load.QPs) * engine(l.TxDepth)
 		n.QPs += s.Load.QPs
 	}
@@ -179,9 +178,9 @@ func IsOverBudget(err error) bool {
 	return errors.Is(err, ErrOverBudget) || (errors.As(err, &re) && re.Code == CodeBudget)
 }
 
-// describe names a test with its QPs and sizes, e.g. "write bw 16 QPs x
+// Describe names a test with its QPs and sizes, e.g. "write bw 16 QPs x
 // 256 MiB" or "send lat 1 QP x 2 B + 8 load QPs x 64 KiB".
-func describe(s spec.Spec) string {
+func Describe(s spec.Spec) string {
 	d := fmt.Sprintf("%s %s %d QP", s.Op, s.Mode, s.NumQPs())
 	if s.Transport == result.TransportTCP {
 		d = fmt.Sprintf("tcp %s %s 1 connection", s.Op, s.Mode)
@@ -247,19 +246,20 @@ func available(avail int64) string {
 	return "; this machine has " + strings.Join(parts, ", ")
 }
 
-// ledger counts the memory and QPs of a server's tests in progress
+// Ledger counts the memory and QPs of a server's tests in progress
 // against its budget.
-type ledger struct {
+type Ledger struct {
 	mu  sync.Mutex
 	b   Budget
 	mem int64
 	qps int
 }
 
-func newLedger(b Budget) *ledger { return &ledger{b: b.withDefaults()} }
+// NewLedger is a ledger of b (its zero fields: the defaults).
+func NewLedger(b Budget) *Ledger { return &Ledger{b: b.withDefaults()} }
 
-// reserve takes n for a test, or refuses it; release gives it back.
-func (l *ledger) reserve(test string, n Need) (release func(), err error) {
+// Reserve takes n for a test, or refuses it; release gives it back.
+func (l *Ledger) Reserve(test string, n Need) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := checkNeed(test, "on the server", "its --max", n, l.b, l.mem, l.qps, ReadMeminfo().MemAvailable); err != nil {
@@ -273,38 +273,6 @@ func (l *ledger) reserve(test string, n Need) (release func(), err error) {
 		l.mem -= n.Memory()
 		l.qps -= n.QPs
 	}), nil
-}
-
-// admit reserves the server's side of spec before anything is mapped or
-// registered. A refusal reads the client's QP information (which follows
-// the test unless rdma_cm) so the session stays in step, and comes back
-// as a RemoteError with CodeBudget for the session to send.
-func (s *Server) admit(c ctrl.Chan, spec spec.Spec) (release func(), err error) {
-	release, err = s.ledger.reserve(describe(spec), NeedOf(spec, false))
-	if err == nil {
-		return release, nil
-	}
-	if !spec.RDMACM {
-		var skip proto.QPInfo
-		c.Recv(proto.MsgQPInfo, &skip)
-	}
-	return nil, refusal{err}
-}
-
-// refusal is the server's budget refusal: its session logs it as it is
-// and sends it (proto.Conn.SendError) as a RemoteError with CodeBudget.
-type refusal struct{ err error }
-
-func (r refusal) Error() string { return "refused: " + r.err.Error() }
-func (r refusal) Unwrap() error { return r.err }
-
-// As makes errors.As find the RemoteError the client is sent.
-func (r refusal) As(target any) bool {
-	re, ok := target.(**proto.RemoteError)
-	if ok {
-		*re = &proto.RemoteError{Msg: r.Error(), Code: CodeBudget}
-	}
-	return ok
 }
 
 // CheckBudget holds every spec of a run against this process's budget
@@ -321,7 +289,7 @@ func CheckBudget(specs []spec.Spec, b Budget, loopback bool) error {
 		if loopback {
 			n = n.Add(NeedOf(s, false))
 		}
-		if err := checkNeed(describe(s), side, "--max", n, b, 0, 0, avail); err != nil {
+		if err := checkNeed(Describe(s), side, "--max", n, b, 0, 0, avail); err != nil {
 			return err
 		}
 	}

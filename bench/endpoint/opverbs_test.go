@@ -1,4 +1,4 @@
-package bench
+package endpoint
 
 import (
 	"testing"
@@ -11,22 +11,22 @@ import (
 // needs here, every access its verbs flag, and nothing else is mapped.
 func TestOpVerbs(t *testing.T) {
 	for _, r := range spec.Ops() {
-		v, ok := opVerbs[r.Name]
-		if !ok || v.odp == 0 {
+		v, ok := OpVerbs[r.Name]
+		if !ok || v.ODP == 0 {
 			t.Errorf("op %s: no verbs mapping (opVerbs) %+v", r.Name, v)
 		}
-		withImm := v.code == verbs.OpWriteWithImm || v.code == verbs.OpSendWithImm
+		withImm := v.Code == verbs.OpWriteWithImm || v.Code == verbs.OpSendWithImm
 		switch {
 		case r.Imm != withImm:
-			t.Errorf("op %s: immediate data %v, but its work request is %s", r.Name, r.Imm, v.code)
-		case r.ConsumesRecv && v.odp&verbs.ODPRecv == 0:
+			t.Errorf("op %s: immediate data %v, but its work request is %s", r.Name, r.Imm, v.Code)
+		case r.ConsumesRecv && v.ODP&verbs.ODPRecv == 0:
 			t.Errorf("op %s consumes receives: its ODP needs lack ODPRecv", r.Name)
 		}
 		if _, ok := accessVerbs[r.Access]; !ok {
 			t.Errorf("op %s: access %d has no verbs flag (accessVerbs)", r.Name, r.Access)
 		}
 	}
-	if len(opVerbs) != len(spec.Ops()) {
-		t.Errorf("opVerbs maps %d ops, the op table has %d", len(opVerbs), len(spec.Ops()))
+	if len(OpVerbs) != len(spec.Ops()) {
+		t.Errorf("opVerbs maps %d ops, the op table has %d", len(OpVerbs), len(spec.Ops()))
 	}
 }
