@@ -4,20 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
-
-func TestQPItersSplit(t *testing.T) {
-	var sum int64
-	for i := 0; i < 8; i++ {
-		sum += endpoint.QPIters(4003, 8, i)
-	}
-	if sum != 4003 || endpoint.QPIters(4003, 8, 2) != 501 || endpoint.QPIters(4003, 8, 3) != 500 {
-		t.Errorf("split of 4003 over 8: sum %d, QP 2 %d, QP 3 %d", sum, endpoint.QPIters(4003, 8, 2), endpoint.QPIters(4003, 8, 3))
-	}
-}
 
 func TestQPsThreadsValidate(t *testing.T) {
 	ok := spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, Iters: 100, TxDepth: 8, CQMod: 1, RxDepth: 8, QPs: 8, Threads: 2}

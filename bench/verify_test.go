@@ -146,14 +146,6 @@ func TestVerifySRQValidation(t *testing.T) {
 	}
 }
 
-func TestUsesSRQ(t *testing.T) {
-	lat := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, SRQ: true}
-	bw := spec.Spec{Op: result.OpSend, Mode: result.ModeBW, SRQ: true}
-	if !endpoint.UsesSRQ(lat, true) || !endpoint.UsesSRQ(lat, false) || endpoint.UsesSRQ(bw, true) || !endpoint.UsesSRQ(bw, false) || endpoint.UsesSRQ(spec.Spec{}, false) {
-		t.Error("an SRQ on every receiving side: both in latency, the server in bandwidth, none without --srq")
-	}
-}
-
 // TestVerifyHeartbeat: a verify step that takes longer than the heartbeat
 // deadline passes while the peer's heartbeat goes on (the answer arrives
 // after it), and a peer that stops (no answer, no heartbeat) is lost at the

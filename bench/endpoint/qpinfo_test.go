@@ -1,10 +1,9 @@
-package bench
+package endpoint
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
 
@@ -21,7 +20,7 @@ func FuzzQPInfoDecode(f *testing.F) {
 		if err := c.Decode(proto.MsgQPInfo, b, &q); err != nil {
 			return
 		}
-		if err := endpoint.CheckPeerBuffer(q, 4096); err == nil && (q.Len < 4096 || q.Addr+q.Len < q.Addr) {
+		if err := CheckPeerBuffer(q, 4096); err == nil && (q.Len < 4096 || q.Addr+q.Len < q.Addr) {
 			t.Fatalf("accepted a peer buffer of %d bytes at 0x%x", q.Len, q.Addr)
 		}
 	})
