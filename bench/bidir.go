@@ -31,6 +31,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -55,7 +56,7 @@ func bidirBarrierLimit(s spec.Spec, warm time.Duration) time.Duration {
 type bidirSide struct {
 	ep *endpoint.Endpoint
 	s  spec.Spec
-	o  RunOptions // the client's (interval lines, progress, CPU); the server's CPU
+	o  measure.Options // the client's (interval lines, progress, CPU); the server's CPU
 	// ctx ends when the control connection fails (its cause says why) or
 	// the run is cancelled; whoever cancels it also aborts the engine.
 	ctx context.Context
@@ -170,10 +171,10 @@ func (b *bidirSide) await(ch <-chan struct{}, limit time.Duration, what string) 
 // operations and, for SEND, the rest of the peer's messages.
 func (b *bidirSide) run() (bidirRun, error) {
 	var out bidirRun
-	if err := lockThread(b.o.CPU, b.o.NodeCPUs); err != nil {
+	if err := measure.LockThread(b.o.CPU, b.o.NodeCPUs); err != nil {
 		return out, err
 	}
-	defer unlockThread()
+	defer measure.UnlockThread()
 	eng, s := b.ep.Eng, b.s
 	far := int64(math.MaxInt64)
 	if err := b.await(b.startWarmup, ctrlTimeout+endpoint.EngineTimeout, "word from the client to warm up"); err != nil {
@@ -181,7 +182,7 @@ func (b *bidirSide) run() (bidirRun, error) {
 	}
 	warmStart := time.Now()
 	if s.Warmup > 0 || s.WarmupTime > 0 {
-		if err := bwWarmup(newEngSender(eng, warmTarget(s), func(until int64) (bool, error) {
+		if err := measure.BWWarmup(measure.NewEngSender(eng, measure.WarmTarget(s), func(until int64) (bool, error) {
 			if err := b.step(until); err != nil {
 				return false, b.err(err)
 			}
@@ -206,44 +207,44 @@ func (b *bidirSide) run() (bidirRun, error) {
 			return out, err
 		}
 	}
-	cpu := startCPU()
+	cpu := measure.StartCPU()
 	out.lat = hist.New()
 	target := uint64(math.MaxUint64)
 	if s.Iters > 0 {
 		target = uint64(s.Iters)
 	}
-	snd := newEngSender(eng, target, b.ringStep)
+	snd := measure.NewEngSender(eng, target, b.ringStep)
 	start := verbs.Now()
-	iv := newIntervals(s, b.o, start)
-	prog := newProgress(s, b.o, start)
+	iv := measure.NewIntervals(s, b.o, start)
+	prog := measure.NewProgress(s, b.o, start)
 	defer prog.Clear()
 	deadline := far
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)
 	}
-	// as measureBW: the samples go to the ring, which the drainer records
+	// as measure.BW: the samples go to the ring, which the drainer records
 	// while this thread stays in the C loop (sending and receiving)
 	if err := eng.SetRing(true); err != nil {
 		return out, err
 	}
-	drain := startDrain(eng, out.lat, iv, prog)
+	drain := measure.StartDrain(eng, out.lat, iv, prog)
 	stopRing := sync.OnceFunc(func() {
 		drain.Finish()
 		eng.SetRing(false) //nolint:errcheck // off never fails
 	})
 	defer stopRing()
-	if err := bwPhase(snd, drain.Lane(0), iv.next, deadline, iv.every); err != nil {
+	if err := measure.BWPhase(snd, drain.Lane(0), iv.Next, deadline, iv.Every); err != nil {
 		return out, b.err(err)
 	}
 	stopRing()
-	out.user, out.sys = cpu.stop()
+	out.user, out.sys = cpu.Stop()
 	out.ops = int64(eng.Completed())
 	out.first, out.last = eng.Span()
-	iv.flush(out.last)
-	if iv.err != nil {
-		return out, fmt.Errorf("write .hlog: %w", iv.err)
+	iv.Flush(out.last)
+	if iv.Err != nil {
+		return out, fmt.Errorf("write .hlog: %w", iv.Err)
 	}
-	out.intervals = iv.list
+	out.intervals = iv.List
 	if b.measured != nil {
 		if err := b.measured(out.total()); err != nil {
 			return out, err
@@ -282,13 +283,13 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 		cancel(err)
 		ab.abort(err)
 	}
-	measure := make(chan struct{})
+	measuring := make(chan struct{})
 	type served struct {
 		sr  proto.ServerResult
 		err error
 	}
 	var results chan served // set once the end is sent
-	side := &bidirSide{ep: ep, s: s, o: o, ctx: bctx, measure: measure,
+	side := &bidirSide{ep: ep, s: s, o: o, ctx: bctx, measure: measuring,
 		warmed: func(took time.Duration) error {
 			go func() { // the server's warm: it may have come already
 				var r proto.Ready
@@ -300,14 +301,14 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 					fail(fmt.Errorf("bidirectional barrier: %w", err))
 					return
 				}
-				close(measure)
+				close(measuring)
 			}()
 			return nil
 		},
 		begin: func() error { return t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
 		measured: func(total int64) error {
 			stopHeartbeat()   // the server reads no message after the end
-			o.timeline.Stop() // nor any mark
+			o.Timeline.Stop() // nor any mark
 			if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
 				return err
 			}
@@ -361,7 +362,7 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 	if s.Traits().ConsumesRecv && sr.Iterations != run.total() {
 		return result.Result{}, sr, fmt.Errorf("the server received %d of the client's %d SENDs", sr.Iterations, run.total())
 	}
-	r, err := bidirResult(baseResult(s, ep), s, run, *sr.Bidir)
+	r, err := bidirResult(measure.BaseResult(s, ep), s, run, *sr.Bidir)
 	return r, sr, err
 }
 
@@ -374,7 +375,7 @@ func bidirResult(r result.Result, s spec.Spec, run bidirRun, srv proto.Direction
 	r.Iterations, r.Warmup = cli.Ops+sv.Ops, cli.Warmup+sv.Warmup
 	r.DurationNS = max(cli.DurationNS, sv.DurationNS)
 	r.Bandwidth = cli.Bandwidth.Plus(sv.Bandwidth)
-	r.CPU = &result.CPUUsage{ClientUserNS: run.user, ClientSysNS: run.sys, ClientUSPerMsg: perMsgUS(run.user+run.sys, r.Iterations)}
+	r.CPU = &result.CPUUsage{ClientUserNS: run.user, ClientSysNS: run.sys, ClientUSPerMsg: measure.PerMsgUS(run.user+run.sys, r.Iterations)}
 	if err := run.setLatency(&r); err != nil {
 		return result.Result{}, err
 	}
@@ -392,9 +393,9 @@ func (bidirKind) respond(t *serverTest) error {
 		cancel(err)
 		eng.Abort()
 	}
-	warmup, measure := make(chan struct{}), make(chan struct{})
-	side := &bidirSide{ep: eps.Probe, s: spec, o: RunOptions{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.Probe.Dev.NodeCPUs()}, ctx: ctx,
-		startWarmup: warmup, measure: measure,
+	warmup, measuring := make(chan struct{}), make(chan struct{})
+	side := &bidirSide{ep: eps.Probe, s: spec, o: measure.Options{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.Probe.Dev.NodeCPUs()}, ctx: ctx,
+		startWarmup: warmup, measure: measuring,
 		warmed: func(time.Duration) error { return c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarm}) },
 	}
 	type ran struct {
@@ -419,7 +420,7 @@ func (bidirKind) respond(t *serverTest) error {
 	ended := make(chan error, 1)
 	go func() { // the client's barrier, heartbeats and end
 		var end proto.Ready
-		err := readBidirClient(c, warmup, measure, &end, marks)
+		err := readBidirClient(c, warmup, measuring, &end, marks)
 		if err != nil {
 			fail(fmt.Errorf("client lost during the test: %w", err))
 		} else {
@@ -467,9 +468,9 @@ func (bidirKind) respond(t *serverTest) error {
 }
 
 // readBidirClient reads the client's messages of a bidirectional test:
-// warmup (closes warmup), measure (closes measure), heartbeats, until its
+// warmup (closes warmup), measure (closes measuring), heartbeats, until its
 // end (*end). Each within heartbeatTimeout.
-func readBidirClient(c ctrl.Chan, warmup, measure chan struct{}, end *proto.Ready, marks *timeline.Server) error {
+func readBidirClient(c ctrl.Chan, warmup, measuring chan struct{}, end *proto.Ready, marks *timeline.Server) error {
 	next := proto.PhaseWarmup
 	for {
 		var r proto.Ready
@@ -484,7 +485,7 @@ func readBidirClient(c ctrl.Chan, warmup, measure chan struct{}, end *proto.Read
 			close(warmup)
 			next = proto.PhaseMeasure
 		case r.Phase == next && next == proto.PhaseMeasure:
-			close(measure)
+			close(measuring)
 			next = proto.PhaseEnd
 		case r.Phase == next && next == proto.PhaseEnd:
 			*end = r

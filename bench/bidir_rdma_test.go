@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -178,7 +179,7 @@ func TestRDMABidirectionalServerClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := cl.Run(ctx, long, RunOptions{CPU: -1}); err == nil || (!errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "aborted")) {
+	if _, err := cl.Run(ctx, long, measure.Options{CPU: -1}); err == nil || (!errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "aborted")) {
 		t.Fatalf("cancelled bidirectional test: %v", err)
 	} else {
 		t.Logf("cancelled after %v: %v", time.Since(start).Round(time.Millisecond), err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -114,7 +115,7 @@ func TestBidirResult(t *testing.T) {
 		h.Record(int64(100_000 + 1000*i))
 	}
 	run := bidirRun{warmed: 128, ops: 1000, first: 5e9, last: 6e9, lat: h, user: 6e8, sys: 4e8}
-	r, err := bidirResult(baseResult(s, nil), s, run, proto.Direction{Ops: 900, Warmup: 120, DurationNS: 9e8})
+	r, err := bidirResult(measure.BaseResult(s, nil), s, run, proto.Direction{Ops: 900, Warmup: 120, DurationNS: 9e8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
@@ -120,12 +121,12 @@ func TestRDMABudgetServerRefuses(t *testing.T) {
 		{plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: spec.Spec{Transport: result.TransportTCP, Iters: 10, Warmup: -1}})[0],
 			"tcp send bw 1 connection x 8 MiB needs"},
 	} {
-		_, err := cl.Run(context.Background(), c.spec, RunOptions{CPU: -1})
+		_, err := cl.Run(context.Background(), c.spec, measure.Options{CPU: -1})
 		if !endpoint.IsOverBudget(err) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "its --max-") {
 			t.Errorf("%s: %v, want a budget refusal with %q", c.spec.Name(), err, c.want)
 		}
 		t.Logf("%s: %v", c.spec.Name(), err)
-		if _, err := cl.Run(context.Background(), small, RunOptions{CPU: -1}); err != nil {
+		if _, err := cl.Run(context.Background(), small, measure.Options{CPU: -1}); err != nil {
 			t.Fatalf("test within the budget after a refusal: %v", err)
 		}
 	}
@@ -138,11 +139,11 @@ func TestRDMABudgetServerRefuses(t *testing.T) {
 	}
 	defer cm.Close()
 	bomb := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: spec.Spec{QPs: 2, Iters: 100, Warmup: -1, RDMACM: true}})[0]
-	if _, err := cm.Run(context.Background(), bomb, RunOptions{CPU: -1}); !endpoint.IsOverBudget(err) {
+	if _, err := cm.Run(context.Background(), bomb, measure.Options{CPU: -1}); !endpoint.IsOverBudget(err) {
 		t.Errorf("rdma_cm %s: %v, want a budget refusal", bomb.Name(), err)
 	}
 	small.RDMACM = true
-	if _, err := cm.Run(context.Background(), small, RunOptions{CPU: -1}); err != nil {
+	if _, err := cm.Run(context.Background(), small, measure.Options{CPU: -1}); err != nil {
 		t.Fatalf("rdma_cm test within the budget after a refusal: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -68,7 +69,7 @@ type ClientConfig struct {
 	Device   string
 	Port     int // 0: chosen with the device (device.Choose)
 	GIDIndex int // -1: auto
-	Run      RunOptions
+	Run      measure.Options
 	// Transport "tcp": the run has TCP tests only and opens no RDMA device.
 	Transport string
 	// RDMACM opens the device through librdmacm, as rdma_cm tests need; with
@@ -228,7 +229,7 @@ func (cl *Client) Close() error {
 // Run runs one test against the server: its kind (kindOf) inside the
 // shared lifecycle (connect, ready, watch and heartbeat, finish, verify).
 // Cancelling ctx aborts the test in progress.
-func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result.Result, error) {
+func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (result.Result, error) {
 	tcp := spec.Transport == result.TransportTCP
 	if tcp {
 		if err := checkTCPSpec(spec); err != nil {
@@ -265,7 +266,7 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 		if err != nil {
 			return result.Result{}, err
 		}
-		defer o.timeline.Stop()
+		defer o.Timeline.Stop()
 		t.eps = eps
 		for _, e := range append(eps.Measured(), eps.Loads...) {
 			loops = append(loops, e.Eng)
@@ -289,7 +290,7 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 	t.stopHeartbeat = heartbeat(cl.c)
 	m, err := kindOf(spec).measure(t)
 	t.stopHeartbeat()
-	o.timeline.Stop() // every mark before the end (bidirectional: its kind stopped it)
+	o.Timeline.Stop() // every mark before the end (bidirectional: its kind stopped it)
 	sr := m.served
 	if sr == nil { // the end, and the server's result
 		var got proto.ServerResult
@@ -325,7 +326,7 @@ type rdmaSetup struct {
 // setupRDMA connects the test's endpoints (by exchange or rdma_cm), probes
 // the inline size and starts the counter timeline (o.timeline) before the
 // server's start. It returns the endpoints also on an error, to be closed.
-func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*endpoint.Test, error) {
+func (cl *Client) setupRDMA(spec spec.Spec, o *measure.Options, setup *rdmaSetup) (*endpoint.Test, error) {
 	connect := cl.connectExchange
 	if spec.RDMACM {
 		connect = cl.connectCM
@@ -343,12 +344,12 @@ func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*e
 	}
 	setup.counters = device.SnapshotCounters(cl.dev) // before the server's start: before any traffic
 	// each interval's counters, both sides (bench/timeline)
-	if timelineWanted(spec, *o) {
+	if measure.TimelineWanted(spec, *o) {
 		var marks ctrl.Chan // nil: the server takes no marks
 		if cl.ack.IntervalCounters {
 			marks = cl.c
 		}
-		o.timeline = device.StartTimeline(cl.dev, marks)
+		o.Timeline = device.StartTimeline(cl.dev, marks)
 	}
 	return eps, nil
 }
@@ -356,10 +357,10 @@ func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*e
 // complete fills the fields every RDMA kind's result shares from the
 // server's result sr, the client's total and the setup; it writes the
 // .hlog and remembers the test's path MTU and connection (runAll's env).
-func (cl *Client) complete(res *result.Result, spec spec.Spec, o RunOptions, sr proto.ServerResult, total int64, setup rdmaSetup) error {
+func (cl *Client) complete(res *result.Result, spec spec.Spec, o measure.Options, sr proto.ServerResult, total int64, setup rdmaSetup) error {
 	if res.CPU != nil {
 		res.CPU.ServerUserNS, res.CPU.ServerSysNS = sr.CPUUserNS, sr.CPUSysNS
-		res.CPU.ServerUSPerMsg = perMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)
+		res.CPU.ServerUSPerMsg = measure.PerMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)
 	}
 	if g := cl.dev.Port.DataGbps; g > 0 { // the data rate: after line encoding
 		if spec.Bidirectional {
@@ -373,8 +374,8 @@ func (cl *Client) complete(res *result.Result, spec spec.Spec, o RunOptions, sr 
 	cl.last.pathMTU = setup.mtu
 	res.Connection = setup.conn
 	res.Counters = setup.counters.TestCounters(sr.Counters)
-	o.timeline.Attach(res.Intervals, sr.IntervalCounters)
-	if err := o.timeline.WriteHLog(o.HLog, res.Intervals); err != nil {
+	o.Timeline.Attach(res.Intervals, sr.IntervalCounters)
+	if err := o.Timeline.WriteHLog(o.HLog, res.Intervals); err != nil {
 		return fmt.Errorf("write .hlog: %w", err)
 	}
 	cl.last.conn = setup.conn

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -46,7 +47,7 @@ type DropInConfig struct {
 	// MaxQPRdAtom from the device.
 	Test    wire.Test
 	Timeout time.Duration // each exchange step; 0: wire.DefaultTimeout
-	Run     RunOptions
+	Run     measure.Options
 	// Trace, when set, gets one line per step of the exchange.
 	Trace io.Writer
 	// Record, when set, gets every swap and what this side negotiated

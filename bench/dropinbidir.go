@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -45,7 +46,7 @@ func dropInBidir(ctx context.Context, p *dropInSide, s spec.Spec, stamps *peakSt
 	if err != nil {
 		return result.Result{}, err
 	}
-	r := dropInBidirResult(baseResult(s, ep), mine, rep, got, p.cfg.Client)
+	r := dropInBidirResult(measure.BaseResult(s, ep), mine, rep, got, p.cfg.Client)
 	if err := br.setLatency(&r); err != nil {
 		return result.Result{}, err
 	}

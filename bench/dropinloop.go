@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -62,7 +63,7 @@ func (p *dropInSide) loop(ctx context.Context, run *DropInRun) (*DropInRun, erro
 		err = p.latTimed(run)
 	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
 		p.wc.Timeout = passiveTimeout(p.cfg.Timeout, s, p.sizes)
-		run.Results = []result.Result{baseResult(s, p.eps.Probe)}
+		run.Results = []result.Result{measure.BaseResult(s, p.eps.Probe)}
 	case s.Bidirectional: // -b: both sides send (dropinbidir.go)
 		err = p.bidir(ctx, run)
 	case p.cfg.Client:
@@ -122,7 +123,7 @@ func (p *dropInSide) enter(i, n int) (spec.Spec, error) {
 // samples dropped (-n runs).
 func (p *dropInSide) latTimed(run *DropInRun) error {
 	s, ep := p.s, p.eps.Probe
-	var eng latEngine = ep.Eng
+	var eng measure.LatEngine = ep.Eng
 	reply := (s.Op == result.OpSend && !p.cfg.Client) || (s.Op == result.OpWrite && p.cfg.Client) // the side that waits first (see rb_pt_lat_reply)
 	if reply {
 		eng = replyEngine{ep.Eng}
@@ -184,7 +185,7 @@ func (p *dropInSide) bwClient(run *DropInRun) error {
 		if len(qps) > 1 {
 			r, _, err = measureBWMulti(qps, sz, p.cfg.Run)
 		} else {
-			r, _, err = measureBW(p.eps.Probe, sz, p.cfg.Run)
+			r, _, err = measure.BW(p.eps.Probe, sz, p.cfg.Run)
 		}
 		if err != nil {
 			return sizeErr(p.all, n, err)
@@ -233,7 +234,7 @@ func (p *dropInSide) sendReceiver(run *DropInRun) error {
 		if _, err := verbs.BWServerMulti(engs); err != nil {
 			return sizeErr(p.all, n, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err))
 		}
-		r := baseResult(sz, ep)
+		r := measure.BaseResult(sz, ep)
 		r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
 		r.Bandwidth = result.NewBandwidth(n, s.Iters, r.DurationNS)
 		run.Results = append(run.Results, r)
@@ -257,7 +258,7 @@ func (p *dropInSide) passiveBW(run *DropInRun) error {
 	if err != nil {
 		return err
 	}
-	r := baseResult(s, p.eps.Probe)
+	r := measure.BaseResult(s, p.eps.Probe)
 	r.Iterations = int64(rep.Iters)
 	r.Bandwidth = mibBandwidth(rep.BWAvg, rep.MsgRateAvg)
 	if rep.BWPeak > 0 {
@@ -345,7 +346,7 @@ func passiveTimeout(step time.Duration, s spec.Spec, sizes []int) time.Duration 
 	return t
 }
 
-// replyEngine runs the ping-pong's wait-first side through measureLat.
+// replyEngine runs the ping-pong's wait-first side through measure.Lat.
 type replyEngine struct{ *verbs.Engine }
 
 func (r replyEngine) LatClient(n int) error { return r.LatReply(n) }

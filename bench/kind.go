@@ -15,8 +15,8 @@ package bench
 // (ctrl.Chan: t.c), never through the Client or the Server, and gets
 // everything it needs in its clientTest or serverTest. The kinds:
 //
-//	latKind      latency (measure.go's measureLat; lat.go)
-//	bwKind       bandwidth on one QP (measureBW; bw.go)
+//	latKind      latency (bench/measure's Lat; lat.go)
+//	bwKind       bandwidth on one QP (bench/measure's BW; bw.go)
 //	multiKind    bandwidth on several QPs (multi.go)
 //	loadKind     latency under load (load.go)
 //	bidirKind    bidirectional bandwidth (bidir.go)
@@ -31,6 +31,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -85,7 +86,7 @@ type clientTest struct {
 	c    ctrl.Chan // to the server; while the test runs the watch w reads it
 	peer string    // the server's address, for errors
 	spec spec.Spec
-	o    RunOptions
+	o    measure.Options
 	w    *serverWatch
 	ab   *testAbort // whatever aborts the test goes through it
 	// stopHeartbeat stops the client's heartbeat (idempotent): a kind

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -94,8 +95,8 @@ func startLoad(eps []*endpoint.Endpoint, threads int, cpus, node []int) *loadRun
 
 // stream posts on engs until stop, then completes the unsignaled tail.
 func stream(engs []*verbs.Engine, stop *atomic.Bool, cpu int, node []int) error {
-	defer unlockThread()
-	if err := lockThread(cpu, node); err != nil {
+	defer measure.UnlockThread()
+	if err := measure.LockThread(cpu, node); err != nil {
 		return err
 	}
 	reset := func() {
@@ -188,8 +189,8 @@ func (l *loadRun) startChurn(pd *verbs.PD, size, cpu int, node []int) {
 
 // churn registers and deregisters a fresh buffer's size bytes until stop.
 func churn(pd *verbs.PD, c *churnRun, stop *atomic.Bool, cpu int, node []int) error {
-	defer unlockThread()
-	if err := lockThread(cpu, node); err != nil {
+	defer measure.UnlockThread()
+	if err := measure.LockThread(cpu, node); err != nil {
 		return err
 	}
 	buf, err := verbs.AllocBuffer(c.size, false)
@@ -231,8 +232,8 @@ func startRNRReceivers(t *serverTest, cpu int) (stop func()) {
 	go func() {
 		done <- func() error {
 			defer responderThreads.enter()()
-			defer unlockThread()
-			if err := lockThread(cpu, eps.Loads[0].Dev.NodeCPUs()); err != nil {
+			defer measure.UnlockThread()
+			if err := measure.LockThread(cpu, eps.Loads[0].Dev.NodeCPUs()); err != nil {
 				return err
 			}
 			which, err := verbs.BWServerMulti(engs)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
@@ -18,7 +19,7 @@ func TestMRModePlan(t *testing.T) {
 		if s.MRMode != result.MRModePerOp || !s.HugePages || !strings.Contains(s.TimedInterval(), "per-operation registration") {
 			t.Errorf("%s: mr mode %q, hugepages %v, interval %q", s.Name(), s.MRMode, s.HugePages, s.TimedInterval())
 		}
-		r := baseResult(s, nil)
+		r := measure.BaseResult(s, nil)
 		if r.MRMode != result.MRModePerOp || !r.HugePages {
 			t.Errorf("%s: result mr_mode %q, hugepages %v", s.Name(), r.MRMode, r.HugePages)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -287,12 +288,12 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 		go func() {
 			which, err := func() (int, error) {
 				defer responderThreads.enter()()
-				defer unlockThread()
-				if err := lockThread(serverCPU(cpus, 0), qps[0].Dev.NodeCPUs()); err != nil {
+				defer measure.UnlockThread()
+				if err := measure.LockThread(serverCPU(cpus, 0), qps[0].Dev.NodeCPUs()); err != nil {
 					return 0, err
 				}
-				cpu := startCPU()
-				defer func() { rr.cpuUser[0], rr.cpuSys[0] = cpu.stop() }()
+				cpu := measure.StartCPU()
+				defer func() { rr.cpuUser[0], rr.cpuSys[0] = cpu.Stop() }()
 				engs := make([]*verbs.Engine, len(qps))
 				for i, ep := range qps {
 					engs[i] = ep.Eng
@@ -319,12 +320,12 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 		go func() {
 			err := func() error {
 				defer responderThreads.enter()()
-				defer unlockThread()
-				if err := lockThread(serverCPU(cpus, i), ep.Dev.NodeCPUs()); err != nil {
+				defer measure.UnlockThread()
+				if err := measure.LockThread(serverCPU(cpus, i), ep.Dev.NodeCPUs()); err != nil {
 					return err
 				}
-				cpu := startCPU()
-				defer func() { rr.cpuUser[i], rr.cpuSys[i] = cpu.stop() }()
+				cpu := measure.StartCPU()
+				defer func() { rr.cpuUser[i], rr.cpuSys[i] = cpu.Stop() }()
 				return r.loop(ep.Eng)
 			}()
 			if err != nil {

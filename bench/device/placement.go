@@ -127,9 +127,9 @@ func (d *Device) BindMemory(alloc func() error) error {
 // isolation): the client's engine thread, in loopback the in-process
 // server's responder, and the load QPs' threads.
 type CPUPlan struct {
-	Client int   // the engine thread's CPU (bench.RunOptions.CPU); -1: not pinned
+	Client int   // the engine thread's CPU (bench/measure.Options.CPU); -1: not pinned
 	Server []int // loopback: the server's responder (bench.RunConfig.ServerCPUs); nil: not pinned
-	Load   []int // the load QPs' threads, round robin (bench.RunOptions.LoadCPUs); nil: not pinned
+	Load   []int // the load QPs' threads, round robin (bench/measure.Options.LoadCPUs); nil: not pinned
 }
 
 // PlanCPUs reads --cpu's list (spec.ParseCPUs, against the CPUs online):

@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/isolation"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/version"
@@ -133,7 +134,7 @@ func cmdIsolation(fs *flag.FlagSet) action {
 			return usageError{err}
 		}
 		rc := bench.RunConfig{Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, RDMACM: *tf.rdmaCM, AuthKey: key,
-			Run: bench.RunOptions{CPU: cpus.Client, LoadCPUs: cpus.Load, Out: io.Discard}}, ServerCPUs: cpus.Server, ConnTimeout: *connTimeout, CommandLine: os.Args}
+			Run: measure.Options{CPU: cpus.Client, LoadCPUs: cpus.Load, Out: io.Discard}}, ServerCPUs: cpus.Server, ConnTimeout: *connTimeout, CommandLine: os.Args}
 		device := d.device
 		run := isolation.LoopbackRunner(rc, &device)
 		if !loopback {

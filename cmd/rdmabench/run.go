@@ -19,6 +19,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -103,7 +104,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		}
 		cfg := bench.RunConfig{
 			Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *tf.transport, RDMACM: *tf.rdmaCM, AuthKey: key, NUMA: numaChoice,
-				Run: bench.RunOptions{CPU: cpus.Client, LoadCPUs: cpus.Load, Interval: *interval, Out: intervalOut, Unit: *unit}},
+				Run: measure.Options{CPU: cpus.Client, LoadCPUs: cpus.Load, Interval: *interval, Out: intervalOut, Unit: *unit}},
 			ServerCPUs: cpus.Server,
 			Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
 		}

@@ -113,8 +113,15 @@ var Layers = []Layer{
 		},
 	},
 	{
+		Name: "measurement", Kind: Cgo,
+		About: "the client's measurement loops around the C engines: latency, a bandwidth sender's phases and its sample drainer, intervals, the status line, thread pinning",
+		Pkgs: []string{
+			"bench/measure",
+		},
+	},
+	{
 		Name: "engine", Kind: Cgo,
-		About: "the benchmark engine: server, client, measurement, the test kinds, the drop-in's side facing perftest",
+		About: "the benchmark engine: server, client, the test kinds, the drop-in's side facing perftest",
 		Pkgs: []string{
 			"bench",
 		},

@@ -1,4 +1,4 @@
-package bench
+package measure
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 func TestProgressLine(t *testing.T) {
 	var b bytes.Buffer
 	s := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100}
-	p := newProgress(s, RunOptions{Progress: &b}, 0)
+	p := NewProgress(s, Options{Progress: &b}, 0)
 	h := hist.New()
 	for i := int64(1); i <= 1000; i++ {
 		h.Record(i * 1000) // RTT 1..1000 us: reported halved
@@ -38,7 +38,7 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("clear did not erase the line: %q", b.String())
 	}
 	var quiet bytes.Buffer
-	q := newProgress(s, RunOptions{}, 0)
+	q := NewProgress(s, Options{}, 0)
 	q.Update(int64(time.Second), 50, h)
 	q.Clear()
 	if quiet.Len() != 0 {
@@ -53,21 +53,21 @@ func TestIntervalsHlogAndLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := spec.Spec{Op: result.OpWrite, Mode: result.ModeLat, Size: 64, Duration: 3 * time.Second}
-	iv := newIntervals(s, RunOptions{Out: &lines, HLog: lw, Unit: result.UnitMB}, 0)
+	iv := NewIntervals(s, Options{Out: &lines, HLog: lw, Unit: result.UnitMB}, 0)
 	samples := []uint64{2000, 4000, 6000} // RTTs: reported as 1, 2, 3 us
 	sec := int64(time.Second)
-	iv.add(samples, 3, sec/2)
-	iv.add(samples, 3, sec)         // closes [0, 1s]
-	iv.add(samples, 3, 2*sec+sec/2) // closes [1s, 2.5s]: a batch ends past the boundary
-	iv.add(samples, 3, 2*sec+9*sec/10)
-	iv.flush(3 * sec)
-	if iv.err != nil {
-		t.Fatal(iv.err)
+	iv.Add(samples, 3, sec/2)
+	iv.Add(samples, 3, sec)         // closes [0, 1s]
+	iv.Add(samples, 3, 2*sec+sec/2) // closes [1s, 2.5s]: a batch ends past the boundary
+	iv.Add(samples, 3, 2*sec+9*sec/10)
+	iv.Flush(3 * sec)
+	if iv.Err != nil {
+		t.Fatal(iv.Err)
 	}
-	if len(iv.list) != 3 || iv.list[0].Ops != 6 || iv.list[2].EndNS != 3*sec {
-		t.Fatalf("intervals %+v", iv.list)
+	if len(iv.List) != 3 || iv.List[0].Ops != 6 || iv.List[2].EndNS != 3*sec {
+		t.Fatalf("intervals %+v", iv.List)
 	}
-	if p50 := iv.list[0].P50; !p50.OK || p50.NS < 1900 || p50.NS > 2100 {
+	if p50 := iv.List[0].P50; !p50.OK || p50.NS < 1900 || p50.NS > 2100 {
 		t.Errorf("interval p50 %v, want about 2000 ns (half of the 4000 ns RTT)", p50)
 	}
 	if n := strings.Count(lines.String(), "\n"); n != 3 {
@@ -96,10 +96,10 @@ func TestLockThreadNode(t *testing.T) {
 	} {
 		got, back := make(chan []int, 1), make(chan []int, 1)
 		go func() { // a fresh thread each time: it ends with the goroutine
-			lockThread(tc.cpu, tc.node)
+			LockThread(tc.cpu, tc.node)
 			c, _ := numa.Affinity()
 			got <- c
-			restoreAffinity() // what unlockThread does before unlocking
+			RestoreAffinity() // what UnlockThread does before unlocking
 			c, _ = numa.Affinity()
 			back <- c
 		}()

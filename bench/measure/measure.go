@@ -1,4 +1,4 @@
-package bench
+package measure
 
 import (
 	"fmt"
@@ -22,8 +22,8 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// RunOptions control how the client side measures and reports.
-type RunOptions struct {
+// Options control how the client side measures and reports.
+type Options struct {
 	CPU int // pin the engine thread to this CPU; -1: no pinning
 	// NodeCPUs are the CPUs of the device's NUMA node (Device.Place):
 	// threads that CPU and LoadCPUs leave unpinned are pinned to them.
@@ -41,15 +41,15 @@ type RunOptions struct {
 	// of every test, tagged with the test's name (HdrHistogram .hlog).
 	HLog *hist.LogWriter
 
-	// timeline, set by Client.Run for tests with intervals, takes the
+	// Timeline, set by Client.Run for tests with intervals, takes the
 	// port counters at each interval boundary (bench/timeline).
-	timeline *timeline.Client
+	Timeline *timeline.Client
 }
 
-// lockThread locks the goroutine to its OS thread and pins it: to cpu when
+// LockThread locks the goroutine to its OS thread and pins it: to cpu when
 // cpu >= 0, else to the NUMA node's CPUs node (nil: not pinned). The caller
-// must call unlockThread.
-func lockThread(cpu int, node []int) error {
+// must call UnlockThread.
+func LockThread(cpu int, node []int) error {
 	runtime.LockOSThread()
 	var set unix.CPUSet
 	switch {
@@ -80,22 +80,22 @@ var processCPUs = func() *unix.CPUSet {
 	return &set
 }()
 
-// restoreAffinity gives the calling thread the process's CPU affinity back.
-func restoreAffinity() error {
+// RestoreAffinity gives the calling thread the process's CPU affinity back.
+func RestoreAffinity() error {
 	if processCPUs == nil {
 		return nil
 	}
 	return unix.SchedSetaffinity(0, processCPUs)
 }
 
-// unlockThread undoes lockThread: the thread gets the process's CPU
+// UnlockThread undoes LockThread: the thread gets the process's CPU
 // affinity back before the runtime may run other goroutines on it, so
 // that one test's pinning (--cpu, the NUMA node) does not follow the
 // thread into the next test or into the server's next session. A thread
 // whose affinity cannot be restored stays locked and ends with its
 // goroutine.
-func unlockThread() {
-	if restoreAffinity() == nil {
+func UnlockThread() {
+	if RestoreAffinity() == nil {
 		runtime.UnlockOSThread()
 	}
 }
@@ -109,23 +109,23 @@ func threadCPU() (user, sys int64) {
 	return ru.Utime.Nano(), ru.Stime.Nano()
 }
 
-// cpuSpan measures one thread's CPU time between start and stop.
-type cpuSpan struct{ user, sys int64 }
+// CPUSpan measures one thread's CPU time between start and stop.
+type CPUSpan struct{ user, sys int64 }
 
-func startCPU() cpuSpan { u, s := threadCPU(); return cpuSpan{u, s} }
+func StartCPU() CPUSpan { u, s := threadCPU(); return CPUSpan{u, s} }
 
-func (c cpuSpan) stop() (user, sys int64) {
+func (c CPUSpan) Stop() (user, sys int64) {
 	u, s := threadCPU()
 	return u - c.user, s - c.sys
 }
 
-// intervals accumulates interval statistics during a measurement: lines
+// Intervals accumulates interval statistics during a measurement: lines
 // printed, Result.Intervals, and .hlog entries.
-type intervals struct {
-	every     time.Duration
+type Intervals struct {
+	Every     time.Duration
 	start     int64 // engine clock, ns
 	wallStart time.Time
-	next      int64
+	Next      int64
 	ops       int64
 	h         *hist.Histogram // values as reported (halved for RTT/2)
 	shift     uint            // 1 when latency is half the round trip
@@ -134,13 +134,13 @@ type intervals struct {
 	hlog      *hist.LogWriter
 	tag       string
 	unit      string
-	list      []result.Interval
+	List      []result.Interval
 	lastAt    int64
-	err       error // first .hlog write error
+	Err       error // first .hlog write error
 	timeline  *timeline.Client
 }
 
-func newIntervals(s spec.Spec, o RunOptions, start int64) *intervals {
+func NewIntervals(s spec.Spec, o Options, start int64) *Intervals {
 	if o.Unit == "" {
 		o.Unit = result.UnitMiB
 	}
@@ -148,41 +148,41 @@ func newIntervals(s spec.Spec, o RunOptions, start int64) *intervals {
 	if every == 0 && (s.Duration > 0 || o.HLog != nil) {
 		every = time.Second
 	}
-	iv := &intervals{every: every, start: start, wallStart: time.Now(), size: s.Size, lastAt: start, unit: o.Unit,
+	iv := &Intervals{Every: every, start: start, wallStart: time.Now(), size: s.Size, lastAt: start, unit: o.Unit,
 		hlog: o.HLog, tag: strings.ReplaceAll(s.Name(), " ", "-")}
 	if o.Interval > 0 || s.Duration > 0 {
 		iv.out = o.Out
 	}
-	if divisorOf(s) == 2 {
+	if DivisorOf(s) == 2 {
 		iv.shift = 1
 	}
 	if every > 0 {
-		iv.next = start + int64(every)
+		iv.Next = start + int64(every)
 		iv.h = hist.New()
-		iv.timeline = o.timeline
+		iv.timeline = o.Timeline
 		iv.timeline.Begin(iv.wallStart, iv.tag) // mark 0: the port counters at the start
 	} else {
-		iv.next = math.MaxInt64
+		iv.Next = math.MaxInt64
 	}
 	return iv
 }
 
-// add accounts samples and ops; at or past the boundary it closes an interval.
-func (iv *intervals) add(samples []uint64, ops int64, now int64) {
+// Add accounts samples and ops; at or past the boundary it closes an interval.
+func (iv *Intervals) Add(samples []uint64, ops int64, now int64) {
 	if iv.h == nil {
 		return
 	}
 	iv.h.RecordSlice(samples, iv.shift)
 	iv.ops += ops
-	if now >= iv.next {
-		iv.flush(now)
-		for iv.next <= now {
-			iv.next += int64(iv.every)
+	if now >= iv.Next {
+		iv.Flush(now)
+		for iv.Next <= now {
+			iv.Next += int64(iv.Every)
 		}
 	}
 }
 
-func (iv *intervals) flush(now int64) {
+func (iv *Intervals) Flush(now int64) {
 	if iv.h == nil || iv.ops == 0 {
 		return
 	}
@@ -191,14 +191,14 @@ func (iv *intervals) flush(now int64) {
 	it := result.Interval{StartNS: iv.lastAt - iv.start, EndNS: now - iv.start, Ops: iv.ops,
 		Bandwidth: result.NewBandwidth(iv.size, iv.ops, now-iv.lastAt),
 		P50:       result.NanosOf(hist.Value{NS: p50, OK: ok50}, 1), P99: result.NanosOf(hist.Value{NS: p99, OK: ok99}, 1)}
-	iv.list = append(iv.list, it)
+	iv.List = append(iv.List, it)
 	iv.timeline.Mark() // read in the timeline's goroutine, not here
 	if iv.out != nil {
 		report.WriteIntervalLine(iv.out, it, iv.unit)
 	}
-	if iv.hlog != nil && iv.err == nil {
+	if iv.hlog != nil && iv.Err == nil {
 		iv.h.SetTag(iv.tag)
-		iv.err = iv.hlog.WriteInterval(iv.h, iv.wall(iv.lastAt), iv.wall(now))
+		iv.Err = iv.hlog.WriteInterval(iv.h, iv.wall(iv.lastAt), iv.wall(now))
 	}
 	iv.h.Reset()
 	iv.ops = 0
@@ -206,38 +206,38 @@ func (iv *intervals) flush(now int64) {
 }
 
 // wall converts an engine clock reading to wall-clock time.
-func (iv *intervals) wall(t int64) time.Time { return iv.wallStart.Add(time.Duration(t - iv.start)) }
+func (iv *Intervals) wall(t int64) time.Time { return iv.wallStart.Add(time.Duration(t - iv.start)) }
 
-// progress is a test's status line.
-type progress = statusline.Line
+// Progress is a test's status line.
+type Progress = statusline.Line
 
-func newProgress(s spec.Spec, o RunOptions, start int64) *progress {
-	return &progress{W: o.Progress, Name: s.Name(), Start: start, Total: s.Iters, Dur: s.Duration, Div: divisorOf(s)}
+func NewProgress(s spec.Spec, o Options, start int64) *Progress {
+	return &Progress{W: o.Progress, Name: s.Name(), Start: start, Total: s.Iters, Dur: s.Duration, Div: DivisorOf(s)}
 }
 
-// latEngine is a ping-pong engine whose loop runs in C: the RDMA engine or
+// LatEngine is a ping-pong engine whose loop runs in C: the RDMA engine or
 // the TCP socket engine.
-type latEngine interface {
+type LatEngine interface {
 	Capacity() int
 	ResetSamples()
 	LatClient(n int) error
 	Samples() []uint64
 }
 
-// scheduler is a latEngine that can run open loop (--rate).
-type scheduler interface {
+// Scheduler is a LatEngine that can run open loop (--rate).
+type Scheduler interface {
 	SetSchedule(rate float64, poisson bool, seed uint64)
 	FirstIntended() int64
 }
 
-// measureLat runs the client side of a latency test on a connected engine.
+// Lat runs the client side of a latency test on a connected engine.
 // base carries the result fields the transport knows (queue sizes, ...). It
 // returns the result and the total iterations including warm-up.
-func measureLat(eng latEngine, base result.Result, s spec.Spec, o RunOptions) (result.Result, int64, error) {
-	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
+func Lat(eng LatEngine, base result.Result, s spec.Spec, o Options) (result.Result, int64, error) {
+	if err := LockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
-	defer unlockThread()
+	defer UnlockThread()
 	capN := int64(eng.Capacity())
 	total := int64(0)
 	warmEnd := verbs.Now() + int64(s.WarmupTime)
@@ -252,9 +252,9 @@ func measureLat(eng latEngine, base result.Result, s spec.Spec, o RunOptions) (r
 		}
 		total += n
 	}
-	cpu := startCPU()
+	cpu := StartCPU()
 	lat := hist.New() // full round trips; reported halved for SEND/WRITE
-	sched, _ := eng.(scheduler)
+	sched, _ := eng.(Scheduler)
 	if s.Rate > 0 {
 		if sched == nil {
 			return result.Result{}, total, fmt.Errorf("this transport cannot run open loop (--rate)")
@@ -262,8 +262,8 @@ func measureLat(eng latEngine, base result.Result, s spec.Spec, o RunOptions) (r
 		sched.SetSchedule(s.Rate, s.Schedule == result.SchedulePoisson, uint64(verbs.Now()))
 	}
 	start := verbs.Now()
-	iv := newIntervals(s, o, start)
-	prog := newProgress(s, o, start)
+	iv := NewIntervals(s, o, start)
+	prog := NewProgress(s, o, start)
 	defer prog.Clear()
 	// open loop: the drainer records from a ring while the C loop keeps its
 	// schedule, so that no recording delays an intended send
@@ -275,7 +275,7 @@ func measureLat(eng latEngine, base result.Result, s spec.Spec, o RunOptions) (r
 	})
 	if s.Rate > 0 && rl != nil && rl.SetRing(true) == nil {
 		rl.ResetCounters()
-		dr = startDrain(rl, lat, iv, prog)
+		dr = StartDrain(rl, lat, iv, prog)
 		// a batch waits for room for half the ring, not all of it
 		capN = max(capN/2, 1)
 		defer rl.SetRing(false) //nolint:errcheck // off never fails
@@ -302,7 +302,7 @@ func measureLat(eng latEngine, base result.Result, s spec.Spec, o RunOptions) (r
 			// size batches to about 20 ms so the run ends close to its duration
 			if measured > 0 {
 				per := max((now-start)/measured, 1)
-				batch = clamp(min(int64(20*time.Millisecond), deadline-now)/per+1, 1, capN)
+				batch = Clamp(min(int64(20*time.Millisecond), deadline-now)/per+1, 1, capN)
 			}
 			n = batch
 		}
@@ -324,14 +324,14 @@ func measureLat(eng latEngine, base result.Result, s spec.Spec, o RunOptions) (r
 		lat.RecordSlice(samples, 0)
 		measured += n
 		now = verbs.Now()
-		iv.add(samples, n, now)
+		iv.Add(samples, n, now)
 		prog.Update(now, measured, lat)
 	}
 	end := verbs.Now()
 	finish()
-	iv.flush(end)
-	if iv.err != nil {
-		return result.Result{}, total + measured, fmt.Errorf("write .hlog: %w", iv.err)
+	iv.Flush(end)
+	if iv.Err != nil {
+		return result.Result{}, total + measured, fmt.Errorf("write .hlog: %w", iv.Err)
 	}
 	r := base
 	if s.Rate > 0 {
@@ -344,30 +344,30 @@ func measureLat(eng latEngine, base result.Result, s spec.Spec, o RunOptions) (r
 	r.Warmup = total
 	r.Iterations = measured
 	r.DurationNS = end - start
-	r.CPU = clientCPU(cpu, measured)
+	r.CPU = ClientCPU(cpu, measured)
 	r.Bandwidth = result.NewBandwidth(s.Size, measured, end-start)
-	r.Intervals = iv.list
-	if err := r.SetLatency(lat, divisorOf(s)); err != nil {
+	r.Intervals = iv.List
+	if err := r.SetLatency(lat, DivisorOf(s)); err != nil {
 		return result.Result{}, total + measured, fmt.Errorf("encode histogram: %w", err)
 	}
 	return r, total + measured, nil
 }
 
-// clientCPU fills the client's half of CPUUsage for msgs messages.
-func clientCPU(c cpuSpan, msgs int64) *result.CPUUsage {
-	u, s := c.stop()
-	return &result.CPUUsage{ClientUserNS: u, ClientSysNS: s, ClientUSPerMsg: perMsgUS(u+s, msgs)}
+// ClientCPU fills the client's half of CPUUsage for msgs messages.
+func ClientCPU(c CPUSpan, msgs int64) *result.CPUUsage {
+	u, s := c.Stop()
+	return &result.CPUUsage{ClientUserNS: u, ClientSysNS: s, ClientUSPerMsg: PerMsgUS(u+s, msgs)}
 }
 
-func perMsgUS(ns, msgs int64) float64 {
+func PerMsgUS(ns, msgs int64) float64 {
 	if msgs <= 0 {
 		return 0
 	}
 	return float64(ns) / 1e3 / float64(msgs)
 }
 
-// divisorOf is 2 when the spec reports half the measured round trip.
-func divisorOf(s spec.Spec) float64 {
+// DivisorOf is 2 when the spec reports half the measured round trip.
+func DivisorOf(s spec.Spec) float64 {
 	if s.HalfRTT() {
 		return 2
 	}
@@ -378,19 +378,19 @@ func divisorOf(s spec.Spec) float64 {
 // (the pause between batches is outside every sample).
 const maxBatch = 8192
 
-func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
+func Clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
 
-// measureBW runs the client side of a bandwidth test.
-func measureBW(e *endpoint.Endpoint, s spec.Spec, o RunOptions) (result.Result, int64, error) {
-	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
+// BW runs the client side of a bandwidth test.
+func BW(e *endpoint.Endpoint, s spec.Spec, o Options) (result.Result, int64, error) {
+	if err := LockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
-	defer unlockThread()
+	defer UnlockThread()
 	eng := e.Eng
 	far := int64(math.MaxInt64)
 	warmed := int64(0)
 	if s.Warmup > 0 || s.WarmupTime > 0 {
-		if err := bwWarmup(newEngSender(eng, warmTarget(s), func(until int64) (bool, error) {
+		if err := BWWarmup(NewEngSender(eng, WarmTarget(s), func(until int64) (bool, error) {
 			eng.ResetSamples()
 			return eng.BWClient(until)
 		}), s); err != nil {
@@ -399,16 +399,16 @@ func measureBW(e *endpoint.Endpoint, s spec.Spec, o RunOptions) (result.Result, 
 		warmed = int64(eng.Completed())
 		eng.ResetCounters()
 	}
-	cpu := startCPU()
+	cpu := StartCPU()
 	lat := hist.New()
 	target := uint64(math.MaxUint64)
 	if s.Iters > 0 {
 		target = uint64(s.Iters)
 	}
-	snd := newEngSender(eng, target, nil)
+	snd := NewEngSender(eng, target, nil)
 	start := verbs.Now()
-	iv := newIntervals(s, o, start)
-	prog := newProgress(s, o, start)
+	iv := NewIntervals(s, o, start)
+	prog := NewProgress(s, o, start)
 	defer prog.Clear()
 	deadline := far
 	if s.Duration > 0 {
@@ -422,7 +422,7 @@ func measureBW(e *endpoint.Endpoint, s spec.Spec, o RunOptions) (result.Result, 
 		return result.Result{}, warmed, err
 	}
 	defer eng.SetRing(false) //nolint:errcheck // off never fails
-	drain := startDrain(eng, lat, iv, prog)
+	drain := StartDrain(eng, lat, iv, prog)
 	drained := false
 	defer func() {
 		if !drained {
@@ -430,23 +430,23 @@ func measureBW(e *endpoint.Endpoint, s spec.Spec, o RunOptions) (result.Result, 
 		}
 	}()
 	// the drainer owns iv: the loop keeps its own boundary
-	if err := bwPhase(snd, drain.Lane(0), iv.next, deadline, iv.every); err != nil {
+	if err := BWPhase(snd, drain.Lane(0), iv.Next, deadline, iv.Every); err != nil {
 		return result.Result{}, warmed + int64(eng.Completed()), err
 	}
 	drain.Finish()
 	drained = true
 	first, last := eng.Span()
-	iv.flush(last)
-	if iv.err != nil {
-		return result.Result{}, warmed + int64(eng.Completed()), fmt.Errorf("write .hlog: %w", iv.err)
+	iv.Flush(last)
+	if iv.Err != nil {
+		return result.Result{}, warmed + int64(eng.Completed()), fmt.Errorf("write .hlog: %w", iv.Err)
 	}
 	ops := int64(eng.Completed())
-	r := baseResult(s, e)
+	r := BaseResult(s, e)
 	r.Iterations = ops
 	r.DurationNS = last - first
-	r.CPU = clientCPU(cpu, ops)
+	r.CPU = ClientCPU(cpu, ops)
 	r.Bandwidth = result.NewBandwidth(s.Size, ops, last-first)
-	r.Intervals = iv.list
+	r.Intervals = iv.List
 	if err := r.SetLatency(lat, 1); err != nil {
 		return result.Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
 	}
@@ -456,7 +456,7 @@ func measureBW(e *endpoint.Endpoint, s spec.Spec, o RunOptions) (result.Result, 
 	return r, warmed + ops, nil
 }
 
-func baseResult(s spec.Spec, e *endpoint.Endpoint) result.Result {
+func BaseResult(s spec.Spec, e *endpoint.Endpoint) result.Result {
 	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: s.TimedInterval(),
 		TxDepth: s.TxDepth, CQMod: s.CQMod, RxDepth: s.RxDepth, PostList: s.PostList, Event: s.Event,
 		QPType: s.QPTypeLabel(), MRMode: s.MRModeLabel(), HugePages: s.HugePages, SRQ: s.SRQ}
@@ -471,8 +471,8 @@ func baseResult(s spec.Spec, e *endpoint.Endpoint) result.Result {
 	return r
 }
 
-// timelineWanted reports whether a test of s run with o has reporting
-// intervals, and so a counter timeline (newIntervals' rule).
-func timelineWanted(s spec.Spec, o RunOptions) bool {
+// TimelineWanted reports whether a test of s run with o has reporting
+// intervals, and so a counter timeline (NewIntervals' rule).
+func TimelineWanted(s spec.Spec, o Options) bool {
 	return o.Interval > 0 || s.Duration > 0 || o.HLog != nil
 }
