@@ -3,8 +3,8 @@
 // both sides open their device (bench/device: by route, its limits and
 // facts) and build the test's endpoints (bench/endpoint: QPs, CQs,
 // registered memory from verbs pools, within the resource budget), the C
-// loop in verbs runs the timed traffic, and the samples become a
-// result.Result in a Document (bench/result).
+// loop in verbs runs the timed traffic under bench/measure's loops, and
+// the samples become a result.Result in a Document (bench/result).
 //
 // What one test is lives in bench/spec (pure Go): Spec, Plan, defaults,
 // validation, the op table; callers use its names directly (spec.Spec,
