@@ -313,7 +313,7 @@ siw-smoke: vmexec
 # spent 45 of its 51 s there).
 FUZZTIME ?= 10000x
 FUZZMINTIME ?= 200x
-FUZZ = internal/vm/proto:FuzzDecode bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/perftest/wire:FuzzDestBinary bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench:FuzzQPInfoDecode bench:FuzzHandshake bench:FuzzCMPrivate bench/result:FuzzOpen bench/compare:FuzzCompare bench/plot:FuzzPlot bench/fabric:FuzzReport bench/perftest:FuzzImport
+FUZZ = internal/vm/proto:FuzzDecode bench/proto:FuzzReadFrame bench/perftest/wire:FuzzExchange bench/perftest/wire:FuzzDest bench/perftest/wire:FuzzDestBinary bench/mesh/boot:FuzzParseLine bench/mesh:FuzzLink bench/perftest:FuzzDecodeReport bench/perftest:FuzzParsePrinted bench/spec:FuzzSpecDecode bench/endpoint:FuzzQPInfoDecode bench:FuzzHandshake bench/endpoint:FuzzCMPrivate bench/result:FuzzOpen bench/compare:FuzzCompare bench/plot:FuzzPlot bench/fabric:FuzzReport bench/perftest:FuzzImport
 FUZZ_PKGS = $(sort $(foreach t,$(FUZZ),$(firstword $(subst :, ,$(t)))))
 fuzz:
 	@mkdir -p $(BUILD)/fuzz; cache=$$($(GO) env GOCACHE)/fuzz; \

@@ -6,7 +6,7 @@ package bench
 // The server learns it from Spec.Bidirectional. For WRITE, READ and atomics
 // it runs the same sender loop as the client (rb_bw_client) towards the
 // client's target area, which then grants the server's operation (see
-// remoteAccess); for SEND each side runs rb_bidir_send, one loop that posts
+// endpoint.RemoteAccess); for SEND each side runs rb_bidir_send, one loop that posts
 // its SENDs and keeps re-posting the receives of the peer's.
 //
 // Both sides measure over the same interval: on the control connection,
@@ -29,6 +29,9 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -45,15 +48,15 @@ const bidirSlice = time.Millisecond
 // side's warm-up, after its own took warm: as long again, at least
 // --warmup-time, plus the engine and control timeouts.
 func bidirBarrierLimit(s spec.Spec, warm time.Duration) time.Duration {
-	return EngineTimeout + ctrlTimeout + max(s.WarmupTime, warm)
+	return endpoint.EngineTimeout + ctrlTimeout + max(s.WarmupTime, warm)
 }
 
 // bidirSide is one side of a bidirectional test: its endpoint and the
 // hooks through which it meets the other side at the barrier.
 type bidirSide struct {
-	ep *endpoint
+	ep *endpoint.Endpoint
 	s  spec.Spec
-	o  RunOptions // the client's (interval lines, progress, CPU); the server's CPU
+	o  measure.Options // the client's (interval lines, progress, CPU); the server's CPU
 	// ctx ends when the control connection fails (its cause says why) or
 	// the run is cancelled; whoever cancels it also aborts the engine.
 	ctx context.Context
@@ -99,12 +102,12 @@ func (r bidirRun) direction() *proto.Direction {
 // step runs the side's C loop until until (engine clock): rb_bidir_send for
 // SEND, rb_bw_client for the others.
 func (b *bidirSide) step(until int64) error {
-	b.ep.eng.ResetSamples()
+	b.ep.Eng.ResetSamples()
 	var err error
 	if b.s.Traits().ConsumesRecv {
-		_, err = b.ep.eng.BidirSend(until)
+		_, err = b.ep.Eng.BidirSend(until)
 	} else {
-		_, err = b.ep.eng.BWClient(until)
+		_, err = b.ep.Eng.BWClient(until)
 	}
 	return err
 }
@@ -114,9 +117,9 @@ func (b *bidirSide) step(until int64) error {
 // caught up with.
 func (b *bidirSide) ringStep(until int64) (full bool, err error) {
 	if b.s.Traits().ConsumesRecv {
-		return b.ep.eng.BidirSend(until)
+		return b.ep.Eng.BidirSend(until)
 	}
-	return b.ep.eng.BWClient(until)
+	return b.ep.Eng.BWClient(until)
 }
 
 // err is the cause of the side's context, or err itself.
@@ -168,18 +171,18 @@ func (b *bidirSide) await(ch <-chan struct{}, limit time.Duration, what string) 
 // operations and, for SEND, the rest of the peer's messages.
 func (b *bidirSide) run() (bidirRun, error) {
 	var out bidirRun
-	if err := lockThread(b.o.CPU, b.o.NodeCPUs); err != nil {
+	if err := measure.LockThread(b.o.CPU, b.o.NodeCPUs); err != nil {
 		return out, err
 	}
-	defer unlockThread()
-	eng, s := b.ep.eng, b.s
+	defer measure.UnlockThread()
+	eng, s := b.ep.Eng, b.s
 	far := int64(math.MaxInt64)
-	if err := b.await(b.startWarmup, ctrlTimeout+EngineTimeout, "word from the client to warm up"); err != nil {
+	if err := b.await(b.startWarmup, ctrlTimeout+endpoint.EngineTimeout, "word from the client to warm up"); err != nil {
 		return out, err
 	}
 	warmStart := time.Now()
 	if s.Warmup > 0 || s.WarmupTime > 0 {
-		if err := bwWarmup(newEngSender(eng, warmTarget(s), func(until int64) (bool, error) {
+		if err := measure.BWWarmup(measure.NewEngSender(eng, measure.WarmTarget(s), func(until int64) (bool, error) {
 			if err := b.step(until); err != nil {
 				return false, b.err(err)
 			}
@@ -204,44 +207,44 @@ func (b *bidirSide) run() (bidirRun, error) {
 			return out, err
 		}
 	}
-	cpu := startCPU()
+	cpu := measure.StartCPU()
 	out.lat = hist.New()
 	target := uint64(math.MaxUint64)
 	if s.Iters > 0 {
 		target = uint64(s.Iters)
 	}
-	snd := newEngSender(eng, target, b.ringStep)
+	snd := measure.NewEngSender(eng, target, b.ringStep)
 	start := verbs.Now()
-	iv := newIntervals(s, b.o, start)
-	prog := newProgress(s, b.o, start)
+	iv := measure.NewIntervals(s, b.o, start)
+	prog := measure.NewProgress(s, b.o, start)
 	defer prog.Clear()
 	deadline := far
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)
 	}
-	// as measureBW: the samples go to the ring, which the drainer records
+	// as measure.BW: the samples go to the ring, which the drainer records
 	// while this thread stays in the C loop (sending and receiving)
 	if err := eng.SetRing(true); err != nil {
 		return out, err
 	}
-	drain := startDrain(eng, out.lat, iv, prog)
+	drain := measure.StartDrain(eng, out.lat, iv, prog)
 	stopRing := sync.OnceFunc(func() {
 		drain.Finish()
 		eng.SetRing(false) //nolint:errcheck // off never fails
 	})
 	defer stopRing()
-	if err := bwPhase(snd, drain.Lane(0), iv.next, deadline, iv.every); err != nil {
+	if err := measure.BWPhase(snd, drain.Lane(0), iv.Next, deadline, iv.Every); err != nil {
 		return out, b.err(err)
 	}
 	stopRing()
-	out.user, out.sys = cpu.stop()
+	out.user, out.sys = cpu.Stop()
 	out.ops = int64(eng.Completed())
 	out.first, out.last = eng.Span()
-	iv.flush(out.last)
-	if iv.err != nil {
-		return out, fmt.Errorf("write .hlog: %w", iv.err)
+	iv.Flush(out.last)
+	if iv.Err != nil {
+		return out, fmt.Errorf("write .hlog: %w", iv.Err)
 	}
-	out.intervals = iv.list
+	out.intervals = iv.List
 	if b.measured != nil {
 		if err := b.measured(out.total()); err != nil {
 			return out, err
@@ -272,21 +275,21 @@ func (bidirKind) measure(t *clientTest) (measured, error) {
 
 // runBidir is bidirKind's client half: the result and the server's.
 func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
-	ctx, w, ab, ep, s, o, stopHeartbeat := t.ctx, t.w, t.ab, t.eps.probe, t.spec, t.o, t.stopHeartbeat
-	eng := ep.eng
+	ctx, w, ab, ep, s, o, stopHeartbeat := t.ctx, t.w, t.ab, t.eps.Probe, t.spec, t.o, t.stopHeartbeat
+	eng := ep.Eng
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	fail := func(err error) {
 		cancel(err)
 		ab.abort(err)
 	}
-	measure := make(chan struct{})
+	measuring := make(chan struct{})
 	type served struct {
 		sr  proto.ServerResult
 		err error
 	}
 	var results chan served // set once the end is sent
-	side := &bidirSide{ep: ep, s: s, o: o, ctx: bctx, measure: measure,
+	side := &bidirSide{ep: ep, s: s, o: o, ctx: bctx, measure: measuring,
 		warmed: func(took time.Duration) error {
 			go func() { // the server's warm: it may have come already
 				var r proto.Ready
@@ -298,21 +301,21 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 					fail(fmt.Errorf("bidirectional barrier: %w", err))
 					return
 				}
-				close(measure)
+				close(measuring)
 			}()
 			return nil
 		},
 		begin: func() error { return t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
 		measured: func(total int64) error {
 			stopHeartbeat()   // the server reads no message after the end
-			o.timeline.Stop() // nor any mark
+			o.Timeline.Stop() // nor any mark
 			if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
 				return err
 			}
 			results = make(chan served, 1)
 			go func() { // a SEND side receives meanwhile, until the server's total
 				var sr proto.ServerResult
-				err := w.next(proto.MsgResult, &sr, EngineTimeout+15*time.Second)
+				err := w.next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second)
 				switch {
 				case err != nil:
 				case sr.Error != "":
@@ -359,7 +362,7 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 	if s.Traits().ConsumesRecv && sr.Iterations != run.total() {
 		return result.Result{}, sr, fmt.Errorf("the server received %d of the client's %d SENDs", sr.Iterations, run.total())
 	}
-	r, err := bidirResult(baseResult(s, ep), s, run, *sr.Bidir)
+	r, err := bidirResult(measure.BaseResult(s, ep), s, run, *sr.Bidir)
 	return r, sr, err
 }
 
@@ -372,7 +375,7 @@ func bidirResult(r result.Result, s spec.Spec, run bidirRun, srv proto.Direction
 	r.Iterations, r.Warmup = cli.Ops+sv.Ops, cli.Warmup+sv.Warmup
 	r.DurationNS = max(cli.DurationNS, sv.DurationNS)
 	r.Bandwidth = cli.Bandwidth.Plus(sv.Bandwidth)
-	r.CPU = &result.CPUUsage{ClientUserNS: run.user, ClientSysNS: run.sys, ClientUSPerMsg: perMsgUS(run.user+run.sys, r.Iterations)}
+	r.CPU = &result.CPUUsage{ClientUserNS: run.user, ClientSysNS: run.sys, ClientUSPerMsg: measure.PerMsgUS(run.user+run.sys, r.Iterations)}
 	if err := run.setLatency(&r); err != nil {
 		return result.Result{}, err
 	}
@@ -383,16 +386,16 @@ func bidirResult(r result.Result, s spec.Spec, run bidirRun, srv proto.Direction
 // connected: its own direction, the barrier and the result.
 func (bidirKind) respond(t *serverTest) error {
 	c, spec, eps := t.c, t.spec, t.eps
-	eng := eps.probe.eng
+	eng := eps.Probe.Eng
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	fail := func(err error) {
 		cancel(err)
 		eng.Abort()
 	}
-	warmup, measure := make(chan struct{}), make(chan struct{})
-	side := &bidirSide{ep: eps.probe, s: spec, o: RunOptions{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.probe.dev.numa.cpus}, ctx: ctx,
-		startWarmup: warmup, measure: measure,
+	warmup, measuring := make(chan struct{}), make(chan struct{})
+	side := &bidirSide{ep: eps.Probe, s: spec, o: measure.Options{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.Probe.Dev.NodeCPUs()}, ctx: ctx,
+		startWarmup: warmup, measure: measuring,
 		warmed: func(time.Duration) error { return c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarm}) },
 	}
 	type ran struct {
@@ -404,9 +407,9 @@ func (bidirKind) respond(t *serverTest) error {
 		r, err := side.run()
 		done <- ran{r, err}
 	}()
-	defer eps.probe.dev.onEvent(fail)()         // a fatal event of the device ends the test at once
-	counters := snapshotCounters(eps.probe.dev) // before the start message: before any traffic
-	marks := newMarkSeries(eps.probe.dev)       // the client's interval marks (bench/timeline)
+	defer eps.Probe.Dev.OnEvent(fail)()                // a fatal event of the device ends the test at once
+	counters := device.SnapshotCounters(eps.Probe.Dev) // before the start message: before any traffic
+	marks := device.NewMarkSeries(eps.Probe.Dev)       // the client's interval marks (bench/timeline)
 	if err := c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		fail(err)
 		<-done
@@ -417,7 +420,7 @@ func (bidirKind) respond(t *serverTest) error {
 	ended := make(chan error, 1)
 	go func() { // the client's barrier, heartbeats and end
 		var end proto.Ready
-		err := readBidirClient(c, warmup, measure, &end, marks)
+		err := readBidirClient(c, warmup, measuring, &end, marks)
 		if err != nil {
 			fail(fmt.Errorf("client lost during the test: %w", err))
 		} else {
@@ -456,7 +459,7 @@ func (bidirKind) respond(t *serverTest) error {
 		}
 	}
 	res := proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
-		Bidir: r.run.direction(), Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
+		Bidir: r.run.direction(), Counters: counters.ServerDeltas(), IntervalCounters: marks.Series()}
 	if err := timeline.Fit(&res); err != nil {
 		t.log.Printf("%s: %v", spec.Name(), err)
 	}
@@ -465,9 +468,9 @@ func (bidirKind) respond(t *serverTest) error {
 }
 
 // readBidirClient reads the client's messages of a bidirectional test:
-// warmup (closes warmup), measure (closes measure), heartbeats, until its
+// warmup (closes warmup), measure (closes measuring), heartbeats, until its
 // end (*end). Each within heartbeatTimeout.
-func readBidirClient(c ctrl.Chan, warmup, measure chan struct{}, end *proto.Ready, marks *timeline.Server) error {
+func readBidirClient(c ctrl.Chan, warmup, measuring chan struct{}, end *proto.Ready, marks *timeline.Server) error {
 	next := proto.PhaseWarmup
 	for {
 		var r proto.Ready
@@ -482,7 +485,7 @@ func readBidirClient(c ctrl.Chan, warmup, measure chan struct{}, end *proto.Read
 			close(warmup)
 			next = proto.PhaseMeasure
 		case r.Phase == next && next == proto.PhaseMeasure:
-			close(measure)
+			close(measuring)
 			next = proto.PhaseEnd
 		case r.Phase == next && next == proto.PhaseEnd:
 			*end = r

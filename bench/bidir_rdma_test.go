@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -53,8 +55,8 @@ func checkBidir(t *testing.T, doc *result.Document, specs []spec.Spec) []result.
 			t.Errorf("%s: counters %+v: both sides' port counters, with packets sent", name, r.Counters)
 		}
 		// a SEND client receives too: its own receives' step besides the server's
-		if ch := r.Choices; ch == nil || ch.RecvAddrStepBytes != recvStep(s) || ch.ClientRecvAddrStepBytes != recvStep(s) {
-			t.Errorf("%s: choices %+v: the receives of both sides step by %d", name, ch, recvStep(s))
+		if ch := r.Choices; ch == nil || ch.RecvAddrStepBytes != endpoint.RecvStep(s) || ch.ClientRecvAddrStepBytes != endpoint.RecvStep(s) {
+			t.Errorf("%s: choices %+v: the receives of both sides step by %d", name, ch, endpoint.RecvStep(s))
 		}
 		if r.TimedInterval != spec.BidirInterval || r.Samples <= 0 {
 			t.Errorf("%s: interval %q, %d samples", name, r.TimedInterval, r.Samples)
@@ -177,7 +179,7 @@ func TestRDMABidirectionalServerClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := cl.Run(ctx, long, RunOptions{CPU: -1}); err == nil || (!errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "aborted")) {
+	if _, err := cl.Run(ctx, long, measure.Options{CPU: -1}); err == nil || (!errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "aborted")) {
 		t.Fatalf("cancelled bidirectional test: %v", err)
 	} else {
 		t.Logf("cancelled after %v: %v", time.Since(start).Round(time.Millisecond), err)

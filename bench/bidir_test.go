@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -95,10 +97,10 @@ func TestBidirRemoteAccess(t *testing.T) {
 		{result.OpSend, false, true, 0},
 	} {
 		s := spec.Spec{Op: tc.op, Mode: result.ModeBW, Bidirectional: true}
-		if got := remoteAccess(s, tc.client, tc.iwarp); got != tc.want {
+		if got := endpoint.RemoteAccess(s, tc.client, tc.iwarp); got != tc.want {
 			t.Errorf("-b %s client=%v iwarp=%v: %s, want %s", tc.op, tc.client, tc.iwarp, got, tc.want)
 		}
-		if c := poolConfig(s, tc.client, tc.iwarp, 1, false, false); c.Access != verbs.AccessLocalWrite|tc.want|verbs.AccessRelaxedOrdering {
+		if c := endpoint.PoolConfig(s, tc.client, tc.iwarp, 1, false, false); c.Access != verbs.AccessLocalWrite|tc.want|verbs.AccessRelaxedOrdering {
 			t.Errorf("-b %s client=%v: pool access %s", tc.op, tc.client, c.Access)
 		}
 	}
@@ -113,7 +115,7 @@ func TestBidirResult(t *testing.T) {
 		h.Record(int64(100_000 + 1000*i))
 	}
 	run := bidirRun{warmed: 128, ops: 1000, first: 5e9, last: 6e9, lat: h, user: 6e8, sys: 4e8}
-	r, err := bidirResult(baseResult(s, nil), s, run, proto.Direction{Ops: 900, Warmup: 120, DurationNS: 9e8})
+	r, err := bidirResult(measure.BaseResult(s, nil), s, run, proto.Direction{Ops: 900, Warmup: 120, DurationNS: 9e8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,18 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
 // TestRDMABudgetNeedMatchesMemory: NeedOf, which the budget checks
-// before anything exists, is what newTestEndpoints really maps, registers
+// before anything exists, is what endpoint.NewTest really maps, registers
 // and opens, on both sides, for pools, load QPs, per-op buffers, UD and
 // the workload knobs (a region, per-MR buffers, idle QPs).
 func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 	requireDevice(t)
-	dev, err := OpenDevice("", 1, -1, netip.MustParseAddr("127.0.0.1"))
+	dev, err := device.Open("", 1, -1, netip.MustParseAddr("127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,32 +44,32 @@ func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 	}
 	for _, s := range specs {
 		for _, client := range []bool{true, false} {
-			eps, err := newTestEndpoints(dev, s, client)
+			eps, err := endpoint.NewTest(dev, s, client)
 			if err != nil {
 				t.Fatalf("%s client=%v: %v", s.Name(), client, err)
 			}
-			var got Need
-			got.Registered = eps.mem.measured.MappedBytes()
-			if eps.mem.load != nil {
-				got.Registered += eps.mem.load.MappedBytes()
+			var got endpoint.Need
+			got.Registered = eps.Mem.Measured.MappedBytes()
+			if eps.Mem.Load != nil {
+				got.Registered += eps.Mem.Load.MappedBytes()
 			}
-			if eps.mem.idle != nil {
-				got.Registered += eps.mem.idle.MappedBytes()
+			if eps.Mem.Idle != nil {
+				got.Registered += eps.Mem.Idle.MappedBytes()
 			}
-			got.Registered += eps.spread.MappedBytes()
-			for _, ep := range eps.all() {
-				if ep.opBuf != nil {
-					got.Unregister += int64(ep.opBuf.Len())
+			got.Registered += eps.Spread.MappedBytes()
+			for _, ep := range eps.All() {
+				if ep.OpBuf != nil {
+					got.Unregister += int64(ep.OpBuf.Len())
 				}
 			}
-			got.QPs = len(eps.all()) + len(eps.idle)
-			want := NeedOf(s, client)
+			got.QPs = len(eps.All()) + len(eps.Idle)
+			want := endpoint.NeedOf(s, client)
 			if got.Registered != want.Registered || got.Unregister != want.Unregister || got.QPs != want.QPs {
 				t.Errorf("%s client=%v: mapped %d registered + %d other, %d QPs; Need says %d + %d, %d QPs",
-					describe(s), client, got.Registered, got.Unregister, got.QPs, want.Registered, want.Unregister, want.QPs)
+					endpoint.Describe(s), client, got.Registered, got.Unregister, got.QPs, want.Registered, want.Unregister, want.QPs)
 			}
-			t.Logf("%s client=%v: %s registered, %d QPs", describe(s), client, FormatBytes(got.Registered), got.QPs)
-			if err := eps.close(); err != nil {
+			t.Logf("%s client=%v: %s registered, %d QPs", endpoint.Describe(s), client, endpoint.FormatBytes(got.Registered), got.QPs)
+			if err := eps.Close(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -74,7 +77,7 @@ func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 }
 
 // startBudgetServer serves on 127.0.0.1 with budget b until the test ends.
-func startBudgetServer(t *testing.T, b Budget) string {
+func startBudgetServer(t *testing.T, b endpoint.Budget) string {
 	t.Helper()
 	srv, err := NewServer(ServerConfig{GIDIndex: -1, Port: 1, Log: testLog(t), Budget: b})
 	if err != nil {
@@ -100,7 +103,7 @@ func startBudgetServer(t *testing.T, b Budget) string {
 // stays in step, and a test within the budget then runs.
 func TestRDMABudgetServerRefuses(t *testing.T) {
 	requireDevice(t)
-	addr := startBudgetServer(t, Budget{MaxMemory: 4 << 20, MaxQPs: 2})
+	addr := startBudgetServer(t, endpoint.Budget{MaxMemory: 4 << 20, MaxQPs: 2})
 	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -118,12 +121,12 @@ func TestRDMABudgetServerRefuses(t *testing.T) {
 		{plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{8 << 20}, Template: spec.Spec{Transport: result.TransportTCP, Iters: 10, Warmup: -1}})[0],
 			"tcp send bw 1 connection x 8 MiB needs"},
 	} {
-		_, err := cl.Run(context.Background(), c.spec, RunOptions{CPU: -1})
-		if !IsOverBudget(err) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "its --max-") {
+		_, err := cl.Run(context.Background(), c.spec, measure.Options{CPU: -1})
+		if !endpoint.IsOverBudget(err) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "its --max-") {
 			t.Errorf("%s: %v, want a budget refusal with %q", c.spec.Name(), err, c.want)
 		}
 		t.Logf("%s: %v", c.spec.Name(), err)
-		if _, err := cl.Run(context.Background(), small, RunOptions{CPU: -1}); err != nil {
+		if _, err := cl.Run(context.Background(), small, measure.Options{CPU: -1}); err != nil {
 			t.Fatalf("test within the budget after a refusal: %v", err)
 		}
 	}
@@ -136,11 +139,11 @@ func TestRDMABudgetServerRefuses(t *testing.T) {
 	}
 	defer cm.Close()
 	bomb := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{1 << 20}, Template: spec.Spec{QPs: 2, Iters: 100, Warmup: -1, RDMACM: true}})[0]
-	if _, err := cm.Run(context.Background(), bomb, RunOptions{CPU: -1}); !IsOverBudget(err) {
+	if _, err := cm.Run(context.Background(), bomb, measure.Options{CPU: -1}); !endpoint.IsOverBudget(err) {
 		t.Errorf("rdma_cm %s: %v, want a budget refusal", bomb.Name(), err)
 	}
 	small.RDMACM = true
-	if _, err := cm.Run(context.Background(), small, RunOptions{CPU: -1}); err != nil {
+	if _, err := cm.Run(context.Background(), small, measure.Options{CPU: -1}); err != nil {
 		t.Fatalf("rdma_cm test within the budget after a refusal: %v", err)
 	}
 }

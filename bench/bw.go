@@ -1,16 +1,17 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// bwKind is a bandwidth test on one QP: the client streams (measureBW);
+// bwKind is a bandwidth test on one QP: the client streams (measure.BW);
 // the server receives SENDs in its responder loop, or (WRITE, READ,
 // atomics) leaves it to its NIC.
 type bwKind struct{}
 
 func (bwKind) measure(t *clientTest) (measured, error) {
-	res, total, err := measureBW(t.eps.probe, t.spec, t.o)
+	res, total, err := measure.BW(t.eps.Probe, t.spec, t.o)
 	return measured{res: res, total: total}, err
 }
 

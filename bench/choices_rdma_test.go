@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -52,8 +53,8 @@ func TestRDMAChoicesRecorded(t *testing.T) {
 		}
 		// the server's receives' step, as it reported it (in one process its
 		// cache line is the client's)
-		if c.RecvAddrStepBytes != recvStep(s) || c.ClientRecvAddrStepBytes != 0 {
-			t.Errorf("%s: recv_addr_step_bytes %d, client_recv_addr_step_bytes %d; want %d, 0", s.Name(), c.RecvAddrStepBytes, c.ClientRecvAddrStepBytes, recvStep(s))
+		if c.RecvAddrStepBytes != endpoint.RecvStep(s) || c.ClientRecvAddrStepBytes != 0 {
+			t.Errorf("%s: recv_addr_step_bytes %d, client_recv_addr_step_bytes %d; want %d, 0", s.Name(), c.RecvAddrStepBytes, c.ClientRecvAddrStepBytes, endpoint.RecvStep(s))
 		}
 		if s.Verify && (r.Verify == nil || r.Verify.Messages == 0) {
 			t.Errorf("%s: verify %+v", s.Name(), r.Verify)

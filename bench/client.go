@@ -13,6 +13,9 @@ import (
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -52,7 +55,7 @@ func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err err
 		return proto.ServerResult{}, err
 	}
 	var sr proto.ServerResult
-	if err := w.next(proto.MsgResult, &sr, EngineTimeout+15*time.Second); err != nil {
+	if err := w.next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second); err != nil {
 		return proto.ServerResult{}, err
 	}
 	if sr.Error != "" {
@@ -64,16 +67,16 @@ func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err err
 // ClientConfig configures the client side of `rdmabench run` and `loopback`.
 type ClientConfig struct {
 	Device   string
-	Port     int // 0: chosen with the device (chooseDevice)
+	Port     int // 0: chosen with the device (device.Choose)
 	GIDIndex int // -1: auto
-	Run      RunOptions
+	Run      measure.Options
 	// Transport "tcp": the run has TCP tests only and opens no RDMA device.
 	Transport string
 	// RDMACM opens the device through librdmacm, as rdma_cm tests need; with
 	// no Device, the device is the one rdma_cm reaches the server through.
 	RDMACM bool
 	// NUMA is where the engine threads and buffers go (Device.Place).
-	NUMA NUMAChoice
+	NUMA device.NUMAChoice
 	// AuthKey is the shared key to prove to the server (and that the server
 	// must prove back); nil: none. See auth.go.
 	AuthKey []byte
@@ -82,7 +85,7 @@ type ClientConfig struct {
 // Client is a connected control session.
 type Client struct {
 	c    ctrl.Chan // the control connection (*proto.Conn from Dial)
-	dev  *Device
+	dev  *device.Device
 	peer string
 	ack  proto.HelloAck
 	// last is what the last RDMA test found out, for the run's environment.
@@ -173,23 +176,23 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 // openClientDevice opens the client's device for a control connection nc:
 // by route from nc's local address, with --ib-dev, or (rdma_cm) the one
 // rdma_cm reaches the server through.
-func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
+func openClientDevice(nc net.Conn, cfg ClientConfig) (*device.Device, error) {
 	var err error
-	open, name, port, why := OpenDevice, cfg.Device, cfg.Port, "chosen with --ib-dev"
+	open, name, port, why := device.Open, cfg.Device, cfg.Port, "chosen with --ib-dev"
 	if !cfg.RDMACM {
-		name, port, why, err = chooseDevice(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
+		name, port, why, err = device.Choose(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
 	} else {
 		why = "chosen by rdma_cm for the server's address"
 		if cfg.Device != "" {
 			why = "chosen with --ib-dev"
 		}
-		open = OpenDeviceCM
+		open = device.OpenCM
 		// the port is the CM ID's (port_num), not --ib-port; for a loopback
 		// server this fails before the first test, as the server would
-		cmName, cmPort, cerr := clientCMDevice(addrOf(nc.RemoteAddr()), name)
+		cmName, cmPort, cerr := endpoint.ClientCMDevice(addrOf(nc.RemoteAddr()), name)
 		if err = cerr; err == nil {
 			var bound bool
-			if name, port, bound = cmBinding(name, port, cmName, cmPort); bound {
+			if name, port, bound = endpoint.CMBinding(name, port, cmName, cmPort); bound {
 				why += fmt.Sprintf(", port %d as rdma_cm bound it", cmPort)
 			}
 		}
@@ -207,7 +210,7 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*Device, error) {
 }
 
 // Device is the client's device.
-func (cl *Client) Device() *Device { return cl.dev }
+func (cl *Client) Device() *device.Device { return cl.dev }
 
 // Close says goodbye and releases everything.
 func (cl *Client) Close() error {
@@ -226,7 +229,7 @@ func (cl *Client) Close() error {
 // Run runs one test against the server: its kind (kindOf) inside the
 // shared lifecycle (connect, ready, watch and heartbeat, finish, verify).
 // Cancelling ctx aborts the test in progress.
-func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result.Result, error) {
+func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (result.Result, error) {
 	tcp := spec.Transport == result.TransportTCP
 	if tcp {
 		if err := checkTCPSpec(spec); err != nil {
@@ -236,8 +239,8 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 		if cl.dev == nil {
 			return result.Result{}, fmt.Errorf("%s: no RDMA device is open on this side", spec.Name())
 		}
-		o.NodeCPUs = cl.dev.numa.cpus
-		if err := cl.dev.supports(spec); err != nil { // before the server allocates anything
+		o.NodeCPUs = cl.dev.NodeCPUs()
+		if err := endpoint.Supports(cl.dev, spec); err != nil { // before the server allocates anything
 			return result.Result{}, err
 		}
 	}
@@ -258,15 +261,15 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 	} else {
 		eps, err := cl.setupRDMA(spec, &o, &setup)
 		if eps != nil {
-			defer eps.close()
+			defer eps.Close()
 		}
 		if err != nil {
 			return result.Result{}, err
 		}
-		defer o.timeline.Stop()
+		defer o.Timeline.Stop()
 		t.eps = eps
-		for _, e := range append(eps.measured(), eps.loads...) {
-			loops = append(loops, e.eng)
+		for _, e := range append(eps.Measured(), eps.Loads...) {
+			loops = append(loops, e.Eng)
 		}
 	}
 	var rd proto.Ready
@@ -281,13 +284,13 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 	w := watchServer(cl.c, cl.peer, ab)
 	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
 	if !tcp {
-		defer cl.dev.onEvent(ab.abort)()
+		defer cl.dev.OnEvent(ab.abort)()
 	}
 	t.o, t.w, t.ab = o, w, ab
 	t.stopHeartbeat = heartbeat(cl.c)
 	m, err := kindOf(spec).measure(t)
 	t.stopHeartbeat()
-	o.timeline.Stop() // every mark before the end (bidirectional: its kind stopped it)
+	o.Timeline.Stop() // every mark before the end (bidirectional: its kind stopped it)
 	sr := m.served
 	if sr == nil { // the end, and the server's result
 		var got proto.ServerResult
@@ -317,13 +320,13 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o RunOptions) (result
 type rdmaSetup struct {
 	mtu      int // the path MTU, bytes
 	conn     *result.ConnSetup
-	counters *counterSnapshot // before any traffic
+	counters *device.CounterSnapshot // before any traffic
 }
 
 // setupRDMA connects the test's endpoints (by exchange or rdma_cm), probes
 // the inline size and starts the counter timeline (o.timeline) before the
 // server's start. It returns the endpoints also on an error, to be closed.
-func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*testEndpoints, error) {
+func (cl *Client) setupRDMA(spec spec.Spec, o *measure.Options, setup *rdmaSetup) (*endpoint.Test, error) {
 	connect := cl.connectExchange
 	if spec.RDMACM {
 		connect = cl.connectCM
@@ -333,20 +336,20 @@ func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*t
 		return eps, err
 	}
 	setup.mtu, setup.conn = mtu, conn
-	cl.last.inline = eps.probe.qp.Caps().MaxInlineData
-	if t, err := verbsQPType(spec); err == nil {
+	cl.last.inline = eps.Probe.QP.Caps().MaxInlineData
+	if t, err := device.QPType(spec); err == nil {
 		if probe, err := cl.dev.MaxInline(t); err == nil {
 			cl.last.inline = probe // what the device grants, not what this test asked for
 		}
 	}
-	setup.counters = snapshotCounters(cl.dev) // before the server's start: before any traffic
+	setup.counters = device.SnapshotCounters(cl.dev) // before the server's start: before any traffic
 	// each interval's counters, both sides (bench/timeline)
-	if timelineWanted(spec, *o) {
+	if measure.TimelineWanted(spec, *o) {
 		var marks ctrl.Chan // nil: the server takes no marks
 		if cl.ack.IntervalCounters {
 			marks = cl.c
 		}
-		o.timeline = startTimeline(cl.dev, marks)
+		o.Timeline = device.StartTimeline(cl.dev, marks)
 	}
 	return eps, nil
 }
@@ -354,10 +357,10 @@ func (cl *Client) setupRDMA(spec spec.Spec, o *RunOptions, setup *rdmaSetup) (*t
 // complete fills the fields every RDMA kind's result shares from the
 // server's result sr, the client's total and the setup; it writes the
 // .hlog and remembers the test's path MTU and connection (runAll's env).
-func (cl *Client) complete(res *result.Result, spec spec.Spec, o RunOptions, sr proto.ServerResult, total int64, setup rdmaSetup) error {
+func (cl *Client) complete(res *result.Result, spec spec.Spec, o measure.Options, sr proto.ServerResult, total int64, setup rdmaSetup) error {
 	if res.CPU != nil {
 		res.CPU.ServerUserNS, res.CPU.ServerSysNS = sr.CPUUserNS, sr.CPUSysNS
-		res.CPU.ServerUSPerMsg = perMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)
+		res.CPU.ServerUSPerMsg = measure.PerMsgUS(sr.CPUUserNS+sr.CPUSysNS, res.Iterations)
 	}
 	if g := cl.dev.Port.DataGbps; g > 0 { // the data rate: after line encoding
 		if spec.Bidirectional {
@@ -370,9 +373,9 @@ func (cl *Client) complete(res *result.Result, spec spec.Spec, o RunOptions, sr 
 	}
 	cl.last.pathMTU = setup.mtu
 	res.Connection = setup.conn
-	res.Counters = setup.counters.testCounters(sr.Counters)
-	o.timeline.Attach(res.Intervals, sr.IntervalCounters)
-	if err := o.timeline.WriteHLog(o.HLog, res.Intervals); err != nil {
+	res.Counters = setup.counters.TestCounters(sr.Counters)
+	o.Timeline.Attach(res.Intervals, sr.IntervalCounters)
+	if err := o.Timeline.WriteHLog(o.HLog, res.Intervals); err != nil {
 		return fmt.Errorf("write .hlog: %w", err)
 	}
 	cl.last.conn = setup.conn
@@ -383,31 +386,31 @@ func (cl *Client) complete(res *result.Result, spec spec.Spec, o RunOptions, sr 
 // QP numbers and PSNs with the server on the control connection. It
 // returns the endpoints (also on error, to be closed), the path MTU and
 // the connection setup.
-func (cl *Client) connectExchange(spec spec.Spec) (*testEndpoints, int, *result.ConnSetup, error) {
-	eps, err := newTestEndpoints(cl.dev, spec, true)
+func (cl *Client) connectExchange(spec spec.Spec) (*endpoint.Test, int, *result.ConnSetup, error) {
+	eps, err := endpoint.NewTest(cl.dev, spec, true)
 	if err != nil {
 		return nil, 0, nil, err
 	}
 	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
 		return eps, 0, nil, err
 	}
-	if err := cl.c.Send(proto.MsgQPInfo, eps.info()); err != nil {
+	if err := cl.c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
 		return eps, 0, nil, err
 	}
 	var remote proto.QPInfo
 	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return eps, 0, nil, err
 	}
-	if err := checkPair(cl.dev, remote, !isLocalAddr(addrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
+	if err := device.CheckPair(cl.dev, remote, !device.IsLocalAddr(addrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}
-	mtu, err := eps.connect(remote)
+	mtu, err := eps.Connect(remote)
 	if err != nil {
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}
-	conn := newConnSetup(result.ConnExchange, eps.all())
+	conn := endpoint.NewConnSetup(result.ConnExchange, eps.All())
 	conn.Device = cl.dev.Ctx.Name()
 	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = cl.dev.GID.Index, cl.dev.GID.GID.String(), cl.dev.GID.Type.String(), cl.dev.GIDReason
 	return eps, mtu, conn, nil
@@ -416,7 +419,7 @@ func (cl *Client) connectExchange(spec spec.Spec) (*testEndpoints, int, *result.
 // connectCM is the client side of an rdma_cm connection: the server says
 // where it listens, the client connects each QP there, then sends its
 // buffers.
-func (cl *Client) connectCM(spec spec.Spec) (*testEndpoints, int, *result.ConnSetup, error) {
+func (cl *Client) connectCM(spec spec.Spec) (*endpoint.Test, int, *result.ConnSetup, error) {
 	if !cl.dev.Ctx.CM() {
 		return nil, 0, nil, errors.New("--rdma-cm test on a client opened without rdma_cm (ClientConfig.RDMACM)")
 	}
@@ -427,7 +430,7 @@ func (cl *Client) connectCM(spec spec.Spec) (*testEndpoints, int, *result.ConnSe
 	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return nil, 0, nil, err
 	}
-	fail := func(eps *testEndpoints, err error) (*testEndpoints, int, *result.ConnSetup, error) {
+	fail := func(eps *endpoint.Test, err error) (*endpoint.Test, int, *result.ConnSetup, error) {
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}
@@ -436,36 +439,36 @@ func (cl *Client) connectCM(spec spec.Spec) (*testEndpoints, int, *result.ConnSe
 		return fail(nil, fmt.Errorf("server's rdma_cm address %q port %d invalid", remote.CMAddr, remote.CMPort))
 	}
 	dst := netip.AddrPortFrom(ip, uint16(remote.CMPort))
-	token, err := cmTokenFrom(remote.CMToken)
+	token, err := endpoint.CMTokenFrom(remote.CMToken)
 	if err != nil {
 		return fail(nil, err)
 	}
-	eps, err := newTestEndpoints(cl.dev, spec, true)
+	eps, err := endpoint.NewTest(cl.dev, spec, true)
 	if err != nil {
 		return fail(nil, err)
 	}
-	if err := eps.checkPeers(remote); err != nil {
+	if err := eps.CheckPeers(remote); err != nil {
 		return fail(eps, err)
 	}
-	if eps.cmch, err = verbs.NewEventChannel(); err != nil {
+	if eps.CMCh, err = verbs.NewEventChannel(); err != nil {
 		return fail(eps, err)
 	}
-	all := eps.all()
-	mtu, err := cmConnectAll(eps.cmch, all, dst, token)
+	all := eps.All()
+	mtu, err := endpoint.CMConnectAll(eps.CMCh, all, dst, token)
 	if err != nil {
 		return fail(eps, err)
 	}
-	if err := cl.c.Send(proto.MsgQPInfo, eps.info()); err != nil {
+	if err := cl.c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
 		return eps, 0, nil, err
 	}
-	if err := eps.startCM(remote); err != nil {
+	if err := eps.StartCM(remote); err != nil {
 		return fail(eps, err)
 	}
-	conn := newConnSetup(result.ConnRDMACM, all)
+	conn := endpoint.NewConnSetup(result.ConnRDMACM, all)
 	conn.Address, conn.Device = dst.String(), cl.dev.Ctx.Name()
-	if path, err := eps.probe.qp.Path(); err == nil {
+	if path, err := eps.Probe.QP.Path(); err == nil {
 		if g, err := cl.dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
-			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), cmGIDReason(dst)
+			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), endpoint.CMGIDReason(dst)
 		}
 	}
 	return eps, mtu, conn, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -98,7 +99,7 @@ func TestRDMAExchangeSetupTime(t *testing.T) {
 // cannot serve rdma_cm; the run fails before any test, naming why.
 func TestRDMACMLoopbackOnlyDevice(t *testing.T) {
 	ctx := testutil.RequireRDMA(t)
-	if _, _, _, err := cmAddress(ctx.Name(), netip.MustParseAddr("127.0.0.1")); err == nil {
+	if _, _, _, err := endpoint.CMAddress(ctx.Name(), netip.MustParseAddr("127.0.0.1")); err == nil {
 		t.Skipf("%s has a non-loopback address", ctx.Name())
 	}
 	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Template: spec.Spec{Iters: 100, RDMACM: true}})

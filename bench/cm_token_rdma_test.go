@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -22,7 +23,7 @@ func TestRDMACMToken(t *testing.T) {
 	spec := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200, RDMACM: true}})[0]
 	c, info := startCMTestInfo(t, addr, spec)
 	defer c.Close()
-	token, err := cmTokenFrom(info.CMToken)
+	token, err := endpoint.CMTokenFrom(info.CMToken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestRDMACMToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer qp.Close()
-		return id.Connect(verbs.ConnParam{PrivateData: cmPrivate{Index: 0, Count: 1, Token: tok}.marshal()}, time.Now().Add(5*time.Second))
+		return id.Connect(verbs.ConnParam{PrivateData: endpoint.CMPrivate{Index: 0, Count: 1, Token: tok}.Marshal()}, time.Now().Add(5*time.Second))
 	}
 	wrong := token
 	wrong[0] ^= 0xff

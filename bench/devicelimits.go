@@ -4,25 +4,27 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // CheckDeviceLimits opens device name (port; "" and 0: chosen as a client
 // on local would choose) and holds every spec against its limits before
-// anything runs, as a run's first check does (supports), plus the QPs one
+// anything runs, as a run's first check does (endpoint.Supports), plus the QPs one
 // test opens on it at once: sides ends (2 in loopback, where both ends are
 // on this device) of its measured and load QPs, against max_qp. An error
 // names the test, the device and the limit, and wraps
 // verbs.ErrNotSupported (exit 3). It is how 'rdmabench cliffs' refuses a
 // ladder point up front.
 func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs []spec.Spec, sides int) error {
-	dev, err := OpenDevice(name, port, gidIndex, local)
+	dev, err := device.Open(name, port, gidIndex, local)
 	if err != nil {
 		return err
 	}
 	defer dev.Close()
-	if err := checkSpecs(dev, specs); err != nil {
+	if err := endpoint.CheckSpecs(dev, specs); err != nil {
 		return err
 	}
 	for _, s := range specs {
@@ -44,8 +46,8 @@ func CheckDeviceLimits(name string, port, gidIndex int, local netip.Addr, specs 
 // device's limits (CheckDeviceLimits: c's device, port and GID index, both
 // ends on it in loopback), before the first runs. Against a server without
 // c.Device the device follows the route to it, and each run checks it.
-func (c ClientConfig) CheckAhead(specs []spec.Spec, b Budget, loopback bool) error {
-	if err := CheckBudget(specs, b, loopback); err != nil {
+func (c ClientConfig) CheckAhead(specs []spec.Spec, b endpoint.Budget, loopback bool) error {
+	if err := endpoint.CheckBudget(specs, b, loopback); err != nil {
 		return err
 	}
 	if !loopback && c.Device == "" {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -55,7 +56,7 @@ func doctorInput(ctx *verbs.Context, port int, netdev string) doctor.Input {
 var doctorMu sync.Mutex
 
 // deviceDoctor runs the doctor's checks for dev (nil: none).
-func deviceDoctor(dev *Device) (result.DoctorHost, []result.DoctorFinding) {
+func deviceDoctor(dev *device.Device) (result.DoctorHost, []result.DoctorFinding) {
 	doctorMu.Lock()
 	defer doctorMu.Unlock()
 	if dev == nil {
@@ -66,7 +67,7 @@ func deviceDoctor(dev *Device) (result.DoctorHost, []result.DoctorFinding) {
 
 // serveDoctor answers a session's doctor request with the checks of the
 // session's device.
-func (s *Server) serveDoctor(c *proto.Conn, dev *Device, peer string) error {
+func (s *Server) serveDoctor(c *proto.Conn, dev *device.Device, peer string) error {
 	h, fs := deviceDoctor(dev)
 	var msg proto.Doctor
 	msg.Host, _ = json.Marshal(h)
@@ -144,7 +145,7 @@ func PeerDoctor(ctx context.Context, addr, name string, port int, key []byte, ti
 	}
 	defer cl.Close()
 	var r DoctorReport
-	switch dname, dport, why, err := chooseDevice(name, port, addrOf(cl.c.LocalAddr())); {
+	switch dname, dport, why, err := device.Choose(name, port, addrOf(cl.c.LocalAddr())); {
 	case err == nil && dname != "":
 		r = doctorOn(dname, dport, why)
 	default: // no device by route: as without a peer

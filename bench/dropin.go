@@ -11,6 +11,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -44,7 +47,7 @@ type DropInConfig struct {
 	// MaxQPRdAtom from the device.
 	Test    wire.Test
 	Timeout time.Duration // each exchange step; 0: wire.DefaultTimeout
-	Run     RunOptions
+	Run     measure.Options
 	// Trace, when set, gets one line per step of the exchange.
 	Trace io.Writer
 	// Record, when set, gets every swap and what this side negotiated
@@ -130,10 +133,10 @@ func RunDropIn(ctx context.Context, nc net.Conn, cfg DropInConfig) (*DropInRun, 
 	if err := p.negotiate(run); err != nil {
 		return run, err
 	}
-	if p.eps, err = newTestEndpoints(dev, p.s, cfg.Client); err != nil {
+	if p.eps, err = endpoint.NewTest(dev, p.s, cfg.Client); err != nil {
 		return run, err
 	}
-	defer p.eps.close()
+	defer p.eps.Close()
 	if err := p.connect(ctx, run); err != nil {
 		return run, err
 	}
@@ -154,7 +157,7 @@ func dropInSpec(cfg DropInConfig) (spec.Spec, error) {
 
 // dropInDevice is the test's device: with -R the channel's (cc), else
 // the one opened for nc's local address, which the caller closes.
-func dropInDevice(cfg DropInConfig, nc net.Conn, cc *PerftestCMConn, s spec.Spec) (*Device, error) {
+func dropInDevice(cfg DropInConfig, nc net.Conn, cc *PerftestCMConn, s spec.Spec) (*device.Device, error) {
 	switch {
 	case s.RDMACM != (cc != nil):
 		return nil, fmt.Errorf("%w: -R needs perftest's rdma_cm channel (DialPerftestCM, AcceptPerftestCM), and only -R has one", ErrPerftestUnsupported)
@@ -165,7 +168,7 @@ func dropInDevice(cfg DropInConfig, nc net.Conn, cc *PerftestCMConn, s spec.Spec
 	if ap, err := netip.ParseAddrPort(nc.LocalAddr().String()); err == nil {
 		local = ap.Addr()
 	}
-	return OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, local)
+	return device.Open(cfg.Device, cfg.Port, cfg.GIDIndex, local)
 }
 
 // dropInWire is perftest's exchange on nc (binary records over -R's
@@ -244,7 +247,7 @@ func (p *dropInSide) connect(ctx context.Context, run *DropInRun) error {
 	if p.cfg.Record != nil {
 		p.cfg.Record.WithGID = p.withGID
 	}
-	p.qps = p.eps.measured()
+	p.qps = p.eps.Measured()
 	if p.cc != nil {
 		if err := connectPerftestCM(ctx, p.wc, p.cc, dev, p.eps, p.withGID); err != nil {
 			return err
@@ -252,9 +255,9 @@ func (p *dropInSide) connect(ctx context.Context, run *DropInRun) error {
 	}
 	p.mine = make([]wire.Dest, len(p.qps))
 	for i, e := range p.qps {
-		e.qkey = perftest.QKeyFor(s) // UD: perftest's Q_Key (RC and UC have none)
-		in := e.info()
-		p.mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.qp.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
+		e.QKey = perftest.QKeyFor(s) // UD: perftest's Q_Key (RC and UC have none)
+		in := e.Info()
+		p.mine[i] = wire.Dest{LID: in.LID, OutReads: uint16(in.MaxRdAtomic), QPN: e.QP.QPN(), PSN: in.PSN, RKey: in.RKey, VAddr: in.Addr, GID: dev.GID.GID}
 	}
 	peers := make([]wire.Dest, len(p.qps))
 	for i := range p.qps {
@@ -284,16 +287,16 @@ func (p *dropInSide) connectQPs(mtu int, peers []wire.Dest) error {
 	}
 	var err error
 	if p.cc != nil {
-		err = p.eps.startCM(r)
+		err = p.eps.StartCM(r)
 	} else {
-		_, err = p.eps.connect(r)
+		_, err = p.eps.Connect(r)
 	}
 	if err != nil {
 		return err
 	}
 	for _, e := range p.qps {
 		if s.Op == result.OpWrite {
-			e.eng.SetPerftestMarker()
+			e.Eng.SetPerftestMarker()
 		}
 	}
 	return nil
@@ -317,15 +320,15 @@ func (p *dropInSide) swapsAfterRTR() error {
 	return err
 }
 
-func dropInConnSetup(dev *Device, eps *testEndpoints, cc *PerftestCMConn) *result.ConnSetup {
+func dropInConnSetup(dev *device.Device, eps *endpoint.Test, cc *PerftestCMConn) *result.ConnSetup {
 	method := result.ConnExchange
 	if cc != nil {
 		method = result.ConnRDMACM
 	}
-	conn := newConnSetup(method, eps.all())
+	conn := endpoint.NewConnSetup(method, eps.All())
 	conn.Device = dev.Ctx.Name()
 	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = dev.GID.Index, dev.GID.GID.String(), dev.GID.Type.String(), dev.GIDReason
-	if path, err := eps.probe.qp.Path(); cc != nil && err == nil { // the server's address: where it listens
+	if path, err := eps.Probe.QP.Path(); cc != nil && err == nil { // the server's address: where it listens
 		dst := cc.RemoteAddr().String()
 		conn.Address = dst
 		if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {

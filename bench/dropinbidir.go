@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -18,14 +19,14 @@ import (
 // dropInBidir runs one size of a -b test on p's QP 0 and returns this
 // side's result: the sums of both sides' figures, Sides each side's.
 func dropInBidir(ctx context.Context, p *dropInSide, s spec.Spec, stamps *peakStamps) (result.Result, error) {
-	ep := p.eps.probe
+	ep := p.eps.Probe
 	if s.Op != result.OpSend { // perftest's WRITE and READ tools swap once more before a duplex loop
 		if _, err := p.wc.Dest(p.mine[0], p.withGID, "sync before the loops (-b)"); err != nil {
 			return result.Result{}, err
 		}
 	}
 	if s.Op == result.OpSend {
-		ep.eng.SetStop(s.Iters) // the peer's -n messages arrive while this side sends its own
+		ep.Eng.SetStop(s.Iters) // the peer's -n messages arrive while this side sends its own
 	}
 	if err := stamps.arm(); err != nil {
 		return result.Result{}, err
@@ -45,7 +46,7 @@ func dropInBidir(ctx context.Context, p *dropInSide, s spec.Spec, stamps *peakSt
 	if err != nil {
 		return result.Result{}, err
 	}
-	r := dropInBidirResult(baseResult(s, ep), mine, rep, got, p.cfg.Client)
+	r := dropInBidirResult(measure.BaseResult(s, ep), mine, rep, got, p.cfg.Client)
 	if err := br.setLatency(&r); err != nil {
 		return result.Result{}, err
 	}

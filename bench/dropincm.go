@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/cmchan"
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -29,22 +31,22 @@ const perftestCMRetryGap = 100 * time.Millisecond
 // connectPerftestCM connects the test's QPs with rdma_cm in perftest's
 // order: the server listens again on the channel's port (any address),
 // one record swap, then the client connects QP after QP, each the
-// server's next request (cmListener in perftest mode), and one more swap
+// server's next request (endpoint.CMListener in perftest mode), and one more swap
 // (perftest 6.06 swaps a record of zeros once its QPs are connected: read
 // off the guest).
-func connectPerftestCM(ctx context.Context, wc *wire.Conn, cc *PerftestCMConn, dev *Device, eps *testEndpoints, withGID bool) error {
-	qps := eps.measured()
+func connectPerftestCM(ctx context.Context, wc *wire.Conn, cc *PerftestCMConn, dev *device.Device, eps *endpoint.Test, withGID bool) error {
+	qps := eps.Measured()
 	var err error
 	if cc.Client() {
-		if eps.cmch, err = verbs.NewEventChannel(); err != nil {
+		if eps.CMCh, err = verbs.NewEventChannel(); err != nil {
 			return err
 		}
 	} else {
-		if eps.lis, err = bindCMAt(netip.AddrPortFrom(netip.IPv4Unspecified(), cc.Port())); err != nil {
+		if eps.Lis, err = endpoint.BindCMAt(netip.AddrPortFrom(netip.IPv4Unspecified(), cc.Port())); err != nil {
 			return fmt.Errorf("-R: rdma_cm listener for the test's QPs on port %d: %w", cc.Port(), err)
 		}
-		eps.lis.perftest = true
-		if err := eps.lis.id.Listen(spec.MaxQPs); err != nil {
+		eps.Lis.Perftest = true
+		if err := eps.Lis.ID.Listen(spec.MaxQPs); err != nil {
 			return fmt.Errorf("-R: rdma_cm listen on port %d: %w", cc.Port(), err)
 		}
 	}
@@ -53,12 +55,12 @@ func connectPerftestCM(ctx context.Context, wc *wire.Conn, cc *PerftestCMConn, d
 	}
 	abort := make(chan struct{})
 	defer context.AfterFunc(ctx, func() { close(abort) })()
-	deadline := time.Now().Add(cmTimeout * time.Duration(2+len(qps)))
+	deadline := time.Now().Add(endpoint.CMTimeout * time.Duration(2+len(qps)))
 	if !cc.Client() {
-		err = eps.lis.acceptAll(dev, qps, deadline, abort)
+		err = eps.Lis.AcceptAll(dev, qps, deadline, abort)
 	}
 	for i := 0; i < len(qps) && cc.Client() && err == nil; i++ {
-		err = qps[i].cmConnectPerftest(eps.cmch, cc.Peer(), i, len(qps), deadline)
+		err = cmConnectPerftest(qps[i], eps.CMCh, cc.Peer(), i, len(qps), deadline)
 	}
 	if err != nil {
 		return fmt.Errorf("-R: the test's QPs: %w", err)
@@ -67,24 +69,24 @@ func connectPerftestCM(ctx context.Context, wc *wire.Conn, cc *PerftestCMConn, d
 	return err
 }
 
-// cmConnectPerftest connects the endpoint's QP to a perftest server at
-// dst (cmConnect; perftest ignores the private data), retrying a rejected
+// cmConnectPerftest connects e's QP to a perftest server at
+// dst (Endpoint.CMConnect; perftest ignores the private data), retrying a rejected
 // or unreachable request perftestCMRetryGap apart until the retry window
 // or deadline ends.
-func (e *endpoint) cmConnectPerftest(ch *verbs.EventChannel, dst netip.AddrPort, i, n int, deadline time.Time) error {
+func cmConnectPerftest(e *endpoint.Endpoint, ch *verbs.EventChannel, dst netip.AddrPort, i, n int, deadline time.Time) error {
 	until := time.Now().Add(perftestCMRetryFor)
 	for try := 1; ; try++ {
-		_, err := e.cmConnect(ch, dst, i, n, [proto.CMTokenLen]byte{})
+		_, err := e.CMConnect(ch, dst, i, n, [proto.CMTokenLen]byte{})
 		if err == nil {
 			return nil
 		}
 		if next := time.Now().Add(perftestCMRetryGap); !cmRetryable(err) || next.After(until) || next.After(deadline) {
 			return fmt.Errorf("QP %d of %d to %s: %w (%d tries)", i, n, dst, err, try)
 		}
-		if err := errors.Join(e.qp.Close(), e.cmid.Close()); err != nil { // a new id and QP for the next try
+		if err := errors.Join(e.QP.Close(), e.CMID.Close()); err != nil { // a new id and QP for the next try
 			return err
 		}
-		e.qp, e.cmid = nil, nil
+		e.QP, e.CMID = nil, nil
 		time.Sleep(perftestCMRetryGap)
 	}
 }
@@ -99,20 +101,20 @@ func cmRetryable(err error) bool {
 // bound it to, on which the test's QPs then run; Close closes both.
 type PerftestCMConn struct {
 	*cmchan.Conn
-	dev *Device
+	dev *device.Device
 }
 
 // Close closes the channel, then its device.
 func (c *PerftestCMConn) Close() error { return errors.Join(c.Conn.Close(), c.dev.Close()) }
 
-// cmOpener opens an id's device as a Device for cmchan (device, when set,
+// cmOpener opens an id's device as a Device for cmchan (devName, when set,
 // must be it) and keeps it in *dev.
-func cmOpener(device string, gidIndex int, dev **Device) cmchan.OpenFunc {
+func cmOpener(devName string, gidIndex int, dev **device.Device) cmchan.OpenFunc {
 	return func(id *verbs.CMID) (*verbs.Context, error) {
-		if name := id.DeviceName(); device != "" && device != name {
-			return nil, fmt.Errorf("-R: rdma_cm reaches the peer through %s, not -d %s", name, device)
+		if name := id.DeviceName(); devName != "" && devName != name {
+			return nil, fmt.Errorf("-R: rdma_cm reaches the peer through %s, not -d %s", name, devName)
 		}
-		d, err := OpenDeviceCM(id.DeviceName(), id.Port(), gidIndex, netip.Addr{})
+		d, err := device.OpenCM(id.DeviceName(), id.Port(), gidIndex, netip.Addr{})
 		if err != nil {
 			return nil, err
 		}
@@ -123,25 +125,25 @@ func cmOpener(device string, gidIndex int, dev **Device) cmchan.OpenFunc {
 
 // DialPerftestCM connects perftest's -R channel to a server at server. No
 // rdma_cm listener there gives an error wrapping ErrNotPerftest.
-func DialPerftestCM(ctx context.Context, server netip.AddrPort, device string, gidIndex int, timeout time.Duration) (*PerftestCMConn, error) {
+func DialPerftestCM(ctx context.Context, server netip.AddrPort, devName string, gidIndex int, timeout time.Duration) (*PerftestCMConn, error) {
 	if server.Addr().Unmap().IsLoopback() {
 		return nil, fmt.Errorf("%w: -R (rdma_cm) cannot use the loopback address %s: connect to the server's address on an RDMA device's netdev (in the test guest 192.0.2.1, rxe1)",
 			ErrPerftestUnsupported, server.Addr())
 	}
-	var dev *Device
-	c, err := cmchan.Dial(ctx, server, cmOpener(device, gidIndex, &dev), timeout)
+	var dev *device.Device
+	c, err := cmchan.Dial(ctx, server, cmOpener(devName, gidIndex, &dev), timeout)
 	return perftestCMConn(c, dev, err)
 }
 
 // AcceptPerftestCM accepts a perftest -R client's channel on l
 // (cmchan.Listen on -p), opening its device.
-func AcceptPerftestCM(ctx context.Context, l *cmchan.Listener, device string, gidIndex int, timeout time.Duration) (*PerftestCMConn, error) {
-	var dev *Device
-	c, err := l.Accept(ctx, cmOpener(device, gidIndex, &dev), timeout)
+func AcceptPerftestCM(ctx context.Context, l *cmchan.Listener, devName string, gidIndex int, timeout time.Duration) (*PerftestCMConn, error) {
+	var dev *device.Device
+	c, err := l.Accept(ctx, cmOpener(devName, gidIndex, &dev), timeout)
 	return perftestCMConn(c, dev, err)
 }
 
-func perftestCMConn(c *cmchan.Conn, dev *Device, err error) (*PerftestCMConn, error) {
+func perftestCMConn(c *cmchan.Conn, dev *device.Device, err error) (*PerftestCMConn, error) {
 	switch {
 	case err == nil:
 		return &PerftestCMConn{Conn: c, dev: dev}, nil

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -21,7 +23,7 @@ import (
 // own clock, and counts the messages that arrived between the margins
 // (read from the engines between their C calls' polls: each engine's
 // count is one aligned 64-bit word the loop writes).
-func dropInReceiveFor(engs []*verbs.Engine, s spec.Spec, ep *endpoint) (result.Result, error) {
+func dropInReceiveFor(engs []*verbs.Engine, s spec.Spec, ep *endpoint.Endpoint) (result.Result, error) {
 	var timeUp atomic.Bool
 	count := func() (n uint64) {
 		for _, e := range engs {
@@ -71,7 +73,7 @@ func dropInReceiveFor(engs []*verbs.Engine, s spec.Spec, ep *endpoint) (result.R
 	if err == nil { // every engine reached its stop count: impossible short of 2^63 messages
 		return result.Result{}, errors.New("the receiver stopped before the duration")
 	}
-	r := baseResult(s, ep)
+	r := measure.BaseResult(s, ep)
 	r.Iterations, r.DurationNS = int64(c1-c0), t1-t0
 	r.Bandwidth = result.NewBandwidth(s.Size, r.Iterations, r.DurationNS)
 	return r, nil
@@ -86,13 +88,13 @@ const latStopGrace = 250 * time.Millisecond
 // #iterations and span are then, with a margin (-D 4 and longer), those
 // of the engine's count read at the margins on this side's clock, as
 // perftest counts its sample window (the histogram keeps every sample).
-func dropInLat(eng latEngine, ep *endpoint, s spec.Spec, o RunOptions) (result.Result, error) {
+func dropInLat(eng measure.LatEngine, ep *endpoint.Endpoint, s spec.Spec, o measure.Options) (result.Result, error) {
 	if s.Duration <= 0 {
-		r, _, err := measureLat(eng, baseResult(s, ep), s, o)
+		r, _, err := measure.Lat(eng, measure.BaseResult(s, ep), s, o)
 		return r, err
 	}
-	wc := perftest.CountWindow(ep.eng.Iterations, s.Duration, perftest.Margin(s.Duration))
-	r, err := dropInLatFor(eng, ep.eng.Abort, ep.eng.ResetAbort, baseResult(s, ep), s, o)
+	wc := perftest.CountWindow(ep.Eng.Iterations, s.Duration, perftest.Margin(s.Duration))
+	r, err := dropInLatFor(eng, ep.Eng.Abort, ep.Eng.ResetAbort, measure.BaseResult(s, ep), s, o)
 	if ops, span, ok := wc.Stop(); err == nil && ok && perftest.Margin(s.Duration) > 0 {
 		r.Iterations, r.DurationNS = int64(ops), span.Nanoseconds()
 		r.Bandwidth = result.NewBandwidth(s.Size, r.Iterations, r.DurationNS)
@@ -104,10 +106,10 @@ func dropInLat(eng latEngine, ep *endpoint, s spec.Spec, o RunOptions) (result.R
 // abort latStopGrace after s.Duration where the peer stopped first
 // (reset clears the abort). The #iterations are the samples, the span
 // ends at the last round trip.
-func dropInLatFor(eng latEngine, abort, reset func(), base result.Result, s spec.Spec, o RunOptions) (result.Result, error) {
+func dropInLatFor(eng measure.LatEngine, abort, reset func(), base result.Result, s spec.Spec, o measure.Options) (result.Result, error) {
 	d := &verbs.CutLoop{LatLoop: eng}
 	t := time.AfterFunc(s.Duration+latStopGrace, func() { d.TimeUp(); abort() })
-	r, _, err := measureLat(d, base, s, o)
+	r, _, err := measure.Lat(d, base, s, o)
 	if !t.Stop() {
 		reset()
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -56,7 +57,7 @@ func TestRDMAPerftestEnvBeforeExchange(t *testing.T) {
 	test := wire.Test{Verb: wire.VerbSend, Conn: wire.ConnRC}
 	cfg := func(client bool, who string) DropInConfig {
 		return DropInConfig{Port: 1, GIDIndex: -1, Client: client, Spec: s, Test: test, Timeout: 30 * time.Second,
-			Run: RunOptions{CPU: -1, Unit: result.UnitMiB}, Trace: prefixWriter{&log, who + " "}}
+			Run: measure.Options{CPU: -1, Unit: result.UnitMiB}, Trace: prefixWriter{&log, who + " "}}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -62,7 +63,7 @@ func TestPerftestLatDuration(t *testing.T) {
 			p := &peerLat{rtt: 2 * time.Millisecond, stopAt: start.Add(c.peerStop), aborted: make(chan struct{})}
 			reset := false
 			s := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Duration: dur}
-			r, err := dropInLatFor(p, p.abort, func() { reset = true }, result.Result{SizeBytes: 2}, s, RunOptions{})
+			r, err := dropInLatFor(p, p.abort, func() { reset = true }, result.Result{SizeBytes: 2}, s, measure.Options{})
 			took := time.Since(start)
 			if err != nil {
 				t.Fatalf("%v after %v", err, took)

@@ -7,6 +7,9 @@ import (
 	"net"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -27,12 +30,12 @@ type dropInSide struct {
 	s       spec.Spec // cfg.Spec as RunDropIn adjusted it
 	wc      *wire.Conn
 	nc      net.Conn
-	dev     *Device
+	dev     *device.Device
 	cc      *PerftestCMConn // -R: the rdma_cm channel, else nil
 	env     result.Env      // sideEnv's, collected before the first record swap (negotiate)
-	eps     *testEndpoints
-	qps     []*endpoint // eps.measured()
-	mine    []wire.Dest // this side's records, one per QP
+	eps     *endpoint.Test
+	qps     []*endpoint.Endpoint // eps.measured()
+	mine    []wire.Dest          // this side's records, one per QP
 	withGID bool
 	all     bool  // perftest's -a (RUN_ALL): cfg.Sizes on the same QPs
 	sizes   []int // the message sizes in order: cfg.Sizes, or s.Size alone
@@ -42,11 +45,11 @@ type dropInSide struct {
 // (the timed loop, or the passive wait), then the closing handshake.
 func (p *dropInSide) loop(ctx context.Context, run *DropInRun) (*DropInRun, error) {
 	env := p.env
-	env.PathMTU, env.InlineSizeGranted = run.MTU, p.eps.probe.inline
+	env.PathMTU, env.InlineSizeGranted = run.MTU, p.eps.Probe.Inline
 	run.Env = env
 	abort := context.AfterFunc(ctx, func() {
 		for _, e := range p.qps {
-			e.eng.Abort()
+			e.Eng.Abort()
 		}
 	})
 	defer abort()
@@ -60,7 +63,7 @@ func (p *dropInSide) loop(ctx context.Context, run *DropInRun) (*DropInRun, erro
 		err = p.latTimed(run)
 	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
 		p.wc.Timeout = passiveTimeout(p.cfg.Timeout, s, p.sizes)
-		run.Results = []result.Result{baseResult(s, p.eps.probe)}
+		run.Results = []result.Result{measure.BaseResult(s, p.eps.Probe)}
 	case s.Bidirectional: // -b: both sides send (dropinbidir.go)
 		err = p.bidir(ctx, run)
 	case p.cfg.Client:
@@ -85,8 +88,8 @@ func (p *dropInSide) sized(n int) (spec.Spec, error) {
 		return sz, nil
 	}
 	for _, e := range p.qps {
-		e.eng.ResetCounters()
-		if err := e.eng.SetPerftestSize(n, e.inline > 0 && n <= e.inline); err != nil {
+		e.Eng.ResetCounters()
+		if err := e.Eng.SetPerftestSize(n, e.Inline > 0 && n <= e.Inline); err != nil {
 			return sz, err
 		}
 	}
@@ -119,20 +122,20 @@ func (p *dropInSide) enter(i, n int) (spec.Spec, error) {
 // post to post (rb_pt_lat_reply, SetPerftestInterval), its two largest
 // samples dropped (-n runs).
 func (p *dropInSide) latTimed(run *DropInRun) error {
-	s, ep := p.s, p.eps.probe
-	var eng latEngine = ep.eng
+	s, ep := p.s, p.eps.Probe
+	var eng measure.LatEngine = ep.Eng
 	reply := (s.Op == result.OpSend && !p.cfg.Client) || (s.Op == result.OpWrite && p.cfg.Client) // the side that waits first (see rb_pt_lat_reply)
 	if reply {
-		eng = replyEngine{ep.eng}
+		eng = replyEngine{ep.Eng}
 	} else {
-		ep.eng.SetPerftestInterval()
+		ep.Eng.SetPerftestInterval()
 	}
 	for i, n := range p.sizes {
 		sz, err := p.enter(i, n)
 		if err != nil {
 			return err
 		}
-		ep.eng.ResetReply()
+		ep.Eng.ResetReply()
 		e := eng
 		if s.Duration <= 0 {
 			e = &perftest.DropTop2{LatLoop: eng}
@@ -182,7 +185,7 @@ func (p *dropInSide) bwClient(run *DropInRun) error {
 		if len(qps) > 1 {
 			r, _, err = measureBWMulti(qps, sz, p.cfg.Run)
 		} else {
-			r, _, err = measureBW(p.eps.probe, sz, p.cfg.Run)
+			r, _, err = measure.BW(p.eps.Probe, sz, p.cfg.Run)
 		}
 		if err != nil {
 			return sizeErr(p.all, n, err)
@@ -205,7 +208,7 @@ func (p *dropInSide) bwClient(run *DropInRun) error {
 // sendReceiver is ib_send_bw's receiver: each size's -n messages per QP
 // (or -D's duration), timed on this side.
 func (p *dropInSide) sendReceiver(run *DropInRun) error {
-	s, qps, ep := p.s, p.qps, p.eps.probe
+	s, qps, ep := p.s, p.qps, p.eps.Probe
 	for i, n := range p.sizes {
 		sz, err := p.enter(i, n)
 		if err != nil {
@@ -214,10 +217,10 @@ func (p *dropInSide) sendReceiver(run *DropInRun) error {
 		engs := make([]*verbs.Engine, len(qps))
 		for q, e := range qps {
 			if p.all {
-				e.eng.ResetAbort()
+				e.Eng.ResetAbort()
 			}
-			e.eng.SetStop(qpIters(s.Iters, len(qps), q))
-			engs[q] = e.eng
+			e.Eng.SetStop(endpoint.QPIters(s.Iters, len(qps), q))
+			engs[q] = e.Eng
 		}
 		if s.Duration > 0 { // -D: receive for the duration, count the middle's messages
 			r, err := dropInReceiveFor(engs, sz, ep)
@@ -231,7 +234,7 @@ func (p *dropInSide) sendReceiver(run *DropInRun) error {
 		if _, err := verbs.BWServerMulti(engs); err != nil {
 			return sizeErr(p.all, n, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err))
 		}
-		r := baseResult(sz, ep)
+		r := measure.BaseResult(sz, ep)
 		r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
 		r.Bandwidth = result.NewBandwidth(n, s.Iters, r.DurationNS)
 		run.Results = append(run.Results, r)
@@ -255,7 +258,7 @@ func (p *dropInSide) passiveBW(run *DropInRun) error {
 	if err != nil {
 		return err
 	}
-	r := baseResult(s, p.eps.probe)
+	r := measure.BaseResult(s, p.eps.Probe)
 	r.Iterations = int64(rep.Iters)
 	r.Bandwidth = mibBandwidth(rep.BWAvg, rep.MsgRateAvg)
 	if rep.BWPeak > 0 {
@@ -343,7 +346,7 @@ func passiveTimeout(step time.Duration, s spec.Spec, sizes []int) time.Duration 
 	return t
 }
 
-// replyEngine runs the ping-pong's wait-first side through measureLat.
+// replyEngine runs the ping-pong's wait-first side through measure.Lat.
 type replyEngine struct{ *verbs.Engine }
 
 func (r replyEngine) LatClient(n int) error { return r.LatReply(n) }

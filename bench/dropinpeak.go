@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -11,7 +12,7 @@ import (
 // perftest's BW peak (perftest.PeakNS), one mmap'd buffer per QP
 // (verbs.Engine.SetPeakStamps); nil where the peak is not computed.
 type peakStamps struct {
-	qps  []*endpoint
+	qps  []*endpoint.Endpoint
 	bufs []*verbs.Buffer
 	n    int // stamps per QP
 }
@@ -19,11 +20,11 @@ type peakStamps struct {
 // newPeakStamps is the stamps of a bandwidth client's run of s on qps, or
 // nil where perftest prints no peak either: -N (on false), a duration run,
 // more than perftest.PeakLimit messages.
-func newPeakStamps(qps []*endpoint, s spec.Spec, on bool) (*peakStamps, error) {
+func newPeakStamps(qps []*endpoint.Endpoint, s spec.Spec, on bool) (*peakStamps, error) {
 	if !on || s.Duration > 0 || s.Iters <= 0 || s.Iters > perftest.PeakLimit {
 		return nil, nil
 	}
-	p := &peakStamps{qps: qps, n: int(qpIters(s.Iters, len(qps), 0))}
+	p := &peakStamps{qps: qps, n: int(endpoint.QPIters(s.Iters, len(qps), 0))}
 	for range qps {
 		b, err := verbs.AllocBuffer(16*p.n, false)
 		if err != nil {
@@ -41,7 +42,7 @@ func (p *peakStamps) arm() error {
 		return nil
 	}
 	for i, e := range p.qps {
-		if err := e.eng.SetPeakStamps(p.bufs[i], p.n); err != nil {
+		if err := e.Eng.SetPeakStamps(p.bufs[i], p.n); err != nil {
 			return err
 		}
 	}
@@ -56,12 +57,12 @@ func (p *peakStamps) peak(size int) *result.Bandwidth {
 	}
 	var qs []perftest.PeakStamps
 	for _, e := range p.qps {
-		posted, completed := e.eng.PeakStamps()
+		posted, completed := e.Eng.PeakStamps()
 		qs = append(qs, perftest.PeakStamps{Posted: posted, Completed: completed})
 	}
 	ns, ok := perftest.PeakNS(qs)
 	for _, e := range p.qps {
-		e.eng.SetPeakStamps(nil, 0) //nolint:errcheck // off never fails
+		e.Eng.SetPeakStamps(nil, 0) //nolint:errcheck // off never fails
 	}
 	if !ok {
 		return nil
@@ -76,7 +77,7 @@ func (p *peakStamps) close() {
 		return
 	}
 	for _, e := range p.qps {
-		e.eng.SetPeakStamps(nil, 0) //nolint:errcheck // off never fails
+		e.Eng.SetPeakStamps(nil, 0) //nolint:errcheck // off never fails
 	}
 	for _, b := range p.bufs {
 		b.Close()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -78,7 +79,7 @@ func TestRDMAImmCorrupt(t *testing.T) {
 				s := specs[0]
 				want := verifyImm(s, 0)
 				if ve.Op != op || ve.Checker != spec.VerifyServer || ve.Message != 0 || ve.Imm == nil || ve.Imm.Expected != want ||
-					ve.Imm.Seen != want^1 || ve.Imm.Opcode != opVerbs[op].code.String() {
+					ve.Imm.Seen != want^1 || ve.Imm.Opcode != endpoint.OpVerbs[op].Code.String() {
 					t.Errorf("VerifyError %+v (imm %+v): want %s checked by the server, message 0, immediate 0x%08x seen as 0x%08x", ve, ve.Imm, op, want, want^1)
 				}
 				if !strings.Contains(err.Error(), strings.ToUpper(op)+" immediate data wrong") {

@@ -15,8 +15,8 @@ package bench
 // (ctrl.Chan: t.c), never through the Client or the Server, and gets
 // everything it needs in its clientTest or serverTest. The kinds:
 //
-//	latKind      latency (measure.go's measureLat; lat.go)
-//	bwKind       bandwidth on one QP (measureBW; bw.go)
+//	latKind      latency (bench/measure's Lat; lat.go)
+//	bwKind       bandwidth on one QP (bench/measure's BW; bw.go)
 //	multiKind    bandwidth on several QPs (multi.go)
 //	loadKind     latency under load (load.go)
 //	bidirKind    bidirectional bandwidth (bidir.go)
@@ -30,6 +30,8 @@ import (
 	"net"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -84,13 +86,13 @@ type clientTest struct {
 	c    ctrl.Chan // to the server; while the test runs the watch w reads it
 	peer string    // the server's address, for errors
 	spec spec.Spec
-	o    RunOptions
+	o    measure.Options
 	w    *serverWatch
 	ab   *testAbort // whatever aborts the test goes through it
 	// stopHeartbeat stops the client's heartbeat (idempotent): a kind
 	// that sends the end itself calls it first.
 	stopHeartbeat func()
-	eps           *testEndpoints // RDMA kinds
+	eps           *endpoint.Test // RDMA kinds
 	tcp           *tcpData       // tcpKind
 }
 
@@ -99,7 +101,7 @@ type clientTest struct {
 type serverTest struct {
 	c    ctrl.Chan // to the client
 	spec spec.Spec
-	eps  *testEndpoints // RDMA kinds
+	eps  *endpoint.Test // RDMA kinds
 	tcp  *tcpData       // tcpKind
 	cpus []int          // the responder loops' CPUs (serverCPU); nil: not pinned
 	log  *log.Logger

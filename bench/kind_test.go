@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -74,7 +75,7 @@ func TestTCPKindOverPipe(t *testing.T) {
 			defer sv.Close()
 			cl := &Client{c: c, peer: "pipe"}
 			served := pipeServer(sv)
-			res, err := cl.Run(context.Background(), sp, RunOptions{CPU: -1})
+			res, err := cl.Run(context.Background(), sp, measure.Options{CPU: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +95,7 @@ func TestTCPKindOverPipe(t *testing.T) {
 		cl := &Client{c: running, peer: "pipe"}
 		served := pipeServer(sv)
 		start := time.Now()
-		_, err := cl.Run(context.Background(), long, RunOptions{CPU: -1})
+		_, err := cl.Run(context.Background(), long, measure.Options{CPU: -1})
 		var pl *PeerLostError
 		if !errors.As(err, &pl) || time.Since(start) > 5*time.Second {
 			t.Fatalf("client: %v after %v, want the server lost at once", err, time.Since(start))
@@ -110,7 +111,7 @@ func TestTCPKindOverPipe(t *testing.T) {
 		running.f = func() { time.AfterFunc(100*time.Millisecond, func() { c.Close() }) }
 		cl := &Client{c: running, peer: "pipe"}
 		served := pipeServer(sv)
-		if _, err := cl.Run(context.Background(), long, RunOptions{CPU: -1}); err == nil {
+		if _, err := cl.Run(context.Background(), long, measure.Options{CPU: -1}); err == nil {
 			t.Fatal("client: the test went on after its control channel closed")
 		}
 		select {

@@ -1,18 +1,19 @@
 package bench
 
 import (
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // latKind is a latency test: the client's ping-pong or one operation at a
-// time (measureLat, on the first measured QP); the server answers a
+// time (measure.Lat, on the first measured QP); the server answers a
 // ping-pong or receives, one responder loop per measured QP, or (READ,
 // atomics) leaves it to its NIC.
 type latKind struct{}
 
 func (latKind) measure(t *clientTest) (measured, error) {
-	ep := t.eps.probe
-	res, total, err := measureLat(ep.eng, baseResult(t.spec, ep), t.spec, t.o)
+	ep := t.eps.Probe
+	res, total, err := measure.Lat(ep.Eng, measure.BaseResult(t.spec, ep), t.spec, t.o)
 	return measured{res: res, total: total}, err
 }
 

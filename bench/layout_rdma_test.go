@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
@@ -142,8 +143,8 @@ func TestRDMADownDeviceFirst(t *testing.T) {
 
 	for _, port := range []int{1, 0} {
 		_, err := NewServer(ServerConfig{Device: "rxa0", Port: port, GIDIndex: -1, Log: testLog(t)})
-		if !errors.Is(err, ErrPortNotActive) || !strings.Contains(err.Error(), "rxa0 port 1 is PORT_DOWN") {
-			t.Errorf("server -d rxa0 (port %d): %v, want %v naming rxa0 port 1", port, err, ErrPortNotActive)
+		if !errors.Is(err, device.ErrPortNotActive) || !strings.Contains(err.Error(), "rxa0 port 1 is PORT_DOWN") {
+			t.Errorf("server -d rxa0 (port %d): %v, want %v naming rxa0 port 1", port, err, device.ErrPortNotActive)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -24,14 +26,14 @@ type loadKind struct{}
 func (loadKind) measure(t *clientTest) (measured, error) {
 	s, o, eps := t.spec, t.o, t.eps
 	var load *loadRun
-	if len(eps.loads) > 0 || s.Load.ChurnSize > 0 {
-		load = startLoad(eps.loads, s.Load.Threads, o.LoadCPUs, o.NodeCPUs)
+	if len(eps.Loads) > 0 || s.Load.ChurnSize > 0 {
+		load = startLoad(eps.Loads, s.Load.Threads, o.LoadCPUs, o.NodeCPUs)
 		if s.Load.ChurnSize > 0 { // registration churn: its own thread, after the streams' CPUs
 			cpu := -1
 			if len(o.LoadCPUs) > 0 {
-				cpu = o.LoadCPUs[len(eps.loads)%len(o.LoadCPUs)]
+				cpu = o.LoadCPUs[len(eps.Loads)%len(o.LoadCPUs)]
 			}
-			load.startChurn(eps.mem.pd, s.Load.ChurnSize, cpu, o.NodeCPUs)
+			load.startChurn(eps.Mem.PD, s.Load.ChurnSize, cpu, o.NodeCPUs)
 		}
 	}
 	m, err := latKind{}.measure(t)
@@ -43,14 +45,14 @@ func (loadKind) measure(t *clientTest) (measured, error) {
 }
 
 func (loadKind) respond(t *serverTest) error {
-	defer startRNRReceivers(t, serverCPU(t.cpus, len(t.eps.measured())))() // an RNR storm's load QPs
+	defer startRNRReceivers(t, serverCPU(t.cpus, len(t.eps.Measured())))() // an RNR storm's load QPs
 	return t.serveLoops(latResponders(t))
 }
 
 // loadRun streams on the load QPs until stop, each thread (Load.Threads)
 // driving its QPs round robin, and runs the registration churn.
 type loadRun struct {
-	eps  []*endpoint
+	eps  []*endpoint.Endpoint
 	stop atomic.Bool
 	wg   sync.WaitGroup
 	errs []error
@@ -68,7 +70,7 @@ const loadSlice = 50 * time.Millisecond
 // endpoint; endpoint i on thread i mod threads, each thread driving its
 // endpoints round robin in one C loop), thread t pinned to cpus[t mod
 // len(cpus)] (nil: to the NUMA node's CPUs node, or not pinned when nil too).
-func startLoad(eps []*endpoint, threads int, cpus, node []int) *loadRun {
+func startLoad(eps []*endpoint.Endpoint, threads int, cpus, node []int) *loadRun {
 	if threads <= 0 || threads > len(eps) {
 		threads = len(eps)
 	}
@@ -76,7 +78,7 @@ func startLoad(eps []*endpoint, threads int, cpus, node []int) *loadRun {
 	for t := range threads {
 		var engs []*verbs.Engine
 		for i := t; i < len(eps); i += threads {
-			engs = append(engs, eps[i].eng)
+			engs = append(engs, eps[i].Eng)
 		}
 		cpu := -1
 		if len(cpus) > 0 {
@@ -93,8 +95,8 @@ func startLoad(eps []*endpoint, threads int, cpus, node []int) *loadRun {
 
 // stream posts on engs until stop, then completes the unsignaled tail.
 func stream(engs []*verbs.Engine, stop *atomic.Bool, cpu int, node []int) error {
-	defer unlockThread()
-	if err := lockThread(cpu, node); err != nil {
+	defer measure.UnlockThread()
+	if err := measure.LockThread(cpu, node); err != nil {
 		return err
 	}
 	reset := func() {
@@ -143,10 +145,10 @@ func (l *loadRun) finish(load *spec.Load) (*result.LoadResult, error) {
 	res := &result.LoadResult{QPs: len(l.eps), Op: load.Op, SizeBytes: load.Size, AltSizeBytes: load.AltSize, RNR: load.RNR, MRs: load.MRs}
 	var bytes, first, last int64 = 0, math.MaxInt64, 0
 	for _, ep := range l.eps {
-		n := int64(ep.eng.Completed())
+		n := int64(ep.Eng.Completed())
 		res.Ops += n
-		bytes += n * int64(ep.spec.Size)
-		f, t := ep.eng.Span()
+		bytes += n * int64(ep.Spec.Size)
+		f, t := ep.Eng.Span()
 		first, last = min(first, f), max(last, t)
 	}
 	res.Bandwidth = result.NewBandwidth(1, bytes, last-first)
@@ -187,8 +189,8 @@ func (l *loadRun) startChurn(pd *verbs.PD, size, cpu int, node []int) {
 
 // churn registers and deregisters a fresh buffer's size bytes until stop.
 func churn(pd *verbs.PD, c *churnRun, stop *atomic.Bool, cpu int, node []int) error {
-	defer unlockThread()
-	if err := lockThread(cpu, node); err != nil {
+	defer measure.UnlockThread()
+	if err := measure.LockThread(cpu, node); err != nil {
 		return err
 	}
 	buf, err := verbs.AllocBuffer(c.size, false)
@@ -219,19 +221,19 @@ func churn(pd *verbs.PD, c *churnRun, stop *atomic.Bool, cpu int, node []int) er
 // without Load.RNR) on cpu; the returned function aborts them and waits.
 func startRNRReceivers(t *serverTest, cpu int) (stop func()) {
 	spec, eps := t.spec, t.eps
-	if spec.Load == nil || !spec.Load.RNR || len(eps.loads) == 0 {
+	if spec.Load == nil || !spec.Load.RNR || len(eps.Loads) == 0 {
 		return func() {}
 	}
-	engs := make([]*verbs.Engine, len(eps.loads))
-	for i, ep := range eps.loads {
-		engs[i] = ep.eng
+	engs := make([]*verbs.Engine, len(eps.Loads))
+	for i, ep := range eps.Loads {
+		engs[i] = ep.Eng
 	}
 	done := make(chan error, 1)
 	go func() {
 		done <- func() error {
 			defer responderThreads.enter()()
-			defer unlockThread()
-			if err := lockThread(cpu, eps.loads[0].dev.numa.cpus); err != nil {
+			defer measure.UnlockThread()
+			if err := measure.LockThread(cpu, eps.Loads[0].Dev.NodeCPUs()); err != nil {
 				return err
 			}
 			which, err := verbs.BWServerMulti(engs)

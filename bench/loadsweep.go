@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -22,7 +23,7 @@ const maxProbeRate = 10000
 
 // runLoadSweep runs the sweep of s: its results (the peak, the unloaded
 // probe, one per fraction) and the sweep.
-func runLoadSweep(ctx context.Context, cl *Client, s spec.Spec, o RunOptions) ([]result.Result, *result.LoadSweep, error) {
+func runLoadSweep(ctx context.Context, cl *Client, s spec.Spec, o measure.Options) ([]result.Result, *result.LoadSweep, error) {
 	var out []result.Result
 	run := func(what string, t spec.Spec) (result.Result, error) {
 		r, err := cl.Run(ctx, t, o)
@@ -55,7 +56,7 @@ func runLoadSweep(ctx context.Context, cl *Client, s spec.Spec, o RunOptions) ([
 			return out, nil, err
 		}
 		probe.Rate = maxProbeRate
-		if mean := cl0.Latency.Mean * divisorOf(s); mean > 0 { // the mean, not the p50: a heavy tail queues the probes
+		if mean := cl0.Latency.Mean * measure.DivisorOf(s); mean > 0 { // the mean, not the p50: a heavy tail queues the probes
 			probe.Rate = math.Min(maxProbeRate, math.Floor(0.2/(mean/1e9)))
 		}
 		probe.Rate = math.Max(probe.Rate, spec.MinRate)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -116,7 +117,7 @@ func TestRDMAMRModeHugePages(t *testing.T) {
 	requireDevice(t)
 	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 500, Warmup: -1, HugePages: true}})
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
-	if ReadMeminfo().HugePagesTotal > 0 {
+	if endpoint.ReadMeminfo().HugePagesTotal > 0 {
 		if err != nil {
 			t.Fatalf("with huge pages reserved: %v", err)
 		}
@@ -125,7 +126,7 @@ func TestRDMAMRModeHugePages(t *testing.T) {
 		}
 		return
 	}
-	if !errors.Is(err, ErrNoHugePages) || !strings.Contains(err.Error(), "sysctl vm.nr_hugepages=N") {
+	if !errors.Is(err, endpoint.ErrNoHugePages) || !strings.Contains(err.Error(), "sysctl vm.nr_hugepages=N") {
 		t.Fatalf("--hugepages without huge pages: %v", err)
 	}
 }

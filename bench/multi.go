@@ -11,6 +11,8 @@ import (
 	"github.com/rdmabench/rdmabench/bench/drain"
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -25,7 +27,7 @@ import (
 type multiKind struct{}
 
 func (multiKind) measure(t *clientTest) (measured, error) {
-	res, totals, err := measureBWMulti(t.eps.measured(), t.spec, t.o)
+	res, totals, err := measureBWMulti(t.eps.Measured(), t.spec, t.o)
 	m := measured{res: res, totals: totals}
 	for _, n := range totals {
 		m.total += n
@@ -38,19 +40,9 @@ func (multiKind) respond(t *serverTest) error {
 	return t.serveLoops(responders{active: active, oneThread: active && !t.spec.Event, loop: (*verbs.Engine).BWServer})
 }
 
-// qpIters is QP i's share of iters over n QPs: iters/n, one more for the
-// first iters%n.
-func qpIters(iters int64, n, i int) int64 {
-	q := iters / int64(n)
-	if int64(i) < iters%int64(n) {
-		q++
-	}
-	return q
-}
-
 // threadCPUOf is the CPU of client thread t: o.CPU for the first, the load
 // CPUs round robin for the others (-1: not pinned).
-func threadCPUOf(o RunOptions, t int) int {
+func threadCPUOf(o measure.Options, t int) int {
 	if t == 0 || o.CPU < 0 {
 		return o.CPU
 	}
@@ -74,7 +66,7 @@ func allComplete(engs []*verbs.Engine, targets []uint64) bool {
 // (that thread's error reports).
 var errOtherThread = errors.New("another thread of the test failed")
 
-// multiSender is one thread of a multi-QP test as a bwSender: its engines,
+// multiSender is one thread of a multi-QP test as a measure.BWSender: its engines,
 // driven round robin in one C loop (BWClientMulti).
 type multiSender struct {
 	engs    []*verbs.Engine
@@ -90,7 +82,7 @@ func (m *multiSender) setTargets(f func(k int) uint64) {
 	}
 }
 
-func (m *multiSender) step(until int64) (bool, error) {
+func (m *multiSender) Step(until int64) (bool, error) {
 	if m.failed.Load() {
 		return false, errOtherThread
 	}
@@ -102,7 +94,7 @@ func (m *multiSender) step(until int64) (bool, error) {
 	return verbs.BWClientMulti(m.engs, until)
 }
 
-func (m *multiSender) completed() uint64 {
+func (m *multiSender) Completed() uint64 {
 	var n uint64
 	for _, e := range m.engs {
 		n += e.Completed()
@@ -110,17 +102,17 @@ func (m *multiSender) completed() uint64 {
 	return n
 }
 
-func (m *multiSender) done() bool { return allComplete(m.engs, m.targets) }
+func (m *multiSender) Done() bool { return allComplete(m.engs, m.targets) }
 
 // stopPosting: one more signaled operation per QP completes its unsignaled
 // tail.
-func (m *multiSender) stopPosting() {
+func (m *multiSender) StopPosting() {
 	m.setTargets(func(k int) uint64 { return m.engs[k].Posted() + 1 })
 }
 
-func (m *multiSender) waitRoom() error {
+func (m *multiSender) WaitRoom() error {
 	for _, e := range m.engs {
-		if err := waitRoom(e); err != nil {
+		if err := measure.WaitRoom(e); err != nil {
 			return err
 		}
 	}
@@ -129,12 +121,12 @@ func (m *multiSender) waitRoom() error {
 
 // measureBWMulti runs the client side of a bandwidth test on several QPs:
 // QP i on thread i mod Spec.Threads, each thread driving its QPs round
-// robin in C, through bwPhase. One drainer records every QP's samples from
+// robin in C, through measure.BWPhase. One drainer records every QP's samples from
 // its ring (a lane per thread) and counts the test's intervals once, over
 // all QPs. Bandwidth is the total bytes over the earliest first post to
 // the latest last completion; latency merges every QP's histogram. It
 // returns the result and each QP's total operations including warm-up.
-func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, []int64, error) {
+func measureBWMulti(eps []*endpoint.Endpoint, s spec.Spec, o measure.Options) (result.Result, []int64, error) {
 	n, m := len(eps), s.NumThreads()
 	far := int64(math.MaxInt64)
 	lats := make([]*hist.Histogram, n)
@@ -161,7 +153,7 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 			return nil
 		}
 		for _, ep := range eps {
-			ep.eng.Abort()
+			ep.Eng.Abort()
 		}
 		return err
 	}
@@ -173,20 +165,20 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 			errs[t] = func() error {
 				warmDone := sync.OnceFunc(warm.Done)
 				defer warmDone()
-				defer unlockThread()
-				if err := lockThread(threadCPUOf(o, t), o.NodeCPUs); err != nil {
+				defer measure.UnlockThread()
+				if err := measure.LockThread(threadCPUOf(o, t), o.NodeCPUs); err != nil {
 					return fail(err)
 				}
 				idx := groups[t]
 				snd := &multiSender{engs: make([]*verbs.Engine, len(idx)), targets: make([]uint64, len(idx)), failed: &failed}
 				for k, i := range idx {
-					snd.engs[k] = eps[i].eng
+					snd.engs[k] = eps[i].Eng
 				}
 				engs := snd.engs
 				if s.Warmup > 0 || s.WarmupTime > 0 {
-					snd.setTargets(func(int) uint64 { return warmTarget(s) })
+					snd.setTargets(func(int) uint64 { return measure.WarmTarget(s) })
 					snd.reset = true // the warm-up's samples are dropped
-					if err := bwWarmup(snd, s); err != nil {
+					if err := measure.BWWarmup(snd, s); err != nil {
 						return fail(err)
 					}
 					snd.reset = false
@@ -204,15 +196,15 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 				}
 				warmDone()
 				<-begin
-				cpu := startCPU()
-				defer func() { cpuUser[t], cpuSy[t] = cpu.stop() }()
+				cpu := measure.StartCPU()
+				defer func() { cpuUser[t], cpuSy[t] = cpu.Stop() }()
 				snd.setTargets(func(k int) uint64 {
 					if s.Iters > 0 {
-						return uint64(qpIters(s.Iters, n, idx[k]))
+						return uint64(endpoint.QPIters(s.Iters, n, idx[k]))
 					}
 					return math.MaxUint64
 				})
-				if err := bwPhase(snd, dr.Lane(t), nextIv, deadline, time.Duration(every)); err != nil {
+				if err := measure.BWPhase(snd, dr.Lane(t), nextIv, deadline, time.Duration(every)); err != nil {
 					return fail(err) // nil after another thread's failure (errOtherThread, aborted)
 				}
 				return nil
@@ -224,48 +216,48 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 	if s.Duration > 0 {
 		deadline = start + int64(s.Duration)
 	}
-	iv := newIntervals(s, o, start)
-	prog := newProgress(s, o, start)
-	nextIv, every = iv.next, int64(iv.every)
-	rings := make([][]sampleRing, m)
+	iv := measure.NewIntervals(s, o, start)
+	prog := measure.NewProgress(s, o, start)
+	nextIv, every = iv.Next, int64(iv.Every)
+	rings := make([][]measure.SampleRing, m)
 	qlats := make([][]*hist.Histogram, m)
 	for t, idx := range groups {
 		for _, i := range idx {
-			rings[t] = append(rings[t], eps[i].eng)
+			rings[t] = append(rings[t], eps[i].Eng)
 			qlats[t] = append(qlats[t], lats[i])
 		}
 	}
-	dr = startLanes(rings, qlats, iv, prog)
+	dr = measure.StartLanes(rings, qlats, iv, prog)
 	close(begin)
 	wg.Wait()
 	dr.Finish()
 	prog.Clear()
 	for _, ep := range eps {
-		ep.eng.SetRing(false) //nolint:errcheck // off never fails
+		ep.Eng.SetRing(false) //nolint:errcheck // off never fails
 	}
 	totals := make([]int64, n)
 	for i, ep := range eps {
-		totals[i] = warmed[i] + int64(ep.eng.Completed())
+		totals[i] = warmed[i] + int64(ep.Eng.Completed())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return result.Result{}, totals, err
 	}
-	r := baseResult(s, eps[0])
-	r.Choices = choicesResult(s, eps...)
+	r := measure.BaseResult(s, eps[0])
+	r.Choices = endpoint.ChoicesResult(s, eps...)
 	r.QPs, r.Threads = n, m
 	lat := hist.New()
 	first, last := far, int64(0)
 	var ops, warmAll, user, sys int64
 	for i, ep := range eps {
-		q := int64(ep.eng.Completed())
-		f, l := ep.eng.Span()
+		q := int64(ep.Eng.Completed())
+		f, l := ep.Eng.Span()
 		if q > 0 {
 			first, last = min(first, f), max(last, l)
 		}
 		lat.Merge(lats[i])
 		ops += q
 		warmAll += warmed[i]
-		r.PerQP = append(r.PerQP, result.QPResult{QPN: ep.qp.QPN(), Thread: i % m, Ops: q, Bandwidth: result.NewBandwidth(s.Size, q, l-f),
+		r.PerQP = append(r.PerQP, result.QPResult{QPN: ep.QP.QPN(), Thread: i % m, Ops: q, Bandwidth: result.NewBandwidth(s.Size, q, l-f),
 			Latency: result.NewLatencyAt(lats[i], 1, s.Stats())})
 	}
 	for t := range m {
@@ -275,15 +267,15 @@ func measureBWMulti(eps []*endpoint, s spec.Spec, o RunOptions) (result.Result, 
 	if first > last {
 		first = last
 	}
-	iv.flush(last)
-	if iv.err != nil {
-		return result.Result{}, totals, fmt.Errorf("write .hlog: %w", iv.err)
+	iv.Flush(last)
+	if iv.Err != nil {
+		return result.Result{}, totals, fmt.Errorf("write .hlog: %w", iv.Err)
 	}
 	r.Iterations = ops
 	r.DurationNS = last - first
-	r.CPU = &result.CPUUsage{ClientUserNS: user, ClientSysNS: sys, ClientUSPerMsg: perMsgUS(user+sys, ops)}
+	r.CPU = &result.CPUUsage{ClientUserNS: user, ClientSysNS: sys, ClientUSPerMsg: measure.PerMsgUS(user+sys, ops)}
 	r.Bandwidth = result.NewBandwidth(s.Size, ops, last-first)
-	r.Intervals = iv.list
+	r.Intervals = iv.List
 	if err := r.SetLatency(lat, 1); err != nil {
 		return result.Result{}, totals, fmt.Errorf("encode histogram: %w", err)
 	}

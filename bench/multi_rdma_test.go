@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -54,7 +55,7 @@ func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 		checkPerQP(t, r, 8, 2)
 		// 4003 over 8 QPs: 501 on the first three, 500 on the rest
 		for i, q := range r.PerQP {
-			if want := qpIters(4003, 8, i); q.Ops != want {
+			if want := endpoint.QPIters(4003, 8, i); q.Ops != want {
 				t.Errorf("%s: QP %d did %d ops, want %d", r.Op, i, q.Ops, want)
 			}
 		}

@@ -8,16 +8,6 @@ import (
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
-func TestQPItersSplit(t *testing.T) {
-	var sum int64
-	for i := 0; i < 8; i++ {
-		sum += qpIters(4003, 8, i)
-	}
-	if sum != 4003 || qpIters(4003, 8, 2) != 501 || qpIters(4003, 8, 3) != 500 {
-		t.Errorf("split of 4003 over 8: sum %d, QP 2 %d, QP 3 %d", sum, qpIters(4003, 8, 2), qpIters(4003, 8, 3))
-	}
-}
-
 func TestQPsThreadsValidate(t *testing.T) {
 	ok := spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Size: 64, Iters: 100, TxDepth: 8, CQMod: 1, RxDepth: 8, QPs: 8, Threads: 2}
 	if err := ok.Validate(); err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/numa"
@@ -35,7 +37,7 @@ func requireNUMA(t *testing.T) []int {
 func TestRDMANUMAMemory(t *testing.T) {
 	requireDevice(t)
 	nodes := requireNUMA(t)
-	dev, err := OpenDevice("", 1, -1, netip.MustParseAddr("127.0.0.1"))
+	dev, err := device.Open("", 1, -1, netip.MustParseAddr("127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,17 +45,17 @@ func TestRDMANUMAMemory(t *testing.T) {
 	s := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{3 * 4096},
 		Template: spec.Spec{Iters: 100, Warmup: -1, Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 8192}}})[0]
 	for _, node := range append(nodes, nodes...) { // nodes in turn: no thread's locality passes by chance
-		dev.Place(NUMAChoice{Node: node, Set: true})
+		dev.Place(device.NUMAChoice{Node: node, Set: true})
 		if p := dev.NUMA(); p.Node != node || p.Source != result.NUMASourceFlag || !p.MemoryBound {
 			t.Fatalf("placement %+v, want node %d from the flag, bound", p, node)
 		}
-		m, err := newTestMemory(dev, s, true)
+		m, err := endpoint.NewMemory(dev, s, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pages, wrong := 0, map[int]int{}
 		var out []*verbs.PoolBuf
-		for _, pool := range []*verbs.Pool{m.measured, m.load} {
+		for _, pool := range []*verbs.Pool{m.Measured, m.Load} {
 			for range pool.Config().Count {
 				b, err := pool.Get()
 				if err != nil {
@@ -75,7 +77,7 @@ func TestRDMANUMAMemory(t *testing.T) {
 		for _, b := range out {
 			b.Put()
 		}
-		if err := m.close(); err != nil {
+		if err := m.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if len(wrong) > 0 {
@@ -106,7 +108,7 @@ func TestRDMANUMAPlacement(t *testing.T) {
 	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{64},
 		Template: spec.Spec{Duration: 1500 * time.Millisecond, WarmupTime: 100 * time.Millisecond}})
 	cfg := runCfg(specs)
-	cfg.Client.NUMA = NUMAChoice{Node: node, Set: true}
+	cfg.Client.NUMA = device.NUMAChoice{Node: node, Set: true}
 	var mu sync.Mutex
 	most := 0
 	ctx, stop := context.WithCancel(context.Background())

@@ -17,6 +17,8 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result/schema"
 	"github.com/rdmabench/rdmabench/hist"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/clock"
 	"github.com/rdmabench/rdmabench/internal/testutil"
@@ -167,7 +169,7 @@ func plan(t *testing.T, p spec.Plan) []spec.Spec {
 }
 
 func runCfg(specs []spec.Spec) RunConfig {
-	return RunConfig{Client: ClientConfig{Port: 1, GIDIndex: -1, Run: RunOptions{CPU: -1}}, Specs: specs,
+	return RunConfig{Client: ClientConfig{Port: 1, GIDIndex: -1, Run: measure.Options{CPU: -1}}, Specs: specs,
 		ConnTimeout: 5 * time.Second, CommandLine: []string{"bench.test"}}
 }
 
@@ -320,7 +322,7 @@ func TestRDMAServerClient(t *testing.T) {
 	if err := cl.c.Recv(proto.MsgQPInfo, nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "out of range") {
 		t.Fatalf("bad spec answered with %v, want a RemoteError naming the range", err)
 	}
-	if _, err := cl.Run(context.Background(), specs[0], RunOptions{CPU: -1}); err != nil {
+	if _, err := cl.Run(context.Background(), specs[0], measure.Options{CPU: -1}); err != nil {
 		t.Fatalf("test after a refused one: %v", err)
 	}
 	// A test the server cannot set up (a service level the port refuses is
@@ -328,12 +330,12 @@ func TestRDMAServerClient(t *testing.T) {
 	// refused, and the session stays in step for the next one.
 	big := specs[0]
 	big.Inline = spec.MaxInline
-	if _, err := cl.Run(context.Background(), big, RunOptions{CPU: -1}); err == nil {
+	if _, err := cl.Run(context.Background(), big, measure.Options{CPU: -1}); err == nil {
 		t.Fatal("a 64 KiB inline size was accepted")
 	}
 	withSL := specs[0]
 	withSL.SL, withSL.TClass = 3, 32
-	if _, err := cl.Run(context.Background(), withSL, RunOptions{CPU: -1}); err != nil {
+	if _, err := cl.Run(context.Background(), withSL, measure.Options{CPU: -1}); err != nil {
 		t.Fatalf("test with SL 3, traffic class 32 after a failed one: %v", err)
 	}
 }
@@ -342,9 +344,9 @@ func TestRDMAServerClient(t *testing.T) {
 // middle of a test; the server aborts that test and serves the next client.
 func TestRDMAServerSurvivesLostClient(t *testing.T) {
 	requireDevice(t)
-	old := EngineTimeout
-	EngineTimeout = 2 * time.Second
-	t.Cleanup(func() { EngineTimeout = old })
+	old := endpoint.EngineTimeout
+	endpoint.EngineTimeout = 2 * time.Second
+	t.Cleanup(func() { endpoint.EngineTimeout = old })
 	addr := startServer(t)
 	cl, err := Dial(context.Background(), addr, ClientConfig{Port: 1, GIDIndex: -1}, 5*time.Second)
 	if err != nil {
@@ -356,7 +358,7 @@ func TestRDMAServerSurvivesLostClient(t *testing.T) {
 		cl.c.Close() // the client "dies": its control connection goes away
 	}()
 	start := time.Now()
-	_, err = cl.Run(context.Background(), sp, RunOptions{CPU: -1})
+	_, err = cl.Run(context.Background(), sp, measure.Options{CPU: -1})
 	if err == nil {
 		t.Fatal("test went on after the control connection closed")
 	}
@@ -388,7 +390,7 @@ func TestRDMABusyServer(t *testing.T) {
 	}
 	idle.Close()
 	sp := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 100}})[0]
-	if _, err := first.Run(context.Background(), sp, RunOptions{CPU: -1}); err != nil {
+	if _, err := first.Run(context.Background(), sp, measure.Options{CPU: -1}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -12,7 +13,7 @@ import (
 // fresh QPs (every Client.Run sets up its own), and combines the runs
 // (result.CombineRuns): the medians of their figures, each run's, and
 // their spread.
-func runRepeated(ctx context.Context, cl *Client, s spec.Spec, o RunOptions) (result.Result, error) {
+func runRepeated(ctx context.Context, cl *Client, s spec.Spec, o measure.Options) (result.Result, error) {
 	k := max(s.Repeat, 1)
 	runs := make([]result.Result, 0, k)
 	for i := 0; i < k; i++ {

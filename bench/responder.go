@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -20,8 +23,8 @@ import (
 
 // runTest is the server side of one test: admission, the connection of
 // its data plane, then its kind (serve).
-func (s *Server) runTest(c ctrl.Chan, dev *Device, spec spec.Spec) error {
-	release, err := s.admit(c, spec) // before anything is mapped: see budget.go
+func (s *Server) runTest(c ctrl.Chan, dev *device.Device, spec spec.Spec) error {
+	release, err := s.admit(c, spec) // before anything is mapped: see bench/endpoint/budget.go
 	if err != nil {
 		return err
 	}
@@ -39,12 +42,12 @@ func (s *Server) runTest(c ctrl.Chan, dev *Device, spec spec.Spec) error {
 		if t.eps, err = s.connectCM(c, spec); err != nil {
 			return err
 		}
-		defer t.eps.close()
+		defer t.eps.Close()
 	default:
 		if t.eps, err = connectExchange(c, dev, spec); err != nil {
 			return err
 		}
-		defer t.eps.close()
+		defer t.eps.Close()
 	}
 	return serveKind(t)
 }
@@ -64,84 +67,84 @@ func serveKind(t *serverTest) error {
 // connectExchange is the server side of a connection by exchange: the
 // client's QP numbers and PSNs, then the server's. The endpoints are
 // closed on an error.
-func connectExchange(c ctrl.Chan, dev *Device, spec spec.Spec) (*testEndpoints, error) {
+func connectExchange(c ctrl.Chan, dev *device.Device, spec spec.Spec) (*endpoint.Test, error) {
 	// The client sends its QP info right after the test: read it first, so a
 	// failure below leaves the session in step for the next test.
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return nil, err
 	}
-	if err := checkPair(dev, remote, !isLocalAddr(addrOf(c.RemoteAddr())), "server", "client"); err != nil {
+	if err := device.CheckPair(dev, remote, !device.IsLocalAddr(addrOf(c.RemoteAddr())), "server", "client"); err != nil {
 		return nil, err
 	}
-	eps, err := newTestEndpoints(dev, spec, false)
+	eps, err := endpoint.NewTest(dev, spec, false)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := eps.connect(remote); err != nil {
-		eps.close()
+	if _, err := eps.Connect(remote); err != nil {
+		eps.Close()
 		return nil, err
 	}
-	if err := c.Send(proto.MsgQPInfo, eps.info()); err != nil {
-		eps.close()
+	if err := c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
+		eps.Close()
 		return nil, err
 	}
 	return eps, nil
 }
 
 // connectCM is the server side of an rdma_cm connection: it listens on
-// cmAddress, tells the client where, accepts the test's QPs and starts
+// endpoint.CMAddress, tells the client where, accepts the test's QPs and starts
 // their engines once the client sent its buffers.
-func (s *Server) connectCM(c ctrl.Chan, spec spec.Spec) (_ *testEndpoints, err error) {
-	addr, devName, why, err := cmAddress(s.cfg.Device, addrOf(c.LocalAddr()))
+func (s *Server) connectCM(c ctrl.Chan, spec spec.Spec) (_ *endpoint.Test, err error) {
+	addr, devName, why, err := endpoint.CMAddress(s.cfg.Device, addrOf(c.LocalAddr()))
 	if err != nil {
 		return nil, err
 	}
-	lis, err := bindCM(addr)
+	lis, err := endpoint.BindCM(addr)
 	if err != nil {
 		return nil, fmt.Errorf("rdma_cm listener on %s (%s): %w", addr, why, err)
 	}
-	if devName = lis.id.DeviceName(); s.cfg.Device != "" && devName != s.cfg.Device {
-		lis.close()
+	if devName = lis.ID.DeviceName(); s.cfg.Device != "" && devName != s.cfg.Device {
+		lis.Close()
 		return nil, fmt.Errorf("rdma_cm address %s belongs to %s, not to the server's --device %s", addr, devName, s.cfg.Device)
 	}
-	name, port, _ := cmBinding(s.cfg.Device, s.cfg.Port, devName, lis.id.Port()) // the CM ID's port, not --ib-port
+	name, port, _ := endpoint.CMBinding(s.cfg.Device, s.cfg.Port, devName, lis.ID.Port()) // the CM ID's port, not --ib-port
 	dev, err := s.cmDevice(name, port)
 	if err != nil {
-		lis.close()
+		lis.Close()
 		return nil, err
 	}
-	eps, err := newTestEndpoints(dev, spec, false)
+	eps, err := endpoint.NewTest(dev, spec, false)
 	if err != nil {
-		lis.close()
+		lis.Close()
 		return nil, err
 	}
-	eps.lis = lis
-	lis.log = s.log
+	eps.Lis = lis
+	lis.Log = s.log
 	defer func() {
 		if err != nil {
-			eps.close()
+			eps.Close()
 		}
 	}()
-	all := eps.all()
-	if err := lis.listen(dev, len(all)); err != nil {
+	all := eps.All()
+	if err := lis.Listen(dev, len(all)); err != nil {
 		return nil, err
 	}
-	info := eps.info()
-	info.CMAddr, info.CMPort, info.CMToken = lis.addr.Addr().String(), int(lis.addr.Port()), lis.token[:]
+	info := eps.Info()
+	info.CMAddr, info.CMPort, info.CMToken = lis.Addr.Addr().String(), int(lis.Addr.Port()), lis.Token[:]
 	if err := c.Send(proto.MsgQPInfo, info); err != nil {
 		return nil, err
 	}
-	s.log.Printf("rdma_cm: listening on %s (%s), device %s port %d, %d QPs", lis.addr, why, devName, dev.Port.Port, len(all))
+	s.log.Printf("rdma_cm: listening on %s (%s), device %s port %d, %d QPs", lis.Addr, why, devName, dev.Port.Port, len(all))
 	abort := make(chan struct{})
 	accepted := make(chan error, 1)
 	go func() {
-		accepted <- lis.acceptAll(dev, all, time.Now().Add(cmTimeout*time.Duration(2+len(all))), abort)
+		accepted <- lis.AcceptAll(dev, all, time.Now().Add(endpoint.CMTimeout*time.Duration(2+len(all))), abort)
 	}()
 	// the client's buffers come once its QPs are connected, or its error
 	var remote proto.QPInfo
 	got := make(chan error, 1)
-	go func() { got <- c.RecvTimeout(proto.MsgQPInfo, &remote, cmTimeout*time.Duration(3+len(all))) }()
+	go func() { got <- c.RecvTimeout(proto.MsgQPInfo, &remote, endpoint.CMTimeout*time.Duration(3+len(all))) }()
 	select {
 	case err := <-accepted:
 		if err != nil { // the client's connect fails too: take its message
@@ -161,7 +164,7 @@ func (s *Server) connectCM(c ctrl.Chan, spec spec.Spec) (_ *testEndpoints, err e
 			return nil, err
 		}
 	}
-	if err := eps.startCM(remote); err != nil {
+	if err := eps.StartCM(remote); err != nil {
 		return nil, err
 	}
 	return eps, nil
@@ -183,18 +186,18 @@ type responders struct {
 // serveLoops is the server's half of a latency or bandwidth test: the
 // responder loops r, the start, the client's end and the result.
 func (t *serverTest) serveLoops(r responders) error {
-	qps := t.eps.measured()
-	counters := snapshotCounters(qps[0].dev) // before the start message: before any traffic
-	marks := newMarkSeries(qps[0].dev)       // the client's interval marks (bench/timeline)
+	qps := t.eps.Measured()
+	counters := device.SnapshotCounters(qps[0].Dev) // before the start message: before any traffic
+	marks := device.NewMarkSeries(qps[0].Dev)       // the client's interval marks (bench/timeline)
 	rr := newResponderRun(qps, r.active)
 	var loops []aborter
 	for _, ep := range qps {
-		loops = append(loops, ep.eng)
+		loops = append(loops, ep.Eng)
 	}
 	ab := newTestAbort(loops...)
 	defer ab.disarm()
 	// a fatal event of the device ends the test at once, and the client hears which
-	defer qps[0].dev.onEvent(func(err error) {
+	defer qps[0].Dev.OnEvent(func(err error) {
 		ab.abort(err)
 		rr.fail(err)
 	})()
@@ -228,9 +231,9 @@ func (t *serverTest) serveLoops(r responders) error {
 		return fmt.Errorf("client's end gives %d per-QP totals for %d QPs", len(totals), len(qps))
 	}
 	loopErr := rr.finish(t.spec, totals)
-	res := proto.ServerResult{Counters: counters.serverDeltas(), IntervalCounters: marks.Series()}
+	res := proto.ServerResult{Counters: counters.ServerDeltas(), IntervalCounters: marks.Series()}
 	for i, ep := range qps {
-		res.Iterations += int64(ep.eng.Iterations())
+		res.Iterations += int64(ep.Eng.Iterations())
 		res.CPUUserNS += rr.cpuUser[i]
 		res.CPUSysNS += rr.cpuSys[i]
 	}
@@ -251,7 +254,7 @@ func (t *serverTest) serveLoops(r responders) error {
 // per measured QP, each on its own locked thread, or one thread for all
 // (responders.oneThread). None when the server's CPU takes no part.
 type responderRun struct {
-	qps      []*endpoint
+	qps      []*endpoint.Endpoint
 	active   bool
 	dones    []chan error // each QP's loop's end (active only)
 	firstErr chan error   // the first loop error or fatal event
@@ -260,7 +263,7 @@ type responderRun struct {
 	cpuUser, cpuSys []int64
 }
 
-func newResponderRun(qps []*endpoint, active bool) *responderRun {
+func newResponderRun(qps []*endpoint.Endpoint, active bool) *responderRun {
 	return &responderRun{qps: qps, active: active, dones: make([]chan error, len(qps)), firstErr: make(chan error, 1),
 		cpuUser: make([]int64, len(qps)), cpuSys: make([]int64, len(qps))}
 }
@@ -285,15 +288,15 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 		go func() {
 			which, err := func() (int, error) {
 				defer responderThreads.enter()()
-				defer unlockThread()
-				if err := lockThread(serverCPU(cpus, 0), qps[0].dev.numa.cpus); err != nil {
+				defer measure.UnlockThread()
+				if err := measure.LockThread(serverCPU(cpus, 0), qps[0].Dev.NodeCPUs()); err != nil {
 					return 0, err
 				}
-				cpu := startCPU()
-				defer func() { rr.cpuUser[0], rr.cpuSys[0] = cpu.stop() }()
+				cpu := measure.StartCPU()
+				defer func() { rr.cpuUser[0], rr.cpuSys[0] = cpu.Stop() }()
 				engs := make([]*verbs.Engine, len(qps))
 				for i, ep := range qps {
-					engs[i] = ep.eng
+					engs[i] = ep.Eng
 				}
 				return verbs.BWServerMulti(engs)
 			}()
@@ -317,13 +320,13 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 		go func() {
 			err := func() error {
 				defer responderThreads.enter()()
-				defer unlockThread()
-				if err := lockThread(serverCPU(cpus, i), ep.dev.numa.cpus); err != nil {
+				defer measure.UnlockThread()
+				if err := measure.LockThread(serverCPU(cpus, i), ep.Dev.NodeCPUs()); err != nil {
 					return err
 				}
-				cpu := startCPU()
-				defer func() { rr.cpuUser[i], rr.cpuSys[i] = cpu.stop() }()
-				return r.loop(ep.eng)
+				cpu := measure.StartCPU()
+				defer func() { rr.cpuUser[i], rr.cpuSys[i] = cpu.Stop() }()
+				return r.loop(ep.Eng)
 			}()
 			if err != nil {
 				err = ab.err(err) // an event's abort: the event
@@ -343,7 +346,7 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 func (rr *responderRun) stop() {
 	if rr.active {
 		for i, ep := range rr.qps {
-			ep.eng.Abort()
+			ep.Eng.Abort()
 			<-rr.dones[i]
 		}
 	}
@@ -358,20 +361,20 @@ func (rr *responderRun) finish(spec spec.Spec, totals []int64) error {
 	if rr.active {
 		var wg sync.WaitGroup
 		for i, ep := range rr.qps {
-			ep.eng.SetStop(totals[i])
+			ep.Eng.SetStop(totals[i])
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				if spec.Unreliable() && spec.Traits().ConsumesRecv && spec.Mode == result.ModeBW {
 					// UC/UD drop messages a full receive queue cannot take: take what
 					// arrived until the stream goes quiet, and report the count
-					loopErrs[i] = awaitQuiet(ep.eng, rr.dones[i])
+					loopErrs[i] = awaitQuiet(ep.Eng, rr.dones[i])
 					return
 				}
 				select {
 				case loopErrs[i] = <-rr.dones[i]:
-				case <-time.After(EngineTimeout + 5*time.Second):
-					ep.eng.Abort()
+				case <-time.After(endpoint.EngineTimeout + 5*time.Second):
+					ep.Eng.Abort()
 					loopErrs[i] = fmt.Errorf("responder did not reach %d iterations: %w", totals[i], <-rr.dones[i])
 				}
 			}()

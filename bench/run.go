@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -90,7 +92,7 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 			doc.PeakRSSBytes = ru.Maxrss * 1024
 		}
 	}()
-	if err := checkSpecs(cl.Device(), cfg.Specs); err != nil { // the device's limits, before any test
+	if err := endpoint.CheckSpecs(cl.Device(), cfg.Specs); err != nil { // the device's limits, before any test
 		return err
 	}
 	for i, s := range cfg.Specs {
@@ -142,11 +144,11 @@ func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*re
 		// the user's -x: refuse it here, as this side's error, before the
 		// in-process server meets it in the handshake
 		lo := netip.MustParseAddr("127.0.0.1")
-		name, port, _, err := chooseDevice(cfg.Client.Device, cfg.Client.Port, lo)
+		name, port, _, err := device.Choose(cfg.Client.Device, cfg.Client.Port, lo)
 		if err != nil {
 			return nil, err
 		}
-		dev, err := OpenDevice(name, port, cfg.Client.GIDIndex, lo)
+		dev, err := device.Open(name, port, cfg.Client.GIDIndex, lo)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -69,7 +70,7 @@ func TestServeOnce(t *testing.T) {
 		case <-time.After(300 * time.Millisecond):
 		}
 		cl := dial(t, addr)
-		if _, err := cl.Run(context.Background(), spec, RunOptions{CPU: -1}); err != nil {
+		if _, err := cl.Run(context.Background(), spec, measure.Options{CPU: -1}); err != nil {
 			t.Fatal(err)
 		}
 		cl.Close()

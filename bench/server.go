@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/admit"
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
 
@@ -32,14 +34,14 @@ const DefaultIdleTimeout = 15 * time.Second
 // ServerConfig configures `rdmabench server`.
 type ServerConfig struct {
 	Device   string
-	Port     int // RDMA port; 0: chosen with the device (chooseDevice)
+	Port     int // RDMA port; 0: chosen with the device (device.Choose)
 	GIDIndex int // -1: auto per connection
 	Log      *log.Logger
-	CPUs     []int  // pin the responder thread to CPUs[0]; nil: no pinning
-	Budget   Budget // memory and QPs of the tests at once (zero fields: the defaults); see budget.go
+	CPUs     []int           // pin the responder thread to CPUs[0]; nil: no pinning
+	Budget   endpoint.Budget // memory and QPs of the tests at once (zero fields: the defaults); see bench/endpoint/budget.go
 	// NUMA is where each device's responder threads and buffers go
 	// (Device.Place).
-	NUMA NUMAChoice
+	NUMA device.NUMAChoice
 	// AuthKey is the shared key a client must prove it holds (see
 	// auth.go); nil: no authentication. The server keeps the slice.
 	AuthKey []byte
@@ -78,7 +80,7 @@ type ServerConfig struct {
 // that fails or disappears ends only its own session.
 type Server struct {
 	cfg ServerConfig
-	dev *Device
+	dev *device.Device
 	log *log.Logger
 	// busy is held by the session whose tests run: taken at its first test
 	// request (after authentication), released when it ends.
@@ -88,13 +90,13 @@ type Server struct {
 	devMu sync.Mutex
 	// cmDevs are librdmacm's contexts of the devices rdma_cm tests ran on,
 	// by "name/port".
-	cmDevs map[string]*Device
+	cmDevs map[string]*device.Device
 	// routeDevs are the devices chosen by route for clients, by
 	// "name/port".
-	routeDevs map[string]*Device
-	lis       listenState // the accept loop's state (listener.go)
-	once      onceState   // ServerConfig.Once (serveonce.go)
-	ledger    *ledger     // the tests' memory and QPs against cfg.Budget
+	routeDevs map[string]*device.Device
+	lis       listenState      // the accept loop's state (listener.go)
+	once      onceState        // ServerConfig.Once (serveonce.go)
+	ledger    *endpoint.Ledger // the tests' memory and QPs against cfg.Budget
 }
 
 // NewServer opens the device and checks the port. Close it when done.
@@ -107,10 +109,10 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	// without --ib-dev the first active port, not the first device: each
 	// session chooses its own (sessionDevice)
-	name, port, why, err := chooseDevice(cfg.Device, cfg.Port, netip.Addr{})
-	var dev *Device
+	name, port, why, err := device.Choose(cfg.Device, cfg.Port, netip.Addr{})
+	var dev *device.Device
 	if err == nil {
-		dev, err = OpenDevice(name, port, -2, netip.Addr{})
+		dev, err = device.Open(name, port, -2, netip.Addr{})
 	}
 	if err != nil {
 		if !noRDMADevice(err) {
@@ -122,7 +124,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		dev.Reason = why
 		dev.Place(cfg.NUMA)
 	}
-	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: newLedger(cfg.Budget)}, nil
+	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: endpoint.NewLedger(cfg.Budget)}, nil
 }
 
 // Close closes the devices. After a Serve whose sessions did not end in
@@ -149,32 +151,32 @@ func (s *Server) Close() error {
 
 // cmDevice is librdmacm's context of the named device and port (the one
 // an rdma_cm ID bound to), opened on first use.
-func (s *Server) cmDevice(name string, port int) (*Device, error) {
+func (s *Server) cmDevice(name string, port int) (*device.Device, error) {
 	s.devMu.Lock()
 	defer s.devMu.Unlock()
 	key := fmt.Sprintf("%s/%d", name, port)
 	if d := s.cmDevs[key]; d != nil {
 		return d, nil
 	}
-	d, err := OpenDeviceCM(name, port, -2, netip.Addr{})
+	d, err := device.OpenCM(name, port, -2, netip.Addr{})
 	if err != nil {
 		return nil, err
 	}
 	d.Place(s.cfg.NUMA)
 	if s.cmDevs == nil {
-		s.cmDevs = map[string]*Device{}
+		s.cmDevs = map[string]*device.Device{}
 	}
 	s.cmDevs[key] = d
 	return d, nil
 }
 
 // sessionDevice picks the GID for this connection's local address.
-func (s *Server) sessionDevice(c *proto.Conn) (*Device, error) {
+func (s *Server) sessionDevice(c *proto.Conn) (*device.Device, error) {
 	if s.dev == nil {
 		return nil, nil
 	}
 	local := addrOf(c.LocalAddr())
-	name, port, why, err := chooseDevice(s.cfg.Device, s.cfg.Port, local)
+	name, port, why, err := device.Choose(s.cfg.Device, s.cfg.Port, local)
 	if err != nil {
 		return nil, err
 	}
@@ -186,27 +188,27 @@ func (s *Server) sessionDevice(c *proto.Conn) (*Device, error) {
 	}
 	d := *base
 	d.Reason = why
-	if err := d.pickGID(d.Port.Port, s.cfg.GIDIndex, local); err != nil {
+	if err := d.PickGID(d.Port.Port, s.cfg.GIDIndex, local); err != nil {
 		return nil, err
 	}
 	return &d, nil
 }
 
 // routeDevice opens (once) the device and port a client's route chose.
-func (s *Server) routeDevice(name string, port int) (*Device, error) {
+func (s *Server) routeDevice(name string, port int) (*device.Device, error) {
 	s.devMu.Lock()
 	defer s.devMu.Unlock()
 	key := fmt.Sprintf("%s/%d", name, port)
 	if d := s.routeDevs[key]; d != nil {
 		return d, nil
 	}
-	d, err := OpenDevice(name, port, -2, netip.Addr{})
+	d, err := device.Open(name, port, -2, netip.Addr{})
 	if err != nil {
 		return nil, err
 	}
 	d.Place(s.cfg.NUMA)
 	if s.routeDevs == nil {
-		s.routeDevs = map[string]*Device{}
+		s.routeDevs = map[string]*device.Device{}
 	}
 	s.routeDevs[key] = d
 	return d, nil

@@ -12,6 +12,9 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -133,7 +136,7 @@ func (s *Server) endSession(c *proto.Conn, peer, why string) {
 // serveTests runs the client's tests until it says bye, goes idle for
 // IdleTimeout, or the connection fails. It takes the busy lock at the first
 // test and keeps it to the end of the session.
-func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
+func (s *Server) serveTests(c *proto.Conn, dev *device.Device, peer string) {
 	locked := false
 	var failed error // the session's first failure, for --once
 	fail := func(err error) {
@@ -209,7 +212,7 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 				if errors.As(err, &pe) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 					return // the connection is gone
 				}
-				c.SendError(remoteError(err))
+				c.SendError(device.RemoteError(err))
 				continue
 			}
 			s.log.Printf("client %s: %s done", peer, spec.Name())
@@ -219,4 +222,36 @@ func (s *Server) serveTests(c *proto.Conn, dev *Device, peer string) {
 			return
 		}
 	}
+}
+
+// admit reserves the server's side of spec before anything is mapped or
+// registered. A refusal reads the client's QP information (which follows
+// the test unless rdma_cm) so the session stays in step, and comes back
+// as a RemoteError with CodeBudget for the session to send.
+func (s *Server) admit(c ctrl.Chan, spec spec.Spec) (release func(), err error) {
+	release, err = s.ledger.Reserve(endpoint.Describe(spec), endpoint.NeedOf(spec, false))
+	if err == nil {
+		return release, nil
+	}
+	if !spec.RDMACM {
+		var skip proto.QPInfo
+		c.Recv(proto.MsgQPInfo, &skip)
+	}
+	return nil, refusal{err}
+}
+
+// refusal is the server's budget refusal: its session logs it as it is
+// and sends it (proto.Conn.SendError) as a RemoteError with CodeBudget.
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return "refused: " + r.err.Error() }
+func (r refusal) Unwrap() error { return r.err }
+
+// As makes errors.As find the RemoteError the client is sent.
+func (r refusal) As(target any) bool {
+	re, ok := target.(**proto.RemoteError)
+	if ok {
+		*re = &proto.RemoteError{Msg: r.Error(), Code: endpoint.CodeBudget}
+	}
+	return ok
 }

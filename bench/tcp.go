@@ -25,6 +25,9 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
@@ -85,7 +88,7 @@ func newSockEngine(c *net.TCPConn, s spec.Spec) (*sockeng.Engine, error) {
 	if err := c.SetNoDelay(true); err != nil {
 		return nil, fmt.Errorf("TCP_NODELAY: %w", err)
 	}
-	return sockeng.NewEngine(c, sockeng.Config{Size: s.Size, Samples: sampleCap, Timeout: EngineTimeout})
+	return sockeng.NewEngine(c, sockeng.Config{Size: s.Size, Samples: endpoint.SampleCap, Timeout: endpoint.EngineTimeout})
 }
 
 // cleanEnd reports whether a responder loop ended because the client shut
@@ -104,7 +107,7 @@ func (tcpKind) measure(t *clientTest) (measured, error) {
 	var m measured
 	var err error
 	if t.spec.Mode == result.ModeLat {
-		m.res, m.total, err = measureLat(t.tcp.eng, tcpResult(t.spec), t.spec, t.o)
+		m.res, m.total, err = measure.Lat(t.tcp.eng, tcpResult(t.spec), t.spec, t.o)
 	} else {
 		m.res, m.total, err = measureTCPBW(t.tcp.eng, t.spec, t.o)
 	}
@@ -198,7 +201,7 @@ func (tcpKind) respond(t *serverTest) error {
 		eng.SetStop(end.Total) // the client's shutdown usually ended the loop already
 		select {
 		case loopErr = <-done:
-		case <-time.After(EngineTimeout + 5*time.Second):
+		case <-time.After(endpoint.EngineTimeout + 5*time.Second):
 			eng.Abort()
 			loopErr = fmt.Errorf("TCP server loop did not end after %d messages: %w", end.Total, <-done)
 		}
@@ -303,7 +306,7 @@ func tcpPhase(eng *sockeng.Engine, msgs uint64) error {
 	return eng.BWFinish()
 }
 
-// tcpSender is the TCP baseline's streaming sender as a bwSender: the
+// tcpSender is the TCP baseline's streaming sender as a measure.BWSender: the
 // socket engine's C loop writes the phase's messages, its samples in a
 // flat buffer that the bufDrain records at each return. Stopping posting
 // ends the writes (BWFinish then ends the phase).
@@ -313,16 +316,16 @@ type tcpSender struct {
 	stopped bool
 }
 
-func (t *tcpSender) step(until int64) (bool, error) {
+func (t *tcpSender) Step(until int64) (bool, error) {
 	t.eng.ResetSamples()
 	return t.eng.BWClient(until)
 }
-func (t *tcpSender) completed() uint64 { return t.eng.Written() }
-func (t *tcpSender) done() bool        { return t.stopped || t.eng.Written() >= t.target }
-func (t *tcpSender) stopPosting()      { t.stopped = true }
-func (t *tcpSender) waitRoom() error   { return nil } // the mark recorded the buffer
+func (t *tcpSender) Completed() uint64 { return t.eng.Written() }
+func (t *tcpSender) Done() bool        { return t.stopped || t.eng.Written() >= t.target }
+func (t *tcpSender) StopPosting()      { t.stopped = true }
+func (t *tcpSender) WaitRoom() error   { return nil } // the mark recorded the buffer
 
-// bufDrain is a bwMarker over a flat sample buffer (the TCP baseline's):
+// bufDrain is a measure.BWMarker over a flat sample buffer (the TCP baseline's):
 // each mark records the buffer (samples: a view valid until the next C
 // call) on the measuring thread, between C calls, into lat, the intervals
 // and the progress line. The kernel's socket buffer keeps the stream
@@ -330,8 +333,8 @@ func (t *tcpSender) waitRoom() error   { return nil } // the mark recorded the b
 type bufDrain struct {
 	samples  func() []uint64
 	lat      *hist.Histogram
-	iv       *intervals
-	prog     *progress
+	iv       *measure.Intervals
+	prog     *measure.Progress
 	lastDone int64
 }
 
@@ -339,9 +342,9 @@ func (b *bufDrain) Mark(done, now int64, last bool) {
 	s := b.samples()
 	b.lat.RecordSlice(s, 0)
 	if last {
-		b.iv.next = math.MaxInt64
+		b.iv.Next = math.MaxInt64
 	}
-	b.iv.add(s, done-b.lastDone, now)
+	b.iv.Add(s, done-b.lastDone, now)
 	b.prog.Update(now, done, b.lat)
 	b.lastDone = done
 }
@@ -353,11 +356,11 @@ func (b *bufDrain) SenderDone() {}
 // warm-up byte is in flight when the measured phase starts; the measured
 // phase (counted in iterations mode, open-ended in duration mode) lasts from
 // its first write to the acknowledgement of its last byte.
-func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o RunOptions) (result.Result, int64, error) {
-	if err := lockThread(o.CPU, o.NodeCPUs); err != nil {
+func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o measure.Options) (result.Result, int64, error) {
+	if err := measure.LockThread(o.CPU, o.NodeCPUs); err != nil {
 		return result.Result{}, 0, err
 	}
-	defer unlockThread()
+	defer measure.UnlockThread()
 	warmed := int64(0)
 	if s.WarmupTime > 0 {
 		until := verbs.Now() + int64(s.WarmupTime)
@@ -368,7 +371,7 @@ func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o RunOptions) (result.Result
 			}
 			warmed += n
 			per := max((verbs.Now()-now)/n, 1)
-			n = clamp(min(int64(tcpWarmRound), until-now)/per+1, 1, 1<<20)
+			n = measure.Clamp(min(int64(tcpWarmRound), until-now)/per+1, 1, 1<<20)
 		}
 	} else if s.Warmup > 0 {
 		if err := tcpPhase(eng, uint64(s.Warmup)); err != nil {
@@ -385,8 +388,8 @@ func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o RunOptions) (result.Result
 		return result.Result{}, warmed, err
 	}
 	start := verbs.Now()
-	iv := newIntervals(s, o, start)
-	prog := newProgress(s, o, start)
+	iv := measure.NewIntervals(s, o, start)
+	prog := measure.NewProgress(s, o, start)
 	defer prog.Clear()
 	deadline := int64(math.MaxInt64)
 	if s.Duration > 0 {
@@ -395,7 +398,7 @@ func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o RunOptions) (result.Result
 	// past the deadline the drain to the acknowledgement belongs to the
 	// last interval
 	snd := &tcpSender{eng: eng, target: target}
-	if err := bwPhase(snd, &bufDrain{samples: eng.Samples, lat: lat, iv: iv, prog: prog}, iv.next, deadline, iv.every); err != nil {
+	if err := measure.BWPhase(snd, &bufDrain{samples: eng.Samples, lat: lat, iv: iv, prog: prog}, iv.Next, deadline, iv.Every); err != nil {
 		return result.Result{}, warmed + int64(eng.Written()), err
 	}
 	if err := eng.BWFinish(); err != nil {
@@ -403,27 +406,27 @@ func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o RunOptions) (result.Result
 	}
 	first, last := eng.Span()
 	ops := int64(eng.Written())
-	iv.flush(last)
-	if iv.err != nil {
-		return result.Result{}, warmed + ops, fmt.Errorf("write .hlog: %w", iv.err)
+	iv.Flush(last)
+	if iv.Err != nil {
+		return result.Result{}, warmed + ops, fmt.Errorf("write .hlog: %w", iv.Err)
 	}
 	r := tcpResult(s)
 	r.Iterations = ops
 	r.Warmup = warmed
 	r.DurationNS = last - first
 	r.Bandwidth = result.NewBandwidth(s.Size, ops, last-first)
-	r.Intervals = iv.list
+	r.Intervals = iv.List
 	if err := r.SetLatency(lat, 1); err != nil {
 		return result.Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
 	}
 	return r, warmed + ops, nil
 }
 
-// tcpEnv describes the host of a TCP-only run: what CollectEnv fills
+// tcpEnv describes the host of a TCP-only run: what device.CollectEnv fills
 // without a device, with the network interface of the control connection's
 // local address as the device and "TCP" as the connection type.
 func tcpEnv(local net.Addr, cpu int) (result.Env, []string) {
-	env, warn := hostEnv()
+	env, warn := device.HostEnv()
 	env.QPType, env.EnginePinnedCPU, env.Device, env.Transport = "TCP", cpu, "tcp", "TCP"
 	if ifc := interfaceOf(addrOf(local)); ifc != nil {
 		env.Device, env.ActiveMTU = ifc.Name, ifc.MTU

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -80,7 +81,7 @@ func TestTCPDurationMode(t *testing.T) {
 	}
 	back := checkTCPDoc(t, doc, specs)
 	for _, r := range back.Results {
-		if r.Mode == result.ModeBW { // bwPhase: the intervals on the test's clock
+		if r.Mode == result.ModeBW { // measure.BWPhase: the intervals on the test's clock
 			late := checkIntervals(t, r, 1500*time.Millisecond, 500*time.Millisecond)
 			t.Logf("bw: the latest boundary closed %v late", late)
 		}
@@ -116,7 +117,7 @@ func TestTCPRefusals(t *testing.T) {
 	sp := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200}})[0]
 	open := sp
 	open.Rate = 1000
-	if _, err := cl.Run(context.Background(), open, RunOptions{CPU: -1}); err == nil || !strings.Contains(err.Error(), "RDMA-only") {
+	if _, err := cl.Run(context.Background(), open, measure.Options{CPU: -1}); err == nil || !strings.Contains(err.Error(), "RDMA-only") {
 		t.Errorf("open-loop TCP test: %v, want a refusal", err)
 	}
 	if _, err := verbs.DeviceNames(); noRDMADevice(err) {
@@ -133,7 +134,7 @@ func TestTCPRefusals(t *testing.T) {
 			t.Errorf("RDMA test on a TCP-only server: %v, want a refusal", err)
 		}
 	}
-	if r, err := cl.Run(context.Background(), sp, RunOptions{CPU: -1}); err != nil || r.Iterations != 200 {
+	if r, err := cl.Run(context.Background(), sp, measure.Options{CPU: -1}); err != nil || r.Iterations != 200 {
 		t.Fatalf("test after the refusals: %d iterations, %v", r.Iterations, err)
 	}
 }
@@ -149,7 +150,7 @@ func TestTCPServerSurvivesLostClient(t *testing.T) {
 	sp := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{Duration: 30 * time.Second}})[0]
 	time.AfterFunc(500*time.Millisecond, func() { cl.c.Close() })
 	start := time.Now()
-	if _, err = cl.Run(context.Background(), sp, RunOptions{CPU: -1}); err == nil {
+	if _, err = cl.Run(context.Background(), sp, measure.Options{CPU: -1}); err == nil {
 		t.Fatal("test went on after the control connection closed")
 	}
 	if d := time.Since(start); d > 5*time.Second {

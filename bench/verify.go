@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -87,7 +88,7 @@ var verifyCorruptImm bool
 
 // verifyTimeout is how long one side of the verify pass waits for the
 // other's step: the peer's step may wait EngineTimeout for its completion.
-func verifyTimeout() time.Duration { return EngineTimeout + ctrlTimeout }
+func verifyTimeout() time.Duration { return endpoint.EngineTimeout + ctrlTimeout }
 
 // verifyGrace is how long the server keeps looking at the target area of an
 // unreliable (UC) WRITE whose bytes do not match yet: a UC WRITE completes
@@ -220,7 +221,7 @@ func (e *VerifyError) Error() string {
 	if m := e.Imm; m != nil {
 		return fmt.Sprintf("--verify: %s immediate data wrong, seen by the %s in message %d of %d (QP %d): the receive completion "+
 			"is %s with immediate 0x%08x, want %s with 0x%08x", strings.ToUpper(e.Op), e.Checker, e.Message, e.Messages, e.QP,
-			m.Opcode, m.Seen, opVerbs[e.Op].code, m.Expected)
+			m.Opcode, m.Seen, endpoint.OpVerbs[e.Op].Code, m.Expected)
 	}
 	where := fmt.Sprintf("--verify: %s payload corrupted, seen by the %s in message %d of %d (QP %d)",
 		strings.ToUpper(e.Op), e.Checker, e.Message, e.Messages, e.QP)
@@ -236,27 +237,6 @@ func verifyErrorOf(s spec.Spec, k, qp int, m *proto.Mismatch) *VerifyError {
 		Len: m.Len, Offset: m.Offset, Expected: m.Expected, Seen: m.Seen, Imm: m.Imm}
 }
 
-// sourceBytes is the endpoint's source area (what SEND and WRITE post):
-// in the per-op buffer with per-op registration, else in the pool buffer.
-func (e *endpoint) sourceBytes() []byte {
-	if e.opBuf != nil {
-		return e.opBuf.Bytes()[:e.spec.Size]
-	}
-	return e.mr.Bytes()[:e.spec.Size]
-}
-
-// sinkBytes is where the endpoint's READs land.
-func (e *endpoint) sinkBytes() []byte {
-	if e.opBuf != nil {
-		return e.opBuf.Bytes()[e.area : e.area+e.spec.Size]
-	}
-	return e.mr.Bytes()[e.area : e.area+e.spec.Size]
-}
-
-// targetBytes is the endpoint's target area: where the peer's WRITEs land
-// and READs read from.
-func (e *endpoint) targetBytes() []byte { return e.mr.Bytes()[e.area : e.area+e.spec.Size] }
-
 // verifyPass is the --verify pass after an RDMA kind's measured run and
 // the server's result: both halves.
 type verifyPass struct{}
@@ -264,7 +244,7 @@ type verifyPass struct{}
 // measure runs the client's side of the verify pass.
 func (verifyPass) measure(t *clientTest) (*result.Verification, error) {
 	s := t.spec
-	qps := t.eps.measured()
+	qps := t.eps.Measured()
 	n := verifyMessages(s)
 	stopBeat := heartbeat(t.c)
 	defer stopBeat()
@@ -277,11 +257,11 @@ func (verifyPass) measure(t *clientTest) (*result.Verification, error) {
 		q := k % len(qps)
 		ep := qps[q]
 		if s.Traits().Verifier == spec.VerifyServer { // the client sends the pattern
-			fillPattern(ep.sourceBytes(), verifySeed(s, k))
+			fillPattern(ep.SourceBytes(), verifySeed(s, k))
 			if s.Traits().Imm {
-				ep.eng.SetImm(verifyImm(s, k)) // PostOne posts work request 0: this immediate
+				ep.Eng.SetImm(verifyImm(s, k)) // PostOne posts work request 0: this immediate
 			}
-			if err := ep.eng.PostOne(); err != nil {
+			if err := ep.Eng.PostOne(); err != nil {
 				return nil, fail(fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err))
 			}
 		}
@@ -293,10 +273,10 @@ func (verifyPass) measure(t *clientTest) (*result.Verification, error) {
 			return nil, verifyErrorOf(s, k, q, reply.Mismatch)
 		}
 		if s.Traits().Verifier == spec.VerifyClient { // the client reads the pattern
-			if err := ep.eng.PostOne(); err != nil {
+			if err := ep.Eng.PostOne(); err != nil {
 				return nil, fail(fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err))
 			}
-			b := ep.sinkBytes()
+			b := ep.SinkBytes()
 			plantCorruption(b)
 			if m := mismatchOf(s, k, b, len(b)); m != nil {
 				return nil, fail(verifyErrorOf(s, k, q, m))
@@ -365,10 +345,10 @@ func recvVerify(c ctrl.Chan, v *proto.Verify, total time.Duration) error {
 // answer (the client reports it); it is logged here and ends the pass.
 func (verifyPass) respond(t *serverTest) error {
 	c, spec := t.c, t.spec
-	qps := t.eps.measured()
+	qps := t.eps.Measured()
 	n := verifyMessages(spec)
 	for _, ep := range qps {
-		ep.eng.ResetAbort() // an unreliable receiver may have been stopped (awaitQuiet)
+		ep.Eng.ResetAbort() // an unreliable receiver may have been stopped (awaitQuiet)
 	}
 	t.log.Printf("%s: --verify pass: %d messages", spec.Name(), n)
 	stopBeat := heartbeat(c)
@@ -411,18 +391,18 @@ func (verifyPass) respond(t *serverTest) error {
 
 // verifyServerStep is the server's part of message k on QP q: check what a
 // SEND or WRITE delivered, or fill the target area a READ will read.
-func verifyServerStep(s spec.Spec, qps []*endpoint, q, k int) (*proto.Mismatch, error) {
+func verifyServerStep(s spec.Spec, qps []*endpoint.Endpoint, q, k int) (*proto.Mismatch, error) {
 	ep := qps[q]
 	switch t := s.Traits(); {
 	case t.Verifier == spec.VerifyServer && t.Imm: // with immediate: the completion, then the payload
-		r, err := ep.eng.Receive()
+		r, err := ep.Eng.Receive()
 		if err != nil {
 			return nil, err
 		}
-		if m := immMismatch(s, k, opVerbs[s.Op].code, r); m != nil {
+		if m := immMismatch(s, k, endpoint.OpVerbs[s.Op].Code, r); m != nil {
 			return &proto.Mismatch{Len: r.Len, Imm: m}, nil
 		}
-		b := ep.targetBytes() // WRITE: the target area; the receive took nothing
+		b := ep.TargetBytes() // WRITE: the target area; the receive took nothing
 		if t.Access == spec.AccessNone {
 			if b, err = recvBytes(qps, r.Addr); err != nil { // SEND: the receive area it took
 				return nil, err
@@ -431,7 +411,7 @@ func verifyServerStep(s spec.Spec, qps []*endpoint, q, k int) (*proto.Mismatch, 
 		plantCorruption(b)
 		return mismatchOf(s, k, b, r.Len), nil
 	case t.Verifier == spec.VerifyServer && t.ConsumesRecv: // SEND: what the receive took
-		addr, n, err := ep.eng.RecvOne()
+		addr, n, err := ep.Eng.RecvOne()
 		if err != nil {
 			return nil, err
 		}
@@ -439,13 +419,13 @@ func verifyServerStep(s spec.Spec, qps []*endpoint, q, k int) (*proto.Mismatch, 
 		if err != nil {
 			return nil, err
 		}
-		if ep.qp.Type() == verbs.QPTypeUD {
+		if ep.QP.Type() == verbs.QPTypeUD {
 			n -= verbs.GRHSize
 		}
 		plantCorruption(b)
 		return mismatchOf(s, k, b, n), nil
 	case t.Verifier == spec.VerifyServer: // WRITE: what landed in the target area
-		b := ep.targetBytes()
+		b := ep.TargetBytes()
 		plantCorruption(b)
 		m := mismatchOf(s, k, b, len(b))
 		for end := time.Now().Add(verifyGrace); m != nil && s.Unreliable() && time.Now().Before(end); {
@@ -454,7 +434,7 @@ func verifyServerStep(s spec.Spec, qps []*endpoint, q, k int) (*proto.Mismatch, 
 		}
 		return m, nil
 	case t.Verifier == spec.VerifyClient: // READ: what the client will fetch
-		fillPattern(ep.targetBytes(), verifySeed(s, k))
+		fillPattern(ep.TargetBytes(), verifySeed(s, k))
 		return nil, nil
 	}
 	return nil, fmt.Errorf("op %s has no payload to check", s.Op)
@@ -463,15 +443,15 @@ func verifyServerStep(s spec.Spec, qps []*endpoint, q, k int) (*proto.Mismatch, 
 // recvBytes is the message in the receive area at addr (a receive's wr_id),
 // whichever of the test's endpoints it belongs to: with a shared receive
 // queue a message takes whichever receive is oldest. UD: after the GRH.
-func recvBytes(qps []*endpoint, addr uint64) ([]byte, error) {
+func recvBytes(qps []*endpoint.Endpoint, addr uint64) ([]byte, error) {
 	for _, ep := range qps {
 		// receives step over the area's cycle in SEND bandwidth tests
-		if base := ep.eng.RecvArea(); addr >= base && addr < base+ep.eng.RecvSpan() {
-			b := ep.mr.Bytes()[ep.area+int(addr-base):]
-			if ep.qp.Type() == verbs.QPTypeUD {
+		if base := ep.Eng.RecvArea(); addr >= base && addr < base+ep.Eng.RecvSpan() {
+			b := ep.MR.Bytes()[ep.Area+int(addr-base):]
+			if ep.QP.Type() == verbs.QPTypeUD {
 				b = b[verbs.GRHSize:]
 			}
-			return b[:ep.spec.Size], nil
+			return b[:ep.Spec.Size], nil
 		}
 	}
 	return nil, fmt.Errorf("a receive completed at 0x%x, which is no receive area of the test's %d QPs", addr, len(qps))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -85,7 +86,7 @@ func TestVerifyErrorText(t *testing.T) {
 func TestVerifyImm(t *testing.T) {
 	for _, op := range []string{result.OpWriteImm, result.OpSendImm} {
 		s := spec.Spec{Op: op, Mode: result.ModeLat, Size: 64}
-		code := opVerbs[op].code
+		code := endpoint.OpVerbs[op].Code
 		good := verbs.Received{Len: 64, Opcode: code, Imm: verifyImm(s, 3), HasImm: true}
 		if m := immMismatch(s, 3, code, good); m != nil {
 			t.Errorf("%s: message 3's own completion: %+v", op, m)
@@ -142,14 +143,6 @@ func TestVerifySRQValidation(t *testing.T) {
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
-	}
-}
-
-func TestUsesSRQ(t *testing.T) {
-	lat := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, SRQ: true}
-	bw := spec.Spec{Op: result.OpSend, Mode: result.ModeBW, SRQ: true}
-	if !usesSRQ(lat, true) || !usesSRQ(lat, false) || usesSRQ(bw, true) || !usesSRQ(bw, false) || usesSRQ(spec.Spec{}, false) {
-		t.Error("an SRQ on every receiving side: both in latency, the server in bandwidth, none without --srq")
 	}
 }
 

@@ -150,9 +150,9 @@ func TestWhereToAdd(t *testing.T) {
 	if !ok1 || !ok2 || len(table.Elts) != len(names.Elts) || len(table.Elts) == 0 {
 		t.Errorf("opTable (bench/spec/ops.go) is not a table with one row per op of Ops (bench/result/vocab.go)")
 	}
-	ov, _ := declared(t, filepath.Join(repoRoot, "bench/opverbs.go"))
-	if m, ok := ov["opVerbs"].(*ast.CompositeLit); !ok || !ok2 || len(m.Elts) != len(names.Elts) {
-		t.Errorf("opVerbs (bench/opverbs.go) does not map every op of Ops")
+	ov, _ := declared(t, filepath.Join(repoRoot, "bench/endpoint/opverbs.go"))
+	if m, ok := ov["OpVerbs"].(*ast.CompositeLit); !ok || !ok2 || len(m.Elts) != len(names.Elts) {
+		t.Errorf("OpVerbs (bench/endpoint/opverbs.go) does not map every op of Ops")
 	}
 }
 

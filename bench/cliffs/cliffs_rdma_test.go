@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
@@ -48,7 +49,7 @@ func TestRDMAPlantedLoadCliff(t *testing.T) {
 		}
 		return specs[0], nil
 	}
-	rc := bench.RunConfig{Client: bench.ClientConfig{Device: dev, Port: 1, GIDIndex: -1, Run: bench.RunOptions{CPU: -1}},
+	rc := bench.RunConfig{Client: bench.ClientConfig{Device: dev, Port: 1, GIDIndex: -1, Run: measure.Options{CPU: -1}},
 		ConnTimeout: 5 * time.Second, CommandLine: []string{"cliffs.test"}}
 	var device string
 	var progress strings.Builder

@@ -27,6 +27,8 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -93,7 +95,7 @@ func client(ctx context.Context, cfg Config) error {
 	if tried, err := clientFacingPerftest(ctx, cfg); tried {
 		return err
 	}
-	if err := bench.CheckBudget(specs, bench.Budget{}, false); err != nil {
+	if err := endpoint.CheckBudget(specs, endpoint.Budget{}, false); err != nil {
 		return err
 	}
 	key, err := loadKey(stderr)
@@ -102,7 +104,7 @@ func client(ctx context.Context, cfg Config) error {
 	}
 	rc := bench.RunConfig{
 		Client: bench.ClientConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, RDMACM: o.RDMACM, AuthKey: key,
-			Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}},
+			Run: measure.Options{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}},
 		Specs: specs, ConnTimeout: 30 * time.Second, CommandLine: cfg.CommandLine,
 		ByeReport: func(doc *result.Document, err error) []byte {
 			b, _ := perftest.NewReport(doc, err, true, proto.MaxPayload-4096) // histograms for the server's -H, while they fit

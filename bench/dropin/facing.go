@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/cmchan"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -123,7 +124,7 @@ func clientFacingPerftest(ctx context.Context, cfg Config) (tried bool, err erro
 		return true, err
 	}
 	run, err := bench.RunDropIn(ctx, nc, bench.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
-		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
+		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: measure.Options{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
 	saveRec()
 	if errors.Is(err, bench.ErrNotPerftest) {
 		return false, nil
@@ -247,7 +248,7 @@ func serverFacingPerftest(ctx context.Context, cfg Config, c net.Conn) error {
 		return err
 	}
 	run, err := bench.RunDropIn(ctx, c, bench.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
-		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: bench.RunOptions{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
+		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: measure.Options{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
 	saveRec()
 	return finishFacingPerftest(cfg, perftest.Server, run, c.RemoteAddr().String(), err)
 }

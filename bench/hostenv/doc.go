@@ -8,5 +8,5 @@
 // line (cacheline.go), and the warning when a clock read is a large share of
 // a test's median sample (clockshare.go). Pure Go: facts are read from /proc and
 // /sys (under a root the tests replace). bench adds the device's side
-// (bench/env.go).
+// (bench/device/env.go).
 package hostenv

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -17,6 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/hist"
 	"github.com/rdmabench/rdmabench/internal/version"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -102,7 +103,7 @@ const (
 // here, naming the limit, or "" when it can: the device's max_mr_size,
 // RLIMIT_MEMLOCK (memlock is verbs.CheckMemlock's verdict), free huge pages
 // with huge, else MemAvailable less mrHeadroom.
-func mrSkipReason(size int, maxMR uint64, memlock error, m bench.Meminfo, huge bool) string {
+func mrSkipReason(size int, maxMR uint64, memlock error, m endpoint.Meminfo, huge bool) string {
 	label := report.SizeLabel(int64(size))
 	if maxMR > 0 && uint64(size) > maxMR {
 		return fmt.Sprintf("%s skipped: above the device's max_mr_size of %d bytes", label, maxMR)
@@ -115,13 +116,13 @@ func mrSkipReason(size int, maxMR uint64, memlock error, m bench.Meminfo, huge b
 		need := (int64(size) + page - 1) / page
 		if need > m.HugePagesFree {
 			return fmt.Sprintf("%s skipped: needs %d huge pages of %s, %d free (HugePages_Free; raise vm.nr_hugepages)",
-				label, need, bench.FormatMiB(page), m.HugePagesFree)
+				label, need, endpoint.FormatMiB(page), m.HugePagesFree)
 		}
 		return ""
 	}
 	if m.MemAvailable >= 0 && int64(size)+mrHeadroom > m.MemAvailable {
 		return fmt.Sprintf("%s skipped: needs %s of memory plus %s to spare, MemAvailable is %s",
-			label, bench.FormatMiB(int64(size)), bench.FormatMiB(mrHeadroom), bench.FormatMiB(m.MemAvailable))
+			label, endpoint.FormatMiB(int64(size)), endpoint.FormatMiB(mrHeadroom), endpoint.FormatMiB(m.MemAvailable))
 	}
 	return ""
 }
@@ -137,7 +138,7 @@ func mrAccess(odp bool) verbs.Access {
 // mrRun holds the resources of a run, closed in reverse order.
 type mrRun struct {
 	cfg     Config
-	dev     *bench.Device
+	dev     *device.Device
 	pd      *verbs.PD
 	closers []interface{ Close() error }
 }
@@ -170,13 +171,13 @@ func Run(ctx context.Context, cfg Config) (_ *Document, err error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	mem := bench.ReadMeminfo()
+	mem := endpoint.ReadMeminfo()
 	if cfg.HugePages {
 		if err := mem.NoHugePages(); err != nil {
 			return nil, err
 		}
 	}
-	dev, err := bench.OpenDevice(cfg.Device, cfg.Port, cfg.GIDIndex, netip.MustParseAddr("127.0.0.1"))
+	dev, err := device.Open(cfg.Device, cfg.Port, cfg.GIDIndex, netip.MustParseAddr("127.0.0.1"))
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +197,7 @@ func Run(ctx context.Context, cfg Config) (_ *Document, err error) {
 			return nil, err
 		}
 	}
-	env, warns, err := bench.CollectEnv(dev.Ctx, dev.Port.Port)
+	env, warns, err := device.CollectEnv(dev.Ctx, dev.Port.Port)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +246,7 @@ func (r *mrRun) registration(ctx context.Context, doc *Document) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		reason := mrSkipReason(size, r.dev.Attr.MaxMRSize, verbs.CheckMemlock(uint64(size)), bench.ReadMeminfo(), cfg.HugePages)
+		reason := mrSkipReason(size, r.dev.Attr.MaxMRSize, verbs.CheckMemlock(uint64(size)), endpoint.ReadMeminfo(), cfg.HugePages)
 		var buf *verbs.Buffer
 		if reason == "" {
 			var err error
@@ -289,7 +290,7 @@ func regOneSize(pd *verbs.PD, buf *verbs.Buffer, size int, access verbs.Access, 
 func (r *mrRun) ops(ctx context.Context) (*Ops, error) {
 	cfg, d := r.cfg, r.dev
 	if cfg.HugePages {
-		if err := bench.ReadMeminfo().NoHugePages(); err != nil {
+		if err := endpoint.ReadMeminfo().NoHugePages(); err != nil {
 			return nil, err
 		}
 	}
@@ -338,7 +339,7 @@ func (r *mrRun) ops(ctx context.Context) (*Ops, error) {
 	out := &Ops{Op: result.OpWrite, SizeBytes: cfg.OpSize, Iterations: cfg.OpIters, Warmup: warm}
 	for _, perOp := range []bool{false, true} {
 		l, err := verbs.NewMROpLoop(verbs.MROpConfig{QP: qps[0], Buf: src, PerOp: perOp, Access: mrAccess(cfg.ODP), Size: cfg.OpSize,
-			RemoteAddr: dmr.Addr(), RKey: dmr.RKey(), Timeout: bench.EngineTimeout, Samples: max(cfg.OpIters, warm)})
+			RemoteAddr: dmr.Addr(), RKey: dmr.RKey(), Timeout: endpoint.EngineTimeout, Samples: max(cfg.OpIters, warm)})
 		if err != nil {
 			return nil, err
 		}

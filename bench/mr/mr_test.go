@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -41,7 +41,7 @@ func TestMRSizes(t *testing.T) {
 }
 
 func TestMRSkipReason(t *testing.T) {
-	m := bench.Meminfo{MemAvailable: 1 << 30, HugePagesTotal: 4, HugePagesFree: 3, HugePageSize: 2 << 20}
+	m := endpoint.Meminfo{MemAvailable: 1 << 30, HugePagesTotal: 4, HugePagesFree: 3, HugePageSize: 2 << 20}
 	memlock := &verbs.MemlockError{Current: 8 << 20, Needed: 16 << 20}
 	for _, tt := range []struct {
 		name    string

@@ -47,7 +47,7 @@ type Document struct {
 }
 
 // Env describes where a run took place: host, device, port, GID, clock and
-// CPU. CollectEnv fills what it can query; the engine fills PathMTU, the GID
+// CPU. device.CollectEnv fills what it can query; the engine fills PathMTU, the GID
 // fields, InlineSizeGranted and EnginePinnedCPU.
 type Env struct {
 	Host            string `json:"host"`

@@ -4,7 +4,7 @@
 // standard library only: TestSpecIsPure in internal/buildcheck), so that the test definition,
 // its validation and FuzzSpecDecode build and run without rdma-core.
 // A device's limits come in as plain data (DeviceLimits, filled by
-// bench/device.go from verbs), so that they too are checked here.
+// bench/device/device.go from verbs), so that they too are checked here.
 //
 // Files by concept: spec.go (Spec, Load, the names and labels of a test,
 // its timed interval), plan.go (Plan: modes × ops × sizes), ops.go (the

@@ -6,7 +6,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -25,23 +25,23 @@ func (b *budgetFlags) add(fs *flag.FlagSet, server bool) {
 	what := "memory this process maps for its tests (both sides in loopback); a test that needs more is refused before anything is mapped"
 	if server {
 		what = "memory the server maps and registers for clients' tests at once; a test that needs more is refused with the figures"
-		fs.IntVar(&b.maxQPs, "max-qps", 0, fmt.Sprintf("QPs the server opens for clients' tests at once, 1..%d (default %d: any one test)", bench.MaxBudgetQPs, spec.DefaultMaxQPs))
+		fs.IntVar(&b.maxQPs, "max-qps", 0, fmt.Sprintf("QPs the server opens for clients' tests at once, 1..%d (default %d: any one test)", endpoint.MaxBudgetQPs, spec.DefaultMaxQPs))
 	}
 	fs.StringVar(&b.maxMemory, "max-memory", "", what+", e.g. 512M or 8G (default: half of MemTotal, and at most a finite RLIMIT_MEMLOCK)")
 }
 
 // budget is the budget the flags give (zero fields: the defaults).
-func (b *budgetFlags) budget() (bench.Budget, error) {
-	var out bench.Budget
+func (b *budgetFlags) budget() (endpoint.Budget, error) {
+	var out endpoint.Budget
 	if b.maxMemory != "" {
-		n, err := bench.ParseMemory(b.maxMemory)
+		n, err := endpoint.ParseMemory(b.maxMemory)
 		if err != nil {
 			return out, usageError{fmt.Errorf("--max-memory: %w", err)}
 		}
 		out.MaxMemory = n
 	}
-	if b.maxQPs != 0 && (b.maxQPs < 1 || b.maxQPs > bench.MaxBudgetQPs) {
-		return out, usageError{fmt.Errorf("--max-qps %d out of range 1..%d", b.maxQPs, bench.MaxBudgetQPs)}
+	if b.maxQPs != 0 && (b.maxQPs < 1 || b.maxQPs > endpoint.MaxBudgetQPs) {
+		return out, usageError{fmt.Errorf("--max-qps %d out of range 1..%d", b.maxQPs, endpoint.MaxBudgetQPs)}
 	}
 	out.MaxQPs = b.maxQPs
 	return out, nil

@@ -11,7 +11,7 @@ import (
 )
 
 // choiceFlags are the flags of the differences from perftest that are
-// choices (bench/choices.go); each defaults to perftest's behaviour.
+// choices (bench/endpoint/choices.go); each defaults to perftest's behaviour.
 type choiceFlags struct {
 	noRelaxed, noAddrStep *bool
 	compVector            *string

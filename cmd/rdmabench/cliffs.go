@@ -16,6 +16,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/cliffs"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/version"
@@ -127,7 +128,7 @@ func cmdCliffs(fs *flag.FlagSet) action {
 			addr = net.JoinHostPort(fs.Arg(0), strconv.Itoa(*port))
 		}
 		rc := bench.RunConfig{Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, RDMACM: *tf.rdmaCM, AuthKey: key,
-			Run: bench.RunOptions{CPU: -1, Out: io.Discard}}, ConnTimeout: *connTimeout, CommandLine: os.Args}
+			Run: measure.Options{CPU: -1, Out: io.Discard}}, ConnTimeout: *connTimeout, CommandLine: os.Args}
 		device := d.device
 		run := cliffs.LoopbackRunner(rc, &device)
 		if !loopback {

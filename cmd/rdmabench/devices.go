@@ -11,13 +11,13 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/device"
 )
 
 // cmdDevices is 'rdmabench devices'.
 func cmdDevices(fs *flag.FlagSet) action {
 	asJSON := fs.Bool("json", false, "print JSON")
-	asTSV := fs.Bool("tsv", false, "print one tab-separated line per port after a header line: "+strings.Join(bench.DevicesTSVColumns, ", ")+
+	asTSV := fs.Bool("tsv", false, "print one tab-separated line per port after a header line: "+strings.Join(device.TSVColumns, ", ")+
 		"; with FILE, the ports of FILE (a saved 'devices --json') instead of this host's")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *asJSON && *asTSV {
@@ -31,21 +31,21 @@ func cmdDevices(fs *flag.FlagSet) action {
 			if err != nil {
 				return err
 			}
-			return bench.WriteDevicesTSV(stdout, reps)
+			return device.WriteTSV(stdout, reps)
 		}
-		reps, err := bench.DescribeDevices()
+		reps, err := device.Describe()
 		if err != nil {
 			return err
 		}
 		if *asTSV {
-			return bench.WriteDevicesTSV(stdout, reps)
+			return device.WriteTSV(stdout, reps)
 		}
 		if *asJSON {
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(reps)
 		}
-		return bench.WriteDevices(stdout, reps)
+		return device.WriteReports(stdout, reps)
 	}
 }
 
@@ -63,7 +63,7 @@ func (d *deviceFlags) add(fs *flag.FlagSet) {
 }
 
 // readDevicesFile reads a 'devices --json' document ("-": stdin).
-func readDevicesFile(path string) ([]bench.DeviceReport, error) {
+func readDevicesFile(path string) ([]device.Report, error) {
 	var b []byte
 	var err error
 	if path == "-" {
@@ -74,7 +74,7 @@ func readDevicesFile(path string) ([]bench.DeviceReport, error) {
 	if err != nil {
 		return nil, inputError{fmt.Errorf("devices: %w", err)}
 	}
-	var reps []bench.DeviceReport
+	var reps []device.Report
 	if err := json.Unmarshal(b, &reps); err != nil {
 		return nil, inputError{fmt.Errorf("%s: not a 'devices --json' document: %w", path, err)}
 	}

@@ -14,7 +14,9 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/isolation"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/version"
@@ -127,12 +129,12 @@ func cmdIsolation(fs *flag.FlagSet) action {
 			}
 			addr = net.JoinHostPort(fs.Arg(0), strconv.Itoa(*port))
 		}
-		cpus, err := bench.PlanCPUs(*cpuList, loopback)
+		cpus, err := device.PlanCPUs(*cpuList, loopback)
 		if err != nil {
 			return usageError{err}
 		}
 		rc := bench.RunConfig{Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, RDMACM: *tf.rdmaCM, AuthKey: key,
-			Run: bench.RunOptions{CPU: cpus.Client, LoadCPUs: cpus.Load, Out: io.Discard}}, ServerCPUs: cpus.Server, ConnTimeout: *connTimeout, CommandLine: os.Args}
+			Run: measure.Options{CPU: cpus.Client, LoadCPUs: cpus.Load, Out: io.Discard}}, ServerCPUs: cpus.Server, ConnTimeout: *connTimeout, CommandLine: os.Args}
 		device := d.device
 		run := isolation.LoopbackRunner(rc, &device)
 		if !loopback {

@@ -14,7 +14,9 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/dropin"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -148,14 +150,14 @@ func exitCode(err error) int {
 		return exitBlind // the gate could not see: compare's verdict blind, isolation --max-inflation n/a
 	case errors.As(err, &ue), errors.As(err, &due), errors.As(err, &nf):
 		return exitUsage
-	case bench.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
+	case endpoint.IsOverBudget(err): // this side's budget or the server's: before the peer's other errors
 		return exitEnv
-	case bench.IsDeviceLimit(err): // this side's device or the server's (mlx5's WQE sizing within max_qp_wr)
+	case device.IsLimit(err): // this side's device or the server's (mlx5's WQE sizing within max_qp_wr)
 		return exitEnv
 	case errors.As(err, &ve) && (ve.Op == "GID index" || ve.Op == "ibv_query_port") && errors.Is(err, syscall.EINVAL):
 		return exitUsage // a port or GID index the device does not have
 	case errors.Is(err, verbs.ErrNoKernelSupport), errors.Is(err, verbs.ErrNoDevices), errors.Is(err, verbs.ErrNoProvider),
-		errors.As(err, &me), errors.Is(err, verbs.ErrNotSupported), errors.Is(err, bench.ErrPortNotActive):
+		errors.As(err, &me), errors.Is(err, verbs.ErrNotSupported), errors.Is(err, device.ErrPortNotActive):
 		return exitEnv
 	case errors.As(err, &wce), errors.As(err, &vfe), errors.Is(err, verbs.ErrTimeout), errors.Is(err, sockeng.ErrTimeout),
 		errors.Is(err, sockeng.ErrPeerClosed):

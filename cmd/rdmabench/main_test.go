@@ -12,6 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -133,7 +134,7 @@ func TestExitCodeDeviceLimit(t *testing.T) {
 	for _, err := range []error{
 		&verbs.Error{Op: "ibv_create_qp", Detail: "RC, send_wr 8192, recv_wr 512, inline 256", Err: syscall.EINVAL},
 		&verbs.Error{Op: "ibv_create_qp", Err: syscall.ENOMEM},
-		&proto.RemoteError{Msg: "ibv_create_qp: invalid argument", Code: bench.CodeDeviceLimit},
+		&proto.RemoteError{Msg: "ibv_create_qp: invalid argument", Code: device.CodeLimit},
 	} {
 		if got := exitCode(fmt.Errorf("send bw 64B: %w", err)); got != exitEnv {
 			t.Errorf("exitCode(%v) = %d, want %d", err, got, exitEnv)

@@ -15,6 +15,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/mesh"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/report"
@@ -175,5 +176,5 @@ func cmdMesh(fs *flag.FlagSet) action {
 // device map, the rest from the flags.
 func clientConfig(d deviceFlags, transport string, rdmaCM bool) bench.ClientConfig {
 	return bench.ClientConfig{Port: d.port, GIDIndex: d.gidIndex, Transport: transport, RDMACM: rdmaCM,
-		Run: bench.RunOptions{CPU: -1, Unit: result.UnitMiB}}
+		Run: measure.Options{CPU: -1, Unit: result.UnitMiB}}
 }

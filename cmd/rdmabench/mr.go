@@ -9,7 +9,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/mr"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -71,7 +71,7 @@ func cmdMR(fs *flag.FlagSet) action {
 			return usageError{fmt.Errorf("--ib-port %d must be at least 1", d.port)}
 		}
 		doc, err := mr.Run(ctx, cfg)
-		if errors.Is(err, bench.ErrNoHugePages) {
+		if errors.Is(err, endpoint.ErrNoHugePages) {
 			err = envError{err}
 		}
 		if doc != nil {

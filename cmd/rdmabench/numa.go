@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/device"
 
 	flag "github.com/spf13/pflag"
 )
@@ -23,8 +23,8 @@ func (n *numaFlags) add(fs *flag.FlagSet, who string) {
 
 // choice is the user's NUMA choice, refusing a node that is not online
 // (exit 2, naming the online nodes) before any device is opened.
-func (n *numaFlags) choice(fs *flag.FlagSet) (bench.NUMAChoice, error) {
-	c := bench.NUMAChoice{NoBind: n.noBind}
+func (n *numaFlags) choice(fs *flag.FlagSet) (device.NUMAChoice, error) {
+	c := device.NUMAChoice{NoBind: n.noBind}
 	if fs.Changed("numa-node") {
 		if n.node < 0 {
 			return c, usageError{fmt.Errorf("--numa-node %d: want a node number >= 0", n.node)}

@@ -17,6 +17,9 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/compare"
+	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -88,10 +91,10 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		if err != nil {
 			return err
 		}
-		if err := bench.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
+		if err := endpoint.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
 			return err
 		}
-		cpus, err := bench.PlanCPUs(*cpuList, loopback)
+		cpus, err := device.PlanCPUs(*cpuList, loopback)
 		if err != nil {
 			return usageError{err}
 		}
@@ -101,7 +104,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		}
 		cfg := bench.RunConfig{
 			Client: bench.ClientConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Transport: *tf.transport, RDMACM: *tf.rdmaCM, AuthKey: key, NUMA: numaChoice,
-				Run: bench.RunOptions{CPU: cpus.Client, LoadCPUs: cpus.Load, Interval: *interval, Out: intervalOut, Unit: *unit}},
+				Run: measure.Options{CPU: cpus.Client, LoadCPUs: cpus.Load, Interval: *interval, Out: intervalOut, Unit: *unit}},
 			ServerCPUs: cpus.Server,
 			Specs:      specs, ConnTimeout: *connTimeout, Progress: stderr, CommandLine: os.Args,
 		}
@@ -136,7 +139,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 			} else {
 				doc, err = bench.RunClient(ctx, addr, cfg)
 			}
-			if errors.Is(err, bench.ErrNoHugePages) {
+			if errors.Is(err, endpoint.ErrNoHugePages) {
 				err = envError{err} // exit 3, as for rdmabench mr
 			}
 			err = endedEarly(ctx, err) // a signal or --run-timeout: say so, and exit with its code

@@ -5,7 +5,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
@@ -37,7 +37,7 @@ func addWorkloadFlags(fs *flag.FlagSet) *workloadFlags {
 // apply sets the spec template's workload knobs.
 func (f *workloadFlags) apply(s *spec.Spec) error {
 	if *f.region != "" {
-		n, err := bench.ParseMemory(*f.region)
+		n, err := endpoint.ParseMemory(*f.region)
 		if err != nil {
 			return usageError{fmt.Errorf("--region: %w", err)}
 		}

@@ -99,8 +99,29 @@ var Layers = []Layer{
 		},
 	},
 	{
+		Name: "device and route", Kind: Cgo,
+		About: "which device, port and GID a side uses (by route, `--ib-dev` or the first active port) and its facts: limits, inline probe, NUMA placement and the `--cpu` plan, fatal async events, port counters, the environment, `rdmabench devices`",
+		Pkgs: []string{
+			"bench/device",
+		},
+	},
+	{
+		Name: "queue pairs and memory", Kind: Cgo,
+		About: "one side's QPs of a test and their registered memory: endpoints, memory pools, shared receive queues, the resource budget, rdma_cm's connection of the QPs",
+		Pkgs: []string{
+			"bench/endpoint",
+		},
+	},
+	{
+		Name: "measurement", Kind: Cgo,
+		About: "the client's measurement loops around the C engines: latency, a bandwidth sender's phases and its sample drainer, intervals, the status line, thread pinning",
+		Pkgs: []string{
+			"bench/measure",
+		},
+	},
+	{
 		Name: "engine", Kind: Cgo,
-		About: "the benchmark engine: server, client, devices and routes, endpoints, measurement, the test kinds, the drop-in's side facing perftest",
+		About: "the benchmark engine: server, client, the test kinds, the drop-in's side facing perftest",
 		Pkgs: []string{
 			"bench",
 		},
