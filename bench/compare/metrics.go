@@ -54,6 +54,16 @@ var metricDefs = []metricDef{
 	{key: MetricMpps, name: "mpps", rate: true},
 }
 
+// Metrics are the canonical metric names, in their order (--metrics,
+// --max-regress; any reported percentile is taken as well).
+func Metrics() []string {
+	var keys []string
+	for _, m := range metricDefs {
+		keys = append(keys, m.key)
+	}
+	return keys
+}
+
 // metricKeys returns the canonical metric names, comma-separated.
 func metricKeys() string {
 	var keys []string

@@ -60,6 +60,17 @@ func (f RunFigures) RunFigure(figure string) (float64, bool) {
 	return 0, false
 }
 
+// FigureNames are the figures RunFigure knows for results with the default
+// percentiles: their labels (p50, ..., p99.99), mean, max, bw_mb_per_s and
+// mpps (the last two bandwidth tests only).
+func FigureNames() []string {
+	var out []string
+	for _, p := range DefaultPercentiles {
+		out = append(out, PercentileLabel(p))
+	}
+	return append(out, "mean", "max", "bw_mb_per_s", "mpps")
+}
+
 // figures lists the figures of runs: the reported percentiles, mean, max,
 // and for bandwidth tests bandwidth and message rate.
 func figures(mode string, runs []RunFigures) []string {

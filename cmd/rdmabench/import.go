@@ -186,11 +186,16 @@ func showPrinted(w io.Writer, p *perftest.Printed, file, what string) error {
 	return usageError{fmt.Errorf("--show %q unknown; valid: row, tables, table-header, labels, setting:LABEL, column:KEY", what)}
 }
 
+// importShows are what --show prints: whole words, and the two prefixes
+// that take a name (setting:LABEL, column:KEY).
+var importShows = []string{"row", "tables", "table-header", "labels", "setting:", "column:"}
+
 // showable reports whether --show knows what.
 func showable(what string) bool {
-	switch what {
-	case "row", "tables", "table-header", "labels":
-		return true
+	for _, w := range importShows {
+		if what == w && !strings.HasSuffix(w, ":") || strings.HasSuffix(w, ":") && strings.HasPrefix(what, w) {
+			return true
+		}
 	}
-	return strings.HasPrefix(what, "setting:") || strings.HasPrefix(what, "column:")
+	return false
 }

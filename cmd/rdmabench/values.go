@@ -65,6 +65,18 @@ func flagValues(cmd, name string) (values []string, list bool) {
 		return names, false
 	case "metric":
 		return plot.Metrics, false
+	case "metrics":
+		if cmd == "compare" {
+			return compare.Metrics(), true
+		}
+	case "figure":
+		if cmd == "cliffs" {
+			return result.FigureNames(), false
+		}
+	case "show":
+		if cmd == "import" {
+			return importShows, false
+		}
 	case "kind":
 		return plot.KindArgs(), false
 	case "tool":
