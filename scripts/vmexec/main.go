@@ -66,7 +66,8 @@ Bed options:
 Environment: RDMABENCH_VM_LOCK (the lock file, default /tmp/rdmabench-guest.lock),
 RDMABENCH_VM_LOCK_TIMEOUT (seconds to wait for another bed, default 3600; --timeout
 starts once the lock is held), RDMABENCH_VM_PARALLEL, RDMABENCH_SIW, RDMABENCH_ACCEL,
-RDMABENCH_QEMU, RDMABENCH_CACHE, RDMABENCH_VM_TIMES=1 (say how long each command ran).
+RDMABENCH_QEMU, RDMABENCH_CACHE, RDMABENCH_VM_TIMES=1 (say how long each command ran),
+RDMABENCH_VM_AHEAD (bed --fresh: guests kept booted ahead, default 3).
 
 Exit status: the command's (128+n when killed by signal n); 124 on timeout; 125 when
 a guest failed (boot, panic, setup, lost agent); 2 on bad usage or a missing host
@@ -725,7 +726,8 @@ type bedServer struct {
 
 	lk      sync.Mutex
 	boots   int            // guarded by lk
-	pre     *preboot       // --fresh: the next bed, booting ahead of its turn; guarded by lk
+	pres    []*preboot     // --fresh: the next beds, booting ahead of their turn, oldest first; guarded by lk
+	aheadN  int            // how many beds to keep booted ahead (RDMABENCH_VM_AHEAD, default 3)
 	waiting map[string]int // layouts of the guest runs waiting for mu; guarded by lk
 	lockGo  bool           // the bed lock is being taken (or held); guarded by lk
 
@@ -738,7 +740,11 @@ type bedServer struct {
 
 func newBedServer(bf bedFlags) *bedServer {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &bedServer{flags: bf, mu: make(chanMutex, 1), waiting: map[string]int{},
+	n, err := strconv.Atoi(envOr("RDMABENCH_VM_AHEAD", "3"))
+	if err != nil || n < 1 {
+		n = 3
+	}
+	return &bedServer{flags: bf, mu: make(chanMutex, 1), waiting: map[string]int{}, aheadN: n,
 		ctx: ctx, cancel: cancel, locked: make(chan struct{})}
 }
 
@@ -788,7 +794,7 @@ func (s *bedServer) startPreboot(layout string, urgent bool) {
 	s.boots++
 	p := &preboot{layout: layout, bg: &vm.Background{Urgent: urgent}, cancel: cancel,
 		done: make(chan struct{}), t0: time.Now(), boot: s.boots}
-	s.pre = p
+	s.pres = append(s.pres, p)
 	go func() {
 		defer close(p.done)
 		if p.err = s.waitLock(ctx); p.err != nil {
@@ -812,27 +818,50 @@ func (p *preboot) end() {
 	}
 }
 
-// nextLayout is the layout the next run most likely needs: a waiting run's,
-// else the bed's default. Called with lk held.
+// booting counts the beds booted ahead of layout. Called with lk held.
+func (s *bedServer) booting(layout string) int {
+	n := 0
+	for _, p := range s.pres {
+		if p.layout == layout {
+			n++
+		}
+	}
+	return n
+}
+
+// nextLayout is the layout the next bed booted ahead should have: that of a
+// waiting run that has none booting, else the bed's default. Called with lk
+// held.
 func (s *bedServer) nextLayout() string {
 	for l, n := range s.waiting {
-		if n > 0 {
+		if n > s.booting(l) {
 			return l
 		}
 	}
 	return s.flags.opts.Layout
 }
 
-// arrive notes a guest run of layout waiting for its turn; under --fresh a
-// preboot of another layout that no one waits for gives way to one of this
-// layout. leave undoes it once the run has its turn.
+// arrive notes a guest run of layout waiting for its turn. Under --fresh,
+// when no bed of its layout boots ahead, one is started, in place of the
+// newest bed booting ahead of a layout no one waits for if the pool is full.
+// leave undoes it once the run has its turn.
 func (s *bedServer) arrive(layout string) (leave func()) {
 	s.lk.Lock()
 	defer s.lk.Unlock()
 	s.waiting[layout]++
-	if p := s.pre; s.flags.fresh && p != nil && p.layout != layout && s.waiting[p.layout] == 0 {
-		go p.end()
-		s.startPreboot(layout, false)
+	if s.flags.fresh && s.waiting[layout] > s.booting(layout) {
+		if len(s.pres) >= s.aheadN {
+			for i := len(s.pres) - 1; i >= 0; i-- {
+				if p := s.pres[i]; s.waiting[p.layout] < s.booting(p.layout) || s.waiting[p.layout] == 0 {
+					s.pres = append(s.pres[:i], s.pres[i+1:]...)
+					go p.end()
+					break
+				}
+			}
+		}
+		if len(s.pres) < s.aheadN {
+			s.startPreboot(layout, false)
+		}
 	}
 	return func() {
 		s.lk.Lock()
@@ -846,14 +875,16 @@ func (s *bedServer) arrive(layout string) (leave func()) {
 // logw). Called with s.mu held.
 func (s *bedServer) takePreboot(ctx context.Context, layout string, logw io.Writer) *vm.Bed {
 	s.lk.Lock()
-	p := s.pre
-	s.pre = nil
+	var p *preboot
+	for i, q := range s.pres {
+		if q.layout == layout {
+			p = q
+			s.pres = append(s.pres[:i], s.pres[i+1:]...)
+			break
+		}
+	}
 	s.lk.Unlock()
 	if p == nil {
-		return nil
-	}
-	if p.layout != layout {
-		p.end()
 		return nil
 	}
 	p.bg.Foreground() // someone waits for it now
@@ -927,11 +958,11 @@ func (s *bedServer) shutdown() {
 	s.mu <- struct{}{}
 	defer func() { <-s.mu }()
 	s.lk.Lock()
-	p := s.pre
-	s.pre = nil
+	pres := s.pres
+	s.pres = nil
 	lockGo := s.lockGo
 	s.lk.Unlock()
-	if p != nil {
+	for _, p := range pres {
 		p.end()
 	}
 	s.down()
@@ -952,15 +983,16 @@ func (s *bedServer) down() {
 	}
 }
 
-// ahead, under --fresh, starts booting the next command's bed while this
-// one's runs (urgent: while none runs). Called with s.mu held.
+// ahead, under --fresh, fills the pool of beds booting ahead while this
+// command's runs (urgent: the first, while none runs): consecutive short
+// test binaries each find a guest up. Called with s.mu held.
 func (s *bedServer) ahead(urgent bool) {
 	if !s.flags.fresh {
 		return
 	}
 	s.lk.Lock()
-	if s.pre == nil {
-		s.startPreboot(s.nextLayout(), urgent)
+	for len(s.pres) < s.aheadN {
+		s.startPreboot(s.nextLayout(), urgent && len(s.pres) == 0)
 	}
 	s.lk.Unlock()
 }
