@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -23,39 +24,35 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// lostGrace is how long a test whose own loop failed waits for the reason
-// (serverWatch.causeWithin): a lost server or a fatal async event.
-const lostGrace = 500 * time.Millisecond
-
 // finishTest ends a test on the control connection: it reports a measuring
 // error to the server (or the cause that aborted the test), or sends the
 // end with the total iteration count and returns the server's result (from
 // the watch w).
-func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err error, totals ...int64) (proto.ServerResult, error) {
+func (cl *Client) finishTest(w *kinds.Watch, ab *kinds.TestAbort, total int64, err error, totals ...int64) (proto.ServerResult, error) {
 	if err != nil {
-		cause := ab.err(nil)
+		cause := ab.Err(nil)
 		if cause != nil {
 			err = cause
-		} else if cause = w.causeWithin(ab, err, lostGrace); cause != nil {
+		} else if cause = w.CauseWithin(ab, err, kinds.LostGrace); cause != nil {
 			err = cause
 		}
-		var pl *PeerLostError
+		var pl *kinds.PeerLostError
 		if !errors.As(err, &pl) {
 			cl.c.SendError(err)
 		}
 		if cause == nil {
-			w.wait(heartbeatTimeout) // the server answers with its error: in step for the next test
+			w.Wait(ctrl.HeartbeatTimeout) // the server answers with its error: in step for the next test
 		}
 		return proto.ServerResult{}, err
 	}
 	if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total, Totals: totals}); err != nil {
-		if c := w.causeWithin(ab, err, lostGrace); c != nil {
+		if c := w.CauseWithin(ab, err, kinds.LostGrace); c != nil {
 			return proto.ServerResult{}, c
 		}
 		return proto.ServerResult{}, err
 	}
 	var sr proto.ServerResult
-	if err := w.next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second); err != nil {
+	if err := w.Next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second); err != nil {
 		return proto.ServerResult{}, err
 	}
 	if sr.Error != "" {
@@ -149,10 +146,10 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 	// The handshake first, then the device: the server gives a handshake
 	// only a few seconds (handshakeTimeout), and opening a device may take
 	// longer.
-	c := proto.NewConn(nc, ctrlTimeout)
+	c := proto.NewConn(nc, ctrl.MsgTimeout)
 	host, _ := os.Hostname()
 	cl := &Client{c: c, peer: addr}
-	if cl.ack, err = auth.ClientHandshake(c, cfg.AuthKey, host, ctrlTimeout); err != nil {
+	if cl.ack, err = auth.ClientHandshake(c, cfg.AuthKey, host, ctrl.MsgTimeout); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
@@ -226,13 +223,13 @@ func (cl *Client) Close() error {
 	return err
 }
 
-// Run runs one test against the server: its kind (kindOf) inside the
+// Run runs one test against the server: its kind (kinds.Of) inside the
 // shared lifecycle (connect, ready, watch and heartbeat, finish, verify).
 // Cancelling ctx aborts the test in progress.
 func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (result.Result, error) {
 	tcp := spec.Transport == result.TransportTCP
 	if tcp {
-		if err := checkTCPSpec(spec); err != nil {
+		if err := kinds.CheckTCPSpec(spec); err != nil {
 			return result.Result{}, err
 		}
 	} else {
@@ -248,16 +245,16 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 	// closes the control connection: every setup wait ends at once
 	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() })
 	defer stopSetup()
-	t := &clientTest{ctx: ctx, c: cl.c, peer: cl.peer, spec: spec}
-	var loops []aborter // the test's C loops, for its abort
+	t := &kinds.ClientTest{Ctx: ctx, C: cl.c, Peer: cl.peer, Spec: spec}
+	var loops []kinds.Loop // the test's C loops, for its abort
 	var setup rdmaSetup
 	if tcp {
-		d, err := connectTCP(ctx, cl.c, spec)
+		d, err := kinds.ConnectTCP(ctx, cl.c, spec)
 		if err != nil {
 			return result.Result{}, err
 		}
-		defer d.close()
-		t.tcp, loops = d, []aborter{d.eng}
+		defer d.Close()
+		t.TCP, loops = d, []kinds.Loop{d.Eng}
 	} else {
 		eps, err := cl.setupRDMA(spec, &o, &setup)
 		if eps != nil {
@@ -267,7 +264,7 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 			return result.Result{}, err
 		}
 		defer o.Timeline.Stop()
-		t.eps = eps
+		t.EPs = eps
 		for _, e := range append(eps.Measured(), eps.Loads...) {
 			loops = append(loops, e.Eng)
 		}
@@ -279,37 +276,37 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 	if !stopSetup() {
 		return result.Result{}, context.Cause(ctx)
 	}
-	ab := newTestAbort(loops...)
-	defer ab.disarm() // before the endpoints are closed (deferred earlier)
-	w := watchServer(cl.c, cl.peer, ab)
-	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
+	ab := kinds.NewTestAbort(loops...)
+	defer ab.Disarm() // before the endpoints are closed (deferred earlier)
+	w := kinds.WatchServer(cl.c, cl.peer, ab)
+	defer context.AfterFunc(ctx, func() { ab.Abort(context.Cause(ctx)) })()
 	if !tcp {
-		defer cl.dev.OnEvent(ab.abort)()
+		defer cl.dev.OnEvent(ab.Abort)()
 	}
-	t.o, t.w, t.ab = o, w, ab
-	t.stopHeartbeat = heartbeat(cl.c)
-	m, err := kindOf(spec).measure(t)
-	t.stopHeartbeat()
+	t.Opts, t.Watch, t.Abort = o, w, ab
+	t.StopHeartbeat = kinds.Heartbeat(cl.c)
+	m, err := kinds.Of(spec).Measure(t)
+	t.StopHeartbeat()
 	o.Timeline.Stop() // every mark before the end (bidirectional: its kind stopped it)
-	sr := m.served
+	sr := m.Served
 	if sr == nil { // the end, and the server's result
 		var got proto.ServerResult
-		got, err = cl.finishTest(w, ab, m.total, err, m.totals...)
+		got, err = cl.finishTest(w, ab, m.Total, err, m.Totals...)
 		sr = &got
 	}
 	if err != nil {
 		return result.Result{}, err
 	}
 	if tcp {
-		return m.res, nil
+		return m.Res, nil
 	}
-	res := m.res
+	res := m.Res
 	if spec.Verify { // after the measured run: see verify.go
-		if res.Verify, err = (verifyPass{}).measure(t); err != nil {
+		if res.Verify, err = (kinds.VerifyPass{}).Measure(t); err != nil {
 			return result.Result{}, err
 		}
 	}
-	if err := cl.complete(&res, spec, o, *sr, m.total, setup); err != nil {
+	if err := cl.complete(&res, spec, o, *sr, m.Total, setup); err != nil {
 		return result.Result{}, err
 	}
 	return res, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
@@ -132,7 +133,7 @@ func startCMTestInfo(t *testing.T, addr string, sp spec.Spec) (*proto.Conn, prot
 		if err != nil {
 			t.Fatal(err)
 		}
-		c = proto.NewConn(nc, ctrlTimeout)
+		c = proto.NewConn(nc, ctrl.MsgTimeout)
 		var ack proto.HelloAck
 		if err := c.Send(proto.MsgHello, proto.Hello{Version: proto.Version, Tool: "test"}); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -156,7 +157,7 @@ func PeerDoctor(ctx context.Context, addr, name string, port int, key []byte, ti
 		return r, fmt.Errorf("doctor request to %s: %w", addr, err)
 	}
 	var msg proto.Doctor
-	if err := cl.c.RecvTimeout(proto.MsgDoctor, &msg, ctrlTimeout); err != nil {
+	if err := cl.c.RecvTimeout(proto.MsgDoctor, &msg, ctrl.MsgTimeout); err != nil {
 		var re *proto.RemoteError
 		if !errors.As(err, &re) { // an older server closes the connection at an unknown message type
 			return r, fmt.Errorf("doctor answer from %s (a server older than this rdmabench has none): %w", addr, err)

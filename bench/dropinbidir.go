@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -10,7 +11,7 @@ import (
 )
 
 // perftest's -b (duplex) facing a perftest tool: both sides run the
-// sender's loop towards each other on QP 0 (bidir.go's bidirSide, without
+// sender's loop towards each other on QP 0 (kinds.BidirAlone, without
 // rdmabench's control-connection barrier: perftest's record swap is the
 // barrier), each times its own, then the two swap their reports (size,
 // iterations, peak, average, message rate) and each prints the sums, with
@@ -31,14 +32,13 @@ func dropInBidir(ctx context.Context, p *dropInSide, s spec.Spec, stamps *peakSt
 	if err := stamps.arm(); err != nil {
 		return result.Result{}, err
 	}
-	side := &bidirSide{ep: ep, s: s, o: p.cfg.Run, ctx: ctx}
-	br, err := side.run()
+	br, err := kinds.BidirAlone(ctx, ep, s, p.cfg.Run)
 	if err != nil {
 		return result.Result{}, err
 	}
 	peak := stamps.peak(s.Size)
-	mine := result.NewSideResult(s.Size, br.ops, 0, br.last-br.first)
-	rep := wire.BWReport{Size: uint64(s.Size), Iters: uint64(br.ops), BWAvg: mine.Bandwidth.MiBPerSec, MsgRateAvg: mine.Bandwidth.Mpps}
+	mine := result.NewSideResult(s.Size, br.Ops, 0, br.Last-br.First)
+	rep := wire.BWReport{Size: uint64(s.Size), Iters: uint64(br.Ops), BWAvg: mine.Bandwidth.MiBPerSec, MsgRateAvg: mine.Bandwidth.Mpps}
 	if peak != nil {
 		rep.BWPeak = peak.MiBPerSec
 	}
@@ -47,7 +47,7 @@ func dropInBidir(ctx context.Context, p *dropInSide, s spec.Spec, stamps *peakSt
 		return result.Result{}, err
 	}
 	r := dropInBidirResult(measure.BaseResult(s, ep), mine, rep, got, p.cfg.Client)
-	if err := br.setLatency(&r); err != nil {
+	if err := br.SetLatency(&r); err != nil {
 		return result.Result{}, err
 	}
 	return r, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
@@ -183,7 +184,7 @@ func (p *dropInSide) bwClient(run *DropInRun) error {
 		}
 		var r result.Result
 		if len(qps) > 1 {
-			r, _, err = measureBWMulti(qps, sz, p.cfg.Run)
+			r, _, err = kinds.MeasureBWMulti(qps, sz, p.cfg.Run)
 		} else {
 			r, _, err = measure.BW(p.eps.Probe, sz, p.cfg.Run)
 		}

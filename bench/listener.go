@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/admit"
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
 
@@ -34,7 +35,7 @@ var (
 
 // HeartbeatTimeout is how long the server waits for a heartbeat of a
 // client in a test before it drops it.
-func HeartbeatTimeout() time.Duration { return heartbeatTimeout }
+func HeartbeatTimeout() time.Duration { return ctrl.HeartbeatTimeout }
 
 // HandshakeTimeout is how long a connection has to authenticate.
 func HandshakeTimeout() time.Duration { return handshakeTimeout }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -145,7 +146,7 @@ func TestAdmission(t *testing.T) {
 			serve(t, srv, ln)
 			c := ln.dial(t)
 			defer c.Close()
-			_, err := auth.ClientHandshake(c, tc.clientKey, "test", ctrlTimeout)
+			_, err := auth.ClientHandshake(c, tc.clientKey, "test", ctrl.MsgTimeout)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v\n%s", err, lb)
@@ -173,11 +174,11 @@ func TestIdlePeerHoldsNothing(t *testing.T) {
 	ln := listenAs(t, "127.0.0.1:1000")
 	serve(t, srv, ln)
 	idle := ln.dial(t)
-	if _, err := auth.ClientHandshake(idle, nil, "idle", ctrlTimeout); err != nil {
+	if _, err := auth.ClientHandshake(idle, nil, "idle", ctrl.MsgTimeout); err != nil {
 		t.Fatal(err)
 	}
 	next := ln.dial(t)
-	if _, err := auth.ClientHandshake(next, nil, "next", ctrlTimeout); err != nil {
+	if _, err := auth.ClientHandshake(next, nil, "next", ctrl.MsgTimeout); err != nil {
 		t.Fatalf("a second client after an idle one: %v", err)
 	}
 	if srv.busy.Load() {
@@ -204,7 +205,7 @@ func TestBusyAtFirstTest(t *testing.T) {
 	first := ln.dial(t)
 	second := ln.dial(t)
 	for _, c := range []*proto.Conn{first, second} {
-		if _, err := auth.ClientHandshake(c, nil, "x", ctrlTimeout); err != nil {
+		if _, err := auth.ClientHandshake(c, nil, "x", ctrl.MsgTimeout); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -226,7 +227,7 @@ func TestBusyAtFirstTest(t *testing.T) {
 		t.Fatalf("second session's test: %v, want busy", err)
 	}
 	third := ln.dial(t)
-	if _, err := auth.ClientHandshake(third, nil, "x", ctrlTimeout); !errors.As(err, &re) || re.Code != codeBusy {
+	if _, err := auth.ClientHandshake(third, nil, "x", ctrl.MsgTimeout); !errors.As(err, &re) || re.Code != codeBusy {
 		t.Fatalf("hello while busy: %v, want busy", err)
 	}
 	first.Close()
@@ -291,7 +292,7 @@ func TestHandshakeLimits(t *testing.T) {
 	}
 	pc := proto.NewConn(c, 2*time.Second)
 	defer pc.Close()
-	if _, err := auth.ClientHandshake(pc, nil, "x", ctrlTimeout); err != nil {
+	if _, err := auth.ClientHandshake(pc, nil, "x", ctrl.MsgTimeout); err != nil {
 		t.Fatalf("client after the flood: %v", err)
 	}
 }
@@ -339,7 +340,7 @@ func TestIdleFloodNoLockout(t *testing.T) {
 	start := time.Now()
 	other := proto.NewConn(dialFrom(t, "127.0.0.1", addr), 2*time.Second)
 	defer other.Close()
-	if _, err := auth.ClientHandshake(other, nil, "other", ctrlTimeout); err != nil {
+	if _, err := auth.ClientHandshake(other, nil, "other", ctrl.MsgTimeout); err != nil {
 		t.Fatalf("client from another address under 150 idle connections: %v\n%s", err, lb)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -347,7 +348,7 @@ func TestIdleFloodNoLockout(t *testing.T) {
 	}
 	same := proto.NewConn(dialFrom(t, "127.0.0.2", addr), 2*time.Second)
 	defer same.Close()
-	_, err := auth.ClientHandshake(same, nil, "same", ctrlTimeout)
+	_, err := auth.ClientHandshake(same, nil, "same", ctrl.MsgTimeout)
 	var re *proto.RemoteError
 	if !errors.As(err, &re) || re.Code != admit.CodeTooMany || !strings.Contains(re.Msg, "from 127.0.0.2") {
 		t.Fatalf("client from the flooding address: %v, want the per-address refusal", err)
@@ -374,7 +375,7 @@ func TestDropOldestStartup(t *testing.T) {
 	}
 	c := proto.NewConn(dialFrom(t, "127.0.0.4", addr), 2*time.Second)
 	defer c.Close()
-	if _, err := auth.ClientHandshake(c, nil, "new", ctrlTimeout); err != nil {
+	if _, err := auth.ClientHandshake(c, nil, "new", ctrl.MsgTimeout); err != nil {
 		t.Fatalf("client with the table full: %v\n%s", err, lb)
 	}
 	_, _, err := idle[0].RecvAny(time.Second)
@@ -426,7 +427,7 @@ func TestAcceptBackoff(t *testing.T) {
 	}
 	pc := proto.NewConn(c, 3*time.Second)
 	defer pc.Close()
-	if _, err := auth.ClientHandshake(pc, nil, "x", ctrlTimeout); err != nil {
+	if _, err := auth.ClientHandshake(pc, nil, "x", ctrl.MsgTimeout); err != nil {
 		t.Fatalf("client after EMFILE: %v\n%s", err, lb)
 	}
 	lb.waitLog(t, "accept4: too many open files; backing off")
@@ -441,7 +442,7 @@ func TestShutdownClosesSessions(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	c := ln.dial(t)
-	if _, err := auth.ClientHandshake(c, nil, "x", ctrlTimeout); err != nil {
+	if _, err := auth.ClientHandshake(c, nil, "x", ctrl.MsgTimeout); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/auth"
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
@@ -207,7 +208,7 @@ func (s *Server) exposure() string {
 	if len(s.cfg.Allow) > 0 {
 		who += fmt.Sprintf(", from %v only", s.cfg.Allow)
 	}
-	limits := fmt.Sprintf("idle timeout %v, heartbeat deadline %v", s.cfg.IdleTimeout, heartbeatTimeout)
+	limits := fmt.Sprintf("idle timeout %v, heartbeat deadline %v", s.cfg.IdleTimeout, ctrl.HeartbeatTimeout)
 	if s.cfg.MaxSession > 0 {
 		limits += fmt.Sprintf(", sessions at most %v", s.cfg.MaxSession)
 	}

@@ -13,17 +13,8 @@ import (
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/proto"
-)
-
-// Timeouts of the control connection.
-var (
-	ctrlTimeout    = 10 * time.Second // one control message
-	heartbeatEvery = time.Second      // client heartbeat while a test runs
-	// heartbeatTimeout is how long the server waits for a heartbeat of a
-	// client in a test before it drops it (dead, stopped or silent) and
-	// serves the next client: 4 missed heartbeats.
-	heartbeatTimeout = 4 * time.Second
 )
 
 // DefaultIdleTimeout is how long a session may sit between tests (or
@@ -115,7 +106,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		dev, err = device.Open(name, port, -2, netip.Addr{})
 	}
 	if err != nil {
-		if !noRDMADevice(err) {
+		if !kinds.NoRDMADevice(err) {
 			return nil, err
 		}
 		cfg.Log.Printf("%v: serving TCP tests only", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -74,7 +75,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *admit.Entry) {
 		s.lis.limit.Printf(s.log, kind, "client %s: %v", peer, err)
 		return
 	}
-	c.SetTimeout(ctrlTimeout)
+	c.SetTimeout(ctrl.MsgTimeout)
 	if s.busy.Load() { // advisory: the lock itself is taken at the first test
 		c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
 		s.log.Printf("client %s: refused, busy", peer)
@@ -97,7 +98,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *admit.Entry) {
 	if dev != nil {
 		ack.Device = dev.Ctx.Name()
 	}
-	if env, _, err := sideEnv(dev, c.LocalAddr(), serverCPU(s.cfg.CPUs, 0)); err == nil {
+	if env, _, err := sideEnv(dev, c.LocalAddr(), kinds.ServerCPU(s.cfg.CPUs, 0)); err == nil {
 		ack.Env, _ = json.Marshal(env)
 	}
 	if err := c.Send(proto.MsgHelloAck, ack); err != nil {
@@ -198,7 +199,7 @@ func (s *Server) serveTests(c *proto.Conn, dev *device.Device, peer string) {
 				fail(fmt.Errorf("bad test: %w", err))
 				s.log.Printf("client %s: bad test: %v", peer, err)
 				if !spec.RDMACM { // the client's QP info follows: stay in step
-					if _, _, err := c.RecvAny(ctrlTimeout); err != nil {
+					if _, _, err := c.RecvAny(ctrl.MsgTimeout); err != nil {
 						return
 					}
 				}

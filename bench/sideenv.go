@@ -6,6 +6,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
@@ -17,7 +18,7 @@ func sideEnv(dev *device.Device, local net.Addr, cpu int) (result.Env, []string,
 	var env result.Env
 	var warns []string
 	if dev == nil {
-		env, warns = tcpEnv(local, cpu)
+		env, warns = kinds.TCPEnv(local, cpu)
 	} else {
 		var err error
 		if env, warns, err = device.CollectEnv(dev.Ctx, dev.Port.Port); err != nil {

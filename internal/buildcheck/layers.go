@@ -120,8 +120,15 @@ var Layers = []Layer{
 		},
 	},
 	{
+		Name: "test kinds", Kind: Cgo,
+		About: "the test kinds, one type each with its client half and its server half, talking through the control channel: latency, bandwidth, several QPs, latency under load, bidirectional, the TCP baseline, the verify pass; the server's responder loops, the watch and heartbeats of a running test",
+		Pkgs: []string{
+			"bench/kinds",
+		},
+	},
+	{
 		Name: "engine", Kind: Cgo,
-		About: "the benchmark engine: server, client, the test kinds, the drop-in's side facing perftest",
+		About: "the benchmark engine: server, client, the drop-in's side facing perftest",
 		Pkgs: []string{
 			"bench",
 		},

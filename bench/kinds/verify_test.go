@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -56,8 +57,8 @@ func TestVerifyMessages(t *testing.T) {
 		{64, 64, 64},
 		{1 << 30, 8, 8},
 	} {
-		if got := verifyMessages(spec.Spec{Size: tc.size, QPs: tc.qps}); got != tc.want {
-			t.Errorf("verifyMessages(size %d, qps %d) = %d, want %d", tc.size, tc.qps, got, tc.want)
+		if got := VerifyMessages(spec.Spec{Size: tc.size, QPs: tc.qps}); got != tc.want {
+			t.Errorf("VerifyMessages(size %d, qps %d) = %d, want %d", tc.size, tc.qps, got, tc.want)
 		}
 	}
 }
@@ -87,15 +88,15 @@ func TestVerifyImm(t *testing.T) {
 	for _, op := range []string{result.OpWriteImm, result.OpSendImm} {
 		s := spec.Spec{Op: op, Mode: result.ModeLat, Size: 64}
 		code := endpoint.OpVerbs[op].Code
-		good := verbs.Received{Len: 64, Opcode: code, Imm: verifyImm(s, 3), HasImm: true}
+		good := verbs.Received{Len: 64, Opcode: code, Imm: VerifyImm(s, 3), HasImm: true}
 		if m := immMismatch(s, 3, code, good); m != nil {
 			t.Errorf("%s: message 3's own completion: %+v", op, m)
 		}
-		if verifyImm(s, 3) == verifyImm(s, 4) {
+		if VerifyImm(s, 3) == VerifyImm(s, 4) {
 			t.Errorf("%s: messages 3 and 4 share an immediate", op)
 		}
 		stale, none, other := good, good, good
-		stale.Imm = verifyImm(s, 2)
+		stale.Imm = VerifyImm(s, 2)
 		none.HasImm, none.Imm, none.Opcode = false, 0, verbs.OpSend
 		other.Opcode = verbs.OpSendWithImm
 		if op == result.OpSendImm {
@@ -103,13 +104,13 @@ func TestVerifyImm(t *testing.T) {
 		}
 		for name, r := range map[string]verbs.Received{"stale": stale, "none": none, "other op": other} {
 			m := immMismatch(s, 3, code, r)
-			if m == nil || m.Expected != verifyImm(s, 3) || (r.HasImm && m.Seen != r.Imm) || m.Opcode != r.Opcode.String() {
+			if m == nil || m.Expected != VerifyImm(s, 3) || (r.HasImm && m.Seen != r.Imm) || m.Opcode != r.Opcode.String() {
 				t.Errorf("%s %s: %+v", op, name, m)
 				continue
 			}
 			err := verifyErrorOf(s, 3, 1, &proto.Mismatch{Len: 64, Imm: m})
 			want := fmt.Sprintf("--verify: %s immediate data wrong, seen by the server in message 3 of 64 (QP 1): the receive completion is %s with immediate 0x%08x, want %s with 0x%08x",
-				strings.ToUpper(op), r.Opcode, m.Seen, code, verifyImm(s, 3))
+				strings.ToUpper(op), r.Opcode, m.Seen, code, VerifyImm(s, 3))
 			if err.Error() != want {
 				t.Errorf("%s %s:\n got  %q\n want %q", op, name, err, want)
 			}
@@ -152,8 +153,8 @@ func TestVerifySRQValidation(t *testing.T) {
 // heartbeat deadline, not at verifyTimeout: the client's verifyStep names
 // the lost server.
 func TestVerifyHeartbeat(t *testing.T) {
-	defer func(e, to time.Duration) { heartbeatEvery, heartbeatTimeout = e, to }(heartbeatEvery, heartbeatTimeout)
-	heartbeatEvery, heartbeatTimeout = 20*time.Millisecond, 500*time.Millisecond
+	defer func(e, to time.Duration) { ctrl.HeartbeatEvery, ctrl.HeartbeatTimeout = e, to }(ctrl.HeartbeatEvery, ctrl.HeartbeatTimeout)
+	ctrl.HeartbeatEvery, ctrl.HeartbeatTimeout = 20*time.Millisecond, 500*time.Millisecond
 	a, b := net.Pipe()
 	client, server := proto.NewConn(a, time.Second), proto.NewConn(b, time.Second)
 	defer client.Close()
@@ -164,8 +165,8 @@ func TestVerifyHeartbeat(t *testing.T) {
 		if server.Recv(proto.MsgVerify, &v) != nil {
 			return
 		}
-		stop := heartbeat(server)
-		time.Sleep(3 * heartbeatTimeout)
+		stop := Heartbeat(server)
+		time.Sleep(3 * ctrl.HeartbeatTimeout)
 		stop()
 		server.Send(proto.MsgVerify, proto.Verify{QP: v.QP, Message: v.Message})
 	}()

@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/verbs"
 )
@@ -21,9 +22,9 @@ func (c *countAbort) Abort() { c.n.Add(1) }
 // typed cause when the connection closes, the heartbeat stops or the
 // server sends its error.
 func TestServerWatch(t *testing.T) {
-	old := heartbeatTimeout
-	heartbeatTimeout = 300 * time.Millisecond
-	t.Cleanup(func() { heartbeatTimeout = old })
+	old := ctrl.HeartbeatTimeout
+	ctrl.HeartbeatTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { ctrl.HeartbeatTimeout = old })
 	alive := func(s *proto.Conn) { s.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseAlive}) }
 	for _, tt := range []struct {
 		name   string
@@ -54,15 +55,15 @@ func TestServerWatch(t *testing.T) {
 			a, b := net.Pipe()
 			srv := proto.NewConn(b, time.Second)
 			defer srv.Close()
-			cl := &Client{c: proto.NewConn(a, time.Second), peer: "pipe"}
-			defer cl.c.Close()
+			c := proto.NewConn(a, time.Second)
+			defer c.Close()
 			loop := &countAbort{}
-			ab := newTestAbort(loop)
-			w := watchServer(cl.c, cl.peer, ab)
+			ab := NewTestAbort(loop)
+			w := WatchServer(c, "pipe", ab)
 			go tt.server(srv)
 			start := time.Now()
 			var sr proto.ServerResult
-			err := w.next(proto.MsgResult, &sr, 5*time.Second)
+			err := w.Next(proto.MsgResult, &sr, 5*time.Second)
 			if tt.want == "" {
 				if err != nil || sr.Iterations != 7 || loop.n.Load() != 0 {
 					t.Fatalf("next = %v, %+v, %d aborts", err, sr, loop.n.Load())
@@ -76,13 +77,13 @@ func TestServerWatch(t *testing.T) {
 			if errors.As(err, &pl) != tt.lost {
 				t.Errorf("%v: PeerLostError %v, want %v", err, !tt.lost, tt.lost)
 			}
-			if loop.n.Load() != 1 || ab.err(nil) == nil {
-				t.Errorf("%d aborts, cause %v", loop.n.Load(), ab.err(nil))
+			if loop.n.Load() != 1 || ab.Err(nil) == nil {
+				t.Errorf("%d aborts, cause %v", loop.n.Load(), ab.Err(nil))
 			}
 			if d := time.Since(start); d > time.Second {
 				t.Errorf("took %v", d)
 			}
-			if tt.lost && w.causeWithin(ab, errors.New("loop"), time.Second) == nil {
+			if tt.lost && w.CauseWithin(ab, errors.New("loop"), time.Second) == nil {
 				t.Error("causeWithin does not report the lost server")
 			}
 		})
@@ -93,20 +94,20 @@ func TestServerWatch(t *testing.T) {
 // event replaces the server's error; after disarm nothing is aborted.
 func TestTestAbort(t *testing.T) {
 	loop := &countAbort{}
-	ab := newTestAbort(loop)
-	if got := ab.err(errors.New("own")); got.Error() != "own" {
+	ab := NewTestAbort(loop)
+	if got := ab.Err(errors.New("own")); got.Error() != "own" {
 		t.Fatalf("no cause: %v", got)
 	}
 	remote := &proto.RemoteError{Msg: "server: aborted"}
 	event := &verbs.AsyncEventError{Event: verbs.AsyncEvent{Type: verbs.IBV_EVENT_PORT_ERR, Device: "rxe1", Port: 1}}
-	ab.abort(remote)
-	ab.abort(event)
-	ab.abort(errors.New("later"))
-	if got := ab.err(nil); got != event {
+	ab.Abort(remote)
+	ab.Abort(event)
+	ab.Abort(errors.New("later"))
+	if got := ab.Err(nil); got != event {
 		t.Fatalf("cause %v, want the device event", got)
 	}
-	ab.disarm()
-	ab.abort(errors.New("after"))
+	ab.Disarm()
+	ab.Abort(errors.New("after"))
 	if loop.n.Load() != 3 {
 		t.Errorf("%d aborts, want 3 (none after disarm)", loop.n.Load())
 	}

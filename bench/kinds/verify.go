@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"encoding/binary"
@@ -24,7 +24,7 @@ import (
 // The measured run is left alone: its buffers are never touched while it
 // runs, so no timed interval and no bandwidth figure includes a check.
 // After it (after the server's result), the test runs a verify pass of
-// verifyMessages(s) messages, message k on measured QP k mod QPs, in lock
+// VerifyMessages(s) messages, message k on measured QP k mod QPs, in lock
 // step over the control connection:
 //
 //   - SEND, WRITE: the client fills its source with message k's pattern,
@@ -35,7 +35,7 @@ import (
 //     area (WRITE), compares it with the pattern and answers, with the
 //     first differing byte when there is one.
 //   - SEND and WRITE with immediate: as SEND and WRITE, the client posting
-//     message k with its own immediate (verifyImm); the server takes the
+//     message k with its own immediate (VerifyImm); the server takes the
 //     receive completion and checks its kind (IBV_WC_RECV with
 //     IBV_WC_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM) and its immediate, then
 //     the payload (the receive area, or the target area of a WRITE).
@@ -48,8 +48,8 @@ import (
 // client's last READ reads.
 //
 // The pass has the timed phase's heartbeat (watch.go): each side sends
-// Ready{alive} every heartbeatEvery while the pass runs, and each reads the
-// other's next step with a deadline of heartbeatTimeout per message
+// Ready{alive} every ctrl.HeartbeatEvery while the pass runs, and each reads the
+// other's next step with a deadline of ctrl.HeartbeatTimeout per message
 // (recvVerify), skipping the heartbeats, within verifyTimeout in all. A
 // stopped peer is noticed at the heartbeat deadline, not after
 // verifyTimeout. Each side stops its heartbeat before the last frame it
@@ -69,35 +69,35 @@ const verifyBytes = 64 << 20
 // minVerifyMessages is the fewest messages a pass checks (of any size).
 const minVerifyMessages = 4
 
-// verifyMessages is how many messages the verify pass of s checks:
+// VerifyMessages is how many messages the verify pass of s checks:
 // DefaultVerifyMessages, fewer for messages above 1 MiB (at most
 // verifyBytes in all, at least minVerifyMessages), and at least one per QP.
-func verifyMessages(s spec.Spec) int {
+func VerifyMessages(s spec.Spec) int {
 	n := min(spec.DefaultVerifyMessages, max(verifyBytes/s.Size, minVerifyMessages))
 	return max(n, s.NumQPs())
 }
 
-// verifyCorrupt, when >= 0, flips the byte at that offset of every message
+// VerifyCorrupt, when >= 0, flips the byte at that offset of every message
 // the checking side received, right before its check: the tests' way to
 // plant a corruption (and see the check catch it).
-var verifyCorrupt = -1
+var VerifyCorrupt = -1
 
-// verifyCorruptImm, when set, flips the low bit of every immediate the
+// VerifyCorruptImm, when set, flips the low bit of every immediate the
 // server's check sees (the tests' planted corruption of an immediate).
-var verifyCorruptImm bool
+var VerifyCorruptImm bool
 
 // verifyTimeout is how long one side of the verify pass waits for the
 // other's step: the peer's step may wait EngineTimeout for its completion.
-func verifyTimeout() time.Duration { return endpoint.EngineTimeout + ctrlTimeout }
+func verifyTimeout() time.Duration { return endpoint.EngineTimeout + ctrl.MsgTimeout }
 
 // verifyGrace is how long the server keeps looking at the target area of an
 // unreliable (UC) WRITE whose bytes do not match yet: a UC WRITE completes
 // at the client when it is sent, not when it lands.
 var verifyGrace = time.Second
 
-// verifyChecker is the side that compares: the server for SEND and WRITE
+// VerifyChecker is the side that compares: the server for SEND and WRITE
 // (what arrived), the client for READ (what it read).
-func verifyChecker(op string) string {
+func VerifyChecker(op string) string {
 	t, _ := spec.OpOf(op)
 	return t.Verifier
 }
@@ -110,16 +110,16 @@ func verifySeed(s spec.Spec, k int) uint64 {
 	return mix64(h.Sum64() ^ uint64(k+1)*0x9e3779b97f4a7c15)
 }
 
-// verifyImm is the immediate of message k of test s (an op with
+// VerifyImm is the immediate of message k of test s (an op with
 // immediate data): the pattern seed's high half, different per message.
-func verifyImm(s spec.Spec, k int) uint32 { return uint32(verifySeed(s, k) >> 32) }
+func VerifyImm(s spec.Spec, k int) uint32 { return uint32(verifySeed(s, k) >> 32) }
 
 // immMismatch checks the receive completion r of message k of test s (an
 // op with immediate data, posted as opcode): nil when it is a completion of
 // that op carrying message k's immediate.
 func immMismatch(s spec.Spec, k int, opcode verbs.Opcode, r verbs.Received) *proto.ImmMismatch {
-	want := verifyImm(s, k)
-	if verifyCorruptImm {
+	want := VerifyImm(s, k)
+	if VerifyCorruptImm {
 		r.Imm ^= 1
 	}
 	if r.HasImm && r.Opcode == opcode && r.Imm == want {
@@ -177,10 +177,10 @@ func checkPattern(b []byte, seed uint64) (off int, want, got byte, ok bool) {
 	return 0, 0, 0, true
 }
 
-// plantCorruption applies verifyCorrupt to a received message b.
+// plantCorruption applies VerifyCorrupt to a received message b.
 func plantCorruption(b []byte) {
-	if verifyCorrupt >= 0 && verifyCorrupt < len(b) {
-		b[verifyCorrupt] ^= 0xff
+	if VerifyCorrupt >= 0 && VerifyCorrupt < len(b) {
+		b[VerifyCorrupt] ^= 0xff
 	}
 }
 
@@ -233,24 +233,24 @@ func (e *VerifyError) Error() string {
 
 // verifyErrorOf builds the VerifyError of message k's mismatch m.
 func verifyErrorOf(s spec.Spec, k, qp int, m *proto.Mismatch) *VerifyError {
-	return &VerifyError{Op: s.Op, Checker: verifyChecker(s.Op), Message: k, Messages: verifyMessages(s), QP: qp, Size: s.Size,
+	return &VerifyError{Op: s.Op, Checker: VerifyChecker(s.Op), Message: k, Messages: VerifyMessages(s), QP: qp, Size: s.Size,
 		Len: m.Len, Offset: m.Offset, Expected: m.Expected, Seen: m.Seen, Imm: m.Imm}
 }
 
-// verifyPass is the --verify pass after an RDMA kind's measured run and
+// VerifyPass is the --verify pass after an RDMA kind's measured run and
 // the server's result: both halves.
-type verifyPass struct{}
+type VerifyPass struct{}
 
 // measure runs the client's side of the verify pass.
-func (verifyPass) measure(t *clientTest) (*result.Verification, error) {
-	s := t.spec
-	qps := t.eps.Measured()
-	n := verifyMessages(s)
-	stopBeat := heartbeat(t.c)
+func (VerifyPass) Measure(t *ClientTest) (*result.Verification, error) {
+	s := t.Spec
+	qps := t.EPs.Measured()
+	n := VerifyMessages(s)
+	stopBeat := Heartbeat(t.C)
 	defer stopBeat()
 	fail := func(err error) error { // tell the server, after the last heartbeat
 		stopBeat()
-		t.c.SendError(err)
+		t.C.SendError(err)
 		return err
 	}
 	for k := range n {
@@ -259,13 +259,13 @@ func (verifyPass) measure(t *clientTest) (*result.Verification, error) {
 		if s.Traits().Verifier == spec.VerifyServer { // the client sends the pattern
 			fillPattern(ep.SourceBytes(), verifySeed(s, k))
 			if s.Traits().Imm {
-				ep.Eng.SetImm(verifyImm(s, k)) // PostOne posts work request 0: this immediate
+				ep.Eng.SetImm(VerifyImm(s, k)) // PostOne posts work request 0: this immediate
 			}
 			if err := ep.Eng.PostOne(); err != nil {
 				return nil, fail(fmt.Errorf("--verify: message %d of %d (QP %d): %w", k, n, q, err))
 			}
 		}
-		reply, err := verifyStep(t.c, t.peer, q, k)
+		reply, err := verifyStep(t.C, t.Peer, q, k)
 		if err != nil {
 			return nil, err
 		}
@@ -285,10 +285,10 @@ func (verifyPass) measure(t *clientTest) (*result.Verification, error) {
 	}
 	// the end of the pass: the server may free its buffers (the last READ is done)
 	stopBeat()
-	if err := t.c.Send(proto.MsgVerify, proto.Verify{Message: n}); err != nil {
+	if err := t.C.Send(proto.MsgVerify, proto.Verify{Message: n}); err != nil {
 		return nil, err
 	}
-	return &result.Verification{Messages: int64(n), Bytes: int64(n) * int64(s.Size), CheckedBy: verifyChecker(s.Op)}, nil
+	return &result.Verification{Messages: int64(n), Bytes: int64(n) * int64(s.Size), CheckedBy: VerifyChecker(s.Op)}, nil
 }
 
 // verifyStep tells the server (at peer, on c) that message k on QP q is
@@ -313,13 +313,13 @@ func verifyStep(c ctrl.Chan, peer string, q, k int) (proto.Verify, error) {
 }
 
 // recvVerify reads the peer's next verify message into v, skipping its
-// heartbeats: each message within heartbeatTimeout, the verify message
+// heartbeats: each message within ctrl.HeartbeatTimeout, the verify message
 // within total. A silent peer fails with the connection's deadline error
 // (os.ErrDeadlineExceeded) at the heartbeat deadline.
 func recvVerify(c ctrl.Chan, v *proto.Verify, total time.Duration) error {
 	deadline := time.Now().Add(total)
 	for {
-		wait := min(heartbeatTimeout, time.Until(deadline))
+		wait := min(ctrl.HeartbeatTimeout, time.Until(deadline))
 		if wait <= 0 {
 			return &proto.Error{Op: "waiting for verify", Err: fmt.Errorf("none within %v (only heartbeats): %w", total, os.ErrDeadlineExceeded)}
 		}
@@ -343,26 +343,26 @@ func recvVerify(c ctrl.Chan, v *proto.Verify, total time.Duration) error {
 // respond runs the server's side of the verify pass on its measured
 // endpoints, after its result. A mismatch goes to the client in the
 // answer (the client reports it); it is logged here and ends the pass.
-func (verifyPass) respond(t *serverTest) error {
-	c, spec := t.c, t.spec
-	qps := t.eps.Measured()
-	n := verifyMessages(spec)
+func (VerifyPass) Respond(t *ServerTest) error {
+	c, spec := t.C, t.Spec
+	qps := t.EPs.Measured()
+	n := VerifyMessages(spec)
 	for _, ep := range qps {
 		ep.Eng.ResetAbort() // an unreliable receiver may have been stopped (awaitQuiet)
 	}
-	t.log.Printf("%s: --verify pass: %d messages", spec.Name(), n)
-	stopBeat := heartbeat(c)
+	t.Log.Printf("%s: --verify pass: %d messages", spec.Name(), n)
+	stopBeat := Heartbeat(c)
 	defer stopBeat() // before the caller sends an error
 	for k := 0; ; k++ {
 		var v proto.Verify
 		if err := recvVerify(c, &v, verifyTimeout()); err != nil {
 			var re *proto.RemoteError
 			if errors.As(err, &re) { // the client gave up (its own check or step failed): it reports
-				t.log.Printf("%s: --verify: the client stopped at message %d: %v", spec.Name(), k, re)
+				t.Log.Printf("%s: --verify: the client stopped at message %d: %v", spec.Name(), k, re)
 				return nil
 			}
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return fmt.Errorf("--verify: message %d of %d: no heartbeat from the client for %v: %w", k, n, heartbeatTimeout, err)
+				return fmt.Errorf("--verify: message %d of %d: no heartbeat from the client for %v: %w", k, n, ctrl.HeartbeatTimeout, err)
 			}
 			return err
 		}
@@ -383,7 +383,7 @@ func (verifyPass) respond(t *serverTest) error {
 			return err
 		}
 		if m != nil {
-			t.log.Printf("%s: %v", spec.Name(), verifyErrorOf(spec, k, v.QP, m))
+			t.Log.Printf("%s: %v", spec.Name(), verifyErrorOf(spec, k, v.QP, m))
 			return nil
 		}
 	}

@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"errors"
@@ -19,25 +19,25 @@ import (
 )
 
 // multiKind is a bandwidth test on several QPs (--qps): the client's
-// threads stream on every measured QP (measureBWMulti); the server
+// threads stream on every measured QP (MeasureBWMulti); the server
 // receives SENDs on one thread that polls every QP, as perftest's server
 // does (one busy poller per QP would time-slice on a host with fewer cores
 // than QPs, and late re-posts cost RNR NAKs), or one loop per QP with
 // --event; WRITE, READ and atomics are its NIC's.
 type multiKind struct{}
 
-func (multiKind) measure(t *clientTest) (measured, error) {
-	res, totals, err := measureBWMulti(t.eps.Measured(), t.spec, t.o)
-	m := measured{res: res, totals: totals}
+func (multiKind) Measure(t *ClientTest) (Measured, error) {
+	res, totals, err := MeasureBWMulti(t.EPs.Measured(), t.Spec, t.Opts)
+	m := Measured{Res: res, Totals: totals}
 	for _, n := range totals {
-		m.total += n
+		m.Total += n
 	}
 	return m, err
 }
 
-func (multiKind) respond(t *serverTest) error {
-	active := t.spec.Traits().ConsumesRecv
-	return t.serveLoops(responders{active: active, oneThread: active && !t.spec.Event, loop: (*verbs.Engine).BWServer})
+func (multiKind) Respond(t *ServerTest) error {
+	active := t.Spec.Traits().ConsumesRecv
+	return t.serveLoops(responders{active: active, oneThread: active && !t.Spec.Event, loop: (*verbs.Engine).BWServer})
 }
 
 // threadCPUOf is the CPU of client thread t: o.CPU for the first, the load
@@ -119,14 +119,14 @@ func (m *multiSender) WaitRoom() error {
 	return nil
 }
 
-// measureBWMulti runs the client side of a bandwidth test on several QPs:
+// MeasureBWMulti runs the client side of a bandwidth test on several QPs:
 // QP i on thread i mod Spec.Threads, each thread driving its QPs round
 // robin in C, through measure.BWPhase. One drainer records every QP's samples from
 // its ring (a lane per thread) and counts the test's intervals once, over
 // all QPs. Bandwidth is the total bytes over the earliest first post to
 // the latest last completion; latency merges every QP's histogram. It
 // returns the result and each QP's total operations including warm-up.
-func measureBWMulti(eps []*endpoint.Endpoint, s spec.Spec, o measure.Options) (result.Result, []int64, error) {
+func MeasureBWMulti(eps []*endpoint.Endpoint, s spec.Spec, o measure.Options) (result.Result, []int64, error) {
 	n, m := len(eps), s.NumThreads()
 	far := int64(math.MaxInt64)
 	lats := make([]*hist.Histogram, n)

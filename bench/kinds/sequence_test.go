@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"errors"
@@ -16,9 +16,9 @@ import (
 
 // shortHeartbeat makes the heartbeat deadline d for one test.
 func shortHeartbeat(t *testing.T, d time.Duration) {
-	old := heartbeatTimeout
-	heartbeatTimeout = d
-	t.Cleanup(func() { heartbeatTimeout = old })
+	old := ctrl.HeartbeatTimeout
+	ctrl.HeartbeatTimeout = d
+	t.Cleanup(func() { ctrl.HeartbeatTimeout = old })
 }
 
 // TestAwaitEndSequence: the server's wait for the client's end skips
@@ -146,70 +146,19 @@ func TestHeartbeatStops(t *testing.T) {
 	shortHeartbeat(t, 2*time.Second)
 	cl, sv := ctrl.Pipe(time.Second)
 	defer cl.Close()
-	stop := heartbeat(cl)
+	stop := Heartbeat(cl)
 	var r proto.Ready
-	if err := sv.RecvTimeout(proto.MsgReady, &r, 3*heartbeatEvery); err != nil || r.Phase != proto.PhaseAlive {
+	if err := sv.RecvTimeout(proto.MsgReady, &r, 3*ctrl.HeartbeatEvery); err != nil || r.Phase != proto.PhaseAlive {
 		t.Fatalf("first heartbeat: %v, %+v", err, r)
 	}
 	stop()
 	stop() // idempotent
 	for {
-		if err := sv.RecvTimeout(proto.MsgReady, &r, 2*heartbeatEvery); err != nil {
+		if err := sv.RecvTimeout(proto.MsgReady, &r, 2*ctrl.HeartbeatEvery); err != nil {
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatal(err)
 			}
 			break // none after stop
 		}
 	}
-}
-
-// TestFinishTestSequence: the client's end of a test: the end with its
-// totals, then the server's result; or, when its loop failed, its error
-// to the server, whose answer keeps the session in step.
-func TestFinishTestSequence(t *testing.T) {
-	shortHeartbeat(t, time.Second)
-	t.Run("end and result", func(t *testing.T) {
-		c, sv := ctrl.Pipe(time.Second)
-		defer sv.Close()
-		cl := &Client{c: c, peer: "pipe"}
-		ab := newTestAbort()
-		w := watchServer(c, "pipe", ab)
-		go func() {
-			var end proto.Ready
-			if sv.Recv(proto.MsgReady, &end) == nil && end.Phase == proto.PhaseEnd {
-				sv.Send(proto.MsgResult, proto.ServerResult{Iterations: end.Total + int64(len(end.Totals))})
-			}
-		}()
-		sr, err := cl.finishTest(w, ab, 40, nil, 20, 20)
-		if err != nil || sr.Iterations != 42 {
-			t.Fatalf("finishTest = %+v, %v; want the result of the end's total and 2 per-QP totals", sr, err)
-		}
-	})
-	t.Run("loop failed", func(t *testing.T) {
-		c, sv := ctrl.Pipe(time.Second)
-		defer sv.Close()
-		cl := &Client{c: c, peer: "pipe"}
-		ab := newTestAbort()
-		w := watchServer(c, "pipe", ab)
-		got := make(chan error, 1)
-		go func() {
-			var end proto.Ready
-			err := sv.Recv(proto.MsgReady, &end) // the client's error
-			sv.SendError(errors.New("test aborted by the client"))
-			got <- err
-		}()
-		_, err := cl.finishTest(w, ab, 0, errors.New("engine: IBV_WC_RETRY_EXC_ERR"))
-		if err == nil || !strings.Contains(err.Error(), "RETRY_EXC") {
-			t.Fatalf("finishTest = %v, want the loop's error", err)
-		}
-		var re *proto.RemoteError
-		if e := <-got; !errors.As(e, &re) || !strings.Contains(re.Msg, "RETRY_EXC") {
-			t.Fatalf("the server got %v, want the client's error", e)
-		}
-		select {
-		case <-w.done: // the server's answer ended the watch: in step
-		case <-time.After(2 * time.Second):
-			t.Fatal("the watch still runs after the server's answer")
-		}
-	})
 }

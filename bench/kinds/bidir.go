@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 // Bidirectional bandwidth tests (-b, as perftest's -b): both sides post the
 // test's operation towards each other at once, on the one measured QP.
@@ -48,7 +48,15 @@ const bidirSlice = time.Millisecond
 // side's warm-up, after its own took warm: as long again, at least
 // --warmup-time, plus the engine and control timeouts.
 func bidirBarrierLimit(s spec.Spec, warm time.Duration) time.Duration {
-	return endpoint.EngineTimeout + ctrlTimeout + max(s.WarmupTime, warm)
+	return endpoint.EngineTimeout + ctrl.MsgTimeout + max(s.WarmupTime, warm)
+}
+
+// BidirAlone runs one side of a bidirectional test on ep with no
+// barriers of rdmabench's protocol (the drop-in facing perftest, whose
+// record swap is the barrier): its warm-up, then its measured operations.
+func BidirAlone(ctx context.Context, ep *endpoint.Endpoint, s spec.Spec, o measure.Options) (BidirRun, error) {
+	side := &bidirSide{ep: ep, s: s, o: o, ctx: ctx}
+	return side.run()
 }
 
 // bidirSide is one side of a bidirectional test: its endpoint and the
@@ -68,21 +76,22 @@ type bidirSide struct {
 	measured    func(total int64) error        // called once its measured operations are complete, with its total
 }
 
-// bidirRun is what one side's own operations did.
-type bidirRun struct {
-	warmed, ops int64 // operations completed in the warm-up and measured
-	first, last int64 // the measured operations' first post and last completion (engine clock)
+// BidirRun is what one side's own operations did.
+type BidirRun struct {
+	Ops         int64 // operations completed while measuring
+	First, Last int64 // the measured operations' first post and last completion (engine clock, ns)
+	warmed      int64 // operations completed in the warm-up
 	lat         *hist.Histogram
 	intervals   []result.Interval
 	user, sys   int64 // CPU time of the engine thread while measuring, ns
 }
 
 // total is every operation the side posted: what the peer receives (SEND).
-func (r bidirRun) total() int64 { return r.warmed + r.ops }
+func (r BidirRun) total() int64 { return r.warmed + r.Ops }
 
-// setLatency puts r's histogram (an empty one when r has none) and its
+// SetLatency puts r's histogram (an empty one when r has none) and its
 // intervals into res.
-func (r bidirRun) setLatency(res *result.Result) error {
+func (r BidirRun) SetLatency(res *result.Result) error {
 	res.Intervals = r.intervals
 	lat := r.lat
 	if lat == nil {
@@ -95,8 +104,8 @@ func (r bidirRun) setLatency(res *result.Result) error {
 }
 
 // direction is r as the server reports it.
-func (r bidirRun) direction() *proto.Direction {
-	return &proto.Direction{Ops: r.ops, Warmup: r.warmed, DurationNS: r.last - r.first}
+func (r BidirRun) direction() *proto.Direction {
+	return &proto.Direction{Ops: r.Ops, Warmup: r.warmed, DurationNS: r.Last - r.First}
 }
 
 // step runs the side's C loop until until (engine clock): rb_bidir_send for
@@ -169,15 +178,15 @@ func (b *bidirSide) await(ch <-chan struct{}, limit time.Duration, what string) 
 
 // run is the side's engine thread: barrier, warm-up, barrier, the measured
 // operations and, for SEND, the rest of the peer's messages.
-func (b *bidirSide) run() (bidirRun, error) {
-	var out bidirRun
+func (b *bidirSide) run() (BidirRun, error) {
+	var out BidirRun
 	if err := measure.LockThread(b.o.CPU, b.o.NodeCPUs); err != nil {
 		return out, err
 	}
 	defer measure.UnlockThread()
 	eng, s := b.ep.Eng, b.s
 	far := int64(math.MaxInt64)
-	if err := b.await(b.startWarmup, ctrlTimeout+endpoint.EngineTimeout, "word from the client to warm up"); err != nil {
+	if err := b.await(b.startWarmup, ctrl.MsgTimeout+endpoint.EngineTimeout, "word from the client to warm up"); err != nil {
 		return out, err
 	}
 	warmStart := time.Now()
@@ -238,9 +247,9 @@ func (b *bidirSide) run() (bidirRun, error) {
 	}
 	stopRing()
 	out.user, out.sys = cpu.Stop()
-	out.ops = int64(eng.Completed())
-	out.first, out.last = eng.Span()
-	iv.Flush(out.last)
+	out.Ops = int64(eng.Completed())
+	out.First, out.Last = eng.Span()
+	iv.Flush(out.Last)
 	if iv.Err != nil {
 		return out, fmt.Errorf("write .hlog: %w", iv.Err)
 	}
@@ -265,23 +274,23 @@ func (b *bidirSide) run() (bidirRun, error) {
 type bidirKind struct{}
 
 // measure is the client side of a bidirectional test, from the server's
-// start to its result (it ends the test itself: measured.served is
-// always set): the server's messages come through the watch t.w, and
-// whatever aborts the test goes through t.ab.
-func (bidirKind) measure(t *clientTest) (measured, error) {
+// start to its result (it ends the test itself: Measured.Served is
+// always set): the server's messages come through the watch t.Watch, and
+// whatever aborts the test goes through t.Abort.
+func (bidirKind) Measure(t *ClientTest) (Measured, error) {
 	r, sr, err := runBidir(t)
-	return measured{res: r, served: &sr}, err
+	return Measured{Res: r, Served: &sr}, err
 }
 
 // runBidir is bidirKind's client half: the result and the server's.
-func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
-	ctx, w, ab, ep, s, o, stopHeartbeat := t.ctx, t.w, t.ab, t.eps.Probe, t.spec, t.o, t.stopHeartbeat
+func runBidir(t *ClientTest) (result.Result, proto.ServerResult, error) {
+	ctx, w, ab, ep, s, o, stopHeartbeat := t.Ctx, t.Watch, t.Abort, t.EPs.Probe, t.Spec, t.Opts, t.StopHeartbeat
 	eng := ep.Eng
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	fail := func(err error) {
 		cancel(err)
-		ab.abort(err)
+		ab.Abort(err)
 	}
 	measuring := make(chan struct{})
 	type served struct {
@@ -293,7 +302,7 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 		warmed: func(took time.Duration) error {
 			go func() { // the server's warm: it may have come already
 				var r proto.Ready
-				err := w.next(proto.MsgReady, &r, bidirBarrierLimit(s, took))
+				err := w.Next(proto.MsgReady, &r, bidirBarrierLimit(s, took))
 				if err == nil && r.Phase != proto.PhaseWarm {
 					err = fmt.Errorf("server sent %q, expected %q", r.Phase, proto.PhaseWarm)
 				}
@@ -305,17 +314,17 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 			}()
 			return nil
 		},
-		begin: func() error { return t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
+		begin: func() error { return t.C.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseMeasure}) },
 		measured: func(total int64) error {
 			stopHeartbeat()   // the server reads no message after the end
 			o.Timeline.Stop() // nor any mark
-			if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
+			if err := t.C.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total}); err != nil {
 				return err
 			}
 			results = make(chan served, 1)
 			go func() { // a SEND side receives meanwhile, until the server's total
 				var sr proto.ServerResult
-				err := w.next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second)
+				err := w.Next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second)
 				switch {
 				case err != nil:
 				case sr.Error != "":
@@ -333,9 +342,9 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 			return nil
 		},
 	}
-	run, err := func() (bidirRun, error) {
-		if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarmup}); err != nil {
-			return bidirRun{}, err
+	run, err := func() (BidirRun, error) {
+		if err := t.C.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarmup}); err != nil {
+			return BidirRun{}, err
 		}
 		return side.run()
 	}()
@@ -348,14 +357,14 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 		}
 	}
 	if err != nil {
-		if cause := ab.err(nil); cause != nil {
+		if cause := ab.Err(nil); cause != nil {
 			err = cause
-		} else if c := w.causeWithin(ab, err, lostGrace); c != nil {
+		} else if c := w.CauseWithin(ab, err, LostGrace); c != nil {
 			err = c
 		}
 		var pl *PeerLostError
 		if results == nil && !errors.As(err, &pl) { // the server waits for the end: tell it why none comes
-			t.c.SendError(err)
+			t.C.SendError(err)
 		}
 		return result.Result{}, sr, err
 	}
@@ -368,15 +377,15 @@ func runBidir(t *clientTest) (result.Result, proto.ServerResult, error) {
 
 // bidirResult is the result of a bidirectional test from the client's run
 // and the server's direction: both sides' figures, and their sums.
-func bidirResult(r result.Result, s spec.Spec, run bidirRun, srv proto.Direction) (result.Result, error) {
-	cli := result.NewSideResult(s.Size, run.ops, run.warmed, run.last-run.first)
+func bidirResult(r result.Result, s spec.Spec, run BidirRun, srv proto.Direction) (result.Result, error) {
+	cli := result.NewSideResult(s.Size, run.Ops, run.warmed, run.Last-run.First)
 	sv := result.NewSideResult(s.Size, srv.Ops, srv.Warmup, srv.DurationNS)
 	r.Bidirectional, r.Sides = true, &result.BidirSides{Client: cli, Server: sv}
 	r.Iterations, r.Warmup = cli.Ops+sv.Ops, cli.Warmup+sv.Warmup
 	r.DurationNS = max(cli.DurationNS, sv.DurationNS)
 	r.Bandwidth = cli.Bandwidth.Plus(sv.Bandwidth)
 	r.CPU = &result.CPUUsage{ClientUserNS: run.user, ClientSysNS: run.sys, ClientUSPerMsg: measure.PerMsgUS(run.user+run.sys, r.Iterations)}
-	if err := run.setLatency(&r); err != nil {
+	if err := run.SetLatency(&r); err != nil {
 		return result.Result{}, err
 	}
 	return r, nil
@@ -384,8 +393,8 @@ func bidirResult(r result.Result, s spec.Spec, run bidirRun, srv proto.Direction
 
 // respond is the server side of a bidirectional test whose QP is
 // connected: its own direction, the barrier and the result.
-func (bidirKind) respond(t *serverTest) error {
-	c, spec, eps := t.c, t.spec, t.eps
+func (bidirKind) Respond(t *ServerTest) error {
+	c, spec, eps := t.C, t.Spec, t.EPs
 	eng := eps.Probe.Eng
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -394,12 +403,12 @@ func (bidirKind) respond(t *serverTest) error {
 		eng.Abort()
 	}
 	warmup, measuring := make(chan struct{}), make(chan struct{})
-	side := &bidirSide{ep: eps.Probe, s: spec, o: measure.Options{CPU: serverCPU(t.cpus, 0), NodeCPUs: eps.Probe.Dev.NodeCPUs()}, ctx: ctx,
+	side := &bidirSide{ep: eps.Probe, s: spec, o: measure.Options{CPU: ServerCPU(t.CPUs, 0), NodeCPUs: eps.Probe.Dev.NodeCPUs()}, ctx: ctx,
 		startWarmup: warmup, measure: measuring,
 		warmed: func(time.Duration) error { return c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseWarm}) },
 	}
 	type ran struct {
-		run bidirRun
+		run BidirRun
 		err error
 	}
 	done := make(chan ran, 1)
@@ -415,7 +424,7 @@ func (bidirKind) respond(t *serverTest) error {
 		<-done
 		return err
 	}
-	stopBeat := heartbeat(c) // until the result or error: the client's watch
+	stopBeat := Heartbeat(c) // until the result or error: the client's watch
 	defer stopBeat()
 	ended := make(chan error, 1)
 	go func() { // the client's barrier, heartbeats and end
@@ -461,7 +470,7 @@ func (bidirKind) respond(t *serverTest) error {
 	res := proto.ServerResult{Iterations: int64(eng.Iterations()), CPUUserNS: r.run.user, CPUSysNS: r.run.sys,
 		Bidir: r.run.direction(), Counters: counters.ServerDeltas(), IntervalCounters: marks.Series()}
 	if err := timeline.Fit(&res); err != nil {
-		t.log.Printf("%s: %v", spec.Name(), err)
+		t.Log.Printf("%s: %v", spec.Name(), err)
 	}
 	stopBeat()
 	return c.Send(proto.MsgResult, res)
@@ -469,12 +478,12 @@ func (bidirKind) respond(t *serverTest) error {
 
 // readBidirClient reads the client's messages of a bidirectional test:
 // warmup (closes warmup), measure (closes measuring), heartbeats, until its
-// end (*end). Each within heartbeatTimeout.
+// end (*end). Each within ctrl.HeartbeatTimeout.
 func readBidirClient(c ctrl.Chan, warmup, measuring chan struct{}, end *proto.Ready, marks *timeline.Server) error {
 	next := proto.PhaseWarmup
 	for {
 		var r proto.Ready
-		if err := c.RecvTimeout(proto.MsgReady, &r, heartbeatTimeout); err != nil {
+		if err := c.RecvTimeout(proto.MsgReady, &r, ctrl.HeartbeatTimeout); err != nil {
 			return err
 		}
 		switch {

@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 )
 
 // Every wait of a running test ends. While a test runs, each side sends
-// Ready{alive} every heartbeatEvery (heartbeat), and each side reads the
-// other's messages with a deadline of heartbeatTimeout per message: the
-// server in awaitEnd and readBidirClient, the client in one serverWatch per
+// Ready{alive} every ctrl.HeartbeatEvery (heartbeat), and each side reads the
+// other's messages with a deadline of ctrl.HeartbeatTimeout per message: the
+// server in awaitEnd and readBidirClient, the client in one Watch per
 // test, from the server's start to its result. Whatever ends a test early
 // (the control connection closing, the server's heartbeat stopping, the
 // server's error, a fatal asynchronous event of the device, a cancelled
-// context) goes through one testAbort, which aborts the test's C loops at
+// context) goes through one TestAbort, which aborts the test's C loops at
 // once and remembers why: the test's error is that cause, not the loops'
 // "aborted".
 
@@ -48,19 +48,19 @@ func lostError(peer string, err error) error {
 	}
 	reason := "control connection closed"
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		reason = fmt.Sprintf("no heartbeat from the server for %v", heartbeatTimeout)
+		reason = fmt.Sprintf("no heartbeat from the server for %v", ctrl.HeartbeatTimeout)
 	}
 	return &PeerLostError{Peer: peer, Reason: reason, Err: err}
 }
 
-// heartbeat sends Ready{alive} on c every heartbeatEvery until the
+// Heartbeat sends Ready{alive} on c every ctrl.HeartbeatEvery until the
 // returned stop is called (idempotent; it returns once no heartbeat can
 // follow): the peer tells a slow test from a dead or stopped side.
-func heartbeat(c ctrl.Chan) (stop func()) {
+func Heartbeat(c ctrl.Chan) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(heartbeatEvery)
+		t := time.NewTicker(ctrl.HeartbeatEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -79,28 +79,33 @@ func heartbeat(c ctrl.Chan) (stop func()) {
 	})
 }
 
-// aborter is a C loop that can be stopped from another goroutine
-// (verbs.Engine, sockeng.Engine).
-type aborter interface{ Abort() }
+// LostGrace is how long a test whose own loop failed waits for the reason
+// (Watch.CauseWithin): a lost server or a fatal async event.
+const LostGrace = 500 * time.Millisecond
 
-// testAbort aborts one test's loops with a cause. The first cause wins,
+// Loop is a C loop that can be stopped from another goroutine
+// (verbs.Engine, sockeng.Engine).
+type Loop interface{ Abort() }
+
+// TestAbort aborts one test's loops with a cause. The first cause wins,
 // except that a fatal event of this side's own device replaces a server's
 // error (the server usually saw the same event and said so a moment
 // later). After disarm it does nothing: the loops may be freed.
-type testAbort struct {
+type TestAbort struct {
 	mu     sync.Mutex
-	loops  []aborter
+	loops  []Loop
 	cause  error
 	off    bool
 	caused chan struct{} // closed with the first cause
 }
 
-func newTestAbort(loops ...aborter) *testAbort {
-	return &testAbort{loops: loops, caused: make(chan struct{})}
+// NewTestAbort is the abort of a test whose C loops are loops.
+func NewTestAbort(loops ...Loop) *TestAbort {
+	return &TestAbort{loops: loops, caused: make(chan struct{})}
 }
 
-// abort records cause (when it is the first, see testAbort) and aborts the loops.
-func (a *testAbort) abort(cause error) {
+// Abort records cause (when it is the first, see TestAbort) and aborts the loops.
+func (a *TestAbort) Abort(cause error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.off {
@@ -119,8 +124,8 @@ func (a *testAbort) abort(cause error) {
 	}
 }
 
-// err is the recorded cause, or err when there is none.
-func (a *testAbort) err(err error) error {
+// Err is the recorded cause, or err when there is none.
+func (a *TestAbort) Err(err error) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.cause != nil {
@@ -129,8 +134,8 @@ func (a *testAbort) err(err error) error {
 	return err
 }
 
-// disarm ends the aborts: call it before the loops are freed.
-func (a *testAbort) disarm() {
+// Disarm ends the aborts: call it before the loops are freed.
+func (a *TestAbort) Disarm() {
 	a.mu.Lock()
 	a.off = true
 	a.mu.Unlock()
@@ -144,36 +149,36 @@ type watchMsg struct {
 	err     error
 }
 
-// serverWatch is the client's one reader of the control connection while a
+// Watch is the client's one reader of the control connection while a
 // test runs, from the server's start to its result: it takes the server's
-// heartbeats, passes its other messages on (next), and aborts the test
-// when the connection closes, no message came for heartbeatTimeout, or the
+// heartbeats, passes its other messages on (Next), and aborts the test
+// when the connection closes, no message came for ctrl.HeartbeatTimeout, or the
 // server sent its error.
-type serverWatch struct {
+type Watch struct {
 	c    ctrl.Chan
 	peer string // the server's address, for errors
-	ab   *testAbort
+	ab   *TestAbort
 	msgs chan watchMsg
 	done chan struct{}
 	end  error // why the watch ended, once done is closed (nil: the result came)
 }
 
-// watchServer starts watching c, the control channel to the server at
+// WatchServer starts watching c, the control channel to the server at
 // peer; the test's loops abort through ab.
-func watchServer(c ctrl.Chan, peer string, ab *testAbort) *serverWatch {
-	w := &serverWatch{c: c, peer: peer, ab: ab, msgs: make(chan watchMsg, 4), done: make(chan struct{})}
+func WatchServer(c ctrl.Chan, peer string, ab *TestAbort) *Watch {
+	w := &Watch{c: c, peer: peer, ab: ab, msgs: make(chan watchMsg, 4), done: make(chan struct{})}
 	go w.run()
 	return w
 }
 
-func (w *serverWatch) run() {
+func (w *Watch) run() {
 	defer close(w.done)
 	for {
-		t, payload, err := w.c.RecvAny(heartbeatTimeout)
+		t, payload, err := w.c.RecvAny(ctrl.HeartbeatTimeout)
 		if err != nil {
 			err = lostError(w.peer, err)
 			w.end = err
-			w.ab.abort(err)
+			w.ab.Abort(err)
 			w.msgs <- watchMsg{err: err}
 			return
 		}
@@ -190,9 +195,13 @@ func (w *serverWatch) run() {
 	}
 }
 
-// next waits up to d for the server's next message, which must be of type
+// Done is closed when the watch ended: the server's result came, or
+// the cause that ended the test.
+func (w *Watch) Done() <-chan struct{} { return w.done }
+
+// Next waits up to d for the server's next message, which must be of type
 // want, and decodes it into v.
-func (w *serverWatch) next(want proto.MsgType, v any, d time.Duration) error {
+func (w *Watch) Next(want proto.MsgType, v any, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -210,13 +219,13 @@ func (w *serverWatch) next(want proto.MsgType, v any, d time.Duration) error {
 	}
 }
 
-// causeWithin waits up to d for a reason why a test whose own loop failed
+// CauseWithin waits up to d for a reason why a test whose own loop failed
 // (err) did: the server lost (the watch ends with a *PeerLostError) or a
 // cause recorded by ab (a fatal async event, say). The data path of a dead
 // server or a downed port fails at about the time the control connection
 // closes or the event arrives; the test reports the reason, not the
 // symptom. It returns the reason, naming err too, or nil.
-func (w *serverWatch) causeWithin(ab *testAbort, err error, d time.Duration) error {
+func (w *Watch) CauseWithin(ab *TestAbort, err error, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -226,18 +235,18 @@ func (w *serverWatch) causeWithin(ab *testAbort, err error, d time.Duration) err
 			return fmt.Errorf("%w (the test's loop: %v)", w.end, err)
 		}
 	case <-ab.caused:
-		if c := ab.err(nil); !errors.Is(c, context.Canceled) && !errors.Is(c, context.DeadlineExceeded) {
+		if c := ab.Err(nil); !errors.Is(c, context.Canceled) && !errors.Is(c, context.DeadlineExceeded) {
 			return fmt.Errorf("%w (the test's loop: %v)", c, err)
 		}
-		return ab.err(nil)
+		return ab.Err(nil)
 	case <-t.C:
 	}
 	return nil
 }
 
-// wait waits up to d for the watch to end: after the client's error, the
+// Wait waits up to d for the watch to end: after the client's error, the
 // server's answer ends it, and the session stays in step.
-func (w *serverWatch) wait(d time.Duration) {
+func (w *Watch) Wait(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"github.com/rdmabench/rdmabench/bench/measure"
@@ -11,16 +11,16 @@ import (
 // atomics) leaves it to its NIC.
 type latKind struct{}
 
-func (latKind) measure(t *clientTest) (measured, error) {
-	ep := t.eps.Probe
-	res, total, err := measure.Lat(ep.Eng, measure.BaseResult(t.spec, ep), t.spec, t.o)
-	return measured{res: res, total: total}, err
+func (latKind) Measure(t *ClientTest) (Measured, error) {
+	ep := t.EPs.Probe
+	res, total, err := measure.Lat(ep.Eng, measure.BaseResult(t.Spec, ep), t.Spec, t.Opts)
+	return Measured{Res: res, Total: total}, err
 }
 
-func (latKind) respond(t *serverTest) error { return t.serveLoops(latResponders(t)) }
+func (latKind) Respond(t *ServerTest) error { return t.serveLoops(latResponders(t)) }
 
 // latResponders are the server's loops of a latency test.
-func latResponders(t *serverTest) responders {
-	tr := t.spec.Traits()
+func latResponders(t *ServerTest) responders {
+	tr := t.Spec.Traits()
 	return responders{active: tr.ConsumesRecv || tr.PingPong, loop: (*verbs.Engine).LatServer}
 }

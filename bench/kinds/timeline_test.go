@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"net"
@@ -25,7 +25,7 @@ func TestTimelineMarksOverControl(t *testing.T) {
 
 	cliRead, _ := timeline.Replay(map[string]uint64{"sent_pkts": 0}, map[string]uint64{"sent_pkts": 5}, map[string]uint64{"sent_pkts": 9})
 	tl := timeline.NewClient("rxe0", 1, cc, cliRead)
-	stopBeat := heartbeat(cc)
+	stopBeat := Heartbeat(cc)
 	tl.Begin(time.Now(), "t")
 	tl.Mark()
 	tl.Mark()

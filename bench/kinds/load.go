@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"errors"
@@ -23,8 +23,8 @@ import (
 // posted on each load QP (startRNRReceivers).
 type loadKind struct{}
 
-func (loadKind) measure(t *clientTest) (measured, error) {
-	s, o, eps := t.spec, t.o, t.eps
+func (loadKind) Measure(t *ClientTest) (Measured, error) {
+	s, o, eps := t.Spec, t.Opts, t.EPs
 	var load *loadRun
 	if len(eps.Loads) > 0 || s.Load.ChurnSize > 0 {
 		load = startLoad(eps.Loads, s.Load.Threads, o.LoadCPUs, o.NodeCPUs)
@@ -36,16 +36,16 @@ func (loadKind) measure(t *clientTest) (measured, error) {
 			load.startChurn(eps.Mem.PD, s.Load.ChurnSize, cpu, o.NodeCPUs)
 		}
 	}
-	m, err := latKind{}.measure(t)
+	m, err := latKind{}.Measure(t)
 	if load != nil {
 		lr, lerr := load.finish(s.Load)
-		m.res.Load, err = lr, errors.Join(err, lerr)
+		m.Res.Load, err = lr, errors.Join(err, lerr)
 	}
 	return m, err
 }
 
-func (loadKind) respond(t *serverTest) error {
-	defer startRNRReceivers(t, serverCPU(t.cpus, len(t.eps.Measured())))() // an RNR storm's load QPs
+func (loadKind) Respond(t *ServerTest) error {
+	defer startRNRReceivers(t, ServerCPU(t.CPUs, len(t.EPs.Measured())))() // an RNR storm's load QPs
 	return t.serveLoops(latResponders(t))
 }
 
@@ -219,8 +219,8 @@ func churn(pd *verbs.PD, c *churnRun, stop *atomic.Bool, cpu int, node []int) er
 
 // startRNRReceivers starts the receivers of t's RNR load QPs (none
 // without Load.RNR) on cpu; the returned function aborts them and waits.
-func startRNRReceivers(t *serverTest, cpu int) (stop func()) {
-	spec, eps := t.spec, t.eps
+func startRNRReceivers(t *ServerTest, cpu int) (stop func()) {
+	spec, eps := t.Spec, t.EPs
 	if spec.Load == nil || !spec.Load.RNR || len(eps.Loads) == 0 {
 		return func() {}
 	}
@@ -231,7 +231,7 @@ func startRNRReceivers(t *serverTest, cpu int) (stop func()) {
 	done := make(chan error, 1)
 	go func() {
 		done <- func() error {
-			defer responderThreads.enter()()
+			defer ResponderThreads.enter()()
 			defer measure.UnlockThread()
 			if err := measure.LockThread(cpu, eps.Loads[0].Dev.NodeCPUs()); err != nil {
 				return err
@@ -248,7 +248,7 @@ func startRNRReceivers(t *serverTest, cpu int) (stop func()) {
 			e.Abort()
 		}
 		if err := <-done; err != nil {
-			t.log.Printf("%s: %v", spec.Name(), err)
+			t.Log.Printf("%s: %v", spec.Name(), err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"math"
@@ -114,7 +114,7 @@ func TestBidirResult(t *testing.T) {
 	for i := range 100 {
 		h.Record(int64(100_000 + 1000*i))
 	}
-	run := bidirRun{warmed: 128, ops: 1000, first: 5e9, last: 6e9, lat: h, user: 6e8, sys: 4e8}
+	run := BidirRun{warmed: 128, Ops: 1000, First: 5e9, Last: 6e9, lat: h, user: 6e8, sys: 4e8}
 	r, err := bidirResult(measure.BaseResult(s, nil), s, run, proto.Direction{Ops: 900, Warmup: 120, DurationNS: 9e8})
 	if err != nil {
 		t.Fatal(err)

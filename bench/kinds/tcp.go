@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 // The kernel-TCP baseline (Spec.Transport "tcp"): SEND ping-pong latency and
 // streaming bandwidth over one kernel TCP connection per test, measured by
@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
@@ -46,15 +47,15 @@ const tcpWarmRound = 10 * time.Millisecond
 // errTCPOnly refuses an RDMA test on a server without an RDMA device.
 var errTCPOnly = errors.New("this server has no RDMA device: it runs TCP tests only (--transport tcp)")
 
-// noRDMADevice reports whether err means that this host has no usable RDMA
+// NoRDMADevice reports whether err means that this host has no usable RDMA
 // device at all (as opposed to a bad device name, port or GID).
-func noRDMADevice(err error) bool {
+func NoRDMADevice(err error) bool {
 	return errors.Is(err, verbs.ErrNoKernelSupport) || errors.Is(err, verbs.ErrNoDevices) || errors.Is(err, verbs.ErrNoProvider)
 }
 
-// refuseRDMA is the server's answer to an RDMA test when it has no device.
+// RefuseRDMA is the server's answer to an RDMA test when it has no device.
 // It reads the client's QPInfo first so that the session stays in step.
-func refuseRDMA(c ctrl.Chan) error {
+func RefuseRDMA(c ctrl.Chan) error {
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return err
@@ -62,8 +63,8 @@ func refuseRDMA(c ctrl.Chan) error {
 	return errTCPOnly
 }
 
-// checkTCPSpec refuses what the TCP baseline does not measure.
-func checkTCPSpec(s spec.Spec) error {
+// CheckTCPSpec refuses what the TCP baseline does not measure.
+func CheckTCPSpec(s spec.Spec) error {
 	if !s.Traits().TCP {
 		return fmt.Errorf("op %s has no TCP equivalent: the TCP baseline runs send (ping-pong and streaming)", s.Op)
 	}
@@ -73,8 +74,8 @@ func checkTCPSpec(s spec.Spec) error {
 	return nil
 }
 
-// tcpTimedInterval says in words what one latency sample of a TCP test is.
-func tcpTimedInterval(s spec.Spec) string {
+// TCPTimedInterval says in words what one latency sample of a TCP test is.
+func TCPTimedInterval(s spec.Spec) string {
 	if s.Mode == result.ModeBW {
 		return "bandwidth: first write to the receiver's acknowledgement of the last byte; " +
 			"latency: send(2) time of each message, until the kernel accepted its last byte"
@@ -99,30 +100,30 @@ func cleanEnd(err error) bool {
 }
 
 // tcpKind is the kernel-TCP baseline: SEND ping-pong latency or
-// streaming bandwidth over one TCP data connection (tcpData), measured by
+// streaming bandwidth over one TCP data connection (TCPData), measured by
 // the C loops of sockeng.Engine.
 type tcpKind struct{}
 
-func (tcpKind) measure(t *clientTest) (measured, error) {
-	var m measured
+func (tcpKind) Measure(t *ClientTest) (Measured, error) {
+	var m Measured
 	var err error
-	if t.spec.Mode == result.ModeLat {
-		m.res, m.total, err = measure.Lat(t.tcp.eng, tcpResult(t.spec), t.spec, t.o)
+	if t.Spec.Mode == result.ModeLat {
+		m.Res, m.Total, err = measure.Lat(t.TCP.Eng, tcpResult(t.Spec), t.Spec, t.Opts)
 	} else {
-		m.res, m.total, err = measureTCPBW(t.tcp.eng, t.spec, t.o)
+		m.Res, m.Total, err = measureTCPBW(t.TCP.Eng, t.Spec, t.Opts)
 	}
-	t.tcp.dc.CloseWrite() // the end of the stream: the server's loop returns
+	t.TCP.dc.CloseWrite() // the end of the stream: the server's loop returns
 	return m, err
 }
 
-// acceptTCP is the server side of a TCP test's data connection; the
+// AcceptTCP is the server side of a TCP test's data connection; the
 // session has read its Test message.
-func acceptTCP(c ctrl.Chan, spec spec.Spec) (*tcpData, error) {
+func AcceptTCP(c ctrl.Chan, spec spec.Spec) (*TCPData, error) {
 	var remote proto.QPInfo
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return nil, err
 	}
-	if err := checkTCPSpec(spec); err != nil {
+	if err := CheckTCPSpec(spec); err != nil {
 		return nil, err
 	}
 	local, _ := c.LocalAddr().(*net.TCPAddr)
@@ -138,7 +139,7 @@ func acceptTCP(c ctrl.Chan, spec spec.Spec) (*tcpData, error) {
 	if err := c.Send(proto.MsgQPInfo, proto.QPInfo{TCPPort: ln.Addr().(*net.TCPAddr).Port}); err != nil {
 		return nil, err
 	}
-	dc, err := acceptPeer(ln, addrOf(c.RemoteAddr()), tcpAcceptTimeout)
+	dc, err := acceptPeer(ln, admit.AddrOf(c.RemoteAddr()), tcpAcceptTimeout)
 	ln.Close()
 	if err != nil {
 		return nil, err
@@ -148,13 +149,13 @@ func acceptTCP(c ctrl.Chan, spec spec.Spec) (*tcpData, error) {
 		dc.Close()
 		return nil, err
 	}
-	return &tcpData{dc: dc, eng: eng}, nil
+	return &TCPData{dc: dc, Eng: eng}, nil
 }
 
 // respond is the server side of a TCP test whose data connection is
 // accepted: its loop, the start, the client's end and its result.
-func (tcpKind) respond(t *serverTest) error {
-	c, spec, eng, dc := t.c, t.spec, t.tcp.eng, t.tcp.dc
+func (tcpKind) Respond(t *ServerTest) error {
+	c, spec, eng, dc := t.C, t.Spec, t.TCP.Eng, t.TCP.dc
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -170,7 +171,7 @@ func (tcpKind) respond(t *serverTest) error {
 		<-done
 		return err
 	}
-	stopBeat := heartbeat(c) // until the result or error: the client's watch
+	stopBeat := Heartbeat(c) // until the result or error: the client's watch
 	defer stopBeat()
 	var end proto.Ready
 	msgs := awaitEnd(c, &end)
@@ -235,16 +236,16 @@ func acceptPeer(ln *net.TCPListener, peer netip.Addr, d time.Duration) (*net.TCP
 		if err != nil {
 			return nil, fmt.Errorf("TCP data connection: the client did not connect to %s within %v: %w", ln.Addr(), d, err)
 		}
-		if !peer.IsValid() || addrOf(c.RemoteAddr()) == peer {
+		if !peer.IsValid() || admit.AddrOf(c.RemoteAddr()) == peer {
 			return c, nil
 		}
 		c.Close()
 	}
 }
 
-// connectTCP is the client side of a TCP test's data connection: the
+// ConnectTCP is the client side of a TCP test's data connection: the
 // test, an empty QP info, the server's data port, the connection.
-func connectTCP(ctx context.Context, c ctrl.Chan, spec spec.Spec) (*tcpData, error) {
+func ConnectTCP(ctx context.Context, c ctrl.Chan, spec spec.Spec) (*TCPData, error) {
 	if err := c.Send(proto.MsgTest, spec); err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func connectTCP(ctx context.Context, c ctrl.Chan, spec spec.Spec) (*tcpData, err
 		return nil, fmt.Errorf("control connection is not TCP (%v)", c.RemoteAddr())
 	}
 	dst := &net.TCPAddr{IP: ra.IP, Zone: ra.Zone, Port: remote.TCPPort}
-	d := net.Dialer{Timeout: ctrlTimeout}
+	d := net.Dialer{Timeout: ctrl.MsgTimeout}
 	nc, err := d.DialContext(ctx, "tcp", dst.String())
 	if err != nil {
 		err = fmt.Errorf("TCP data connection: %w", err)
@@ -279,13 +280,13 @@ func connectTCP(ctx context.Context, c ctrl.Chan, spec spec.Spec) (*tcpData, err
 		c.SendError(err)
 		return nil, err
 	}
-	return &tcpData{dc: dc, eng: eng}, nil
+	return &TCPData{dc: dc, Eng: eng}, nil
 }
 
 // tcpResult is a TCP result's fixed part. The RDMA queue parameters (tx
 // depth, CQ moderation, rx depth, inline) do not apply and stay zero.
 func tcpResult(s spec.Spec) result.Result {
-	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: tcpTimedInterval(s),
+	r := result.Result{Op: s.Op, Mode: s.Mode, SizeBytes: s.Size, Warmup: s.Warmup, TimedInterval: TCPTimedInterval(s),
 		Transport: result.TransportTCP}
 	r.UseStats(s.Stats())
 	return r
@@ -422,13 +423,13 @@ func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o measure.Options) (result.R
 	return r, warmed + ops, nil
 }
 
-// tcpEnv describes the host of a TCP-only run: what device.CollectEnv fills
+// TCPEnv describes the host of a TCP-only run: what device.CollectEnv fills
 // without a device, with the network interface of the control connection's
 // local address as the device and "TCP" as the connection type.
-func tcpEnv(local net.Addr, cpu int) (result.Env, []string) {
+func TCPEnv(local net.Addr, cpu int) (result.Env, []string) {
 	env, warn := device.HostEnv()
 	env.QPType, env.EnginePinnedCPU, env.Device, env.Transport = "TCP", cpu, "tcp", "TCP"
-	if ifc := interfaceOf(addrOf(local)); ifc != nil {
+	if ifc := interfaceOf(admit.AddrOf(local)); ifc != nil {
 		env.Device, env.ActiveMTU = ifc.Name, ifc.MTU
 		env.LinkLayer = linkLayerOf(ifc.Name)
 		if b, err := os.ReadFile("/sys/class/net/" + ifc.Name + "/speed"); err == nil {

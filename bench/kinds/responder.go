@@ -1,4 +1,4 @@
-package bench
+package kinds
 
 import (
 	"errors"
@@ -18,158 +18,6 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// The server's side of one test: set up its endpoints, answer the client's
-// traffic and report what it saw.
-
-// runTest is the server side of one test: admission, the connection of
-// its data plane, then its kind (serve).
-func (s *Server) runTest(c ctrl.Chan, dev *device.Device, spec spec.Spec) error {
-	release, err := s.admit(c, spec) // before anything is mapped: see bench/endpoint/budget.go
-	if err != nil {
-		return err
-	}
-	defer release()
-	t := &serverTest{c: c, spec: spec, cpus: s.cfg.CPUs, log: s.log}
-	switch {
-	case spec.Transport == result.TransportTCP:
-		if t.tcp, err = acceptTCP(c, spec); err != nil {
-			return err
-		}
-		defer t.tcp.close()
-	case dev == nil:
-		return refuseRDMA(c)
-	case spec.RDMACM:
-		if t.eps, err = s.connectCM(c, spec); err != nil {
-			return err
-		}
-		defer t.eps.Close()
-	default:
-		if t.eps, err = connectExchange(c, dev, spec); err != nil {
-			return err
-		}
-		defer t.eps.Close()
-	}
-	return serveKind(t)
-}
-
-// serveKind runs the kind of a test whose data plane is connected, then its
-// verify pass (not after a bidirectional test: its server never ran one).
-func serveKind(t *serverTest) error {
-	if err := kindOf(t.spec).respond(t); err != nil {
-		return err
-	}
-	if t.spec.Verify && !t.spec.Bidirectional { // after the measured run: see verify.go
-		return verifyPass{}.respond(t)
-	}
-	return nil
-}
-
-// connectExchange is the server side of a connection by exchange: the
-// client's QP numbers and PSNs, then the server's. The endpoints are
-// closed on an error.
-func connectExchange(c ctrl.Chan, dev *device.Device, spec spec.Spec) (*endpoint.Test, error) {
-	// The client sends its QP info right after the test: read it first, so a
-	// failure below leaves the session in step for the next test.
-	var remote proto.QPInfo
-	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
-		return nil, err
-	}
-	if err := device.CheckPair(dev, remote, !device.IsLocalAddr(addrOf(c.RemoteAddr())), "server", "client"); err != nil {
-		return nil, err
-	}
-	eps, err := endpoint.NewTest(dev, spec, false)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := eps.Connect(remote); err != nil {
-		eps.Close()
-		return nil, err
-	}
-	if err := c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
-		eps.Close()
-		return nil, err
-	}
-	return eps, nil
-}
-
-// connectCM is the server side of an rdma_cm connection: it listens on
-// endpoint.CMAddress, tells the client where, accepts the test's QPs and starts
-// their engines once the client sent its buffers.
-func (s *Server) connectCM(c ctrl.Chan, spec spec.Spec) (_ *endpoint.Test, err error) {
-	addr, devName, why, err := endpoint.CMAddress(s.cfg.Device, addrOf(c.LocalAddr()))
-	if err != nil {
-		return nil, err
-	}
-	lis, err := endpoint.BindCM(addr)
-	if err != nil {
-		return nil, fmt.Errorf("rdma_cm listener on %s (%s): %w", addr, why, err)
-	}
-	if devName = lis.ID.DeviceName(); s.cfg.Device != "" && devName != s.cfg.Device {
-		lis.Close()
-		return nil, fmt.Errorf("rdma_cm address %s belongs to %s, not to the server's --device %s", addr, devName, s.cfg.Device)
-	}
-	name, port, _ := endpoint.CMBinding(s.cfg.Device, s.cfg.Port, devName, lis.ID.Port()) // the CM ID's port, not --ib-port
-	dev, err := s.cmDevice(name, port)
-	if err != nil {
-		lis.Close()
-		return nil, err
-	}
-	eps, err := endpoint.NewTest(dev, spec, false)
-	if err != nil {
-		lis.Close()
-		return nil, err
-	}
-	eps.Lis = lis
-	lis.Log = s.log
-	defer func() {
-		if err != nil {
-			eps.Close()
-		}
-	}()
-	all := eps.All()
-	if err := lis.Listen(dev, len(all)); err != nil {
-		return nil, err
-	}
-	info := eps.Info()
-	info.CMAddr, info.CMPort, info.CMToken = lis.Addr.Addr().String(), int(lis.Addr.Port()), lis.Token[:]
-	if err := c.Send(proto.MsgQPInfo, info); err != nil {
-		return nil, err
-	}
-	s.log.Printf("rdma_cm: listening on %s (%s), device %s port %d, %d QPs", lis.Addr, why, devName, dev.Port.Port, len(all))
-	abort := make(chan struct{})
-	accepted := make(chan error, 1)
-	go func() {
-		accepted <- lis.AcceptAll(dev, all, time.Now().Add(endpoint.CMTimeout*time.Duration(2+len(all))), abort)
-	}()
-	// the client's buffers come once its QPs are connected, or its error
-	var remote proto.QPInfo
-	got := make(chan error, 1)
-	go func() { got <- c.RecvTimeout(proto.MsgQPInfo, &remote, endpoint.CMTimeout*time.Duration(3+len(all))) }()
-	select {
-	case err := <-accepted:
-		if err != nil { // the client's connect fails too: take its message
-			<-got
-			return nil, err
-		}
-		if err := <-got; err != nil {
-			return nil, err
-		}
-	case err := <-got:
-		if err != nil {
-			close(abort)
-			<-accepted
-			return nil, err
-		}
-		if err := <-accepted; err != nil {
-			return nil, err
-		}
-	}
-	if err := eps.StartCM(remote); err != nil {
-		return nil, err
-	}
-	return eps, nil
-}
-
 // responders are the server's loops of a latency or bandwidth test
 // (latKind, bwKind, multiKind, loadKind) on the measured QPs.
 type responders struct {
@@ -185,31 +33,31 @@ type responders struct {
 
 // serveLoops is the server's half of a latency or bandwidth test: the
 // responder loops r, the start, the client's end and the result.
-func (t *serverTest) serveLoops(r responders) error {
-	qps := t.eps.Measured()
+func (t *ServerTest) serveLoops(r responders) error {
+	qps := t.EPs.Measured()
 	counters := device.SnapshotCounters(qps[0].Dev) // before the start message: before any traffic
 	marks := device.NewMarkSeries(qps[0].Dev)       // the client's interval marks (bench/timeline)
 	rr := newResponderRun(qps, r.active)
-	var loops []aborter
+	var loops []Loop
 	for _, ep := range qps {
 		loops = append(loops, ep.Eng)
 	}
-	ab := newTestAbort(loops...)
-	defer ab.disarm()
+	ab := NewTestAbort(loops...)
+	defer ab.Disarm()
 	// a fatal event of the device ends the test at once, and the client hears which
 	defer qps[0].Dev.OnEvent(func(err error) {
-		ab.abort(err)
+		ab.Abort(err)
 		rr.fail(err)
 	})()
-	rr.start(r, t.cpus, ab)
-	if err := t.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
+	rr.start(r, t.CPUs, ab)
+	if err := t.C.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseStart}); err != nil {
 		rr.stop()
 		return err
 	}
-	stopBeat := heartbeat(t.c) // until the result or error: the client's watch
+	stopBeat := Heartbeat(t.C) // until the result or error: the client's watch
 	defer stopBeat()
 	var end proto.Ready
-	msgs := awaitEndMarks(t.c, &end, marks)
+	msgs := awaitEndMarks(t.C, &end, marks)
 	select {
 	case err := <-msgs:
 		if err != nil {
@@ -220,7 +68,7 @@ func (t *serverTest) serveLoops(r responders) error {
 		// A loop failed (or timed out): tell the client, then wait for its end.
 		rr.stop()
 		stopBeat()
-		return reportLoopError(t.c, loopErr, msgs)
+		return reportLoopError(t.C, loopErr, msgs)
 	}
 	totals := end.Totals
 	if len(totals) == 0 && len(qps) == 1 {
@@ -230,7 +78,7 @@ func (t *serverTest) serveLoops(r responders) error {
 		rr.stop()
 		return fmt.Errorf("client's end gives %d per-QP totals for %d QPs", len(totals), len(qps))
 	}
-	loopErr := rr.finish(t.spec, totals)
+	loopErr := rr.finish(t.Spec, totals)
 	res := proto.ServerResult{Counters: counters.ServerDeltas(), IntervalCounters: marks.Series()}
 	for i, ep := range qps {
 		res.Iterations += int64(ep.Eng.Iterations())
@@ -241,10 +89,10 @@ func (t *serverTest) serveLoops(r responders) error {
 		res.Error = loopErr.Error()
 	}
 	if err := timeline.Fit(&res); err != nil {
-		t.log.Printf("%s: %v", t.spec.Name(), err)
+		t.Log.Printf("%s: %v", t.Spec.Name(), err)
 	}
 	stopBeat()
-	if err := t.c.Send(proto.MsgResult, res); err != nil {
+	if err := t.C.Send(proto.MsgResult, res); err != nil {
 		return err
 	}
 	return loopErr
@@ -276,10 +124,10 @@ func (rr *responderRun) fail(err error) {
 	}
 }
 
-// start starts the loops of r (none unless r.active) on cpus (serverCPU);
+// start starts the loops of r (none unless r.active) on cpus (ServerCPU);
 // a loop's error also goes to firstErr, and an abort's cause (ab)
 // replaces the loop's own error.
-func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
+func (rr *responderRun) start(r responders, cpus []int, ab *TestAbort) {
 	qps := rr.qps
 	if r.oneThread {
 		for i := range qps {
@@ -287,9 +135,9 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 		}
 		go func() {
 			which, err := func() (int, error) {
-				defer responderThreads.enter()()
+				defer ResponderThreads.enter()()
 				defer measure.UnlockThread()
-				if err := measure.LockThread(serverCPU(cpus, 0), qps[0].Dev.NodeCPUs()); err != nil {
+				if err := measure.LockThread(ServerCPU(cpus, 0), qps[0].Dev.NodeCPUs()); err != nil {
 					return 0, err
 				}
 				cpu := measure.StartCPU()
@@ -301,7 +149,7 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 				return verbs.BWServerMulti(engs)
 			}()
 			if err != nil {
-				if err = ab.err(err); err != nil {
+				if err = ab.Err(err); err != nil {
 					err = fmt.Errorf("QP %d: %w", which, err)
 					rr.fail(err)
 				}
@@ -319,9 +167,9 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 		rr.dones[i] = make(chan error, 1)
 		go func() {
 			err := func() error {
-				defer responderThreads.enter()()
+				defer ResponderThreads.enter()()
 				defer measure.UnlockThread()
-				if err := measure.LockThread(serverCPU(cpus, i), ep.Dev.NodeCPUs()); err != nil {
+				if err := measure.LockThread(ServerCPU(cpus, i), ep.Dev.NodeCPUs()); err != nil {
 					return err
 				}
 				cpu := measure.StartCPU()
@@ -329,7 +177,7 @@ func (rr *responderRun) start(r responders, cpus []int, ab *testAbort) {
 				return r.loop(ep.Eng)
 			}()
 			if err != nil {
-				err = ab.err(err) // an event's abort: the event
+				err = ab.Err(err) // an event's abort: the event
 			}
 			if err != nil && len(qps) > 1 {
 				err = fmt.Errorf("QP %d: %w", i, err)
@@ -384,20 +232,26 @@ func (rr *responderRun) finish(spec spec.Spec, totals []int64) error {
 	return errors.Join(loopErrs...)
 }
 
-// threadGauge counts the threads running responder loops, and their peak.
-type threadGauge struct{ now, peak atomic.Int64 }
+// ThreadGauge counts the threads running responder loops, and their peak.
+type ThreadGauge struct{ now, peak atomic.Int64 }
 
 // enter counts one thread until the returned function is called.
-func (g *threadGauge) enter() func() {
+func (g *ThreadGauge) enter() func() {
 	n := g.now.Add(1)
 	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
 	}
 	return func() { g.now.Add(-1) }
 }
 
-// responderThreads are the server's responder loop threads (tests read
+// Peak is the most threads that ran at once since the last ResetPeak.
+func (g *ThreadGauge) Peak() int64 { return g.peak.Load() }
+
+// ResetPeak starts a new peak.
+func (g *ThreadGauge) ResetPeak() { g.peak.Store(0) }
+
+// ResponderThreads are the server's responder loop threads (tests read
 // the peak: a multi-QP test's receivers share one thread).
-var responderThreads threadGauge
+var ResponderThreads ThreadGauge
 
 // unreliableQuiet is how long an unreliable bandwidth receiver waits for
 // more messages after the client's end before it counts the rest as lost.
@@ -440,7 +294,7 @@ func reportLoopError(c ctrl.Chan, loopErr error, msgs <-chan error) error {
 
 // awaitEnd reads the client's heartbeats until its end message. The channel
 // then gets nil (and *end is filled), or the error that ended the wait: a
-// lost connection, or no heartbeat within heartbeatTimeout.
+// lost connection, or no heartbeat within ctrl.HeartbeatTimeout.
 func awaitEnd(c ctrl.Chan, end *proto.Ready) <-chan error { return awaitEndMarks(c, end, nil) }
 
 // awaitEndMarks is awaitEnd that also takes the client's interval marks
@@ -450,7 +304,7 @@ func awaitEndMarks(c ctrl.Chan, end *proto.Ready, marks *timeline.Server) <-chan
 	go func() {
 		for {
 			var r proto.Ready
-			if err := c.RecvTimeout(proto.MsgReady, &r, heartbeatTimeout); err != nil {
+			if err := c.RecvTimeout(proto.MsgReady, &r, ctrl.HeartbeatTimeout); err != nil {
 				msgs <- err
 				return
 			}
@@ -467,9 +321,9 @@ func awaitEndMarks(c ctrl.Chan, end *proto.Ready, marks *timeline.Server) <-chan
 	return msgs
 }
 
-// serverCPU is the CPU of the server's responder loop of QP i: cpus round
+// ServerCPU is the CPU of the server's responder loop of QP i: cpus round
 // robin, or -1 (no pinning) for an empty list.
-func serverCPU(cpus []int, i int) int {
+func ServerCPU(cpus []int, i int) int {
 	if len(cpus) == 0 {
 		return -1
 	}

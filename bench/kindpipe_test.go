@@ -12,36 +12,15 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
-// TestKindOf: each test is one kind, from its Spec alone.
-func TestKindOf(t *testing.T) {
-	load := &spec.Load{QPs: 1}
-	for _, tt := range []struct {
-		s    spec.Spec
-		want kind
-	}{
-		{spec.Spec{Op: result.OpSend, Mode: result.ModeLat}, latKind{}},
-		{spec.Spec{Op: result.OpWrite, Mode: result.ModeLat, QPs: 2}, latKind{}},
-		{spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Load: load}, loadKind{}},
-		{spec.Spec{Op: result.OpWrite, Mode: result.ModeBW}, bwKind{}},
-		{spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, QPs: 4}, multiKind{}},
-		{spec.Spec{Op: result.OpWrite, Mode: result.ModeBW, Bidirectional: true}, bidirKind{}},
-		{spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Transport: result.TransportTCP}, tcpKind{}},
-		{spec.Spec{Op: result.OpSend, Mode: result.ModeBW, Transport: result.TransportTCP}, tcpKind{}},
-	} {
-		if got := kindOf(tt.s); got != tt.want {
-			t.Errorf("%s (qps %d, load %v, bidir %v): %T, want %T", tt.s.Name(), tt.s.QPs, tt.s.Load != nil, tt.s.Bidirectional, got, tt.want)
-		}
-	}
-}
-
 // pipeServer runs the server's half of one TCP test on sv (its session's
-// steps from the test message on: acceptTCP, serveKind) and returns its
+// steps from the test message on: kinds.AcceptTCP, kinds.Serve) and returns its
 // error on the channel.
 func pipeServer(sv ctrl.Chan) <-chan error {
 	done := make(chan error, 1)
@@ -51,12 +30,12 @@ func pipeServer(sv ctrl.Chan) <-chan error {
 			if err := sv.Recv(proto.MsgTest, &sp); err != nil {
 				return err
 			}
-			d, err := acceptTCP(sv, sp)
+			d, err := kinds.AcceptTCP(sv, sp)
 			if err != nil {
 				return err
 			}
-			defer d.close()
-			return serveKind(&serverTest{c: sv, spec: sp, tcp: d, log: log.New(io.Discard, "", 0)})
+			defer d.Close()
+			return kinds.Serve(&kinds.ServerTest{C: sv, Spec: sp, TCP: d, Log: log.New(io.Discard, "", 0)})
 		}()
 	}()
 	return done
@@ -71,7 +50,7 @@ func TestTCPKindOverPipe(t *testing.T) {
 		Template: spec.Spec{Iters: 300, Warmup: -1}})
 	for _, sp := range specs {
 		t.Run(sp.Name(), func(t *testing.T) {
-			c, sv := ctrl.Pipe(ctrlTimeout)
+			c, sv := ctrl.Pipe(ctrl.MsgTimeout)
 			defer sv.Close()
 			cl := &Client{c: c, peer: "pipe"}
 			served := pipeServer(sv)
@@ -82,28 +61,28 @@ func TestTCPKindOverPipe(t *testing.T) {
 			if err := <-served; err != nil {
 				t.Fatalf("server: %v", err)
 			}
-			if res.Iterations != sp.Iters || res.Transport != result.TransportTCP || !reflect.DeepEqual(res.TimedInterval, tcpTimedInterval(sp)) {
+			if res.Iterations != sp.Iters || res.Transport != result.TransportTCP || !reflect.DeepEqual(res.TimedInterval, kinds.TCPTimedInterval(sp)) {
 				t.Errorf("%d iterations (want %d), transport %q", res.Iterations, sp.Iters, res.Transport)
 			}
 		})
 	}
 	long := tcpSpecs(t, spec.Plan{Modes: []string{result.ModeLat}, Template: spec.Spec{Duration: 30 * time.Second}})[0]
 	t.Run("server lost", func(t *testing.T) {
-		c, sv := ctrl.Pipe(ctrlTimeout)
+		c, sv := ctrl.Pipe(ctrl.MsgTimeout)
 		running := &onStart{Chan: c}
 		running.f = func() { time.AfterFunc(100*time.Millisecond, func() { sv.Close() }) }
 		cl := &Client{c: running, peer: "pipe"}
 		served := pipeServer(sv)
 		start := time.Now()
 		_, err := cl.Run(context.Background(), long, measure.Options{CPU: -1})
-		var pl *PeerLostError
+		var pl *kinds.PeerLostError
 		if !errors.As(err, &pl) || time.Since(start) > 5*time.Second {
 			t.Fatalf("client: %v after %v, want the server lost at once", err, time.Since(start))
 		}
 		<-served
 	})
 	t.Run("client lost", func(t *testing.T) {
-		c, sv := ctrl.Pipe(ctrlTimeout)
+		c, sv := ctrl.Pipe(ctrl.MsgTimeout)
 		defer sv.Close()
 		// closed once the server has said the test starts (not after a fixed
 		// time: a slow setup would still have the server waiting for ready)
