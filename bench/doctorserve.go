@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
@@ -22,54 +19,10 @@ import (
 // MTU that only ibv_query_port knows, the device of this side, and the
 // server's answer to a doctor request (bench/doctor does the checks).
 
-// doctorInput is the doctor's input for port of ctx (nil: no device), with
-// netdev ("": found in sysfs). The port is queried now, so a port that
-// went down since the device was opened shows as it is.
-func doctorInput(ctx *verbs.Context, port int, netdev string) doctor.Input {
-	in := doctor.Input{Netdev: netdev}
-	in.Host, _ = os.Hostname()
-	if ctx != nil {
-		in.Device, in.Port = ctx.Name(), port
-		if pa, err := ctx.QueryPort(port); err == nil {
-			in.ActiveMTU = pa.ActiveMTU
-		}
-		in.GIDs = func() ([]doctor.GID, error) {
-			tbl, err := ctx.GIDTable(port)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]doctor.GID, 0, len(tbl))
-			for _, e := range tbl {
-				typ := "IB/RoCE v1" // sysfs's name for IB and RoCE v1 entries
-				if e.Type == verbs.GIDTypeRoCEv2 {
-					typ = "RoCE v2"
-				}
-				out = append(out, doctor.GID{Index: e.Index, Addr: netip.AddrFrom16(e.GID), Type: typ, Netdev: e.Netdev})
-			}
-			return out, nil
-		}
-	}
-	return in
-}
-
-// doctorMu lets one doctor run at a time in this process: each runs up to
-// three tools, and many sessions asking at once must not fork a crowd.
-var doctorMu sync.Mutex
-
-// deviceDoctor runs the doctor's checks for dev (nil: none).
-func deviceDoctor(dev *device.Device) (result.DoctorHost, []result.DoctorFinding) {
-	doctorMu.Lock()
-	defer doctorMu.Unlock()
-	if dev == nil {
-		return doctor.Run(doctorInput(nil, 0, ""))
-	}
-	return doctor.Run(doctorInput(dev.Ctx, dev.Port.Port, dev.GID.Netdev))
-}
-
 // serveDoctor answers a session's doctor request with the checks of the
 // session's device.
 func (s *Server) serveDoctor(c *proto.Conn, dev *device.Device, peer string) error {
-	h, fs := deviceDoctor(dev)
+	h, fs := device.Doctor(dev)
 	var msg proto.Doctor
 	msg.Host, _ = json.Marshal(h)
 	msg.Findings, _ = json.Marshal(fs)
@@ -101,7 +54,7 @@ func doctorOn(name string, port int, why string) DoctorReport {
 	if name != "" {
 		ctx, _ = verbs.Open(name) // not opened: the checks that need it are unknown
 	}
-	in := doctorInput(ctx, port, "")
+	in := device.DoctorInput(ctx, port, "")
 	if ctx != nil {
 		ctx.Close()
 	} else if name != "" {

@@ -65,7 +65,7 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 			doc.Partial = true
 		}
 	}()
-	env, warns, err := sideEnv(cl.Device(), cl.c.LocalAddr(), cfg.Client.Run.CPU)
+	env, warns, err := device.SideEnv(cl.Device(), cl.c.LocalAddr(), cfg.Client.Run.CPU)
 	if err != nil {
 		return err
 	}

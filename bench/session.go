@@ -98,7 +98,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *admit.Entry) {
 	if dev != nil {
 		ack.Device = dev.Ctx.Name()
 	}
-	if env, _, err := sideEnv(dev, c.LocalAddr(), kinds.ServerCPU(s.cfg.CPUs, 0)); err == nil {
+	if env, _, err := device.SideEnv(dev, c.LocalAddr(), kinds.ServerCPU(s.cfg.CPUs, 0)); err == nil {
 		ack.Env, _ = json.Marshal(env)
 	}
 	if err := c.Send(proto.MsgHelloAck, ack); err != nil {

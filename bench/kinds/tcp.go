@@ -18,15 +18,11 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/ctrl"
-	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -421,69 +417,4 @@ func measureTCPBW(eng *sockeng.Engine, s spec.Spec, o measure.Options) (result.R
 		return result.Result{}, warmed + ops, fmt.Errorf("encode histogram: %w", err)
 	}
 	return r, warmed + ops, nil
-}
-
-// TCPEnv describes the host of a TCP-only run: what device.CollectEnv fills
-// without a device, with the network interface of the control connection's
-// local address as the device and "TCP" as the connection type.
-func TCPEnv(local net.Addr, cpu int) (result.Env, []string) {
-	env, warn := device.HostEnv()
-	env.QPType, env.EnginePinnedCPU, env.Device, env.Transport = "TCP", cpu, "tcp", "TCP"
-	if ifc := interfaceOf(admit.AddrOf(local)); ifc != nil {
-		env.Device, env.ActiveMTU = ifc.Name, ifc.MTU
-		env.LinkLayer = linkLayerOf(ifc.Name)
-		if b, err := os.ReadFile("/sys/class/net/" + ifc.Name + "/speed"); err == nil {
-			if mbps, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && mbps > 0 {
-				env.LinkGbps = float64(mbps) / 1000
-				env.LinkSpeed = strconv.FormatFloat(env.LinkGbps, 'f', 1, 64) + " Gbps"
-			}
-		}
-		if ifc.Flags&net.FlagLoopback != 0 {
-			warn = append(warn, "TCP over the loopback interface "+ifc.Name+": no network device is involved")
-		}
-	}
-	return env, warn
-}
-
-// interfaceOf returns the network interface that holds ip, or nil.
-func interfaceOf(ip netip.Addr) *net.Interface {
-	if !ip.IsValid() {
-		return nil
-	}
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil
-	}
-	for i := range ifs {
-		addrs, err := ifs[i].Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			if n, ok := a.(*net.IPNet); ok {
-				if x, ok := netip.AddrFromSlice(n.IP); ok && x.Unmap() == ip {
-					return &ifs[i]
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// linkLayerOf names the link layer of a network interface from its ARPHRD
-// type in sysfs: "Ethernet", "InfiniBand" (IPoIB) or "Loopback".
-func linkLayerOf(name string) string {
-	b, err := os.ReadFile("/sys/class/net/" + name + "/type")
-	if err != nil {
-		return ""
-	}
-	switch strings.TrimSpace(string(b)) {
-	case "1":
-		return "Ethernet"
-	case "32":
-		return "InfiniBand"
-	case "772":
-		return "Loopback"
-	}
-	return ""
 }

@@ -128,9 +128,9 @@ var Layers = []Layer{
 	},
 	{
 		Name: "engine", Kind: Cgo,
-		About: "the benchmark engine: server, client, the drop-in's side facing perftest",
+		About: "the benchmark engine: server and client; beside it the drop-in's side facing perftest",
 		Pkgs: []string{
-			"bench",
+			"bench", "bench/dropin/peer",
 		},
 	},
 	{

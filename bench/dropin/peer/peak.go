@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"github.com/rdmabench/rdmabench/bench/endpoint"

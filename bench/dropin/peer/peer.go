@@ -1,4 +1,10 @@
-package bench
+// Package peer is the drop-in's side of a test facing a real perftest tool
+// (docs/perftest.md, "Facing perftest"): perftest's out-of-band exchange
+// (bench/perftest/wire) on the TCP connection, rdmabench's endpoints and C
+// loops on the QP (bench/endpoint, bench/measure, bench/kinds), run the
+// way perftest's peer expects them. The rest of the drop-in (its server
+// and client, which protocol to speak) is bench/dropin.
+package peer
 
 import (
 	"bytes"
@@ -21,12 +27,6 @@ import (
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
-
-// The drop-in facing a real perftest tool (docs/perftest.md, "Facing
-// perftest"): perftest's out-of-band exchange (bench/perftest/wire) on the
-// TCP connection, rdmabench's endpoints and C loops on the QP, run the way
-// perftest's peer expects them. The rest of the drop-in (its server and
-// client, which protocol to speak) is bench/dropin.
 
 // DropInConfig is one test against a perftest tool on the other end of
 // a TCP connection.
@@ -200,7 +200,7 @@ func (p *dropInSide) negotiate(run *DropInRun) error {
 	// (RNR NAKs, each a 0.64 ms wait on the sender) and a passive server
 	// takes the CPU from the client's loop.
 	var err error
-	if p.env, _, err = sideEnv(dev, p.nc.LocalAddr(), cfg.Run.CPU); err != nil {
+	if p.env, _, err = device.SideEnv(dev, p.nc.LocalAddr(), cfg.Run.CPU); err != nil {
 		return err
 	}
 	if dropInEnvHook != nil {

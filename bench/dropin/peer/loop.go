@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// The loop part of the drop-in facing perftest (dropin.go): what each
+// The loop part of the drop-in facing perftest (peer.go): what each
 // side does once its QPs are connected and the barrier after RTR is
 // done: each size's timed loop or the passive wait, the reports, the
 // closing handshake (finish).
@@ -33,7 +33,7 @@ type dropInSide struct {
 	nc      net.Conn
 	dev     *device.Device
 	cc      *PerftestCMConn // -R: the rdma_cm channel, else nil
-	env     result.Env      // sideEnv's, collected before the first record swap (negotiate)
+	env     result.Env      // device.SideEnv's, collected before the first record swap (negotiate)
 	eps     *endpoint.Test
 	qps     []*endpoint.Endpoint // eps.measured()
 	mine    []wire.Dest          // this side's records, one per QP

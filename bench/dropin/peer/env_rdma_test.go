@@ -1,4 +1,4 @@
-package bench
+package peer
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
 // lockedLog is a trace writer both sides of a test share.
@@ -42,7 +43,7 @@ func (l *lockedLog) String() string {
 // tenth to a quarter of perftest's bandwidth), and a passive READ or
 // atomic server took the CPU from the client's loop.
 func TestRDMAPerftestEnvBeforeExchange(t *testing.T) {
-	requireDevice(t)
+	testutil.RequireRDMA(t)
 	var log lockedLog
 	dropInEnvHook = func(client bool) { fmt.Fprintf(&log, "env collected client=%v\n", client) }
 	defer func() { dropInEnvHook = nil }()
