@@ -108,7 +108,7 @@ type lastTest struct {
 }
 
 // SetByeReport makes Close hand report (JSON) to the server in its bye,
-// for the server's ServerConfig.OnBye.
+// for the server's server.Config.OnBye.
 func (cl *Client) SetByeReport(report []byte) { cl.byeReport = report }
 
 // Dial connects to a server, retrying until timeout, and opens the device.
@@ -117,15 +117,12 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Durat
 	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
 		cl, err := dial(ctx, addr, cfg, deadline)
 		var re *proto.RemoteError
-		if !errors.As(err, &re) || (re.Code != codeBusy && re.Code != admit.CodeDropped) || time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
+		if !errors.As(err, &re) || (re.Code != admit.CodeBusy && re.Code != admit.CodeDropped) || time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
 			return cl, err
 		}
 		time.Sleep(delay) // the server is finishing another session, or made room for newer connections: try again
 	}
 }
-
-// codeBusy is the RemoteError code of a server serving another client.
-const codeBusy = "busy"
 
 // dial connects once (retrying refused connections until deadline) and
 // shakes hands.
@@ -177,7 +174,7 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*device.Device, error) {
 	var err error
 	open, name, port, why := device.Open, cfg.Device, cfg.Port, "chosen with --ib-dev"
 	if !cfg.RDMACM {
-		name, port, why, err = device.Choose(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
+		name, port, why, err = device.Choose(cfg.Device, cfg.Port, admit.AddrOf(nc.LocalAddr()))
 	} else {
 		why = "chosen by rdma_cm for the server's address"
 		if cfg.Device != "" {
@@ -186,7 +183,7 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*device.Device, error) {
 		open = device.OpenCM
 		// the port is the CM ID's (port_num), not --ib-port; for a loopback
 		// server this fails before the first test, as the server would
-		cmName, cmPort, cerr := endpoint.ClientCMDevice(addrOf(nc.RemoteAddr()), name)
+		cmName, cmPort, cerr := endpoint.ClientCMDevice(admit.AddrOf(nc.RemoteAddr()), name)
 		if err = cerr; err == nil {
 			var bound bool
 			if name, port, bound = endpoint.CMBinding(name, port, cmName, cmPort); bound {
@@ -197,7 +194,7 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*device.Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	dev, err := open(name, port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
+	dev, err := open(name, port, cfg.GIDIndex, admit.AddrOf(nc.LocalAddr()))
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +395,7 @@ func (cl *Client) connectExchange(spec spec.Spec) (*endpoint.Test, int, *result.
 	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return eps, 0, nil, err
 	}
-	if err := device.CheckPair(cl.dev, remote, !device.IsLocalAddr(addrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
+	if err := device.CheckPair(cl.dev, remote, !device.IsLocalAddr(admit.AddrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}

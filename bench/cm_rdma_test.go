@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -145,7 +146,7 @@ func startCMTestInfo(t *testing.T, addr string, sp spec.Spec) (*proto.Conn, prot
 		c.Close()
 		// the server may still be ending the previous session: it answers busy
 		var re *proto.RemoteError
-		if !errors.As(err, &re) || re.Code != codeBusy || time.Now().After(deadline) {
+		if !errors.As(err, &re) || re.Code != admit.CodeBusy || time.Now().After(deadline) {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,6 @@
 // Package bench is the benchmark engine's control plane: the client (Dial,
 // Client.Run, RunClient, RunLoopback) sends each test (a bench/spec Spec)
-// to the server (Server) over the control protocol (bench/proto),
+// to the server (bench/server) over the control protocol (bench/proto),
 // both sides open their device (bench/device: by route, its limits and
 // facts) and build the test's endpoints (bench/endpoint: QPs, CQs,
 // registered memory from verbs pools, within the resource budget), the C

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/doctor"
@@ -17,18 +18,8 @@ import (
 
 // `rdmabench doctor` over verbs and the control connection: the active
 // MTU that only ibv_query_port knows, the device of this side, and the
-// server's answer to a doctor request (bench/doctor does the checks).
-
-// serveDoctor answers a session's doctor request with the checks of the
-// session's device.
-func (s *Server) serveDoctor(c *proto.Conn, dev *device.Device, peer string) error {
-	h, fs := device.Doctor(dev)
-	var msg proto.Doctor
-	msg.Host, _ = json.Marshal(h)
-	msg.Findings, _ = json.Marshal(fs)
-	s.log.Printf("client %s: doctor: %s", peer, result.DoctorWorst(fs))
-	return c.Send(proto.MsgDoctor, msg)
-}
+// server's answer to a doctor request (bench/server's serveDoctor;
+// bench/doctor does the checks).
 
 // DoctorReport is what `rdmabench doctor` found: this host's facts and
 // checks, and with a peer the server's and the comparison.
@@ -99,7 +90,7 @@ func PeerDoctor(ctx context.Context, addr, name string, port int, key []byte, ti
 	}
 	defer cl.Close()
 	var r DoctorReport
-	switch dname, dport, why, err := device.Choose(name, port, addrOf(cl.c.LocalAddr())); {
+	switch dname, dport, why, err := device.Choose(name, port, admit.AddrOf(cl.c.LocalAddr())); {
 	case err == nil && dname != "":
 		r = doctorOn(dname, dport, why)
 	default: // no device by route: as without a peer

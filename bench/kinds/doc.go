@@ -1,8 +1,8 @@
 // Package kinds holds the test kinds. A kind is one type with both
 // halves of a test: the client's measured phase (Measure) and the
 // server's answer (Respond). Of looks the kind up from the Spec alone, the
-// same on both sides; bench's Client.Run and Server.runTest (through
-// Serve) run the shared lifecycle around it:
+// same on both sides; bench's Client.Run and bench/server's
+// Server.runTest (through Serve) run the shared lifecycle around it:
 //
 //	client: connect (exchange, rdma_cm or TCP) → ready → watch + heartbeat
 //	        → Kind.Measure → finish (the end, the server's result)
@@ -11,7 +11,7 @@
 //	        its result) → the verify pass
 //
 // A kind talks to its peer only through its test's control channel
-// (ctrl.Chan: t.C), never through bench's Client or Server, and gets
+// (ctrl.Chan: t.C), never through the Client or the Server, and gets
 // everything it needs in its ClientTest or ServerTest. The kinds:
 //
 //	latKind      latency (bench/measure's Lat; lat.go)

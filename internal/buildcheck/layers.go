@@ -127,8 +127,15 @@ var Layers = []Layer{
 		},
 	},
 	{
+		Name: "server", Kind: Cgo,
+		About: "`rdmabench server`: the accept loop and admission, sessions, the server's side of each test up to its kind",
+		Pkgs: []string{
+			"bench/server",
+		},
+	},
+	{
 		Name: "engine", Kind: Cgo,
-		About: "the benchmark engine: server and client; beside it the drop-in's side facing perftest",
+		About: "the client facade: dial, run, loopback, run lists; beside it the drop-in's side facing perftest",
 		Pkgs: []string{
 			"bench", "bench/dropin/peer",
 		},

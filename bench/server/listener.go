@@ -1,4 +1,4 @@
-package bench
+package server
 
 import (
 	"context"
@@ -145,7 +145,7 @@ func (s *Server) inHandshake() int {
 }
 
 // maxStartups is the global and per-source caps of the startup table:
-// ServerConfig's, or the defaults.
+// Config's, or the defaults.
 func (s *Server) maxStartups() (all, perAddr int) {
 	all, perAddr = s.cfg.MaxStartups, s.cfg.MaxStartupsPerAddr
 	if all <= 0 {

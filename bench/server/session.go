@@ -1,4 +1,4 @@
-package bench
+package server
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *admit.Entry) {
 	freeSlot := func() { s.lis.starts.Done(st) }
 	defer freeSlot()
 	peer := nc.RemoteAddr().String()
-	if re := s.refusal(addrOf(nc.RemoteAddr())); re != nil {
+	if re := s.refusal(admit.AddrOf(nc.RemoteAddr())); re != nil {
 		s.lis.limit.Printf(s.log, "refused "+re.Code, "client %s: refused (%s)", peer, re.Code)
 		admit.Refuse(nc, re)
 		return
@@ -77,7 +77,7 @@ func (s *Server) session(ctx context.Context, nc net.Conn, st *admit.Entry) {
 	}
 	c.SetTimeout(ctrl.MsgTimeout)
 	if s.busy.Load() { // advisory: the lock itself is taken at the first test
-		c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
+		c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: admit.CodeBusy})
 		s.log.Printf("client %s: refused, busy", peer)
 		return
 	}
@@ -183,7 +183,7 @@ func (s *Server) serveTests(c *proto.Conn, dev *device.Device, peer string) {
 		case proto.MsgTest:
 			if !locked {
 				if !s.busy.CompareAndSwap(false, true) {
-					c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: codeBusy})
+					c.SendError(&proto.RemoteError{Msg: "server busy with another client; try again later", Code: admit.CodeBusy})
 					s.log.Printf("client %s: refused at its first test, busy", peer)
 					return
 				}

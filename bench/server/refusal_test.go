@@ -1,10 +1,11 @@
-package bench
+package server
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/proto"
 )
@@ -17,7 +18,7 @@ func TestBudgetRefusal(t *testing.T) {
 	if !errors.As(r, &re) || re.Code != endpoint.CodeBudget || re.Msg != r.Error() || !strings.HasPrefix(r.Error(), "refused: t needs") || !endpoint.IsOverBudget(r) {
 		t.Errorf("refusal %v becomes %+v", r, re)
 	}
-	if !endpoint.IsOverBudget(&proto.RemoteError{Msg: "refused", Code: endpoint.CodeBudget}) || endpoint.IsOverBudget(&proto.RemoteError{Msg: "busy", Code: codeBusy}) {
+	if !endpoint.IsOverBudget(&proto.RemoteError{Msg: "refused", Code: endpoint.CodeBudget}) || endpoint.IsOverBudget(&proto.RemoteError{Msg: "busy", Code: admit.CodeBusy}) {
 		t.Error("IsOverBudget does not tell a server's budget refusal from other remote errors")
 	}
 }

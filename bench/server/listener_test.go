@@ -1,4 +1,4 @@
-package bench
+package server
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 
 // testServer is a Server without a device (TCP tests only), whose log
 // goes to the returned buffer.
-func testServer(t *testing.T, cfg ServerConfig) (*Server, *logBuf) {
+func testServer(t *testing.T, cfg Config) (*Server, *logBuf) {
 	t.Helper()
 	lb := &logBuf{}
 	cfg.Log = log.New(lb, "", 0)
@@ -125,20 +125,20 @@ func TestAdmission(t *testing.T) {
 	allow, _ := admit.ParseAllow("10.0.0.0/8, 127.0.0.1")
 	for _, tc := range []struct {
 		name      string
-		cfg       ServerConfig
+		cfg       Config
 		peer      string
 		clientKey []byte
 		want      string // a RemoteError code; "" admitted
 		mention   []string
 	}{
-		{"protected: loopback", ServerConfig{}, "127.0.0.5:4000", nil, "", nil},
-		{"protected: ipv6 loopback", ServerConfig{}, "[::1]:4000", nil, "", nil},
-		{"protected: other", ServerConfig{}, "192.0.2.1:4000", nil, codeProtected, []string{"protected mode", "192.0.2.1", "--bind ADDR", "--auth-key-file FILE"}},
-		{"exposed (--bind)", ServerConfig{Exposed: true}, "192.0.2.1:4000", nil, "", nil},
-		{"key opens it", ServerConfig{AuthKey: key}, "192.0.2.1:4000", key, "", nil},
-		{"allow: in", ServerConfig{Exposed: true, Allow: allow}, "10.9.8.7:4000", nil, "", nil},
-		{"allow: out", ServerConfig{Exposed: true, Allow: allow}, "192.0.2.1:4000", nil, codeNotAllowed, []string{"192.0.2.1 is not in the server's --allow list"}},
-		{"allow: loopback not listed", ServerConfig{Allow: allow}, "127.0.0.2:4000", nil, codeNotAllowed, nil},
+		{"protected: loopback", Config{}, "127.0.0.5:4000", nil, "", nil},
+		{"protected: ipv6 loopback", Config{}, "[::1]:4000", nil, "", nil},
+		{"protected: other", Config{}, "192.0.2.1:4000", nil, codeProtected, []string{"protected mode", "192.0.2.1", "--bind ADDR", "--auth-key-file FILE"}},
+		{"exposed (--bind)", Config{Exposed: true}, "192.0.2.1:4000", nil, "", nil},
+		{"key opens it", Config{AuthKey: key}, "192.0.2.1:4000", key, "", nil},
+		{"allow: in", Config{Exposed: true, Allow: allow}, "10.9.8.7:4000", nil, "", nil},
+		{"allow: out", Config{Exposed: true, Allow: allow}, "192.0.2.1:4000", nil, codeNotAllowed, []string{"192.0.2.1 is not in the server's --allow list"}},
+		{"allow: loopback not listed", Config{Allow: allow}, "127.0.0.2:4000", nil, codeNotAllowed, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, lb := testServer(t, tc.cfg)
@@ -170,7 +170,7 @@ func TestAdmission(t *testing.T) {
 // TestIdlePeerHoldsNothing: a peer that said hello and went quiet takes no
 // lock (the next client gets in) and is closed at the idle timeout.
 func TestIdlePeerHoldsNothing(t *testing.T) {
-	srv, lb := testServer(t, ServerConfig{IdleTimeout: 300 * time.Millisecond})
+	srv, lb := testServer(t, Config{IdleTimeout: 300 * time.Millisecond})
 	ln := listenAs(t, "127.0.0.1:1000")
 	serve(t, srv, ln)
 	idle := ln.dial(t)
@@ -199,7 +199,7 @@ func TestIdlePeerHoldsNothing(t *testing.T) {
 // TestBusyAtFirstTest: the busy lock is taken at the first test, and a
 // second session's first test (or hello) is refused while it is held.
 func TestBusyAtFirstTest(t *testing.T) {
-	srv, _ := testServer(t, ServerConfig{})
+	srv, _ := testServer(t, Config{})
 	ln := listenAs(t, "127.0.0.1:1000")
 	serve(t, srv, ln)
 	first := ln.dial(t)
@@ -223,11 +223,11 @@ func TestBusyAtFirstTest(t *testing.T) {
 	}
 	_, _, err := second.RecvAny(2 * time.Second)
 	var re *proto.RemoteError
-	if !errors.As(err, &re) || re.Code != codeBusy {
+	if !errors.As(err, &re) || re.Code != admit.CodeBusy {
 		t.Fatalf("second session's test: %v, want busy", err)
 	}
 	third := ln.dial(t)
-	if _, err := auth.ClientHandshake(third, nil, "x", ctrl.MsgTimeout); !errors.As(err, &re) || re.Code != codeBusy {
+	if _, err := auth.ClientHandshake(third, nil, "x", ctrl.MsgTimeout); !errors.As(err, &re) || re.Code != admit.CodeBusy {
 		t.Fatalf("hello while busy: %v, want busy", err)
 	}
 	first.Close()
@@ -244,7 +244,7 @@ func TestBusyAtFirstTest(t *testing.T) {
 func TestHandshakeLimits(t *testing.T) {
 	defer func(d time.Duration) { handshakeTimeout = d }(handshakeTimeout)
 	handshakeTimeout = 500 * time.Millisecond
-	srv, lb := testServer(t, ServerConfig{MaxStartups: 3, MaxStartupsPerAddr: 3})
+	srv, lb := testServer(t, Config{MaxStartups: 3, MaxStartupsPerAddr: 3})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -325,7 +325,7 @@ func dialFrom(t *testing.T, src, addr string) net.Conn {
 // one address leave a client from another address served at once, and a
 // client from the same address refused with the reason.
 func TestIdleFloodNoLockout(t *testing.T) {
-	srv, lb := testServer(t, ServerConfig{})
+	srv, lb := testServer(t, Config{})
 	addr := serveLoopback(t, srv)
 	for range 150 {
 		c := dialFrom(t, "127.0.0.2", addr)
@@ -360,7 +360,7 @@ func TestIdleFloodNoLockout(t *testing.T) {
 // a new connection gets in, and the oldest unauthenticated one is dropped
 // with the reason.
 func TestDropOldestStartup(t *testing.T) {
-	srv, lb := testServer(t, ServerConfig{MaxStartups: 4, MaxStartupsPerAddr: 2})
+	srv, lb := testServer(t, Config{MaxStartups: 4, MaxStartupsPerAddr: 2})
 	addr := serveLoopback(t, srv)
 	var idle []*proto.Conn
 	for _, src := range []string{"127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"} {
@@ -415,7 +415,7 @@ func (e *osSyscallError) Unwrap() error { return e.err }
 
 // TestAcceptBackoff: the accept loop outlives EMFILE, logs it and serves.
 func TestAcceptBackoff(t *testing.T) {
-	srv, lb := testServer(t, ServerConfig{})
+	srv, lb := testServer(t, Config{})
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -436,7 +436,7 @@ func TestAcceptBackoff(t *testing.T) {
 // TestShutdownClosesSessions: when Serve's context ends, an open session is
 // closed and Serve returns within the grace period.
 func TestShutdownClosesSessions(t *testing.T) {
-	srv, _ := testServer(t, ServerConfig{})
+	srv, _ := testServer(t, Config{})
 	ln := listenAs(t, "127.0.0.1:1000")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -467,7 +467,7 @@ func TestShutdownClosesSessions(t *testing.T) {
 // bounded (--max-startups of them); the rest are written and closed at once,
 // and every refused peer still gets the reason.
 func TestRefusalsBounded(t *testing.T) {
-	srv, _ := testServer(t, ServerConfig{MaxStartups: 2, MaxStartupsPerAddr: 1})
+	srv, _ := testServer(t, Config{MaxStartups: 2, MaxStartupsPerAddr: 1})
 	addr := serveLoopback(t, srv)
 	first := dialFrom(t, "127.0.0.2", addr) // holds the address's one startup
 	defer first.Close()
@@ -492,50 +492,12 @@ func TestRefusalsBounded(t *testing.T) {
 	}
 }
 
-// dropFirst drops its first connection as the server drops the oldest
-// startup (an error frame with code "dropped"), then delegates.
-type dropFirst struct {
-	net.Listener
-	once sync.Once
-}
-
-func (l *dropFirst) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		first := false
-		l.once.Do(func() { first = true })
-		if !first {
-			return c, nil
-		}
-		go admit.Refuse(c, &proto.RemoteError{Code: admit.CodeDropped, Msg: "dropped: test"})
-	}
-}
-
-// TestDialRetriesDropped: a client dropped as the oldest startup tries
-// again, as when the server is busy, and gets in.
-func TestDialRetriesDropped(t *testing.T) {
-	srv, _ := testServer(t, ServerConfig{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve(t, srv, &dropFirst{Listener: ln})
-	cl, err := Dial(context.Background(), ln.Addr().String(), ClientConfig{Transport: "tcp"}, 3*time.Second)
-	if err != nil {
-		t.Fatalf("Dial after a drop: %v", err)
-	}
-	cl.Close()
-}
-
 // TestPerftestPeerLogged: a peer that opens with perftest's version string
 // (a perftest tool, or the drop-in trying perftest's exchange first) is
 // logged as such, not as a bad magic that tells the operator to run the
 // drop-in.
 func TestPerftestPeerLogged(t *testing.T) {
-	srv, lb := testServer(t, ServerConfig{})
+	srv, lb := testServer(t, Config{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

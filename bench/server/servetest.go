@@ -1,9 +1,10 @@
-package bench
+package server
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
@@ -57,7 +58,7 @@ func connectExchange(c ctrl.Chan, dev *device.Device, spec spec.Spec) (*endpoint
 	if err := c.Recv(proto.MsgQPInfo, &remote); err != nil {
 		return nil, err
 	}
-	if err := device.CheckPair(dev, remote, !device.IsLocalAddr(addrOf(c.RemoteAddr())), "server", "client"); err != nil {
+	if err := device.CheckPair(dev, remote, !device.IsLocalAddr(admit.AddrOf(c.RemoteAddr())), "server", "client"); err != nil {
 		return nil, err
 	}
 	eps, err := endpoint.NewTest(dev, spec, false)
@@ -79,7 +80,7 @@ func connectExchange(c ctrl.Chan, dev *device.Device, spec spec.Spec) (*endpoint
 // endpoint.CMAddress, tells the client where, accepts the test's QPs and starts
 // their engines once the client sent its buffers.
 func (s *Server) connectCM(c ctrl.Chan, spec spec.Spec) (_ *endpoint.Test, err error) {
-	addr, devName, why, err := endpoint.CMAddress(s.cfg.Device, addrOf(c.LocalAddr()))
+	addr, devName, why, err := endpoint.CMAddress(s.cfg.Device, admit.AddrOf(c.LocalAddr()))
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package bench
+package server
 
 import (
 	"errors"
@@ -19,11 +19,11 @@ import (
 
 // DefaultIdleTimeout is how long a session may sit between tests (or
 // between its hello and its first test) before the server closes it, when
-// ServerConfig.IdleTimeout is 0.
+// Config.IdleTimeout is 0.
 const DefaultIdleTimeout = 15 * time.Second
 
-// ServerConfig configures `rdmabench server`.
-type ServerConfig struct {
+// Config configures `rdmabench server`.
+type Config struct {
 	Device   string
 	Port     int // RDMA port; 0: chosen with the device (device.Choose)
 	GIDIndex int // -1: auto per connection
@@ -70,7 +70,7 @@ type ServerConfig struct {
 // Server answers clients one at a time, for as long as it runs. A client
 // that fails or disappears ends only its own session.
 type Server struct {
-	cfg ServerConfig
+	cfg Config
 	dev *device.Device
 	log *log.Logger
 	// busy is held by the session whose tests run: taken at its first test
@@ -86,12 +86,12 @@ type Server struct {
 	// "name/port".
 	routeDevs map[string]*device.Device
 	lis       listenState      // the accept loop's state (listener.go)
-	once      onceState        // ServerConfig.Once (serveonce.go)
+	once      onceState        // Config.Once (serveonce.go)
 	ledger    *endpoint.Ledger // the tests' memory and QPs against cfg.Budget
 }
 
-// NewServer opens the device and checks the port. Close it when done.
-func NewServer(cfg ServerConfig) (*Server, error) {
+// New opens the device and checks the port. Close it when done.
+func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = log.New(io.Discard, "", 0)
 	}
@@ -117,6 +117,10 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	return &Server{cfg: cfg, dev: dev, log: cfg.Log, ledger: endpoint.NewLedger(cfg.Budget)}, nil
 }
+
+// Device is the device the server chose at its start (the first active
+// port, or Config.Device); nil: it serves TCP tests only.
+func (s *Server) Device() *device.Device { return s.dev }
 
 // Close closes the devices. After a Serve whose sessions did not end in
 // time (a shutdown that gave up on them) it leaves them open: the process
@@ -166,7 +170,7 @@ func (s *Server) sessionDevice(c *proto.Conn) (*device.Device, error) {
 	if s.dev == nil {
 		return nil, nil
 	}
-	local := addrOf(c.LocalAddr())
+	local := admit.AddrOf(c.LocalAddr())
 	name, port, why, err := device.Choose(s.cfg.Device, s.cfg.Port, local)
 	if err != nil {
 		return nil, err
@@ -204,9 +208,6 @@ func (s *Server) routeDevice(name string, port int) (*device.Device, error) {
 	s.routeDevs[key] = d
 	return d, nil
 }
-
-// addrOf is a TCP address's IP (unmapped), or the zero Addr.
-var addrOf = admit.AddrOf
 
 // deviceName is the server's RDMA device, or "" when it runs TCP tests only.
 func (s *Server) deviceName() string {

@@ -1,10 +1,10 @@
-package bench
+package server
 
 import (
 	"sync"
 )
 
-// `rdmabench server --once` (ServerConfig.Once): the server serves the
+// `rdmabench server --once` (Config.Once): the server serves the
 // first client session that runs a test and then stops, as perftest's
 // server ends after its one test. Scripts start it per run and wait for it
 // to exit, which needs no polling: a harness that polls while a test runs
