@@ -12,6 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/server"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
@@ -79,7 +80,7 @@ func TestRDMABudgetNeedMatchesMemory(t *testing.T) {
 // startBudgetServer serves on 127.0.0.1 with budget b until the test ends.
 func startBudgetServer(t *testing.T, b endpoint.Budget) string {
 	t.Helper()
-	srv, err := NewServer(ServerConfig{GIDIndex: -1, Port: 1, Log: testLog(t), Budget: b})
+	srv, err := server.New(server.Config{GIDIndex: -1, Port: 1, Log: testLog(t), Budget: b})
 	if err != nil {
 		t.Fatal(err)
 	}

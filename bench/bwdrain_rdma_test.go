@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -56,7 +57,7 @@ func TestRDMAMultiQPOneReceiver(t *testing.T) {
 	requireDevice(t)
 	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
 		Template: spec.Spec{QPs: 8, Iters: 4000, TxDepth: 32, Warmup: -1}})
-	responderThreads.peak.Store(0)
+	kinds.ResponderThreads.ResetPeak()
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestRDMAMultiQPOneReceiver(t *testing.T) {
 	if r.QPs != 8 || r.Iterations != 4000 {
 		t.Errorf("%d QPs, %d iterations; want 8 and 4000", r.QPs, r.Iterations)
 	}
-	if p := responderThreads.peak.Load(); p != 1 {
+	if p := kinds.ResponderThreads.Peak(); p != 1 {
 		t.Errorf("the server ran %d responder threads at once for 8 QPs, want 1", p)
 	}
 	t.Logf("8 QPs: %.1f MiB/s, server CPU %d us", r.Bandwidth.MiBPerSec, (r.CPU.ServerUserNS+r.CPU.ServerSysNS)/1000)

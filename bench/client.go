@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -23,39 +24,35 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// lostGrace is how long a test whose own loop failed waits for the reason
-// (serverWatch.causeWithin): a lost server or a fatal async event.
-const lostGrace = 500 * time.Millisecond
-
 // finishTest ends a test on the control connection: it reports a measuring
 // error to the server (or the cause that aborted the test), or sends the
 // end with the total iteration count and returns the server's result (from
 // the watch w).
-func (cl *Client) finishTest(w *serverWatch, ab *testAbort, total int64, err error, totals ...int64) (proto.ServerResult, error) {
+func (cl *Client) finishTest(w *kinds.Watch, ab *kinds.TestAbort, total int64, err error, totals ...int64) (proto.ServerResult, error) {
 	if err != nil {
-		cause := ab.err(nil)
+		cause := ab.Err(nil)
 		if cause != nil {
 			err = cause
-		} else if cause = w.causeWithin(ab, err, lostGrace); cause != nil {
+		} else if cause = w.CauseWithin(ab, err, kinds.LostGrace); cause != nil {
 			err = cause
 		}
-		var pl *PeerLostError
+		var pl *kinds.PeerLostError
 		if !errors.As(err, &pl) {
 			cl.c.SendError(err)
 		}
 		if cause == nil {
-			w.wait(heartbeatTimeout) // the server answers with its error: in step for the next test
+			w.Wait(ctrl.HeartbeatTimeout) // the server answers with its error: in step for the next test
 		}
 		return proto.ServerResult{}, err
 	}
 	if err := cl.c.Send(proto.MsgReady, proto.Ready{Phase: proto.PhaseEnd, Total: total, Totals: totals}); err != nil {
-		if c := w.causeWithin(ab, err, lostGrace); c != nil {
+		if c := w.CauseWithin(ab, err, kinds.LostGrace); c != nil {
 			return proto.ServerResult{}, c
 		}
 		return proto.ServerResult{}, err
 	}
 	var sr proto.ServerResult
-	if err := w.next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second); err != nil {
+	if err := w.Next(proto.MsgResult, &sr, endpoint.EngineTimeout+15*time.Second); err != nil {
 		return proto.ServerResult{}, err
 	}
 	if sr.Error != "" {
@@ -111,7 +108,7 @@ type lastTest struct {
 }
 
 // SetByeReport makes Close hand report (JSON) to the server in its bye,
-// for the server's ServerConfig.OnBye.
+// for the server's server.Config.OnBye.
 func (cl *Client) SetByeReport(report []byte) { cl.byeReport = report }
 
 // Dial connects to a server, retrying until timeout, and opens the device.
@@ -120,15 +117,12 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig, timeout time.Durat
 	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
 		cl, err := dial(ctx, addr, cfg, deadline)
 		var re *proto.RemoteError
-		if !errors.As(err, &re) || (re.Code != codeBusy && re.Code != admit.CodeDropped) || time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
+		if !errors.As(err, &re) || (re.Code != admit.CodeBusy && re.Code != admit.CodeDropped) || time.Now().Add(delay).After(deadline) || ctx.Err() != nil {
 			return cl, err
 		}
 		time.Sleep(delay) // the server is finishing another session, or made room for newer connections: try again
 	}
 }
-
-// codeBusy is the RemoteError code of a server serving another client.
-const codeBusy = "busy"
 
 // dial connects once (retrying refused connections until deadline) and
 // shakes hands.
@@ -149,10 +143,10 @@ func dial(ctx context.Context, addr string, cfg ClientConfig, deadline time.Time
 	// The handshake first, then the device: the server gives a handshake
 	// only a few seconds (handshakeTimeout), and opening a device may take
 	// longer.
-	c := proto.NewConn(nc, ctrlTimeout)
+	c := proto.NewConn(nc, ctrl.MsgTimeout)
 	host, _ := os.Hostname()
 	cl := &Client{c: c, peer: addr}
-	if cl.ack, err = auth.ClientHandshake(c, cfg.AuthKey, host, ctrlTimeout); err != nil {
+	if cl.ack, err = auth.ClientHandshake(c, cfg.AuthKey, host, ctrl.MsgTimeout); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
@@ -180,7 +174,7 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*device.Device, error) {
 	var err error
 	open, name, port, why := device.Open, cfg.Device, cfg.Port, "chosen with --ib-dev"
 	if !cfg.RDMACM {
-		name, port, why, err = device.Choose(cfg.Device, cfg.Port, addrOf(nc.LocalAddr()))
+		name, port, why, err = device.Choose(cfg.Device, cfg.Port, admit.AddrOf(nc.LocalAddr()))
 	} else {
 		why = "chosen by rdma_cm for the server's address"
 		if cfg.Device != "" {
@@ -189,7 +183,7 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*device.Device, error) {
 		open = device.OpenCM
 		// the port is the CM ID's (port_num), not --ib-port; for a loopback
 		// server this fails before the first test, as the server would
-		cmName, cmPort, cerr := endpoint.ClientCMDevice(addrOf(nc.RemoteAddr()), name)
+		cmName, cmPort, cerr := endpoint.ClientCMDevice(admit.AddrOf(nc.RemoteAddr()), name)
 		if err = cerr; err == nil {
 			var bound bool
 			if name, port, bound = endpoint.CMBinding(name, port, cmName, cmPort); bound {
@@ -200,7 +194,7 @@ func openClientDevice(nc net.Conn, cfg ClientConfig) (*device.Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	dev, err := open(name, port, cfg.GIDIndex, addrOf(nc.LocalAddr()))
+	dev, err := open(name, port, cfg.GIDIndex, admit.AddrOf(nc.LocalAddr()))
 	if err != nil {
 		return nil, err
 	}
@@ -226,13 +220,13 @@ func (cl *Client) Close() error {
 	return err
 }
 
-// Run runs one test against the server: its kind (kindOf) inside the
+// Run runs one test against the server: its kind (kinds.Of) inside the
 // shared lifecycle (connect, ready, watch and heartbeat, finish, verify).
 // Cancelling ctx aborts the test in progress.
 func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (result.Result, error) {
 	tcp := spec.Transport == result.TransportTCP
 	if tcp {
-		if err := checkTCPSpec(spec); err != nil {
+		if err := kinds.CheckTCPSpec(spec); err != nil {
 			return result.Result{}, err
 		}
 	} else {
@@ -248,16 +242,16 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 	// closes the control connection: every setup wait ends at once
 	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() })
 	defer stopSetup()
-	t := &clientTest{ctx: ctx, c: cl.c, peer: cl.peer, spec: spec}
-	var loops []aborter // the test's C loops, for its abort
+	t := &kinds.ClientTest{Ctx: ctx, C: cl.c, Peer: cl.peer, Spec: spec}
+	var loops []kinds.Loop // the test's C loops, for its abort
 	var setup rdmaSetup
 	if tcp {
-		d, err := connectTCP(ctx, cl.c, spec)
+		d, err := kinds.ConnectTCP(ctx, cl.c, spec)
 		if err != nil {
 			return result.Result{}, err
 		}
-		defer d.close()
-		t.tcp, loops = d, []aborter{d.eng}
+		defer d.Close()
+		t.TCP, loops = d, []kinds.Loop{d.Eng}
 	} else {
 		eps, err := cl.setupRDMA(spec, &o, &setup)
 		if eps != nil {
@@ -267,7 +261,7 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 			return result.Result{}, err
 		}
 		defer o.Timeline.Stop()
-		t.eps = eps
+		t.EPs = eps
 		for _, e := range append(eps.Measured(), eps.Loads...) {
 			loops = append(loops, e.Eng)
 		}
@@ -279,37 +273,37 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 	if !stopSetup() {
 		return result.Result{}, context.Cause(ctx)
 	}
-	ab := newTestAbort(loops...)
-	defer ab.disarm() // before the endpoints are closed (deferred earlier)
-	w := watchServer(cl.c, cl.peer, ab)
-	defer context.AfterFunc(ctx, func() { ab.abort(context.Cause(ctx)) })()
+	ab := kinds.NewTestAbort(loops...)
+	defer ab.Disarm() // before the endpoints are closed (deferred earlier)
+	w := kinds.WatchServer(cl.c, cl.peer, ab)
+	defer context.AfterFunc(ctx, func() { ab.Abort(context.Cause(ctx)) })()
 	if !tcp {
-		defer cl.dev.OnEvent(ab.abort)()
+		defer cl.dev.OnEvent(ab.Abort)()
 	}
-	t.o, t.w, t.ab = o, w, ab
-	t.stopHeartbeat = heartbeat(cl.c)
-	m, err := kindOf(spec).measure(t)
-	t.stopHeartbeat()
+	t.Opts, t.Watch, t.Abort = o, w, ab
+	t.StopHeartbeat = kinds.Heartbeat(cl.c)
+	m, err := kinds.Of(spec).Measure(t)
+	t.StopHeartbeat()
 	o.Timeline.Stop() // every mark before the end (bidirectional: its kind stopped it)
-	sr := m.served
+	sr := m.Served
 	if sr == nil { // the end, and the server's result
 		var got proto.ServerResult
-		got, err = cl.finishTest(w, ab, m.total, err, m.totals...)
+		got, err = cl.finishTest(w, ab, m.Total, err, m.Totals...)
 		sr = &got
 	}
 	if err != nil {
 		return result.Result{}, err
 	}
 	if tcp {
-		return m.res, nil
+		return m.Res, nil
 	}
-	res := m.res
+	res := m.Res
 	if spec.Verify { // after the measured run: see verify.go
-		if res.Verify, err = (verifyPass{}).measure(t); err != nil {
+		if res.Verify, err = (kinds.VerifyPass{}).Measure(t); err != nil {
 			return result.Result{}, err
 		}
 	}
-	if err := cl.complete(&res, spec, o, *sr, m.total, setup); err != nil {
+	if err := cl.complete(&res, spec, o, *sr, m.Total, setup); err != nil {
 		return result.Result{}, err
 	}
 	return res, nil
@@ -401,7 +395,7 @@ func (cl *Client) connectExchange(spec spec.Spec) (*endpoint.Test, int, *result.
 	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return eps, 0, nil, err
 	}
-	if err := device.CheckPair(cl.dev, remote, !device.IsLocalAddr(addrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
+	if err := device.CheckPair(cl.dev, remote, !device.IsLocalAddr(admit.AddrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
 		cl.c.SendError(err)
 		return eps, 0, nil, err
 	}

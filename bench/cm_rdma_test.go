@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
@@ -132,7 +134,7 @@ func startCMTestInfo(t *testing.T, addr string, sp spec.Spec) (*proto.Conn, prot
 		if err != nil {
 			t.Fatal(err)
 		}
-		c = proto.NewConn(nc, ctrlTimeout)
+		c = proto.NewConn(nc, ctrl.MsgTimeout)
 		var ack proto.HelloAck
 		if err := c.Send(proto.MsgHello, proto.Hello{Version: proto.Version, Tool: "test"}); err != nil {
 			t.Fatal(err)
@@ -144,7 +146,7 @@ func startCMTestInfo(t *testing.T, addr string, sp spec.Spec) (*proto.Conn, prot
 		c.Close()
 		// the server may still be ending the previous session: it answers busy
 		var re *proto.RemoteError
-		if !errors.As(err, &re) || re.Code != codeBusy || time.Now().After(deadline) {
+		if !errors.As(err, &re) || re.Code != admit.CodeBusy || time.Now().After(deadline) {
 			t.Fatal(err)
 		}
 	}

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
-	"os"
-	"sync"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/admit"
+	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -19,62 +18,8 @@ import (
 
 // `rdmabench doctor` over verbs and the control connection: the active
 // MTU that only ibv_query_port knows, the device of this side, and the
-// server's answer to a doctor request (bench/doctor does the checks).
-
-// doctorInput is the doctor's input for port of ctx (nil: no device), with
-// netdev ("": found in sysfs). The port is queried now, so a port that
-// went down since the device was opened shows as it is.
-func doctorInput(ctx *verbs.Context, port int, netdev string) doctor.Input {
-	in := doctor.Input{Netdev: netdev}
-	in.Host, _ = os.Hostname()
-	if ctx != nil {
-		in.Device, in.Port = ctx.Name(), port
-		if pa, err := ctx.QueryPort(port); err == nil {
-			in.ActiveMTU = pa.ActiveMTU
-		}
-		in.GIDs = func() ([]doctor.GID, error) {
-			tbl, err := ctx.GIDTable(port)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]doctor.GID, 0, len(tbl))
-			for _, e := range tbl {
-				typ := "IB/RoCE v1" // sysfs's name for IB and RoCE v1 entries
-				if e.Type == verbs.GIDTypeRoCEv2 {
-					typ = "RoCE v2"
-				}
-				out = append(out, doctor.GID{Index: e.Index, Addr: netip.AddrFrom16(e.GID), Type: typ, Netdev: e.Netdev})
-			}
-			return out, nil
-		}
-	}
-	return in
-}
-
-// doctorMu lets one doctor run at a time in this process: each runs up to
-// three tools, and many sessions asking at once must not fork a crowd.
-var doctorMu sync.Mutex
-
-// deviceDoctor runs the doctor's checks for dev (nil: none).
-func deviceDoctor(dev *device.Device) (result.DoctorHost, []result.DoctorFinding) {
-	doctorMu.Lock()
-	defer doctorMu.Unlock()
-	if dev == nil {
-		return doctor.Run(doctorInput(nil, 0, ""))
-	}
-	return doctor.Run(doctorInput(dev.Ctx, dev.Port.Port, dev.GID.Netdev))
-}
-
-// serveDoctor answers a session's doctor request with the checks of the
-// session's device.
-func (s *Server) serveDoctor(c *proto.Conn, dev *device.Device, peer string) error {
-	h, fs := deviceDoctor(dev)
-	var msg proto.Doctor
-	msg.Host, _ = json.Marshal(h)
-	msg.Findings, _ = json.Marshal(fs)
-	s.log.Printf("client %s: doctor: %s", peer, result.DoctorWorst(fs))
-	return c.Send(proto.MsgDoctor, msg)
-}
+// server's answer to a doctor request (bench/server's serveDoctor;
+// bench/doctor does the checks).
 
 // DoctorReport is what `rdmabench doctor` found: this host's facts and
 // checks, and with a peer the server's and the comparison.
@@ -100,7 +45,7 @@ func doctorOn(name string, port int, why string) DoctorReport {
 	if name != "" {
 		ctx, _ = verbs.Open(name) // not opened: the checks that need it are unknown
 	}
-	in := doctorInput(ctx, port, "")
+	in := device.DoctorInput(ctx, port, "")
 	if ctx != nil {
 		ctx.Close()
 	} else if name != "" {
@@ -145,7 +90,7 @@ func PeerDoctor(ctx context.Context, addr, name string, port int, key []byte, ti
 	}
 	defer cl.Close()
 	var r DoctorReport
-	switch dname, dport, why, err := device.Choose(name, port, addrOf(cl.c.LocalAddr())); {
+	switch dname, dport, why, err := device.Choose(name, port, admit.AddrOf(cl.c.LocalAddr())); {
 	case err == nil && dname != "":
 		r = doctorOn(dname, dport, why)
 	default: // no device by route: as without a peer
@@ -156,7 +101,7 @@ func PeerDoctor(ctx context.Context, addr, name string, port int, key []byte, ti
 		return r, fmt.Errorf("doctor request to %s: %w", addr, err)
 	}
 	var msg proto.Doctor
-	if err := cl.c.RecvTimeout(proto.MsgDoctor, &msg, ctrlTimeout); err != nil {
+	if err := cl.c.RecvTimeout(proto.MsgDoctor, &msg, ctrl.MsgTimeout); err != nil {
 		var re *proto.RemoteError
 		if !errors.As(err, &re) { // an older server closes the connection at an unknown message type
 			return r, fmt.Errorf("doctor answer from %s (a server older than this rdmabench has none): %w", addr, err)

@@ -2,19 +2,24 @@ package bench
 
 import (
 	"context"
+	"log"
+	"net"
+	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/server"
 )
 
 // TestPeerDoctor: doctor HOST against a keyed server without a device
 // gets the server's checks of its host and compares both ends.
 func TestPeerDoctor(t *testing.T) {
 	key := []byte("0123456789abcdef")
-	srv, lb := testServer(t, ServerConfig{AuthKey: key})
+	srv, lb := doctorServer(t, key)
 	ln := listenAs(t, "127.0.0.1:4000")
 	serve(t, srv, ln)
 	r, err := PeerDoctor(context.Background(), ln.Addr().String(), "", 1, key, 2*time.Second)
@@ -41,7 +46,7 @@ func TestPeerDoctor(t *testing.T) {
 // a peer that has not authenticated.
 func TestDoctorNeedsHandshake(t *testing.T) {
 	key := []byte("0123456789abcdef")
-	srv, lb := testServer(t, ServerConfig{AuthKey: key})
+	srv, lb := doctorServer(t, key)
 	ln := listenAs(t, "192.0.2.1:4000")
 	serve(t, srv, ln)
 
@@ -63,4 +68,103 @@ func TestDoctorNeedsHandshake(t *testing.T) {
 	if strings.Contains(lb.String(), "doctor: ") {
 		t.Errorf("the server ran the doctor for an unauthenticated peer:\n%s", lb)
 	}
+}
+
+// doctorServer is a server holding key without a device (TCP tests only),
+// whose log goes to the returned buffer.
+func doctorServer(t *testing.T, key []byte) (*server.Server, *logBuf) {
+	t.Helper()
+	lb := &logBuf{}
+	srv, err := server.New(server.Config{GIDIndex: -1, Port: 1, AuthKey: key, Log: log.New(lb, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv, lb
+}
+
+// serve runs srv on ln until the test ends; it checks that Serve returns.
+func serve(t *testing.T, srv *server.Server, ln net.Listener) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Errorf("Serve did not return 3 s after its context ended")
+		}
+	})
+}
+
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitLog waits up to 3 s for s in the log.
+func (l *logBuf) waitLog(t *testing.T, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); !strings.Contains(l.String(), s); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the server log:\n%s", s, l)
+		}
+	}
+}
+
+// peerListener is a TCP listener on 127.0.0.1 whose connections report
+// the remote address peer: a client "from" any address.
+type peerListener struct {
+	net.Listener
+	peer net.Addr
+}
+
+func listenAs(t *testing.T, peer string) *peerListener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &peerListener{ln, net.TCPAddrFromAddrPort(netip.MustParseAddrPort(peer))}
+}
+
+type addrConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c addrConn) RemoteAddr() net.Addr { return c.remote }
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return addrConn{c, l.peer}, nil
+}
+
+func (l *peerListener) dial(t *testing.T) *proto.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", l.Addr().String(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proto.NewConn(c, 2*time.Second)
 }

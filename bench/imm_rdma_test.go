@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
@@ -60,27 +61,27 @@ func TestRDMAImm(t *testing.T) {
 }
 
 // TestRDMAImmCorrupt: an immediate changed before the check (the
-// verifyCorruptImm hook) fails the test with a *VerifyError naming the op,
+// kinds.VerifyCorruptImm hook) fails the test with a *kinds.VerifyError naming the op,
 // the server, the message and both immediates, in both modes.
 func TestRDMAImmCorrupt(t *testing.T) {
 	requireDevice(t)
-	verifyCorruptImm = true
-	defer func() { verifyCorruptImm = false }()
+	kinds.VerifyCorruptImm = true
+	defer func() { kinds.VerifyCorruptImm = false }()
 	for _, op := range []string{result.OpWriteImm, result.OpSendImm} {
 		for _, mode := range []string{result.ModeLat, result.ModeBW} {
 			t.Run(op+"/"+mode, func(t *testing.T) {
 				specs := plan(t, spec.Plan{Ops: []string{op}, Modes: []string{mode}, Sizes: []int{4096},
 					Template: spec.Spec{Iters: 100, Warmup: -1, TxDepth: 16, Verify: true}})
 				_, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
-				var ve *VerifyError
+				var ve *kinds.VerifyError
 				if !errors.As(err, &ve) {
-					t.Fatalf("planted immediate: %v (%T), want a *VerifyError", err, err)
+					t.Fatalf("planted immediate: %v (%T), want a *kinds.VerifyError", err, err)
 				}
 				s := specs[0]
-				want := verifyImm(s, 0)
+				want := kinds.VerifyImm(s, 0)
 				if ve.Op != op || ve.Checker != spec.VerifyServer || ve.Message != 0 || ve.Imm == nil || ve.Imm.Expected != want ||
 					ve.Imm.Seen != want^1 || ve.Imm.Opcode != endpoint.OpVerbs[op].Code.String() {
-					t.Errorf("VerifyError %+v (imm %+v): want %s checked by the server, message 0, immediate 0x%08x seen as 0x%08x", ve, ve.Imm, op, want, want^1)
+					t.Errorf("kinds.VerifyError %+v (imm %+v): want %s checked by the server, message 0, immediate 0x%08x seen as 0x%08x", ve, ve.Imm, op, want, want^1)
 				}
 				if !strings.Contains(err.Error(), strings.ToUpper(op)+" immediate data wrong") {
 					t.Errorf("error text: %v", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/server"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -108,11 +109,11 @@ func TestRDMADownDeviceFirst(t *testing.T) {
 		t.Fatalf("devices %v (%v), want rxa0 first", names, err)
 	}
 
-	srv, err := NewServer(ServerConfig{GIDIndex: -1, Log: testLog(t)})
+	srv, err := server.New(server.Config{GIDIndex: -1, Log: testLog(t)})
 	if err != nil {
 		t.Fatalf("server at start: %v", err)
 	}
-	if d := srv.dev; d.Ctx.Name() == "rxa0" || !strings.Contains(d.Reason, "skipped rxa0 port 1 is PORT_DOWN") {
+	if d := srv.Device(); d.Ctx.Name() == "rxa0" || !strings.Contains(d.Reason, "skipped rxa0 port 1 is PORT_DOWN") {
 		t.Errorf("server at start: %s (%q), want an active device and rxa0 skipped", d.Ctx.Name(), d.Reason)
 	}
 	srv.Close()
@@ -142,7 +143,7 @@ func TestRDMADownDeviceFirst(t *testing.T) {
 	}
 
 	for _, port := range []int{1, 0} {
-		_, err := NewServer(ServerConfig{Device: "rxa0", Port: port, GIDIndex: -1, Log: testLog(t)})
+		_, err := server.New(server.Config{Device: "rxa0", Port: port, GIDIndex: -1, Log: testLog(t)})
 		if !errors.Is(err, device.ErrPortNotActive) || !strings.Contains(err.Error(), "rxa0 port 1 is PORT_DOWN") {
 			t.Errorf("server -d rxa0 (port %d): %v, want %v naming rxa0 port 1", port, err, device.ErrPortNotActive)
 		}

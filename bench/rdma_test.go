@@ -15,6 +15,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/result/schema"
+	"github.com/rdmabench/rdmabench/bench/server"
 	"github.com/rdmabench/rdmabench/hist"
 
 	"github.com/rdmabench/rdmabench/bench/endpoint"
@@ -58,7 +59,7 @@ func startServerOn(t *testing.T, ip string) string {
 // startServerOnDevice is startServerOn with --ib-dev dev ("": none).
 func startServerOnDevice(t *testing.T, ip, dev string) string {
 	t.Helper()
-	srv, err := NewServer(ServerConfig{Device: dev, GIDIndex: -1, Port: 1, Log: testLog(t), Exposed: true})
+	srv, err := server.New(server.Config{Device: dev, GIDIndex: -1, Port: 1, Log: testLog(t), Exposed: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -17,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/server"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/clock"
 	"github.com/rdmabench/rdmabench/internal/version"
@@ -33,7 +33,7 @@ type RunConfig struct {
 	CommandLine []string
 	ServerCPUs  []int // loopback: pin the in-process server's responder thread to ServerCPUs[0]; nil: no pinning
 	// ByeReport, when set, makes the report RunClient hands the server in
-	// its bye (ServerConfig.OnBye) from the finished document and the run's
+	// its bye (server.Config.OnBye) from the finished document and the run's
 	// error; nil from it: an empty bye.
 	ByeReport func(doc *result.Document, err error) []byte
 }
@@ -64,7 +64,7 @@ func runAll(ctx context.Context, cl *Client, doc *result.Document, cfg RunConfig
 			doc.Partial = true
 		}
 	}()
-	env, warns, err := sideEnv(cl.Device(), cl.c.LocalAddr(), cfg.Client.Run.CPU)
+	env, warns, err := device.SideEnv(cl.Device(), cl.c.LocalAddr(), cfg.Client.Run.CPU)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func RunLoopback(ctx context.Context, cfg RunConfig, serverLog *log.Logger) (*re
 		}
 		dev.Close()
 	}
-	srv, err := NewServer(ServerConfig{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex,
+	srv, err := server.New(server.Config{Device: cfg.Client.Device, Port: cfg.Client.Port, GIDIndex: cfg.Client.GIDIndex,
 		Log: serverLog, CPUs: cfg.ServerCPUs, AuthKey: cfg.Client.AuthKey, NUMA: cfg.Client.NUMA})
 	if err != nil {
 		return nil, err
@@ -191,55 +191,4 @@ func envQPType(specs []spec.Spec) string {
 		return "RC"
 	}
 	return strings.Join(types, ",")
-}
-
-// exposure says in words who the server admits.
-func (s *Server) exposure() string {
-	var who string
-	switch {
-	case len(s.cfg.AuthKey) > 0:
-		who = "clients that prove the key"
-	case s.cfg.Exposed:
-		who = "any client (no key: see --auth-key-file)"
-	default:
-		who = "loopback clients only (protected mode: no key and no --bind)"
-	}
-	if len(s.cfg.Allow) > 0 {
-		who += fmt.Sprintf(", from %v only", s.cfg.Allow)
-	}
-	limits := fmt.Sprintf("idle timeout %v, heartbeat deadline %v", s.cfg.IdleTimeout, heartbeatTimeout)
-	if s.cfg.MaxSession > 0 {
-		limits += fmt.Sprintf(", sessions at most %v", s.cfg.MaxSession)
-	}
-	all, perAddr := s.maxStartups()
-	limits += fmt.Sprintf(", at most %d connections in the handshake (%d per address)", all, perAddr)
-	return "serving " + who + "; " + limits
-}
-
-// ListenAndServe runs `rdmabench server` on addr until ctx ends.
-func ListenAndServe(ctx context.Context, addr string, cfg ServerConfig) error {
-	srv, err := NewServer(cfg)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	if cfg.Log != nil {
-		dev := fmt.Sprintf("device %q", srv.deviceName())
-		if srv.dev != nil {
-			dev = fmt.Sprintf("device %q port %d (%s)", srv.deviceName(), srv.dev.Port.Port, srv.dev.Reason)
-		}
-		if cfg.Device == "" && srv.dev != nil {
-			dev = fmt.Sprintf("device per client, by route (else %s port %d: %s)", srv.deviceName(), srv.dev.Port.Port, srv.dev.Reason)
-		}
-		cfg.Log.Printf("listening on %s (%s); %s", ln.Addr(), dev, srv.exposure())
-	}
-	err = srv.Serve(ctx, ln)
-	if errors.Is(err, net.ErrClosed) {
-		return nil
-	}
-	return err
 }

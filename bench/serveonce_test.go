@@ -10,14 +10,15 @@ import (
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/bench/server"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
-// onceServer serves ServerConfig{Once: true} on an ephemeral loopback port;
+// onceServer serves server.Config{Once: true} on an ephemeral loopback port;
 // the channel gets Serve's return.
 func onceServer(t *testing.T) (string, <-chan error) {
 	t.Helper()
-	srv, err := NewServer(ServerConfig{GIDIndex: -1, Port: 1, Log: testLog(t), Once: true})
+	srv, err := server.New(server.Config{GIDIndex: -1, Port: 1, Log: testLog(t), Once: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
@@ -38,7 +39,7 @@ func checkTCPDoc(t *testing.T, doc *result.Document, specs []spec.Spec) *result.
 		t.Errorf("TCP environment: connection type %q, GID %q", back.Env.QPType, back.Env.GID)
 	}
 	for i, r := range back.Results {
-		if r.Transport != result.TransportTCP || r.TimedInterval != tcpTimedInterval(specs[i]) {
+		if r.Transport != result.TransportTCP || r.TimedInterval != kinds.TCPTimedInterval(specs[i]) {
 			t.Errorf("%s: transport %q, timed interval %q", specs[i].Name(), r.Transport, r.TimedInterval)
 		}
 		if r.Mode == result.ModeLat && (r.RTT == nil || r.HistogramDivisor != 2 || r.RTT.Min != 2*r.Latency.Min) {
@@ -120,7 +121,7 @@ func TestTCPRefusals(t *testing.T) {
 	if _, err := cl.Run(context.Background(), open, measure.Options{CPU: -1}); err == nil || !strings.Contains(err.Error(), "RDMA-only") {
 		t.Errorf("open-loop TCP test: %v, want a refusal", err)
 	}
-	if _, err := verbs.DeviceNames(); noRDMADevice(err) {
+	if _, err := verbs.DeviceNames(); kinds.NoRDMADevice(err) {
 		// This server runs TCP tests only: an RDMA test is refused with the reason.
 		rdma := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Template: spec.Spec{Iters: 200}})[0]
 		if err := cl.c.Send(proto.MsgTest, rdma); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/testutil"
@@ -19,9 +20,9 @@ func checkVerified(t *testing.T, back *result.Document, specs []spec.Spec) {
 	for i, r := range back.Results {
 		s := specs[i]
 		v := r.Verify
-		want := verifyMessages(s)
-		if v == nil || v.Messages != int64(want) || v.Bytes != int64(want*s.Size) || v.CheckedBy != verifyChecker(s.Op) {
-			t.Errorf("%s: verify %+v, want %d messages, %d bytes, checked by the %s", s.Name(), v, want, want*s.Size, verifyChecker(s.Op))
+		want := kinds.VerifyMessages(s)
+		if v == nil || v.Messages != int64(want) || v.Bytes != int64(want*s.Size) || v.CheckedBy != kinds.VerifyChecker(s.Op) {
+			t.Errorf("%s: verify %+v, want %d messages, %d bytes, checked by the %s", s.Name(), v, want, want*s.Size, kinds.VerifyChecker(s.Op))
 			continue
 		}
 		t.Logf("%s: %d messages (%d bytes) checked by the %s", s.Name(), v.Messages, v.Bytes, v.CheckedBy)
@@ -49,26 +50,26 @@ func TestRDMAVerify(t *testing.T) {
 }
 
 // TestRDMAVerifyCorrupt: a byte flipped in every received message (the
-// verifyCorrupt hook, right before the check) fails the test with a
-// *VerifyError naming the op, the checking side, the offset and both bytes:
+// kinds.VerifyCorrupt hook, right before the check) fails the test with a
+// *kinds.VerifyError naming the op, the checking side, the offset and both bytes:
 // the server for SEND and WRITE, the client for READ, in both modes.
 func TestRDMAVerifyCorrupt(t *testing.T) {
 	requireDevice(t)
 	const at = 1000
-	verifyCorrupt = at
-	defer func() { verifyCorrupt = -1 }()
+	kinds.VerifyCorrupt = at
+	defer func() { kinds.VerifyCorrupt = -1 }()
 	for _, op := range []string{result.OpSend, result.OpWrite, result.OpRead} {
 		for _, mode := range []string{result.ModeLat, result.ModeBW} {
 			t.Run(op+"/"+mode, func(t *testing.T) {
 				specs := plan(t, spec.Plan{Ops: []string{op}, Modes: []string{mode}, Sizes: []int{4096}, Template: spec.Spec{Iters: 200, Warmup: -1, TxDepth: 16, Verify: true}})
 				_, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
-				var ve *VerifyError
+				var ve *kinds.VerifyError
 				if !errors.As(err, &ve) {
-					t.Fatalf("planted corruption: %v (%T), want a *VerifyError", err, err)
+					t.Fatalf("planted corruption: %v (%T), want a *kinds.VerifyError", err, err)
 				}
-				checker := verifyChecker(op)
+				checker := kinds.VerifyChecker(op)
 				if ve.Op != op || ve.Checker != checker || ve.Message != 0 || ve.Offset != at || ve.Seen != ve.Expected^0xff || ve.Len != 4096 {
-					t.Errorf("VerifyError %+v: want %s checked by the %s, message 0, offset %d, seen = expected^0xff", ve, op, checker, at)
+					t.Errorf("kinds.VerifyError %+v: want %s checked by the %s, message 0, offset %d, seen = expected^0xff", ve, op, checker, at)
 				}
 				want := fmt.Sprintf("--verify: %s payload corrupted, seen by the %s in message 0 of %d (QP 0): offset %d of 4096: expected byte 0x%02x, seen 0x%02x",
 					strings.ToUpper(op), checker, spec.DefaultVerifyMessages, at, ve.Expected, ve.Seen)

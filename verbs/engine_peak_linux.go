@@ -8,7 +8,7 @@ import (
 	"unsafe"
 )
 
-// perftest's BW peak for the drop-in facing perftest (bench/dropinloop.go,
+// perftest's BW peak for the drop-in facing perftest (bench/dropin/peer/loop.go,
 // docs/perftest.md): the bandwidth sender's post and completion times of
 // each work request, which perftest keeps as tposted[] and tcompleted[].
 // Off by default: the C loop then tests one counter per work request.

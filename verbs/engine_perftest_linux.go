@@ -6,7 +6,7 @@ import "C"
 import "fmt"
 
 // The engine's perftest mode: the drop-in facing a real perftest tool
-// (bench/dropin.go, docs/perftest.md).
+// (bench/dropin/peer/peer.go, docs/perftest.md).
 
 // SetPerftestMarker makes the WRITE ping-pong's marker perftest's: the
 // iteration count modulo 256 (1, 2, ... 255, 0, 1, ...), which perftest's

@@ -43,6 +43,9 @@ const (
 	CodeDropped = "dropped"  // the oldest unauthenticated connection, dropped for a newer one
 )
 
+// CodeBusy is the RemoteError code of a server serving another client.
+const CodeBusy = "busy"
+
 // ForFDs is the global cap for a file-descriptor limit of nofile: half of
 // what is left after the reserve, within [MinStartups, MaxStartupsCeiling].
 func ForFDs(nofile uint64) int {

@@ -2,7 +2,7 @@
 // connected: each Write one SEND, each Read (part of) one received
 // message, every wait bounded by a deadline. perftest's -R runs its whole
 // out-of-band exchange over such a channel (docs/perftest.md, "Facing
-// perftest"); bench.DialPerftestCM and bench.AcceptPerftestCM use it.
+// perftest"); peer.DialPerftestCM and peer.AcceptPerftestCM use it.
 package cmchan
 
 import (

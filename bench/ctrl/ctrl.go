@@ -50,3 +50,17 @@ type Chan interface {
 }
 
 var _ Chan = (*proto.Conn)(nil)
+
+// Timeouts of the control connection, the same on both sides (tests
+// shorten them).
+var (
+	// MsgTimeout is the deadline of one control message.
+	MsgTimeout = 10 * time.Second
+	// HeartbeatEvery is how often each side sends Ready{alive} while a
+	// test runs.
+	HeartbeatEvery = time.Second
+	// HeartbeatTimeout is how long a side waits for its peer's next
+	// message in a test before it drops the peer (dead, stopped or
+	// silent): 4 missed heartbeats.
+	HeartbeatTimeout = 4 * time.Second
+)

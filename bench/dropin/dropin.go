@@ -5,7 +5,7 @@
 // exactly one session, which then prints the client's figures (its bye
 // carries them) and exits. With a host it is the client: `run` with the
 // mapped tests. Facing a real perftest tool (facing.go) it speaks
-// perftest's exchange instead, and bench.RunDropIn runs the test.
+// perftest's exchange instead, and peer.RunDropIn runs the test.
 //
 // The CLI (cmd/rdmabench/dropin.go) turns argv into a Config and calls
 // Run; perftest's options, tools and tables are bench/perftest, its
@@ -32,6 +32,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
+	benchserver "github.com/rdmabench/rdmabench/bench/server"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/internal/version"
 )
@@ -197,7 +198,7 @@ func server(ctx context.Context, cfg Config) error {
 // session is the server's one rdmabench session and the client's figures,
 // which its bye carries.
 type session struct {
-	srv *bench.Server
+	srv *benchserver.Server
 	mu  sync.Mutex
 	rep *perftest.Report
 	bad error // the report did not decode
@@ -212,7 +213,7 @@ func newSession(cfg Config, key []byte) (*session, error) {
 		lg = log.New(cfg.Stderr, "rdmabench server: ", log.LstdFlags)
 	}
 	s := &session{}
-	srv, err := bench.NewServer(bench.ServerConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Log: lg, AuthKey: key,
+	srv, err := benchserver.New(benchserver.Config{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Log: lg, AuthKey: key,
 		Exposed: true, // perftest's server takes any client; this one takes one session, then exits
 		OnBye: func(peer string, b []byte) {
 			r, err := perftest.DecodeReport(b)

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/cmchan"
+	"github.com/rdmabench/rdmabench/bench/dropin/peer"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
@@ -26,11 +26,11 @@ import (
 // perftest"): the client tries perftest's exchange first and falls back
 // to rdmabench's protocol when the server is rdmabench; the server looks
 // at the first bytes of its one connection: perftest's version string, or
-// rdmabench's header. bench.RunDropIn runs the test itself.
+// rdmabench's header. peer.RunDropIn runs the test itself.
 
 // wireTest is what this side negotiates with perftest >= 6.28 (the
 // size, iterations, QPs and the device's max_qp_rd_atom are filled in by
-// bench.RunDropIn).
+// peer.RunDropIn).
 func wireTest(o perftest.Options) wire.Test {
 	t := wire.Test{Lat: o.Tool.Lat, Conn: wire.ConnRC, AllSizes: o.AllSizes, Duration: o.Duration, ReportGbits: o.ReportGbits,
 		RDMACM: o.RDMACM, CmpAndSwap: o.AtomicType == "CMP_AND_SWAP"}
@@ -55,7 +55,7 @@ func wireTest(o perftest.Options) wire.Test {
 
 // facingSpec is the test the drop-in runs against perftest, or why it
 // cannot; with -a also its sizes in order (perftest's RUN_ALL: every size
-// on the same QPs, bench.DropInConfig.Sizes), else nil.
+// on the same QPs, peer.DropInConfig.Sizes), else nil.
 func facingSpec(o perftest.Options) (spec.Spec, []int, error) {
 	specs, err := specs(o)
 	if err != nil {
@@ -64,20 +64,20 @@ func facingSpec(o perftest.Options) (spec.Spec, []int, error) {
 	var sizes []int
 	switch {
 	case o.AllSizes && o.Duration > 0:
-		return spec.Spec{}, nil, fmt.Errorf("%w: -a with -D (perftest runs -D on one size)", bench.ErrPerftestUnsupported)
+		return spec.Spec{}, nil, fmt.Errorf("%w: -a with -D (perftest runs -D on one size)", peer.ErrPerftestUnsupported)
 	case o.AllSizes && o.Bidir:
-		return spec.Spec{}, nil, fmt.Errorf("%w: -a with -b (-b on one size)", bench.ErrPerftestUnsupported)
+		return spec.Spec{}, nil, fmt.Errorf("%w: -a with -b (-b on one size)", peer.ErrPerftestUnsupported)
 	case o.AllSizes && o.ConnOrDefault() != "RC":
-		return spec.Spec{}, nil, fmt.Errorf("%w: -a with -c %s (-a on RC)", bench.ErrPerftestUnsupported, o.ConnOrDefault())
+		return spec.Spec{}, nil, fmt.Errorf("%w: -a with -c %s (-a on RC)", peer.ErrPerftestUnsupported, o.ConnOrDefault())
 	}
 	if o.AllSizes {
 		for _, sp := range specs {
 			sizes = append(sizes, sp.Size)
 		}
 	} else if len(specs) != 1 {
-		return spec.Spec{}, nil, fmt.Errorf("%w: %d tests in one run", bench.ErrPerftestUnsupported, len(specs))
+		return spec.Spec{}, nil, fmt.Errorf("%w: %d tests in one run", peer.ErrPerftestUnsupported, len(specs))
 	}
-	return specs[0], sizes, bench.DropInSupported(specs[0])
+	return specs[0], sizes, peer.DropInSupported(specs[0])
 }
 
 // clientFacingPerftest runs the test against a perftest server at o.Host;
@@ -95,8 +95,8 @@ func clientFacingPerftest(ctx context.Context, cfg Config) (tried bool, err erro
 		if err != nil || len(ips) == 0 {
 			return true, fmt.Errorf("-R: server %q: no IPv4 address (%v)", o.Host, err)
 		}
-		cc, err := bench.DialPerftestCM(ctx, netip.AddrPortFrom(ips[0], uint16(o.Port)), o.Device, o.GIDIndex, 30*time.Second)
-		if errors.Is(err, bench.ErrNotPerftest) {
+		cc, err := peer.DialPerftestCM(ctx, netip.AddrPortFrom(ips[0], uint16(o.Port)), o.Device, o.GIDIndex, 30*time.Second)
+		if errors.Is(err, peer.ErrNotPerftest) {
 			return false, nil // no rdma_cm listener: an rdmabench server (TCP)
 		}
 		if err != nil {
@@ -123,10 +123,10 @@ func clientFacingPerftest(ctx context.Context, cfg Config) (tried bool, err erro
 	if err != nil {
 		return true, err
 	}
-	run, err := bench.RunDropIn(ctx, nc, bench.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
+	run, err := peer.RunDropIn(ctx, nc, peer.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
 		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: measure.Options{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
 	saveRec()
-	if errors.Is(err, bench.ErrNotPerftest) {
+	if errors.Is(err, peer.ErrNotPerftest) {
 		return false, nil
 	}
 	return true, finishFacingPerftest(cfg, perftest.Client, run, nc.RemoteAddr().String(), err)
@@ -135,7 +135,7 @@ func clientFacingPerftest(ctx context.Context, cfg Config) (tried bool, err erro
 // finishFacingPerftest prints this side's table and names the peer in
 // errors. With RDMABENCH_DROPIN_JSON=FILE a side that timed the loop also
 // writes rdmabench's result document there.
-func finishFacingPerftest(cfg Config, side perftest.Side, run *bench.DropInRun, peerAddr string, err error) error {
+func finishFacingPerftest(cfg Config, side perftest.Side, run *peer.DropInRun, peerAddr string, err error) error {
 	o := cfg.Options
 	if err != nil {
 		if run != nil && run.Peer.Raw != "" {
@@ -247,7 +247,7 @@ func serverFacingPerftest(ctx context.Context, cfg Config, c net.Conn) error {
 	if err != nil {
 		return err
 	}
-	run, err := bench.RunDropIn(ctx, c, bench.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
+	run, err := peer.RunDropIn(ctx, c, peer.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
 		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: measure.Options{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
 	saveRec()
 	return finishFacingPerftest(cfg, perftest.Server, run, c.RemoteAddr().String(), err)
@@ -263,7 +263,7 @@ func serverFacingPerftestCM(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("-p %d: -R: %w", o.Port, err)
 	}
 	defer l.Close()
-	c, err := bench.AcceptPerftestCM(ctx, l, o.Device, o.GIDIndex, 30*time.Second)
+	c, err := peer.AcceptPerftestCM(ctx, l, o.Device, o.GIDIndex, 30*time.Second)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/dropin/peer"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -58,7 +58,7 @@ func TestPerftestParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := facingSpec(bw); !errors.Is(err, bench.ErrPerftestUnsupported) || !strings.Contains(err.Error(), args[0]) {
+		if _, _, err := facingSpec(bw); !errors.Is(err, peer.ErrPerftestUnsupported) || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("ib_write_bw %v against perftest: %v", args, err)
 		}
 	}
@@ -122,7 +122,7 @@ func TestPerftestSpecModes(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err = facingSpec(o)
-		if (err == nil) != c.ok || (err != nil && !errors.Is(err, bench.ErrPerftestUnsupported)) {
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, peer.ErrPerftestUnsupported)) {
 			t.Errorf("%s %v against perftest: %v, want ok %v", c.tool, c.args, err, c.ok)
 		}
 	}

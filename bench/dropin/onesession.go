@@ -15,7 +15,7 @@ import (
 
 // oneSession is a listener that accepts one connection, stops listening,
 // and reports net.ErrClosed once that connection is closed (the session
-// over), so that bench.Server.Serve returns after exactly one session.
+// over), so that bench/server's Server.Serve returns after exactly one session.
 type oneSession struct {
 	net.Listener
 	mu       sync.Mutex

@@ -329,7 +329,7 @@ type CMListener struct {
 	// Log notes rejected requests (nil: not logged).
 	Log interface{ Printf(string, ...any) }
 	// Perftest: requests carry no private data (a perftest -R client,
-	// bench/dropincm.go): the n-th one connects QP n.
+	// bench/dropin/peer/cm.go): the n-th one connects QP n.
 	Perftest bool
 	next     int
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/result"
+	benchserver "github.com/rdmabench/rdmabench/bench/server"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
@@ -135,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	// authKey is rank 0's run key, shared through the launcher: every
-	// pair's control session proves it (bench.ServerConfig.AuthKey and
+	// pair's control session proves it (benchserver.Config.AuthKey and
 	// bench.ClientConfig.AuthKey; see startServers and runPair).
 	authKey := all[0].Key
 	me.Key, me.Collector = nil, ""
@@ -361,9 +362,9 @@ func gather(ctx context.Context, b boot.Bootstrap, name string, me rankInfo) ([]
 	return out, nil
 }
 
-// server is one bench.Server serving one listener.
+// server is one benchserver.Server serving one listener.
 type server struct {
-	srv    *bench.Server
+	srv    *benchserver.Server
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -391,7 +392,7 @@ func startServers(ctx context.Context, cfg Config, ip netip.Addr, me rankInfo, s
 		if cfg.Port > 0 {
 			port = cfg.Port + me.LocalRank*slots + s
 		}
-		srv, err := bench.NewServer(bench.ServerConfig{Device: me.Device, Port: cfg.Client.Port,
+		srv, err := benchserver.New(benchserver.Config{Device: me.Device, Port: cfg.Client.Port,
 			GIDIndex: cfg.Client.GIDIndex, Log: log.New(io.Discard, "", 0), AuthKey: authKey, Exposed: true})
 		if err != nil {
 			return fail(fmt.Errorf("mesh: server: %w", err))

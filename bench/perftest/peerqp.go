@@ -8,7 +8,7 @@ import (
 )
 
 // UC and UD against a real perftest tool (docs/perftest.md, "Facing
-// perftest"; the QPs: bench/dropin.go). The exchange is the same as
+// perftest"; the QPs: bench/dropin/peer/peer.go). The exchange is the same as
 // for RC (the same per-QP records, swaps and barriers); what differs is on
 // the QPs. perftest 6.06 moves a UC QP to RTR with the path MTU, the peer's
 // QPN and PSN only and to RTS with its send PSN only; a UD QP to RTR and

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/sockeng"
 	"github.com/rdmabench/rdmabench/verbs"
@@ -21,14 +21,14 @@ import (
 // event is a data-path failure; signals are 128+N; --run-timeout is
 // exitTimeout.
 func TestExitCodeEndings(t *testing.T) {
-	lost := &bench.PeerLostError{Peer: "h:1", Reason: "control connection closed", Err: &proto.Error{Op: "waiting", Err: io.EOF}}
+	lost := &kinds.PeerLostError{Peer: "h:1", Reason: "control connection closed", Err: &proto.Error{Op: "waiting", Err: io.EOF}}
 	for _, tc := range []struct {
 		err  error
 		want int
 	}{
 		{lost, exitPeer},
 		{fmt.Errorf("%w (data path: %w)", lost, sockeng.ErrPeerClosed), exitPeer},
-		{&bench.PeerLostError{Reason: "no heartbeat", Err: os.ErrDeadlineExceeded}, exitPeer},
+		{&kinds.PeerLostError{Reason: "no heartbeat", Err: os.ErrDeadlineExceeded}, exitPeer},
 		{&verbs.AsyncEventError{Event: verbs.AsyncEvent{Type: verbs.IBV_EVENT_PORT_ERR, Device: "rxe1", Port: 1}}, exitTransport},
 		{&signalError{sig: syscall.SIGINT}, 130},
 		{&signalError{sig: syscall.SIGTERM}, 143},

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/server"
 )
 
 // TestIdleFloodRefusal: under 150 idle connections (connect, send nothing)
@@ -25,7 +25,7 @@ func TestIdleFloodRefusal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- bench.ListenAndServe(ctx, "127.0.0.1:"+port, bench.ServerConfig{Device: "none-such-device", GIDIndex: -1})
+		done <- server.ListenAndServe(ctx, "127.0.0.1:"+port, server.Config{Device: "none-such-device", GIDIndex: -1})
 	}()
 	defer func() {
 		cancel()

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/auth"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/dropin"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/isolation"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -113,11 +113,11 @@ func exitCode(err error) int {
 	var pe *proto.Error
 	var ne *net.OpError
 	var ve *verbs.Error
-	var vfe *bench.VerifyError
+	var vfe *kinds.VerifyError
 	var aue *auth.Error
 	var se *signalError
 	var rte *runTimeoutError
-	var pl *bench.PeerLostError
+	var pl *kinds.PeerLostError
 	var ae *verbs.AsyncEventError
 	var pme partialError
 	var be *boot.OpError

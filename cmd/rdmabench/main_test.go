@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 
@@ -118,7 +118,7 @@ func TestExitCodeTransport(t *testing.T) {
 		&verbs.WCError{Status: verbs.WCRetryExcErr},
 		fmt.Errorf("TCP latency client: %w", sockeng.ErrTimeout),
 		&sockeng.PeerClosedError{Loop: "TCP latency responder"},
-		&bench.VerifyError{Op: "send", Checker: "server", Messages: 64, Size: 64, Len: 64, Offset: 3, Expected: 1, Seen: 2},
+		&kinds.VerifyError{Op: "send", Checker: "server", Messages: 64, Size: 64, Len: 64, Offset: 3, Expected: 1, Seen: 2},
 	} {
 		if got := exitCode(fmt.Errorf("send lat 2B: %w", err)); got != exitTransport {
 			t.Errorf("exitCode(%v) = %d, want %d", err, got, exitTransport)

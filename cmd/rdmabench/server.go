@@ -13,9 +13,9 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/rdmabench/rdmabench/bench"
 	"github.com/rdmabench/rdmabench/bench/admit"
 	"github.com/rdmabench/rdmabench/bench/hostenv"
+	"github.com/rdmabench/rdmabench/bench/server"
 	"github.com/rdmabench/rdmabench/bench/spec"
 )
 
@@ -28,7 +28,7 @@ func serverLong() string {
 		"handshake must be done within %v, at most --max-startups at once (the oldest dropped\n"+
 		"for a new one) and --max-startups-per-addr from one address (more refused, with the\n"+
 		"reason). SIGINT/SIGTERM abort the running test and exit within 2 s.",
-		bench.HeartbeatTimeout(), bench.HandshakeTimeout())
+		server.HeartbeatTimeout(), server.HandshakeTimeout())
 }
 
 // cmdServer is 'rdmabench server'.
@@ -43,7 +43,7 @@ func cmdServer(fs *flag.FlagSet) action {
 	nf.add(fs, "the responder threads")
 	keyFile := addKeyFlag(fs, "that clients must prove they hold")
 	allow := fs.String("allow", "", "admit only clients from these CIDR prefixes or addresses (comma-separated, e.g. 10.0.0.0/8,192.0.2.7); checked at accept")
-	idle := fs.Duration("idle-timeout", bench.DefaultIdleTimeout, "close a session that sends nothing for this long between tests")
+	idle := fs.Duration("idle-timeout", server.DefaultIdleTimeout, "close a session that sends nothing for this long between tests")
 	maxSession := fs.Duration("max-session", 0, "close a session this long after it opened, aborting its test (0: no limit)")
 	maxStartups := fs.Int("max-startups", 0, "connections at most between accept and authentication; when full, the oldest is dropped for a new one "+
 		"(0: half of what the file-descriptor limit leaves after 32, within 4..1024)")
@@ -104,8 +104,8 @@ func cmdServer(fs *flag.FlagSet) action {
 		lg.Printf("budget: %s", budget)
 		ctx, stop := serverContext(ctx, lg)
 		defer stop()
-		return bench.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
-			bench.ServerConfig{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget,
+		return server.ListenAndServe(ctx, net.JoinHostPort(*bind, strconv.Itoa(*port)),
+			server.Config{Device: d.device, Port: d.port, GIDIndex: d.gidIndex, Log: lg, CPUs: cpus, Budget: budget,
 				AuthKey: key, Exposed: fs.Changed("bind"), Allow: nets, IdleTimeout: *idle, MaxSession: *maxSession, NUMA: numaChoice,
 				MaxStartups: *maxStartups, MaxStartupsPerAddr: *perAddr, Once: *once})
 	}

@@ -120,10 +120,24 @@ var Layers = []Layer{
 		},
 	},
 	{
-		Name: "engine", Kind: Cgo,
-		About: "the benchmark engine: server, client, the test kinds, the drop-in's side facing perftest",
+		Name: "test kinds", Kind: Cgo,
+		About: "the test kinds, one type each with its client half and its server half, talking through the control channel: latency, bandwidth, several QPs, latency under load, bidirectional, the TCP baseline, the verify pass; the server's responder loops, the watch and heartbeats of a running test",
 		Pkgs: []string{
-			"bench",
+			"bench/kinds",
+		},
+	},
+	{
+		Name: "server", Kind: Cgo,
+		About: "`rdmabench server`: the accept loop and admission, sessions, the server's side of each test up to its kind",
+		Pkgs: []string{
+			"bench/server",
+		},
+	},
+	{
+		Name: "engine", Kind: Cgo,
+		About: "the client facade: dial, run, loopback, run lists; beside it the drop-in's side facing perftest",
+		Pkgs: []string{
+			"bench", "bench/dropin/peer",
 		},
 	},
 	{

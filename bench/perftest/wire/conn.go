@@ -14,7 +14,7 @@ const DefaultTimeout = 30 * time.Second
 // Conn is one side of the exchange over a TCP connection (perftest's
 // default), or with Binary over a message channel in which each Write is
 // one message and a Read returns what is left of one (-R: an rdma_cm QP,
-// bench/dropincm.go). Client: the side that connected; it writes first
+// bench/dropin/peer/cm.go). Client: the side that connected; it writes first
 // in every swap.
 type Conn struct {
 	C       net.Conn
