@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"errors"
 	"log"
@@ -198,32 +199,35 @@ func TestRDMALoopbackBandwidth(t *testing.T) {
 func TestRDMADurationMode(t *testing.T) {
 	requireDevice(t)
 	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat, result.ModeBW}, Sizes: []int{64}, Template: spec.Spec{Duration: time.Second, WarmupTime: 100 * time.Millisecond, TxDepth: 16, CQMod: 4}})
-	cfg := runCfg(specs)
-	var lines strings.Builder
-	cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 250*time.Millisecond
-	var hlog bytes.Buffer // and each interval's port counters (checkTimeline)
-	var err error
-	if cfg.Client.Run.HLog, err = hist.NewLogWriter(&hlog, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := RunLoopback(context.Background(), cfg, testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	back := checkDoc(t, doc, specs)
-	checkTimeline(t, back, hlog.String())
-	for _, r := range back.Results {
-		if r.Iterations == 0 || len(r.Intervals) < 2 || r.Warmup == 0 {
-			t.Errorf("%s %s: %d iterations, %d intervals, warm-up %d", r.Op, r.Mode, r.Iterations, len(r.Intervals), r.Warmup)
+	timingRetry(t, func() (misses []string) {
+		cfg := runCfg(specs)
+		var lines strings.Builder
+		cfg.Client.Run.Out, cfg.Client.Run.Interval = &lines, 250*time.Millisecond
+		var hlog bytes.Buffer // and each interval's port counters (checkTimeline)
+		var err error
+		if cfg.Client.Run.HLog, err = hist.NewLogWriter(&hlog, time.Now()); err != nil {
+			t.Fatal(err)
 		}
-		if d := time.Duration(r.DurationNS); d < 900*time.Millisecond || d > 2500*time.Millisecond {
-			t.Errorf("%s %s: measured %v, want about 1s", r.Op, r.Mode, d)
+		doc, err := RunLoopback(context.Background(), cfg, testLog(t))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if strings.Count(lines.String(), "\n") < 8 {
-		t.Errorf("too few interval lines:\n%s", lines.String())
-	}
-	t.Logf("interval lines:\n%s", lines.String())
+		back := checkDoc(t, doc, specs)
+		checkTimeline(t, back, hlog.String())
+		for _, r := range back.Results {
+			if r.Iterations == 0 || len(r.Intervals) < 2 || r.Warmup == 0 {
+				t.Errorf("%s %s: %d iterations, %d intervals, warm-up %d", r.Op, r.Mode, r.Iterations, len(r.Intervals), r.Warmup)
+			}
+			if d := time.Duration(r.DurationNS); d < 900*time.Millisecond || d > 2500*time.Millisecond {
+				misses = append(misses, fmt.Sprintf("%s %s: measured %v, want about 1s", r.Op, r.Mode, d))
+			}
+		}
+		if strings.Count(lines.String(), "\n") < 8 {
+			t.Errorf("too few interval lines:\n%s", lines.String())
+		}
+		t.Logf("interval lines:\n%s", lines.String())
+		return misses
+	})
 }
 
 // TestRDMAOpenLoop: --rate sends on schedule and the achieved rate is within
@@ -232,6 +236,30 @@ func TestRDMAOpenLoop(t *testing.T) {
 	requireDevice(t)
 	specs := plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Duration: 1500 * time.Millisecond, Warmup: -1, Rate: 1000}})
 	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Iters: 1500, Warmup: -1, Rate: 1000, Schedule: result.SchedulePoisson}})...)
+	timingRetry(t, func() []string { return openLoopRun(t, specs) })
+}
+
+// timingRetry runs a test's timed part up to twice: a host stall of tens of
+// milliseconds under emulation (rxe retransmits after 67 ms) can cost a
+// second-long run its rate or its duration, so a timing bound fails only when
+// it is missed every time. run fails the test itself on everything else.
+func timingRetry(t *testing.T, run func() (misses []string)) {
+	t.Helper()
+	var misses []string
+	for attempt := 1; attempt <= 2; attempt++ {
+		if misses = run(); len(misses) == 0 {
+			return
+		}
+		t.Logf("attempt %d missed a timing bound: %s", attempt, strings.Join(misses, "; "))
+	}
+	for _, m := range misses {
+		t.Error(m)
+	}
+}
+
+// openLoopRun runs specs once and returns the rates missed.
+func openLoopRun(t *testing.T, specs []spec.Spec) (misses []string) {
+	t.Helper()
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -247,11 +275,12 @@ func TestRDMAOpenLoop(t *testing.T) {
 			limit = 0.08 // 1500 exponential gaps: the mean's own spread is about 2.6 % (3 sigma)
 		}
 		if dev := ol.RateAchieved/ol.RateTarget - 1; dev > limit || dev < -limit {
-			t.Errorf("%s %s: achieved %.1f ops/s for %.0f requested (%+.2f%%)", r.Op, ol.Schedule, ol.RateAchieved, ol.RateTarget, dev*100)
+			misses = append(misses, fmt.Sprintf("%s %s: achieved %.1f ops/s for %.0f requested (%+.2f%%)", r.Op, ol.Schedule, ol.RateAchieved, ol.RateTarget, dev*100))
 		}
 		t.Logf("%s %s: achieved %.1f ops/s for %.0f requested; p50 %.2f us, p99 %.2f us", r.Op, ol.Schedule,
 			ol.RateAchieved, ol.RateTarget, r.Latency.P50.NS/1e3, r.Latency.P99.NS/1e3)
 	}
+	return misses
 }
 
 // TestRDMALatencyUnderLoad: the probe is measured while two QPs stream.
