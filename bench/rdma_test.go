@@ -2,9 +2,9 @@ package bench
 
 import (
 	"bytes"
-	"fmt"
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"net"
 	"os"
