@@ -4,7 +4,6 @@ import (
 	"context"
 	"log"
 	"net"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/server"
+	"github.com/rdmabench/rdmabench/internal/testutil/peerln"
 )
 
 // TestPeerDoctor: doctor HOST against a keyed server without a device
@@ -20,7 +20,7 @@ import (
 func TestPeerDoctor(t *testing.T) {
 	key := []byte("0123456789abcdef")
 	srv, lb := doctorServer(t, key)
-	ln := listenAs(t, "127.0.0.1:4000")
+	ln := peerln.Listen(t, "127.0.0.1:4000")
 	serve(t, srv, ln)
 	r, err := PeerDoctor(context.Background(), ln.Addr().String(), "", 1, key, 2*time.Second)
 	if err != nil {
@@ -47,10 +47,10 @@ func TestPeerDoctor(t *testing.T) {
 func TestDoctorNeedsHandshake(t *testing.T) {
 	key := []byte("0123456789abcdef")
 	srv, lb := doctorServer(t, key)
-	ln := listenAs(t, "192.0.2.1:4000")
+	ln := peerln.Listen(t, "192.0.2.1:4000")
 	serve(t, srv, ln)
 
-	c := ln.dial(t)
+	c := ln.Dial(t)
 	if err := c.Send(proto.MsgDoctor, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -127,44 +127,4 @@ func (l *logBuf) waitLog(t *testing.T, s string) {
 			t.Fatalf("no %q in the server log:\n%s", s, l)
 		}
 	}
-}
-
-// peerListener is a TCP listener on 127.0.0.1 whose connections report
-// the remote address peer: a client "from" any address.
-type peerListener struct {
-	net.Listener
-	peer net.Addr
-}
-
-func listenAs(t *testing.T, peer string) *peerListener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &peerListener{ln, net.TCPAddrFromAddrPort(netip.MustParseAddrPort(peer))}
-}
-
-type addrConn struct {
-	net.Conn
-	remote net.Addr
-}
-
-func (c addrConn) RemoteAddr() net.Addr { return c.remote }
-
-func (l *peerListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return addrConn{c, l.peer}, nil
-}
-
-func (l *peerListener) dial(t *testing.T) *proto.Conn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", l.Addr().String(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return proto.NewConn(c, 2*time.Second)
 }

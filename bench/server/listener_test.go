@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"net"
-	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/internal/testutil/peerln"
 )
 
 // testServer is a Server without a device (TCP tests only), whose log
@@ -79,46 +79,6 @@ func serve(t *testing.T, srv *Server, ln net.Listener) {
 	})
 }
 
-// peerListener is a TCP listener on 127.0.0.1 whose connections report
-// the remote address peer: a client "from" any address.
-type peerListener struct {
-	net.Listener
-	peer net.Addr
-}
-
-func listenAs(t *testing.T, peer string) *peerListener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &peerListener{ln, net.TCPAddrFromAddrPort(netip.MustParseAddrPort(peer))}
-}
-
-type addrConn struct {
-	net.Conn
-	remote net.Addr
-}
-
-func (c addrConn) RemoteAddr() net.Addr { return c.remote }
-
-func (l *peerListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return addrConn{c, l.peer}, nil
-}
-
-func (l *peerListener) dial(t *testing.T) *proto.Conn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", l.Addr().String(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return proto.NewConn(c, 2*time.Second)
-}
-
 // TestAdmission: protected mode and --allow, end to end over the handshake.
 func TestAdmission(t *testing.T) {
 	key := []byte("0123456789abcdef")
@@ -142,9 +102,9 @@ func TestAdmission(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, lb := testServer(t, tc.cfg)
-			ln := listenAs(t, tc.peer)
+			ln := peerln.Listen(t, tc.peer)
 			serve(t, srv, ln)
-			c := ln.dial(t)
+			c := ln.Dial(t)
 			defer c.Close()
 			_, err := auth.ClientHandshake(c, tc.clientKey, "test", ctrl.MsgTimeout)
 			if tc.want == "" {
@@ -171,13 +131,13 @@ func TestAdmission(t *testing.T) {
 // lock (the next client gets in) and is closed at the idle timeout.
 func TestIdlePeerHoldsNothing(t *testing.T) {
 	srv, lb := testServer(t, Config{IdleTimeout: 300 * time.Millisecond})
-	ln := listenAs(t, "127.0.0.1:1000")
+	ln := peerln.Listen(t, "127.0.0.1:1000")
 	serve(t, srv, ln)
-	idle := ln.dial(t)
+	idle := ln.Dial(t)
 	if _, err := auth.ClientHandshake(idle, nil, "idle", ctrl.MsgTimeout); err != nil {
 		t.Fatal(err)
 	}
-	next := ln.dial(t)
+	next := ln.Dial(t)
 	if _, err := auth.ClientHandshake(next, nil, "next", ctrl.MsgTimeout); err != nil {
 		t.Fatalf("a second client after an idle one: %v", err)
 	}
@@ -200,10 +160,10 @@ func TestIdlePeerHoldsNothing(t *testing.T) {
 // second session's first test (or hello) is refused while it is held.
 func TestBusyAtFirstTest(t *testing.T) {
 	srv, _ := testServer(t, Config{})
-	ln := listenAs(t, "127.0.0.1:1000")
+	ln := peerln.Listen(t, "127.0.0.1:1000")
 	serve(t, srv, ln)
-	first := ln.dial(t)
-	second := ln.dial(t)
+	first := ln.Dial(t)
+	second := ln.Dial(t)
 	for _, c := range []*proto.Conn{first, second} {
 		if _, err := auth.ClientHandshake(c, nil, "x", ctrl.MsgTimeout); err != nil {
 			t.Fatal(err)
@@ -226,7 +186,7 @@ func TestBusyAtFirstTest(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != admit.CodeBusy {
 		t.Fatalf("second session's test: %v, want busy", err)
 	}
-	third := ln.dial(t)
+	third := ln.Dial(t)
 	if _, err := auth.ClientHandshake(third, nil, "x", ctrl.MsgTimeout); !errors.As(err, &re) || re.Code != admit.CodeBusy {
 		t.Fatalf("hello while busy: %v, want busy", err)
 	}
@@ -437,11 +397,11 @@ func TestAcceptBackoff(t *testing.T) {
 // closed and Serve returns within the grace period.
 func TestShutdownClosesSessions(t *testing.T) {
 	srv, _ := testServer(t, Config{})
-	ln := listenAs(t, "127.0.0.1:1000")
+	ln := peerln.Listen(t, "127.0.0.1:1000")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
-	c := ln.dial(t)
+	c := ln.Dial(t)
 	if _, err := auth.ClientHandshake(c, nil, "x", ctrl.MsgTimeout); err != nil {
 		t.Fatal(err)
 	}
