@@ -9,6 +9,7 @@ require (
 	github.com/spf13/pflag v1.1.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.28.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 )
 
