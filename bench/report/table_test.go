@@ -52,3 +52,58 @@ func BenchmarkTableWrite(b *testing.B) {
 		tab.Write(&s, rows)
 	}
 }
+
+// TestTableRunes: widths count runes, not bytes ("µs" is 2 columns).
+func TestTableRunes(t *testing.T) {
+	var b strings.Builder
+	Table{{Head: "unit", Left: true}, {Head: "v"}}.Write(&b, [][]string{{"µs", "1"}, {"usec", "µ"}})
+	want := " unit  v\n µs    1\n usec  µ\n"
+	if got := b.String(); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestTableFit(t *testing.T) {
+	tab := Table{{Head: "op", Left: true}, {Head: "aaaaaaaaaa", Drop: 2}, {Head: "bbbbbbbbbb", Drop: 1}, {Head: "cccccccccc", Drop: 1}, {Head: "dddddddddd"}}
+	rows := [][]string{{"send", "1", "2", "3", "4"}}
+	if w := tab.LineWidth(rows); w != 1+4+4*12 {
+		t.Fatalf("LineWidth %d", w)
+	}
+	for _, tc := range []struct {
+		width int
+		heads string
+		gone  string
+	}{
+		{0, "op aaaaaaaaaa bbbbbbbbbb cccccccccc dddddddddd", ""},
+		{53, "op aaaaaaaaaa bbbbbbbbbb cccccccccc dddddddddd", ""},
+		{52, "op aaaaaaaaaa bbbbbbbbbb dddddddddd", "cccccccccc"}, // the rightmost of turn 1 first
+		{40, "op aaaaaaaaaa dddddddddd", "bbbbbbbbbb cccccccccc"},
+		{20, "op dddddddddd", "aaaaaaaaaa bbbbbbbbbb cccccccccc"}, // as narrow as it goes
+	} {
+		ft, frows, gone := tab.Fit(rows, tc.width)
+		var heads []string
+		for _, c := range ft {
+			heads = append(heads, c.Head)
+		}
+		if strings.Join(heads, " ") != tc.heads || strings.Join(gone, " ") != tc.gone || len(frows[0]) != len(ft) {
+			t.Errorf("width %d: kept %q (rows %q), dropped %q; want %q, dropped %q", tc.width, heads, frows, gone, tc.heads, tc.gone)
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	for _, tc := range []struct {
+		text, indent string
+		width        int
+		want         string
+	}{
+		{"short line", "  ", 20, "short line\n"},
+		{"one two three four five", "  ", 11, "one two\n  three\n  four five\n"},
+		{" R  timed interval: a full round trip", "      ", 21, " R  timed interval: a\n      full round trip\n"},
+		{"averyveryverylongword and more", "  ", 8, "averyveryverylongword\n  and\n  more\n"},
+	} {
+		if got := Wrap(tc.text, tc.width, tc.indent); got != tc.want {
+			t.Errorf("Wrap(%q, %d): %q, want %q", tc.text, tc.width, got, tc.want)
+		}
+	}
+}
