@@ -62,6 +62,32 @@ func (t Table) Write(b *strings.Builder, rows [][]string) {
 	}
 }
 
+// WriteSplit writes t in parts that each fit width columns (0: one part):
+// every part has the first keep columns (the rows' names) and as many of
+// the others, in order, as fit; a blank line separates the parts.
+func (t Table) WriteSplit(b *strings.Builder, rows [][]string, width, keep int) {
+	if width <= 0 || t.LineWidth(rows) <= width || keep >= len(t) {
+		t.Write(b, rows)
+		return
+	}
+	for next := keep; next < len(t); {
+		end := next + 1 // at least one column a part
+		for end < len(t) {
+			pt, prows := t.Keep(rows, func(i int) bool { return i < keep || i >= next && i <= end })
+			if pt.LineWidth(prows) > width {
+				break
+			}
+			end++
+		}
+		pt, prows := t.Keep(rows, func(i int) bool { return i < keep || i >= next && i < end })
+		if next > keep {
+			b.WriteString("\n")
+		}
+		pt.Write(b, prows)
+		next = end
+	}
+}
+
 // LineWidth is the width in columns of the widest line Write writes.
 func (t Table) LineWidth(rows [][]string) int {
 	w := 0

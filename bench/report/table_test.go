@@ -107,3 +107,24 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+func TestTableWriteSplit(t *testing.T) {
+	tab := Table{{Head: "test", Left: true}, {Head: "metric", Left: true}, {Head: "aaaaaaaaaa"}, {Head: "bbbbbbbbbb"}, {Head: "cccccccccc"}}
+	rows := [][]string{{"send lat 2B", "p50[usec]", "1", "2", "3"}}
+	var b strings.Builder
+	tab.WriteSplit(&b, rows, 50, 2)
+	want := "" +
+		" test         metric     aaaaaaaaaa  bbbbbbbbbb\n" +
+		" send lat 2B  p50[usec]           1           2\n" +
+		"\n" +
+		" test         metric     cccccccccc\n" +
+		" send lat 2B  p50[usec]           3\n"
+	if got := b.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	b.Reset()
+	tab.WriteSplit(&b, rows, 0, 2)
+	if strings.Count(b.String(), "\n") != 2 {
+		t.Errorf("width 0 split:\n%s", b.String())
+	}
+}
