@@ -157,7 +157,8 @@ func checkUnit(unit string) error {
 // its ratio to the first, "12.34 (1.05x)"; n/a values and missing tests
 // ("-") have no ratio. Lines after the table explain the marks used. A
 // table wider than width columns (0: no limit, --wide) is split into
-// tables of as many runs as fit, each with the test and metric columns.
+// tables of as many runs as fit, each with the test and metric columns
+// and the first run.
 func (c *Comparison) WriteTable(w io.Writer, metrics []string, unit string, width int) error {
 	if err := checkUnit(unit); err != nil {
 		return err
@@ -176,7 +177,7 @@ func (c *Comparison) WriteTable(w io.Writer, metrics []string, unit string, widt
 		cells = append(cells, row)
 	}
 	var b strings.Builder
-	t.WriteSplit(&b, cells, width, 2)
+	t.WriteSplit(&b, cells, width, 3) // every part with the first run, the ratios' reference
 	for _, n := range c.notes(rows) {
 		b.WriteString(report.Note(n))
 	}

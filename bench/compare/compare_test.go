@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -360,4 +361,42 @@ func countPrefix(lines []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// TestCompareTableSplit: six runs do not fit 120 columns; the table splits
+// into parts that do, each with the test, metric and first run's columns,
+// and --wide (width 0) keeps one table.
+func TestCompareTableSplit(t *testing.T) {
+	var docs []*result.Document
+	var names []string
+	for i := range 6 {
+		d, err := result.ReadJSONFile("testdata/a.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, names = append(docs, d), append(names, fmt.Sprintf("run%d.json", i))
+	}
+	var b bytes.Buffer
+	if err := Compare(docs, names).WriteTable(&b, []string{"p50"}, result.UnitMiB, report.Width); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, " test "); n != 2 {
+		t.Errorf("%d tables, want 2:\n%s", n, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > report.Width {
+			t.Errorf("%d columns: %s", len(l), l)
+		}
+		if strings.HasPrefix(l, " test ") && !strings.Contains(l, "run0.json") {
+			t.Errorf("a part without the first run: %s", l)
+		}
+	}
+	b.Reset()
+	if err := Compare(docs, names).WriteTable(&b, []string{"p50"}, result.UnitMiB, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), " test "); n != 1 || !strings.Contains(b.String(), "run5.json") {
+		t.Errorf("--wide: %d tables, want 1:\n%s", n, b.String())
+	}
 }
