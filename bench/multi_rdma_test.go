@@ -62,7 +62,7 @@ func TestRDMAQPsThreadsBandwidth(t *testing.T) {
 		t.Logf("%s x8/2 threads: %.1f MB/s aggregate", r.Op, r.Bandwidth.MBPerSec)
 	}
 	for _, op := range []string{result.OpWrite, result.OpSend, result.OpRead} {
-		if !strings.Contains(prog.String(), op+" bw 4096B") || !strings.Contains(prog.String(), " done, p50 ") {
+		if !strings.Contains(prog.String(), op+" bw 4K") || !strings.Contains(prog.String(), " done, p50 ") {
 			t.Errorf("no progress line of %s bw: %q", op, prog.String())
 		}
 	}

@@ -69,6 +69,14 @@ func Coverage(n, lo, hi int64, q float64) float64 {
 
 // binomCDF is P(B <= k) for B ~ Binomial(n, p), through the regularized
 // incomplete beta function: P(B <= k) = I_{1-p}(n-k, k+1).
+//
+// gonum's distuv.Binomial.CDF computes the same (cephes' incbet), and
+// agrees to 1e-8 up to 10^8 samples (TestBinomCDFGonum), but it stays out:
+// at 10^9 samples and more its median CDF goes wrong (the p50 interval's
+// ranks cross: lo 500000211 > hi 499999790), where this continued fraction
+// gives 499969010..500030991 (mean ± 1.96 sd), and the intervals' ranks
+// take 5 to 8 times as long with it (BenchmarkOrderStatCI: 12 µs here,
+// 60 to 110 µs with gonum, on the 2-core host).
 func binomCDF(k, n int64, p float64) float64 {
 	switch {
 	case k < 0:

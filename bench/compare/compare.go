@@ -155,8 +155,11 @@ func checkUnit(unit string) error {
 // not apply to a test's mode is left out for it. Bandwidth is in unit
 // (UnitMiB, UnitMB or UnitGb), latency in µs. Each run after the first shows
 // its ratio to the first, "12.34 (1.05x)"; n/a values and missing tests
-// ("-") have no ratio. Lines after the table explain the marks used.
-func (c *Comparison) WriteTable(w io.Writer, metrics []string, unit string) error {
+// ("-") have no ratio. Lines after the table explain the marks used. A
+// table wider than width columns (0: no limit, --wide) is split into
+// tables of as many runs as fit, each with the test and metric columns
+// and the first run.
+func (c *Comparison) WriteTable(w io.Writer, metrics []string, unit string, width int) error {
 	if err := checkUnit(unit); err != nil {
 		return err
 	}
@@ -174,9 +177,9 @@ func (c *Comparison) WriteTable(w io.Writer, metrics []string, unit string) erro
 		cells = append(cells, row)
 	}
 	var b strings.Builder
-	t.Write(&b, cells)
+	t.WriteSplit(&b, cells, width, 3) // every part with the first run, the ratios' reference
 	for _, n := range c.notes(rows) {
-		b.WriteString(n + "\n")
+		b.WriteString(report.Note(n))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/internal/golden"
 )
@@ -42,7 +44,7 @@ func TestCompareTable(t *testing.T) {
 		t.Errorf("label %q, want the device added as the runs differ", got)
 	}
 	var b bytes.Buffer
-	if err := c.WriteTable(&b, nil, result.UnitMiB); err != nil {
+	if err := c.WriteTable(&b, nil, result.UnitMiB, report.Width); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "compare_table.golden", b.Bytes())
@@ -52,7 +54,7 @@ func TestCompareTable(t *testing.T) {
 			t.Errorf("table lacks %q", want)
 		}
 	}
-	if err := c.WriteTable(&b, nil, "KB"); err == nil {
+	if err := c.WriteTable(&b, nil, "KB", report.Width); err == nil {
 		t.Error(`unit "KB" accepted`)
 	}
 }
@@ -95,23 +97,24 @@ func TestCompareCells(t *testing.T) {
 		t.Errorf("default names %q, %q", c.Runs[0].Name, c.Runs[1].Label)
 	}
 	var b bytes.Buffer
-	if err := c.WriteTable(&b, []string{"p50", "p99", "max", "bw"}, result.UnitMB); err != nil {
+	if err := c.WriteTable(&b, []string{"p50", "p99", "max", "bw"}, result.UnitMB, report.Width); err != nil {
 		t.Fatal(err)
 	}
-	want := ` test             metric              run1           run2
- send lat 2B      p50[usec]           2.00   2.10 (1.05x)
-                  p99[usec]            n/a           5.00
-                  max[usec]           9.00  12.00 (1.33x)
- write bw 65536B  comp_p50[usec]       n/a              -
-                  comp_p99[usec]       n/a              -
-                  comp_max[usec]       n/a              -
-                  BW[MB/sec]      65536.00              -
- read lat 2B      p50[usec]              -           3.00
-                  p99[usec]              -            n/a
-                  max[usec]              -           3.10
+	want := ` test          metric              run1           run2
+ send lat 2B   p50[usec]           2.00   2.10 (1.05x)
+               p99[usec]            n/a           5.00
+               max[usec]           9.00  12.00 (1.33x)
+ write bw 64K  comp_p50[usec]       n/a              -
+               comp_p99[usec]       n/a              -
+               comp_max[usec]       n/a              -
+               BW[MB/sec]      65536.00              -
+ read lat 2B   p50[usec]              -           3.00
+               p99[usec]              -            n/a
+               max[usec]              -           3.10
 (N.NNx): value / the value of run1; latency: above 1 is slower, BW and MsgRate: above 1 is faster
 comp_*: completion latency of bw tests, post to completion of signaled work requests
-n/a: the percentile's 95 % confidence interval runs off the end of the data (p50 needs 6 samples, p90 36, p99 368, p99.9 3688, p99.99 36887)
+n/a: too few samples for the percentile's 95 % confidence interval (p50 needs 6 samples, p90 36, p99 368, p99.9 3688,
+  p99.99 36887)
 -: the run has no such test
 `
 	out := b.String()
@@ -323,13 +326,13 @@ func TestGateBandwidthAndMissing(t *testing.T) {
 			r.Bandwidth.MBPerSec = base.Results[9].Bandwidth.MBPerSec * 0.90
 		}
 	})
-	if k := result.KeyOf(&base.Results[9]); k.String() != "write bw 4096B" {
+	if k := result.KeyOf(&base.Results[9]); k.String() != "write bw 4K" {
 		t.Fatalf("fixture order changed: result 9 is %s", k)
 	}
 	g := Gate(base, cur, map[string]float64{"bw": 0.05})
 	var found bool
 	for _, r := range g.Regressions {
-		if r.Test.String() == "write bw 4096B" {
+		if r.Test.String() == "write bw 4K" {
 			found = true
 			if math.Abs(r.Change+0.10) > 1e-9 {
 				t.Errorf("change %v, want -0.10", r.Change)
@@ -340,7 +343,7 @@ func TestGateBandwidthAndMissing(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("no bw regression for write bw 4096B: %v", g.Regressions)
+		t.Errorf("no bw regression for write bw 4K: %v", g.Regressions)
 	}
 	if countPrefix(g.Notes, "not compared: read ") != 4 {
 		t.Errorf("notes %q: want the 4 read tests not compared", g.Notes)
@@ -358,4 +361,42 @@ func countPrefix(lines []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// TestCompareTableSplit: six runs do not fit 120 columns; the table splits
+// into parts that do, each with the test, metric and first run's columns,
+// and --wide (width 0) keeps one table.
+func TestCompareTableSplit(t *testing.T) {
+	var docs []*result.Document
+	var names []string
+	for i := range 6 {
+		d, err := result.ReadJSONFile("testdata/a.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, names = append(docs, d), append(names, fmt.Sprintf("run%d.json", i))
+	}
+	var b bytes.Buffer
+	if err := Compare(docs, names).WriteTable(&b, []string{"p50"}, result.UnitMiB, report.Width); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, " test "); n != 2 {
+		t.Errorf("%d tables, want 2:\n%s", n, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > report.Width {
+			t.Errorf("%d columns: %s", len(l), l)
+		}
+		if strings.HasPrefix(l, " test ") && !strings.Contains(l, "run0.json") {
+			t.Errorf("a part without the first run: %s", l)
+		}
+	}
+	b.Reset()
+	if err := Compare(docs, names).WriteTable(&b, []string{"p50"}, result.UnitMiB, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), " test "); n != 1 || !strings.Contains(b.String(), "run5.json") {
+		t.Errorf("--wide: %d tables, want 1:\n%s", n, b.String())
+	}
 }

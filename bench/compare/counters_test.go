@@ -81,12 +81,12 @@ func TestGateCounters(t *testing.T) {
 		{"category exceeded on both sides of one port", rxeLoop, map[string]int64{"retransmissions": 0},
 			[]string{"send lat 2B: client rxe0 port 1: retransmissions 373 > 0 (completer_retry_err 373)",
 				"send lat 2B: server rxe0 port 1: retransmissions 373 > 0 (completer_retry_err 373)"},
-			[]string{"write bw 65536B: no server port counters in the new run, --max-counter not checked there"}, 3},
+			[]string{"write bw 64K: no server port counters in the new run, --max-counter not checked there"}, 3},
 		{"per side, not summed: 300 each within 400", rxeLoop, map[string]int64{"duplicates": 400}, nil, nil, 3},
 		{"raw counter at its limit passes", rxeLoop, map[string]int64{"duplicate_request": 300, "sent_pkts": 64000}, nil, nil, 6},
 		{"raw counter above its limit", rxeLoop, map[string]int64{"sent_pkts": 4399},
 			[]string{"send lat 2B: client rxe0 port 1: sent_pkts 4400 > 4399", "send lat 2B: server rxe0 port 1: sent_pkts 4400 > 4399",
-				"write bw 65536B: client rxe0 port 1: sent_pkts 64000 > 4399"}, nil, 3},
+				"write bw 64K: client rxe0 port 1: sent_pkts 64000 > 4399"}, nil, 3},
 		{"absent counter is 0", rxeLoop, map[string]int64{"rcvd_seq_err": 0, "congestion": 0}, nil, nil, 6},
 		{"sum of a category", twoHosts, map[string]int64{"retransmissions": 325, "sequence_errors": 11},
 			[]string{"send lat 2B: client rxe2 port 1: retransmissions 326 > 325 (completer_retry_err 325, retry_exceeded_err 1)"}, nil, 6},
@@ -126,12 +126,13 @@ func TestGateCounters(t *testing.T) {
 	}
 }
 
-// A metric regression and a counter excess together: one error naming both.
+// A metric regression and a counter excess together: one error naming both,
+// one a line.
 func TestGateCountersWithRegressions(t *testing.T) {
 	g := &GateReport{Regressions: []Regression{{Test: result.Key{Op: "send", Mode: "lat", SizeBytes: 2}, Metric: "p99", Change: 0.2}}}
 	g.CheckCounters(gateDoc(&result.CounterDeltas{Server: side("rxe0", map[string]int64{"out_of_seq_request": 2})}),
 		map[string]int64{"out_of_sequence": 1})
-	want := "2 regressions: send lat 2B p99 +20.0%; send lat 2B server out_of_sequence 2 > 1"
+	want := "2 regressions:\n  send lat 2B p99 +20.0%\n  send lat 2B server out_of_sequence 2 > 1"
 	if err := g.Err(); err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}

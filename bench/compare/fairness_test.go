@@ -40,10 +40,10 @@ func TestGateMeshFairness(t *testing.T) {
 		t.Fatalf("fairness %+v", g.Fairness)
 	}
 	var me *MeshRegressionError
-	if err := g.Err(); !errors.As(err, &me) || !strings.Contains(err.Error(), "all-to-one write bw 65536B fairness -39.0%") {
+	if err := g.Err(); !errors.As(err, &me) || !strings.Contains(err.Error(), "all-to-one write bw 64K fairness -39.0%") {
 		t.Errorf("err %v", err)
 	}
-	if s := g.Fairness[0].Format(); s != "write bw 65536B: Jain's fairness index 1.000 -> 0.610 (-39.0% < -30%)" {
+	if s := g.Fairness[0].Format(); s != "write bw 64K: Jain's fairness index 1.000 -> 0.610 (-39.0% < -30%)" {
 		t.Errorf("format %q", s)
 	}
 	g = GateMesh(base, a2o([2]float64{1100, 950}), limits)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
@@ -90,6 +91,9 @@ type Config struct {
 	Format  string   // FormatTable, FormatMarkdown or FormatGobench
 	Metrics []string // the tables' rows (ParseMetrics); nil: by mode
 	Unit    string   // bandwidth unit: result.UnitMiB, UnitMB, UnitGb
+	// Width is the columns the text tables and lines fit (report.Width);
+	// 0: each table whole, however wide (--wide).
+	Width int
 	// Noise reports each figure's run-to-run spread over the files'
 	// repeated runs (NoiseReport) instead of the tables; result
 	// documents only, no Gate.
@@ -146,7 +150,7 @@ func Files(w io.Writer, c Config) (Verdict, error) {
 	if c.Format == FormatMarkdown {
 		err, bullet = cmp.WriteMarkdown(w, c.Metrics, c.Unit), "- "
 	} else {
-		err = cmp.WriteTable(w, c.Metrics, c.Unit)
+		err = cmp.WriteTable(w, c.Metrics, c.Unit, c.Width)
 	}
 	if err != nil || g == nil {
 		return written(err)
@@ -167,40 +171,50 @@ func written(err error) (Verdict, error) {
 
 // write writes the gate's findings, one a line (markdown: bullet "- "):
 // the environment's differences, the notes, every check of repeated
-// runs, what each could detect, the regressions.
+// runs, what each could detect, the regressions. In text, a line wider
+// than report.Width goes on, indented, on the next.
 func (g *GateReport) write(w io.Writer, unit, bullet string) {
+	line := func(format string, a ...any) {
+		s := fmt.Sprintf(format, a...)
+		if bullet == "" {
+			s = report.Note(s)
+		} else {
+			s += "\n"
+		}
+		io.WriteString(w, s)
+	}
 	fmt.Fprintln(w)
 	if len(g.EnvDiffs) > 0 {
-		fmt.Fprintf(w, "%snote: the environments differ in %d fields (baseline -> new):\n", bullet, len(g.EnvDiffs))
+		line("%snote: the environments differ in %d fields (baseline -> new):", bullet, len(g.EnvDiffs))
 		sub := "  " // under the note: indented, in Markdown a nested list
 		if bullet != "" {
 			sub = "  - "
 		}
 		for _, d := range g.EnvDiffs {
-			fmt.Fprintf(w, "%senv %s\n", sub, d)
+			line("%senv %s", sub, d)
 		}
 	}
 	for _, n := range g.Notes {
-		fmt.Fprintf(w, "%snote: %s\n", bullet, n)
+		line("%snote: %s", bullet, n)
 	}
 	for _, c := range g.Changes {
-		fmt.Fprintf(w, "%s%s\n", bullet, c.FormatChange(unit, g.Alpha))
+		line("%s%s", bullet, c.FormatChange(unit, g.Alpha))
 	}
 	if len(g.Changes) > 0 {
-		fmt.Fprintf(w, "%srepeated runs: medians of the runs; p: Mann-Whitney U test; ~: not significant at alpha %g\n", bullet, g.Alpha)
+		line("%srepeated runs: medians of the runs; p: Mann-Whitney U test; ~: not significant at alpha %g", bullet, g.Alpha)
 	}
 	for _, d := range g.Detectable {
-		fmt.Fprintf(w, "%s%s\n", bullet, d)
+		line("%s%s", bullet, d)
 	}
 	if len(g.Detectable) > 0 {
-		fmt.Fprintf(w, "%sdetectable change: the smallest change in the bad direction that the runs' spread and counts let the gate find at alpha %g with probability %g%% (a bootstrap of the runs, docs/statistics.md)\n",
+		line("%sdetectable change: the smallest change in the bad direction that the runs' spread and counts let the gate find at alpha %g with probability %g%% (a bootstrap of the runs, docs/statistics.md)",
 			bullet, g.Alpha, g.Power*100)
 	}
 	for _, r := range g.Regressions {
-		fmt.Fprintf(w, "%sREGRESSION %s\n", bullet, r.Format(unit))
+		line("%sREGRESSION %s", bullet, r.Format(unit))
 	}
 	for _, c := range g.Counters {
-		fmt.Fprintf(w, "%sREGRESSION %s (--max-counter)\n", bullet, c)
+		line("%sREGRESSION %s (--max-counter)", bullet, c)
 	}
 }
 
@@ -257,12 +271,12 @@ func runMesh(w io.Writer, ins []*result.Input, c Config) (Verdict, error) {
 	if err != nil {
 		return Unreadable, err
 	}
-	if err := WriteMeshTables(w, docs, Names(c.Paths), c.Metrics, c.Unit); err != nil || c.Gate == nil {
+	if err := WriteMeshTables(w, docs, Names(c.Paths), c.Metrics, c.Unit, c.Width); err != nil || c.Gate == nil {
 		return written(err)
 	}
 	g := GateMesh(docs[0], docs[1], c.Gate.Limits)
 	for _, n := range g.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		io.WriteString(w, report.Note("note: "+n))
 	}
 	for _, f := range g.Failed {
 		fmt.Fprintf(w, "REGRESSION pair %s: failed in the new run\n", f)

@@ -162,10 +162,10 @@ func TestFiles(t *testing.T) {
 		{"mesh beside results", Config{Paths: []string{mesh, a}}, Refused, "1 of 2 files are mesh documents", ""},
 		{"mesh as gobench", Config{Paths: []string{mesh}, Format: FormatGobench}, Refused, "not gobench", ""},
 		{"mesh under --require-power", Config{Paths: []string{mesh, mesh}, Gate: gate("p99=10%", func(g *GateConfig) { g.RequirePower = true })}, Refused, "not mesh documents", ""},
-		{"a cliffs document", Config{Paths: []string{a, cliffs}}, Unreadable, "a cliffs document, not a result document", ""},
-		{"a missing file", Config{Paths: []string{missing}}, Unreadable, "bench: read results: open ", ""},
+		{"a cliffs document", Config{Paths: []string{a, cliffs}}, Unreadable, "a cliffs document (rdmabench cliffs --json), where a result document (rdmabench run or loopback --json) was expected", ""},
+		{"a missing file", Config{Paths: []string{missing}}, Unreadable, "cannot read ", ""},
 		{"a missing file beside mesh", Config{Paths: []string{mesh, missing}}, Refused, "1 of 2 files are mesh documents", ""},
-		{"a missing file for noise", Config{Paths: []string{missing}, Noise: true}, Unreadable, "bench: read results: open ", ""},
+		{"a missing file for noise", Config{Paths: []string{missing}, Noise: true}, Unreadable, "cannot read ", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.c.Unit == "" {

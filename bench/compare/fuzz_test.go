@@ -4,6 +4,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/result/resulttest"
 )
@@ -29,7 +30,7 @@ func FuzzCompare(f *testing.F) {
 				}
 				docs := []*result.Document{doc, doc}
 				c := Compare(docs, []string{"a", "b"})
-				_ = c.WriteTable(io.Discard, nil, result.UnitMiB)
+				_ = c.WriteTable(io.Discard, nil, result.UnitMiB, report.Width)
 				_ = c.WriteMarkdown(io.Discard, []string{MetricP99_9, MetricMpps}, result.UnitGb)
 				_ = WriteGobench(io.Discard, docs)
 				_ = Noise(docs, nil).Write(io.Discard, result.UnitMB)
@@ -44,7 +45,7 @@ func FuzzCompare(f *testing.F) {
 					t.Fatalf("CheckAny passed what ParseMesh refuses: %v", err)
 				}
 				docs := []*result.MeshDocument{doc, doc}
-				_ = WriteMeshTables(io.Discard, docs, []string{"a", "b"}, nil, result.UnitMiB)
+				_ = WriteMeshTables(io.Discard, docs, []string{"a", "b"}, nil, result.UnitMiB, report.Width)
 				_ = GateMesh(doc, doc, map[string]float64{MetricP99: 0.1})
 			}
 		})

@@ -27,7 +27,7 @@ type Regression struct {
 
 // Format describes r on one line with bandwidth in unit, such as
 // "send lat 2B: p99 41.20 us -> 49.80 us (+20.9% > 10%)" or
-// "write bw 65536B: bw 1200.00 MiB/sec -> 1100.00 MiB/sec (-8.3% < -5%)".
+// "write bw 64K: bw 1200.00 MiB/sec -> 1100.00 MiB/sec (-8.3% < -5%)".
 func (r Regression) Format(unit string) string {
 	if checkUnit(unit) != nil {
 		unit = result.UnitMiB
@@ -69,7 +69,16 @@ func (e *RegressionError) Error() string {
 	if len(parts) == 1 {
 		n = "regression"
 	}
-	return fmt.Sprintf("%d %s: %s", len(parts), n, strings.Join(parts, "; "))
+	return fmt.Sprintf("%d %s:%s", len(parts), n, oneALine(parts))
+}
+
+// oneALine lists parts after a count's colon: one on the same line, more
+// each on a line of its own, indented.
+func oneALine(parts []string) string {
+	if len(parts) == 1 {
+		return " " + parts[0]
+	}
+	return "\n  " + strings.Join(parts, "\n  ")
 }
 
 // GateReport is the outcome of Gate.

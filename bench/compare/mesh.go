@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/result"
 )
@@ -51,7 +50,7 @@ func (e *MeshRegressionError) Error() string {
 	for _, r := range e.Fairness {
 		parts = append(parts, fmt.Sprintf("all-to-one %s fairness %+.1f%%", r.Test, r.Change*100))
 	}
-	return fmt.Sprintf("%d pair regressions: %s", len(parts), strings.Join(parts, "; "))
+	return fmt.Sprintf("%d pair regressions:%s", len(parts), oneALine(parts))
 }
 
 // Err returns a *MeshRegressionError or nil.
@@ -139,7 +138,7 @@ func GateMesh(base, cur *result.MeshDocument, limits map[string]float64) *MeshGa
 
 // WriteMeshTables writes, for each pair of the last run, the comparison
 // table of that pair across all runs (Compare), under a "pair NAME:" line.
-func WriteMeshTables(w io.Writer, docs []*result.MeshDocument, names []string, metrics []string, unit string) error {
+func WriteMeshTables(w io.Writer, docs []*result.MeshDocument, names []string, metrics []string, unit string, width int) error {
 	last := docs[len(docs)-1]
 	for i := range last.Pairs {
 		cp := &last.Pairs[i]
@@ -159,7 +158,7 @@ func WriteMeshTables(w io.Writer, docs []*result.MeshDocument, names []string, m
 		if _, err := fmt.Fprintf(w, "pair %s%s:\n", cp.Name(), status); err != nil {
 			return err
 		}
-		if err := Compare(pairDocs, names).WriteTable(w, metrics, unit); err != nil {
+		if err := Compare(pairDocs, names).WriteTable(w, metrics, unit, width); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
@@ -78,7 +79,7 @@ func TestMatchPairsByHost(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := WriteMeshTables(&b, []*result.MeshDocument{base, cur}, []string{"base", "cur"}, nil, result.UnitMiB); err != nil {
+	if err := WriteMeshTables(&b, []*result.MeshDocument{base, cur}, []string{"base", "cur"}, nil, result.UnitMiB, report.Width); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "pair b(1)→a(0):") || !strings.Contains(b.String(), "send lat 2B") {

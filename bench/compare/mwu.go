@@ -2,91 +2,52 @@ package compare
 
 import (
 	"math"
-	"sort"
+	"slices"
+
+	"golang.org/x/perf/benchmath"
 )
 
 // The Mann-Whitney U test (Wilcoxon rank-sum): do two sets of repeated
 // runs come from the same distribution? It assumes nothing about the shape
-// of the runs' figures, which on a noisy fabric are rarely normal. benchstat
-// uses the same test for Go benchmarks.
+// of the runs' figures, which on a noisy fabric are rarely normal. The
+// p-value is benchstat's: golang.org/x/perf/benchmath's AssumeNothing
+// (go-moremath's U test underneath).
 
 // exactLimit is the largest run count per side for which the p-value is
-// computed exactly (no ties); beyond it, or with ties, the normal
-// approximation with tie and continuity corrections is used.
+// exact without ties (benchmath: up to 50 a side; with ties, up to 25 a
+// side, through the distribution of U given the ties); beyond, the normal
+// approximation with tie and continuity corrections. criticalU (power.go)
+// uses it for the exact distribution without ties, uCounts.
 const exactLimit = 50
 
 // MannWhitney returns the two-sided p-value of the Mann-Whitney U test of
 // x against y, and U of x (the number of pairs (xi, yj) with xi > yj, ties
-// counting one half). ok is false when either side has no value.
+// counting one half). ok is false when either side has no value; every
+// value equal gives p 1.
+//
+// It replaced a test of our own that took the normal approximation
+// whenever the runs had ties: benchmath's is exact with ties up to 25 runs
+// a side, which is what the gate sees (--repeat 5, figures that repeat
+// from the histograms' buckets), and is the better p-value there; without
+// ties both were the same exact test (mwu_pinned.golden).
 func MannWhitney(x, y []float64) (p, u float64, ok bool) {
-	n, m := len(x), len(y)
-	if n == 0 || m == 0 {
+	if len(x) == 0 || len(y) == 0 {
 		return 1, 0, false
 	}
-	type obs struct {
-		v    float64
-		left bool
-	}
-	all := make([]obs, 0, n+m)
-	for _, v := range x {
-		all = append(all, obs{v, true})
-	}
-	for _, v := range y {
-		all = append(all, obs{v, false})
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
-	// mid-ranks, and the tie correction sum of t^3 - t
-	var rx, ties float64
-	for i := 0; i < len(all); {
-		j := i
-		for j < len(all) && all[j].v == all[i].v {
-			j++
-		}
-		rank := float64(i+j+1) / 2 // ranks i+1..j
-		for k := i; k < j; k++ {
-			if all[k].left {
-				rx += rank
+	for _, a := range x {
+		for _, b := range y {
+			switch {
+			case a > b:
+				u++
+			case a == b:
+				u += 0.5
 			}
 		}
-		if t := float64(j - i); t > 1 {
-			ties += t*t*t - t
-		}
-		i = j
 	}
-	fn, fm := float64(n), float64(m)
-	u = rx - fn*(fn+1)/2
-	if ties == 0 && n <= exactLimit && m <= exactLimit {
-		return exactP(n, m, u), u, true
-	}
-	mean := fn * fm / 2
-	N := fn + fm
-	sd := math.Sqrt(fn * fm / 12 * ((N + 1) - ties/(N*(N-1))))
-	if sd == 0 {
-		return 1, u, true // every value equal
-	}
-	z := (math.Abs(u-mean) - 0.5) / sd // continuity correction
-	if z < 0 {
-		z = 0
-	}
-	return math.Min(1, math.Erfc(z/math.Sqrt2)), u, true
-}
-
-// exactP is the exact two-sided p-value of U = u for sides of n and m
-// values without ties: twice the smaller tail of U's distribution, counted
-// over all C(n+m, n) arrangements.
-func exactP(n, m int, u float64) float64 {
-	counts := uCounts(n, m) // counts[k]: arrangements with U = k
-	var total, lower, upper float64
-	for k, c := range counts {
-		total += c
-		if float64(k) <= u {
-			lower += c
-		}
-		if float64(k) >= u {
-			upper += c
-		}
-	}
-	return math.Min(1, 2*math.Min(lower, upper)/total)
+	// NewSample sorts the values it is given: copies, not the caller's
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(x), &benchmath.DefaultThresholds),
+		benchmath.NewSample(slices.Clone(y), &benchmath.DefaultThresholds))
+	return c.P, u, true
 }
 
 // uCounts is the distribution of U for sides of n and m values: the number

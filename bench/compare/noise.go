@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"sort"
@@ -128,7 +127,7 @@ func (n *NoiseReport) Write(w io.Writer, unit string) error {
 	sort.SliceStable(n.Figures, func(i, j int) bool { return n.Figures[i].Test.String() < n.Figures[j].Test.String() })
 	for _, f := range n.Figures {
 		m := metricByKey(f.Metric)
-		rows = append(rows, []string{f.Test.String(), m.name + "[" + m.unitLabel(unit) + "]", strconv.Itoa(f.Runs),
+		rows = append(rows, []string{f.Test.String(), m.rowLabel(f.Test.Mode, unit), strconv.Itoa(f.Runs),
 			m.format(f.Median, unit), strconv.FormatFloat(f.CV*100, 'f', 1, 64), strconv.FormatFloat(f.Worst*100, 'f', 1, 64)})
 	}
 	var b strings.Builder
@@ -136,9 +135,10 @@ func (n *NoiseReport) Write(w io.Writer, unit string) error {
 		b.WriteString("no figure has two or more runs: give repeated results (--repeat K) or several result files of the same tests\n")
 	} else {
 		t.Write(&b, rows)
-		b.WriteString("worst: the largest move of one run from the median in the bad direction (latency up, bandwidth down)\n")
-		fmt.Fprintf(&b, "suggested single-run limits (3 CVs or the worst move, whichever is larger): --max-regress %s\n", n.SuggestedFlag())
-		b.WriteString("with --repeat on both sides the gate also requires p < --alpha (Mann-Whitney U test), so noise alone rarely trips a limit\n")
+		note := report.Note
+		b.WriteString(note("worst: the largest move of one run from the median in the bad direction (latency up, bandwidth down)"))
+		b.WriteString(note("suggested single-run limits (3 CVs or the worst move, whichever is larger): --max-regress " + n.SuggestedFlag()))
+		b.WriteString(note("with --repeat on both sides the gate also requires p < --alpha (Mann-Whitney U test), so noise alone rarely trips a limit"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/result"
 )
@@ -149,7 +148,7 @@ func (e *PowerError) Error() string {
 	for _, c := range e.Unestimated {
 		parts = append(parts, c+" not estimated")
 	}
-	return fmt.Sprintf("the gate cannot see a change of the limits' size (--require-power): %s", strings.Join(parts, "; "))
+	return "the gate cannot see a change of the limits' size (--require-power):" + oneALine(parts)
 }
 
 // powerModel is the pooled, inflated log residuals of one figure's runs,

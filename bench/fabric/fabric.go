@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
@@ -79,15 +78,7 @@ type Row struct {
 
 // Name names the row's test, such as "send lat 2B" or "read bw 64K".
 func (r *Row) Name() string {
-	return fmt.Sprintf("%s %s %s", r.Op, r.Mode, sizeName(r.SizeBytes))
-}
-
-func sizeName(b int) string {
-	s := report.SizeLabel(int64(b))
-	if strings.HasSuffix(s, "K") || strings.HasSuffix(s, "M") || strings.HasSuffix(s, "G") {
-		return s
-	}
-	return s + "B"
+	return fmt.Sprintf("%s %s %s", r.Op, r.Mode, result.SizeName(r.SizeBytes))
 }
 
 // Report lines up the results of several fabrics.
@@ -112,7 +103,7 @@ func New(docs []*result.Document) *Report {
 	hosts := map[string]bool{}
 	for _, d := range docs {
 		if d != nil {
-			hosts[d.Env.Host] = true
+			hosts[d.Env.HostName()] = true
 		}
 	}
 	byID := map[string][]int{} // a fabric's columns: one per run
@@ -120,7 +111,7 @@ func New(docs []*result.Document) *Report {
 		if d == nil {
 			continue
 		}
-		f := Fabric{Transport: TransportOf(d), Device: d.Env.Device, Driver: d.Env.Driver, Host: d.Env.Host}
+		f := Fabric{Transport: TransportOf(d), Device: d.Env.Device, Driver: d.Env.Driver, Host: d.Env.HostName()}
 		id := f.Transport + "\x00" + f.Device + "\x00" + f.Driver + "\x00" + f.Host
 		i := -1
 		for _, c := range byID[id] { // the first column of the fabric without d's tests

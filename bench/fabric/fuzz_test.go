@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/result/resulttest"
 )
@@ -23,7 +24,7 @@ func FuzzReport(f *testing.F) {
 			}
 			for _, docs := range [][]*result.Document{{doc}, {doc, doc}} {
 				rep := New(docs)
-				_ = rep.WriteText(io.Discard, result.UnitMiB)
+				_ = rep.WriteText(io.Discard, result.UnitMiB, report.Width)
 				_ = rep.WriteMarkdown(io.Discard, result.UnitGb)
 			}
 			_ = New([]*result.Document{doc}).Plot(out)

@@ -99,7 +99,7 @@ func (rep *Report) PlotGaps() []string {
 					if _, ok := sizes[g]; !ok {
 						order = append(order, g)
 					}
-					sizes[g] = append(sizes[g], sizeName(row.SizeBytes))
+					sizes[g] = append(sizes[g], result.SizeName(row.SizeBytes))
 				}
 			}
 		}

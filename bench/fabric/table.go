@@ -37,7 +37,7 @@ func fixed(prec int) func(float64) string {
 	return func(v float64) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 }
 
-var cpuMetric = metric{head: func(string) string { return "CPU[us/msg]" },
+var cpuMetric = metric{head: func(string) string { return "CPU[usec/msg]" },
 	value: func(r *result.Result, _ string) (float64, bool) {
 		if r.CPU == nil {
 			return 0, false
@@ -201,8 +201,8 @@ func describe(f *Fabric) string {
 	if software(f) {
 		parts = append(parts, "software RDMA ("+result.SoftwareKind(e.Device, e.Driver)+")")
 	}
-	if e.Host != "" {
-		parts = append(parts, "host "+e.Host)
+	if h := e.HostName(); h != "" {
+		parts = append(parts, "host "+h)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -237,8 +237,11 @@ func (rep *Report) flagLines() (marks, titles []string, details [][]string) {
 // latency rows; bandwidth in unit (UnitMiB, UnitMB or UnitGb), message
 // rate, CPU per message and link utilisation for bandwidth rows. Latency
 // and bandwidth show their ratio to the TCP baseline. A last column holds
-// the row's flag marks, explained after the notes.
-func (rep *Report) WriteText(w io.Writer, unit string) error {
+// the row's flag marks, explained after the notes. A table wider than
+// width columns (0: no limit, --wide) is split into tables of as many
+// fabrics as fit, each with the test and metric columns; the notes wrap at
+// report.Width.
+func (rep *Report) WriteText(w io.Writer, unit string, width int) error {
 	if err := checkUnit(unit); err != nil {
 		return err
 	}
@@ -247,7 +250,7 @@ func (rep *Report) WriteText(w io.Writer, unit string) error {
 	for i := range rep.Fabrics {
 		fl = append(fl, []string{rep.Fabrics[i].Label, describe(&rep.Fabrics[i])})
 	}
-	report.Table{{Head: "fabric", Left: true}, {Head: "link", Left: true}}.Write(&b, fl)
+	report.Table{{Head: "fabric", Left: true}, {Head: "link", Left: true}}.Write(&b, fl) // as wide as the names
 	b.WriteString("\n")
 	t := report.Table{{Head: "test", Left: true}, {Head: "metric", Left: true}}
 	for _, f := range rep.Fabrics {
@@ -259,16 +262,16 @@ func (rep *Report) WriteText(w io.Writer, unit string) error {
 	for _, l := range lines {
 		rows = append(rows, append(append([]string{l.test, l.head}, l.cells...), l.marks))
 	}
-	t.Write(&b, rows)
+	t.WriteSplit(&b, rows, width, 2)
 	for _, n := range rep.notes(u) {
-		b.WriteString(n + "\n")
+		b.WriteString(report.Note(n))
 	}
 	if marks, titles, details := rep.flagLines(); len(marks) > 0 {
-		b.WriteString("flags: the row's results differ in a setting, so its ratios compare unlike tests\n")
+		b.WriteString(report.Note("flags: the row's results differ in a setting, so its ratios compare unlike tests"))
 		for i, m := range marks {
-			fmt.Fprintf(&b, " %s  %s\n", m, titles[i])
+			b.WriteString(report.Wrap(fmt.Sprintf(" %s  %s", m, titles[i]), report.Width, "    "))
 			for _, d := range details[i] {
-				b.WriteString("      " + d + "\n")
+				b.WriteString(report.Wrap("      "+d, report.Width, "        "))
 			}
 		}
 	}

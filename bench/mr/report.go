@@ -73,7 +73,7 @@ func WriteReport(w io.Writer, doc *Document) error {
 		}
 	}
 	if na {
-		b.WriteString(report.LatencyNA + "\n")
+		b.WriteString(report.Note(report.LatencyNA))
 	}
 	for _, s := range doc.Warnings {
 		fmt.Fprintf(&b, "WARNING: %s\n", s)

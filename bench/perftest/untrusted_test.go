@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/fabric"
+	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/result/resulttest"
 	"github.com/rdmabench/rdmabench/bench/result/schema"
@@ -149,8 +150,8 @@ func FuzzImport(f *testing.F) {
 				t.Fatalf("an imported document that passed its check is refused on reading: %v", err)
 			}
 			docs := []*result.Document{back, back}
-			_ = compare.Compare(docs, []string{"a", "b"}).WriteTable(io.Discard, nil, result.UnitMiB)
-			_ = fabric.New(docs).WriteText(io.Discard, result.UnitMiB)
+			_ = compare.Compare(docs, []string{"a", "b"}).WriteTable(io.Discard, nil, result.UnitMiB, report.Width)
+			_ = fabric.New(docs).WriteText(io.Discard, result.UnitMiB, report.Width)
 		})
 	})
 }

@@ -33,7 +33,7 @@ func TestReportBandwidthBidir(t *testing.T) {
 		if sides {
 			b.WriteString("with sides:\n")
 		}
-		if err := WriteBandwidthTableSides(&b, bidirResults(), result.UnitMiB, sides); err != nil {
+		if err := WriteBandwidthTableSides(&b, bidirResults(), result.UnitMiB, sides, Width); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,8 +54,8 @@ func TestReportBandwidthBidir(t *testing.T) {
 	}
 	// one-way tables are unchanged by the option
 	var one, two bytes.Buffer
-	WriteBandwidthTable(&one, bidirResults()[1:], result.UnitMiB)
-	WriteBandwidthTableSides(&two, bidirResults()[1:], result.UnitMiB, true)
+	WriteBandwidthTable(&one, bidirResults()[1:], result.UnitMiB, Width)
+	WriteBandwidthTableSides(&two, bidirResults()[1:], result.UnitMiB, true, Width)
 	if one.String() != two.String() {
 		t.Errorf("sides changed a table without bidirectional results:\n%s\nvs\n%s", one.String(), two.String())
 	}

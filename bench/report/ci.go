@@ -13,8 +13,8 @@ import (
 
 // Percentiles beyond perftest's columns, and their confidence intervals.
 
-// perftestPercentiles are the percentiles the latency table always shows,
-// in perftest's columns (t_typical, 99%, 99.9%).
+// perftestPercentiles are the percentiles the latency table always has,
+// perftest's (t_typical, 99%, 99.9%), whatever --percentiles lists.
 var perftestPercentiles = []float64{50, 99, 99.9}
 
 // reported is the percentile list of results: the first result's
@@ -32,15 +32,17 @@ func reported(results []result.Result) []float64 {
 	return slices.Clone(result.DefaultPercentiles) // what the fixed fields hold
 }
 
-// extraPercentiles are the reported percentiles without a perftest column.
-func extraPercentiles(results []result.Result) []float64 {
-	var out []float64
+// tablePercentiles are the latency table's percentiles: perftest's (p50,
+// p99, p99.9) and the reported ones, in ascending order.
+func tablePercentiles(results []result.Result) []float64 {
+	ps := slices.Clone(perftestPercentiles)
 	for _, p := range reported(results) {
-		if !slices.Contains(perftestPercentiles, p) {
-			out = append(out, p)
+		if !slices.Contains(ps, p) {
+			ps = append(ps, p)
 		}
 	}
-	return out
+	slices.Sort(ps)
+	return ps
 }
 
 // PercentileOf is l's percentile p with its interval: from
@@ -57,13 +59,16 @@ func PercentileOf(l *result.Latency, p float64) result.Quantile {
 }
 
 // WriteCITable writes, for each result, every reported percentile with its
-// confidence interval in µs ("41.20 [40.90, 41.80]"), and a line that says
-// how the intervals were made.
-func WriteCITable(w io.Writer, results []result.Result) error {
+// confidence interval in µs ("41.20 [40.90, 41.80]"), in ascending order,
+// and a line that says how the intervals were made. Within width columns
+// (0: no limit, --wide) a percentile n/a in every row is left out, and
+// p90 and the highest percentiles give way to the width.
+func WriteCITable(w io.Writer, results []result.Result, width int) error {
 	ps := reported(results)
+	slices.Sort(ps)
 	t := Table{{Head: "op", Left: true}, {Head: "#bytes"}, {Head: "#samples"}}
 	for _, p := range ps {
-		t = append(t, Column{Head: result.PercentileLabel(p) + " [CI][usec]"})
+		t = append(t, Column{Head: result.PercentileLabel(p) + " [CI][usec]", Drop: dropTurn(p)})
 	}
 	conf := hist.DefaultConfidence
 	var rows [][]string
@@ -78,10 +83,13 @@ func WriteCITable(w io.Writer, results []result.Result) error {
 		rows = append(rows, row)
 	}
 	var b strings.Builder
-	t.Write(&b, rows)
-	fmt.Fprintf(&b, "[CI]: the %s %% confidence interval of each percentile, distribution-free: the order statistics whose ranks "+
-		"the binomial distribution puts around q*n (n/a: the interval runs off the end of the data; %s)\n",
-		strconv.FormatFloat(conf*100, 'f', -1, 64), hist.NARule(ps, conf))
+	first := len(t) - len(ps) // the first percentile's column
+	writeFitted(&b, t, rows, width, func(i int) bool {
+		return i >= first && !slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "n/a" })
+	}, "n/a in every test: too few samples")
+	b.WriteString(Note(fmt.Sprintf("[CI]: the %s %% confidence interval of each percentile, distribution-free: the order statistics whose ranks "+
+		"the binomial distribution puts around q*n (n/a: the interval runs off the end of the data; %s)",
+		strconv.FormatFloat(conf*100, 'f', -1, 64), hist.NARule(ps, conf))))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

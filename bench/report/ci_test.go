@@ -27,13 +27,17 @@ func TestLatencyTablePercentiles(t *testing.T) {
 		name       string
 		ps         []float64
 		want, lack []string
+		width      int
 	}{
-		{"default", nil, []string{"p90[usec]", "p99.99[usec]"}, []string{"p99.999"}},
-		{"own list", []float64{50, 99, 99.9, 99.999}, []string{"p99.999[usec]"}, []string{"p90[usec]", "p99.99[usec]"}},
+		// 5000 samples: p99.99 (36887 needed) is n/a, p99.999 too
+		{"default", nil, []string{"p90[usec]", "p99.9[usec]", "not shown: p99.99 (n/a in every test: too few samples)"}, []string{"p99.99[usec]", "p99.999"}, Width},
+		{"default wide", nil, []string{"p90[usec]", "p99.99[usec]", "n/a"}, []string{"p99.999", "not shown"}, 0},
+		{"own list", []float64{50, 99, 99.9, 99.999}, []string{"p99.9[usec]", "not shown: p99.999"}, []string{"p90[usec]", "p99.99[usec]"}, Width},
+		{"own list wide", []float64{50, 99, 99.9, 99.999}, []string{"p99.999[usec]"}, []string{"p90[usec]", "p99.99[usec]"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			if err := WriteLatencyTable(&b, []result.Result{ciResult(t, 5000, tc.ps...)}); err != nil {
+			if err := WriteLatencyTable(&b, []result.Result{ciResult(t, 5000, tc.ps...)}, tc.width); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tc.want {
@@ -52,7 +56,7 @@ func TestLatencyTablePercentiles(t *testing.T) {
 
 func TestCITable(t *testing.T) {
 	var b strings.Builder
-	if err := WriteCITable(&b, []result.Result{ciResult(t, 1000, 50, 99, 99.9)}); err != nil {
+	if err := WriteCITable(&b, []result.Result{ciResult(t, 1000, 50, 99, 99.9)}, 0); err != nil { // every column
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -65,7 +69,7 @@ func TestCITable(t *testing.T) {
 		t.Errorf("row %q", row)
 	}
 	for _, w := range []string{"p50 [CI][usec]", "95 % confidence interval", "p50 needs 6 samples, p99 368, p99.9 3688"} {
-		if !strings.Contains(out, w) {
+		if !strings.Contains(unwrap(out), w) {
 			t.Errorf("lacks %q", w)
 		}
 	}

@@ -50,12 +50,12 @@ func WriteCounterLines(w io.Writer, results []result.Result) error {
 		return nil
 	}
 	var b strings.Builder
-	b.WriteString(counterNote + "\n")
+	b.WriteString(Note(counterNote))
 	for _, l := range lines {
-		b.WriteString(l + "\n")
+		b.WriteString(Wrap(l, Width, "   "))
 	}
 	if shared {
-		b.WriteString(sharedPortNote + "\n")
+		b.WriteString(Note(sharedPortNote))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -26,7 +26,7 @@ func WriteMeshFairness(w io.Writer, doc *result.MeshDocument, unit string) error
 		if f.Jain != nil {
 			jain = strconv.FormatFloat(*f.Jain, 'f', 3, 64)
 		}
-		fmt.Fprintf(&b, "incast fairness into %s, %s: Jain's index %s over %d senders\n", RankLabel(doc, doc.Root), f.Test, jain, len(f.Flows))
+		fmt.Fprintf(&b, "incast fairness into %s, %s: Jain's index %s over %d senders\n", RankLabel(doc, doc.Root), result.NewKey(f.Op, f.Mode, f.SizeBytes, "").String(), jain, len(f.Flows))
 		var rows [][]string
 		for _, fl := range f.Flows {
 			bw := "-"

@@ -11,7 +11,7 @@ func TestWriteMeshFairness(t *testing.T) {
 	j := 0.9
 	doc := &result.MeshDocument{Pattern: "all-to-one", Root: 0,
 		Ranks: []result.MeshRank{{Rank: 0, Host: "a"}, {Rank: 1, Host: "b"}, {Rank: 2, Host: "c"}},
-		Fairness: []result.MeshFairness{{Test: "write bw 65536B", Mode: "bw", Jain: &j, Flows: []result.MeshFlow{
+		Fairness: []result.MeshFairness{{Test: "write bw 64K", Mode: "bw", Jain: &j, Flows: []result.MeshFlow{
 			{Client: 1, MBPerSec: 10, P99: result.Nanos{NS: 2500, OK: true}}, {Client: 2, MBPerSec: 20}}}}}
 	var b strings.Builder
 	if err := WriteMeshFairness(&b, doc, result.UnitMB); err != nil {

@@ -16,8 +16,8 @@ func WriteLoadSweeps(w io.Writer, sweeps []result.LoadSweep, unit string) error 
 	var b strings.Builder
 	for _, s := range sweeps {
 		_, label, _ := result.Bandwidth{}.In(unit)
-		fmt.Fprintf(&b, "latency against load: %s probed open loop at %g ops/s; load: %d QPs of %s %dB, peak %.0f msgs/s (%s %s)\n",
-			s.Test, s.ProbeRate, s.LoadQPs, s.LoadOp, s.LoadSize, s.PeakMsgsPerSec, bwIn(s.PeakMBPerSec, unit), label)
+		b.WriteString(Note(fmt.Sprintf("latency against load: %s probed open loop at %g ops/s; load: %d QPs of %s %s, peak %.0f msgs/s (%s %s)",
+			s.Test, s.ProbeRate, s.LoadQPs, s.LoadOp, result.SizeName(s.LoadSize), s.PeakMsgsPerSec, bwIn(s.PeakMBPerSec, unit), label)))
 		t := Table{{Head: "offered[%]"}, {Head: "offered[msgs/s]"}, {Head: "achieved[msgs/s]"}, {Head: "achieved[" + label + "]"},
 			{Head: "p50[usec]"}, {Head: "p99[usec]"}, {Head: "p99.9[usec]"}}
 		var rows [][]string

@@ -48,7 +48,7 @@ func TestMeshMatrix(t *testing.T) {
 	for _, want := range []string{
 		"mesh: 3 ranks, pattern pairs, 3 rounds, 3 pairs, 1 failed (partial)",
 		"send lat 2B: p50/p99/p99.9 latency, usec (row: client, column: server)",
-		"5.00/10.00/n/a", "FAILED", "send bw 65536B: bandwidth, MiB/sec", "100.00",
+		"5.00/10.00/n/a", "FAILED", "send bw 64K: bandwidth, MiB/sec", "100.00",
 		"failed pairs:", "hb(1)→hc(2) (round 0): boom",
 	} {
 		if !strings.Contains(out, want) {

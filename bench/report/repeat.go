@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -20,7 +19,7 @@ func WriteRepeatTable(w io.Writer, results []result.Result, unit string) error {
 		if r.Repeat == nil {
 			continue
 		}
-		name := fmt.Sprintf("%s %s %dB", r.Op, r.Mode, r.SizeBytes)
+		name := result.KeyOf(&r).String()
 		for _, f := range r.Repeat.Figures {
 			label, format := figureFormat(f.Figure, r.Mode, unit)
 			rows = append(rows, []string{name, strconv.Itoa(f.Runs), label, format(f.Median), format(f.Min), format(f.Max),

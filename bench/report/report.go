@@ -17,19 +17,27 @@ const Dashes = "----------------------------------------------------------------
 
 // WriteHeader writes the perftest-like block that describes the test
 // environment of doc: device, link, MTU, GID, inline size, clock and
-// connection type, with a banner for software RDMA.
+// connection type, with a banner for software RDMA; a TCP run has no GID
+// and no inline data. Lines wider than Width wrap under their value.
 func WriteHeader(w io.Writer, doc *result.Document) error {
 	e := &doc.Env
 	var b strings.Builder
-	line := func(k, v string) { fmt.Fprintf(&b, " %-15s : %s\n", k, v) }
+	line := func(k, v string) {
+		b.WriteString(Wrap(fmt.Sprintf(" %-15s : %s", k, v), Width, strings.Repeat(" ", 19)))
+	}
+	tcp := e.QPType == "TCP" || len(doc.Results) > 0 && !slices.ContainsFunc(doc.Results, func(r result.Result) bool { return r.Transport != result.TransportTCP })
 	b.WriteString(Dashes + "\n")
 	dev := e.Device
 	if e.DeviceReason != "" {
 		dev += " (" + e.DeviceReason + ")"
 	}
 	line("Device", dev)
-	if s := doc.ServerEnv; s != nil && s.Device != "" && (s.Host != e.Host || s.Device != e.Device || s.GID != e.GID) {
-		srv := fmt.Sprintf("%s on %s, GID %d %s", s.Device, s.Host, s.GIDIndex, s.GID)
+	if s := doc.ServerEnv; !tcp && s != nil && s.Device != "" && (s.Host != e.Host || s.Device != e.Device || s.GID != e.GID) {
+		srv := s.Device
+		if h := s.HostName(); h != "" {
+			srv += " on " + h
+		}
+		srv += fmt.Sprintf(", GID %d %s", s.GIDIndex, s.GID)
 		if s.DeviceReason != "" {
 			srv += " (" + s.DeviceReason + ")"
 		}
@@ -44,19 +52,21 @@ func WriteHeader(w io.Writer, doc *result.Document) error {
 		mtu = e.ActiveMTU
 	}
 	line("Mtu", fmt.Sprintf("%d[B]", mtu))
-	gid := strconv.Itoa(e.GIDIndex)
-	if e.GID != "" {
-		gid += " (" + strings.TrimSpace(e.GIDType+" "+e.GID)
-		if e.GIDReason != "" {
-			gid += ", " + e.GIDReason
+	if !tcp { // no GID, no inline data over TCP
+		gid := strconv.Itoa(e.GIDIndex)
+		if e.GID != "" {
+			gid += " (" + strings.TrimSpace(e.GIDType+" "+e.GID)
+			if e.GIDReason != "" {
+				gid += ", " + e.GIDReason
+			}
+			gid += ")"
 		}
-		gid += ")"
-	}
-	line("GID index", gid)
-	inline, reasons := inlineSummary(doc.Results)
-	line("Max inline data", fmt.Sprintf("%s (the device grants up to %d[B])", inline, e.InlineSizeGranted))
-	for _, r := range reasons {
-		line("Inline", r)
+		line("GID index", gid)
+		inline, reasons := inlineSummary(doc.Results)
+		line("Max inline data", fmt.Sprintf("%s (the device grants up to %d[B])", inline, e.InlineSizeGranted))
+		for _, r := range reasons {
+			line("Inline", r)
+		}
 	}
 	clock := e.ClockSource
 	if e.ClockResolutionNS > 0 {
@@ -87,7 +97,11 @@ func WriteHeader(w io.Writer, doc *result.Document) error {
 		if note == "" {
 			note = result.SoftwareRDMANote(e.Device, e.Driver, e.Netdev, false)
 		}
-		b.WriteString("*** " + note + " ***\n")
+		banner := "*** " + note + " ***"
+		if len(banner) > Width { // the closing stars would wrap alone
+			banner = "*** " + note
+		}
+		b.WriteString(Wrap(banner, Width, "    "))
 	}
 	b.WriteString(Dashes + "\n")
 	_, err := io.WriteString(w, b.String())
@@ -159,49 +173,77 @@ func FormatUS(v hist.Value) string { return v.Format(1000, 2) }
 
 func US(ns float64) string { return strconv.FormatFloat(ns/1000, 'f', 2, 64) }
 
-// LatencyNA reports the n/a rule under a table that printed n/a.
-var LatencyNA = "n/a: the percentile's " + strconv.Itoa(int(hist.DefaultConfidence*100)) + " % confidence interval runs off the end of the data (" +
+// LatencyNA reports the n/a rule under a table that printed n/a (one
+// line; Note wraps it).
+var LatencyNA = "n/a: too few samples for the percentile's " + strconv.Itoa(int(hist.DefaultConfidence*100)) + " % confidence interval (" +
 	hist.NARule([]float64{50, 90, 99, 99.9, 99.99}, hist.DefaultConfidence) + ")"
 
-// WriteLatencyTable writes results as perftest's latency table, in µs, with
-// an op column first and a column for each other reported percentile last
-// (by default p90 and p99.99; --percentiles). t_typical is the median
-// (p50), t_max the true maximum and the percentiles are those of the HDR
-// histogram. After the table, one line per op states what t_* time.
-func WriteLatencyTable(w io.Writer, results []result.Result) error {
-	t := Table{
-		{Head: "op", Left: true}, {Head: "#bytes"}, {Head: "#iterations"},
-		{Head: "t_min[usec]"}, {Head: "t_max[usec]"}, {Head: "t_typical[usec]"},
-		{Head: "t_avg[usec]"}, {Head: "t_stdev[usec]"},
-		{Head: "99% percentile[usec]"}, {Head: "99.9% percentile[usec]"},
+// dropTurn is when percentile p's column gives way to the width (Fit):
+// p50 and p99 never, p90 first, then the others from the highest.
+func dropTurn(p float64) int {
+	switch p {
+	case 50, 99:
+		return 0
+	case 90:
+		return 3
 	}
-	extra := extraPercentiles(results)
-	for _, p := range extra {
-		t = append(t, Column{Head: result.PercentileLabel(p) + "[usec]"})
-	}
-	var rows [][]string
-	na := false
-	for _, r := range results {
-		l := &r.Latency
-		plain := func(ns float64) string {
-			if l.Count == 0 {
+	return 4
+}
+
+// latencyColumn is one column of the latency table: its head, how it
+// gives way, its cell for a result and, for a percentile, the percent.
+type latencyColumn struct {
+	Column
+	pct  float64
+	cell func(r *result.Result) string
+}
+
+// WriteLatencyTable writes results as a latency table in µs: op, size,
+// iterations, then min, the reported percentiles in ascending order (by
+// default p50, p90, p99, p99.9, p99.99; --percentiles), max, mean and
+// standard deviation. p50 is the median (perftest's t_typical), max the
+// true maximum, the percentiles those of the HDR histogram. Within width
+// columns (0: no limit, --wide) it leaves out a percentile that is n/a in
+// every row (too few samples) and, if still too wide, stdev, mean, p90
+// and the highest percentiles, in that order, and says so under the
+// table. After it, one line per op states what the latencies time.
+func WriteLatencyTable(w io.Writer, results []result.Result, width int) error {
+	plain := func(f func(l *result.Latency) float64) func(r *result.Result) string {
+		return func(r *result.Result) string {
+			if r.Latency.Count == 0 {
 				return "n/a"
 			}
-			return US(ns)
+			return US(f(&r.Latency))
 		}
-		row := []string{r.Op, strconv.Itoa(r.SizeBytes), strconv.FormatInt(r.Iterations, 10),
-			plain(l.Min), plain(l.Max), l.P50.US(), plain(l.Mean), plain(l.Stdev),
-			l.P99.US(), l.P99_9.US()}
-		for _, p := range extra {
-			row = append(row, PercentileOf(l, p).Value.US())
+	}
+	cols := []latencyColumn{
+		{Column: Column{Head: "op", Left: true}, cell: func(r *result.Result) string { return r.Op }},
+		{Column: Column{Head: "#bytes"}, cell: func(r *result.Result) string { return strconv.Itoa(r.SizeBytes) }},
+		{Column: Column{Head: "#iterations"}, cell: func(r *result.Result) string { return strconv.FormatInt(r.Iterations, 10) }},
+		{Column: Column{Head: "min[usec]"}, cell: plain(func(l *result.Latency) float64 { return l.Min })},
+	}
+	for _, p := range tablePercentiles(results) {
+		cols = append(cols, latencyColumn{Column: Column{Head: result.PercentileLabel(p) + "[usec]", Drop: dropTurn(p)}, pct: p,
+			cell: func(r *result.Result) string { return PercentileOf(&r.Latency, p).Value.US() }})
+	}
+	cols = append(cols,
+		latencyColumn{Column: Column{Head: "max[usec]"}, cell: plain(func(l *result.Latency) float64 { return l.Max })},
+		latencyColumn{Column: Column{Head: "mean[usec]", Drop: 2}, cell: plain(func(l *result.Latency) float64 { return l.Mean })},
+		latencyColumn{Column: Column{Head: "stdev[usec]", Drop: 1}, cell: plain(func(l *result.Latency) float64 { return l.Stdev })})
+	var t Table
+	for _, c := range cols {
+		t = append(t, c.Column)
+	}
+	rows := make([][]string, len(results))
+	for i := range results {
+		for _, c := range cols {
+			rows[i] = append(rows[i], c.cell(&results[i]))
 		}
-		for _, c := range row {
-			na = na || c == "n/a"
-		}
-		rows = append(rows, row)
 	}
 	var b strings.Builder
-	t.Write(&b, rows)
+	_, na := writeFitted(&b, t, rows, width, func(i int) bool {
+		return cols[i].pct > 0 && !slices.ContainsFunc(results, func(r result.Result) bool { return PercentileOf(&r.Latency, cols[i].pct).Value.OK })
+	}, "n/a in every test: too few samples")
 	seen := map[string]bool{}
 	for _, r := range results {
 		key := r.Op + "\x00" + r.TimedInterval
@@ -209,33 +251,77 @@ func WriteLatencyTable(w io.Writer, results []result.Result) error {
 			continue
 		}
 		seen[key] = true
-		fmt.Fprintf(&b, "%s: t_* are %s", r.Op, r.TimedInterval)
+		line := fmt.Sprintf("%s: each latency is %s", r.Op, r.TimedInterval)
 		if r.RTT != nil {
-			b.WriteString("; rtt_ns in JSON has the full round trip")
+			line += "; rtt_ns in JSON has the full round trip"
 		}
-		b.WriteString("\n")
+		b.WriteString(Note(line))
 	}
 	if na {
-		b.WriteString(LatencyNA + "\n")
+		b.WriteString(Note(LatencyNA))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// writeFitted writes the table t of rows within width columns (0: every
+// column): the columns unfilled says have no value in any row are left
+// out (named under the table with why, unless why is ""), then columns
+// give way by their Drop turn; a note names what is not shown. It returns
+// the columns shown and whether a cell shown is n/a.
+func writeFitted(b *strings.Builder, t Table, rows [][]string, width int, unfilled func(i int) bool, why string) (shown Table, na bool) {
+	var empty []string
+	if width > 0 {
+		all := t
+		t, rows = all.Keep(rows, func(i int) bool {
+			if unfilled(i) && why != "" {
+				empty = append(empty, columnName(all[i].Head))
+			}
+			return !unfilled(i)
+		})
+	}
+	t, rows, narrow := t.Fit(rows, width)
+	t.Write(b, rows)
+	var parts []string
+	if len(empty) > 0 {
+		parts = append(parts, strings.Join(empty, ", ")+" ("+why+")")
+	}
+	if len(narrow) > 0 {
+		for i := range narrow {
+			narrow[i] = columnName(narrow[i])
+		}
+		parts = append(parts, strings.Join(narrow, ", ")+fmt.Sprintf(" (to fit %d columns)", width))
+	}
+	if len(parts) > 0 {
+		b.WriteString(Note("not shown: " + strings.Join(parts, "; ") + "; --wide shows every column"))
+	}
+	return t, slices.ContainsFunc(rows, func(r []string) bool { return slices.Contains(r, "n/a") })
+}
+
+// columnName is a column's head without its unit: "p99.99" for
+// "p99.99[usec]", "p50" for "p50 [CI][usec]".
+func columnName(head string) string {
+	name, _, _ := strings.Cut(head, "[")
+	return strings.TrimSpace(name)
+}
+
 // WriteBandwidthTable writes results as perftest's bandwidth table with an
 // op column first, the average bandwidth in unit (UnitMiB, UnitMB or UnitGb)
 // and, instead of perftest's BW peak, the completion latency (post to
-// completion of signaled work requests) p50 and p99 in µs. A bidirectional
-// result's row (op "write bidir") has the sums over both sides.
-func WriteBandwidthTable(w io.Writer, results []result.Result, unit string) error {
-	return WriteBandwidthTableSides(w, results, unit, false)
+// completion of signaled work requests) p50 and p99 in µs, then CPU per
+// message and link utilisation where measured. A bidirectional result's
+// row (op "write bidir") has the sums over both sides. Within width
+// columns (0: no limit, --wide) the CPU and link columns are left out
+// where no result has them, and give way to the width, link first.
+func WriteBandwidthTable(w io.Writer, results []result.Result, unit string, width int) error {
+	return WriteBandwidthTableSides(w, results, unit, false, width)
 }
 
 // WriteBandwidthTableSides is WriteBandwidthTable; with sides, each
 // bidirectional result's row is followed by one row per side (its own
 // operations, bandwidth and message rate, perftest's --report-both), and the
 // table ends with a bytes column: the bytes each row moved.
-func WriteBandwidthTableSides(w io.Writer, results []result.Result, unit string, sides bool) error {
+func WriteBandwidthTableSides(w io.Writer, results []result.Result, unit string, sides bool, width int) error {
 	_, label, err := result.Bandwidth{}.In(unit)
 	if err != nil {
 		return err
@@ -244,14 +330,15 @@ func WriteBandwidthTableSides(w io.Writer, results []result.Result, unit string,
 		{Head: "op", Left: true}, {Head: "#bytes"}, {Head: "#iterations"},
 		{Head: "BW average[" + label + "]"}, {Head: "MsgRate[Mpps]"},
 		{Head: "comp_p50[usec]"}, {Head: "comp_p99[usec]"},
-		{Head: "CPU[usec/msg] cli/srv"}, {Head: "link[%]"},
+		{Head: cpuHead, Drop: 2}, {Head: "link[%]", Drop: 1},
 	}
+	const cpuCol, linkCol = 7, 8
 	sides = sides && slices.ContainsFunc(results, func(r result.Result) bool { return r.Sides != nil })
 	if sides {
 		t = append(t, Column{Head: "bytes"})
 	}
 	var rows [][]string
-	na, perOp, bidir := false, false, false
+	perOp, bidir := false, false
 	for _, r := range results {
 		bw, _, _ := r.Bandwidth.In(unit)
 		op := r.Op
@@ -267,7 +354,6 @@ func WriteBandwidthTableSides(w io.Writer, results []result.Result, unit string,
 		if sides {
 			row = append(row, strconv.FormatInt(r.Iterations*int64(r.SizeBytes), 10))
 		}
-		na = na || !r.Latency.P50.OK || !r.Latency.P99.OK
 		perOp = perOp || r.MRMode == result.MRModePerOp
 		bidir = bidir || r.Bidirectional
 		rows = append(rows, row)
@@ -284,28 +370,39 @@ func WriteBandwidthTableSides(w io.Writer, results []result.Result, unit string,
 		}
 	}
 	var b strings.Builder
-	t.Write(&b, rows)
+	shown, na := writeFitted(&b, t, rows, width, func(i int) bool {
+		return (i == cpuCol || i == linkCol) && !slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "-" })
+	}, "")
+	if slices.ContainsFunc(shown, func(c Column) bool { return c.Head == cpuHead }) {
+		b.WriteString(Note(cpuNote))
+	}
 	if bidir {
-		b.WriteString(bidirNote + "\n")
+		b.WriteString(Note(bidirNote))
 		if sides {
-			b.WriteString(bidirSidesNote + "\n")
+			b.WriteString(Note(bidirSidesNote))
 		}
 	}
 	if perOp {
-		b.WriteString(perOpBWNote + "\n")
+		b.WriteString(Note(perOpBWNote))
 	}
 	for _, r := range results {
 		if r.RateLimit != nil && r.RateLimit.AppliesTo == "measured" {
-			fmt.Fprintf(&b, "%s %s %dB: the client's sending was paced at %.0f messages/s in the C loop (--limit-bw, --limit-msgrate)\n",
-				r.Op, r.Mode, r.SizeBytes, r.RateLimit.MsgsPerSec)
+			b.WriteString(Note(fmt.Sprintf("%s %s %s: the client's sending was paced at %.0f messages/s in the C loop (--limit-bw, --limit-msgrate)",
+				r.Op, r.Mode, result.SizeName(r.SizeBytes), r.RateLimit.MsgsPerSec)))
 		}
 	}
 	if na {
-		b.WriteString(LatencyNA + "\n")
+		b.WriteString(Note(LatencyNA))
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
 }
+
+// cpuHead heads the bandwidth table's CPU column, and cpuNote explains it.
+const (
+	cpuHead = "CPU[usec/msg]"
+	cpuNote = "CPU: user + system time of each side's engine thread per message, client/server (a passive server, whose NIC serves WRITE or READ, shows 0)"
+)
 
 // bidirNote is printed under a bandwidth table with bidirectional results.
 const bidirNote = "bidir: both sides posted at once (-b); BW average and MsgRate are the sums of both sides' rates, " +
@@ -342,7 +439,7 @@ func WriteConnectionTable(w io.Writer, results []result.Result) error {
 		return nil
 	}
 	var b strings.Builder
-	b.WriteString(connSetupNote + "\n")
+	b.WriteString(Note(connSetupNote))
 	t.Write(&b, rows)
 	if na {
 		b.WriteString("n/a: a setup p50 needs at least 2 QPs\n")

@@ -13,6 +13,9 @@ import (
 	"github.com/rdmabench/rdmabench/hist"
 )
 
+// unwrap joins the lines Note continued.
+func unwrap(s string) string { return strings.ReplaceAll(s, "\n  ", " ") }
+
 // golden compares got with testdata/name (see internal/golden).
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -50,14 +53,28 @@ func reportResults() []result.Result {
 
 func TestReportLatencyTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteLatencyTable(&b, reportResults()); err != nil {
+	if err := WriteLatencyTable(&b, reportResults(), Width); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("--wide:\n")
+	if err := WriteLatencyTable(&b, reportResults(), 0); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "latency_table.golden", b.Bytes())
-	out := b.String()
-	for _, want := range []string{"1234.57", "t_max[usec]", "99.9% percentile[usec]", "p99.99[usec]", "n/a"} {
-		if !strings.Contains(out, want) {
+	def, wide, _ := strings.Cut(b.String(), "--wide:\n")
+	for _, want := range []string{"1234.57", "max[usec]", "p50[usec]  p90[usec]  p99[usec]  p99.9[usec]  p99.99[usec]", "n/a", "not shown: mean, stdev (to fit 120 columns)"} {
+		if !strings.Contains(def, want) {
 			t.Errorf("table lacks %q", want)
+		}
+	}
+	for _, want := range []string{"mean[usec]  stdev[usec]", "5.12"} {
+		if !strings.Contains(wide, want) || strings.Contains(wide, "not shown") {
+			t.Errorf("--wide table lacks %q, or leaves a column out", want)
+		}
+	}
+	for _, l := range strings.Split(def, "\n") {
+		if len(l) > Width {
+			t.Errorf("%d columns: %s", len(l), l)
 		}
 	}
 }
@@ -75,12 +92,12 @@ func TestReportBandwidthTable(t *testing.T) {
 	var b bytes.Buffer
 	for _, unit := range []string{result.UnitMiB, result.UnitMB, result.UnitGb} {
 		b.WriteString("unit " + unit + ":\n")
-		if err := WriteBandwidthTable(&b, results, unit); err != nil {
+		if err := WriteBandwidthTable(&b, results, unit, Width); err != nil {
 			t.Fatal(err)
 		}
 	}
 	checkGolden(t, "bandwidth_table.golden", b.Bytes())
-	if err := WriteBandwidthTable(&b, results, "KB"); err == nil {
+	if err := WriteBandwidthTable(&b, results, "KB", Width); err == nil {
 		t.Error(`unit "KB" accepted`)
 	}
 }
@@ -157,7 +174,7 @@ func TestConnectionTable(t *testing.T) {
 	if err := WriteConnectionTable(&b, rs); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
+	out := unwrap(b.String())
 	for _, want := range []string{connSetupNote, "setup_p50[msec]", "rdma_cm", "192.0.2.1:4791", "2.00", "3.00", "exchange", "n/a", "a setup p50 needs at least 2 QPs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -188,10 +205,10 @@ func TestMRModeHeader(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := WriteBandwidthTable(&b, []result.Result{{Op: result.OpWrite, Mode: result.ModeBW, SizeBytes: 4096, MRMode: result.MRModePerOp}}, result.UnitMiB); err != nil {
+	if err := WriteBandwidthTable(&b, []result.Result{{Op: result.OpWrite, Mode: result.ModeBW, SizeBytes: 4096, MRMode: result.MRModePerOp}}, result.UnitMiB, Width); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), perOpBWNote) {
+	if !strings.Contains(unwrap(b.String()), perOpBWNote) {
 		t.Errorf("bandwidth table without the per-op note:\n%s", b.String())
 	}
 }

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"fmt"
 	"math"
 	"sort"
 )
@@ -73,7 +74,8 @@ func MeshFairnessOf(d *MeshDocument) []MeshFairness {
 			if !ok {
 				j = len(out)
 				at[k] = j
-				out = append(out, MeshFairness{Test: k.String(), Op: r.Op, Mode: r.Mode, SizeBytes: r.SizeBytes, Flows: []MeshFlow{}})
+				// Test keeps the documents' name of a test, "send lat 65536B"
+				out = append(out, MeshFairness{Test: fmt.Sprintf("%s %s %dB", r.Op, r.Mode, r.SizeBytes), Op: r.Op, Mode: r.Mode, SizeBytes: r.SizeBytes, Flows: []MeshFlow{}})
 			}
 			f := MeshFlow{Client: p.Client, ClientHost: p.ClientHost, P99: r.Latency.P99}
 			if r.Mode == ModeBW {

@@ -5,8 +5,10 @@ package result
 // whole as the kind the command reads.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 )
 
 // InputError is a document a reader was given that cannot be read, is
@@ -17,6 +19,76 @@ type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
+
+// writers names the command that writes each kind of document, for the
+// errors that say what a file is and what was expected.
+var writers = map[string]string{
+	KindResult:    "rdmabench run or loopback --json",
+	KindMR:        "rdmabench mr --json",
+	KindMesh:      "rdmabench mesh --json",
+	KindCliffs:    "rdmabench cliffs --json",
+	KindIsolation: "rdmabench isolation --json",
+	KindDoctor:    "rdmabench doctor --json",
+}
+
+// Describe names a kind of document for a user: "a mesh document
+// (rdmabench mesh --json)"; "a document of kind "x"" for one rdmabench
+// does not write.
+func Describe(kind string) string {
+	w, ok := writers[kind]
+	if !ok {
+		return fmt.Sprintf("a document of kind %q", kind)
+	}
+	return "a" + article(kind) + " " + kind + " document (" + w + ")"
+}
+
+// whatIs says what data is, for a file that is not the kind expected:
+// not JSON, not an rdmabench document (no schema_version), or its kind.
+func whatIs(data []byte) string {
+	var h struct {
+		SchemaVersion *int `json:"schema_version"`
+		Kind          string
+	}
+	switch {
+	case !json.Valid(data):
+		return "not JSON"
+	case json.Unmarshal(data, &h) != nil || h.SchemaVersion == nil && h.Kind == "":
+		return "not an rdmabench document (no schema_version)"
+	}
+	return Describe(KindOf(data))
+}
+
+// notKind is the error for the file name holding data, read as a document
+// of kind: what it is (with why, if not ""), and what was expected, such as
+// "a.json: a result document (rdmabench run or loopback --json), where a
+// mesh document (rdmabench mesh --json) was expected".
+func notKind(name string, data []byte, kind string, why error) error {
+	is := whatIs(data)
+	if why != nil {
+		is += " (" + why.Error() + ")"
+	}
+	if name == "-" {
+		name = "stdin"
+	}
+	return fmt.Errorf("%s: %s, where %s was expected", name, is, Describe(kind))
+}
+
+// readErr is the error for a file the command could not read: the path
+// and why, without Go's "open" ("cannot read a.json: no such file or
+// directory"); a file over the input limit says so itself.
+func readErr(path string, err error) error {
+	if errors.Is(err, ErrTooLarge) {
+		return err
+	}
+	if path == "-" {
+		path = "stdin"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read %s: %w", path, err)
+}
 
 // inputErr wraps a non-nil err as an *InputError.
 func inputErr(err error) error {
@@ -75,7 +147,7 @@ func (in *Input) take() ([]byte, error) {
 func (in *Input) Result() (*Document, error) {
 	b, err := in.take()
 	if err != nil {
-		return nil, inputErr(fmt.Errorf("bench: read results: %w", err))
+		return nil, inputErr(readErr(in.Path, err))
 	}
 	doc, err := ParseDocument(b, in.Path)
 	return doc, inputErr(err)
@@ -85,7 +157,7 @@ func (in *Input) Result() (*Document, error) {
 func (in *Input) Mesh() (*MeshDocument, error) {
 	b, err := in.take()
 	if err != nil {
-		return nil, inputErr(fmt.Errorf("bench: read mesh: %w", err))
+		return nil, inputErr(readErr(in.Path, err))
 	}
 	doc, err := ParseMesh(b, in.Path)
 	return doc, inputErr(err)
@@ -96,10 +168,10 @@ func (in *Input) Mesh() (*MeshDocument, error) {
 func (in *Input) Cliffs() (*CliffsDocument, error) {
 	b, err := in.take()
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, inputErr(readErr(in.Path, err))
 	}
 	if KindOf(b) != KindCliffs {
-		return nil, inputErr(fmt.Errorf("%s: not a cliffs document ('rdmabench cliffs --json')", in.Path))
+		return nil, inputErr(notKind(in.Path, b, KindCliffs, nil))
 	}
 	doc, err := ReadCliffs(b)
 	if err != nil {

@@ -37,14 +37,21 @@ func TestOpen(t *testing.T) {
 		{"result", full, result.KindResult, decodeResult, ""},
 		{"mesh", mesh, result.KindMesh, decodeMesh, ""},
 		{"cliffs", cliffs, result.KindCliffs, decodeCliffs, ""},
-		{"mesh as result", mesh, result.KindMesh, decodeResult, "bench: read results testdata/mesh_tcp.json: a mesh document, not a result document"},
-		{"result as mesh", full, result.KindResult, decodeMesh, `bench: read mesh testdata/full.json: kind "", not a mesh document`},
-		{"mesh as cliffs", mesh, result.KindMesh, decodeCliffs, "testdata/mesh_tcp.json: not a cliffs document ('rdmabench cliffs --json')"},
-		{"missing as result", missing, "", decodeResult, "bench: read results: open " + missing},
-		{"missing as mesh", missing, "", decodeMesh, "bench: read mesh: open " + missing},
-		{"missing as cliffs", missing, "", decodeCliffs, "open " + missing},
+		// what the file is, and what was expected, in the words of the user
+		{"mesh as result", mesh, result.KindMesh, decodeResult,
+			"testdata/mesh_tcp.json: a mesh document (rdmabench mesh --json), where a result document (rdmabench run or loopback --json) was expected"},
+		{"result as mesh", full, result.KindResult, decodeMesh,
+			"testdata/full.json: a result document (rdmabench run or loopback --json), where a mesh document (rdmabench mesh --json) was expected"},
+		{"mesh as cliffs", mesh, result.KindMesh, decodeCliffs,
+			"testdata/mesh_tcp.json: a mesh document (rdmabench mesh --json), where a cliffs document (rdmabench cliffs --json) was expected"},
+		{"missing as result", missing, "", decodeResult, "cannot read " + missing + ": no such file or directory"},
+		{"missing as mesh", missing, "", decodeMesh, "cannot read " + missing + ": no such file or directory"},
+		{"missing as cliffs", missing, "", decodeCliffs, "cannot read " + missing + ": no such file or directory"},
 		{"over the limit", big, "", decodeResult, "larger than the input limit (100 bytes; RDMABENCH_MAX_INPUT_BYTES raises it)"},
-		{"not JSON", write("garbage.json", "{"), result.KindResult, decodeResult, "garbage.json: unexpected end of JSON input"},
+		{"not JSON", write("garbage.json", "{"), result.KindResult, decodeResult,
+			"garbage.json: not JSON (unexpected end of JSON input), where a result document (rdmabench run or loopback --json) was expected"},
+		{"no schema_version", write("other.json", `{"tool": "perftest"}`), result.KindResult, decodeMesh,
+			"other.json: not an rdmabench document (no schema_version), where a mesh document (rdmabench mesh --json) was expected"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func(n int64) { result.MaxInputBytes = n }(result.MaxInputBytes)

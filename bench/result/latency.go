@@ -42,7 +42,7 @@ func (n *Nanos) UnmarshalJSON(b []byte) error {
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
-		return fmt.Errorf("bench: latency %q is not a number of ns or null", b)
+		return fmt.Errorf("latency %q is not a number of ns or null", b)
 	}
 	*n = Nanos{NS: f, OK: true}
 	return nil

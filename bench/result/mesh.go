@@ -157,19 +157,23 @@ func ReadMeshFile(path string) (*MeshDocument, error) {
 // ParseMesh decodes a mesh document read from name; a pair's result with
 // a value no measurement produces is a *ValueError (see Document.Check).
 func ParseMesh(b []byte, name string) (*MeshDocument, error) {
+	if !isKind(b, KindMesh) {
+		var err error
+		if !json.Valid(b) {
+			err = json.Unmarshal(b, new(any))
+		}
+		return nil, notKind(name, b, KindMesh, err)
+	}
 	var doc MeshDocument
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("bench: read mesh %s: %w", name, err)
-	}
-	if doc.Kind != KindMesh {
-		return nil, fmt.Errorf("bench: read mesh %s: kind %q, not a mesh document", name, doc.Kind)
+		return nil, fmt.Errorf("%s: not %s: %w", name, Describe(KindMesh), err)
 	}
 	if doc.SchemaVersion != MeshSchemaVersion {
-		return nil, fmt.Errorf("bench: read mesh %s: schema version %d, this rdmabench reads %d", name, doc.SchemaVersion, MeshSchemaVersion)
+		return nil, fmt.Errorf("%s: schema version %d, this rdmabench reads %d", name, doc.SchemaVersion, MeshSchemaVersion)
 	}
 	if err := doc.Check(); err != nil {
-		return nil, fmt.Errorf("bench: read mesh %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &doc, nil
 }

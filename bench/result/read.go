@@ -58,24 +58,27 @@ func ReadJSONFile(path string) (*Document, error) {
 // b; name is the file in errors.
 func ParseDocument(b []byte, name string) (*Document, error) {
 	if k := KindOf(b); k != KindResult {
-		if _, err := CheckAny(b); err != nil { // named as what it is
-			return nil, fmt.Errorf("bench: read results %s (a%s %s document): %w", name, article(k), k, err)
+		if _, err := CheckAny(b); err != nil { // named as what it is, and why it fails as that
+			return nil, fmt.Errorf("%w; as a%s %s document it fails its own check: %w", notKind(name, b, KindResult, nil), article(k), k, err)
 		}
-		return nil, fmt.Errorf("bench: read results %s: a%s %s document, not a result document", name, article(k), k)
+		return nil, notKind(name, b, KindResult, nil)
 	}
 	var doc Document
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("bench: read results %s: %w", name, err)
+		if !json.Valid(b) {
+			return nil, notKind(name, b, KindResult, err)
+		}
+		return nil, fmt.Errorf("%s: not %s: %w", name, Describe(KindResult), err)
 	}
 	if doc.SchemaVersion != SchemaVersion {
 		if doc.SchemaVersion == 0 {
-			return nil, fmt.Errorf("bench: read results %s: no schema_version: not an rdmabench result", name)
+			return nil, notKind(name, b, KindResult, nil)
 		}
-		return nil, fmt.Errorf("bench: read results %s: schema_version: schema version %d, this rdmabench reads %d",
+		return nil, fmt.Errorf("%s: schema_version: schema version %d, this rdmabench reads %d",
 			name, doc.SchemaVersion, SchemaVersion)
 	}
 	if err := doc.Check(); err != nil {
-		return nil, fmt.Errorf("bench: read results %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	doc.envKeys = envKeysOf(b)
 	return &doc, nil

@@ -286,7 +286,7 @@ func (r *Result) SetLatency(h *hist.Histogram, div float64) error {
 // by r.HistogramDivisor.
 func (r *Result) DecodeHistogram() (*hist.Histogram, error) {
 	if r.Histogram == "" {
-		return nil, errors.New("bench: result has no histogram")
+		return nil, errors.New("the result has no histogram")
 	}
 	return hist.Decode(r.Histogram)
 }
@@ -326,7 +326,7 @@ func (b Bandwidth) In(unit string) (v float64, label string, err error) {
 	case UnitGb:
 		return b.GbitPerSec, "Gb/sec", nil
 	}
-	return 0, "", fmt.Errorf("bench: bandwidth unit %q is not one of %s, %s, %s", unit, UnitMiB, UnitMB, UnitGb)
+	return 0, "", fmt.Errorf("bandwidth unit %q is not one of %s, %s, %s", unit, UnitMiB, UnitMB, UnitGb)
 }
 
 // CPUUsage is the user and system CPU time of the client's and the server's
@@ -429,11 +429,11 @@ func WriteJSONFile(path string, doc *Document) error {
 	// only the known environment fields
 	b, err := json.Marshal(&d.Env)
 	if err != nil {
-		return fmt.Errorf("bench: encode results: %w", err)
+		return fmt.Errorf("encode the result document: %w", err)
 	}
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(b, &env); err != nil {
-		return fmt.Errorf("bench: encode results: %w", err)
+		return fmt.Errorf("encode the result document: %w", err)
 	}
 	for k := range env {
 		if !d.envKeys[k] {
@@ -453,19 +453,19 @@ func WriteJSONFile(path string, doc *Document) error {
 func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("bench: encode results: %w", err)
+		return fmt.Errorf("encode the result document: %w", err)
 	}
 	b = append(b, '\n')
 	if path == "-" {
 		if _, err := os.Stdout.Write(b); err != nil {
-			return fmt.Errorf("bench: write results to stdout: %w", err)
+			return fmt.Errorf("write the result document to stdout: %w", err)
 		}
 		return nil
 	}
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("bench: write results: %w", err)
+		return fmt.Errorf("write the result document: %w", err)
 	}
 	_, err = f.Write(b)
 	if err == nil {
@@ -479,7 +479,7 @@ func WriteJSON(path string, v any) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("bench: write results: %w", err)
+		return fmt.Errorf("write the result document: %w", err)
 	}
 	return nil
 }
@@ -494,4 +494,13 @@ type ClockCalibration struct {
 	// from the calibration to the end of the run, ppm (a check of the
 	// rate; 0 when not measured).
 	DriftPPM float64 `json:"drift_ppm"`
+}
+
+// HostName is the host's name as the tables show it: "" where the kernel
+// had none to give ("(none)", as in a guest without a host name).
+func (e *Env) HostName() string {
+	if e.Host == "(none)" {
+		return ""
+	}
+	return e.Host
 }

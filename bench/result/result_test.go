@@ -232,7 +232,7 @@ func TestResultReadJSONFileErrors(t *testing.T) {
 		name, body, want string
 	}{
 		{"newer schema", `{"schema_version": 2, "tool": "rdmabench"}`, "schema version 2"},
-		{"no schema", `{"tool": "perftest"}`, "not an rdmabench result"},
+		{"no schema", `{"tool": "perftest"}`, "not an rdmabench document (no schema_version)"},
 		{"not json", `#bytes`, "invalid character"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -285,7 +285,10 @@ func TestKey(t *testing.T) {
 	}{
 		{"rdma", result.NewKey("send", "lat", 2, ""), "send lat 2B"},
 		{"rdma spelled out", result.NewKey("send", "lat", 2, result.TransportRDMA), "send lat 2B"},
-		{"tcp", result.NewKey("send", "bw", 65536, result.TransportTCP), "tcp send bw 65536B"},
+		{"tcp", result.NewKey("send", "bw", 65536, result.TransportTCP), "tcp send bw 64K"},
+		{"not a binary unit", result.NewKey("write", "lat", 1000, ""), "write lat 1000B"},
+		{"megabyte", result.NewKey("read", "bw", 1<<20, ""), "read bw 1M"},
+		{"3K", result.NewKey("read", "bw", 3072, ""), "read bw 3K"},
 	}
 	for _, tc := range tests {
 		if got := tc.key.String(); got != tc.want {

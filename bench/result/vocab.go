@@ -1,6 +1,8 @@
 package result
 
-import "fmt"
+import (
+	"strconv"
+)
 
 // The vocabulary of tests and results: the strings the JSON carries, the
 // flags take and every package compares against. One list; the engine maps
@@ -106,12 +108,28 @@ func NewKey(op, mode string, size int, transport string) Key {
 	return Key{Op: op, Mode: mode, SizeBytes: size, Transport: transport}
 }
 
-// String names the test, such as "send lat 2B", with the transport in
-// front when it is not RDMA: "tcp send lat 2B".
+// String names the test as every table and line names it, such as
+// "send lat 2B" or "write bw 64K" (SizeName), with the transport in front
+// when it is not RDMA: "tcp send lat 2B".
 func (k Key) String() string {
-	s := fmt.Sprintf("%s %s %dB", k.Op, k.Mode, k.SizeBytes)
+	s := k.Op + " " + k.Mode + " " + SizeName(k.SizeBytes)
 	if k.Transport != "" {
 		s = k.Transport + " " + s
 	}
 	return s
+}
+
+// SizeName is a message size as the tables and the gate's lines write it:
+// in K, M or G where the binary unit divides it (1K, 64K, 1M; what --size
+// takes), else in bytes with a B (2B, 1000B).
+func SizeName(b int) string {
+	for _, u := range []struct {
+		n   int
+		suf string
+	}{{1 << 30, "G"}, {1 << 20, "M"}, {1 << 10, "K"}} {
+		if b >= u.n && b%u.n == 0 {
+			return strconv.Itoa(b/u.n) + u.suf
+		}
+	}
+	return strconv.Itoa(b) + "B"
 }

@@ -254,7 +254,7 @@ func (s Spec) LoadSpec() Spec {
 		CompVector: s.CompVector, CompVectorSpread: s.CompVectorSpread, PKeyIndex: s.PKeyIndex, MRs: s.Load.MRs}
 }
 
-// Name is a short label, e.g. "send lat 2B" or "tcp send bw 65536B".
+// Name is a short label, e.g. "send lat 2B" or "tcp send bw 64K".
 func (s Spec) Name() string { return s.Key().String() }
 
 // Key identifies the spec's test across runs (result.KeyOf of its result).

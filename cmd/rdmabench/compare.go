@@ -48,6 +48,7 @@ func cmdCompare(fs *flag.FlagSet) action {
 	power := fs.Float64("power", compare.DefaultPower, "gate on repeated runs: state each figure's smallest detectable change at this probability of detection, in [0.5, 0.99]")
 	requirePower := fs.Bool("require-power", false, "gate: exit 9 when a figure's smallest detectable change exceeds its --max-regress limit, or a test ran once, or a figure has too few backed runs to tell (the gate cannot see a change of the limit's size); a regression still exits 1")
 	subset := fs.Bool("subset", false, "gate: the new run may hold a subset of the baseline's tests, or be partial: gate the tests it has (without it, a missing test or a partial run fails the gate)")
+	wide := addWideFlag(fs)
 	noise := fs.Bool("noise", false, "report each figure's run-to-run spread over repeated runs of the files given, and suggest --max-regress limits")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch *format {
@@ -71,7 +72,7 @@ func cmdCompare(fs *flag.FlagSet) action {
 		if !(*power >= 0.5 && *power <= 0.99) {
 			return usageError{fmt.Errorf("--power %v: want a probability of detection in [0.5, 0.99], such as 0.8", *power)}
 		}
-		cfg := compare.Config{Paths: fs.Args(), Format: *format, Metrics: mets, Unit: *unit, Noise: *noise}
+		cfg := compare.Config{Paths: fs.Args(), Format: *format, Metrics: mets, Unit: *unit, Noise: *noise, Width: tableWidth(*wide)}
 		if *noise {
 			if fs.Changed("baseline") || fs.Changed("max-regress") || fs.Changed("max-counter") || fs.Changed("require-power") {
 				return usageError{errors.New("--noise reports the spread of runs; it takes no --baseline, --max-regress, --max-counter or --require-power")}

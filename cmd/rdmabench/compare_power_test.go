@@ -58,7 +58,7 @@ func TestRequirePower(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			code := run(c.args, &out, &errOut)
-			all := out.String() + errOut.String()
+			all := strings.ReplaceAll(out.String()+errOut.String(), "\n  ", " ") // lines wrapped at 120 columns, joined
 			if code != c.code {
 				t.Errorf("exit %d, want %d:\n%s", code, c.code, all)
 			}

@@ -49,7 +49,7 @@ func TestGateRefusesPartialRun(t *testing.T) {
 		want string
 	}{
 		{"partial", []string{"compare", "--baseline", demoResult, partial}, 1, "the new run is partial"},
-		{"missing tests", []string{"compare", "--baseline", demoResult, subset}, 1, "lacks 16 of the baseline's 18 tests: send lat 65536B"},
+		{"missing tests", []string{"compare", "--baseline", demoResult, subset}, 1, "lacks 16 of the baseline's 18 tests: send lat 64K"},
 		{"partial with --subset", []string{"compare", "--baseline", demoResult, partial, "--subset"}, 0, "--subset: 2 of the baseline's 18 tests gated"},
 		{"subset with --subset", []string{"compare", "--baseline", demoResult, subset, "--subset"}, 0, "no regressions (2 tests"},
 		{"whole run", []string{"compare", "--baseline", demoResult, demoResult}, 0, "no regressions (18 tests"},

@@ -31,6 +31,7 @@ are flagged, and the flags explained under the table.`
 func cmdReport(fs *flag.FlagSet) action {
 	format := fs.String("format", fabric.FormatText, "output: text (aligned, perftest style) or markdown (GitHub tables)")
 	unit := fs.String("unit", result.UnitMiB, "bandwidth unit: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
+	wide := addWideFlag(fs)
 	plotPath := fs.String("plot", "", "also draw p50 and p99.9 latency per fabric against message size to FILE.svg or FILE.png")
 	tsv := fs.Bool("tsv", false, "instead of the comparison, print each file's results as tab-separated lines after a header line: "+
 		strings.Join(report.ResultsTSVColumns, ", ")+" (latency ns, n/a with too few samples; bandwidth MiB/s; an empty field: not in the file)")
@@ -64,7 +65,7 @@ func cmdReport(fs *flag.FlagSet) action {
 		if *format == fabric.FormatMarkdown {
 			err = rep.WriteMarkdown(stdout, *unit)
 		} else {
-			err = rep.WriteText(stdout, *unit)
+			err = rep.WriteText(stdout, *unit, tableWidth(*wide))
 		}
 		if err != nil || *plotPath == "" {
 			return err

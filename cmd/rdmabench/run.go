@@ -42,6 +42,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 	cpuList := fs.String("cpu", "", "pin threads: the first CPU takes the client's engine thread; in loopback the second takes the server's responder; the rest (or all) take load QP threads, e.g. --cpu 0 or --cpu 0,1,2-3")
 	interval := fs.Duration("interval", 0, "print interval lines this often (default: 1s in duration mode)")
 	unit := fs.String("unit", result.UnitMiB, "bandwidth unit of the table: MiB (MiB/sec, perftest's), MB (10^6 B/s), Gb (Gb/sec)")
+	wide := addWideFlag(fs)
 	jsonPath := fs.String("json", "", "write the whole result document to this file (- for stdout)")
 	hlogPath := fs.String("hlog", "", "write HdrHistogram interval logs (one histogram per second, tagged per test) to this .hlog file")
 	hgrmPrefix := fs.String("hgrm", "", "write one HdrHistogram percentile file per test: PREFIX-<op>-<mode>-<size>B.hgrm (values in usec)")
@@ -144,7 +145,8 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 			}
 			err = endedEarly(ctx, err) // a signal or --run-timeout: say so, and exit with its code
 			if doc != nil {
-				if werr := printReport(doc, stdout, *unit, devicePath(*jsonPath, cfg.Client.Device, len(devices)), *reportBoth, *tf.stats.ci); werr != nil && err == nil {
+				o := report.Options{Unit: *unit, Sides: *reportBoth, CI: *tf.stats.ci, Width: tableWidth(*wide)}
+				if werr := printReport(doc, stdout, devicePath(*jsonPath, cfg.Client.Device, len(devices)), o); werr != nil && err == nil {
 					err = werr
 				}
 				if *ptf.histogram && *jsonPath != "-" {
@@ -165,7 +167,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		}
 		if len(docs) > 1 { // the fabric comparison: one column per device
 			fmt.Fprintln(stdout)
-			return compare.Compare(docs, devices).WriteTable(stdout, nil, *unit)
+			return compare.Compare(docs, devices).WriteTable(stdout, nil, *unit, tableWidth(*wide))
 		}
 		return nil
 	}
@@ -220,36 +222,12 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-// printReport writes doc's header and tables (unless jsonPath is "-") and
-// its JSON (jsonPath); with reportBoth the bandwidth table has each side of
-// a bidirectional test under the sum; with ci the latency table is followed
-// by the percentiles' confidence intervals.
-func printReport(doc *result.Document, w io.Writer, unit, jsonPath string, reportBoth, ci bool) error {
+// printReport writes doc's header and tables as o says (unless jsonPath
+// is "-") and its JSON (jsonPath).
+func printReport(doc *result.Document, w io.Writer, jsonPath string, o report.Options) error {
 	if jsonPath != "-" {
-		report.WriteHeader(w, doc)
-		var lat, bw []result.Result
-		for _, r := range doc.Results {
-			if r.Mode == result.ModeLat {
-				lat = append(lat, r)
-			} else {
-				bw = append(bw, r)
-			}
-		}
-		if len(lat) > 0 {
-			report.WriteLatencyTable(w, lat)
-			if ci {
-				report.WriteCITable(w, lat)
-			}
-		}
-		if len(bw) > 0 {
-			report.WriteBandwidthTableSides(w, bw, unit, reportBoth)
-		}
-		report.WriteRepeatTable(w, doc.Results, unit)
-		report.WriteLoadSweeps(w, doc.LoadSweeps, unit)
-		report.WriteConnectionTable(w, doc.Results)
-		report.WriteCounterLines(w, doc.Results)
-		for _, s := range doc.Warnings {
-			fmt.Fprintf(w, "WARNING: %s\n", s)
+		if err := report.WriteDocument(w, doc, o); err != nil {
+			return err
 		}
 	}
 	if jsonPath != "" {

@@ -32,8 +32,8 @@ func TestImm(t *testing.T) {
 	if want := "write_imm lat,send_imm lat,write_imm bw,send_imm bw"; strings.Join(got, ",") != want {
 		t.Errorf("%s: results %v, want %s", js, got, want)
 	}
-	wantOutput(t, "the loopback's tables", o.Stdout, "write_imm: t_* are half of an RDMA WRITE with immediate ping-pong round trip",
-		"send_imm: t_* are half of a SEND with immediate ping-pong round trip")
+	wantOutput(t, "the loopback's tables", o.Stdout, "write_imm: each latency is half of an RDMA WRITE with immediate ping-pong round trip",
+		"send_imm: each latency is half of a SEND with immediate ping-pong round trip")
 
 	// siw1: refused before any test runs, send (which siw carries) included
 	for _, op := range []string{result.OpWriteImm, result.OpSendImm} {

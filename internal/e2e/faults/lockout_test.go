@@ -159,7 +159,7 @@ func stoppedClients(t *Fx) error {
 	}
 	log := srv.Output()
 	served := strings.LastIndex(log, "connected")
-	if !strings.Contains(log, "send bw 65536B: client lost during the test") || served < strings.Index(log, "client lost") {
+	if !strings.Contains(log, "send bw 64K: client lost during the test") || served < strings.Index(log, "client lost") {
 		return fmt.Errorf("the server's log does not tell of the stopped client before the next one:\n%s", indent(log))
 	}
 	t.Logf("lockout: next client served %v after the stop, all its tests (every op and mode) done after %v",
