@@ -48,9 +48,17 @@ type Background struct {
 	// that the boot could slow down); the guests still pause after hello.
 	Urgent bool
 
-	mu   sync.Mutex
-	fg   bool
-	pids []int
+	mu     sync.Mutex
+	fg     bool
+	pids   []int
+	guests []*Guest
+}
+
+// Guests are the guests started so far (for their consoles: Guest.Tail).
+func (bg *Background) Guests() []*Guest {
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	return append([]*Guest(nil), bg.guests...)
 }
 
 // Foreground favours the bed's qemus from now on (someone waits for the boot)
@@ -457,6 +465,11 @@ func (b *Bed) start(ctx context.Context, k *Kernel, initrd string, cfg GuestConf
 	g := &Guest{Name: cfg.Name, Addr: cfg.Addr, exited: make(chan struct{}),
 		console: &syncBuf{}, qerr: &syncBuf{}}
 	g.bg = b.opts.Background
+	if g.bg != nil {
+		g.bg.mu.Lock()
+		g.bg.guests = append(g.bg.guests, g)
+		g.bg.mu.Unlock()
+	}
 	if b.opts.Console != nil {
 		g.console.tee = &prefixWriter{w: b.opts.Console, pre: cfg.Name + ": "}
 	}

@@ -809,6 +809,21 @@ func (s *bedServer) startPreboot(layout string, urgent bool) {
 	}()
 }
 
+// aheadWait bounds the wait for a bed booted ahead once its run has come.
+const aheadWait = 60 * time.Second
+
+// tail is the last console lines of a preboot still booting, for the log.
+func (p *preboot) tail() string {
+	var b strings.Builder
+	for _, g := range p.bg.Guests() {
+		b.WriteString(g.Tail(30))
+	}
+	if b.Len() == 0 {
+		return "(no guest started yet: the bed lock or the initramfs)\n"
+	}
+	return b.String()
+}
+
 // end cancels a preboot and shuts its bed down.
 func (p *preboot) end() {
 	p.cancel()
@@ -894,10 +909,17 @@ func (s *bedServer) takePreboot(ctx context.Context, layout string, logw io.Writ
 	case <-ctx.Done():
 		p.end()
 		return nil
+	case <-time.After(aheadWait):
+		// once favoured a boot takes about 10 s: one still not up after this
+		// is stuck (seen once in a loaded run: 300 s, the boot deadline)
+		note(logw, "bed: the %s bed booted ahead is not up %v after its run came, booting again; its console:\n%s",
+			layout, aheadWait, p.tail())
+		go p.end()
+		return nil
 	}
 	logw.Write(p.log.Bytes())
 	if p.err != nil {
-		fmt.Fprintf(logw, "vmexec: bed: the %s bed booted ahead failed, booting again: %v\n", layout, p.err)
+		note(logw, "bed: the %s bed booted ahead failed, booting again: %v", layout, p.err)
 		return nil
 	}
 	err := p.bed.Resume()
