@@ -5,13 +5,13 @@ import (
 	"log"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/server"
+	"github.com/rdmabench/rdmabench/internal/testutil/logbuf"
 	"github.com/rdmabench/rdmabench/internal/testutil/peerln"
 )
 
@@ -38,7 +38,7 @@ func TestPeerDoctor(t *testing.T) {
 	if len(peerChecks) != 4 {
 		t.Errorf("comparisons %v, want the 4 peer checks", peerChecks)
 	}
-	lb.waitLog(t, "doctor: ")
+	lb.Wait(t, "doctor: ")
 }
 
 // TestDoctorNeedsHandshake: a doctor request in place of hello gets no
@@ -72,9 +72,9 @@ func TestDoctorNeedsHandshake(t *testing.T) {
 
 // doctorServer is a server holding key without a device (TCP tests only),
 // whose log goes to the returned buffer.
-func doctorServer(t *testing.T, key []byte) (*server.Server, *logBuf) {
+func doctorServer(t *testing.T, key []byte) (*server.Server, *logbuf.Buf) {
 	t.Helper()
-	lb := &logBuf{}
+	lb := &logbuf.Buf{}
 	srv, err := server.New(server.Config{GIDIndex: -1, Port: 1, AuthKey: key, Log: log.New(lb, "", 0)})
 	if err != nil {
 		t.Fatal(err)
@@ -100,31 +100,4 @@ func serve(t *testing.T, srv *server.Server, ln net.Listener) {
 			t.Errorf("Serve did not return 3 s after its context ended")
 		}
 	})
-}
-
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitLog waits up to 3 s for s in the log.
-func (l *logBuf) waitLog(t *testing.T, s string) {
-	t.Helper()
-	for deadline := time.Now().Add(3 * time.Second); !strings.Contains(l.String(), s); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the server log:\n%s", s, l)
-		}
-	}
 }

@@ -18,46 +18,20 @@ import (
 	"github.com/rdmabench/rdmabench/bench/ctrl"
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/internal/testutil/logbuf"
 	"github.com/rdmabench/rdmabench/internal/testutil/peerln"
 )
 
 // testServer is a Server without a device (TCP tests only), whose log
 // goes to the returned buffer.
-func testServer(t *testing.T, cfg Config) (*Server, *logBuf) {
+func testServer(t *testing.T, cfg Config) (*Server, *logbuf.Buf) {
 	t.Helper()
-	lb := &logBuf{}
+	lb := &logbuf.Buf{}
 	cfg.Log = log.New(lb, "", 0)
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	return &Server{cfg: cfg, log: cfg.Log}, lb
-}
-
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitLog waits up to 3 s for s in the log.
-func (l *logBuf) waitLog(t *testing.T, s string) {
-	t.Helper()
-	for deadline := time.Now().Add(3 * time.Second); !strings.Contains(l.String(), s); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the server log:\n%s", s, l)
-		}
-	}
 }
 
 // serve runs srv on ln until the test ends; it checks that Serve returns.
@@ -122,7 +96,7 @@ func TestAdmission(t *testing.T) {
 					t.Errorf("refusal %q lacks %q", re.Msg, m)
 				}
 			}
-			lb.waitLog(t, "refused ("+tc.want+")")
+			lb.Wait(t, "refused ("+tc.want+")")
 		})
 	}
 }
@@ -153,7 +127,7 @@ func TestIdlePeerHoldsNothing(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("idle peer closed after %v, want about 300ms", d)
 	}
-	lb.waitLog(t, "idle for 300ms")
+	lb.Wait(t, "idle for 300ms")
 }
 
 // TestBusyAtFirstTest: the busy lock is taken at the first test, and a
@@ -233,7 +207,7 @@ func TestHandshakeLimits(t *testing.T) {
 		!strings.Contains(re.Msg, "--max-startups-per-addr 3") {
 		t.Errorf("connection past 3 from one address: %v, want refused at once with the reason", err)
 	}
-	lb.waitLog(t, "refused (too-many)")
+	lb.Wait(t, "refused (too-many)")
 	start := time.Now()
 	for _, c := range slow {
 		c.SetReadDeadline(time.Now().Add(2 * time.Second))
@@ -244,7 +218,7 @@ func TestHandshakeLimits(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("trickling peers closed after %v, want the 500ms handshake deadline", d)
 	}
-	lb.waitLog(t, "handshake not done within 500ms")
+	lb.Wait(t, "handshake not done within 500ms")
 	// the slots are free again: a client gets in
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -313,7 +287,7 @@ func TestIdleFloodNoLockout(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != admit.CodeTooMany || !strings.Contains(re.Msg, "from 127.0.0.2") {
 		t.Fatalf("client from the flooding address: %v, want the per-address refusal", err)
 	}
-	lb.waitLog(t, "refused (too-many)")
+	lb.Wait(t, "refused (too-many)")
 }
 
 // TestDropOldestStartup: with the table full (from several addresses),
@@ -347,7 +321,7 @@ func TestDropOldestStartup(t *testing.T) {
 	if _, _, err := idle[1].RecvAny(100 * time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("the second oldest: %v, want still waiting", err)
 	}
-	lb.waitLog(t, "dropped after")
+	lb.Wait(t, "dropped after")
 }
 
 // flakyListener fails Accept with EMFILE n times, then delegates.
@@ -390,7 +364,7 @@ func TestAcceptBackoff(t *testing.T) {
 	if _, err := auth.ClientHandshake(pc, nil, "x", ctrl.MsgTimeout); err != nil {
 		t.Fatalf("client after EMFILE: %v\n%s", err, lb)
 	}
-	lb.waitLog(t, "accept4: too many open files; backing off")
+	lb.Wait(t, "accept4: too many open files; backing off")
 }
 
 // TestShutdownClosesSessions: when Serve's context ends, an open session is
@@ -473,7 +447,7 @@ func TestPerftestPeerLogged(t *testing.T) {
 	if _, err := c.Write(append(v, make([]byte, 16)...)); err != nil {
 		t.Fatal(err)
 	}
-	lb.waitLog(t, `spoke perftest's exchange (version "6.30"), not rdmabench's: closed`)
+	lb.Wait(t, `spoke perftest's exchange (version "6.30"), not rdmabench's: closed`)
 	if strings.Contains(lb.String(), "run rdmabench's drop-in") {
 		t.Errorf("the server log tells its operator to run the drop-in:\n%s", lb.String())
 	}

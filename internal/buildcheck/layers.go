@@ -47,10 +47,10 @@ var Layers = []Layer{
 	},
 	{
 		Name: "records", Kind: Pure,
-		About: "the result document, the server's admission and authentication, the senders' sample drainer, the test kinds' control channel, NUMA topology, the guest test bed, a listener for tests whose clients come \"from\" any address",
+		About: "the result document, the server's admission and authentication, the senders' sample drainer, the test kinds' control channel, NUMA topology, the guest test bed, test helpers: a listener whose clients come \"from\" any address, a log a test waits on",
 		Pkgs: []string{
 			"bench/result", "bench/admit", "bench/auth", "bench/drain", "bench/ctrl", "internal/numa",
-			"internal/vm", "internal/testutil/vmtest", "internal/testutil/peerln",
+			"internal/vm", "internal/testutil/vmtest", "internal/testutil/peerln", "internal/testutil/logbuf",
 		},
 	},
 	{
