@@ -67,7 +67,7 @@ Environment: RDMABENCH_VM_LOCK (the lock file, default /tmp/rdmabench-guest.lock
 RDMABENCH_VM_LOCK_TIMEOUT (seconds to wait for another bed, default 3600; --timeout
 starts once the lock is held), RDMABENCH_VM_PARALLEL, RDMABENCH_SIW, RDMABENCH_ACCEL,
 RDMABENCH_QEMU, RDMABENCH_CACHE, RDMABENCH_VM_TIMES=1 (say how long each command ran),
-RDMABENCH_VM_AHEAD (bed --fresh: guests kept booted ahead, default 3).
+RDMABENCH_VM_AHEAD (bed --fresh: guests kept booted ahead, 1 to 8, default 3).
 
 Exit status: the command's (128+n when killed by signal n); 124 on timeout; 125 when
 a guest failed (boot, panic, setup, lost agent); 2 on bad usage or a missing host
@@ -143,6 +143,7 @@ type bedFlags struct {
 	console  bool
 	fresh    bool   // vmexec bed: a fresh guest for each command (the lock is kept)
 	where    string // vmexec bed: RDMABENCH_VM_WHERE for the command
+	ahead    int    // vmexec bed --fresh: guests kept booted ahead (RDMABENCH_VM_AHEAD, default 3)
 }
 
 func (b *bedFlags) register(fs *flag.FlagSet) {
@@ -170,6 +171,14 @@ func (b *bedFlags) finish() error {
 		if v.n < 0 {
 			return fmt.Errorf("%w: --%s must be a positive integer, got %d", vm.ErrUsage, v.name, v.n)
 		}
+	}
+	b.ahead = 3
+	if v := os.Getenv("RDMABENCH_VM_AHEAD"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 8 {
+			return fmt.Errorf("%w: RDMABENCH_VM_AHEAD wants a whole number of guests from 1 to 8, got: %s", vm.ErrUsage, v)
+		}
+		b.ahead = n
 	}
 	b.opts.Boot = time.Duration(b.boot) * time.Second
 	if b.console {
@@ -740,8 +749,8 @@ type bedServer struct {
 
 func newBedServer(bf bedFlags) *bedServer {
 	ctx, cancel := context.WithCancel(context.Background())
-	n, err := strconv.Atoi(envOr("RDMABENCH_VM_AHEAD", "3"))
-	if err != nil || n < 1 {
+	n := bf.ahead
+	if n == 0 {
 		n = 3
 	}
 	return &bedServer{flags: bf, mu: make(chanMutex, 1), waiting: map[string]int{}, aheadN: n,

@@ -128,3 +128,21 @@ func TestNiceHelper(t *testing.T) {
 	}
 	t.Logf("own nice %s, child nice %d", strings.Fields(string(own[strings.LastIndexByte(string(own), ')')+2:]))[16], n)
 }
+
+// TestAheadEnv: RDMABENCH_VM_AHEAD is checked before anything boots.
+func TestAheadEnv(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want int // 0: a usage error
+	}{{"", 3}, {"1", 1}, {"8", 8}, {"0", 0}, {"9", 0}, {"x", 0}} {
+		t.Setenv("RDMABENCH_VM_AHEAD", c.v)
+		b := bedFlags{boot: 300}
+		err := b.finish()
+		switch {
+		case c.want == 0 && (err == nil || !strings.Contains(err.Error(), "RDMABENCH_VM_AHEAD")):
+			t.Errorf("%q: %v, want a usage error naming RDMABENCH_VM_AHEAD", c.v, err)
+		case c.want != 0 && (err != nil || b.ahead != c.want):
+			t.Errorf("%q: ahead %d, %v; want %d", c.v, b.ahead, err, c.want)
+		}
+	}
+}
