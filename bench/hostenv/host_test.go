@@ -50,21 +50,59 @@ func TestEnvLibibverbsVersion(t *testing.T) {
 	}
 }
 
+// dpkgSample is a status file as dpkg writes it: other packages, a
+// continuation line, a removed package with its config files left.
+const dpkgSample = `Package: adduser
+Status: install ok installed
+Version: 3.134
+Description: add and remove users
+ and groups: a continuation line
+ Version: 9.9
+
+Package: libibverbs1
+Status: install ok installed
+Architecture: amd64
+Version: 44.0-2
+
+Package: rdma-core
+Status: install ok installed
+Version: 44.0-2
+`
+
+// TestEnvDpkgVersions: what dpkg-query -W -f='${Package} ${Version}' would
+// print for libibverbs1, else rdma-core, read from the status file.
 func TestEnvDpkgVersions(t *testing.T) {
 	for _, tc := range []struct {
-		name, out, want string
+		name, status, want string
 	}{
-		{"both", "libibverbs1:amd64 44.0-2\nrdma-core 44.0-2\n", "44.0-2"},
-		{"library only", "libibverbs1 50.0-2ubuntu0.2\nrdma-core \n", "50.0-2ubuntu0.2"},
-		{"rdma-core only", "libibverbs1 \nrdma-core 39.0-1\n", "39.0-1"},
+		{"both", dpkgSample, "44.0-2"},
+		{"library only", "Package: libibverbs1\nStatus: install ok installed\nVersion: 50.0-2ubuntu0.2\n", "50.0-2ubuntu0.2"},
+		{"rdma-core only", "Package: libibverbs1\nStatus: deinstall ok config-files\nVersion: 38.0-1\n\nPackage: rdma-core\nStatus: install ok installed\nVersion: 39.0-1\n", "39.0-1"},
+		{"not installed", "Package: libibverbs1\nStatus: purge ok not-installed\n\n", ""},
+		{"version in a description", "Package: libibverbs1\nDescription: x\n Version: 1\n", ""},
+		{"stanzas apart", "Package: libibverbs1\nStatus: install ok installed\n\nVersion: 7\n", ""},
+		{"crlf-free garbage", "\x00\x01::\n: :\n", ""},
 		{"none", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := parseDpkgVersions(tc.out); got != tc.want {
+			if got := dpkgVersion(strings.NewReader(tc.status)); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}
+}
+
+// FuzzDpkgVersion: any status file bytes give an answer, never a panic, and
+// a version only from an installed package's stanza.
+func FuzzDpkgVersion(f *testing.F) {
+	f.Add(dpkgSample)
+	f.Add("Package: libibverbs1\n")
+	f.Fuzz(func(t *testing.T, status string) {
+		v := dpkgVersion(strings.NewReader(status))
+		if v != "" && !strings.Contains(status, v) {
+			t.Fatalf("version %q is not in the input", v)
+		}
+	})
 }
 
 func TestEnvHost(t *testing.T) {

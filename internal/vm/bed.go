@@ -733,6 +733,10 @@ func (g *Guest) Run(ctx context.Context, run proto.Run, stdout, stderr io.Writer
 // Close powers the guests off (and kills what does not stop within 10 s).
 func (b *Bed) Close() error {
 	for _, g := range b.Guests {
+		if g.cmd != nil && g.cmd.Process != nil {
+			// its power-off runs only on what the next bed leaves idle
+			idle(g.cmd.Process.Pid)
+		}
 		if b.paused { // a stopped guest cannot power itself off
 			g.kill()
 			continue

@@ -732,6 +732,8 @@ type bedServer struct {
 	flags bedFlags
 	mu    chanMutex // held by the request being served: one run at a time
 	bed   *vm.Bed
+	used  time.Duration  // --fresh: the guest time bed's runs took so far
+	downs sync.WaitGroup // beds shutting down in the background
 
 	lk      sync.Mutex
 	boots   int            // guarded by lk
@@ -997,6 +999,7 @@ func (s *bedServer) shutdown() {
 		p.end()
 	}
 	s.down()
+	s.downs.Wait()
 	s.cancel()
 	if lockGo {
 		<-s.locked
@@ -1006,13 +1009,38 @@ func (s *bedServer) shutdown() {
 	}
 }
 
-// down shuts the running bed down (the lock stays held).
+// down shuts the running bed down in the background, its qemus under
+// SCHED_IDLE (vm.Bed.Close): the next run does not wait for its power-off.
+// The lock stays held; shutdown waits for every bed to be down.
 func (s *bedServer) down() {
 	if s.bed != nil {
-		s.bed.Close()
-		s.bed = nil
+		b := s.bed
+		s.bed, s.used = nil, 0
+		s.downs.Add(1)
+		go func() {
+			defer s.downs.Done()
+			t0 := time.Now()
+			b.Close()
+			if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
+				errf("bed: a %s bed down in %.1f s", b.Layout, time.Since(t0).Seconds())
+			}
+		}()
 	}
 }
+
+// reuseBelow: under --fresh, a bed whose runs have taken less guest time
+// than this in all, each exiting 0, serves the next run of its layout too.
+// A fresh guest costs a boot (about 11 s of CPU, and a wait of 3 to 8 s: a
+// bed booted ahead gets little CPU beside a guest's tests) or a resume; the
+// small packages (bench/device, bench/endpoint, ...: under 2 s each) shared
+// one guest, the long stages (bench, internal/e2e, the faults) each get
+// their own. What fresh guests guard against (docs/testbed.md, "Why
+// VM_FRESH=1") came from a guest that had run minutes of tests, then idled.
+const reuseBelow = 15 * time.Second
+
+// keepBed: a bed whose runs took used in all, the last one passed or not,
+// serves the next run (reuseBelow).
+func keepBed(used time.Duration, passed bool) bool { return passed && used < reuseBelow }
 
 // ahead, under --fresh, fills the pool of beds booting ahead while this
 // command's runs (urgent: the first, while none runs): consecutive short
@@ -1029,9 +1057,13 @@ func (s *bedServer) ahead(urgent bool) {
 }
 
 // next ends a command's bed under --fresh (the next command gets a fresh
-// one; the lock stays held). Called with s.mu held.
-func (s *bedServer) next() {
+// one; the lock stays held), unless its runs so far were short and passed
+// (reuseBelow). Called with s.mu held.
+func (s *bedServer) next(ran time.Duration, passed bool) {
 	if !s.flags.fresh {
+		return
+	}
+	if s.used += ran; keepBed(s.used, passed) {
 		return
 	}
 	s.down()
@@ -1098,7 +1130,11 @@ func (s *bedServer) handle(c net.Conn) {
 		if err := w.JSON(proto.TExit, proto.Exit{}); err != nil {
 			return
 		}
+		t0 := time.Now()
 		<-ctx.Done()
+		if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
+			errf("bed: %s: %.1f s on the host", filepath.Base(run.Argv[0]), time.Since(t0).Seconds())
+		}
 		return
 	}
 	if s.bed != nil && s.bed.Layout != layout {
@@ -1141,17 +1177,18 @@ func (s *bedServer) handle(c net.Conn) {
 	if os.Getenv("RDMABENCH_VM_TIMES") == "1" {
 		note(logw, "bed: %s: %s: %.1f s in the guest", g.Name, filepath.Base(run.Argv[0]), time.Since(t0).Seconds())
 	}
+	ran := time.Since(t0)
 	if err != nil {
 		var ge *vm.GuestError
 		if errors.As(err, &ge) {
 			s.down() // boot a fresh one for the next request
 		}
 		w.JSON(proto.TExit, proto.Exit{Code: exitCodeOf(err), Error: err.Error()})
-		s.next()
+		s.next(ran, false)
 		return
 	}
 	w.JSON(proto.TExit, e)
-	s.next()
+	s.next(ran, e.Code == 0)
 }
 
 func exitCodeOf(err error) int {

@@ -146,3 +146,23 @@ func TestAheadEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepBed: short runs that passed share a guest; a long one, or one that
+// failed, ends it (reuseBelow).
+func TestKeepBed(t *testing.T) {
+	for _, c := range []struct {
+		used   time.Duration
+		passed bool
+		want   bool
+	}{
+		{800 * time.Millisecond, true, true},
+		{14 * time.Second, true, true},
+		{15 * time.Second, true, false},
+		{95 * time.Second, true, false},
+		{time.Second, false, false},
+	} {
+		if got := keepBed(c.used, c.passed); got != c.want {
+			t.Errorf("keepBed(%v, %v) = %v, want %v", c.used, c.passed, got, c.want)
+		}
+	}
+}
