@@ -2,6 +2,7 @@ package expect
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -337,4 +338,48 @@ func Outcome(vs []Verdict) error {
 		return &CannotTellError{unsure}
 	}
 	return nil
+}
+
+// JudgeMesh judges e on every pair of a mesh document that holds results,
+// each test named after its pair ("a(0)→b(1): write bw 64K").
+func JudgeMesh(doc *result.MeshDocument, e Expectations) []Verdict {
+	var out []Verdict
+	for _, p := range doc.Pairs {
+		for i := range p.Results {
+			for _, v := range JudgeResult(&p.Results[i], p.Env, e) {
+				v.Test = p.Name() + ": " + v.Test
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// Write prints the verdicts under a heading, one a line, with a last line
+// counting them: "expectations: 2 pass, 1 fail, 0 cannot tell".
+func Write(w io.Writer, vs []Verdict) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	n := map[string]int{}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nExpectations (%g%% intervals; pass: the whole interval clears the bound, fail: it wholly misses):\n", Confidence*100)
+	for _, v := range vs {
+		n[v.Verdict]++
+		b.WriteString("  " + v.String() + "\n")
+	}
+	fmt.Fprintf(&b, "expectations: %d pass, %d fail, %d cannot tell\n", n[Pass], n[Fail], n[CannotTell])
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Record is v as the accept document records it.
+func (v Verdict) Record() result.AcceptCheck {
+	c := result.AcceptCheck{Test: v.Test, Figure: v.Figure, Bound: v.Bound, Limit: v.Limit, Reference: v.Reference,
+		Value: v.Value, Runs: v.Runs, Method: v.Method, Verdict: v.Verdict, Repeat: v.Repeat, Note: v.Note}
+	if v.Interval {
+		lo, hi := v.Low, v.High
+		c.Low, c.High = &lo, &hi
+	}
+	return c
 }
