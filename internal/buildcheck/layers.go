@@ -149,9 +149,9 @@ var Layers = []Layer{
 	},
 	{
 		Name: "subcommands", Kind: Cgo,
-		About: "`rdmabench cliffs`, `isolation`, `mesh`, `mr`, and the perftest drop-in (`ib_send_lat`, ...)",
+		About: "`rdmabench accept`, `cliffs`, `isolation`, `mesh`, `mr`, and the perftest drop-in (`ib_send_lat`, ...)",
 		Pkgs: []string{
-			"bench/cliffs", "bench/dropin", "bench/isolation", "bench/mesh", "bench/mr",
+			"bench/accept", "bench/cliffs", "bench/dropin", "bench/isolation", "bench/mesh", "bench/mr",
 		},
 	},
 	{
