@@ -229,7 +229,7 @@ func WriteTable(w io.Writer, doc *result.AcceptDocument) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Node acceptance of %s: bandwidth >= %s, latency %s (WRITE, SEND), %s (READ); %d runs a test, judged on %g%% intervals\n\n",
 		doc.Host, doc.Thresholds.BW, doc.Thresholds.LatWriteSend, doc.Thresholds.LatRead, doc.Thresholds.Repeat, doc.Confidence*100)
-	fmt.Fprintf(&b, "%-12s %-4s %-6s %-12s %-14s %s\n", "NIC", "PORT", "NUMA", "RATE", "VERDICT", "BEST/WORST FIGURE")
+	fmt.Fprintf(&b, "%-12s %-4s %-6s %-12s %-14s %s\n", "NIC", "PORT", "NUMA", "RATE", "VERDICT", "CHECKS")
 	for _, n := range doc.NICs {
 		numa := "-"
 		if n.NUMANode >= 0 {

@@ -236,3 +236,26 @@ func TestJudgeOrderStat(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeMesh: each pair of a mesh is judged on its own, named after it,
+// with its own end's port rate; a pair without results has no verdict.
+func TestJudgeMesh(t *testing.T) {
+	bw90, _ := ParseBW("90%")
+	fast, slow := bwResult(97, 98, 96.5), bwResult(60, 61, 59)
+	doc := &result.MeshDocument{Pairs: []result.MeshPair{
+		{Client: 0, Server: 1, ClientHost: "a", ServerHost: "b", Env: &result.Env{Device: "mlx5_0", Port: 1, LinkDataGbps: 100}, Results: []result.Result{fast}},
+		{Client: 1, Server: 0, ClientHost: "b", ServerHost: "a", Env: &result.Env{Device: "mlx5_0", Port: 1, LinkDataGbps: 100}, Results: []result.Result{slow}},
+		{Client: 0, Server: 2, ClientHost: "a", ServerHost: "c", Status: result.StatusFailed},
+	}}
+	vs := JudgeMesh(doc, Expectations{BW: bw90})
+	if len(vs) != 2 || vs[0].Verdict != Pass || vs[1].Verdict != Fail {
+		t.Fatalf("%v", vs)
+	}
+	if !strings.HasPrefix(vs[1].Test, doc.Pairs[1].Name()+": ") {
+		t.Errorf("test %q not named after its pair %q", vs[1].Test, doc.Pairs[1].Name())
+	}
+	var b strings.Builder
+	if err := Write(&b, vs); err != nil || !strings.Contains(b.String(), "expectations: 1 pass, 1 fail, 0 cannot tell") {
+		t.Errorf("Write: %v\n%s", err, b.String())
+	}
+}

@@ -34,21 +34,26 @@ func TestExpect(t *testing.T) {
 		fd := readDoc(t, first)
 		med := fd.Results[0].Bandwidth.GbitPerSec
 		t.Logf("first run: %.3f Gb/s (median of 3)", med)
-		o := rb(t, append(bw, "--repeat", "3", "--expect-bw", fmt.Sprintf("%gGb/s", med/100))...)
+		o := rb(t, append(bw, "--repeat", "3", "--expect-bw", fmt.Sprintf("%.4gGb/s", med/100))...)
 		wantExit(t, o, 0, "PASS", "expectations: 1 pass, 0 fail, 0 cannot tell")
-		o = rb(t, append(bw, "--repeat", "3", "--expect-bw", fmt.Sprintf("%gGb/s", med*100))...)
+		logVerdicts(t, o)
+		o = rb(t, append(bw, "--repeat", "3", "--expect-bw", fmt.Sprintf("%.4gGb/s", med*100))...)
 		wantExit(t, o, exitExpectFail, "FAIL", "expectation not met")
-		o = rb(t, append(bw, "--expect-bw", fmt.Sprintf("%gGb/s", med/100))...)
+		logVerdicts(t, o)
+		o = rb(t, append(bw, "--expect-bw", fmt.Sprintf("%.4gGb/s", med/100))...)
 		wantExit(t, o, exitExpectTell, "CANNOT TELL", "one run, no interval; use --repeat 5")
+		logVerdicts(t, o)
 		tellInside(t, dir, append(bw, "--repeat", "2"), "--expect-bw", func(d *result.Document) string {
-			return fmt.Sprintf("%gGb/s", d.Results[0].Bandwidth.GbitPerSec)
-		}, fmt.Sprintf("%gGb/s", med))
+			return fmt.Sprintf("%.4gGb/s", d.Results[0].Bandwidth.GbitPerSec)
+		}, fmt.Sprintf("%.4gGb/s", med))
 		// a fraction of the port's rate names the rate it is of
 		o = rb(t, append(bw, "--repeat", "2", "--expect-bw", "0.0001%")...)
 		if _, _, ok := expect.PortRate(&fd.Env); ok {
 			wantExit(t, o, 0, "PASS", "rxe0 port 1's", "software device")
+			logVerdicts(t, o)
 		} else {
 			wantExit(t, o, exitExpectTell, "the port reports no rate")
+			logVerdicts(t, o)
 		}
 	})
 
@@ -58,14 +63,26 @@ func TestExpect(t *testing.T) {
 		mustRB(t, append(lat, "--json", first)...)
 		p50 := readDoc(t, first).Results[0].Latency.P50.NS
 		t.Logf("first run: p50 %.0f ns", p50)
-		o := rb(t, append(lat, "--expect-lat", fmt.Sprintf("p50=%gns", p50*100))...)
+		o := rb(t, append(lat, "--expect-lat", fmt.Sprintf("p50=%.4gns", p50*100))...)
 		wantExit(t, o, 0, "PASS", "order statistics")
-		o = rb(t, append(lat, "--expect-lat", fmt.Sprintf("p50=%gns,p99=%gns", p50/100, p50*1000))...)
+		logVerdicts(t, o)
+		o = rb(t, append(lat, "--expect-lat", fmt.Sprintf("p50=%.4gns,p99=%.4gns", p50/100, p50*1000))...)
 		wantExit(t, o, exitExpectFail, "FAIL", "expectation not met")
+		logVerdicts(t, o)
 		tellInside(t, dir, append(lat, "--repeat", "2"), "--expect-lat", func(d *result.Document) string {
-			return fmt.Sprintf("p50=%gns", d.Results[0].Latency.P50.NS)
-		}, fmt.Sprintf("p50=%gns", p50))
+			return fmt.Sprintf("p50=%.4gns", d.Results[0].Latency.P50.NS)
+		}, fmt.Sprintf("p50=%.4gns", p50))
 	})
+}
+
+// logVerdicts logs the expectation lines of o, for the record.
+func logVerdicts(t *testing.T, o out) {
+	t.Helper()
+	for _, l := range strings.Split(o.Combined(), "\n") {
+		if strings.Contains(l, "PASS") || strings.Contains(l, "FAIL") || strings.Contains(l, "CANNOT TELL") || strings.HasPrefix(l, "expectations:") {
+			t.Logf("exit %d: %s", o.Code, strings.TrimSpace(l))
+		}
+	}
 }
 
 // tellInside runs args with flag at bound, which should lie inside the
@@ -81,6 +98,7 @@ func tellInside(t *testing.T, dir string, args []string, flag string, boundOf fu
 		o := rb(t, append(args, flag, bound, "--json", path)...)
 		if o.Code == exitExpectTell {
 			wantExit(t, o, exitExpectTell, "CANNOT TELL", "interval", "expectation cannot be told")
+			logVerdicts(t, o)
 			if !strings.Contains(o.Combined(), "would settle it") {
 				t.Errorf("a cannot tell names no --repeat: %s", o)
 			}
@@ -128,6 +146,7 @@ func TestAccept(t *testing.T) {
 	}
 	want := map[string]int{result.VerdictAcceptPass: 0, result.VerdictAcceptFail: exitExpectFail, result.VerdictAcceptTell: exitExpectTell}[d.Verdict]
 	wantExit(t, o, want, "Node acceptance of", "node: "+strings.ToUpper(d.Verdict))
+	logVerdicts(t, o)
 	devs := map[string]bool{}
 	for _, n := range d.NICs {
 		devs[n.Device] = true
