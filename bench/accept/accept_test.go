@@ -25,9 +25,9 @@ func TestTableAndOutcome(t *testing.T) {
 	}{
 		{[]result.AcceptNIC{nic("mlx5_0", "pass"), nic("mlx5_1", "pass")}, "pass", func(err error) bool { return err == nil },
 			[]string{"mlx5_0       1    0      400 Gb/s     PASS", "node: PASS (pass: mlx5_0, mlx5_1)"}},
-		{[]result.AcceptNIC{nic("mlx5_0", "pass"), nic("mlx5_1", "fail", "write bw 64K: ... FAIL: 201.30 Gb/s"), nic("mlx5_2", "cannot tell", "send bw: CANNOT TELL")},
+		{[]result.AcceptNIC{nic("mlx5_0", "pass"), nic("mlx5_1", "fail", "write bw 64K: ... FAIL: 201.3 Gb/s"), nic("mlx5_2", "cannot tell", "send bw: CANNOT TELL")},
 			"fail", func(err error) bool { var e *expect.FailError; return errors.As(err, &e) },
-			[]string{"mlx5_1 port 1: FAIL, because\n  write bw 64K: ... FAIL: 201.30 Gb/s", "node: FAIL (pass: mlx5_0; cannot tell: mlx5_2; fail: mlx5_1)"}},
+			[]string{"mlx5_1 port 1: FAIL, because\n  write bw 64K: ... FAIL: 201.3 Gb/s", "node: FAIL (pass: mlx5_0; cannot tell: mlx5_2; fail: mlx5_1)"}},
 		{[]result.AcceptNIC{nic("mlx5_0", "pass"), nic("mlx5_2", "cannot tell", "send bw: CANNOT TELL")},
 			"cannot tell", func(err error) bool { var e *expect.CannotTellError; return errors.As(err, &e) },
 			[]string{"node: CANNOT TELL"}},

@@ -52,7 +52,7 @@ type Verdict struct {
 // String is v on one line, e.g. "write bw 64K: bw >= 90.00 Gb/s (90% of
 // ...): PASS: 95.10 Gb/s, 95% interval 94.20..96.00 (t over 5 runs)".
 func (v Verdict) String() string {
-	unit, val := " Gb/s", func(x float64) string { return fmt.Sprintf("%.2f", x) }
+	unit, val := " Gb/s", fmtGbps
 	op := ">="
 	if v.Figure != "bw" {
 		unit, op = "", "<="
@@ -80,6 +80,18 @@ func (v Verdict) String() string {
 		}
 	}
 	return s
+}
+
+// fmtGbps is a rate in Gb/s with at least three significant digits: 375.0,
+// 95.10, 0.00714.
+func fmtGbps(g float64) string {
+	switch {
+	case g >= 100:
+		return fmt.Sprintf("%.1f", g)
+	case g >= 1:
+		return fmt.Sprintf("%.2f", g)
+	}
+	return fmt.Sprintf("%.3g", g)
 }
 
 func fmtNS(ns float64) string {
