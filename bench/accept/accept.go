@@ -306,9 +306,6 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if len(e.NICs) == 0 {
-		return "accept: no ACTIVE port to check"
-	}
 	return fmt.Sprintf("accept: node %s: %s", strings.ToUpper(e.Verdict), strings.Join(e.NICs, ", "))
 }
 
@@ -320,8 +317,12 @@ func (e *Error) Unwrap() error {
 	return &expect.FailError{}
 }
 
-// Outcome is nil for a node that passed, else an *Error.
+// Outcome is nil for a node that passed, else an *Error; with no ACTIVE
+// port at all, device.ErrPortNotActive (exit 3).
 func Outcome(doc *result.AcceptDocument) error {
+	if len(doc.NICs) == 0 {
+		return fmt.Errorf("accept: no ACTIVE port to check (skipped: %s): %w", strings.Join(doc.Skipped, "; "), device.ErrPortNotActive)
+	}
 	if doc.Verdict == result.VerdictAcceptPass {
 		return nil
 	}

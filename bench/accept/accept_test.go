@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/expect"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
@@ -63,5 +64,12 @@ func TestCheck(t *testing.T) {
 	}
 	if err := Check(Config{}); err != nil {
 		t.Errorf("the defaults: %v", err)
+	}
+}
+
+func TestNoActivePort(t *testing.T) {
+	doc := &result.AcceptDocument{Verdict: result.VerdictAcceptFail, Skipped: []string{"mlx5_0 port 1: PORT_DOWN"}}
+	if err := Outcome(doc); !errors.Is(err, device.ErrPortNotActive) || !strings.Contains(err.Error(), "PORT_DOWN") {
+		t.Errorf("Outcome = %v", err)
 	}
 }

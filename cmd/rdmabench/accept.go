@@ -28,7 +28,8 @@ failed, or a test did not complete), a table, and with --json a document
 (bench/result/accept.schema.json). The defaults are ngc_multinode_perf's:
 bandwidth at least 90% of the port's data rate, p50 at most 2.5 us for WRITE
 and SEND and 4.5 us for READ (docs/node-bringup.md). Exit 0: every NIC
-passed; 11: one failed; 12: none failed, one could not be told.`
+passed; 11: one failed; 12: none failed, one could not be told; 3: no
+ACTIVE port.`
 
 // cmdAccept is 'rdmabench accept'.
 func cmdAccept(fs *flag.FlagSet) action {
