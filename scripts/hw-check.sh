@@ -47,12 +47,17 @@ Options:
       --timeout SECS   the limit of each run, server and client (default: $D_TIMEOUT)
       --tcp-port N     first TCP (or rdma_cm) port for perftest's pairs (default: $D_TCP_PORT)
       --keep           keep the report's directory beside the .tar.gz
+      --expect-bw X    then judge the ports with 'rdmabench accept' (docs/node-bringup.md):
+                       bandwidth at least X, PCT% of the port's rate or a rate (375Gb/s)
+      --expect-lat X   likewise, WRITE's and SEND's latency at most X (p50=2.5us)
   -h, --help           show this help
 
 Exit status: 0 every run completed (whatever the ratios); 1 some run failed
 (the report names it, with its output); 2 bad usage; 3 nothing could be
 checked: no rdmabench, no RDMA device or no ACTIVE port (once rdmabench is
-found, the report is still written, with the host information).
+found, the report is still written, with the host information); with
+--expect-*, when every run completed, accept's: 11 a NIC failed, 12 one
+could not be told.
 EOF
 }
 
@@ -105,7 +110,7 @@ pt_col() { "$bin" import perftest --show "column:$2" "$1" 2>/dev/null; }
 
 outdir=. bin='' devs='' ops=$D_OPS modes=$D_MODES lat_sizes=$D_LAT_SIZES bw_sizes=$D_BW_SIZES
 lat_iters=$D_LAT_ITERS bw_iters=$D_BW_ITERS tx_depth=$D_TX_DEPTH cq_mod=$D_CQ_MOD reps=$D_REPS
-use_pt=1 run_to=$D_TIMEOUT tcp_port=$D_TCP_PORT keep=0
+use_pt=1 run_to=$D_TIMEOUT tcp_port=$D_TCP_PORT keep=0 exp_bw='' exp_lat=''
 need() { [ "$2" -ge 2 ] || die "$1 needs an argument (see --help)"; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -128,6 +133,8 @@ while [ $# -gt 0 ]; do
     --timeout) need "$1" $#; run_to=$2; shift 2 ;;
     --tcp-port) need "$1" $#; tcp_port=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --expect-bw) need "$1" $#; exp_bw=$2; shift 2 ;;
+    --expect-lat) need "$1" $#; exp_lat=$2; shift 2 ;;
     *) say "unknown argument: $1"; usage >&2; exit 2 ;;
   esac
 done
@@ -447,6 +454,17 @@ EOF
     echo "$dev|$port|$mode: PCIe relax order $ro, GID index $gi, MTU $mtu, inline $inl, rdma_cm QPs $cm" >>"$R/perftest-settings.txt"
   done
 done <"$R/plan.txt"
+# --expect-*: the ports judged by 'rdmabench accept', its table in the summary
+arc=0
+if [ -n "$exp_bw$exp_lat" ] && [ -s "$R/plan.txt" ]; then
+  say "judging the ports against the expectations (rdmabench accept)"
+  set -- accept -d "$(awk -F'|' '!s[$1]++ { printf "%s%s", (n++ ? "," : ""), $1 }' "$R/plan.txt")" --json "$R/accept.json"
+  [ -z "$exp_bw" ] || set -- "$@" --expect-bw "$exp_bw"
+  [ -z "$exp_lat" ] || set -- "$@" --expect-lat "$exp_lat"
+  echo "$bin $*" >"$R/accept.cmd"
+  timeout -k 5 $((run_to * 20)) "$bin" "$@" >"$R/accept.txt" 2>&1
+  arc=$?
+fi
 t_end=$(date +%s)
 trap - INT TERM
 
@@ -519,6 +537,11 @@ S=$R/summary.txt
     [ "$n" = 0 ] || echo "retried: $n run(s) failed once and passed when run again (the first output: runs/*/*.try1.*)"
     echo "time: $((t_end - t_start)) s for $step runs (each at most $run_to s); load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
   fi
+  if [ -s "$R/accept.txt" ]; then
+    echo
+    echo "expectations (rdmabench accept, exit $arc; accept.json in the report):"
+    sed -n '/^Node acceptance/,$p' "$R/accept.txt" | sed 's/^/  /'
+  fi
   echo
   if [ -n "$nothing" ]; then
     echo "$nothing"
@@ -542,4 +565,6 @@ if [ -n "$nothing" ]; then
   exit 3
 fi
 [ $nfail = 0 ] || exit 1
-exit 0
+case $arc in 0 | 11 | 12) exit $arc ;; esac
+say "rdmabench accept: exit $arc (see accept.txt in the report)"
+exit 1

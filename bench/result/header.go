@@ -33,6 +33,7 @@ var schemaVersions = map[string]int{
 	KindCliffs:    CliffsSchemaVersion,
 	KindIsolation: IsolationSchemaVersion,
 	KindDoctor:    DoctorSchemaVersion,
+	KindAccept:    AcceptSchemaVersion,
 }
 
 // KindOf names the kind of document data is by its header's "kind"

@@ -22,6 +22,7 @@ func TestDocumentsShareHeader(t *testing.T) {
 		{KindCliffs, &CliffsDocument{SchemaVersion: 7, Kind: KindCliffs, Tool: "t", ToolVersion: "v"}},
 		{KindIsolation, &IsolationDocument{SchemaVersion: 7, Kind: KindIsolation, Tool: "t", ToolVersion: "v"}},
 		{KindDoctor, &DoctorDocument{SchemaVersion: 7, Kind: KindDoctor, Tool: "t", ToolVersion: "v"}},
+		{KindAccept, &AcceptDocument{SchemaVersion: 7, Kind: KindAccept, Tool: "t", ToolVersion: "v"}},
 	} {
 		dt := reflect.TypeOf(c.doc).Elem()
 		j := 0

@@ -17,6 +17,8 @@ var (
 	MeshSchemaJSON []byte // the `rdmabench mesh` document
 	//go:embed doctor.schema.json
 	DoctorSchemaJSON []byte // the `rdmabench doctor` document
+	//go:embed accept.schema.json
+	AcceptSchemaJSON []byte // the `rdmabench accept` document
 )
 
 // IsMRDocument reports whether data is, by its shape, an `rdmabench mr`

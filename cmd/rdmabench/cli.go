@@ -120,6 +120,12 @@ func subcommands() []subcommand {
 				"  rdmabench doctor -d mlx5_0 --json doctor.json\n" +
 				"  rdmabench doctor 192.0.2.1",
 			define: cmdDoctor},
+		{use: "accept", short: "Accept a node: each ACTIVE port's doctor, latency and bandwidth judged, a verdict per NIC",
+			long: acceptLong,
+			example: "  rdmabench accept --json node.json\n" +
+				"  rdmabench accept --expect-bw 375Gb/s --expect-lat p50=2us --repeat 5\n" +
+				"  rdmabench accept -d mlx5_0,mlx5_1 -D 2",
+			define: cmdAccept},
 		{use: "compare A.json [B.json ...]", short: "Compare result files; --baseline gates regressions",
 			long: compareLong,
 			example: "  rdmabench compare a.json b.json\n" +

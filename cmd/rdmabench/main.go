@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/dropin"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/expect"
 	"github.com/rdmabench/rdmabench/bench/isolation"
 	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
@@ -41,6 +42,8 @@ const (
 	exitInput      = 8   // compare, plot, report, import: an input file that cannot be read, is not an rdmabench document or holds impossible values
 	exitBlind      = 9   // compare --baseline --require-power: no regression, but the runs could not show a change of the limit's size; a limit n/a on both sides
 	exitDoctor     = 10  // doctor: a check failed (its findings are printed and written)
+	exitExpectFail = 11  // --expect-bw/--expect-lat: a bound's whole interval misses it; accept: a NIC failed
+	exitExpectTell = 12  // --expect-bw/--expect-lat: no bound failed, but one could not be told (its interval straddles it, or there is none)
 	exitInterrupt  = 130 // interrupted by SIGINT (128+2); finished results kept, JSON "partial": true
 	exitTerminated = 143 // terminated by SIGTERM (128+15); likewise
 )
@@ -126,7 +129,13 @@ func exitCode(err error) int {
 	var ble blindError
 	var dfe doctorFailed
 	var iue *isolation.UnjudgedError
+	var efe *expect.FailError
+	var ete *expect.CannotTellError
 	switch {
+	case errors.As(err, &efe):
+		return exitExpectFail
+	case errors.As(err, &ete):
+		return exitExpectTell
 	case errors.As(err, &dfe):
 		return exitDoctor
 	case errors.As(err, &se):

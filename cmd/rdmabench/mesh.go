@@ -15,6 +15,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/rdmabench/rdmabench/bench"
+	"github.com/rdmabench/rdmabench/bench/expect"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/mesh"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
@@ -50,6 +51,7 @@ func cmdMesh(fs *flag.FlagSet) action {
 	var d deviceFlags
 	d.add(fs)
 	tf := addTestFlags(fs)
+	ef := addExpectFlags(fs)
 	pattern := fs.String("pattern", mesh.PatternPairs, "pairs (every pair, in rounds of disjoint pairs), ring (i → i+1, all at once), all-to-one (incast onto --root), bisection (lower half → upper half, every cross pair, one full cross-section per round)")
 	root := fs.Int("root", 0, "all-to-one: the rank every other rank sends to")
 	deviceMap := fs.String("device-map", "", "devices by local rank (the rank's index among the ranks on its host), e.g. mlx5_0,mlx5_1: local rank i uses entry i mod the list's length; default: -d, or by route")
@@ -100,6 +102,10 @@ func cmdMesh(fs *flag.FlagSet) action {
 			devs = []string{d.device}
 		}
 		specs, err := tf.specs(fs)
+		if err != nil {
+			return err
+		}
+		exp, err := ef.parse(specs)
 		if err != nil {
 			return err
 		}
@@ -154,7 +160,14 @@ func cmdMesh(fs *flag.FlagSet) action {
 			if doc.Outcome != result.MeshComplete {
 				return partialError{doc.Failed(), len(doc.Pairs)}
 			}
-			return nil
+			vs, w := expect.JudgeMesh(doc, exp), stdout // each pair judged
+			if *jsonPath == "-" {
+				w = stderr
+			}
+			if err := expect.Write(w, vs); err != nil {
+				return err
+			}
+			return expect.Outcome(vs)
 		}
 		if out.Error != nil {
 			fmt.Fprintf(stderr, "rdmabench: mesh rank %d: %v\n", b.Rank(), out.Error)

@@ -19,6 +19,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/compare"
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
+	"github.com/rdmabench/rdmabench/bench/expect"
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
@@ -37,6 +38,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		keyFile = addKeyFlag(fs, "to prove to the server, which must prove it back")
 	}
 	tf := addTestFlags(fs)
+	ef := addExpectFlags(fs)
 	ptf := addPerftestFlags(fs)
 	reportBoth := fs.Bool("report-both", false, "with -b: also print each side's figures (bytes, messages, bandwidth, message rate) under the sum (perftest --report-both)")
 	cpuList := fs.String("cpu", "", "pin threads: the first CPU takes the client's engine thread; in loopback the second takes the server's responder; the rest (or all) take load QP threads, e.g. --cpu 0 or --cpu 0,1,2-3")
@@ -92,6 +94,10 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 		if err != nil {
 			return err
 		}
+		exp, err := ef.parse(specs)
+		if err != nil {
+			return err
+		}
 		if err := endpoint.CheckBudget(specs, budget, loopback); err != nil { // before anything is mapped: exit 3
 			return err
 		}
@@ -132,6 +138,7 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 			return usageError{fmt.Errorf("--json - with %d devices (-d %s): one document per device needs a file name", len(devices), d.device)}
 		}
 		var docs []*result.Document
+		var verdicts []expect.Verdict
 		for _, dev := range devices {
 			cfg.Client.Device = strings.TrimSpace(dev)
 			var doc *result.Document
@@ -164,12 +171,18 @@ func cmdRun(fs *flag.FlagSet, loopback bool) action {
 			if err != nil {
 				return err
 			}
+			verdicts = append(verdicts, expect.Judge(doc, exp)...)
 		}
 		if len(docs) > 1 { // the fabric comparison: one column per device
 			fmt.Fprintln(stdout)
-			return compare.Compare(docs, devices).WriteTable(stdout, nil, *unit, tableWidth(*wide))
+			if err := compare.Compare(docs, devices).WriteTable(stdout, nil, *unit, tableWidth(*wide)); err != nil {
+				return err
+			}
 		}
-		return nil
+		if err := expect.Write(intervalOut, verdicts); err != nil {
+			return err
+		}
+		return expect.Outcome(verdicts)
 	}
 }
 

@@ -63,9 +63,9 @@ var Layers = []Layer{
 	},
 	{
 		Name: "host and documents", Kind: Pure,
-		About: "the host's facts and checks, the perftest drop-in's pure half, comparison and the gate, plots, the mesh check",
+		About: "the host's facts and checks, the perftest drop-in's pure half, comparison and the gate, expectations, plots, the mesh check",
 		Pkgs: []string{
-			"bench/hostenv", "bench/perftest", "bench/compare", "bench/plot", "internal/exptool/meshcheck",
+			"bench/hostenv", "bench/perftest", "bench/compare", "bench/expect", "bench/plot", "internal/exptool/meshcheck",
 		},
 	},
 	{
@@ -149,9 +149,9 @@ var Layers = []Layer{
 	},
 	{
 		Name: "subcommands", Kind: Cgo,
-		About: "`rdmabench cliffs`, `isolation`, `mesh`, `mr`, and the perftest drop-in (`ib_send_lat`, ...)",
+		About: "`rdmabench accept`, `cliffs`, `isolation`, `mesh`, `mr`, and the perftest drop-in (`ib_send_lat`, ...)",
 		Pkgs: []string{
-			"bench/cliffs", "bench/dropin", "bench/isolation", "bench/mesh", "bench/mr",
+			"bench/accept", "bench/cliffs", "bench/dropin", "bench/isolation", "bench/mesh", "bench/mr",
 		},
 	},
 	{

@@ -77,9 +77,9 @@ func readMesh(t *testing.T, path string) *result.MeshDocument {
 }
 
 // TestMeshLocal: 3 ranks under one proxy, SEND and WRITE latency, 400
-// iterations (p99 needs 368 samples): exit 0, every pair measured, local
-// ranks 0..2 with their own ports, and the document passes the gate
-// against itself.
+// iterations (p99 needs 368 samples): exit 0, every pair measured and
+// judged against --expect-lat, local ranks 0..2 with their own ports, and
+// the document passes the gate against itself.
 func TestMeshLocal(t *testing.T) {
 	b := bin(t)
 	mpi := mpiexec(t)
@@ -87,11 +87,12 @@ func TestMeshLocal(t *testing.T) {
 	js := filepath.Join(dir, "mesh.json")
 	args := append([]string{"-launcher", "fork", "-np", "3", b, "mesh"}, meshCommon...)
 	args = append(args, "--port", "18700", "--op", "send,write", "--mode", "lat", "-n", "400", "--round-timeout", "30s",
-		"--connect-timeout", "10s", "--json", js)
+		"--connect-timeout", "10s", "--json", js, "--expect-lat", "p50=500ms")
 	o := runEnv(t, 2*time.Minute, nil, mpi, args...)
 	if o.Code != 0 {
 		t.Fatalf("mesh run: %s", o)
 	}
+	wantOutput(t, "mesh stdout", o.Stdout, "): send lat 2B: p50 <= 500ms", " 0 fail, 0 cannot tell") // each pair judged
 	d := readMesh(t, js)
 	if err := meshcheck.Complete(&lineWriter{fn: func(l string) { t.Log(l) }}, d, 3, []string{"send", "write"}, []string{result.ModeLat}, 1); err != nil {
 		t.Errorf("%s: %v", js, err)

@@ -369,6 +369,21 @@ func TestHWCheckStubShells(t *testing.T) {
 	}
 }
 
+// TestHWCheckExpect: --expect-bw and --expect-lat pass through to one
+// 'rdmabench accept' over the checked devices, whose table goes into the
+// summary and whose exit (11: a NIC failed) is the script's.
+func TestHWCheckExpect(t *testing.T) {
+	s := newStubs(t)
+	r := s.run("expect", shells()[0], []string{"pt", "bin"}, "-d", "mlx5_1,mlx4_0", "--ops", "write", "--modes", "lat", "--lat-sizes", "2",
+		"-n", "100", "--reps", "1", "--no-perftest", "--expect-bw", "90%", "--expect-lat", "p50=2.5us")
+	if r.code != 11 {
+		t.Errorf("exit %d, want 11 (accept: a NIC failed); stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r.has(t, "log", r.log, `^rdmabench accept -d mlx5_1,mlx4_0 --json .*/accept\.json --expect-bw 90% --expect-lat p50=2\.5us$`)
+	r.has(t, "stdout", r.stdout, `^expectations \(rdmabench accept, exit 11; accept\.json in the report\):`)
+	r.has(t, "stdout", r.stdout, `^  node: FAIL \(fail: mlx5_1\)`)
+}
+
 // TestHWCheckDropInLinks: rdmabench's own perftest links on PATH are not
 // taken for perftest.
 func TestHWCheckDropInLinks(t *testing.T) {

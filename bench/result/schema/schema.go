@@ -116,6 +116,7 @@ var validators = map[string]func([]byte) error{
 	result.KindCliffs:    ValidateCliffsDocument,
 	result.KindIsolation: ValidateIsolationDocument,
 	result.KindDoctor:    ValidateDoctorDocument,
+	result.KindAccept:    ValidateAcceptDocument,
 	result.KindMesh:      ValidateMeshDocument,
 	result.KindMR:        ValidateMRDocument,
 }
