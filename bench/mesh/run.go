@@ -91,8 +91,8 @@ type Outcome struct {
 	Doc *result.MeshDocument // rank 0 only; with rails, rail 0's
 	// Rails are rank 0's documents, one per rail, with Config.Rails.
 	Rails []*result.MeshDocument
-	Own   []result.MeshPair    // the pairs this rank ran as client
-	Error error                // a rank-level failure (report not delivered, ...)
+	Own   []result.MeshPair // the pairs this rank ran as client
+	Error error             // a rank-level failure (report not delivered, ...)
 }
 
 // Partial reports whether this rank saw any failure.
