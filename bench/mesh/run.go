@@ -45,7 +45,8 @@ type Config struct {
 	RailsParallel bool
 	Net           netip.Prefix // the control network; invalid: the default route's
 	// Port is the first TCP port of this host's servers (local rank l's
-	// slot s listens on Port + l*slots + s); 0: ephemeral ports.
+	// slot s listens on Port + l*slots + s; with R rails, rail r's on Port
+	// + (l*R + r)*slots + s); 0: ephemeral ports.
 	Port int
 	// RoundTimeout bounds the bootstrap, one pair's tests and rank 0's wait
 	// at a barrier (plus a slack of up to 10 s). A rank that misses a
