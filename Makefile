@@ -8,7 +8,7 @@ BUILD := build
 VMEXEC := $(BUILD)/vmexec
 
 .PHONY: docs
-.PHONY: vmexec cntshim exp-test bench-vs-perftest dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
+.PHONY: vmexec cntshim exp-test bench-vs-perftest dropin-perftest dropin-agree all deps launcher-deps build man package package-files package-test hw-check check unit fuzz vm-test pair-test cliffs-test mesh-test mesh-rails mesh-demo mesh-slurm mesh-ompi siw-smoke test demo bench bench-wire fabrics clean
 
 all: build
 
@@ -245,6 +245,11 @@ isolation-test: exp-test
 # gate (docs/mesh.md).
 mesh-test: build
 	$(call exp-run,mesh,mesh,TestMesh,mesh-test,$${MESH_TIMEOUT:-400})
+
+# Rails (docs/mesh.md): rxe3 beside rxe2 in each guest, mesh --rail-devices rxe2,rxe3,
+# rail after rail and at once; build/mesh-rails/.
+mesh-rails: build
+	$(call exp-run,mesh,mesh,TestMeshRails,mesh-rails,$${MESH_TIMEOUT:-600})
 
 mesh-demo: deps build
 	$(call exp-run,mesh,mesh,TestDemo,mesh,$${MESH_TIMEOUT:-1800})

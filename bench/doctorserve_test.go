@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"log"
 	"net"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rdmabench/rdmabench/bench/doctor"
 	"github.com/rdmabench/rdmabench/bench/proto"
+	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/server"
 	"github.com/rdmabench/rdmabench/internal/testutil/logbuf"
 	"github.com/rdmabench/rdmabench/internal/testutil/peerln"
@@ -100,4 +102,42 @@ func serve(t *testing.T, srv *server.Server, ln net.Listener) {
 			t.Errorf("Serve did not return 3 s after its context ended")
 		}
 	})
+}
+
+// TestDoctorRequestPorts: a request without a payload (an older client)
+// gets an answer without ports, which a decoder that refuses unknown
+// members (as the older client's) takes; one asking for the ports gets
+// them (none on a host without a device: an empty list).
+func TestDoctorRequestPorts(t *testing.T) {
+	key := []byte("0123456789abcdef")
+	srv, lb := doctorServer(t, key)
+	ln := peerln.Listen(t, "127.0.0.1:4000")
+	serve(t, srv, ln)
+	cl, err := Dial(context.Background(), ln.Addr().String(), ClientConfig{Transport: result.TransportTCP, AuthKey: key}, 2*time.Second)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, lb)
+	}
+	defer cl.Close()
+	// the answer as an older client reads it: host and findings only
+	var old struct {
+		Host     json.RawMessage `json:"host"`
+		Findings json.RawMessage `json:"findings"`
+	}
+	if err := cl.c.Send(proto.MsgDoctor, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.c.RecvTimeout(proto.MsgDoctor, &old, 2*time.Second); err != nil {
+		t.Fatalf("an older client's request: %v", err)
+	}
+	if err := cl.c.Send(proto.MsgDoctor, proto.DoctorRequest{Ports: true}); err != nil {
+		t.Fatal(err)
+	}
+	var d proto.Doctor
+	if err := cl.c.RecvTimeout(proto.MsgDoctor, &d, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if string(d.Ports) != "[]" {
+		t.Errorf("ports %q, want [] (no device here)", d.Ports)
+	}
+	lb.Wait(t, "(0 ports)")
 }

@@ -120,7 +120,7 @@ func DoctorInput(ctx *verbs.Context, port int, netdev string) doctor.Input {
 	if ctx != nil {
 		in.Device, in.Port = ctx.Name(), port
 		if pa, err := ctx.QueryPort(port); err == nil {
-			in.ActiveMTU = pa.ActiveMTU
+			in.ActiveMTU, in.MaxMTU = pa.ActiveMTU, pa.MaxMTU
 		}
 		in.GIDs = func() ([]doctor.GID, error) {
 			tbl, err := ctx.GIDTable(port)

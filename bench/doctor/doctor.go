@@ -41,6 +41,9 @@ type Input struct {
 	// ActiveMTU is the port's active MTU from ibv_query_port, bytes; 0:
 	// unknown (sysfs does not expose it).
 	ActiveMTU int
+	// MaxMTU is the port's largest MTU from ibv_query_port, bytes; 0:
+	// unknown.
+	MaxMTU int
 	// Netdev is the netdev under the port; "": found in sysfs (the port's
 	// GIDs' ndevs, the PCI device's net/, rxe's parent).
 	Netdev string

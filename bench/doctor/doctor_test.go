@@ -31,6 +31,7 @@ type fake struct {
 	files     map[string]string // path under the root → content
 	links     map[string]string // path → symlink target
 	activeMTU int
+	maxMTU    int // 0: unknown
 	addrs     []netip.Addr
 	addrsErr  error
 	tools     map[string]string // "dcb", "mlnx_qos", "ethtool" → output; absent: not installed
@@ -173,7 +174,7 @@ func (f *fake) input(t *testing.T) Input {
 		}
 	}
 	return Input{
-		Root: root, Host: "h", Device: f.device, Port: 1, ActiveMTU: f.activeMTU,
+		Root: root, Host: "h", Device: f.device, Port: 1, ActiveMTU: f.activeMTU, MaxMTU: f.maxMTU,
 		Memlock: func() (int64, int64, error) { return f.soft, -1, f.memErr },
 		Addrs: func(nd string) ([]netip.Addr, error) {
 			if nd != "eth0" {
@@ -220,6 +221,11 @@ var checkCases = []checkCase{
 
 	{"mtu", "jumbo", good, nil, pass, "RoCE MTU 4096, eth0 MTU 9000"},
 	{"mtu", "rxe 1500", rxe, nil, pass, "rxe0 port 1: RoCE MTU 1024, eth0 MTU 1500"},
+	{"mtu", "rxe 1500 below its max", rxe, func(f *fake) { f.maxMTU = 4096 }, warn, "fix:set eth0 MTU ≥ 4200 (jumbo frames) for a RoCE MTU of 4096"},
+	{"mtu", "rxe 1500 below its max detail", rxe, func(f *fake) { f.maxMTU = 4096 }, warn, "the port can run RoCE MTU 4096, but eth0's MTU 1500 holds only 1024"},
+	{"mtu", "rxe 1500 at its max", rxe, func(f *fake) { f.maxMTU = 1024 }, pass, "RoCE MTU 1024, eth0 MTU 1500"},
+	{"mtu", "2048 of 4096", good, func(f *fake) { f.files[netd+"/mtu"], f.activeMTU, f.maxMTU = "2500", 2048, 4096 }, warn, "fix:set eth0 MTU ≥ 4200"},
+	{"mtu", "port below, netdev big enough", good, func(f *fake) { f.activeMTU, f.maxMTU = 1024, 4096 }, pass, "(the netdev would carry RoCE MTU 4096;"},
 	{"mtu", "port below the netdev", good, func(f *fake) { f.activeMTU = 1024 }, pass, "(the netdev would carry RoCE MTU 4096;"},
 	{"mtu", "netdev too small", good, func(f *fake) { f.files[netd+"/mtu"] = "4096" }, fail, "needs 4180"},
 	{"mtu", "active unknown", good, func(f *fake) { f.activeMTU = 0 }, unknown, "active MTU not known"},
@@ -306,6 +312,16 @@ var checkCases = []checkCase{
 		f.files["sys/devices/system/cpu/cpu1/cpufreq/scaling_governor"] = "powersave"
 	}, warn, "powersave on CPU 1 (of 2 CPUs)"},
 	{"governor", "no cpufreq", rxe, nil, unknown, "no CPU has cpufreq"},
+}
+
+// TestNetdevMTUFor: the netdev MTU a RoCE MTU needs (the fix the mtu check
+// names).
+func TestNetdevMTUFor(t *testing.T) {
+	for _, c := range []struct{ roce, want int }{{4096, 4200}, {2048, 2200}, {1024, 1200}, {512, 700}, {256, 400}} {
+		if got := NetdevMTUFor(c.roce); got != c.want {
+			t.Errorf("NetdevMTUFor(%d) = %d, want %d", c.roce, got, c.want)
+		}
+	}
 }
 
 func TestChecks(t *testing.T) {

@@ -135,3 +135,34 @@ func orUnknownStr(s string) string {
 	}
 	return s
 }
+
+// PairRails compares each of this host's ports (local, in rail order) with
+// the peer's port on the same rail, where rails can be told: the peer gave
+// its ports (remote, in its rail order) and has as many as this host.
+// Otherwise only this host's port by route (routed) is compared, with the
+// peer's port by route (peer, with its findings peerFindings). Each
+// compared port gets the peer's port, its findings and the comparison
+// (added to its Findings). addr names the peer in messages. It returns how
+// the ports were paired, for the report.
+func PairRails(local, remote []result.DoctorPort, routed, peer result.DoctorHost, peerFindings []result.DoctorFinding, addr string) string {
+	if len(remote) > 0 && len(remote) == len(local) {
+		for i := range local {
+			r := remote[i].Local
+			local[i].Peer, local[i].PeerFindings = &r, remote[i].Findings
+			local[i].Findings = append(local[i].Findings, Compare(local[i].Local, r, addr)...)
+		}
+		return fmt.Sprintf("rail by rail: port i here with port i at %s (%d ports each)", addr, len(local))
+	}
+	why := "the server gave no ports (an older rdmabench)"
+	if len(remote) > 0 {
+		why = fmt.Sprintf("%d ports here, %d at %s: rails cannot be told", len(local), len(remote), addr)
+	}
+	for i := range local {
+		if routed.Device != "" && local[i].Local.Device == routed.Device && local[i].Local.Port == routed.Port {
+			p := peer
+			local[i].Peer, local[i].PeerFindings = &p, peerFindings
+			local[i].Findings = append(local[i].Findings, Compare(local[i].Local, p, addr)...)
+		}
+	}
+	return fmt.Sprintf("by route: %s port %d here with %s port %d at %s (%s)", routed.Device, routed.Port, peer.Device, peer.Port, addr, why)
+}

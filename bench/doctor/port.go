@@ -74,10 +74,27 @@ func checkMTU(h *host) (string, string, string) {
 			best = m
 		}
 	}
+	if m := h.in.MaxMTU; m > a && best < m {
+		need := NetdevMTUFor(m)
+		return warn, detail + fmt.Sprintf(": the port can run RoCE MTU %d, but %s's MTU %d holds only %d", m, h.facts.Netdev, n, a),
+			fmt.Sprintf("set %s MTU ≥ %d (jumbo frames) for a RoCE MTU of %d: ip link set dev %s mtu %d (or 9000), the same on both ends and the switch", h.facts.Netdev, need, m, h.facts.Netdev, need)
+	}
 	if best > a {
 		detail += fmt.Sprintf(" (the netdev would carry RoCE MTU %d; the path MTU is the smaller end's)", best)
 	}
 	return pass, detail, ""
+}
+
+// iboeHeaders is what the kernel takes off a RoCE netdev's MTU for the
+// port's active MTU (iboe_get_mtu, hardware RoCE such as mlx5), bytes: GRH
+// 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4. rxe takes 80.
+const iboeHeaders = 96
+
+// NetdevMTUFor is the netdev MTU, bytes, that a RoCE port needs for RoCE
+// MTU roce (bytes): roce plus the kernel's headers, rounded up to a
+// multiple of 100 (4096 → 4200, NVIDIA's and perftest's figure).
+func NetdevMTUFor(roce int) int {
+	return (roce + iboeHeaders + 99) / 100 * 100
 }
 
 // roceOnly is the verdict of a RoCE check on a port it does not apply to

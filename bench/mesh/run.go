@@ -34,9 +34,19 @@ type Config struct {
 	// DeviceMap maps the local rank (index among the ranks on one host) to
 	// a device, modulo its length; empty: device by route.
 	DeviceMap []string
-	Net       netip.Prefix // the control network; invalid: the default route's
+	// Rails are this rank's devices in rail order, NIC i of each host
+	// paired with NIC i of the others (--rails): the schedule runs once per
+	// rail, every rank serving and testing on its rail's device, and rank
+	// 0 builds one document per rail. Nil: no rails (DeviceMap, or the
+	// client's device, or by route).
+	Rails []string
+	// RailsParallel runs each round on every rail at once instead of rail
+	// after rail.
+	RailsParallel bool
+	Net           netip.Prefix // the control network; invalid: the default route's
 	// Port is the first TCP port of this host's servers (local rank l's
-	// slot s listens on Port + l*slots + s); 0: ephemeral ports.
+	// slot s listens on Port + l*slots + s; with R rails, rail r's on Port
+	// + (l*R + r)*slots + s); 0: ephemeral ports.
 	Port int
 	// RoundTimeout bounds the bootstrap, one pair's tests and rank 0's wait
 	// at a barrier (plus a slack of up to 10 s). A rank that misses a
@@ -60,13 +70,30 @@ type rankInfo struct {
 	Device    string `json:"device,omitempty"`
 	Collector string `json:"collector,omitempty"` // rank 0: its coordinator's address
 	Key       []byte `json:"key,omitempty"`       // rank 0: the run key
+	// RailDevices and RailPorts are the rank's device and server ports of
+	// each rail (Config.Rails); Device and Ports are rail 0's.
+	RailDevices []string `json:"rail_devices,omitempty"`
+	RailPorts   [][]int  `json:"rail_ports,omitempty"`
+}
+
+// onRail is the rank as it runs on rail r: that rail's device and ports.
+func (ri rankInfo) onRail(r int) rankInfo {
+	if r < len(ri.RailDevices) {
+		ri.Device = ri.RailDevices[r]
+	}
+	if r < len(ri.RailPorts) {
+		ri.Ports = ri.RailPorts[r]
+	}
+	return ri
 }
 
 // Outcome is one rank's end of the run.
 type Outcome struct {
-	Doc   *result.MeshDocument // rank 0 only
-	Own   []result.MeshPair    // the pairs this rank ran as client
-	Error error                // a rank-level failure (report not delivered, ...)
+	Doc *result.MeshDocument // rank 0 only; with rails, rail 0's
+	// Rails are rank 0's documents, one per rail, with Config.Rails.
+	Rails []*result.MeshDocument
+	Own   []result.MeshPair // the pairs this rank ran as client
+	Error error             // a rank-level failure (report not delivered, ...)
 }
 
 // Partial reports whether this rank saw any failure.
@@ -75,6 +102,11 @@ func (o *Outcome) Partial() bool {
 		return true
 	}
 	if o.Doc != nil {
+		for _, d := range o.Rails {
+			if d.Outcome != result.MeshComplete {
+				return true
+			}
+		}
 		return o.Doc.Outcome != result.MeshComplete
 	}
 	for _, p := range o.Own {
@@ -148,6 +180,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if len(cfg.DeviceMap) > 0 {
 		me.Device = cfg.DeviceMap[me.LocalRank%len(cfg.DeviceMap)]
 	}
+	if len(cfg.Rails) > 0 {
+		me.RailDevices, me.Device = cfg.Rails, cfg.Rails[0]
+	}
 	rep := Report{Rank: rank, UnsyncedFrom: -1}
 	var lk *link
 	var linkErr error
@@ -169,21 +204,48 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 	slots := Inbound(rounds, rank)
-	srvs, lns, err := startServers(ctx, cfg, ip, me, slots, authKey)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for _, s := range srvs {
-			s.stop()
+	nr := max(1, len(me.RailDevices)) // this host's rails
+	for r := range nr {
+		srvs, lns, err := startServers(ctx, cfg, ip, me.onRail(r).Device, (me.LocalRank*nr+r)*slots, slots, authKey)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	for _, ln := range lns {
-		me.Ports = append(me.Ports, ln.Addr().(*net.TCPAddr).Port)
+		defer func() {
+			for _, s := range srvs {
+				s.stop()
+			}
+		}()
+		ports := []int{}
+		for _, ln := range lns {
+			ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		}
+		if r == 0 {
+			me.Ports = ports
+		}
+		if len(me.RailDevices) > 0 {
+			me.RailPorts = append(me.RailPorts, ports)
+		}
 	}
 	if all, err = gather(bootCtx, b, "info", me); err != nil {
 		return nil, err
 	}
+	// The rails every host has: the fewest of any rank.
+	rails := 1
+	if len(me.RailDevices) > 0 {
+		rails = len(me.RailDevices)
+		for _, o := range all {
+			rails = min(rails, len(o.RailDevices), len(o.RailPorts))
+		}
+		if rails < len(me.RailDevices) {
+			w := fmt.Sprintf("rails: %d here (%v), but a host has only %d: rails %d.. are left out", len(me.RailDevices), me.RailDevices, rails, rails)
+			rep.Warnings = append(rep.Warnings, w)
+			logf("%s", w)
+		}
+		if rails == 0 {
+			return nil, fmt.Errorf("mesh: --rails: a rank has no rail")
+		}
+	}
+	steps := railSteps(len(rounds), rails, cfg.RailsParallel)
 	// The launcher's part ends here (PMI finalize): the barriers run over
 	// the links, so a rank the launcher loses cannot break them.
 	closeBoot() //nolint:errcheck // best effort: the launcher's part is over either way
@@ -196,65 +258,88 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	// slack is how far past its deadline a pair may still be returning.
 	slack := min(cfg.RoundTimeout, 10*time.Second)
 	pairTime := cfg.RoundTimeout + slack
-	interrupted := -1 // the round a signal stopped the run at
-	for ri, round := range rounds {
+	interrupted := -1 // the step a signal stopped the run at
+	for si, st := range steps {
 		if killed() {
 			return nil, errKilled
 		}
 		if ctx.Err() != nil {
-			interrupted = ri
+			interrupted = si
 			break
 		}
-		if ri > 0 && rep.UnsyncedFrom < 0 {
+		if si > 0 && rep.UnsyncedFrom < 0 {
 			var err error
 			if co != nil {
-				err = co.barrier(ctx, ri, pairTime)
+				err = co.barrier(ctx, si, pairTime)
 			} else {
 				// rank 0 may still run its own pair, then wait for the others
-				err = lk.barrier(ctx, ri, 2*pairTime+5*time.Second)
+				err = lk.barrier(ctx, si, 2*pairTime+5*time.Second)
 			}
 			if killed() {
 				return nil, errKilled
 			}
 			if ctx.Err() != nil {
-				interrupted = ri
+				interrupted = si
 				break
 			}
 			if err != nil {
-				rep.UnsyncedFrom = ri
-				w := fmt.Sprintf("barrier before round %d failed (%v): the remaining rounds run unsynchronised", ri, err)
+				rep.UnsyncedFrom = si
+				w := fmt.Sprintf("barrier before round %d failed (%v): the remaining rounds run unsynchronised", si, err)
 				rep.Warnings = append(rep.Warnings, w)
 				logf("%s", w)
 			}
 		}
-		for i, p := range round {
-			if p.Client != rank {
+		pairs := make([][]result.MeshPair, len(st))
+		var wg sync.WaitGroup
+		for k, rr := range st {
+			run := func() {
+				round := rounds[rr.round]
+				for i, p := range round {
+					if p.Client != rank {
+						continue
+					}
+					srv := all[p.Server].onRail(rr.rail)
+					mp := result.MeshPair{Round: rr.rail*len(rounds) + rr.round, Client: rank, Server: p.Server, ClientHost: host, ServerHost: srv.Host}
+					on := ""
+					if len(me.RailDevices) > 0 {
+						on = fmt.Sprintf(" on rail %d (%s → %s)", rr.rail, me.onRail(rr.rail).Device, srv.Device)
+					}
+					logf("round %d/%d: %s(%d) → %s(%d)%s", rr.round+1, len(rounds), host, rank, srv.Host, p.Server, on)
+					runPair(ctx, cfg, me.onRail(rr.rail), srv, ServerSlot(round, i), authKey, &mp)
+					if mp.Status != result.StatusOK {
+						logf("pair %s%s failed: %s", mp.Name(), on, mp.Error)
+					}
+					pairs[k] = append(pairs[k], mp)
+				}
+			}
+			if len(st) == 1 {
+				run()
 				continue
 			}
-			srv := all[p.Server]
-			mp := result.MeshPair{Round: ri, Client: rank, Server: p.Server, ClientHost: host, ServerHost: srv.Host}
-			logf("round %d/%d: %s(%d) → %s(%d)", ri+1, len(rounds), host, rank, srv.Host, p.Server)
-			runPair(ctx, cfg, me, srv, ServerSlot(round, i), authKey, &mp)
-			if killed() {
-				return nil, errKilled
+			wg.Add(1)
+			go func() { defer wg.Done(); run() }()
+		}
+		wg.Wait()
+		if killed() {
+			return nil, errKilled
+		}
+		for _, ps := range pairs {
+			for _, mp := range ps {
+				if rep.Env == nil && mp.Env != nil {
+					rep.Env = mp.Env
+				}
+				rep.Pairs = append(rep.Pairs, mp)
 			}
-			if rep.Env == nil && mp.Env != nil {
-				rep.Env = mp.Env
-			}
-			if mp.Status != result.StatusOK {
-				logf("pair %s failed: %s", mp.Name(), mp.Error)
-			}
-			rep.Pairs = append(rep.Pairs, mp)
 		}
 	}
 	if interrupted < 0 && ctx.Err() != nil { // in the last round
-		interrupted = len(rounds)
+		interrupted = len(steps)
 	}
 	if interrupted >= 0 {
-		w := fmt.Sprintf("interrupted (SIGINT or SIGTERM) in round %d of %d: the pairs not run are failed", max(interrupted, 1), len(rounds))
+		w := fmt.Sprintf("interrupted (SIGINT or SIGTERM) in round %d of %d: the pairs not run are failed", max(interrupted, 1), len(steps))
 		rep.Warnings = append(rep.Warnings, w)
 		logf("%s", w)
-		rep.Pairs = append(rep.Pairs, notRun(rounds[interrupted:], interrupted, rank, host, all)...)
+		rep.Pairs = append(rep.Pairs, notRun(rounds, steps[min(interrupted, len(steps)):], rank, host, all)...)
 	}
 	out := &Outcome{Own: rep.Pairs}
 	// The longest wait for rank 0 is a test of another rank still running;
@@ -286,8 +371,77 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	co.add(rep)
 	reports, lost := co.wait(wctx)
-	out.Doc = assemble(cfg, start, b.Launcher(), rounds, all, reports, lost)
+	if len(me.RailDevices) == 0 {
+		out.Doc = assemble(cfg, start, b.Launcher(), rounds, all, reports, lost)
+		return out, nil
+	}
+	for r := range rails {
+		railAll := make([]rankInfo, len(all))
+		for i, o := range all {
+			railAll[i] = o.onRail(r)
+		}
+		out.Rails = append(out.Rails, assemble(cfg, start, b.Launcher(), rounds, railAll, railReports(reports, r, len(rounds), cfg.RailsParallel), lost))
+	}
+	out.Doc = out.Rails[0]
 	return out, nil
+}
+
+// railRound is one round of the schedule on one rail.
+type railRound struct{ rail, round int }
+
+// railSteps is the run's steps, a barrier before each but the first: rail
+// after rail, each rail's rounds in order; or (parallel) each round on
+// every rail at once. Without rails (rails 1) the steps are the rounds.
+func railSteps(rounds, rails int, parallel bool) [][]railRound {
+	var out [][]railRound
+	if parallel {
+		for ri := range rounds {
+			var st []railRound
+			for r := range rails {
+				st = append(st, railRound{r, ri})
+			}
+			out = append(out, st)
+		}
+		return out
+	}
+	for r := range rails {
+		for ri := range rounds {
+			out = append(out, []railRound{{r, ri}})
+		}
+	}
+	return out
+}
+
+// railReports is the reports as rail r sees them: the pairs of rail r
+// (MeshPair.Round is rail × rounds + the round while the run goes on),
+// their rounds counted from 0, and the step from which a rank ran
+// unsynchronised as a round of this rail (0: the whole rail).
+func railReports(reports map[int]Report, r, rounds int, parallel bool) map[int]Report {
+	out := make(map[int]Report, len(reports))
+	for k, rep := range reports {
+		rr := Report{Rank: rep.Rank, Warnings: rep.Warnings, UnsyncedFrom: rep.UnsyncedFrom}
+		if u := rep.UnsyncedFrom; u >= 0 && !parallel {
+			switch {
+			case u < r*rounds:
+				rr.UnsyncedFrom = 0
+			case u >= (r+1)*rounds:
+				rr.UnsyncedFrom = -1
+			default:
+				rr.UnsyncedFrom = u - r*rounds
+			}
+		}
+		for _, p := range rep.Pairs {
+			if p.Round/rounds == r {
+				p.Round %= rounds
+				rr.Pairs = append(rr.Pairs, p)
+				if rr.Env == nil { // the rank's environment on this rail's device
+					rr.Env = p.Env
+				}
+			}
+		}
+		out[k] = rr
+	}
+	return out
 }
 
 // interruptGrace is how long, after a signal, a rank may take to deliver
@@ -327,16 +481,18 @@ func (cfg Config) watchKill(ctx context.Context, lk *link) (_ context.Context, k
 	}
 }
 
-// notRun is rank's pairs as client in rounds (from round first on), failed
-// as not run.
-func notRun(rounds []Round, first, rank int, host string, all []rankInfo) []result.MeshPair {
+// notRun is rank's pairs as client in the steps not run, failed as not
+// run.
+func notRun(rounds []Round, steps [][]railRound, rank int, host string, all []rankInfo) []result.MeshPair {
 	var out []result.MeshPair
-	for k, round := range rounds {
-		for _, p := range round {
-			if p.Client == rank {
-				out = append(out, result.MeshPair{Round: first + k, Client: rank, Server: p.Server, ClientHost: host,
-					ServerHost: all[p.Server].Host, Status: result.StatusFailed, Results: []result.Result{},
-					Error: "not run: the rank was interrupted (SIGINT or SIGTERM)"})
+	for _, st := range steps {
+		for _, rr := range st {
+			for _, p := range rounds[rr.round] {
+				if p.Client == rank {
+					out = append(out, result.MeshPair{Round: rr.rail*len(rounds) + rr.round, Client: rank, Server: p.Server, ClientHost: host,
+						ServerHost: all[p.Server].Host, Status: result.StatusFailed, Results: []result.Result{},
+						Error: "not run: the rank was interrupted (SIGINT or SIGTERM)"})
+				}
 			}
 		}
 	}
@@ -378,7 +534,9 @@ func (s *server) stop() {
 // startServers opens slots servers bound to ip (never the wildcard).
 // Their clients must prove the run key authKey. Bound to one address, they
 // are Exposed as with --bind.
-func startServers(ctx context.Context, cfg Config, ip netip.Addr, me rankInfo, slots int, authKey []byte) ([]*server, []net.Listener, error) {
+// Slot s listens on cfg.Port + first + s (with --port). dev is their
+// device ("": by route).
+func startServers(ctx context.Context, cfg Config, ip netip.Addr, dev string, first, slots int, authKey []byte) ([]*server, []net.Listener, error) {
 	var srvs []*server
 	var lns []net.Listener
 	fail := func(err error) ([]*server, []net.Listener, error) {
@@ -390,9 +548,9 @@ func startServers(ctx context.Context, cfg Config, ip netip.Addr, me rankInfo, s
 	for s := range slots {
 		port := 0
 		if cfg.Port > 0 {
-			port = cfg.Port + me.LocalRank*slots + s
+			port = cfg.Port + first + s
 		}
-		srv, err := benchserver.New(benchserver.Config{Device: me.Device, Port: cfg.Client.Port,
+		srv, err := benchserver.New(benchserver.Config{Device: dev, Port: cfg.Client.Port,
 			GIDIndex: cfg.Client.GIDIndex, Log: log.New(io.Discard, "", 0), AuthKey: authKey, Exposed: true})
 		if err != nil {
 			return fail(fmt.Errorf("mesh: server: %w", err))

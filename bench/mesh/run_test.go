@@ -231,3 +231,88 @@ func TestRunTCPMeshAllToOneFairness(t *testing.T) {
 		t.Errorf("Jain %g; want %g", *bw.Jain, want)
 	}
 }
+
+// TestRunTCPMeshRails: two rails, rail after rail and at once: one
+// document per rail, each with every pair of the schedule once, its rounds
+// counted from 0.
+func TestRunTCPMeshRails(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		bs := boot.NewLocal(3)
+		outs := make([]*Outcome, 3)
+		errs := make([]error, 3)
+		var wg sync.WaitGroup
+		for r := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				outs[r], errs[r] = Run(ctx, Config{Boot: bs[r], Pattern: PatternPairs, Specs: tcpSpecs(t),
+					Client: bench.ClientConfig{Transport: result.TransportTCP, GIDIndex: -1},
+					Net:    netip.MustParsePrefix("127.0.0.0/8"), Rails: []string{"", ""}, RailsParallel: parallel,
+					RoundTimeout: 30 * time.Second, ConnTimeout: 5 * time.Second})
+			}()
+		}
+		wg.Wait()
+		for r, err := range errs {
+			if err != nil {
+				t.Fatalf("parallel %v: rank %d: %v", parallel, r, err)
+			}
+		}
+		o := outs[0]
+		if len(o.Rails) != 2 || o.Doc != o.Rails[0] || o.Partial() {
+			t.Fatalf("parallel %v: %d rail documents (doc is rail 0's: %v), partial %v; want 2", parallel, len(o.Rails), o.Doc == o.Rails[0], o.Partial())
+		}
+		for ri, doc := range o.Rails {
+			if doc.Outcome != result.MeshComplete || len(doc.Pairs) != 3 || doc.Rounds != 3 || doc.UnsyncedFrom != -1 {
+				t.Errorf("parallel %v rail %d: outcome %s, %d pairs, %d rounds, unsynced from %d; want complete, 3, 3, -1",
+					parallel, ri, doc.Outcome, len(doc.Pairs), doc.Rounds, doc.UnsyncedFrom)
+			}
+			for i, p := range doc.Pairs {
+				if p.Status != result.StatusOK || p.Round != i {
+					t.Errorf("parallel %v rail %d: pair %s round %d: %s %q", parallel, ri, p.Name(), p.Round, p.Status, p.Error)
+				}
+			}
+			if err := doc.Check(); err != nil {
+				t.Errorf("parallel %v rail %d: %v", parallel, ri, err)
+			}
+		}
+	}
+}
+
+// TestRailSteps: rail after rail, or each round on every rail at once.
+func TestRailSteps(t *testing.T) {
+	seq := railSteps(2, 2, false)
+	if len(seq) != 4 || seq[1][0] != (railRound{0, 1}) || seq[2][0] != (railRound{1, 0}) {
+		t.Errorf("sequential steps %v", seq)
+	}
+	par := railSteps(2, 3, true)
+	if len(par) != 2 || len(par[1]) != 3 || par[1][2] != (railRound{2, 1}) {
+		t.Errorf("parallel steps %v", par)
+	}
+	if one := railSteps(3, 1, false); len(one) != 3 || one[2][0] != (railRound{0, 2}) {
+		t.Errorf("no rails: steps %v, want the rounds", one)
+	}
+}
+
+// TestRailReports: a rail's pairs, their rounds from 0, and where the run
+// became unsynchronised as a round of the rail.
+func TestRailReports(t *testing.T) {
+	reps := map[int]Report{1: {Rank: 1, UnsyncedFrom: 4, Pairs: []result.MeshPair{{Round: 0}, {Round: 2}, {Round: 3}, {Round: 5}}}}
+	for _, c := range []struct {
+		rail, unsynced int
+		rounds         []int
+	}{{0, -1, []int{0, 2}}, {1, 1, []int{0, 2}}} {
+		got := railReports(reps, c.rail, 3, false)[1]
+		var rounds []int
+		for _, p := range got.Pairs {
+			rounds = append(rounds, p.Round)
+		}
+		if got.UnsyncedFrom != c.unsynced || len(rounds) != len(c.rounds) || rounds[1] != c.rounds[1] {
+			t.Errorf("rail %d: unsynced %d, rounds %v; want %d, %v", c.rail, got.UnsyncedFrom, rounds, c.unsynced, c.rounds)
+		}
+	}
+	if got := railReports(map[int]Report{1: {UnsyncedFrom: 1}}, 1, 3, false)[1]; got.UnsyncedFrom != 0 {
+		t.Errorf("unsynchronised in rail 0: rail 1 unsynced from %d, want 0 (all of it)", got.UnsyncedFrom)
+	}
+}

@@ -123,3 +123,15 @@ func TestInboundAndSlots(t *testing.T) {
 		}
 	}
 }
+
+func TestRailPath(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		r    int
+		want string
+	}{{"mesh.json", 0, "mesh.rail0.json"}, {"/out/m.json", 2, "/out/m.rail2.json"}, {"mesh", 1, "mesh.rail1"}} {
+		if got := RailPath(c.in, c.r); got != c.want {
+			t.Errorf("RailPath(%q, %d) = %q, want %q", c.in, c.r, got, c.want)
+		}
+	}
+}

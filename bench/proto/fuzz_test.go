@@ -32,6 +32,8 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add(protoHeader(Magic, Version, uint16(MsgDoctor), 0))   // a doctor request
 	f.Add(protoHeader(Magic, Version, uint16(MsgDoctor)+1, 0)) // one past the last type
 	f.Add(protoMustFrame(f, MsgDoctor, []byte(`{"host":{},"findings":[]}`)))
+	f.Add(protoMustFrame(f, MsgDoctor, []byte(`{"ports":true}`)))                                 // a request for every port
+	f.Add(protoMustFrame(f, MsgDoctor, []byte(`{"host":{},"findings":[],"ports":[{"rail":0}]}`))) // an answer with ports
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		typ, payload, err := ReadFrame(bytes.NewReader(data))

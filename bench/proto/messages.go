@@ -235,4 +235,18 @@ type ImmMismatch struct {
 type Doctor struct {
 	Host     json.RawMessage `json:"host"`     // a result.DoctorHost
 	Findings json.RawMessage `json:"findings"` // a []result.DoctorFinding
+	// Ports are every port of the server's host in rail order (a
+	// []result.DoctorPort), only when the request asked for them
+	// (DoctorRequest.Ports): an older client refuses a member it does not
+	// know.
+	Ports json.RawMessage `json:"ports,omitempty"`
+}
+
+// DoctorRequest is the payload of a client's doctor request (MsgDoctor).
+// Older clients send no payload, and older servers ignore it (and answer
+// without Ports).
+type DoctorRequest struct {
+	// Ports asks for the checks of every port of the server's host
+	// (Doctor.Ports), for `doctor HOST` to compare rail by rail.
+	Ports bool `json:"ports,omitempty"`
 }

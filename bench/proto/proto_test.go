@@ -70,6 +70,8 @@ var protoTestMessages = []struct {
 	{"verify imm", MsgVerify, &Verify{QP: 1, Message: 7, Mismatch: &Mismatch{Len: 64, Imm: &ImmMismatch{Expected: 0xdeadbeef, Seen: 7, Opcode: "SEND_WITH_IMM"}}},
 		func() any { return new(Verify) }},
 	{"doctor", MsgDoctor, &Doctor{Host: json.RawMessage(`{"host":"a","netdev_mtu":9000}`), Findings: json.RawMessage(`[{"check":"mtu","status":"pass","detail":"x"}]`)}, func() any { return new(Doctor) }},
+	{"doctor ports", MsgDoctor, &Doctor{Host: json.RawMessage(`{"host":"a"}`), Findings: json.RawMessage(`[]`), Ports: json.RawMessage(`[{"rail":0,"local":{"host":"a"},"findings":[]}]`)}, func() any { return new(Doctor) }},
+	{"doctor request", MsgDoctor, &DoctorRequest{Ports: true}, func() any { return new(DoctorRequest) }},
 }
 
 // protoHeader builds a raw 12-byte header.

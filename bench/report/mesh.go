@@ -265,3 +265,63 @@ func WriteMeshOutliers(w io.Writer, outs []Outlier, k float64) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// OutlierNIC is a rank's NIC that takes part in several outlier pairs.
+type OutlierNIC struct {
+	Rank   int
+	Label  string // "host(rank)"
+	Device string // the rank's device ("" by route)
+	Pairs  int    // the outlier pairs it is an end of
+}
+
+// MeshOutlierNICs names the NICs behind the outliers: the ranks that are an
+// end of the most outlier pairs, when that is at least 2 (one outlier pair
+// cannot tell its two ends apart). With --rails each document is one rail,
+// so this is the NIC that is an outlier on its rail.
+func MeshOutlierNICs(doc *result.MeshDocument, outs []Outlier) []OutlierNIC {
+	type pk struct{ c, s int }
+	seen := map[pk]bool{}
+	n := map[int]int{}
+	for _, o := range outs {
+		k := pk{o.Pair.Client, o.Pair.Server}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		n[o.Pair.Client]++
+		n[o.Pair.Server]++
+	}
+	most := 0
+	for _, c := range n {
+		most = max(most, c)
+	}
+	var out []OutlierNIC
+	if most < 2 {
+		return nil
+	}
+	for r := range len(doc.Ranks) {
+		if n[r] == most {
+			out = append(out, OutlierNIC{Rank: r, Label: RankLabel(doc, r), Device: doc.Ranks[r].Device, Pairs: most})
+		}
+	}
+	return out
+}
+
+// WriteMeshOutlierNICs writes the NICs MeshOutlierNICs names, one line;
+// nothing when it names none. what names the set of pairs, e.g. "rail 1".
+func WriteMeshOutlierNICs(w io.Writer, doc *result.MeshDocument, outs []Outlier, what string) error {
+	nics := MeshOutlierNICs(doc, outs)
+	if len(nics) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, c := range nics {
+		dev := c.Device
+		if dev == "" {
+			dev = "device by route"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", c.Label, dev))
+	}
+	_, err := fmt.Fprintf(w, "outlier NIC on %s: %s (an end of %d of the outlier pairs)\n", what, strings.Join(parts, ", "), nics[0].Pairs)
+	return err
+}

@@ -101,3 +101,28 @@ func TestMeshOutliers(t *testing.T) {
 		})
 	}
 }
+
+// TestMeshOutlierNICs: the NIC at an end of every outlier pair is named;
+// one outlier pair names none.
+func TestMeshOutlierNICs(t *testing.T) {
+	bws := []float64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
+	// 5 ranks, pairs (0,1) (0,2) (0,3) (0,4) (1,2) (1,3) (1,4) (2,3) (2,4) (3,4): rank 4's are slow
+	d := meshDoc([]float64{10, 11, 10, 40, 10, 11, 41, 10, 42, 40}, bws, 5)
+	d.Ranks[4].Device = "rxe3"
+	outs := MeshOutliers(d, 3)
+	nics := MeshOutlierNICs(d, outs)
+	if len(nics) != 1 || nics[0].Rank != 4 || nics[0].Pairs != 4 {
+		t.Fatalf("outlier NICs %+v (outliers %d), want rank 4 in 4 pairs", nics, len(outs))
+	}
+	var b bytes.Buffer
+	if err := WriteMeshOutlierNICs(&b, d, outs, "rail 1"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "outlier NIC on rail 1: he(4) rxe3 (an end of 4 of the outlier pairs)\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+	one := meshDoc([]float64{10, 11, 10, 40, 11, 10}, []float64{100, 100, 99, 101, 100, 100}, 4)
+	if nics := MeshOutlierNICs(one, MeshOutliers(one, 3)); len(nics) != 0 {
+		t.Errorf("one outlier pair: NICs %+v, want none", nics)
+	}
+}

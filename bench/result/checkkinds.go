@@ -240,14 +240,28 @@ func (d *DoctorDocument) Check() error {
 	for i, f := range d.PeerFindings {
 		c.oneOf(fmt.Sprintf("peer_findings[%d].status", i), f.Status, DoctorStatuses, "status", false)
 	}
-	c.oneOf("status", d.Status, DoctorStatuses, "status", false)
-	if c.ok() && d.Status != DoctorWorst(d.Findings, d.PeerFindings) {
-		c.fail("status", "%q, but the worst finding is %q", d.Status, DoctorWorst(d.Findings, d.PeerFindings))
-	}
-	for _, h := range []struct {
+	type hostAt struct {
 		p string
 		h *DoctorHost
-	}{{"local", &d.Local}, {"peer", d.Peer}} {
+	}
+	hosts := []hostAt{{"local", &d.Local}, {"peer", d.Peer}}
+	c.listLen("ports", len(d.Ports))
+	for i, p := range d.Ports {
+		at := fmt.Sprintf("ports[%d]", i)
+		c.intWithin(at+".rail", int64(p.Rail), 0, 1<<16, "rail")
+		for j, f := range p.Findings {
+			c.oneOf(fmt.Sprintf("%s.findings[%d].status", at, j), f.Status, DoctorStatuses, "status", false)
+		}
+		for j, f := range p.PeerFindings {
+			c.oneOf(fmt.Sprintf("%s.peer_findings[%d].status", at, j), f.Status, DoctorStatuses, "status", false)
+		}
+		hosts = append(hosts, hostAt{at + ".local", &d.Ports[i].Local}, hostAt{at + ".peer", p.Peer})
+	}
+	c.oneOf("status", d.Status, DoctorStatuses, "status", false)
+	if w := DoctorWorst(d.AllFindings()...); c.ok() && d.Status != w {
+		c.fail("status", "%q, but the worst finding is %q", d.Status, w)
+	}
+	for _, h := range hosts {
 		if h.h == nil {
 			continue
 		}

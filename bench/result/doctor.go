@@ -30,8 +30,8 @@ type DoctorDocument struct {
 	Tool          string    `json:"tool"`           // "rdmabench"
 	ToolVersion   string    `json:"tool_version"`
 	Time          time.Time `json:"time"`
-	// Status is the worst status of Findings (and PeerFindings): fail,
-	// then warn, then unknown, then pass.
+	// Status is the worst status of Findings (and PeerFindings, and every
+	// port's in Ports): fail, then warn, then unknown, then pass.
 	Status   string          `json:"status"`
 	Local    DoctorHost      `json:"local"`
 	Findings []DoctorFinding `json:"findings"`
@@ -40,6 +40,34 @@ type DoctorDocument struct {
 	PeerAddress  string          `json:"peer_address,omitempty"`
 	Peer         *DoctorHost     `json:"peer,omitempty"`
 	PeerFindings []DoctorFinding `json:"peer_findings,omitempty"` // the server's checks of its own host
+	// Ports are every port checked, in rail order, when doctor checked
+	// more than the one port of Local (no -d); Local and Findings repeat
+	// one of them (the first, or with a peer the port by route).
+	Ports []DoctorPort `json:"ports,omitempty"`
+}
+
+// DoctorPort is the checks of one RDMA port of a host, and with a peer
+// those of the peer's port on the same rail.
+type DoctorPort struct {
+	// Rail is the port's index in the host's rail order (NUMA node, then
+	// PCI address, then name; then port number), from 0.
+	Rail     int             `json:"rail"`
+	Local    DoctorHost      `json:"local"`
+	Findings []DoctorFinding `json:"findings"` // with a peer, the comparison (peer-*) too
+	// Peer and PeerFindings are the peer's port on the same rail and its
+	// checks (doctor HOST, where the peer gave its ports).
+	Peer         *DoctorHost     `json:"peer,omitempty"`
+	PeerFindings []DoctorFinding `json:"peer_findings,omitempty"`
+}
+
+// AllFindings is every finding of the document: Findings, PeerFindings
+// and each port's.
+func (d *DoctorDocument) AllFindings() [][]DoctorFinding {
+	out := [][]DoctorFinding{d.Findings, d.PeerFindings}
+	for _, p := range d.Ports {
+		out = append(out, p.Findings, p.PeerFindings)
+	}
+	return out
 }
 
 // DoctorHost is what one host exposes of its RDMA device, port and netdev,
@@ -117,6 +145,11 @@ func WriteDoctorJSON(path string, doc *DoctorDocument) error {
 	if d.Findings == nil {
 		d.Findings = []DoctorFinding{}
 	}
-	d.Status = DoctorWorst(d.Findings, d.PeerFindings)
+	for i := range d.Ports {
+		if d.Ports[i].Findings == nil {
+			d.Ports[i].Findings = []DoctorFinding{}
+		}
+	}
+	d.Status = DoctorWorst(d.AllFindings()...)
 	return WriteJSON(path, &d)
 }

@@ -176,7 +176,14 @@ func (s *Server) serveTests(c *proto.Conn, dev *device.Device, peer string) {
 			}
 			return
 		case proto.MsgDoctor: // doctor HOST: read-only, no busy lock (doctorserve.go)
-			if err := s.serveDoctor(c, dev, peer); err != nil {
+			var req proto.DoctorRequest // none from an older client
+			if len(payload) > 0 {
+				if err := c.Decode(t, payload, &req); err != nil {
+					s.log.Printf("client %s: %v", peer, err)
+					return
+				}
+			}
+			if err := s.serveDoctor(c, dev, peer, req); err != nil {
 				s.log.Printf("client %s: %v", peer, err)
 				return
 			}

@@ -18,13 +18,16 @@ import (
 )
 
 // doctorLong is the description of 'rdmabench doctor'.
-const doctorLong = `Checks this host for what makes RDMA numbers wrong before any test runs: the port's
-state, its RoCE MTU against the netdev's, a RoCE v2 GID for each address, PFC and pause
+const doctorLong = `Checks this host for what makes RDMA numbers wrong before any test runs: every port
+of every RDMA device, active or not, in rail order (or the one -d names): the port's
+state, its RoCE MTU against the netdev's and against the port's largest, a RoCE v2 GID for each address, PFC and pause
 frames, ECN/DCQCN, the NIC's interrupts against its NUMA node, the PCIe link, relaxed
 ordering and ACS, memlock and the CPU frequency governor. Each check is PASS, WARN, FAIL
 or UNKNOWN (what this host does not expose is never PASS), with the fix. With HOST (a
-running 'rdmabench server') it checks the server's host too and compares both ends:
-MTU, firmware, GID types, link speed. Exits 10 when a check fails (docs/doctor.md).`
+running 'rdmabench server') it checks the server's host too and compares both ends,
+port by port on the same rail where both hosts have as many ports (else the port by
+route): MTU, firmware, GID types, link speed. Exits 10 when a check fails
+(docs/doctor.md).`
 
 // doctorFailed is a doctor run with a failed check (exit 10).
 type doctorFailed struct{ n int }
@@ -35,8 +38,8 @@ func (e doctorFailed) Error() string {
 
 // cmdDoctor is 'rdmabench doctor [HOST]'.
 func cmdDoctor(fs *flag.FlagSet) action {
-	dev := fs.StringP("ib-dev", "d", "", "RDMA device to check (default: with HOST by route, the device whose GID table holds this side's control address; else the first with an active port)")
-	ibPort := fs.IntP("ib-port", "i", 1, "device port")
+	dev := fs.StringP("ib-dev", "d", "", "RDMA device to check (default: every port of every device, in rail order; with HOST the port by route, the device whose GID table holds this side's control address, is also compared with the server's)")
+	ibPort := fs.IntP("ib-port", "i", 1, "device port (with --ib-dev)")
 	port := fs.IntP("port", "p", spec.DefaultPort, "TCP control port of the server (with HOST)")
 	keyFile := addKeyFlag(fs, "to prove to the server (with HOST)")
 	jsonPath := fs.String("json", "", "write the doctor document (bench/result/doctor.schema.json) to this file (- for stdout)")
@@ -71,9 +74,9 @@ func cmdDoctor(fs *flag.FlagSet) action {
 			rep = bench.LocalDoctor(*dev, *ibPort)
 		}
 		doc := &result.DoctorDocument{ToolVersion: version.String(), Time: time.Now().UTC().Truncate(time.Second),
-			Local: rep.Local, Findings: rep.Findings, PeerAddress: rep.PeerAddress, Peer: rep.Peer, PeerFindings: rep.PeerFindings}
+			Local: rep.Local, Findings: rep.Findings, PeerAddress: rep.PeerAddress, Peer: rep.Peer, PeerFindings: rep.PeerFindings, Ports: rep.Ports}
 		if *jsonPath != "-" {
-			if err := doctor.WriteReport(stdout, doc, rep.DeviceReason); err != nil {
+			if err := doctor.WriteReport(stdout, doc, rep.DeviceReason, rep.Pairing); err != nil {
 				return err
 			}
 		}
@@ -83,13 +86,19 @@ func cmdDoctor(fs *flag.FlagSet) action {
 			}
 		}
 		n := 0
-		for _, f := range append(doc.Findings, doc.PeerFindings...) {
-			if f.Status == result.DoctorFail {
-				n++
+		all := doc.AllFindings()
+		if len(doc.Ports) > 0 { // Local and Findings repeat a port
+			all = all[2:]
+		}
+		for _, fs := range all {
+			for _, f := range fs {
+				if f.Status == result.DoctorFail {
+					n++
+				}
 			}
 		}
-		if n > 0 {
-			return doctorFailed{n}
+		if result.DoctorWorst(doc.AllFindings()...) == result.DoctorFail {
+			return doctorFailed{max(n, 1)}
 		}
 		return nil
 	}

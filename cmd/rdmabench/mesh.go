@@ -31,7 +31,12 @@ after that bootstrap each rank holds a connection to rank 0 (authenticated
 with a per-run key) for the barriers between rounds and its report, so a
 rank that dies is marked lost at once and the others go on. Rank 0 prints
 the matrix and the outliers and writes the JSON document (--json), also
-after the launcher's SIGTERM or SIGINT (then partial). See docs/mesh.md.
+after the launcher's SIGTERM or SIGINT (then partial). With --rails (or
+--rail-devices) NIC i of each host is paired with NIC i of the others: the
+pattern runs once per rail, rail after rail (--rails-parallel: at once), and
+rank 0 prints one matrix per rail, names a NIC that is an outlier on its
+rail, and writes one document per rail (--json mesh.json: mesh.rail0.json,
+mesh.rail1.json, ...). See docs/mesh.md.
 
 Exit status: 0 every pair measured; 6 partial: the document was written but
 some pairs failed, a rank was lost or the run was interrupted (a rank other
@@ -61,7 +66,10 @@ func cmdMesh(fs *flag.FlagSet) action {
 	connTimeout := fs.Duration("connect-timeout", 30*time.Second, "give up connecting to a peer's server after this long")
 	unit := fs.String("unit", result.UnitMiB, "bandwidth unit of the matrix: MiB, MB, Gb")
 	outlierK := fs.Float64("outlier-k", 3, "outliers: pairs more than this many robust deviations (1.4826 × MAD) worse than the fabric's median")
-	jsonPath := fs.String("json", "", "rank 0 writes the mesh document to this file (- for stdout)")
+	jsonPath := fs.String("json", "", "rank 0 writes the mesh document to this file (- for stdout); with rails one file per rail, FILE with .railN before its extension")
+	rails := fs.Bool("rails", false, "one matrix per rail: NIC i of each host with NIC i of the others, every device with an active port in rail order (NUMA node, then PCI address, then name)")
+	railDevs := fs.String("rail-devices", "", "the rails as this list of devices, in order, on every host, e.g. mlx5_0,mlx5_1 (implies --rails)")
+	railsParallel := fs.Bool("rails-parallel", false, "with rails, run each round on every rail at once (default: rail after rail)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() != 0 {
@@ -89,6 +97,24 @@ func cmdMesh(fs *flag.FlagSet) action {
 				return usageError{fmt.Errorf("--net %q: want a prefix such as 10.0.0.0/8", *netFlag)}
 			}
 			prefix = prefix.Masked()
+		}
+		var railList []string
+		if *railDevs != "" {
+			for _, s := range strings.Split(*railDevs, ",") {
+				if s = strings.TrimSpace(s); s == "" {
+					return usageError{fmt.Errorf("--rail-devices %q: an empty device name", *railDevs)}
+				}
+				railList = append(railList, s)
+			}
+			*rails = true
+		}
+		switch {
+		case *rails && (*deviceMap != "" || d.device != ""):
+			return usageError{fmt.Errorf("--rails takes each host's devices as its rails: not with -d or --device-map")}
+		case *railsParallel && !*rails:
+			return usageError{fmt.Errorf("--rails-parallel needs --rails or --rail-devices")}
+		case *rails && *jsonPath == "-":
+			return usageError{fmt.Errorf("--rails writes one document per rail: --json takes a file, not -")}
 		}
 		var devs []string
 		if *deviceMap != "" {
@@ -129,36 +155,49 @@ func cmdMesh(fs *flag.FlagSet) action {
 		if !*quiet {
 			progress = stderr
 		}
+		if *rails {
+			if railList, err = mesh.RailDevices(railList, max(d.port, 1)); err != nil {
+				b.Close()
+				return err
+			}
+		}
 		out, err := mesh.Run(ctx, mesh.Config{Boot: b, Pattern: *pattern, Root: *root, Specs: specs,
 			Client:    clientConfig(d, *tf.transport, *tf.rdmaCM),
-			DeviceMap: devs, Net: prefix, Port: *port, RoundTimeout: *roundTimeout, ConnTimeout: *connTimeout,
+			DeviceMap: devs, Rails: railList, RailsParallel: *railsParallel, Net: prefix, Port: *port, RoundTimeout: *roundTimeout, ConnTimeout: *connTimeout,
 			CommandLine: os.Args, Log: progress})
 		if err != nil {
 			return err
 		}
 		if out.Doc != nil {
-			doc := out.Doc
-			if *jsonPath != "-" {
-				if err := report.WriteMeshMatrix(stdout, doc, *unit); err != nil {
-					return err
-				}
-				if err := report.WriteMeshOutliers(stdout, report.MeshOutliers(doc, *outlierK), *outlierK); err != nil {
-					return err
-				}
-				if err := report.WriteMeshFairness(stdout, doc, *unit); err != nil { // all-to-one only
-					return err
-				}
-				for _, w := range doc.Warnings {
-					fmt.Fprintf(stdout, "WARNING: %s\n", w)
+			docs, paths := []*result.MeshDocument{out.Doc}, []string{*jsonPath}
+			if len(out.Rails) > 0 {
+				docs, paths = out.Rails, nil
+				for r := range out.Rails {
+					paths = append(paths, mesh.RailPath(*jsonPath, r))
 				}
 			}
-			if *jsonPath != "" {
-				if err := result.WriteMeshJSON(*jsonPath, doc); err != nil {
-					return err
+			failed, total := 0, 0
+			for r, doc := range docs {
+				if *jsonPath != "-" {
+					if len(out.Rails) > 0 {
+						if r > 0 {
+							fmt.Fprintln(stdout)
+						}
+						fmt.Fprintf(stdout, "== rail %d: %s ==\n", r, railNICs(doc))
+					}
+					if err := writeMeshReport(stdout, doc, *unit, *outlierK, r, len(out.Rails) > 0); err != nil {
+						return err
+					}
 				}
+				if *jsonPath != "" {
+					if err := result.WriteMeshJSON(paths[r], doc); err != nil {
+						return err
+					}
+				}
+				failed, total = failed+doc.Failed(), total+len(doc.Pairs)
 			}
-			if doc.Outcome != result.MeshComplete {
-				return partialError{doc.Failed(), len(doc.Pairs)}
+			if out.Partial() {
+				return partialError{failed, total}
 			}
 			vs, w := expect.JudgeMesh(doc, exp), stdout // each pair judged
 			if *jsonPath == "-" {
@@ -183,6 +222,41 @@ func cmdMesh(fs *flag.FlagSet) action {
 		}
 		return nil
 	}
+}
+
+// writeMeshReport writes one document's matrix, outliers (with rails, the
+// NIC that is an outlier on rail r), fairness and warnings.
+func writeMeshReport(w io.Writer, doc *result.MeshDocument, unit string, k float64, r int, rails bool) error {
+	if err := report.WriteMeshMatrix(w, doc, unit); err != nil {
+		return err
+	}
+	outs := report.MeshOutliers(doc, k)
+	if err := report.WriteMeshOutliers(w, outs, k); err != nil {
+		return err
+	}
+	what := "the fabric"
+	if rails {
+		what = fmt.Sprintf("rail %d", r)
+	}
+	if err := report.WriteMeshOutlierNICs(w, doc, outs, what); err != nil {
+		return err
+	}
+	if err := report.WriteMeshFairness(w, doc, unit); err != nil { // all-to-one only
+		return err
+	}
+	for _, warn := range doc.Warnings {
+		fmt.Fprintf(w, "WARNING: %s\n", warn)
+	}
+	return nil
+}
+
+// railNICs names each rank's device on a rail, e.g. "g1(0) rxe2, g2(1) rxe2".
+func railNICs(doc *result.MeshDocument) string {
+	var parts []string
+	for _, r := range doc.Ranks {
+		parts = append(parts, fmt.Sprintf("%s %s", report.RankLabel(doc, r.Rank), r.Device))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // clientConfig is the client side of every pair: the device comes from the

@@ -228,3 +228,33 @@ func TestMeshSIGTERM(t *testing.T) {
 		t.Errorf("%s: outcome %v, want partial, a value saying %q", js, get(v, "outcome"), "interrupted (SIGINT or SIGTERM)")
 	}
 }
+
+// TestMeshLocalRails: 3 ranks in the one guest with two rails, rxe0 and
+// rxe1 (--rail-devices; --net 127.0.0.0/8): rank 0 prints a section per
+// rail and writes one complete document per rail, each rank on that
+// rail's device.
+func TestMeshLocalRails(t *testing.T) {
+	b := bin(t)
+	mpi := mpiexec(t)
+	dir := jsonDir(t)
+	js := filepath.Join(dir, "rails.json")
+	args := []string{"-launcher", "fork", "-np", "3", b, "mesh", "--net", "127.0.0.0/8", "--rail-devices", "rxe0,rxe1",
+		"--port", "18770", "--op", "write", "--mode", "bw", "-n", "200", "--round-timeout", "30s", "--connect-timeout", "10s", "--json", js}
+	o := runEnv(t, 3*time.Minute, nil, mpi, args...)
+	if o.Code != 0 {
+		t.Fatalf("mesh --rail-devices rxe0,rxe1: %s", o)
+	}
+	for r, dev := range []string{"rxe0", "rxe1"} {
+		wantOutput(t, "mesh's output", o.Stdout, fmt.Sprintf("== rail %d: ", r))
+		path := filepath.Join(dir, fmt.Sprintf("rails.rail%d.json", r))
+		d := readMesh(t, path)
+		if err := meshcheck.Complete(&lineWriter{fn: func(l string) { t.Log(l) }}, d, 3, []string{"write"}, []string{result.ModeBW}, 1); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		for _, p := range d.Pairs {
+			if p.Env == nil || p.Env.Device != dev {
+				t.Errorf("%s: pair %s measured on %v, want %s", path, p.Name(), p.Env, dev)
+			}
+		}
+	}
+}

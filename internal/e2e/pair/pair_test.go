@@ -232,4 +232,27 @@ func TestDoctorPeerMTU(t *testing.T) {
 	if want := "RoCE MTU 1024 (eth0 MTU 1500) here, RoCE MTU 4096 (eth0 MTU 9000) at"; !strings.Contains(out, want) {
 		t.Errorf("doctor's peer-mtu does not name both ends' MTUs (%q); output:\n%s", want, indent(out))
 	}
+	// Every port, rail by rail (both guests have the same devices): rxe2's
+	// rail compares with the peer's rxe2, and its mtu warns with the fix.
+	if !strings.Contains(out, "Paired with the server's ports rail by rail") {
+		t.Errorf("doctor HOST did not pair the ports rail by rail; output:\n%s", indent(out))
+	}
+	found := false
+	for _, p := range doc.Ports {
+		if p.Local.Device != "rxe2" {
+			continue
+		}
+		found = true
+		st := map[string]result.DoctorFinding{}
+		for _, f := range p.Findings {
+			st[f.Check] = f
+		}
+		if p.Peer == nil || p.Peer.Device != "rxe2" || st["peer-mtu"].Status != "fail" ||
+			st["mtu"].Status != "warn" || !strings.Contains(st["mtu"].Fix, "set eth0 MTU ≥ 4200 (jumbo frames) for a RoCE MTU of 4096") {
+			t.Errorf("rxe2's rail: peer %+v, peer-mtu %+v, mtu %+v; want the peer's rxe2, fail, warn naming the fix", p.Peer, st["peer-mtu"], st["mtu"])
+		}
+	}
+	if !found {
+		t.Errorf("no rxe2 among the ports %+v", doc.Ports)
+	}
 }
