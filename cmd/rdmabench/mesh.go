@@ -199,7 +199,11 @@ func cmdMesh(fs *flag.FlagSet) action {
 			if out.Partial() {
 				return partialError{failed, total}
 			}
-			vs, w := expect.JudgeMesh(doc, exp), stdout // each pair judged
+			var vs []expect.Verdict // each pair of each rail judged
+			for _, doc := range docs {
+				vs = append(vs, expect.JudgeMesh(doc, exp)...)
+			}
+			w := stdout
 			if *jsonPath == "-" {
 				w = stderr
 			}
