@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/bench/spread"
-	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // finishTest ends a test on the control connection: it reports a measuring
@@ -376,43 +374,34 @@ func (cl *Client) complete(res *result.Result, spec spec.Spec, o measure.Options
 	return nil
 }
 
-// connectExchange creates the test's QPs and connects them by exchanging
-// QP numbers and PSNs with the server on the control connection. It
-// returns the endpoints (also on error, to be closed), the path MTU and
+// connectExchange connects the test's QPs by exchanging QP numbers and
+// PSNs with the server on the control connection (endpoint.DialExchange).
+// It returns the endpoints (also on error, to be closed), the path MTU and
 // the connection setup.
 func (cl *Client) connectExchange(spec spec.Spec) (*endpoint.Test, int, *result.ConnSetup, error) {
-	eps, err := endpoint.NewTest(cl.dev, spec, true)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
-		return eps, 0, nil, err
-	}
-	if err := cl.c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
-		return eps, 0, nil, err
-	}
-	var remote proto.QPInfo
-	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
-		return eps, 0, nil, err
-	}
-	if err := device.CheckPair(cl.dev, remote, !device.IsLocalAddr(admit.AddrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
+	far := !device.IsLocalAddr(admit.AddrOf(cl.c.RemoteAddr()))
+	swapped := false // the server has our QPs and waits for our answer
+	eps, mtu, conn, err := endpoint.DialExchange(cl.dev, spec, far, func(mine proto.QPInfo) (proto.QPInfo, error) {
+		var remote proto.QPInfo
+		if err := cl.c.Send(proto.MsgTest, spec); err != nil {
+			return remote, err
+		}
+		if err := cl.c.Send(proto.MsgQPInfo, mine); err != nil {
+			return remote, err
+		}
+		err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec))
+		swapped = err == nil
+		return remote, err
+	})
+	if err != nil && swapped {
 		cl.c.SendError(err)
-		return eps, 0, nil, err
 	}
-	mtu, err := eps.Connect(remote)
-	if err != nil {
-		cl.c.SendError(err)
-		return eps, 0, nil, err
-	}
-	conn := endpoint.NewConnSetup(result.ConnExchange, eps.All())
-	conn.Device = cl.dev.Ctx.Name()
-	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = cl.dev.GID.Index, cl.dev.GID.GID.String(), cl.dev.GID.Type.String(), cl.dev.GIDReason
-	return eps, mtu, conn, nil
+	return eps, mtu, conn, err
 }
 
 // connectCM is the client side of an rdma_cm connection: the server says
 // where it listens, the client connects each QP there, then sends its
-// buffers.
+// buffers (endpoint.DialCM).
 func (cl *Client) connectCM(spec spec.Spec) (*endpoint.Test, int, *result.ConnSetup, error) {
 	if !cl.dev.Ctx.CM() {
 		return nil, 0, nil, errors.New("--rdma-cm test on a client opened without rdma_cm (ClientConfig.RDMACM)")
@@ -424,46 +413,14 @@ func (cl *Client) connectCM(spec spec.Spec) (*endpoint.Test, int, *result.ConnSe
 	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return nil, 0, nil, err
 	}
-	fail := func(eps *endpoint.Test, err error) (*endpoint.Test, int, *result.ConnSetup, error) {
+	waits := true // the server waits for our buffers or our error
+	eps, mtu, conn, err := endpoint.DialCM(cl.dev, spec, remote, func(mine proto.QPInfo) error {
+		err := cl.c.Send(proto.MsgQPInfo, mine)
+		waits = err == nil
+		return err
+	})
+	if err != nil && waits {
 		cl.c.SendError(err)
-		return eps, 0, nil, err
 	}
-	ip, err := netip.ParseAddr(remote.CMAddr)
-	if err != nil || remote.CMPort < 1 || remote.CMPort > 65535 {
-		return fail(nil, fmt.Errorf("server's rdma_cm address %q port %d invalid", remote.CMAddr, remote.CMPort))
-	}
-	dst := netip.AddrPortFrom(ip, uint16(remote.CMPort))
-	token, err := endpoint.CMTokenFrom(remote.CMToken)
-	if err != nil {
-		return fail(nil, err)
-	}
-	eps, err := endpoint.NewTest(cl.dev, spec, true)
-	if err != nil {
-		return fail(nil, err)
-	}
-	if err := eps.CheckPeers(remote); err != nil {
-		return fail(eps, err)
-	}
-	if eps.CMCh, err = verbs.NewEventChannel(); err != nil {
-		return fail(eps, err)
-	}
-	all := eps.All()
-	mtu, err := endpoint.CMConnectAll(eps.CMCh, all, dst, token)
-	if err != nil {
-		return fail(eps, err)
-	}
-	if err := cl.c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
-		return eps, 0, nil, err
-	}
-	if err := eps.StartCM(remote); err != nil {
-		return fail(eps, err)
-	}
-	conn := endpoint.NewConnSetup(result.ConnRDMACM, all)
-	conn.Address, conn.Device = dst.String(), cl.dev.Ctx.Name()
-	if path, err := eps.Probe.QP.Path(); err == nil {
-		if g, err := cl.dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
-			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), endpoint.CMGIDReason(dst)
-		}
-	}
-	return eps, mtu, conn, nil
+	return eps, mtu, conn, err
 }
