@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/endpoint"
-	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/internal/testhook"
 )
 
 // TestRDMABWNoSampleStall: a WRITE bandwidth test that signals every
@@ -57,7 +57,7 @@ func TestRDMAMultiQPOneReceiver(t *testing.T) {
 	requireDevice(t)
 	specs := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeBW}, Sizes: []int{4096},
 		Template: spec.Spec{QPs: 8, Iters: 4000, TxDepth: 32, Warmup: -1}})
-	kinds.ResponderThreads.ResetPeak()
+	testhook.ResponderThreads.ResetPeak()
 	doc, err := RunLoopback(context.Background(), runCfg(specs), testLog(t))
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestRDMAMultiQPOneReceiver(t *testing.T) {
 	if r.QPs != 8 || r.Iterations != 4000 {
 		t.Errorf("%d QPs, %d iterations; want 8 and 4000", r.QPs, r.Iterations)
 	}
-	if p := kinds.ResponderThreads.Peak(); p != 1 {
+	if p := testhook.ResponderThreads.Peak(); p != 1 {
 		t.Errorf("the server ran %d responder threads at once for 8 QPs, want 1", p)
 	}
 	t.Logf("8 QPs: %.1f MiB/s, server CPU %d us", r.Bandwidth.MiBPerSec, (r.CPU.ServerUserNS+r.CPU.ServerSysNS)/1000)
