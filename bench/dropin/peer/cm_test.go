@@ -16,7 +16,7 @@ import (
 
 // TestPerftestCMLoopback: -R towards a loopback address is refused before
 // anything is opened, naming the address and what to use instead (rdma_cm
-// resolves no loopback address); and RunDropIn refuses -R over a TCP
+// resolves no loopback address); and Run refuses -R over a TCP
 // connection (perftest 6.06's -R exchange runs over rdma_cm).
 func TestPerftestCMLoopback(t *testing.T) {
 	_, err := DialPerftestCM(context.Background(), netip.MustParseAddrPort("127.0.0.1:18515"), "", -1, time.Second)
@@ -27,9 +27,9 @@ func TestPerftestCMLoopback(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	_, err = RunDropIn(context.Background(), a, DropInConfig{Client: true, Spec: spec.Spec{Op: "write", Mode: "bw", Size: 64, Iters: 10, RDMACM: true}})
+	_, err = Run(context.Background(), a, Config{Client: true, Spec: spec.Spec{Op: "write", Mode: "bw", Size: 64, Iters: 10, RDMACM: true}})
 	if !errors.Is(err, ErrPerftestUnsupported) || !strings.Contains(err.Error(), "-R needs perftest's rdma_cm channel") {
-		t.Errorf("RunDropIn -R over TCP: %v", err)
+		t.Errorf("Run -R over TCP: %v", err)
 	}
 }
 
