@@ -46,10 +46,16 @@ func DialExchange(dev *device.Device, s spec.Spec, far bool, swap func(mine prot
 	if err != nil {
 		return eps, 0, nil, err
 	}
-	conn := NewConnSetup(result.ConnExchange, eps.All())
+	return eps, mtu, eps.SetupOn(dev, result.ConnExchange), nil
+}
+
+// SetupOn is the setup of the test's QPs for its result, connected by
+// method on dev: their setup times, the device and dev's GID.
+func (t *Test) SetupOn(dev *device.Device, method string) *result.ConnSetup {
+	conn := NewConnSetup(method, t.All())
 	conn.Device = dev.Ctx.Name()
 	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = dev.GID.Index, dev.GID.GID.String(), dev.GID.Type.String(), dev.GIDReason
-	return eps, mtu, conn, nil
+	return conn
 }
 
 // AcceptExchange is the server's side of a connection by exchange, given

@@ -325,9 +325,7 @@ func dropInConnSetup(dev *device.Device, eps *endpoint.Test, cc *PerftestCMConn)
 	if cc != nil {
 		method = result.ConnRDMACM
 	}
-	conn := endpoint.NewConnSetup(method, eps.All())
-	conn.Device = dev.Ctx.Name()
-	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = dev.GID.Index, dev.GID.GID.String(), dev.GID.Type.String(), dev.GIDReason
+	conn := eps.SetupOn(dev, method)
 	if path, err := eps.Probe.QP.Path(); cc != nil && err == nil { // the server's address: where it listens
 		dst := cc.RemoteAddr().String()
 		conn.Address = dst
