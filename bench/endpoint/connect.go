@@ -157,22 +157,8 @@ type CMSite struct {
 // plane, its wait bounded by timeout) waits for the client's buffers, and
 // starts the engines towards them. The endpoints are closed on an error.
 func AcceptCM(s spec.Spec, at CMSite, announce func(proto.QPInfo) error, recv func(timeout time.Duration) (proto.QPInfo, error)) (_ *Test, err error) {
-	addr, devName, why, err := CMAddress(at.Device, at.Local)
+	lis, why, dev, err := at.bind()
 	if err != nil {
-		return nil, err
-	}
-	lis, err := BindCM(addr)
-	if err != nil {
-		return nil, fmt.Errorf("rdma_cm listener on %s (%s): %w", addr, why, err)
-	}
-	if devName = lis.ID.DeviceName(); at.Device != "" && devName != at.Device {
-		lis.Close()
-		return nil, fmt.Errorf("rdma_cm address %s belongs to %s, not to the server's --device %s", addr, devName, at.Device)
-	}
-	name, port, _ := CMBinding(at.Device, at.Port, devName, lis.ID.Port()) // the CM ID's port, not --ib-port
-	dev, err := at.Open(name, port)
-	if err != nil {
-		lis.Close()
 		return nil, err
 	}
 	eps, err := NewTest(dev, s, false)
@@ -196,7 +182,7 @@ func AcceptCM(s spec.Spec, at CMSite, announce func(proto.QPInfo) error, recv fu
 	if err := announce(info); err != nil {
 		return nil, err
 	}
-	at.Log.Printf("rdma_cm: listening on %s (%s), device %s port %d, %d QPs", lis.Addr, why, devName, dev.Port.Port, len(all))
+	at.Log.Printf("rdma_cm: listening on %s (%s), device %s port %d, %d QPs", lis.Addr, why, lis.ID.DeviceName(), dev.Port.Port, len(all))
 	remote, err := lis.acceptWhile(dev, all, func() (proto.QPInfo, error) {
 		return recv(CMTimeout * time.Duration(3+len(all)))
 	})
@@ -207,6 +193,31 @@ func AcceptCM(s spec.Spec, at CMSite, announce func(proto.QPInfo) error, recv fu
 		return nil, err
 	}
 	return eps, nil
+}
+
+// bind binds the test's listener at the site (CMAddress: why is the
+// address's reason) and opens the device and port its id bound to; the
+// listener is closed on an error.
+func (at CMSite) bind() (_ *CMListener, why string, _ *device.Device, err error) {
+	addr, _, why, err := CMAddress(at.Device, at.Local)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	lis, err := BindCM(addr)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("rdma_cm listener on %s (%s): %w", addr, why, err)
+	}
+	if devName := lis.ID.DeviceName(); at.Device != "" && devName != at.Device {
+		lis.Close()
+		return nil, "", nil, fmt.Errorf("rdma_cm address %s belongs to %s, not to the server's --device %s", addr, devName, at.Device)
+	}
+	name, port, _ := CMBinding(at.Device, at.Port, lis.ID.DeviceName(), lis.ID.Port()) // the CM ID's port, not --ib-port
+	dev, err := at.Open(name, port)
+	if err != nil {
+		lis.Close()
+		return nil, "", nil, err
+	}
+	return lis, why, dev, nil
 }
 
 // acceptWhile accepts every QP of all (AcceptAll) while recv waits for the
