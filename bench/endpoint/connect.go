@@ -127,12 +127,21 @@ func DialCM(dev *device.Device, s spec.Spec, remote proto.QPInfo, send func(mine
 	}
 	conn := NewConnSetup(result.ConnRDMACM, all)
 	conn.Address, conn.Device = dst.String(), dev.Ctx.Name()
-	if path, err := eps.Probe.QP.Path(); err == nil {
-		if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
-			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), CMGIDReason(dst)
-		}
-	}
+	eps.SetCMGID(conn, dev, CMGIDReason(dst))
 	return eps, mtu, conn, nil
+}
+
+// SetCMGID gives conn the GID on dev that rdma_cm chose for the probe's
+// path, with why; false when the path is not known.
+func (t *Test) SetCMGID(conn *result.ConnSetup, dev *device.Device, why string) bool {
+	path, err := t.Probe.QP.Path()
+	if err != nil {
+		return false
+	}
+	if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
+		conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), why
+	}
+	return true
 }
 
 // CMSite is where the server's side of an rdma_cm test listens and on

@@ -326,11 +326,10 @@ func dropInConnSetup(dev *device.Device, eps *endpoint.Test, cc *PerftestCMConn)
 		method = result.ConnRDMACM
 	}
 	conn := eps.SetupOn(dev, method)
-	if path, err := eps.Probe.QP.Path(); cc != nil && err == nil { // the server's address: where it listens
+	if cc != nil { // the server's address: where it listens
 		dst := cc.RemoteAddr().String()
-		conn.Address = dst
-		if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
-			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), "chosen by rdma_cm for "+dst
+		if eps.SetCMGID(conn, dev, "chosen by rdma_cm for "+dst) {
+			conn.Address = dst
 		}
 	}
 	return conn
