@@ -241,28 +241,11 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() })
 	defer stopSetup()
 	t := &kinds.ClientTest{Ctx: ctx, C: cl.c, Peer: cl.peer, Spec: spec}
-	var loops []kinds.Loop // the test's C loops, for its abort
 	var setup rdmaSetup
-	if tcp {
-		d, err := kinds.ConnectTCP(ctx, cl.c, spec)
-		if err != nil {
-			return result.Result{}, err
-		}
-		defer d.Close()
-		t.TCP, loops = d, []kinds.Loop{d.Eng}
-	} else {
-		eps, err := cl.setupRDMA(spec, &o, &setup)
-		if eps != nil {
-			defer eps.Close()
-		}
-		if err != nil {
-			return result.Result{}, err
-		}
-		defer o.Timeline.Stop()
-		t.EPs = eps
-		for _, e := range append(eps.Measured(), eps.Loads...) {
-			loops = append(loops, e.Eng)
-		}
+	loops, release, err := cl.connect(ctx, t, &o, &setup) // loops: the test's C loops, for its abort
+	defer release()
+	if err != nil {
+		return result.Result{}, err
 	}
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
@@ -305,6 +288,39 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 		return result.Result{}, err
 	}
 	return res, nil
+}
+
+// connect connects the data plane of test t: its TCP connection, or its
+// RDMA endpoints (setupRDMA, which fills o's timeline and setup). It
+// returns the test's C loops and what releases the data plane (also after
+// an error, once anything exists).
+func (cl *Client) connect(ctx context.Context, t *kinds.ClientTest, o *measure.Options, setup *rdmaSetup) ([]kinds.Loop, func(), error) {
+	if t.Spec.Transport == result.TransportTCP {
+		d, err := kinds.ConnectTCP(ctx, cl.c, t.Spec)
+		if err != nil {
+			return nil, func() {}, err
+		}
+		t.TCP = d
+		return []kinds.Loop{d.Eng}, func() { d.Close() }, nil
+	}
+	eps, err := cl.setupRDMA(t.Spec, o, setup)
+	if err != nil {
+		return nil, func() {
+			if eps != nil {
+				eps.Close()
+			}
+		}, err
+	}
+	t.EPs = eps
+	var loops []kinds.Loop
+	for _, e := range append(eps.Measured(), eps.Loads...) {
+		loops = append(loops, e.Eng)
+	}
+	tl := o.Timeline
+	return loops, func() {
+		tl.Stop() // before the endpoints close
+		eps.Close()
+	}, nil
 }
 
 // rdmaSetup is what the client's setup of an RDMA test found out, for its
