@@ -14,6 +14,11 @@ var VerifyCorrupt = -1
 // server's --verify check sees (bench/kinds).
 var VerifyCorruptImm bool
 
+// SampleCap, when > 0, is the C sample buffer size per engine, entries (a
+// power of two), instead of bench/endpoint's: a test crosses a buffer
+// boundary in few operations.
+var SampleCap int
+
 // ResponderThreads are the server's responder loop threads (bench/kinds;
 // tests read the peak: a multi-QP test's receivers share one thread).
 var ResponderThreads ThreadGauge
