@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/bench/spread"
-	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // finishTest ends a test on the control connection: it reports a measuring
@@ -243,28 +241,11 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 	stopSetup := context.AfterFunc(ctx, func() { cl.c.Close() })
 	defer stopSetup()
 	t := &kinds.ClientTest{Ctx: ctx, C: cl.c, Peer: cl.peer, Spec: spec}
-	var loops []kinds.Loop // the test's C loops, for its abort
 	var setup rdmaSetup
-	if tcp {
-		d, err := kinds.ConnectTCP(ctx, cl.c, spec)
-		if err != nil {
-			return result.Result{}, err
-		}
-		defer d.Close()
-		t.TCP, loops = d, []kinds.Loop{d.Eng}
-	} else {
-		eps, err := cl.setupRDMA(spec, &o, &setup)
-		if eps != nil {
-			defer eps.Close()
-		}
-		if err != nil {
-			return result.Result{}, err
-		}
-		defer o.Timeline.Stop()
-		t.EPs = eps
-		for _, e := range append(eps.Measured(), eps.Loads...) {
-			loops = append(loops, e.Eng)
-		}
+	loops, release, err := cl.connect(ctx, t, &o, &setup) // loops: the test's C loops, for its abort
+	defer release()
+	if err != nil {
+		return result.Result{}, err
 	}
 	var rd proto.Ready
 	if err := cl.c.Recv(proto.MsgReady, &rd); err != nil {
@@ -307,6 +288,39 @@ func (cl *Client) Run(ctx context.Context, spec spec.Spec, o measure.Options) (r
 		return result.Result{}, err
 	}
 	return res, nil
+}
+
+// connect connects the data plane of test t: its TCP connection, or its
+// RDMA endpoints (setupRDMA, which fills o's timeline and setup). It
+// returns the test's C loops and what releases the data plane (also after
+// an error, once anything exists).
+func (cl *Client) connect(ctx context.Context, t *kinds.ClientTest, o *measure.Options, setup *rdmaSetup) ([]kinds.Loop, func(), error) {
+	if t.Spec.Transport == result.TransportTCP {
+		d, err := kinds.ConnectTCP(ctx, cl.c, t.Spec)
+		if err != nil {
+			return nil, func() {}, err
+		}
+		t.TCP = d
+		return []kinds.Loop{d.Eng}, func() { d.Close() }, nil
+	}
+	eps, err := cl.setupRDMA(t.Spec, o, setup)
+	if err != nil {
+		return nil, func() {
+			if eps != nil {
+				eps.Close()
+			}
+		}, err
+	}
+	t.EPs = eps
+	var loops []kinds.Loop
+	for _, e := range append(eps.Measured(), eps.Loads...) {
+		loops = append(loops, e.Eng)
+	}
+	tl := o.Timeline
+	return loops, func() {
+		tl.Stop() // before the endpoints close
+		eps.Close()
+	}, nil
 }
 
 // rdmaSetup is what the client's setup of an RDMA test found out, for its
@@ -376,43 +390,34 @@ func (cl *Client) complete(res *result.Result, spec spec.Spec, o measure.Options
 	return nil
 }
 
-// connectExchange creates the test's QPs and connects them by exchanging
-// QP numbers and PSNs with the server on the control connection. It
-// returns the endpoints (also on error, to be closed), the path MTU and
+// connectExchange connects the test's QPs by exchanging QP numbers and
+// PSNs with the server on the control connection (endpoint.DialExchange).
+// It returns the endpoints (also on error, to be closed), the path MTU and
 // the connection setup.
 func (cl *Client) connectExchange(spec spec.Spec) (*endpoint.Test, int, *result.ConnSetup, error) {
-	eps, err := endpoint.NewTest(cl.dev, spec, true)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	if err := cl.c.Send(proto.MsgTest, spec); err != nil {
-		return eps, 0, nil, err
-	}
-	if err := cl.c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
-		return eps, 0, nil, err
-	}
-	var remote proto.QPInfo
-	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
-		return eps, 0, nil, err
-	}
-	if err := device.CheckPair(cl.dev, remote, !device.IsLocalAddr(admit.AddrOf(cl.c.RemoteAddr())), "client", "server"); err != nil {
+	far := !device.IsLocalAddr(admit.AddrOf(cl.c.RemoteAddr()))
+	swapped := false // the server has our QPs and waits for our answer
+	eps, mtu, conn, err := endpoint.DialExchange(cl.dev, spec, far, func(mine proto.QPInfo) (proto.QPInfo, error) {
+		var remote proto.QPInfo
+		if err := cl.c.Send(proto.MsgTest, spec); err != nil {
+			return remote, err
+		}
+		if err := cl.c.Send(proto.MsgQPInfo, mine); err != nil {
+			return remote, err
+		}
+		err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec))
+		swapped = err == nil
+		return remote, err
+	})
+	if err != nil && swapped {
 		cl.c.SendError(err)
-		return eps, 0, nil, err
 	}
-	mtu, err := eps.Connect(remote)
-	if err != nil {
-		cl.c.SendError(err)
-		return eps, 0, nil, err
-	}
-	conn := endpoint.NewConnSetup(result.ConnExchange, eps.All())
-	conn.Device = cl.dev.Ctx.Name()
-	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = cl.dev.GID.Index, cl.dev.GID.GID.String(), cl.dev.GID.Type.String(), cl.dev.GIDReason
-	return eps, mtu, conn, nil
+	return eps, mtu, conn, err
 }
 
 // connectCM is the client side of an rdma_cm connection: the server says
 // where it listens, the client connects each QP there, then sends its
-// buffers.
+// buffers (endpoint.DialCM).
 func (cl *Client) connectCM(spec spec.Spec) (*endpoint.Test, int, *result.ConnSetup, error) {
 	if !cl.dev.Ctx.CM() {
 		return nil, 0, nil, errors.New("--rdma-cm test on a client opened without rdma_cm (ClientConfig.RDMACM)")
@@ -424,46 +429,14 @@ func (cl *Client) connectCM(spec spec.Spec) (*endpoint.Test, int, *result.ConnSe
 	if err := cl.c.RecvTimeout(proto.MsgQPInfo, &remote, spread.Wait(cl.c.Timeout(), spec)); err != nil {
 		return nil, 0, nil, err
 	}
-	fail := func(eps *endpoint.Test, err error) (*endpoint.Test, int, *result.ConnSetup, error) {
+	waits := true // the server waits for our buffers or our error
+	eps, mtu, conn, err := endpoint.DialCM(cl.dev, spec, remote, func(mine proto.QPInfo) error {
+		err := cl.c.Send(proto.MsgQPInfo, mine)
+		waits = err == nil
+		return err
+	})
+	if err != nil && waits {
 		cl.c.SendError(err)
-		return eps, 0, nil, err
 	}
-	ip, err := netip.ParseAddr(remote.CMAddr)
-	if err != nil || remote.CMPort < 1 || remote.CMPort > 65535 {
-		return fail(nil, fmt.Errorf("server's rdma_cm address %q port %d invalid", remote.CMAddr, remote.CMPort))
-	}
-	dst := netip.AddrPortFrom(ip, uint16(remote.CMPort))
-	token, err := endpoint.CMTokenFrom(remote.CMToken)
-	if err != nil {
-		return fail(nil, err)
-	}
-	eps, err := endpoint.NewTest(cl.dev, spec, true)
-	if err != nil {
-		return fail(nil, err)
-	}
-	if err := eps.CheckPeers(remote); err != nil {
-		return fail(eps, err)
-	}
-	if eps.CMCh, err = verbs.NewEventChannel(); err != nil {
-		return fail(eps, err)
-	}
-	all := eps.All()
-	mtu, err := endpoint.CMConnectAll(eps.CMCh, all, dst, token)
-	if err != nil {
-		return fail(eps, err)
-	}
-	if err := cl.c.Send(proto.MsgQPInfo, eps.Info()); err != nil {
-		return eps, 0, nil, err
-	}
-	if err := eps.StartCM(remote); err != nil {
-		return fail(eps, err)
-	}
-	conn := endpoint.NewConnSetup(result.ConnRDMACM, all)
-	conn.Address, conn.Device = dst.String(), cl.dev.Ctx.Name()
-	if path, err := eps.Probe.QP.Path(); err == nil {
-		if g, err := cl.dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
-			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), endpoint.CMGIDReason(dst)
-		}
-	}
-	return eps, mtu, conn, nil
+	return eps, mtu, conn, err
 }

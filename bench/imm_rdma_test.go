@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/internal/testhook"
 )
 
 // TestRDMAImm: WRITE and SEND with immediate run for real in both modes
@@ -61,12 +62,12 @@ func TestRDMAImm(t *testing.T) {
 }
 
 // TestRDMAImmCorrupt: an immediate changed before the check (the
-// kinds.VerifyCorruptImm hook) fails the test with a *kinds.VerifyError naming the op,
+// testhook.VerifyCorruptImm hook) fails the test with a *kinds.VerifyError naming the op,
 // the server, the message and both immediates, in both modes.
 func TestRDMAImmCorrupt(t *testing.T) {
 	requireDevice(t)
-	kinds.VerifyCorruptImm = true
-	defer func() { kinds.VerifyCorruptImm = false }()
+	testhook.VerifyCorruptImm = true
+	defer func() { testhook.VerifyCorruptImm = false }()
 	for _, op := range []string{result.OpWriteImm, result.OpSendImm} {
 		for _, mode := range []string{result.ModeLat, result.ModeBW} {
 			t.Run(op+"/"+mode, func(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/bench/statusline"
+	"github.com/rdmabench/rdmabench/internal/testhook"
 )
 
 // TestRDMAOpenLoopSlowRecorder: in open loop (--rate) the samples go to a
@@ -21,9 +21,9 @@ import (
 // p99 of READ round trips at this rate reaches 12 ms).
 func TestRDMAOpenLoopSlowRecorder(t *testing.T) {
 	requireDevice(t)
-	defer func(c int) { endpoint.SampleCap = c }(endpoint.SampleCap)
+	defer func(c int) { testhook.SampleCap = c }(testhook.SampleCap)
 	defer func(d time.Duration) { statusline.Delay = d }(statusline.Delay)
-	endpoint.SampleCap = 512 // batches of 256 (a quarter second): several boundaries
+	testhook.SampleCap = 512 // batches of 256 (a quarter second): several boundaries
 	statusline.Delay = 100 * time.Millisecond
 	specs := plan(t, spec.Plan{Ops: []string{result.OpRead}, Modes: []string{result.ModeLat}, Sizes: []int{8},
 		Template: spec.Spec{Iters: 1500, Rate: 1000, Warmup: -1}})

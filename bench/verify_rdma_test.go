@@ -10,6 +10,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/kinds"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/internal/testhook"
 	"github.com/rdmabench/rdmabench/internal/testutil"
 )
 
@@ -50,14 +51,14 @@ func TestRDMAVerify(t *testing.T) {
 }
 
 // TestRDMAVerifyCorrupt: a byte flipped in every received message (the
-// kinds.VerifyCorrupt hook, right before the check) fails the test with a
+// testhook.VerifyCorrupt hook, right before the check) fails the test with a
 // *kinds.VerifyError naming the op, the checking side, the offset and both bytes:
 // the server for SEND and WRITE, the client for READ, in both modes.
 func TestRDMAVerifyCorrupt(t *testing.T) {
 	requireDevice(t)
 	const at = 1000
-	kinds.VerifyCorrupt = at
-	defer func() { kinds.VerifyCorrupt = -1 }()
+	testhook.VerifyCorrupt = at
+	defer func() { testhook.VerifyCorrupt = -1 }()
 	for _, op := range []string{result.OpSend, result.OpWrite, result.OpRead} {
 		for _, mode := range []string{result.ModeLat, result.ModeBW} {
 			t.Run(op+"/"+mode, func(t *testing.T) {

@@ -5,7 +5,7 @@
 // exactly one session, which then prints the client's figures (its bye
 // carries them) and exits. With a host it is the client: `run` with the
 // mapped tests. Facing a real perftest tool (facing.go) it speaks
-// perftest's exchange instead, and peer.RunDropIn runs the test.
+// perftest's exchange instead, and peer.Run runs the test.
 //
 // The CLI (cmd/rdmabench/dropin.go) turns argv into a Config and calls
 // Run; perftest's options, tools and tables are bench/perftest, its

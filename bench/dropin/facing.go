@@ -26,11 +26,11 @@ import (
 // perftest"): the client tries perftest's exchange first and falls back
 // to rdmabench's protocol when the server is rdmabench; the server looks
 // at the first bytes of its one connection: perftest's version string, or
-// rdmabench's header. peer.RunDropIn runs the test itself.
+// rdmabench's header. peer.Run runs the test itself.
 
 // wireTest is what this side negotiates with perftest >= 6.28 (the
 // size, iterations, QPs and the device's max_qp_rd_atom are filled in by
-// peer.RunDropIn).
+// peer.Run).
 func wireTest(o perftest.Options) wire.Test {
 	t := wire.Test{Lat: o.Tool.Lat, Conn: wire.ConnRC, AllSizes: o.AllSizes, Duration: o.Duration, ReportGbits: o.ReportGbits,
 		RDMACM: o.RDMACM, CmpAndSwap: o.AtomicType == "CMP_AND_SWAP"}
@@ -55,7 +55,7 @@ func wireTest(o perftest.Options) wire.Test {
 
 // facingSpec is the test the drop-in runs against perftest, or why it
 // cannot; with -a also its sizes in order (perftest's RUN_ALL: every size
-// on the same QPs, peer.DropInConfig.Sizes), else nil.
+// on the same QPs, peer.Config.Sizes), else nil.
 func facingSpec(o perftest.Options) (spec.Spec, []int, error) {
 	specs, err := specs(o)
 	if err != nil {
@@ -77,7 +77,7 @@ func facingSpec(o perftest.Options) (spec.Spec, []int, error) {
 	} else if len(specs) != 1 {
 		return spec.Spec{}, nil, fmt.Errorf("%w: %d tests in one run", peer.ErrPerftestUnsupported, len(specs))
 	}
-	return specs[0], sizes, peer.DropInSupported(specs[0])
+	return specs[0], sizes, peer.Supports(specs[0])
 }
 
 // clientFacingPerftest runs the test against a perftest server at o.Host;
@@ -123,7 +123,7 @@ func clientFacingPerftest(ctx context.Context, cfg Config) (tried bool, err erro
 	if err != nil {
 		return true, err
 	}
-	run, err := peer.RunDropIn(ctx, nc, peer.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
+	run, err := peer.Run(ctx, nc, peer.Config{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex, Client: true,
 		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: measure.Options{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
 	saveRec()
 	if errors.Is(err, peer.ErrNotPerftest) {
@@ -135,7 +135,7 @@ func clientFacingPerftest(ctx context.Context, cfg Config) (tried bool, err erro
 // finishFacingPerftest prints this side's table and names the peer in
 // errors. With RDMABENCH_DROPIN_JSON=FILE a side that timed the loop also
 // writes rdmabench's result document there.
-func finishFacingPerftest(cfg Config, side perftest.Side, run *peer.DropInRun, peerAddr string, err error) error {
+func finishFacingPerftest(cfg Config, side perftest.Side, run *peer.Outcome, peerAddr string, err error) error {
 	o := cfg.Options
 	if err != nil {
 		if run != nil && run.Peer.Raw != "" {
@@ -247,7 +247,7 @@ func serverFacingPerftest(ctx context.Context, cfg Config, c net.Conn) error {
 	if err != nil {
 		return err
 	}
-	run, err := peer.RunDropIn(ctx, c, peer.DropInConfig{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
+	run, err := peer.Run(ctx, c, peer.Config{Device: o.Device, Port: o.IBPort, GIDIndex: o.GIDIndex,
 		Spec: s, Sizes: sizes, Peak: !o.NoPeak, Test: wireTest(o), Run: measure.Options{CPU: -1, Out: io.Discard, Unit: result.UnitMiB}, Trace: trace(cfg), Record: rec})
 	saveRec()
 	return finishFacingPerftest(cfg, perftest.Server, run, c.RemoteAddr().String(), err)

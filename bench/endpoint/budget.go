@@ -62,7 +62,7 @@ func (n Need) Add(o Need) Need {
 // client's unregistered buffers, and each engine's arrays. s must be
 // valid (Validate).
 func NeedOf(s spec.Spec, client bool) Need {
-	engine := func(tx int) int64 { return int64(SampleCap)*8 + int64(tx)*8 + 1024 }
+	engine := func(tx int) int64 { return int64(SampleCap())*8 + int64(tx)*8 + 1024 }
 	if s.Transport == result.TransportTCP { // one socket engine: the message, the receive chunk, the samples
 		return Need{Unregister: int64(s.Size) + 256<<10, Engine: engine(0)}
 	}

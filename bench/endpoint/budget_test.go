@@ -16,7 +16,7 @@ func TestSpecNeed(t *testing.T) {
 	bw := func(op string, size, qps int) spec.Spec {
 		return spec.Spec{Op: op, Mode: result.ModeBW, Size: size, Iters: 100, TxDepth: 128, CQMod: 1, RxDepth: 512, QPs: qps}
 	}
-	eng := func(n, tx int64) int64 { return n * (int64(SampleCap)*8 + tx*8 + 1024) }
+	eng := func(n, tx int64) int64 { return n * (int64(SampleCap())*8 + tx*8 + 1024) }
 	perOp := bw(result.OpWrite, 4096, 2)
 	perOp.MRMode = result.MRModePerOp
 	load := spec.Spec{Op: result.OpSend, Mode: result.ModeLat, Size: 2, Iters: 100, TxDepth: 1, CQMod: 1, RxDepth: 512,

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/spec"
 
 	"github.com/rdmabench/rdmabench/bench/device"
+	"github.com/rdmabench/rdmabench/internal/testhook"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -60,10 +61,19 @@ type Endpoint struct {
 	Idle bool
 }
 
-// SampleCap is the C sample buffer size per engine, entries (8 bytes each;
-// a power of two, for the bandwidth sender's ring). A variable only so that
-// tests can cross a buffer boundary in few operations.
-var SampleCap = 1 << 16
+// sampleCap is the C sample buffer size per engine, entries (8 bytes
+// each; a power of two, for the bandwidth sender's ring).
+const sampleCap = 1 << 16
+
+// SampleCap is the C sample buffer size per engine, entries: sampleCap,
+// or testhook.SampleCap where a test set one (to cross a buffer boundary
+// in few operations).
+func SampleCap() int {
+	if c := testhook.SampleCap; c > 0 {
+		return c
+	}
+	return sampleCap
+}
 
 // RemoteAccess is what the peer may do to this side's memory: only what the
 // test needs (least privilege).
@@ -315,7 +325,7 @@ func (e *Endpoint) startEngine(r proto.QPInfo, dest verbs.UDDest) error {
 	step, cycle := s.AddrStep()
 	eng, err := verbs.NewEngine(verbs.EngineConfig{QP: e.QP, MR: e.MR, Op: v.Code, Size: s.Size, RecvOffset: e.Area, AddrStep: step, AddrCycle: cycle, RecvStep: RecvStep(s),
 		RemoteAddr: r.Addr, RKey: r.RKey, Inline: e.Inline > 0 && s.Size <= e.Inline, TxDepth: s.TxDepth, CQMod: s.CQMod,
-		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: SampleCap, PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp(),
+		RxDepth: s.RxDepth, Timeout: EngineTimeout, Samples: SampleCap(), PostList: s.PostList, Event: s.Event, UD: dest, PerOp: e.perOp(),
 		Spread: e.spread, SGE: s.NumSGE()})
 	if err != nil {
 		return err

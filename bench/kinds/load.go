@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/result"
+	"github.com/rdmabench/rdmabench/internal/testhook"
 
 	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/measure"
@@ -231,7 +232,7 @@ func startRNRReceivers(t *ServerTest, cpu int) (stop func()) {
 	done := make(chan error, 1)
 	go func() {
 		done <- func() error {
-			defer ResponderThreads.enter()()
+			defer testhook.ResponderThreads.Enter()()
 			defer measure.UnlockThread()
 			if err := measure.LockThread(cpu, eps.Loads[0].Dev.NodeCPUs()); err != nil {
 				return err

@@ -127,158 +127,212 @@ func (m *multiSender) WaitRoom() error {
 // the latest last completion; latency merges every QP's histogram. It
 // returns the result and each QP's total operations including warm-up.
 func MeasureBWMulti(eps []*endpoint.Endpoint, s spec.Spec, o measure.Options) (result.Result, []int64, error) {
-	n, m := len(eps), s.NumThreads()
-	far := int64(math.MaxInt64)
-	lats := make([]*hist.Histogram, n)
-	warmed := make([]int64, n)
-	groups := make([][]int, m)
-	for i := range eps {
-		groups[i%m] = append(groups[i%m], i)
-		lats[i] = hist.New()
-	}
-	var (
-		dr             *drain.Drain
-		nextIv, every  int64
-		deadline       = far
-		warm, wg       sync.WaitGroup
-		begin          = make(chan struct{})
-		failed         atomic.Bool
-		errs           = make([]error, m)
-		cpuUser, cpuSy = make([]int64, m), make([]int64, m)
-	)
-	// fail reports the first failure of a thread and stops the others
-	// (their C loops return aborted); the failures that follow report nil
-	fail := func(err error) error {
-		if failed.Swap(true) {
-			return nil
-		}
-		for _, ep := range eps {
-			ep.Eng.Abort()
-		}
-		return err
-	}
-	warm.Add(m)
-	for t := 0; t < m; t++ {
-		wg.Add(1)
+	r := newMultiRun(eps, s, o)
+	r.warm.Add(r.m)
+	for t := range r.m {
+		r.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			errs[t] = func() error {
-				warmDone := sync.OnceFunc(warm.Done)
-				defer warmDone()
-				defer measure.UnlockThread()
-				if err := measure.LockThread(threadCPUOf(o, t), o.NodeCPUs); err != nil {
-					return fail(err)
-				}
-				idx := groups[t]
-				snd := &multiSender{engs: make([]*verbs.Engine, len(idx)), targets: make([]uint64, len(idx)), failed: &failed}
-				for k, i := range idx {
-					snd.engs[k] = eps[i].Eng
-				}
-				engs := snd.engs
-				if s.Warmup > 0 || s.WarmupTime > 0 {
-					snd.setTargets(func(int) uint64 { return measure.WarmTarget(s) })
-					snd.reset = true // the warm-up's samples are dropped
-					if err := measure.BWWarmup(snd, s); err != nil {
-						return fail(err)
-					}
-					snd.reset = false
-					for k, i := range idx {
-						warmed[i] = int64(engs[k].Completed())
-						engs[k].ResetCounters()
-					}
-				}
-				// the measured samples go to the rings, which the drainer
-				// records while this thread stays in the C loop
-				for _, e := range engs {
-					if err := e.SetRing(true); err != nil {
-						return fail(err)
-					}
-				}
-				warmDone()
-				<-begin
-				cpu := measure.StartCPU()
-				defer func() { cpuUser[t], cpuSy[t] = cpu.Stop() }()
-				snd.setTargets(func(k int) uint64 {
-					if s.Iters > 0 {
-						return uint64(endpoint.QPIters(s.Iters, n, idx[k]))
-					}
-					return math.MaxUint64
-				})
-				if err := measure.BWPhase(snd, dr.Lane(t), nextIv, deadline, time.Duration(every)); err != nil {
-					return fail(err) // nil after another thread's failure (errOtherThread, aborted)
-				}
-				return nil
-			}()
+			defer r.wg.Done()
+			r.errs[t] = r.thread(t)
 		}()
 	}
-	warm.Wait()
-	start := verbs.Now()
-	if s.Duration > 0 {
-		deadline = start + int64(s.Duration)
-	}
-	iv := measure.NewIntervals(s, o, start)
-	prog := measure.NewProgress(s, o, start)
-	nextIv, every = iv.Next, int64(iv.Every)
-	rings := make([][]measure.SampleRing, m)
-	qlats := make([][]*hist.Histogram, m)
-	for t, idx := range groups {
-		for _, i := range idx {
-			rings[t] = append(rings[t], eps[i].Eng)
-			qlats[t] = append(qlats[t], lats[i])
-		}
-	}
-	dr = measure.StartLanes(rings, qlats, iv, prog)
-	close(begin)
-	wg.Wait()
-	dr.Finish()
+	r.warm.Wait()
+	iv, prog := r.begin()
+	r.wg.Wait()
+	r.dr.Finish()
 	prog.Clear()
 	for _, ep := range eps {
 		ep.Eng.SetRing(false) //nolint:errcheck // off never fails
 	}
-	totals := make([]int64, n)
+	totals := make([]int64, r.n)
 	for i, ep := range eps {
-		totals[i] = warmed[i] + int64(ep.Eng.Completed())
+		totals[i] = r.warmed[i] + int64(ep.Eng.Completed())
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(r.errs...); err != nil {
 		return result.Result{}, totals, err
 	}
-	r := measure.BaseResult(s, eps[0])
-	r.Choices = endpoint.ChoicesResult(s, eps...)
-	r.QPs, r.Threads = n, m
+	res, err := r.result(iv)
+	return res, totals, err
+}
+
+// multiRun is one MeasureBWMulti: its QPs, their threads and what the
+// threads share.
+type multiRun struct {
+	eps    []*endpoint.Endpoint
+	s      spec.Spec
+	o      measure.Options
+	n, m   int               // QPs, threads
+	groups [][]int           // each thread's QPs: QP i on thread i mod m
+	lats   []*hist.Histogram // each QP's latency
+	warmed []int64           // each QP's warm-up operations
+	// warm is done when every thread is warm, wg when every thread ended;
+	// the threads start their measured phase when started is closed.
+	warm, wg sync.WaitGroup
+	started  chan struct{}
+	// Set before started is closed, read by the threads after: the
+	// drainer, the first interval's end and the interval (ns), the end of
+	// a timed test (ns, CLOCK_MONOTONIC_RAW; math.MaxInt64: none).
+	dr                      *drain.Drain
+	nextIv, every, deadline int64
+	failed                  atomic.Bool
+	errs                    []error // each thread's
+	cpuUser, cpuSys         []int64 // each thread's CPU time, ns
+}
+
+func newMultiRun(eps []*endpoint.Endpoint, s spec.Spec, o measure.Options) *multiRun {
+	n, m := len(eps), s.NumThreads()
+	r := &multiRun{eps: eps, s: s, o: o, n: n, m: m, groups: make([][]int, m), lats: make([]*hist.Histogram, n), warmed: make([]int64, n),
+		started: make(chan struct{}), deadline: math.MaxInt64, errs: make([]error, m), cpuUser: make([]int64, m), cpuSys: make([]int64, m)}
+	for i := range eps {
+		r.groups[i%m] = append(r.groups[i%m], i)
+		r.lats[i] = hist.New()
+	}
+	return r
+}
+
+// fail reports the first failure of a thread and stops the others (their
+// C loops return aborted); the failures that follow report nil.
+func (r *multiRun) fail(err error) error {
+	if r.failed.Swap(true) {
+		return nil
+	}
+	for _, ep := range r.eps {
+		ep.Eng.Abort()
+	}
+	return err
+}
+
+// thread is thread t: pinned, its warm-up, then (once started) its
+// measured phase.
+func (r *multiRun) thread(t int) error {
+	warmDone := sync.OnceFunc(r.warm.Done)
+	defer warmDone()
+	defer measure.UnlockThread()
+	if err := measure.LockThread(threadCPUOf(r.o, t), r.o.NodeCPUs); err != nil {
+		return r.fail(err)
+	}
+	snd, err := r.warmUp(t)
+	if err != nil {
+		return r.fail(err)
+	}
+	warmDone()
+	<-r.started
+	return r.measured(t, snd)
+}
+
+// warmUp is thread t's sender and its warm-up (its samples dropped); then
+// the measured samples go to the rings, which the drainer records while
+// the thread stays in the C loop.
+func (r *multiRun) warmUp(t int) (*multiSender, error) {
+	s, idx := r.s, r.groups[t]
+	snd := &multiSender{engs: make([]*verbs.Engine, len(idx)), targets: make([]uint64, len(idx)), failed: &r.failed}
+	for k, i := range idx {
+		snd.engs[k] = r.eps[i].Eng
+	}
+	if s.Warmup > 0 || s.WarmupTime > 0 {
+		snd.setTargets(func(int) uint64 { return measure.WarmTarget(s) })
+		snd.reset = true
+		if err := measure.BWWarmup(snd, s); err != nil {
+			return nil, err
+		}
+		snd.reset = false
+		for k, i := range idx {
+			r.warmed[i] = int64(snd.engs[k].Completed())
+			snd.engs[k].ResetCounters()
+		}
+	}
+	for _, e := range snd.engs {
+		if err := e.SetRing(true); err != nil {
+			return nil, err
+		}
+	}
+	return snd, nil
+}
+
+// measured is thread t's measured phase on its sender snd, with its CPU
+// time.
+func (r *multiRun) measured(t int, snd *multiSender) error {
+	cpu := measure.StartCPU()
+	defer func() { r.cpuUser[t], r.cpuSys[t] = cpu.Stop() }()
+	idx := r.groups[t]
+	snd.setTargets(func(k int) uint64 {
+		if r.s.Iters > 0 {
+			return uint64(endpoint.QPIters(r.s.Iters, r.n, idx[k]))
+		}
+		return math.MaxUint64
+	})
+	if err := measure.BWPhase(snd, r.dr.Lane(t), r.nextIv, r.deadline, time.Duration(r.every)); err != nil {
+		return r.fail(err) // nil after another thread's failure (errOtherThread, aborted)
+	}
+	return nil
+}
+
+// begin starts the measured phase once every thread is warm: the clock,
+// the intervals and the status line, the drainer with a lane per thread;
+// then it releases the threads.
+func (r *multiRun) begin() (*measure.Intervals, *measure.Progress) {
+	start := verbs.Now()
+	if r.s.Duration > 0 {
+		r.deadline = start + int64(r.s.Duration)
+	}
+	iv := measure.NewIntervals(r.s, r.o, start)
+	prog := measure.NewProgress(r.s, r.o, start)
+	r.nextIv, r.every = iv.Next, int64(iv.Every)
+	rings := make([][]measure.SampleRing, r.m)
+	qlats := make([][]*hist.Histogram, r.m)
+	for t, idx := range r.groups {
+		for _, i := range idx {
+			rings[t] = append(rings[t], r.eps[i].Eng)
+			qlats[t] = append(qlats[t], r.lats[i])
+		}
+	}
+	r.dr = measure.StartLanes(rings, qlats, iv, prog)
+	close(r.started)
+	return iv, prog
+}
+
+// result is the test's result from every QP's figures and the intervals
+// iv: bandwidth over the earliest first post to the latest last
+// completion, every QP's latency merged, each QP's own.
+func (r *multiRun) result(iv *measure.Intervals) (result.Result, error) {
+	s, m := r.s, r.m
+	res := measure.BaseResult(s, r.eps[0])
+	res.Choices = endpoint.ChoicesResult(s, r.eps...)
+	res.QPs, res.Threads = r.n, m
 	lat := hist.New()
-	first, last := far, int64(0)
+	first, last := int64(math.MaxInt64), int64(0)
 	var ops, warmAll, user, sys int64
-	for i, ep := range eps {
+	for i, ep := range r.eps {
 		q := int64(ep.Eng.Completed())
 		f, l := ep.Eng.Span()
 		if q > 0 {
 			first, last = min(first, f), max(last, l)
 		}
-		lat.Merge(lats[i])
+		lat.Merge(r.lats[i])
 		ops += q
-		warmAll += warmed[i]
-		r.PerQP = append(r.PerQP, result.QPResult{QPN: ep.QP.QPN(), Thread: i % m, Ops: q, Bandwidth: result.NewBandwidth(s.Size, q, l-f),
-			Latency: result.NewLatencyAt(lats[i], 1, s.Stats())})
+		warmAll += r.warmed[i]
+		res.PerQP = append(res.PerQP, result.QPResult{QPN: ep.QP.QPN(), Thread: i % m, Ops: q, Bandwidth: result.NewBandwidth(s.Size, q, l-f),
+			Latency: result.NewLatencyAt(r.lats[i], 1, s.Stats())})
 	}
 	for t := range m {
-		user += cpuUser[t]
-		sys += cpuSy[t]
+		user += r.cpuUser[t]
+		sys += r.cpuSys[t]
 	}
 	if first > last {
 		first = last
 	}
 	iv.Flush(last)
 	if iv.Err != nil {
-		return result.Result{}, totals, fmt.Errorf("write .hlog: %w", iv.Err)
+		return result.Result{}, fmt.Errorf("write .hlog: %w", iv.Err)
 	}
-	r.Iterations = ops
-	r.DurationNS = last - first
-	r.CPU = &result.CPUUsage{ClientUserNS: user, ClientSysNS: sys, ClientUSPerMsg: measure.PerMsgUS(user+sys, ops)}
-	r.Bandwidth = result.NewBandwidth(s.Size, ops, last-first)
-	r.Intervals = iv.List
-	if err := r.SetLatency(lat, 1); err != nil {
-		return result.Result{}, totals, fmt.Errorf("encode histogram: %w", err)
+	res.Iterations = ops
+	res.DurationNS = last - first
+	res.CPU = &result.CPUUsage{ClientUserNS: user, ClientSysNS: sys, ClientUSPerMsg: measure.PerMsgUS(user+sys, ops)}
+	res.Bandwidth = result.NewBandwidth(s.Size, ops, last-first)
+	res.Intervals = iv.List
+	if err := res.SetLatency(lat, 1); err != nil {
+		return result.Result{}, fmt.Errorf("encode histogram: %w", err)
 	}
-	r.Warmup = warmAll
-	return r, totals, nil
+	res.Warmup = warmAll
+	return res, nil
 }

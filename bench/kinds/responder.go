@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/ctrl"
@@ -15,6 +14,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/bench/timeline"
+	"github.com/rdmabench/rdmabench/internal/testhook"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -135,7 +135,7 @@ func (rr *responderRun) start(r responders, cpus []int, ab *TestAbort) {
 		}
 		go func() {
 			which, err := func() (int, error) {
-				defer ResponderThreads.enter()()
+				defer testhook.ResponderThreads.Enter()()
 				defer measure.UnlockThread()
 				if err := measure.LockThread(ServerCPU(cpus, 0), qps[0].Dev.NodeCPUs()); err != nil {
 					return 0, err
@@ -167,7 +167,7 @@ func (rr *responderRun) start(r responders, cpus []int, ab *TestAbort) {
 		rr.dones[i] = make(chan error, 1)
 		go func() {
 			err := func() error {
-				defer ResponderThreads.enter()()
+				defer testhook.ResponderThreads.Enter()()
 				defer measure.UnlockThread()
 				if err := measure.LockThread(ServerCPU(cpus, i), ep.Dev.NodeCPUs()); err != nil {
 					return err
@@ -231,27 +231,6 @@ func (rr *responderRun) finish(spec spec.Spec, totals []int64) error {
 	}
 	return errors.Join(loopErrs...)
 }
-
-// ThreadGauge counts the threads running responder loops, and their peak.
-type ThreadGauge struct{ now, peak atomic.Int64 }
-
-// enter counts one thread until the returned function is called.
-func (g *ThreadGauge) enter() func() {
-	n := g.now.Add(1)
-	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
-	}
-	return func() { g.now.Add(-1) }
-}
-
-// Peak is the most threads that ran at once since the last ResetPeak.
-func (g *ThreadGauge) Peak() int64 { return g.peak.Load() }
-
-// ResetPeak starts a new peak.
-func (g *ThreadGauge) ResetPeak() { g.peak.Store(0) }
-
-// ResponderThreads are the server's responder loop threads (tests read
-// the peak: a multi-QP test's receivers share one thread).
-var ResponderThreads ThreadGauge
 
 // unreliableQuiet is how long an unreliable bandwidth receiver waits for
 // more messages after the client's end before it counts the rest as lost.

@@ -85,7 +85,7 @@ func newSockEngine(c *net.TCPConn, s spec.Spec) (*sockeng.Engine, error) {
 	if err := c.SetNoDelay(true); err != nil {
 		return nil, fmt.Errorf("TCP_NODELAY: %w", err)
 	}
-	return sockeng.NewEngine(c, sockeng.Config{Size: s.Size, Samples: endpoint.SampleCap, Timeout: endpoint.EngineTimeout})
+	return sockeng.NewEngine(c, sockeng.Config{Size: s.Size, Samples: endpoint.SampleCap(), Timeout: endpoint.EngineTimeout})
 }
 
 // cleanEnd reports whether a responder loop ended because the client shut

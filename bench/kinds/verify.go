@@ -16,6 +16,7 @@ import (
 	"github.com/rdmabench/rdmabench/bench/proto"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
+	"github.com/rdmabench/rdmabench/internal/testhook"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -77,15 +78,6 @@ func VerifyMessages(s spec.Spec) int {
 	return max(n, s.NumQPs())
 }
 
-// VerifyCorrupt, when >= 0, flips the byte at that offset of every message
-// the checking side received, right before its check: the tests' way to
-// plant a corruption (and see the check catch it).
-var VerifyCorrupt = -1
-
-// VerifyCorruptImm, when set, flips the low bit of every immediate the
-// server's check sees (the tests' planted corruption of an immediate).
-var VerifyCorruptImm bool
-
 // verifyTimeout is how long one side of the verify pass waits for the
 // other's step: the peer's step may wait EngineTimeout for its completion.
 func verifyTimeout() time.Duration { return endpoint.EngineTimeout + ctrl.MsgTimeout }
@@ -119,7 +111,7 @@ func VerifyImm(s spec.Spec, k int) uint32 { return uint32(verifySeed(s, k) >> 32
 // that op carrying message k's immediate.
 func immMismatch(s spec.Spec, k int, opcode verbs.Opcode, r verbs.Received) *proto.ImmMismatch {
 	want := VerifyImm(s, k)
-	if VerifyCorruptImm {
+	if testhook.VerifyCorruptImm {
 		r.Imm ^= 1
 	}
 	if r.HasImm && r.Opcode == opcode && r.Imm == want {
@@ -177,10 +169,10 @@ func checkPattern(b []byte, seed uint64) (off int, want, got byte, ok bool) {
 	return 0, 0, 0, true
 }
 
-// plantCorruption applies VerifyCorrupt to a received message b.
+// plantCorruption applies testhook.VerifyCorrupt to a received message b.
 func plantCorruption(b []byte) {
-	if VerifyCorrupt >= 0 && VerifyCorrupt < len(b) {
-		b[VerifyCorrupt] ^= 0xff
+	if at := testhook.VerifyCorrupt; at >= 0 && at < len(b) {
+		b[at] ^= 0xff
 	}
 }
 

@@ -238,6 +238,61 @@ func Lat(eng LatEngine, base result.Result, s spec.Spec, o Options) (result.Resu
 		return result.Result{}, 0, err
 	}
 	defer UnlockThread()
+	warm, err := latWarmup(eng, s)
+	if err != nil {
+		return result.Result{}, warm, err
+	}
+	cpu := StartCPU()
+	r := &latRun{eng: eng, s: s, lat: hist.New(), capN: int64(eng.Capacity())} // lat: full round trips; reported halved for SEND/WRITE
+	sched, _ := eng.(Scheduler)
+	if s.Rate > 0 {
+		if sched == nil {
+			return result.Result{}, warm, fmt.Errorf("this transport cannot run open loop (--rate)")
+		}
+		sched.SetSchedule(s.Rate, s.Schedule == result.SchedulePoisson, uint64(verbs.Now()))
+	}
+	start := verbs.Now()
+	iv := NewIntervals(s, o, start)
+	prog := NewProgress(s, o, start)
+	defer prog.Clear()
+	if ringOff := r.openLoopRing(iv, prog); ringOff != nil {
+		defer ringOff()
+	}
+	defer r.finish()
+	measured, err := r.loop(start, iv, prog)
+	if err != nil {
+		return result.Result{}, warm + measured, err
+	}
+	end := verbs.Now()
+	r.finish()
+	iv.Flush(end)
+	if iv.Err != nil {
+		return result.Result{}, warm + measured, fmt.Errorf("write .hlog: %w", iv.Err)
+	}
+	res := base
+	if s.Rate > 0 {
+		if fi := sched.FirstIntended(); fi > 0 {
+			start = fi
+		}
+		res.OpenLoop = &result.OpenLoop{Schedule: s.ScheduleOrDefault(), RateTarget: s.Rate,
+			RateAchieved: float64(measured) / (float64(end-start) / 1e9)}
+	}
+	res.Warmup = warm
+	res.Iterations = measured
+	res.DurationNS = end - start
+	res.CPU = ClientCPU(cpu, measured)
+	res.Bandwidth = result.NewBandwidth(s.Size, measured, end-start)
+	res.Intervals = iv.List
+	if err := res.SetLatency(r.lat, DivisorOf(s)); err != nil {
+		return result.Result{}, warm + measured, fmt.Errorf("encode histogram: %w", err)
+	}
+	return res, warm + measured, nil
+}
+
+// latWarmup runs a latency test's warm-up on eng, its samples dropped:
+// s.Warmup operations, or batches of 64 for s.WarmupTime. It returns the
+// operations it ran.
+func latWarmup(eng LatEngine, s spec.Spec) (int64, error) {
 	capN := int64(eng.Capacity())
 	total := int64(0)
 	warmEnd := verbs.Now() + int64(s.WarmupTime)
@@ -248,53 +303,67 @@ func Lat(eng LatEngine, base result.Result, s spec.Spec, o Options) (result.Resu
 		}
 		eng.ResetSamples()
 		if err := eng.LatClient(int(n)); err != nil {
-			return result.Result{}, total, fmt.Errorf("warm-up: %w", err)
+			return total, fmt.Errorf("warm-up: %w", err)
 		}
 		total += n
 	}
-	cpu := StartCPU()
-	lat := hist.New() // full round trips; reported halved for SEND/WRITE
-	sched, _ := eng.(Scheduler)
-	if s.Rate > 0 {
-		if sched == nil {
-			return result.Result{}, total, fmt.Errorf("this transport cannot run open loop (--rate)")
-		}
-		sched.SetSchedule(s.Rate, s.Schedule == result.SchedulePoisson, uint64(verbs.Now()))
+	return total, nil
+}
+
+// latRing is a latency engine whose samples can go to a ring (open loop).
+type latRing interface {
+	drain.RoomRing
+	SetRing(on bool) error
+	ResetCounters()
+}
+
+// latRun is the measured phase of one Lat.
+type latRun struct {
+	eng  LatEngine
+	s    spec.Spec
+	lat  *hist.Histogram
+	capN int64 // the most operations in one batch
+	// open loop: the drainer records from the engine's ring while the C
+	// loop keeps its schedule (nil: Go records each batch)
+	dr *drain.Drain
+	rl latRing
+}
+
+// openLoopRing starts the drainer of an open-loop test (--rate) on the
+// engine's ring, so that no recording delays an intended send; it returns
+// what turns the ring off (nil: no ring).
+func (r *latRun) openLoopRing(iv *Intervals, prog *Progress) func() {
+	rl, _ := r.eng.(latRing)
+	if r.s.Rate <= 0 || rl == nil || rl.SetRing(true) != nil {
+		return nil
 	}
-	start := verbs.Now()
-	iv := NewIntervals(s, o, start)
-	prog := NewProgress(s, o, start)
-	defer prog.Clear()
-	// open loop: the drainer records from a ring while the C loop keeps its
-	// schedule, so that no recording delays an intended send
-	var dr *drain.Drain
-	rl, _ := eng.(interface {
-		drain.RoomRing
-		SetRing(on bool) error
-		ResetCounters()
-	})
-	if s.Rate > 0 && rl != nil && rl.SetRing(true) == nil {
-		rl.ResetCounters()
-		dr = StartDrain(rl, lat, iv, prog)
-		// a batch waits for room for half the ring, not all of it
-		capN = max(capN/2, 1)
-		defer rl.SetRing(false) //nolint:errcheck // off never fails
+	rl.ResetCounters()
+	r.rl, r.dr = rl, StartDrain(rl, r.lat, iv, prog)
+	r.capN = max(r.capN/2, 1)           // a batch waits for room for half the ring, not all of it
+	return func() { rl.SetRing(false) } //nolint:errcheck // off never fails
+}
+
+// finish stops the drainer once its sender is done (no drainer: nothing).
+func (r *latRun) finish() {
+	if r.dr != nil {
+		r.dr.Lane(0).SenderDone()
+		r.dr.Finish()
+		r.dr = nil
 	}
-	finish := func() {
-		if dr != nil {
-			dr.Lane(0).SenderDone()
-			dr.Finish()
-			dr = nil
-		}
-	}
-	defer finish()
+}
+
+// loop runs the measured batches from start: s.Iters operations, or
+// batches of about 20 ms until s.Duration ends. It returns the operations
+// measured, also with an error.
+func (r *latRun) loop(start int64, iv *Intervals, prog *Progress) (int64, error) {
+	s, eng := r.s, r.eng
 	deadline := start + int64(s.Duration)
 	batch, measured := int64(64), int64(0)
 	for {
 		now := verbs.Now()
 		var n int64
 		if s.Iters > 0 {
-			n = min(capN, maxBatch, s.Iters-measured)
+			n = min(r.capN, maxBatch, s.Iters-measured)
 		} else {
 			if now >= deadline {
 				break
@@ -302,55 +371,32 @@ func Lat(eng LatEngine, base result.Result, s spec.Spec, o Options) (result.Resu
 			// size batches to about 20 ms so the run ends close to its duration
 			if measured > 0 {
 				per := max((now-start)/measured, 1)
-				batch = Clamp(min(int64(20*time.Millisecond), deadline-now)/per+1, 1, capN)
+				batch = Clamp(min(int64(20*time.Millisecond), deadline-now)/per+1, 1, r.capN)
 			}
 			n = batch
 		}
 		if n <= 0 {
 			break
 		}
-		if dr != nil {
-			if err := dr.Lane(0).LatBatch(rl, int(n), measured, eng.LatClient, verbs.Now, endpoint.EngineTimeout); err != nil {
-				return result.Result{}, total + measured, err
+		if r.dr != nil {
+			if err := r.dr.Lane(0).LatBatch(r.rl, int(n), measured, eng.LatClient, verbs.Now, endpoint.EngineTimeout); err != nil {
+				return measured, err
 			}
 			measured += n
 			continue
 		}
 		eng.ResetSamples()
 		if err := eng.LatClient(int(n)); err != nil {
-			return result.Result{}, total + measured, err
+			return measured, err
 		}
 		samples := eng.Samples()
-		lat.RecordSlice(samples, 0)
+		r.lat.RecordSlice(samples, 0)
 		measured += n
 		now = verbs.Now()
 		iv.Add(samples, n, now)
-		prog.Update(now, measured, lat)
+		prog.Update(now, measured, r.lat)
 	}
-	end := verbs.Now()
-	finish()
-	iv.Flush(end)
-	if iv.Err != nil {
-		return result.Result{}, total + measured, fmt.Errorf("write .hlog: %w", iv.Err)
-	}
-	r := base
-	if s.Rate > 0 {
-		if fi := sched.FirstIntended(); fi > 0 {
-			start = fi
-		}
-		r.OpenLoop = &result.OpenLoop{Schedule: s.ScheduleOrDefault(), RateTarget: s.Rate,
-			RateAchieved: float64(measured) / (float64(end-start) / 1e9)}
-	}
-	r.Warmup = total
-	r.Iterations = measured
-	r.DurationNS = end - start
-	r.CPU = ClientCPU(cpu, measured)
-	r.Bandwidth = result.NewBandwidth(s.Size, measured, end-start)
-	r.Intervals = iv.List
-	if err := r.SetLatency(lat, DivisorOf(s)); err != nil {
-		return result.Result{}, total + measured, fmt.Errorf("encode histogram: %w", err)
-	}
-	return r, total + measured, nil
+	return measured, nil
 }
 
 // ClientCPU fills the client's half of CPUUsage for msgs messages.

@@ -11,7 +11,7 @@ import (
 // Specs maps the options to rdmabench's tests, one per size: perftest's
 // meaning of each flag (docs/perftest.md) in bench/spec's terms.
 // rdmabench's warm-up stays (Warmup -1, its default); the drop-in facing a
-// real perftest turns it off (peer.RunDropIn).
+// real perftest turns it off (peer.Run).
 func Specs(o Options) ([]spec.Spec, error) {
 	t := spec.Spec{
 		Warmup: -1, QPTimeout: spec.DefaultQPTimeout, RetryCount: spec.DefaultRetryCount, RNRRetry: spec.DefaultRNRRetry,

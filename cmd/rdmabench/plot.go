@@ -93,22 +93,12 @@ func cmdPlot(fs *flag.FlagSet) action {
 		if n := countStdin(paths); n > 1 {
 			return usageError{errors.New("plot can read stdin (-) only once")}
 		}
-		ins := result.OpenAll(paths) // each read once, its kind named
-		if *kind == plot.KindCliffs || (len(ins) == 1 && ins[0].Kind == result.KindCliffs) {
-			return plotCliffs(ins, *kind, *out, stdout)
-		}
-		if *kind == plot.KindHeatmap || (len(ins) == 1 && ins[0].Kind == result.KindMesh) {
-			return plotHeatmap(ins, *kind, sel, *out, stdout)
-		}
-		docs, err := result.Results(ins)
-		if err != nil {
-			return err
-		}
-		written, err := plot.Draw(docs, plot.Labels(paths), *kind, sel, *out)
+		written, err := plot.Files(paths, *kind, sel, *out)
 		for _, w := range written {
 			fmt.Fprintf(stdout, "wrote %s\n", w)
 		}
-		if errors.Is(err, plot.ErrNothingToPlot) {
+		var pu plot.UsageError
+		if errors.As(err, &pu) {
 			return usageError{err}
 		}
 		return err
@@ -123,26 +113,4 @@ func countStdin(paths []string) int {
 		}
 	}
 	return n
-}
-
-// plotHeatmap draws one mesh document's heatmap.
-func plotHeatmap(ins []*result.Input, kind string, sel plot.Selection, out string, stdout io.Writer) error {
-	if len(ins) != 1 {
-		return usageError{fmt.Errorf("--kind heatmap draws one mesh document (got %d files)", len(ins))}
-	}
-	if kind != plot.KindHeatmap && kind != plot.KindAuto {
-		return usageError{fmt.Errorf("%s is a mesh document: its plot is --kind heatmap, not %s", ins[0].Path, kind)}
-	}
-	doc, err := ins[0].Mesh()
-	if err != nil {
-		return err
-	}
-	err = plot.Heatmap(doc, sel, out)
-	if errors.Is(err, plot.ErrNothingToPlot) {
-		return usageError{err}
-	}
-	if err == nil {
-		fmt.Fprintf(stdout, "wrote %s\n", out)
-	}
-	return err
 }

@@ -39,10 +39,10 @@ const Module = "github.com/rdmabench/rdmabench"
 var Layers = []Layer{
 	{
 		Name: "base", Kind: Pure,
-		About: "imports nothing of the module: histograms, the control protocol's frames, perftest's exchange, the knee detector, link speeds, the C loops' header, operation errors, the build's version, golden files, the test bed's protocol",
+		About: "imports nothing of the module: histograms, the control protocol's frames, perftest's exchange, the knee detector, link speeds, the C loops' header, operation errors, the build's version, golden files, the tests' hooks in the code under them, the test bed's protocol",
 		Pkgs: []string{
 			"hist", "bench/proto", "bench/perftest/wire", "bench/knee", "verbs/linkspeed",
-			"internal/cloop", "internal/operr", "internal/version", "internal/golden", "internal/vm/proto",
+			"internal/cloop", "internal/operr", "internal/version", "internal/golden", "internal/testhook", "internal/vm/proto",
 		},
 	},
 	{

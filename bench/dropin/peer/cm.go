@@ -11,8 +11,6 @@ import (
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
-	"github.com/rdmabench/rdmabench/bench/proto"
-	"github.com/rdmabench/rdmabench/bench/spec"
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
@@ -22,79 +20,26 @@ import (
 // then connects the test's QPs with rdma_cm on the same port
 // (connectPerftestCM).
 
-// perftestCMRetryFor bounds the client's retries of a rejected or unreachable request, perftestCMRetryGap
-// apart (perftest's server listens only after the sync swap; its client retries 10 times 100 ms apart).
-var perftestCMRetryFor = 10 * time.Second
-
-const perftestCMRetryGap = 100 * time.Millisecond
-
 // connectPerftestCM connects the test's QPs with rdma_cm in perftest's
 // order: the server listens again on the channel's port (any address),
 // one record swap, then the client connects QP after QP, each the
-// server's next request (endpoint.CMListener in perftest mode), and one more swap
+// server's next request (endpoint.Test.ConnectPerftestCM), and one more swap
 // (perftest 6.06 swaps a record of zeros once its QPs are connected: read
 // off the guest).
 func connectPerftestCM(ctx context.Context, wc *wire.Conn, cc *PerftestCMConn, dev *device.Device, eps *endpoint.Test, withGID bool) error {
-	qps := eps.Measured()
-	var err error
-	if cc.Client() {
-		if eps.CMCh, err = verbs.NewEventChannel(); err != nil {
-			return err
-		}
-	} else {
-		if eps.Lis, err = endpoint.BindCMAt(netip.AddrPortFrom(netip.IPv4Unspecified(), cc.Port())); err != nil {
-			return fmt.Errorf("-R: rdma_cm listener for the test's QPs on port %d: %w", cc.Port(), err)
-		}
-		eps.Lis.Perftest = true
-		if err := eps.Lis.ID.Listen(spec.MaxQPs); err != nil {
-			return fmt.Errorf("-R: rdma_cm listen on port %d: %w", cc.Port(), err)
-		}
+	if err := eps.PreparePerftestCM(cc.Client(), cc.Port()); err != nil {
+		return err
 	}
 	if _, err := wc.Dest(wire.Dest{}, withGID, "sync before rdma_cm"); err != nil { // perftest's QPs do not exist yet
 		return err
 	}
 	abort := make(chan struct{})
 	defer context.AfterFunc(ctx, func() { close(abort) })()
-	deadline := time.Now().Add(endpoint.CMTimeout * time.Duration(2+len(qps)))
-	if !cc.Client() {
-		err = eps.Lis.AcceptAll(dev, qps, deadline, abort)
-	}
-	for i := 0; i < len(qps) && cc.Client() && err == nil; i++ {
-		err = cmConnectPerftest(qps[i], eps.CMCh, cc.Peer(), i, len(qps), deadline)
-	}
-	if err != nil {
+	if err := eps.ConnectPerftestCM(dev, cc.Client(), cc.Peer(), abort); err != nil {
 		return fmt.Errorf("-R: the test's QPs: %w", err)
 	}
-	_, err = wc.Dest(wire.Dest{}, withGID, "sync after rdma_cm")
+	_, err := wc.Dest(wire.Dest{}, withGID, "sync after rdma_cm")
 	return err
-}
-
-// cmConnectPerftest connects e's QP to a perftest server at
-// dst (Endpoint.CMConnect; perftest ignores the private data), retrying a rejected
-// or unreachable request perftestCMRetryGap apart until the retry window
-// or deadline ends.
-func cmConnectPerftest(e *endpoint.Endpoint, ch *verbs.EventChannel, dst netip.AddrPort, i, n int, deadline time.Time) error {
-	until := time.Now().Add(perftestCMRetryFor)
-	for try := 1; ; try++ {
-		_, err := e.CMConnect(ch, dst, i, n, [proto.CMTokenLen]byte{})
-		if err == nil {
-			return nil
-		}
-		if next := time.Now().Add(perftestCMRetryGap); !cmRetryable(err) || next.After(until) || next.After(deadline) {
-			return fmt.Errorf("QP %d of %d to %s: %w (%d tries)", i, n, dst, err, try)
-		}
-		if err := errors.Join(e.QP.Close(), e.CMID.Close()); err != nil { // a new id and QP for the next try
-			return err
-		}
-		e.QP, e.CMID = nil, nil
-		time.Sleep(perftestCMRetryGap)
-	}
-}
-
-// cmRetryable: the server is not listening (yet).
-func cmRetryable(err error) bool {
-	var ee *verbs.EventError
-	return errors.As(err, &ee) && (ee.Got == verbs.CMEventRejected || ee.Got == verbs.CMEventUnreachable || ee.Got == verbs.CMEventConnectError)
 }
 
 // PerftestCMConn is perftest's -R exchange channel (bench/cmchan) and the device rdma_cm

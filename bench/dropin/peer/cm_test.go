@@ -3,7 +3,6 @@ package peer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -11,12 +10,11 @@ import (
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/spec"
-	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // TestPerftestCMLoopback: -R towards a loopback address is refused before
 // anything is opened, naming the address and what to use instead (rdma_cm
-// resolves no loopback address); and RunDropIn refuses -R over a TCP
+// resolves no loopback address); and Run refuses -R over a TCP
 // connection (perftest 6.06's -R exchange runs over rdma_cm).
 func TestPerftestCMLoopback(t *testing.T) {
 	_, err := DialPerftestCM(context.Background(), netip.MustParseAddrPort("127.0.0.1:18515"), "", -1, time.Second)
@@ -27,28 +25,8 @@ func TestPerftestCMLoopback(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	_, err = RunDropIn(context.Background(), a, DropInConfig{Client: true, Spec: spec.Spec{Op: "write", Mode: "bw", Size: 64, Iters: 10, RDMACM: true}})
+	_, err = Run(context.Background(), a, Config{Client: true, Spec: spec.Spec{Op: "write", Mode: "bw", Size: 64, Iters: 10, RDMACM: true}})
 	if !errors.Is(err, ErrPerftestUnsupported) || !strings.Contains(err.Error(), "-R needs perftest's rdma_cm channel") {
-		t.Errorf("RunDropIn -R over TCP: %v", err)
-	}
-}
-
-// TestPerftestCMRetryable: the client retries a request perftest's server
-// was not listening for yet (rejected, unreachable, connect error), not
-// other failures.
-func TestPerftestCMRetryable(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want bool
-	}{
-		{&verbs.EventError{Op: "rdma_connect", Want: verbs.CMEventEstablished, Got: verbs.CMEventRejected, Status: 8}, true},
-		{fmt.Errorf("wrapped: %w", &verbs.EventError{Got: verbs.CMEventUnreachable, Status: -110}), true},
-		{&verbs.EventError{Got: verbs.CMEventConnectError}, true},
-		{&verbs.EventError{Got: verbs.CMEventAddrError, Status: -113}, false},
-		{errors.New("rdma_create_qp: ENOMEM"), false},
-	} {
-		if got := cmRetryable(tc.err); got != tc.want {
-			t.Errorf("cmRetryable(%v) = %v, want %v", tc.err, got, tc.want)
-		}
+		t.Errorf("Run -R over TCP: %v", err)
 	}
 }

@@ -56,8 +56,8 @@ func TestRDMAPerftestEnvBeforeExchange(t *testing.T) {
 		Threads: 1, QPTimeout: spec.DefaultQPTimeout, RetryCount: spec.DefaultRetryCount, RNRRetry: spec.DefaultRNRRetry,
 		InlinePolicy: spec.InlinePerftest}
 	test := wire.Test{Verb: wire.VerbSend, Conn: wire.ConnRC}
-	cfg := func(client bool, who string) DropInConfig {
-		return DropInConfig{Port: 1, GIDIndex: -1, Client: client, Spec: s, Test: test, Timeout: 30 * time.Second,
+	cfg := func(client bool, who string) Config {
+		return Config{Port: 1, GIDIndex: -1, Client: client, Spec: s, Test: test, Timeout: 30 * time.Second,
 			Run: measure.Options{CPU: -1, Unit: result.UnitMiB}, Trace: prefixWriter{&log, who + " "}}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -70,7 +70,7 @@ func TestRDMAPerftestEnvBeforeExchange(t *testing.T) {
 			return
 		}
 		defer c.Close()
-		_, err = RunDropIn(ctx, c, cfg(false, "server"))
+		_, err = Run(ctx, c, cfg(false, "server"))
 		srvErr <- err
 	}()
 	c, err := net.Dial("tcp", ln.Addr().String())
@@ -78,7 +78,7 @@ func TestRDMAPerftestEnvBeforeExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := RunDropIn(ctx, c, cfg(true, "client")); err != nil {
+	if _, err := Run(ctx, c, cfg(true, "client")); err != nil {
 		t.Fatalf("client: %v\n%s", err, log.String())
 	}
 	if err := <-srvErr; err != nil {

@@ -23,12 +23,12 @@ import (
 // done: each size's timed loop or the passive wait, the reports, the
 // closing handshake (finish).
 
-// dropInSide is one side of a test against perftest: what RunDropIn's
+// dropInSide is one side of a test against perftest: what Run's
 // steps set up, in order (the device and channel, the exchange's
 // parameters and environment, the QPs and records), then the loop's sizes.
 type dropInSide struct {
-	cfg     DropInConfig
-	s       spec.Spec // cfg.Spec as RunDropIn adjusted it
+	cfg     Config
+	s       spec.Spec // cfg.Spec as Run adjusted it
 	wc      *wire.Conn
 	nc      net.Conn
 	dev     *device.Device
@@ -42,9 +42,9 @@ type dropInSide struct {
 	sizes   []int // the message sizes in order: cfg.Sizes, or s.Size alone
 }
 
-// loop runs the loop part of RunDropIn: this side's part of each size
+// loop runs the loop part of Run: this side's part of each size
 // (the timed loop, or the passive wait), then the closing handshake.
-func (p *dropInSide) loop(ctx context.Context, run *DropInRun) (*DropInRun, error) {
+func (p *dropInSide) loop(ctx context.Context, run *Outcome) (*Outcome, error) {
 	env := p.env
 	env.PathMTU, env.InlineSizeGranted = run.MTU, p.eps.Probe.Inline
 	run.Env = env
@@ -122,7 +122,7 @@ func (p *dropInSide) enter(i, n int) (spec.Spec, error) {
 // latTimed is a timed latency side: perftest's interval on both sides,
 // post to post (rb_pt_lat_reply, SetPerftestInterval), its two largest
 // samples dropped (-n runs).
-func (p *dropInSide) latTimed(run *DropInRun) error {
+func (p *dropInSide) latTimed(run *Outcome) error {
 	s, ep := p.s, p.eps.Probe
 	var eng measure.LatEngine = ep.Eng
 	reply := (s.Op == result.OpSend && !p.cfg.Client) || (s.Op == result.OpWrite && p.cfg.Client) // the side that waits first (see rb_pt_lat_reply)
@@ -151,7 +151,7 @@ func (p *dropInSide) latTimed(run *DropInRun) error {
 }
 
 // bidir is -b's one size on QP 0, with perftest's BW peak (dropinbidir.go).
-func (p *dropInSide) bidir(ctx context.Context, run *DropInRun) error {
+func (p *dropInSide) bidir(ctx context.Context, run *Outcome) error {
 	stamps, err := newPeakStamps(p.qps[:1], p.s, p.cfg.Peak)
 	if err != nil {
 		return err
@@ -167,7 +167,7 @@ func (p *dropInSide) bidir(ctx context.Context, run *DropInRun) error {
 
 // bwClient is the bandwidth client: each size's loop with perftest's BW
 // peak (and -D's window), then its figures to a passive server.
-func (p *dropInSide) bwClient(run *DropInRun) error {
+func (p *dropInSide) bwClient(run *Outcome) error {
 	s, qps := p.s, p.qps
 	stamps, err := newPeakStamps(qps, s, p.cfg.Peak)
 	if err != nil {
@@ -208,7 +208,7 @@ func (p *dropInSide) bwClient(run *DropInRun) error {
 
 // sendReceiver is ib_send_bw's receiver: each size's -n messages per QP
 // (or -D's duration), timed on this side.
-func (p *dropInSide) sendReceiver(run *DropInRun) error {
+func (p *dropInSide) sendReceiver(run *Outcome) error {
 	s, qps, ep := p.s, p.qps, p.eps.Probe
 	for i, n := range p.sizes {
 		sz, err := p.enter(i, n)
@@ -248,7 +248,7 @@ func (p *dropInSide) sendReceiver(run *DropInRun) error {
 
 // passiveBW is a passive bandwidth server (WRITE, READ, atomics): it waits
 // for the client's loop, and its result is the client's report.
-func (p *dropInSide) passiveBW(run *DropInRun) error {
+func (p *dropInSide) passiveBW(run *Outcome) error {
 	s, wc := p.s, p.wc
 	wc.Timeout = passiveTimeout(p.cfg.Timeout, s, p.sizes)
 	if _, err := wc.Dest(p.mine[0], p.withGID, "barrier after the loop"); err != nil {
@@ -272,7 +272,7 @@ func (p *dropInSide) passiveBW(run *DropInRun) error {
 
 // finish ends the run: the timed side's connection setup on its results,
 // the closing handshake, and the bandwidth tools' "done".
-func (p *dropInSide) finish(run *DropInRun) error {
+func (p *dropInSide) finish(run *Outcome) error {
 	s, wc, cc := p.s, p.wc, p.cc
 	run.Result = run.Results[len(run.Results)-1]
 	if run.Timed {

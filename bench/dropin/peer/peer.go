@@ -28,9 +28,9 @@ import (
 	"github.com/rdmabench/rdmabench/verbs"
 )
 
-// DropInConfig is one test against a perftest tool on the other end of
+// Config is one test against a perftest tool on the other end of
 // a TCP connection.
-type DropInConfig struct {
+type Config struct {
 	Device         string
 	Port, GIDIndex int       // GIDIndex < 0: rdmabench's choice
 	Client         bool      // this side connected (perftest's client)
@@ -55,8 +55,8 @@ type DropInConfig struct {
 	Record *wire.Recording
 }
 
-// DropInRun is what one side saw.
-type DropInRun struct {
+// Outcome is what one side saw.
+type Outcome struct {
 	Start, End time.Time // the exchange's first step, the closing handshake
 	Peer       wire.Version
 	MTU        int // path MTU, bytes
@@ -86,9 +86,9 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// DropInSupported reports whether the drop-in can run s against a
+// Supports reports whether the drop-in can run s against a
 // perftest tool, and why not.
-func DropInSupported(s spec.Spec) error {
+func Supports(s spec.Spec) error {
 	switch {
 	case perftest.PeerQPType(s) != "": // UC: SEND, WRITE; UD: SEND; -R: RC (bench/perftest/peerqp.go)
 		return fmt.Errorf("%w: %s", ErrPerftestUnsupported, perftest.PeerQPType(s))
@@ -108,12 +108,12 @@ func DropInSupported(s spec.Spec) error {
 // not) that has just collected its environment.
 var dropInEnvHook func(client bool)
 
-// RunDropIn runs cfg.Spec against the perftest tool on nc, which the
+// Run runs cfg.Spec against the perftest tool on nc, which the
 // caller closes, in steps: the device, perftest's exchange up to the test's
 // parameters (negotiate), the QPs and their records up to the barrier after
 // RTR (connect), then each size's loop and the closing handshake (loop,
 // dropinloop.go).
-func RunDropIn(ctx context.Context, nc net.Conn, cfg DropInConfig) (*DropInRun, error) {
+func Run(ctx context.Context, nc net.Conn, cfg Config) (*Outcome, error) {
 	s, err := dropInSpec(cfg)
 	if err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func RunDropIn(ctx context.Context, nc net.Conn, cfg DropInConfig) (*DropInRun, 
 		defer dev.Close()
 	}
 	p := &dropInSide{cfg: cfg, s: s, nc: nc, dev: dev, cc: cc, wc: dropInWire(nc, cfg, cc != nil)}
-	run := &DropInRun{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat) || s.Bidirectional}
+	run := &Outcome{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat) || s.Bidirectional}
 	if err := p.negotiate(run); err != nil {
 		return run, err
 	}
@@ -146,18 +146,18 @@ func RunDropIn(ctx context.Context, nc net.Conn, cfg DropInConfig) (*DropInRun, 
 // dropInSpec is cfg.Spec as the drop-in runs it against perftest: no
 // warm-up, no address stepping, and with -a the largest size (perftest
 // registers its memory once for it too).
-func dropInSpec(cfg DropInConfig) (spec.Spec, error) {
+func dropInSpec(cfg Config) (spec.Spec, error) {
 	s := cfg.Spec
 	s.Warmup, s.WarmupTime, s.NoAddrStep = 0, 0, true
 	for _, n := range cfg.Sizes {
 		s.Size = max(s.Size, n)
 	}
-	return s, DropInSupported(s)
+	return s, Supports(s)
 }
 
 // dropInDevice is the test's device: with -R the channel's (cc), else
 // the one opened for nc's local address, which the caller closes.
-func dropInDevice(cfg DropInConfig, nc net.Conn, cc *PerftestCMConn, s spec.Spec) (*device.Device, error) {
+func dropInDevice(cfg Config, nc net.Conn, cc *PerftestCMConn, s spec.Spec) (*device.Device, error) {
 	switch {
 	case s.RDMACM != (cc != nil):
 		return nil, fmt.Errorf("%w: -R needs perftest's rdma_cm channel (DialPerftestCM, AcceptPerftestCM), and only -R has one", ErrPerftestUnsupported)
@@ -173,7 +173,7 @@ func dropInDevice(cfg DropInConfig, nc net.Conn, cc *PerftestCMConn, s spec.Spec
 
 // dropInWire is perftest's exchange on nc (binary records over -R's
 // channel), traced and recorded where cfg asks.
-func dropInWire(nc net.Conn, cfg DropInConfig, binary bool) *wire.Conn {
+func dropInWire(nc net.Conn, cfg Config, binary bool) *wire.Conn {
 	wc := &wire.Conn{C: nc, Client: cfg.Client, Timeout: cfg.Timeout, Binary: binary}
 	if cfg.Trace != nil || cfg.Record != nil {
 		wc.Trace = func(field string, sent, got []byte, err error) {
@@ -191,7 +191,7 @@ func dropInWire(nc net.Conn, cfg DropInConfig, binary bool) *wire.Conn {
 // negotiate collects this side's environment, then runs the exchange's
 // first steps: versions, system data, the MTU and (perftest >= 6.28) the
 // test's parameters; it sets run.Peer and run.MTU.
-func (p *dropInSide) negotiate(run *DropInRun) error {
+func (p *dropInSide) negotiate(run *Outcome) error {
 	cfg, dev, wc := p.cfg, p.dev, p.wc
 	// The environment (sysfs, the device doctor's tools, dpkg-query: about a
 	// second under emulation) is collected now, before the first record
@@ -241,7 +241,7 @@ func (p *dropInSide) negotiate(run *DropInRun) error {
 // the loop: every QP's (its QPs reach RTR after this first round), then
 // (latency tools, ib_send_bw) QP 0's, every QP's again, and QP 0's as the
 // barrier after RTR. With -R rdma_cm connects them first (dropincm.go).
-func (p *dropInSide) connect(ctx context.Context, run *DropInRun) error {
+func (p *dropInSide) connect(ctx context.Context, run *Outcome) error {
 	dev, s := p.dev, p.s
 	p.withGID = dev.Port.LinkLayer == "Ethernet" || dev.GIDGiven // perftest sends the GID whenever it has a GID index
 	if p.cfg.Record != nil {
@@ -325,14 +325,11 @@ func dropInConnSetup(dev *device.Device, eps *endpoint.Test, cc *PerftestCMConn)
 	if cc != nil {
 		method = result.ConnRDMACM
 	}
-	conn := endpoint.NewConnSetup(method, eps.All())
-	conn.Device = dev.Ctx.Name()
-	conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = dev.GID.Index, dev.GID.GID.String(), dev.GID.Type.String(), dev.GIDReason
-	if path, err := eps.Probe.QP.Path(); cc != nil && err == nil { // the server's address: where it listens
+	conn := eps.SetupOn(dev, method)
+	if cc != nil { // the server's address: where it listens
 		dst := cc.RemoteAddr().String()
-		conn.Address = dst
-		if g, err := dev.Ctx.GID(path.Port, path.SGIDIndex); err == nil {
-			conn.GIDIndex, conn.GID, conn.GIDType, conn.GIDReason = g.Index, g.GID.String(), g.Type.String(), "chosen by rdma_cm for "+dst
+		if eps.SetCMGID(conn, dev, "chosen by rdma_cm for "+dst) {
+			conn.Address = dst
 		}
 	}
 	return conn

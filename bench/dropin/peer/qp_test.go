@@ -37,7 +37,7 @@ func TestPerftestQPType(t *testing.T) {
 		{"xrc", result.OpSend, result.ModeBW, false, "-c XRC (RC, UC and UD)"},
 	} {
 		s := spec.Spec{QPType: tc.qp, Op: tc.op, Mode: tc.mode, RDMACM: tc.cm, Size: 2, Iters: 10}
-		err := DropInSupported(s)
+		err := Supports(s)
 		switch {
 		case tc.refused == "" && err != nil:
 			t.Errorf("%s %s %s -R=%v: %v, want supported", tc.qp, tc.op, tc.mode, tc.cm, err)
