@@ -120,6 +120,13 @@ VM_P ?= 1
 # they take only what the guest leaves idle). Host test binaries still run at
 # nice 0, each in its turn from the bed, never beside a guest's tests (vmexec).
 VM_NICE ?= 0
+# VM_FIRST: where go test starts building: the packages whose guest stages are
+# longest (bench, the end-to-end suites, docs' blocks), so that each is built
+# while the guest runs the one before, and the guest never waits for the
+# compiler (go test builds its packages in the order given). An order only:
+# ./... after it still holds every package, and a package missing here runs
+# all the same.
+VM_FIRST ?= ./bench ./internal/e2e/... ./docs
 VM_GOTEST = nice -n $(VM_NICE) $(GO) test -p $(VM_P) -count=1 -timeout 30m -exec $(CURDIR)/$(VMEXEC)
 # The RDMA benchmarks run after the pass, in the same bed, in the packages that
 # have them (found, not listed): with -bench, go test runs the test binaries one
@@ -128,7 +135,7 @@ VM_BENCH_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.
 vm-test: build vmexec $(BUILD)/libdrvshim.so
 	RDMABENCH_BIN=$(CURDIR)/$(BUILD)/rdmabench RDMABENCH_DRVSHIM=$(CURDIR)/$(BUILD)/libdrvshim.so \
 		$(VMEXEC) bed --where $(VM_WHERE) $(if $(filter 1,$(VM_FRESH)),--fresh) -- sh -ec '\
-		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) $(if $(VM_SKIP),-skip "$(VM_SKIP)") ./...; \
+		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) $(if $(VM_SKIP),-skip "$(VM_SKIP)") $(VM_FIRST) ./...; \
 		GOEXPERIMENT=cgocheck2 $(VM_GOTEST) -run "^$$" -bench RDMA -benchtime 2000x $(VM_BENCH_PKGS)'
 
 # The driver-behaviour shim (internal/drvshim/drvshim.c; docs/development.md): an

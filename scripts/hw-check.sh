@@ -273,20 +273,24 @@ enum_err=''
 [ -s "$P" ] || enum_err=$(head -n 1 "$R/devices.err")
 command -v ibv_devinfo >/dev/null 2>&1 && ibv_devinfo -v >"$R/ibv_devinfo.txt" 2>&1
 "$bin" devices >"$R/devices.txt" 2>&1
-# sysfs: what ibv_devinfo leaves out (PCI link, NUMA node, rate strings, board id)
+# sysfs: what ibv_devinfo leaves out (PCI link, NUMA node, rate strings, board id).
+# rd reads a one-line file into $rv with the shell's own read, no process per file.
+rd() { rv=''; read -r rv <"$1" 2>/dev/null || :; }
 for d in /sys/class/infiniband/*; do
   [ -d "$d" ] || continue
   echo "${d##*/}:"
   for f in node_type fw_ver hca_type board_id node_desc parent; do
-    [ -r "$d/$f" ] && echo "  $f: $(cat "$d/$f" 2>/dev/null)"
+    [ -r "$d/$f" ] && rd "$d/$f" && echo "  $f: $rv"
   done
   [ -e "$d/device" ] && echo "  device: $(readlink -f "$d/device" 2>/dev/null) driver $(basename "$(readlink "$d/device/driver" 2>/dev/null)" 2>/dev/null)"
   for f in numa_node current_link_speed current_link_width max_link_speed max_link_width vendor device subsystem_device; do
-    [ -r "$d/device/$f" ] && echo "  pci $f: $(cat "$d/device/$f" 2>/dev/null)"
+    [ -r "$d/device/$f" ] && rd "$d/device/$f" && echo "  pci $f: $rv"
   done
   for p in "$d"/ports/*; do
     [ -d "$p" ] || continue
-    echo "  port ${p##*/}: state $(cat "$p/state" 2>/dev/null), phys $(cat "$p/phys_state" 2>/dev/null), $(cat "$p/link_layer" 2>/dev/null), rate $(cat "$p/rate" 2>/dev/null), netdev $(cat "$p/gid_attrs/ndevs/0" 2>/dev/null)"
+    rd "$p/state"; st=$rv; rd "$p/phys_state"; ph=$rv; rd "$p/link_layer"; ll=$rv; rd "$p/rate"; ra=$rv
+    rd "$p/gid_attrs/ndevs/0"
+    echo "  port ${p##*/}: state $st, phys $ph, $ll, rate $ra, netdev $rv"
   done
 done >"$R/sysfs.txt" 2>&1
 
