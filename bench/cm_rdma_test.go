@@ -51,10 +51,10 @@ func checkConn(t *testing.T, r result.Result, method string, qps int) {
 // connect through rdma_cm too).
 func TestRDMACMLoopback(t *testing.T) {
 	addr, cmctx := testutil.CMAddress(t)
-	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536}, Template: spec.Spec{Iters: 1600, QPs: 8, Threads: 2, RDMACM: true}})
+	specs := plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{65536}, Template: spec.Spec{Iters: 400, QPs: 8, Threads: 2, RDMACM: true}})
 	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpWrite}, Modes: []string{result.ModeBW}, Sizes: []int{4096}, Template: spec.Spec{Iters: 6400, QPs: 64, Threads: 4, RDMACM: true}})...)
 	specs = append(specs, plan(t, spec.Plan{Ops: []string{result.OpSend, result.OpWrite, result.OpRead, result.OpFetchAdd}, Modes: []string{result.ModeLat}, Sizes: []int{8}, Template: spec.Spec{Iters: 500, Warmup: 20, RDMACM: true}})...)
-	loaded := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Iters: 500, RDMACM: true, Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 32, CQMod: 1}}})
+	loaded := plan(t, spec.Plan{Ops: []string{result.OpSend}, Modes: []string{result.ModeLat}, Sizes: []int{2}, Template: spec.Spec{Iters: 200, RDMACM: true, Load: &spec.Load{QPs: 2, Op: result.OpWrite, Size: 65536, TxDepth: 32, CQMod: 1}}})
 	specs = append(specs, loaded...)
 	cfg := runCfg(specs)
 	cfg.Client.RDMACM = true
