@@ -52,6 +52,22 @@ type Background struct {
 	fg     bool
 	pids   []int
 	guests []*Guest
+	onFg   func() // the boot deadline's start (Boot), run once at Foreground
+}
+
+// deadlineFrom runs start at Foreground, or now if the bed is in the
+// foreground already: a bed booting ahead gets only what the running guest
+// leaves idle, so its boot deadline counts from when someone waits for it
+// (in a loaded run a starved boot ahead passed the 300 s deadline before its
+// run came, and was booted again).
+func (bg *Background) deadlineFrom(start func()) {
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	if bg.fg || bg.Urgent {
+		start()
+		return
+	}
+	bg.onFg = start
 }
 
 // Guests are the guests started so far (for their consoles: Guest.Tail).
@@ -69,6 +85,10 @@ func (bg *Background) Foreground() {
 	bg.fg = true
 	for _, pid := range bg.pids {
 		favour(pid)
+	}
+	if bg.onFg != nil {
+		bg.onFg()
+		bg.onFg = nil
 	}
 }
 
@@ -226,6 +246,9 @@ func (o *Options) defaults() error {
 	return nil
 }
 
+// errBootDeadline ends a boot not up within Options.Boot.
+var errBootDeadline = errors.New("boot deadline")
+
 // ErrUsage marks bad options (exit status 2).
 var ErrUsage = errors.New("usage")
 
@@ -319,8 +342,17 @@ func Boot(ctx context.Context, o Options) (*Bed, error) {
 		return nil, err
 	}
 	b := &Bed{Layout: o.Layout, Accel: acc, opts: o, tmp: tmp}
-	ctx, cancel := context.WithTimeout(ctx, o.Boot)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	deadline := func() {
+		t := time.AfterFunc(o.Boot, func() { cancel(errBootDeadline) })
+		context.AfterFunc(ctx, func() { t.Stop() })
+	}
+	if o.Background != nil {
+		o.Background.deadlineFrom(deadline)
+	} else {
+		deadline()
+	}
 	n := LayoutGuests(o.Layout)
 	var peers []PeerAddr
 	if n > 1 {
@@ -540,13 +572,16 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 }
 
 func (g *Guest) waitHello(ctx context.Context, limit time.Duration) error {
-	dl, _ := ctx.Deadline()
-	g.conn.SetReadDeadline(dl)
-	// a cancelled boot (a bed shut down while it boots ahead) ends the wait now
+	// the boot deadline (errBootDeadline) or a cancelled boot (a bed shut
+	// down while it boots ahead) ends the wait now
 	stop := context.AfterFunc(ctx, func() { g.conn.SetReadDeadline(time.Now()) })
 	typ, p, err := proto.ReadFrame(g.conn)
 	stop()
 	g.conn.SetReadDeadline(time.Time{})
+	if err != nil && errors.Is(context.Cause(ctx), errBootDeadline) {
+		<-waitOr(g.exited, 2*time.Second)
+		return &TimeoutError{fmt.Sprintf("%s%s: not up after the boot deadline of %v", g.Tail(40), g.Name, limit)}
+	}
 	if err != nil && ctx.Err() != nil {
 		return &GuestError{fmt.Sprintf("%s: boot cancelled: %v", g.Name, context.Cause(ctx))}
 	}

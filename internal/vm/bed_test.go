@@ -143,3 +143,35 @@ func TestSetSched(t *testing.T) {
 		t.Fatalf("after favour: policy %s nice %s, want 0 and %d", pol, nice, GuestNice)
 	}
 }
+
+// TestBootDeadlineFrom: a bed booting ahead starts its boot deadline when
+// someone waits for it (Foreground), not while it boots on idle CPU; an
+// urgent bed, or one already in the foreground, starts it at once.
+func TestBootDeadlineFrom(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		bg      *Background
+		fgFirst bool
+		atOnce  bool
+	}{
+		{"ahead", &Background{}, false, false},
+		{"urgent", &Background{Urgent: true}, false, true},
+		{"already waited for", &Background{}, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.fgFirst {
+				c.bg.Foreground()
+			}
+			started := 0
+			c.bg.deadlineFrom(func() { started++ })
+			if got := started == 1; got != c.atOnce {
+				t.Fatalf("started at once: %v, want %v", got, c.atOnce)
+			}
+			c.bg.Foreground()
+			c.bg.Foreground()
+			if started != 1 {
+				t.Fatalf("deadline started %d times by Foreground, want once", started)
+			}
+		})
+	}
+}
