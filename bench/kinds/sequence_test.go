@@ -144,6 +144,8 @@ func TestRecvVerifySkipsHeartbeats(t *testing.T) {
 // after stop returns.
 func TestHeartbeatStops(t *testing.T) {
 	shortHeartbeat(t, 2*time.Second)
+	defer func(e time.Duration) { ctrl.HeartbeatEvery = e }(ctrl.HeartbeatEvery)
+	ctrl.HeartbeatEvery = 100 * time.Millisecond // the silence after stop: 2 of these
 	cl, sv := ctrl.Pipe(time.Second)
 	defer cl.Close()
 	stop := Heartbeat(cl)
