@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/proto"
@@ -237,9 +238,46 @@ var CMTimeout = 5 * time.Second
 
 // CMConnect creates the endpoint's QP on a new id of ch and connects it to
 // dst as QP index of count with the test's token, within CMTimeout per
-// step. It returns the path MTU rdma_cm chose.
+// step. It returns the path MTU rdma_cm chose. On iWARP, a request refused
+// because its source port is taken (cmPortTaken) is made again on a new id
+// and QP, up to cmPortTries times; the QP's setup time counts every try.
 func (e *Endpoint) CMConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, count int, token [proto.CMTokenLen]byte) (int, error) {
 	e.setupStart = time.Now()
+	for try := 1; ; try++ {
+		mtu, err := e.cmConnect(ch, dst, index, count, token)
+		if err == nil || !cmPortTaken(e.Dev.Ctx.IsIWARP(), err) {
+			return mtu, err
+		}
+		if try == cmPortTries {
+			return 0, fmt.Errorf("%w (%d tries, each on a new rdma_cm port: on iWARP, rdma_cm chooses a source port without asking the kernel's TCP, whose earlier connections may hold it)", err, try)
+		}
+		if err := errors.Join(e.QP.Close(), e.CMID.Close()); err != nil {
+			return 0, err
+		}
+		e.QP, e.CMID = nil, nil
+	}
+}
+
+// cmPortTries bounds the tries of one iWARP rdma_connect whose source port
+// is taken (cmPortTaken).
+const cmPortTries = 3
+
+// cmPortTaken says whether rdma_connect itself failed because the source
+// port rdma_cm chose is taken in the kernel's TCP: an iWARP provider binds a
+// TCP socket to the port rdma_cm chose, and rdma_cm knows only its own ids,
+// not the TCP connections still holding the same address pair (TIME_WAIT of
+// an earlier test's connection). siw then fails rdma_connect with
+// EADDRNOTAVAIL or EADDRINUSE ("sometimes iwcm chooses ports in use", its
+// connect's comment); hardware iWARP avoids it through the port mapper
+// (iwpmd). A new id draws a new port.
+func cmPortTaken(iwarp bool, err error) bool {
+	var ve *verbs.Error
+	return iwarp && errors.As(err, &ve) && ve.Op == "rdma_connect" &&
+		(errors.Is(ve.Err, syscall.EADDRNOTAVAIL) || errors.Is(ve.Err, syscall.EADDRINUSE))
+}
+
+// cmConnect is one try of CMConnect.
+func (e *Endpoint) cmConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, count int, token [proto.CMTokenLen]byte) (int, error) {
 	id, err := ch.CreateID()
 	if err != nil {
 		return 0, err

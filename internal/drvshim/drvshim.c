@@ -21,6 +21,11 @@
 //	           although max_send_wr itself is within max_qp_wr.
 //	rdatom=N   ibv_query_device reports at most N for max_qp_rd_atom and
 //	           max_qp_init_rd_atom (a device with fewer outstanding READs).
+//	cmport=N   the first N rdma_connect calls of the process on an iWARP
+//	           device fail with EADDRNOTAVAIL before reaching the kernel, as
+//	           siw's connect does when the source port rdma_cm chose is still
+//	           held by an earlier TCP connection of the same address pair
+//	           (rdma_cm knows only its own ids).
 //	trace      changes nothing: says on stderr each ibv_modify_qp that sets
 //	           IBV_QP_ACCESS_FLAGS, with the access and whether the call is a
 //	           state transition (to check what a QP is granted).
@@ -41,6 +46,7 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 
 // has reports whether behaviour name is in RDMABENCH_DRVSHIM; with val, it
 // also parses "name=N" into *val.
@@ -201,4 +207,19 @@ int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr) {
 			attr->max_qp_init_rd_atom = (int)n;
 	}
 	return rc;
+}
+
+int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param) {
+	static int (*real)(struct rdma_cm_id *, struct rdma_conn_param *);
+	static long calls;
+	long n;
+	if (!real)
+		real = next("rdma_connect");
+	if (has("cmport", &n) && id->verbs && id->verbs->device->transport_type == IBV_TRANSPORT_IWARP &&
+	    __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED) < n) {
+		note("cmport: rdma_connect: EADDRNOTAVAIL (the source port's address pair is taken)");
+		errno = EADDRNOTAVAIL;
+		return -1;
+	}
+	return real(id, param);
 }

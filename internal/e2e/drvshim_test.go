@@ -142,3 +142,24 @@ func TestDriverShimMlx5SQ(t *testing.T) {
 	wantExit(t, o, 3, "drvshim: mlx5sq",
 		"tx depth (send_wr 8192) is within max_qp_wr 32768, but the inline size (256 bytes) and the QP type (RC) shrink the usable send queue depth")
 }
+
+// TestDriverShimCMPort: siw refuses rdma_connect when the source port
+// rdma_cm chose is still held in the kernel's TCP (cmport=N: the first N
+// connects): two refusals are made again on new ports and the test passes;
+// three end it with an error that says how many tries it made and why.
+func TestDriverShimCMPort(t *testing.T) {
+	args := []string{"loopback", "--rdma-cm", "-d", "siw1", "--op", "write", "--mode", "lat", "-n", "50"}
+	o := runEnv(t, cmdTimeout, under(t, "cmport=2"), bin(t), args...)
+	if o.Code != 0 {
+		t.Fatalf("two refused connects, then a free port: want exit 0: %s", o)
+	}
+	if n := strings.Count(o.Stderr, "drvshim: cmport: rdma_connect: EADDRNOTAVAIL"); n != 2 {
+		t.Errorf("the shim refused %d connects, want 2: %s", n, o)
+	}
+	o = runEnv(t, cmdTimeout, under(t, "cmport=3"), bin(t), args...)
+	if o.Code == 0 {
+		t.Fatalf("three refused connects: want a failure: %s", o)
+	}
+	wantOutput(t, "loopback --rdma-cm with three refused connects", o.Combined(),
+		"rdma_connect: cannot assign requested address (3 tries, each on a new rdma_cm port")
+}
