@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/rdmabench/rdmabench/internal/vm/proto"
 )
 
@@ -337,6 +335,9 @@ func Boot(ctx context.Context, o Options) (*Bed, error) {
 		return nil, err
 	}
 	logf("accelerator: %s (%s)", strings.ToUpper(acc.Name), acc.Why)
+	if n := ProbePriorities().Note(); n != "" {
+		logf("%s", n)
+	}
 	tmp, err := os.MkdirTemp("", "vmexec.")
 	if err != nil {
 		return nil, err
@@ -619,36 +620,6 @@ func (g *Guest) waitHello(ctx context.Context, limit time.Duration) error {
 	return nil
 }
 
-// GuestNice is the nice value of the guests' qemu threads where the host
-// allows it (root): under TCG the guest's two vCPUs share the host's cores
-// with whatever else runs there (the go tool building the next test binary),
-// and a vCPU preempted while it holds a guest lock stalls the other; the
-// guest then ran 4 times slower (docs' RDMA blocks: 20 s against 79 s beside
-// two busy loops) and its tests' deadlines passed. Favoured, it yields less.
-const GuestNice = -5
-
-// favour puts every thread of process pid under the normal policy at
-// GuestNice; without the privilege it does nothing.
-func favour(pid int) { setSched(pid, unix.SCHED_NORMAL, GuestNice) }
-
-// idle puts every thread of process pid under SCHED_IDLE, for a bed booting
-// ahead of its turn (Options.Background): it runs only on a core that nothing
-// else wants, and any waking thread preempts it at once, so that the running
-// guest's timed tests do not feel it (at nice 19 they did: an open-loop test
-// missed its rate by 60 % while the next guest booted beside it).
-func idle(pid int) { setSched(pid, unix.SCHED_IDLE, 0) }
-
-// setSched sets the policy and nice of every thread of process pid, where the
-// host allows it.
-func setSched(pid, policy, nice int) {
-	tids, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	for _, t := range tids {
-		if tid, err := strconv.Atoi(t.Name()); err == nil {
-			unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: uint32(policy), Nice: int32(nice)}, 0)
-		}
-	}
-}
-
 // Resume brings a bed booted ahead of its turn (Options.Background) to the
 // foreground: its qemus favoured, its guests running again. A foreground bed
 // is left as it is.
@@ -661,6 +632,9 @@ func (b *Bed) Resume() error {
 		g.bg = nil
 		if g.cmd != nil && g.cmd.Process != nil {
 			favour(g.cmd.Process.Pid)
+			if bad := unfavoured(g.cmd.Process.Pid); len(bad) > 0 {
+				return &GuestError{fmt.Sprintf("%s: qemu threads %v stay outside SCHED_NORMAL after the boot ahead: the host refused to move them (%+v)", g.Name, bad, ProbePriorities())}
+			}
 		}
 		if err := qmpDo(g.qmp, "cont"); err != nil {
 			return &GuestError{fmt.Sprintf("%s: resuming the guest booted ahead: %v", g.Name, err)}
