@@ -47,6 +47,7 @@ func TestBidirValidate(t *testing.T) {
 		{func(s *spec.Spec) { s.Op, s.QPType, s.Size = result.OpSend, result.QPTypeUD, 1024 }, "SEND on UD QPs is not supported"},
 		{func(s *spec.Spec) { s.Op, s.Event = result.OpSend, true }, "SEND with --event is not supported"},
 		{func(s *spec.Spec) { s.MRMode = result.MRModePerOp }, "--mr-mode per-op is not supported"},
+		{func(s *spec.Spec) { s.Verify = true }, "-b (bidirectional) with --verify is not supported"},
 	} {
 		s := ok
 		c.mod(&s)

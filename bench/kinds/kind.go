@@ -45,13 +45,12 @@ func Of(s spec.Spec) Kind {
 }
 
 // Serve is the server's half of a test whose data plane is connected: its
-// kind, then its verify pass (not after a bidirectional test: its server
-// never ran one).
+// kind, then its verify pass (spec.Spec.Validate refuses --verify with -b).
 func Serve(t *ServerTest) error {
 	if err := Of(t.Spec).Respond(t); err != nil {
 		return err
 	}
-	if t.Spec.Verify && !t.Spec.Bidirectional { // after the measured run: see verify.go
+	if t.Spec.Verify { // after the measured run: see verify.go
 		return VerifyPass{}.Respond(t)
 	}
 	return nil

@@ -27,6 +27,9 @@ func (s Spec) validateBidir() error {
 			"for it (use --qp-type rc; WRITE runs on uc)", s.QPTypeLabel())
 	case s.Traits().ConsumesRecv && s.Event:
 		return fmt.Errorf("-b (bidirectional) SEND with --event is not supported: each side polls its send and receive completions in one loop")
+	case s.Verify:
+		return fmt.Errorf("-b (bidirectional) with --verify is not supported: the verify pass checks one direction's payloads " +
+			"after the measured run; run --verify without -b")
 	case s.MRModeOrDefault() == result.MRModePerOp:
 		return fmt.Errorf("-b (bidirectional) with --mr-mode per-op is not supported: per-op registration is the client's; " +
 			"the server's operations would run on pooled memory")

@@ -155,6 +155,7 @@ func TestBidirFlags(t *testing.T) {
 		{[]string{"loopback", "--op", "send", "--mode", "bw", "--bidirectional", "--qp-type", "ud", "--size", "1024"}, "SEND on UD QPs is not supported"},
 		{[]string{"loopback", "--transport", "tcp", "--mode", "bw", "-b"}, "not to the TCP baseline"},
 		{[]string{"loopback", "--op", "write", "--mode", "bw", "-b", "--mr-mode", "per-op"}, "--mr-mode per-op is not supported"},
+		{[]string{"loopback", "--op", "write", "--mode", "bw", "-b", "--verify"}, "-b (bidirectional) with --verify is not supported"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := run(c.args, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), c.want) {

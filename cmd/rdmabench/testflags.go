@@ -96,7 +96,7 @@ func addTestFlags(fs *flag.FlagSet) *testFlags {
 	t.hugePages = fs.Bool("hugepages", false, "map the data path buffers from 2 MiB huge pages (reserve them with sysctl vm.nr_hugepages=N)")
 	t.verify = fs.Bool("verify", false, "check payloads in a pass after each measured run, outside every timed interval: the client fills each message with a pattern "+
 		"of the test and the message, the server checks what SEND and WRITE delivered, the client what READ fetched; a mismatch names the offset and both bytes "+
-		"and exits 5 (perftest --data_validation); not for atomics or TCP")
+		"and exits 5 (perftest --data_validation); not for atomics, TCP or -b")
 	t.srq = fs.Bool("srq", false, "send tests: the receiving QPs take their receives from one shared receive queue per side (the server's --qps QPs share one; "+
 		"in latency tests the client's QP, which receives the replies, has one too) (perftest --use-srq); RC and UD; without --op, runs send only")
 	t.loadQPs = fs.Int("load-qps", 0, "latency under load: stream on this many more QPs while latency is measured")
