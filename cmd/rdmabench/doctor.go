@@ -39,7 +39,7 @@ func (e doctorFailed) Error() string {
 // cmdDoctor is 'rdmabench doctor [HOST]'.
 func cmdDoctor(fs *flag.FlagSet) action {
 	dev := fs.StringP("ib-dev", "d", "", "RDMA device to check (default: every port of every device, in rail order; with HOST the port by route, the device whose GID table holds this side's control address, is also compared with the server's)")
-	ibPort := fs.IntP("ib-port", "i", 1, "device port (with --ib-dev)")
+	ibPort := fs.IntP("ib-port", "i", 1, "device port (needs --ib-dev)")
 	port := fs.IntP("port", "p", spec.DefaultPort, "TCP control port of the server (with HOST)")
 	keyFile := addKeyFlag(fs, "to prove to the server (with HOST)")
 	jsonPath := fs.String("json", "", "write the doctor document (bench/result/doctor.schema.json) to this file (- for stdout)")
@@ -50,6 +50,9 @@ func cmdDoctor(fs *flag.FlagSet) action {
 		}
 		if *ibPort < 1 || *ibPort > 255 {
 			return usageError{fmt.Errorf("--ib-port %d out of range 1..255", *ibPort)}
+		}
+		if fs.Changed("ib-port") && *dev == "" {
+			return usageError{fmt.Errorf("--ib-port %d names a port of --ib-dev: add -d DEVICE (without it doctor checks every port of every device)", *ibPort)}
 		}
 		if err := checkRanges(intRange{"port", int64(*port), 1, 65535}); err != nil {
 			return err

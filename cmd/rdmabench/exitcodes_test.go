@@ -127,6 +127,7 @@ func TestExitCodes(t *testing.T) {
 		{exitPeer, []string{"run", "127.0.0.1", "-p", closed, "--transport", "tcp", "--connect-timeout", "200ms"}, "not reachable"},
 		{exitPeer, []string{"doctor", "127.0.0.1", "-p", closed, "--connect-timeout", "200ms"}, "not reachable"},
 		{exitUsage, []string{"doctor", "--ib-port", "0"}, "--ib-port 0 out of range"},
+		{exitUsage, []string{"doctor", "-i", "2"}, "--ib-port 2 names a port of --ib-dev: add -d DEVICE"},
 		{exitUsage, []string{"doctor", "a", "b"}, "at most one server"},
 		{exitUsage, []string{"doctor", "--json", filepath.Join(ro, "sub", "d.json")}, "d.json"},
 	} {
