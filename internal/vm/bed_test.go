@@ -3,11 +3,9 @@ package vm
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -110,37 +108,6 @@ func TestLinksRDMA(t *testing.T) {
 	}
 	if _, err := LinksRDMA("/nonexistent"); !errors.Is(err, ErrUsage) {
 		t.Fatalf("missing file: %v", err)
-	}
-}
-
-// TestSetSched: a bed booting ahead runs under SCHED_IDLE, and favour brings
-// it back to the normal policy at GuestNice (as root).
-func TestSetSched(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("not root: the policy cannot be raised back")
-	}
-	cmd := exec.Command("sleep", "30")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	pid := cmd.Process.Pid
-	// /proc/PID/stat after the command name: field 19 is nice, 41 the policy
-	stat := func() (nice, policy string) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-		return f[16], f[38]
-	}
-	idle(pid)
-	if _, pol := stat(); pol != "5" {
-		t.Fatalf("after idle: policy %s, want 5 (SCHED_IDLE)", pol)
-	}
-	favour(pid)
-	if nice, pol := stat(); pol != "0" || nice != strconv.Itoa(GuestNice) {
-		t.Fatalf("after favour: policy %s nice %s, want 0 and %d", pol, nice, GuestNice)
 	}
 }
 
