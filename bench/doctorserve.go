@@ -74,13 +74,7 @@ func doctorDevice(name string, port int) (string, int, string) {
 		return "", port, "no RDMA device"
 	}
 	for _, n := range names {
-		ctx, err := verbs.Open(n)
-		if err != nil {
-			continue
-		}
-		pa, err := ctx.QueryPort(port)
-		ctx.Close()
-		if err == nil && pa.Active {
+		if device.PortActive(n, port) {
 			return n, port, fmt.Sprintf("the first device whose port %d is active", port)
 		}
 	}

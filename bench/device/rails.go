@@ -22,6 +22,18 @@ func Rails() ([]string, error) {
 	return hostenv.RailOrder(filepath.Join(sysRoot, "sys"), names), nil
 }
 
+// PortActive reports whether port (from 1) of device name is ACTIVE; a
+// device that does not open or has no such port is not.
+func PortActive(name string, port int) bool {
+	ctx, err := verbs.Open(name)
+	if err != nil {
+		return false
+	}
+	defer ctx.Close()
+	pa, err := ctx.QueryPort(port)
+	return err == nil && pa.Active
+}
+
 // RailPort is one port of a host's rails.
 type RailPort struct {
 	Device string

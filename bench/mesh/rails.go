@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/rdmabench/rdmabench/bench/device"
-	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // Rails (--rails): NIC i of each host paired with NIC i of the others,
@@ -25,13 +24,7 @@ func RailDevices(list []string, port int) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
-		ctx, err := verbs.Open(n)
-		if err != nil {
-			continue
-		}
-		pa, err := ctx.QueryPort(port)
-		ctx.Close()
-		if err == nil && pa.Active {
+		if device.PortActive(n, port) {
 			out = append(out, n)
 		}
 	}

@@ -273,24 +273,7 @@ func TestTwoDevices(t *testing.T) {
 func TestDownDeviceFirst(t *testing.T) {
 	dir := jsonDir(t)
 	bin(t)
-	sys := func(name string, args ...string) {
-		t.Helper()
-		if o := runEnv(t, cmdTimeout, nil, name, args...); o.Code != 0 {
-			t.Fatalf("want exit 0: %s", o)
-		}
-	}
-	sys("ip", "link", "add", "dummy9", "type", "dummy")
-	t.Cleanup(func() {
-		if o := runEnv(t, cmdTimeout, nil, "ip", "link", "delete", "dummy9"); o.Code != 0 {
-			t.Errorf("restore: %s", o)
-		}
-	})
-	sys("rdma", "link", "add", "rxa0", "type", "rxe", "netdev", "dummy9")
-	t.Cleanup(func() { // before dummy9 goes (cleanups run last first)
-		if o := runEnv(t, cmdTimeout, nil, "rdma", "link", "delete", "rxa0"); o.Code != 0 {
-			t.Errorf("restore: %s", o)
-		}
-	})
+	downDevice(t)
 
 	o := mustRB(t, "loopback", "--rdma-cm", "--op", "write", "--mode", "lat", "-n", "200")
 	dev := lines(o.Stdout, func(l string) bool { return strings.HasPrefix(l, " Device") })

@@ -578,3 +578,31 @@ func lines(s string, pred func(string) bool) string {
 	}
 	return strings.Join(ls, "\n")
 }
+
+// sysCmd runs a system command of the guest's setup (ip, rdma), which must
+// exit 0.
+func sysCmd(t *testing.T, name string, args ...string) {
+	t.Helper()
+	if o := runEnv(t, cmdTimeout, nil, name, args...); o.Code != 0 {
+		t.Fatalf("want exit 0: %s", o)
+	}
+}
+
+// downDevice adds rxa0, an rxe device on dummy9 that is never up (its port
+// DOWN; it sorts before rxe0), removed again when the test ends. It changes
+// the guest's devices: a test that calls it is not parallel.
+func downDevice(t *testing.T) {
+	t.Helper()
+	sysCmd(t, "ip", "link", "add", "dummy9", "type", "dummy")
+	t.Cleanup(func() {
+		if o := runEnv(t, cmdTimeout, nil, "ip", "link", "delete", "dummy9"); o.Code != 0 {
+			t.Errorf("restore: %s", o)
+		}
+	})
+	sysCmd(t, "rdma", "link", "add", "rxa0", "type", "rxe", "netdev", "dummy9")
+	t.Cleanup(func() { // before dummy9 goes (cleanups run last first)
+		if o := runEnv(t, cmdTimeout, nil, "rdma", "link", "delete", "rxa0"); o.Code != 0 {
+			t.Errorf("restore: %s", o)
+		}
+	})
+}
