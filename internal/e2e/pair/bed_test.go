@@ -214,10 +214,36 @@ func (b *bed) run(t *testing.T, limit time.Duration, args ...string) (code int, 
 	defer cancel()
 	p := b.start(t, ctx, "client", args...)
 	<-p.done
+	code, took = p.code, time.Since(p.start)
 	if ctx.Err() != nil {
-		return -1, p.Output(), time.Since(p.start)
+		code = -1
 	}
-	return p.code, p.Output(), time.Since(p.start)
+	if code != 0 {
+		b.diagnose(t)
+	}
+	return code, p.Output(), took
+}
+
+// guestState is what a guest's kernel says of its own time and load: a
+// failed run logs it for both guests, so that a guest that stood still
+// (starved or paused on the host: the server's heartbeats stopped) shows
+// against the other in its clock, uptime, idle and steal.
+const guestState = `echo "$(hostname): date $(date +%s.%N) uptime $(cut -d' ' -f1 /proc/uptime) loadavg $(cat /proc/loadavg)"; grep '^cpu ' /proc/stat`
+
+// diagnose logs both guests' state (guestState), read one after the other.
+func (b *bed) diagnose(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	here, err := exec.CommandContext(ctx, "sh", "-c", guestState).CombinedOutput()
+	if err != nil {
+		here = append(here, []byte(err.Error())...)
+	}
+	peer, err := b.peer.Command(ctx, "sh", "-c", guestState).Output()
+	if err != nil {
+		peer = append(peer, []byte(err.Error())...)
+	}
+	t.Logf("after the failed run, this guest:\n%s\n%s:\n%s", indent(string(here)), b.peer.Name, indent(string(peer)))
 }
 
 func exitCode(err error) int {
