@@ -230,7 +230,7 @@ func (p *dropInSide) negotiate(run *Outcome) error {
 	if rec := cfg.Record; rec != nil {
 		rec.Peer, rec.Client, rec.Binary, rec.Test = run.Peer.Raw, cfg.Client, p.cc != nil, t
 	}
-	if _, _, err := wc.Negotiate(t.Params(), wire.LegacyLen); err != nil {
+	if _, _, err := wc.Negotiate(t.Params()); err != nil {
 		run.Mismatches = wire.Mismatches(err)
 		return err
 	}

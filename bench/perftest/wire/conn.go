@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
 )
 
@@ -43,13 +44,7 @@ func (c *Conn) Swap(field string, mine []byte, n int) (got []byte, err error) {
 	if c.Trace != nil {
 		defer func() { c.Trace(field, mine, got, err) }()
 	}
-	if c.Peer.Newer() {
-		defer func() {
-			if err != nil {
-				err = fmt.Errorf("%w (the peer is perftest %s, newer than %s, the newest exchange the drop-in speaks)", err, c.Peer, OurVersion)
-			}
-		}()
-	}
+	defer func() { err = c.newer(err) }()
 	if c.Client {
 		if err := c.write(field, mine); err != nil {
 			return nil, err
@@ -61,6 +56,15 @@ func (c *Conn) Swap(field string, mine []byte, n int) (got []byte, err error) {
 		return nil, err
 	}
 	return b, c.write(field, mine)
+}
+
+// newer adds to err, where the peer is newer than the drop-in's exchange,
+// that it is.
+func (c *Conn) newer(err error) error {
+	if err != nil && c.Peer.Newer() {
+		return fmt.Errorf("%w (the peer is perftest %s, newer than %s, the newest exchange the drop-in speaks)", err, c.Peer, OurVersion)
+	}
+	return err
 }
 
 func (c *Conn) write(field string, b []byte) error {
@@ -152,20 +156,48 @@ func (c *Conn) MTU(ours int) (int, error) {
 // false): it swaps the fixed record (the form of 6.28 and 6.29, which a
 // newer perftest speaks to a 6.29 peer) and returns the peer's parameters
 // and every mismatch as one error joining Mismatch values (errors.Is
-// ErrMismatch). legacyLen picks the record's size (LegacyLen unless the
-// peer was built without mlx5dv).
-func (c *Conn) Negotiate(ours Params, legacyLen int) (peer Params, ok bool, err error) {
+// ErrMismatch).
+//
+// The record is LegacyLen bytes from a perftest built with mlx5dv (the
+// usual build) and LegacyLenNoMLX5DV without it, and nothing in the
+// exchange says which. The drop-in reads the peer's first
+// LegacyLenNoMLX5DV bytes and then waits up to negotiateTailWait for the
+// rest (readRecord); as the server it answers in the peer's size. As the
+// client it must write first, so it sends LegacyLen; a server built
+// without mlx5dv then answers 312 bytes, which ends the exchange with an
+// error that says so (perftest's two builds cannot talk to each other
+// either; the drop-in's server talks to both).
+func (c *Conn) Negotiate(ours Params) (peer Params, ok bool, err error) {
 	// each side decides on the other's version: both must be 6.28 or later
 	if !c.Peer.AtLeast(NegotiateVersion) || !c.Ours.AtLeast(NegotiateVersion) {
 		return Params{}, false, nil
 	}
-	b, err := ours.EncodeLegacy(legacyLen, nil)
-	if err != nil {
-		return Params{}, false, err
+	const field = "negotiation"
+	var mine, rb []byte
+	if c.Client {
+		if mine, err = ours.EncodeLegacy(LegacyLen, nil); err != nil {
+			return Params{}, false, err
+		}
+		if err = c.write(field, mine); err == nil {
+			rb, err = c.readRecord(field)
+		}
+		if err == nil && len(rb) == LegacyLenNoMLX5DV {
+			err = &Error{Field: field, Op: "read", Err: fmt.Errorf("the server's record is %d bytes, a perftest built without mlx5dv: "+
+				"it read %d of the %d bytes the drop-in's client sends (a build with mlx5dv, the usual one), and cannot go on; "+
+				"run the drop-in as the server (it answers either build), or a perftest built with mlx5dv", len(rb), len(rb), len(mine))}
+		}
+	} else {
+		if rb, err = c.readRecord(field); err == nil {
+			if mine, err = ours.EncodeLegacy(len(rb), nil); err == nil {
+				err = c.write(field, mine)
+			}
+		}
 	}
-	rb, err := c.Swap("negotiation", b, legacyLen)
+	if c.Trace != nil {
+		c.Trace(field, mine, rb, err)
+	}
 	if err != nil {
-		return Params{}, false, err
+		return Params{}, false, c.newer(err)
 	}
 	if peer, _, err = ParseLegacy(rb); err != nil {
 		return Params{}, false, err
@@ -175,6 +207,37 @@ func (c *Conn) Negotiate(ours Params, legacyLen int) (peer Params, ok bool, err 
 		errs = append(errs, m)
 	}
 	return peer, true, errors.Join(errs...)
+}
+
+// negotiateTailWait bounds the wait for the last LegacyLen -
+// LegacyLenNoMLX5DV bytes of the peer's record once its first
+// LegacyLenNoMLX5DV are in: perftest writes its record in one piece, so a
+// build with mlx5dv has sent them with the rest, and one without sends
+// nothing more until it has the drop-in's answer.
+var negotiateTailWait = time.Second
+
+// readRecord reads the peer's negotiation record: LegacyLenNoMLX5DV bytes,
+// and the mlx5dv build's LegacyLen - LegacyLenNoMLX5DV more if they come
+// within negotiateTailWait.
+func (c *Conn) readRecord(field string) ([]byte, error) {
+	b, err := c.read(field, LegacyLenNoMLX5DV)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.C.SetReadDeadline(time.Now().Add(negotiateTailWait)); err != nil {
+		return nil, &Error{Field: field, Op: "read", Err: err}
+	}
+	tail := make([]byte, LegacyLen-LegacyLenNoMLX5DV)
+	got, err := io.ReadFull(c.C, tail)
+	switch {
+	case got == len(tail):
+		return append(b, tail...), nil
+	case got == 0 && (errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, io.EOF)):
+		return b, nil // a build without mlx5dv: it waits for our record
+	default:
+		return nil, &Error{Field: field, Op: "read", Err: fmt.Errorf("a record of %d bytes: want %d (perftest built with mlx5dv) or %d (without)",
+			LegacyLenNoMLX5DV+got, LegacyLen, LegacyLenNoMLX5DV)}
+	}
 }
 
 // Dest is step 5 for one QP (and every barrier after it): swap

@@ -74,7 +74,7 @@ func FuzzExchange(f *testing.F) {
 		if _, err := c.MTU(3); err != nil {
 			return
 		}
-		if _, _, err := c.Negotiate(writeLat64(), LegacyLen); err != nil {
+		if _, _, err := c.Negotiate(writeLat64()); err != nil {
 			return
 		}
 		if _, err := c.Dest(Dest{QPN: 1}, true, "dest qp 0"); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,14 +23,20 @@ import (
 // this package sends must be the bytes perftest accepted then, and the
 // negotiated parameters (Test.Params) must equal perftest's.
 
-// replayConn is a net.Conn whose reads return what perftest sent: one
-// stream (TCP) or, with msgs, one message per Read (-R's rdma_cm channel:
-// a Read returns what is left of one). Writes are kept.
+// replayConn is a net.Conn whose reads return what perftest sent, swap by
+// swap (a Read returns what is left of one swap's bytes: -R's rdma_cm
+// channel reads a message so, and io.ReadFull over a TCP stream gets the
+// same bytes). As perftest did, it sends a swap's bytes only once the
+// drop-in has written what perftest read before them (gate: the bytes
+// the drop-in must have written; a Read before that times out, as one of
+// a real connection would). Writes are kept.
 type replayConn struct {
 	net.Conn
-	msgs  [][]byte
-	cur   []byte
-	wrote [][]byte
+	msgs   [][]byte
+	gate   []int
+	cur    []byte
+	wrote  [][]byte
+	nwrote int
 }
 
 func (c *replayConn) Read(b []byte) (int, error) {
@@ -37,7 +44,13 @@ func (c *replayConn) Read(b []byte) (int, error) {
 		if len(c.msgs) == 0 {
 			return 0, io.EOF
 		}
+		if len(c.gate) > 0 && c.nwrote < c.gate[0] {
+			return 0, os.ErrDeadlineExceeded
+		}
 		c.cur, c.msgs = c.msgs[0], c.msgs[1:]
+		if len(c.gate) > 0 {
+			c.gate = c.gate[1:]
+		}
 	}
 	n := copy(b, c.cur)
 	c.cur = c.cur[n:]
@@ -46,6 +59,7 @@ func (c *replayConn) Read(b []byte) (int, error) {
 
 func (c *replayConn) Write(b []byte) (int, error) {
 	c.wrote = append(c.wrote, bytes.Clone(b))
+	c.nwrote += len(b)
 	return len(b), nil
 }
 func (c *replayConn) SetReadDeadline(time.Time) error  { return nil }
@@ -85,13 +99,30 @@ func recordings(t testing.TB) map[string]*Recording {
 
 // peerBytes is what perftest sent, one message per swap.
 func peerBytes(t testing.TB, r *Recording) [][]byte {
-	var msgs [][]byte
+	msgs, _ := peerSwaps(t, r)
+	return msgs
+}
+
+// peerSwaps is what perftest sent, one message per swap, and before each
+// the bytes the drop-in had written (replayConn.gate): all of the swap's
+// own where the drop-in writes first (the client; the server in the
+// closing "done", where the roles turn), else those of the swaps before.
+func peerSwaps(t testing.TB, r *Recording) (msgs [][]byte, gate []int) {
+	sent := 0
 	for _, s := range r.Swaps {
+		mine := len(unhex(t, s.Sent))
+		first := r.Client != (s.Field == "done")
 		if g := unhex(t, s.Got); len(g) > 0 {
 			msgs = append(msgs, g)
+			if first {
+				gate = append(gate, sent+mine)
+			} else {
+				gate = append(gate, sent)
+			}
 		}
+		sent += mine
 	}
-	return msgs
+	return msgs, gate
 }
 
 // recordingSeeds are the recordings as FuzzExchange seeds: perftest's bytes
@@ -124,11 +155,7 @@ func recordingSeeds(f *testing.F) []struct {
 // It returns the first error, naming the swap.
 func replay(t *testing.T, r *Recording) error {
 	rc := &replayConn{}
-	if r.Binary {
-		rc.msgs = peerBytes(t, r)
-	} else {
-		rc.msgs = [][]byte{bytes.Join(peerBytes(t, r), nil)}
-	}
+	rc.msgs, rc.gate = peerSwaps(t, r)
 	c := &Conn{C: rc, Client: r.Client, Binary: r.Binary}
 	sw := r.Swaps
 	u64 := func(i int) uint64 { return binary.BigEndian.Uint64(unhex(t, sw[i].Sent)) }
@@ -151,7 +178,7 @@ func replay(t *testing.T, r *Recording) error {
 			}
 		case f == "negotiation":
 			var ok bool
-			if _, ok, err = c.Negotiate(r.Test.Params(), LegacyLen); err == nil && !ok {
+			if _, ok, err = c.Negotiate(r.Test.Params()); err == nil && !ok {
 				err = errors.New("no negotiation with a peer that negotiated")
 			}
 		case f == "bw report: size":

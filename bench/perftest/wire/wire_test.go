@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -246,7 +247,7 @@ func TestExchange(t *testing.T) {
 					if m, err := s.MTU(5); err != nil || m != 3 {
 						return errors.Join(err, errors.New("server mtu"))
 					}
-					_, ok, err := s.Negotiate(sp, LegacyLen)
+					_, ok, err := s.Negotiate(sp)
 					if ok != (ver != "6.06") || (ok && (err == nil || !strings.Contains(err.Error(), "size mismatch: local=2, remote=64"))) {
 						return errors.Join(err, errors.New("server negotiation"))
 					}
@@ -270,7 +271,7 @@ func TestExchange(t *testing.T) {
 			if m, err := c.MTU(3); err != nil || m != 3 {
 				t.Fatalf("client mtu %d %v", m, err)
 			}
-			_, ok, err := c.Negotiate(writeLat64(), LegacyLen)
+			_, ok, err := c.Negotiate(writeLat64())
 			if ok != (ver != "6.06") || (ok && (!errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "size mismatch: local=64, remote=2"))) {
 				t.Fatalf("client negotiation: ok %v, %v", ok, err)
 			}
@@ -322,7 +323,7 @@ func TestNegotiateMixedVersions(t *testing.T) {
 					done <- err
 					return
 				}
-				_, ok, err := s.Negotiate(writeLat64(), LegacyLen)
+				_, ok, err := s.Negotiate(writeLat64())
 				if ok != tc.ok {
 					err = errors.Join(err, errors.New("server negotiated differently"))
 				}
@@ -331,7 +332,7 @@ func TestNegotiateMixedVersions(t *testing.T) {
 			if _, err := c.Versions(tc.client); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok, err := c.Negotiate(writeLat64(), LegacyLen); err != nil || ok != tc.ok {
+			if _, ok, err := c.Negotiate(writeLat64()); err != nil || ok != tc.ok {
 				t.Fatalf("client: ok %v, %v", ok, err)
 			}
 			if err := <-done; err != nil {
@@ -386,5 +387,70 @@ func TestTestParams(t *testing.T) {
 		if got := tc.in.Params(); got != tc.want {
 			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestNegotiateBuildSize: perftest's record is 320 bytes built with mlx5dv
+// and 312 without. The drop-in's server answers either in its size; its
+// client, which writes first, sends 320 and names a 312-byte server; a
+// record of another size is refused by name.
+func TestNegotiateBuildSize(t *testing.T) {
+	defer func(d time.Duration) { negotiateTailWait = d }(negotiateTailWait)
+	negotiateTailWait = 100 * time.Millisecond
+	vb, _ := EncodeVersion("6.29")
+	v629, _ := ParseVersion(vb)
+	for _, tc := range []struct {
+		name      string
+		client    bool // the drop-in is the client; the test plays perftest's other end
+		peerSize  int
+		wantReply int    // bytes the drop-in sends
+		wantErr   string // "": negotiated
+	}{
+		{"server, 320-byte client", false, LegacyLen, LegacyLen, ""},
+		{"server, 312-byte client", false, LegacyLenNoMLX5DV, LegacyLenNoMLX5DV, ""},
+		{"server, 316-byte client", false, 316, 0, "a record of 316 bytes: want 320 (perftest built with mlx5dv) or 312 (without)"},
+		{"client, 320-byte server", true, LegacyLen, LegacyLen, ""},
+		{"client, 312-byte server", true, LegacyLenNoMLX5DV, LegacyLen, "the server's record is 312 bytes, a perftest built without mlx5dv"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, s := pair(t)
+			ours, peer := s, c
+			if tc.client {
+				ours, peer = c, s
+			}
+			ours.Peer, ours.Ours = v629, v629
+			full, err := writeLat64().EncodeLegacy(LegacyLen, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := full[:tc.peerSize] // the 312-byte record is the 320's without its comp mask
+			got := make(chan []byte, 1)
+			go func() { // perftest's end: the server reads its size first, the client writes first
+				buf := make([]byte, LegacyLen)
+				if tc.client {
+					n, _ := io.ReadFull(peer.C, buf[:tc.peerSize])
+					peer.C.Write(rec)
+					got <- buf[:n]
+					return
+				}
+				peer.C.Write(rec)
+				peer.C.SetReadDeadline(time.Now().Add(2 * time.Second))
+				n, _ := io.ReadAtLeast(peer.C, buf, 1)
+				got <- buf[:n]
+			}()
+			_, ok, err := ours.Negotiate(writeLat64())
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("ok %v, err %v; want an error naming %q", ok, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !ok {
+				t.Fatalf("ok %v, err %v", ok, err)
+			}
+			if b := <-got; !tc.client && len(b) != tc.wantReply {
+				t.Errorf("the drop-in's server answered %d bytes, want %d", len(b), tc.wantReply)
+			}
+		})
 	}
 }
