@@ -180,6 +180,10 @@ func (c *Conn) Negotiate(ours Params) (peer Params, ok bool, err error) {
 		}
 		if err = c.write(field, mine); err == nil {
 			rb, err = c.readRecord(field)
+		} else if c.Binary {
+			// -R: one message, into a receive buffer of the server's record size
+			err = fmt.Errorf("%w (a perftest server built without mlx5dv receives a %d-byte record, and its receive refuses the %d the drop-in's client sends: "+
+				"run the drop-in as the server, which answers either build)", err, LegacyLenNoMLX5DV, LegacyLen)
 		}
 		if err == nil && len(rb) == LegacyLenNoMLX5DV {
 			err = &Error{Field: field, Op: "read", Err: fmt.Errorf("the server's record is %d bytes, a perftest built without mlx5dv: "+
