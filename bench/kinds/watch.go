@@ -53,6 +53,14 @@ func lostError(peer string, err error) error {
 	return &PeerLostError{Peer: peer, Reason: reason, Err: err}
 }
 
+// StoodStill is how far past its deadline the watch's wait for the
+// server's next message must end for the client to say that it stood
+// still itself: a timer of a running process fires within milliseconds of
+// its deadline; one that fires seconds late was not run (its host froze,
+// a VM's host descheduled it, or it starved), and the server's heartbeats
+// sent meanwhile may be waiting unread.
+var StoodStill = time.Second
+
 // Heartbeat sends Ready{alive} on c every ctrl.HeartbeatEvery until the
 // returned stop is called (idempotent; it returns once no heartbeat can
 // follow): the peer tells a slow test from a dead or stopped side.
@@ -173,10 +181,28 @@ func WatchServer(c ctrl.Chan, peer string, ab *TestAbort) *Watch {
 
 func (w *Watch) run() {
 	defer close(w.done)
+	// the latest wait that ended StoodStill or more past its deadline, and
+	// when: a wait that spanned a freeze may still return a heartbeat that
+	// was buffered meanwhile, and the loss shows a wait or two later
+	var still time.Duration
+	var stillAt time.Time
 	for {
+		start := time.Now()
 		t, payload, err := w.c.RecvAny(ctrl.HeartbeatTimeout)
+		if late := time.Since(start) - ctrl.HeartbeatTimeout; late >= StoodStill {
+			still, stillAt = late, time.Now()
+		}
 		if err != nil {
 			err = lostError(w.peer, err)
+			var pl *PeerLostError
+			if still > 0 && time.Since(stillAt) <= 2*ctrl.HeartbeatTimeout && errors.As(err, &pl) {
+				why := "and the server's heartbeats may have been on their way"
+				if !errors.Is(err, os.ErrDeadlineExceeded) {
+					why = "and the server, missing this side's heartbeats as long, may have dropped it"
+				}
+				pl.Reason += fmt.Sprintf("; this side's own wait ended %v past its deadline: this host stood still (frozen or starved), %s",
+					still.Round(time.Millisecond), why)
+			}
 			w.end = err
 			w.ab.Abort(err)
 			w.msgs <- watchMsg{err: err}

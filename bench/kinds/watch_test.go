@@ -1,8 +1,11 @@
 package kinds
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"net"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -110,5 +113,65 @@ func TestTestAbort(t *testing.T) {
 	ab.Abort(errors.New("after"))
 	if loop.n.Load() != 3 {
 		t.Errorf("%d aborts, want 3 (none after disarm)", loop.n.Load())
+	}
+}
+
+// lateChan is a control channel whose waits end late, as on a host that
+// froze while the wait ran: RecvAny returns its deadline error (or the
+// closed connection) only late past the deadline; with beat, the late wait
+// returns a heartbeat buffered meanwhile and the next the close, at once.
+type lateChan struct {
+	ctrl.Chan
+	late   time.Duration
+	closed bool // the server closed the connection meanwhile
+	beat   bool
+	calls  int
+}
+
+func (c *lateChan) RecvAny(d time.Duration) (proto.MsgType, []byte, error) {
+	c.calls++
+	if c.beat && c.calls > 1 {
+		return 0, nil, io.EOF
+	}
+	time.Sleep(d + c.late)
+	switch {
+	case c.beat:
+		b, err := json.Marshal(proto.Ready{Phase: proto.PhaseAlive})
+		return proto.MsgReady, b, err
+	case c.closed:
+		return 0, nil, io.EOF
+	}
+	return 0, nil, &net.OpError{Op: "read", Net: "pipe", Err: os.ErrDeadlineExceeded}
+}
+
+// TestWatchStoodStill: a wait for the server's heartbeat that ends
+// StoodStill or more past its deadline says this side stood still; one
+// that ends on time says only that the heartbeat stopped.
+func TestWatchStoodStill(t *testing.T) {
+	old, oldStill := ctrl.HeartbeatTimeout, StoodStill
+	ctrl.HeartbeatTimeout, StoodStill = 100*time.Millisecond, 250*time.Millisecond
+	t.Cleanup(func() { ctrl.HeartbeatTimeout, StoodStill = old, oldStill })
+	dropped := "this host stood still (frozen or starved), and the server, missing this side's heartbeats as long, may have dropped it"
+	for _, tc := range []struct {
+		late         time.Duration
+		closed, beat bool
+		want         string // "": no note
+	}{
+		{0, false, false, ""},
+		{600 * time.Millisecond, false, false, "this host stood still (frozen or starved), and the server's heartbeats may have been on their way"},
+		{0, true, false, ""},
+		{600 * time.Millisecond, true, false, dropped},
+		{600 * time.Millisecond, true, true, dropped},
+	} {
+		c, _ := ctrl.Pipe(time.Second)
+		w := WatchServer(&lateChan{Chan: c, late: tc.late, closed: tc.closed, beat: tc.beat}, "pipe", NewTestAbort())
+		err := w.Next(proto.MsgResult, nil, 5*time.Second)
+		var pl *PeerLostError
+		if !errors.As(err, &pl) {
+			t.Fatalf("%+v: %v, want a lost server", tc, err)
+		}
+		if got := strings.Contains(err.Error(), "this host stood still"); got != (tc.want != "") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v; want a note %q", tc, err, tc.want)
+		}
 	}
 }
