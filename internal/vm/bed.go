@@ -308,6 +308,26 @@ func QemuArgs(acc Accel, o Options, k *Kernel, initrd, sock, netdev, mac string,
 // Boot starts a bed: every guest of the layout, until each agent has said
 // hello (or the boot deadline). The caller holds the bed lock.
 func Boot(ctx context.Context, o Options) (*Bed, error) {
+	b, err := boot(ctx, o)
+	if err != nil || o.Background != nil { // a bed booted ahead is checked when it resumes (vmexec)
+		return b, err
+	}
+	if err := b.CheckClocks(ctx); err != nil {
+		fmt.Fprintf(b.opts.Log, "vmexec: %v; booting again\n", err)
+		b.Close()
+		if b, err = boot(ctx, o); err != nil {
+			return nil, err
+		}
+		if err := b.CheckClocks(ctx); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// boot is Boot without the clock check.
+func boot(ctx context.Context, o Options) (*Bed, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}

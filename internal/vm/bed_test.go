@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNumaArgs(t *testing.T) {
@@ -140,5 +141,34 @@ func TestBootDeadlineFrom(t *testing.T) {
 				t.Fatalf("deadline started %d times by Foreground, want once", started)
 			}
 		})
+	}
+}
+
+// TestClockCheck: the rate and the guest it blames; /proc/uptime parsed or
+// refused by name.
+func TestClockCheck(t *testing.T) {
+	if r := clockRate(10, 10.5, 500*time.Millisecond); r < 0.999 || r > 1.001 {
+		t.Errorf("rate %v, want 1", r)
+	}
+	for _, tc := range []struct {
+		rates map[string]float64
+		want  string
+	}{
+		{map[string]float64{"g1": 1.02, "g2": 0.9}, ""},
+		{map[string]float64{"g1": 1.0, "g2": 70}, "g2"},
+		{map[string]float64{"g2": 0.14, "g1": 0.5}, "g1"},
+		{map[string]float64{"g1": 1.0, "g2": 1.25}, "g2"},
+	} {
+		if got := clockOff(tc.rates); got != tc.want {
+			t.Errorf("clockOff(%v) = %q, want %q", tc.rates, got, tc.want)
+		}
+	}
+	if v, err := parseUptime("4676.28 405775.12\n"); err != nil || v != 4676.28 {
+		t.Errorf("parseUptime: %v %v", v, err)
+	}
+	for _, bad := range []string{"", "x 1", "-1 2", "NaN 1"} {
+		if _, err := parseUptime(bad); err == nil || !strings.Contains(err.Error(), "/proc/uptime") {
+			t.Errorf("parseUptime(%q): %v, want an error naming /proc/uptime", bad, err)
+		}
 	}
 }

@@ -937,6 +937,9 @@ func (s *bedServer) takePreboot(ctx context.Context, layout string, logw io.Writ
 	if err == nil {
 		err = setClock(ctx, p.bed)
 	}
+	if err == nil {
+		err = p.bed.CheckClocks(ctx) // booted on what others left: its clock may be off
+	}
 	if err != nil {
 		fmt.Fprintf(logw, "vmexec: bed: the %s bed booted ahead did not resume, booting again: %v\n", layout, err)
 		p.bed.Close()
