@@ -251,11 +251,18 @@ func (e *Endpoint) CMConnect(ch *verbs.EventChannel, dst netip.AddrPort, index, 
 		if try == cmPortTries {
 			return 0, fmt.Errorf("%w (%d tries, each on a new rdma_cm port: on iWARP, rdma_cm chooses a source port without asking the kernel's TCP, whose earlier connections may hold it)", err, try)
 		}
-		if err := errors.Join(e.QP.Close(), e.CMID.Close()); err != nil {
+		if err := e.dropCM(); err != nil {
 			return 0, err
 		}
-		e.QP, e.CMID = nil, nil
 	}
+}
+
+// dropCM closes the endpoint's rdma_cm QP and id, for a new try of
+// CMConnect on a new id.
+func (e *Endpoint) dropCM() error {
+	err := errors.Join(e.QP.Close(), e.CMID.Close())
+	e.QP, e.CMID = nil, nil
+	return err
 }
 
 // cmPortTries bounds the tries of one iWARP rdma_connect whose source port

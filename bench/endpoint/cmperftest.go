@@ -77,10 +77,9 @@ func cmConnectPerftest(e *Endpoint, ch *verbs.EventChannel, dst netip.AddrPort, 
 		if next := time.Now().Add(perftestCMRetryGap); !cmRetryable(err) || next.After(until) || next.After(deadline) {
 			return fmt.Errorf("QP %d of %d to %s: %w (%d tries)", i, n, dst, err, try)
 		}
-		if err := errors.Join(e.QP.Close(), e.CMID.Close()); err != nil { // a new id and QP for the next try
+		if err := e.dropCM(); err != nil { // a new id and QP for the next try
 			return err
 		}
-		e.QP, e.CMID = nil, nil
 		time.Sleep(perftestCMRetryGap)
 	}
 }
