@@ -151,7 +151,24 @@ func (c *Config) estimate(s spec.Spec, runs int) time.Duration {
 // the whole search with that point's error, before anything runs. An
 // error after points ran returns the document so far, marked partial.
 func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
-	c := cfg
+	c, ko, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	sr, err := c.plan(ctx, ko)
+	if err != nil {
+		return nil, err
+	}
+	ladder, err := sr.climb()
+	if err != nil {
+		return sr.finish(err)
+	}
+	return sr.finish(sr.refine(ladder))
+}
+
+// withDefaults is c with the defaults filled and the knee rule's options,
+// or an error naming the value out of range.
+func (c Config) withDefaults() (Config, knee.Options, error) {
 	if c.Runs == 0 {
 		c.Runs = DefaultRuns
 	}
@@ -167,20 +184,36 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 	ko := knee.Options{MinDrop: c.MinDrop, Confidence: c.Confidence}.WithDefaults()
 	switch {
 	case c.Runs < 1 || c.Runs > spec.MaxRepeat:
-		return nil, fmt.Errorf("--runs %d out of range 1..%d", c.Runs, spec.MaxRepeat)
+		return c, ko, fmt.Errorf("--runs %d out of range 1..%d", c.Runs, spec.MaxRepeat)
 	case c.MaxBisections < 0 || c.MaxBisections > 20:
-		return nil, fmt.Errorf("--bisect %d out of range 0..20", c.MaxBisections)
+		return c, ko, fmt.Errorf("--bisect %d out of range 0..20", c.MaxBisections)
 	case !(ko.MinDrop > 0 && ko.MinDrop < 1):
-		return nil, fmt.Errorf("--min-drop %g out of range (0, 1)", ko.MinDrop)
+		return c, ko, fmt.Errorf("--min-drop %g out of range (0, 1)", ko.MinDrop)
 	case !(ko.Confidence > 0 && ko.Confidence < 1):
-		return nil, fmt.Errorf("confidence %g out of range (0, 1)", ko.Confidence)
+		return c, ko, fmt.Errorf("confidence %g out of range (0, 1)", ko.Confidence)
 	}
-	if err := CheckPoints(c.Ladder); err != nil {
-		return nil, err
-	}
-	// every ladder value's test, built and checked before the first runs
-	// (the limits rise with each axis: a bisection value between two
-	// ladder values that pass passes too; measure checks it again)
+	return c, ko, CheckPoints(c.Ladder)
+}
+
+// search is one search under way: its config, the ladder's tests, the
+// document it fills and the points measured so far.
+type search struct {
+	ctx    context.Context
+	c      Config
+	ko     knee.Options
+	specs  map[int]spec.Spec // each ladder value's test, built and checked up front
+	figure string
+	falls  int // how many falls get bisected: RefinedFalls at most
+	doc    *result.CliffsDocument
+	pr     *progress
+	pts    []point // every point measured, in order
+}
+
+// plan builds and checks every ladder value's test before the first runs
+// (the limits rise with each axis: a bisection value between two ladder
+// values that pass passes too; measure checks it again), picks the
+// figure, estimates the time, starts the document and prints the plan.
+func (c Config) plan(ctx context.Context, ko knee.Options) (*search, error) {
 	specs := map[int]spec.Spec{}
 	var all []spec.Spec
 	for _, v := range c.Ladder {
@@ -223,76 +256,76 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 	}
 	pr := &progress{w: c.Progress, term: c.Terminal, total: maxPoints, start: doc.Start, est: est, ladderEst: ladderEst, timed: timed}
 	pr.plan(c, doc, figure)
-	var pts []point
-	measure := func(v int, stage string) (point, error) {
-		s, ok := specs[v]
-		if !ok { // a bisection value not built up front: build and check it now
-			var err error
-			if s, err = c.SpecAt(v); err != nil {
-				return point{}, fmt.Errorf("%s %d: %w", c.Axis, v, err)
-			}
-			if c.Check != nil {
-				if err := c.Check([]spec.Spec{s}); err != nil {
-					return point{}, err
-				}
-			}
-		}
-		s.Repeat = c.Runs
-		pr.point(len(pts)+1, c.Axis, v, stage)
-		r, warns, err := c.Run(ctx, s)
-		if err != nil && ctx.Err() == nil { // once more: a loaded host can make a peer miss its heartbeat
-			doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s %d failed once, run again: %v", c.Axis, v, err))
-			pr.point(len(pts)+1, c.Axis, v, stage+", again")
-			r, warns, err = c.Run(ctx, s)
-		}
-		for _, w := range warns { // every point says the same of the host
-			if !slices.Contains(doc.Warnings, w) {
-				doc.Warnings = append(doc.Warnings, w)
-			}
-		}
-		if err != nil {
+	return &search{ctx: ctx, c: c, ko: ko, specs: specs, figure: figure, falls: refine, doc: doc, pr: pr}, nil
+}
+
+// measure runs the point at axis value v (a ladder value's test built up
+// front, a bisection value's built and checked now), once more if it
+// fails (a loaded host can make a peer miss its heartbeat), and records it.
+func (sr *search) measure(v int, stage string) (point, error) {
+	c, doc := sr.c, sr.doc
+	s, ok := sr.specs[v]
+	if !ok {
+		var err error
+		if s, err = c.SpecAt(v); err != nil {
 			return point{}, fmt.Errorf("%s %d: %w", c.Axis, v, err)
 		}
-		runs, err := FigureOf(r, figure)
-		if err != nil {
-			return point{}, fmt.Errorf("%s %d: %w", c.Axis, v, err)
+		if c.Check != nil {
+			if err := c.Check([]spec.Spec{s}); err != nil {
+				return point{}, err
+			}
 		}
-		p := point{value: v, stage: stage, res: r, runs: runs}
-		pts = append(pts, p)
-		return p, nil
 	}
-	finish := func(err error) (*result.CliffsDocument, error) {
-		pr.done()
-		sort.SliceStable(pts, func(i, j int) bool { return pts[i].value < pts[j].value })
-		for _, p := range pts {
-			doc.Points = append(doc.Points, docPoint(p))
-		}
-		doc.End = time.Now()
-		doc.ElapsedNS = int64(doc.End.Sub(doc.Start))
-		if err != nil {
-			doc.Partial = true
-			doc.Warnings = append(doc.Warnings, fmt.Sprintf("incomplete: %v", err))
-		}
-		if len(doc.Knees) == 0 && len(pts) > 0 {
-			up := pts[len(pts)-1].value
-			doc.NoKneeUpTo = &up
-		}
-		return doc, err
+	s.Repeat = c.Runs
+	sr.pr.point(len(sr.pts)+1, c.Axis, v, stage)
+	r, warns, err := c.Run(sr.ctx, s)
+	if err != nil && sr.ctx.Err() == nil {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("%s %d failed once, run again: %v", c.Axis, v, err))
+		sr.pr.point(len(sr.pts)+1, c.Axis, v, stage+", again")
+		r, warns, err = c.Run(sr.ctx, s)
 	}
+	for _, w := range warns { // every point says the same of the host
+		if !slices.Contains(doc.Warnings, w) {
+			doc.Warnings = append(doc.Warnings, w)
+		}
+	}
+	if err != nil {
+		return point{}, fmt.Errorf("%s %d: %w", c.Axis, v, err)
+	}
+	runs, err := FigureOf(r, sr.figure)
+	if err != nil {
+		return point{}, fmt.Errorf("%s %d: %w", c.Axis, v, err)
+	}
+	p := point{value: v, stage: stage, res: r, runs: runs}
+	sr.pts = append(sr.pts, p)
+	return p, nil
+}
+
+// climb measures the ladder, value by value. A failure ends the climb:
+// the knees of the points measured so far go into the document.
+func (sr *search) climb() ([]point, error) {
 	var ladder []point
-	for _, v := range c.Ladder {
-		p, err := measure(v, result.StageLadder)
+	for _, v := range sr.c.Ladder {
+		p, err := sr.measure(v, result.StageLadder)
 		if err != nil {
 			if len(ladder) > 1 {
-				doc.Knees = kneesOf(ladder, ko, figure)
+				sr.doc.Knees = kneesOf(ladder, sr.ko, sr.figure)
 			}
-			return finish(err)
+			return ladder, err
 		}
 		ladder = append(ladder, p)
 	}
+	return ladder, nil
+}
+
+// refine finds the ladder's falls and bisects the first RefinedFalls of
+// them, each at most MaxBisections times; every fall becomes a knee of
+// the document (a fall left unbisected is named in a warning).
+func (sr *search) refine(ladder []point) error {
+	c, ko := sr.c, sr.ko
 	steps, err := knee.Steps(kneePoints(ladder), ko)
 	if err != nil {
-		return finish(err)
+		return err
 	}
 	refined := 0
 	for i, st := range steps {
@@ -300,36 +333,71 @@ func Search(ctx context.Context, cfg Config) (*result.CliffsDocument, error) {
 			continue
 		}
 		lo, hi := ladder[i], ladder[i+1]
-		if refined < refine {
+		if refined < sr.falls {
 			refined++
-			for k := 0; k < c.MaxBisections; k++ {
-				m, ok := midpoint(lo.value, hi.value)
-				if !ok {
-					break
-				}
-				mp, err := measure(m, result.StageBisection)
-				if err != nil {
-					doc.Knees = append(doc.Knees, kneeOf(lo, hi, ladder[i], ladder[i+1], ko, figure))
-					return finish(err)
-				}
-				left, _ := knee.Steps(kneePoints([]point{lo, mp}), ko)
-				right, _ := knee.Steps(kneePoints([]point{mp, hi}), ko)
-				switch { // the lower half first: where the fall starts (a step lies in one half, a corner's fall in both)
-				case knee.IsKnee(left[0], ko.MinDrop):
-					hi = mp
-				case knee.IsKnee(right[0], ko.MinDrop):
-					lo = mp
-				default: // the fall is spread over the step: keep the bracket
-					k = c.MaxBisections
-				}
+			if lo, hi, err = sr.bisect(lo, hi); err != nil {
+				sr.doc.Knees = append(sr.doc.Knees, kneeOf(lo, hi, ladder[i], ladder[i+1], ko, sr.figure))
+				return err
 			}
 		} else {
-			doc.Warnings = append(doc.Warnings, fmt.Sprintf("the fall between %s %d and %d is not bisected: the first %d falls took the point budget",
-				c.Axis, lo.value, hi.value, refine))
+			sr.doc.Warnings = append(sr.doc.Warnings, fmt.Sprintf("the fall between %s %d and %d is not bisected: the first %d falls took the point budget",
+				c.Axis, lo.value, hi.value, sr.falls))
 		}
-		doc.Knees = append(doc.Knees, kneeOf(lo, hi, ladder[i], ladder[i+1], ko, figure))
+		sr.doc.Knees = append(sr.doc.Knees, kneeOf(lo, hi, ladder[i], ladder[i+1], ko, sr.figure))
 	}
-	return finish(nil)
+	return nil
+}
+
+// bisect narrows the fall between lo and hi: up to MaxBisections
+// midpoints, each keeping the half where the fall starts (the lower half
+// first: a step lies in one half, a corner's fall in both), until no
+// value lies between or the fall is spread over the bracket. It returns
+// the bracket it reached, and on a failed point the bracket so far.
+func (sr *search) bisect(lo, hi point) (point, point, error) {
+	ko := sr.ko
+	for k := 0; k < sr.c.MaxBisections; k++ {
+		m, ok := midpoint(lo.value, hi.value)
+		if !ok {
+			break
+		}
+		mp, err := sr.measure(m, result.StageBisection)
+		if err != nil {
+			return lo, hi, err
+		}
+		left, _ := knee.Steps(kneePoints([]point{lo, mp}), ko)
+		right, _ := knee.Steps(kneePoints([]point{mp, hi}), ko)
+		switch {
+		case knee.IsKnee(left[0], ko.MinDrop):
+			hi = mp
+		case knee.IsKnee(right[0], ko.MinDrop):
+			lo = mp
+		default: // the fall is spread over the bracket: keep it
+			return lo, hi, nil
+		}
+	}
+	return lo, hi, nil
+}
+
+// finish ends the document: the points in axis order, the times, and on
+// err the mark partial; with no knee found, how far up there is none.
+func (sr *search) finish(err error) (*result.CliffsDocument, error) {
+	doc, pts := sr.doc, sr.pts
+	sr.pr.done()
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].value < pts[j].value })
+	for _, p := range pts {
+		doc.Points = append(doc.Points, docPoint(p))
+	}
+	doc.End = time.Now()
+	doc.ElapsedNS = int64(doc.End.Sub(doc.Start))
+	if err != nil {
+		doc.Partial = true
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("incomplete: %v", err))
+	}
+	if len(doc.Knees) == 0 && len(pts) > 0 {
+		up := pts[len(pts)-1].value
+		doc.NoKneeUpTo = &up
+	}
+	return doc, err
 }
 
 // testName is s's name without the axis value: "write bw 64B" for the QP
