@@ -6,7 +6,9 @@
 // Two implementations: *proto.Conn, rdmabench's own frames over the TCP
 // control connection, and Pipe, an in-memory pair for tests of a kind's
 // sequencing without RDMA and without sockets. perftest's out-of-band
-// exchange (bench/perftest/wire) is a candidate third one.
+// exchange (bench/perftest/wire), whose steps are records and reports
+// rather than messages, is the drop-in's own interface, loopExchange in
+// bench/dropin/peer: *wire.Conn, or an in-memory pair in its tests.
 package ctrl
 
 import (

@@ -126,95 +126,185 @@ func (o *Outcome) Partial() bool {
 // failed, the reports still reach rank 0 within a few seconds, and rank 0
 // returns the partial document.
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
-	start := time.Now()
-	b := cfg.Boot
-	closeBoot := sync.OnceValue(b.Close)
-	defer closeBoot()
-	rank, n := b.Rank(), b.Size()
-	logf := func(format string, a ...any) {
-		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, "mesh rank %d: "+format+"\n", append([]any{rank}, a...)...)
-		}
-	}
-	rounds, err := Schedule(cfg.Pattern, n, cfg.Root)
+	m, err := newRankRun(cfg)
+	defer m.closeBoot() //nolint:errcheck // Run closes cfg.Boot, once, whatever ends it
 	if err != nil {
 		return nil, err
 	}
-	ip, err := ControlAddr(cfg.Net)
-	if err != nil {
-		return nil, err
-	}
-	host, _ := os.Hostname()
 	bootCtx, cancel := context.WithTimeout(ctx, cfg.RoundTimeout)
 	defer cancel()
-	me := rankInfo{Rank: rank, Host: host, Addr: ip.String()}
-	var co *coordinator
-	if rank == 0 {
-		// The run key: it authenticates the links to rank 0 and every
-		// pair's control session (authKey below).
-		me.Key = make([]byte, 32)
-		rand.Read(me.Key) //nolint:errcheck // crypto/rand does not fail on Linux
-		cln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
-		if err != nil {
-			return nil, fmt.Errorf("mesh: coordinator: %w", err)
+	if m.rank == 0 {
+		if err := m.startCoordinator(); err != nil {
+			return nil, err
 		}
-		me.Collector = cln.Addr().String()
-		co = newCoordinator(cln, me.Key, n)
-		go co.serve()
-		defer co.close()
+		defer m.co.close()
 	}
-	all, err := gather(bootCtx, b, "host", me)
+	if err := m.gatherHosts(bootCtx); err != nil {
+		return nil, err
+	}
+	if m.rank != 0 {
+		if m.dialRank0(bootCtx) {
+			defer m.lk.close()
+		}
+	}
+	stopServers, err := m.startRailServers(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer stopServers()
+	if err := m.gatherInfo(bootCtx); err != nil {
+		return nil, err
+	}
+	m.endBootstrap(cancel)
+	ctx, killed := cfg.watchKill(ctx, m.lk)
+	interrupted, err := m.runSteps(ctx, killed)
+	if err != nil {
+		return nil, err
+	}
+	m.failNotRun(interrupted)
+	return m.end(ctx, interrupted)
+}
+
+// rankRun is one rank's run as Run's steps build it up, in order.
+type rankRun struct {
+	cfg       Config
+	start     time.Time
+	closeBoot func() error // cfg.Boot's Close, once
+	rank, n   int          // this rank, of n
+	rounds    []Round
+	ip        netip.Addr // the control address
+	host      string
+	me        rankInfo
+	co        *coordinator // rank 0's; nil on the others
+	all       []rankInfo   // every rank's, by rank: gatherHosts, then gatherInfo
 	// authKey is rank 0's run key, shared through the launcher: every
 	// pair's control session proves it (benchserver.Config.AuthKey and
 	// bench.ClientConfig.AuthKey; see startServers and runPair).
-	authKey := all[0].Key
+	authKey []byte
+	rep     Report
+	lk      *link // the link to rank 0 (rank != 0); nil where it failed
+	linkErr error // why lk is nil
+	rails   int   // the rails every host has
+	steps   [][]railRound
+	// pairTime bounds a pair: the round timeout and slack, how far past its
+	// deadline a pair may still be returning.
+	pairTime time.Duration
+}
+
+// newRankRun is the run's schedule, control address and host name; m,
+// even with an error, has closeBoot.
+func newRankRun(cfg Config) (*rankRun, error) {
+	b := cfg.Boot
+	m := &rankRun{cfg: cfg, start: time.Now(), closeBoot: sync.OnceValue(b.Close), rank: b.Rank(), n: b.Size()}
+	var err error
+	if m.rounds, err = Schedule(cfg.Pattern, m.n, cfg.Root); err != nil {
+		return m, err
+	}
+	if m.ip, err = ControlAddr(cfg.Net); err != nil {
+		return m, err
+	}
+	m.host, _ = os.Hostname()
+	m.me = rankInfo{Rank: m.rank, Host: m.host, Addr: m.ip.String()}
+	m.rep = Report{Rank: m.rank, UnsyncedFrom: -1}
+	slack := min(cfg.RoundTimeout, 10*time.Second)
+	m.pairTime = cfg.RoundTimeout + slack
+	return m, nil
+}
+
+func (m *rankRun) logf(format string, a ...any) {
+	if m.cfg.Log != nil {
+		fmt.Fprintf(m.cfg.Log, "mesh rank %d: "+format+"\n", append([]any{m.rank}, a...)...)
+	}
+}
+
+// warn adds w to the report's warnings, and logs it.
+func (m *rankRun) warn(w string) {
+	m.rep.Warnings = append(m.rep.Warnings, w)
+	m.logf("%s", w)
+}
+
+// startCoordinator is rank 0's: the run key, which authenticates the
+// links to rank 0 and every pair's control session (authKey), and the
+// coordinator the links reach. The caller closes m.co.
+func (m *rankRun) startCoordinator() error {
+	m.me.Key = make([]byte, 32)
+	rand.Read(m.me.Key) //nolint:errcheck // crypto/rand does not fail on Linux
+	cln, err := net.Listen("tcp", net.JoinHostPort(m.ip.String(), "0"))
+	if err != nil {
+		return fmt.Errorf("mesh: coordinator: %w", err)
+	}
+	m.me.Collector = cln.Addr().String()
+	m.co = newCoordinator(cln, m.me.Key, m.n)
+	go m.co.serve()
+	return nil
+}
+
+// gatherHosts is the first all-gather (the hosts, rank 0's key and
+// coordinator), then this rank's local rank and devices.
+func (m *rankRun) gatherHosts(ctx context.Context) error {
+	all, err := gather(ctx, m.cfg.Boot, "host", m.me)
+	if err != nil {
+		return err
+	}
+	m.all, m.authKey = all, all[0].Key
+	me := &m.me
 	me.Key, me.Collector = nil, ""
-	for _, o := range all[:rank] {
-		if o.Host == host {
+	for _, o := range all[:m.rank] {
+		if o.Host == m.host {
 			me.LocalRank++
 		}
 	}
-	if len(cfg.DeviceMap) > 0 {
-		me.Device = cfg.DeviceMap[me.LocalRank%len(cfg.DeviceMap)]
+	if len(m.cfg.DeviceMap) > 0 {
+		me.Device = m.cfg.DeviceMap[me.LocalRank%len(m.cfg.DeviceMap)]
 	}
-	if len(cfg.Rails) > 0 {
-		me.RailDevices, me.Device = cfg.Rails, cfg.Rails[0]
+	if len(m.cfg.Rails) > 0 {
+		me.RailDevices, me.Device = m.cfg.Rails, m.cfg.Rails[0]
 	}
-	rep := Report{Rank: rank, UnsyncedFrom: -1}
-	var lk *link
-	var linkErr error
-	if rank != 0 {
-		// Before the last all-gather: rank 0 counts a rank without a link
-		// after it as lost.
-		lctx, lcancel := context.WithTimeout(bootCtx, cfg.ConnTimeout)
-		lk, linkErr = dialLink(lctx, all[0].Collector, authKey, rank)
-		lcancel()
-		if linkErr != nil {
-			linkErr = fmt.Errorf("mesh: link to rank 0 at %s: %w", all[0].Collector, linkErr)
-			if len(rounds) > 1 {
-				rep.UnsyncedFrom = 1
-			}
-			rep.Warnings = append(rep.Warnings, linkErr.Error()+": no barriers, and the report cannot reach rank 0")
-			logf("%v", linkErr)
-		} else {
-			defer lk.close()
-		}
+	return nil
+}
+
+// dialRank0 links a rank but 0 to rank 0's coordinator, before the last
+// all-gather (rank 0 counts a rank without a link after it as lost). A
+// link that fails is a warning: no barriers, and no report to rank 0.
+// ok: m.lk is up, for the caller to close.
+func (m *rankRun) dialRank0(ctx context.Context) (ok bool) {
+	lctx, lcancel := context.WithTimeout(ctx, m.cfg.ConnTimeout)
+	m.lk, m.linkErr = dialLink(lctx, m.all[0].Collector, m.authKey, m.rank)
+	lcancel()
+	if m.linkErr == nil {
+		return true
 	}
-	slots := Inbound(rounds, rank)
-	nr := max(1, len(me.RailDevices)) // this host's rails
-	for r := range nr {
-		srvs, lns, err := startServers(ctx, cfg, ip, me.onRail(r).Device, (me.LocalRank*nr+r)*slots, slots, authKey)
-		if err != nil {
-			return nil, err
-		}
-		defer func() {
-			for _, s := range srvs {
+	m.linkErr = fmt.Errorf("mesh: link to rank 0 at %s: %w", m.all[0].Collector, m.linkErr)
+	if len(m.rounds) > 1 {
+		m.rep.UnsyncedFrom = 1
+	}
+	m.rep.Warnings = append(m.rep.Warnings, m.linkErr.Error()+": no barriers, and the report cannot reach rank 0")
+	m.logf("%v", m.linkErr)
+	return false
+}
+
+// startRailServers starts this rank's servers on each of its rails, their
+// ports in m.me; stop stops them, the last rail's first. On an error,
+// those started are stopped.
+func (m *rankRun) startRailServers(ctx context.Context) (stop func(), err error) {
+	var started [][]*server
+	stop = func() {
+		for r := len(started) - 1; r >= 0; r-- {
+			for _, s := range started[r] {
 				s.stop()
 			}
-		}()
+		}
+	}
+	me := &m.me
+	slots := Inbound(m.rounds, m.rank)
+	nr := max(1, len(me.RailDevices)) // this host's rails
+	for r := range nr {
+		srvs, lns, err := startServers(ctx, m.cfg, m.ip, me.onRail(r).Device, (me.LocalRank*nr+r)*slots, slots, m.authKey)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		started = append(started, srvs)
 		ports := []int{}
 		for _, ln := range lns {
 			ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
@@ -226,125 +316,162 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			me.RailPorts = append(me.RailPorts, ports)
 		}
 	}
-	if all, err = gather(bootCtx, b, "info", me); err != nil {
-		return nil, err
-	}
-	// The rails every host has: the fewest of any rank.
-	rails := 1
-	if len(me.RailDevices) > 0 {
-		rails = len(me.RailDevices)
-		for _, o := range all {
-			rails = min(rails, len(o.RailDevices), len(o.RailPorts))
-		}
-		if rails < len(me.RailDevices) {
-			w := fmt.Sprintf("rails: %d here (%v), but a host has only %d: rails %d.. are left out", len(me.RailDevices), me.RailDevices, rails, rails)
-			rep.Warnings = append(rep.Warnings, w)
-			logf("%s", w)
-		}
-		if rails == 0 {
-			return nil, fmt.Errorf("mesh: --rails: a rank has no rail")
-		}
-	}
-	steps := railSteps(len(rounds), rails, cfg.RailsParallel)
-	// The launcher's part ends here (PMI finalize): the barriers run over
-	// the links, so a rank the launcher loses cannot break them.
-	closeBoot() //nolint:errcheck // best effort: the launcher's part is over either way
-	cancel()
-	if co != nil {
-		co.expectAll()
-	}
-	ctx, killed := cfg.watchKill(ctx, lk)
+	return stop, nil
+}
 
-	// slack is how far past its deadline a pair may still be returning.
-	slack := min(cfg.RoundTimeout, 10*time.Second)
-	pairTime := cfg.RoundTimeout + slack
-	interrupted := -1 // the step a signal stopped the run at
-	for si, st := range steps {
+// gatherInfo is the last all-gather (every rank's ports and devices),
+// then the rails every host has, the fewest of any rank, and the steps.
+func (m *rankRun) gatherInfo(ctx context.Context) error {
+	var err error
+	if m.all, err = gather(ctx, m.cfg.Boot, "info", m.me); err != nil {
+		return err
+	}
+	me := m.me
+	m.rails = 1
+	if len(me.RailDevices) > 0 {
+		m.rails = len(me.RailDevices)
+		for _, o := range m.all {
+			m.rails = min(m.rails, len(o.RailDevices), len(o.RailPorts))
+		}
+		if m.rails < len(me.RailDevices) {
+			m.warn(fmt.Sprintf("rails: %d here (%v), but a host has only %d: rails %d.. are left out", len(me.RailDevices), me.RailDevices, m.rails, m.rails))
+		}
+		if m.rails == 0 {
+			return fmt.Errorf("mesh: --rails: a rank has no rail")
+		}
+	}
+	m.steps = railSteps(len(m.rounds), m.rails, m.cfg.RailsParallel)
+	return nil
+}
+
+// endBootstrap ends the launcher's part (PMI finalize) and the bootstrap's
+// deadline (cancel): the barriers run over the links, so a rank the
+// launcher loses cannot break them. Rank 0's coordinator now expects
+// every rank's link.
+func (m *rankRun) endBootstrap(cancel context.CancelFunc) {
+	m.closeBoot() //nolint:errcheck // best effort: the launcher's part is over either way
+	cancel()
+	if m.co != nil {
+		m.co.expectAll()
+	}
+}
+
+// runSteps runs the steps in order, a barrier before each but the first
+// (until one fails: the rest run unsynchronised), this rank's pairs into
+// m.rep. interrupted is the step a signal (ctx) stopped the run at,
+// len(m.steps) in the last one; -1: none. err is errKilled.
+func (m *rankRun) runSteps(ctx context.Context, killed func() bool) (interrupted int, err error) {
+	for si, st := range m.steps {
 		if killed() {
-			return nil, errKilled
+			return -1, errKilled
 		}
 		if ctx.Err() != nil {
-			interrupted = si
-			break
+			return si, nil
 		}
-		if si > 0 && rep.UnsyncedFrom < 0 {
-			var err error
-			if co != nil {
-				err = co.barrier(ctx, si, pairTime)
-			} else {
-				// rank 0 may still run its own pair, then wait for the others
-				err = lk.barrier(ctx, si, 2*pairTime+5*time.Second)
-			}
+		if si > 0 && m.rep.UnsyncedFrom < 0 {
+			err := m.barrier(ctx, si)
 			if killed() {
-				return nil, errKilled
+				return -1, errKilled
 			}
 			if ctx.Err() != nil {
-				interrupted = si
-				break
+				return si, nil
 			}
 			if err != nil {
-				rep.UnsyncedFrom = si
-				w := fmt.Sprintf("barrier before round %d failed (%v): the remaining rounds run unsynchronised", si, err)
-				rep.Warnings = append(rep.Warnings, w)
-				logf("%s", w)
+				m.rep.UnsyncedFrom = si
+				m.warn(fmt.Sprintf("barrier before round %d failed (%v): the remaining rounds run unsynchronised", si, err))
 			}
 		}
-		pairs := make([][]result.MeshPair, len(st))
-		var wg sync.WaitGroup
-		for k, rr := range st {
-			run := func() {
-				round := rounds[rr.round]
-				for i, p := range round {
-					if p.Client != rank {
-						continue
-					}
-					srv := all[p.Server].onRail(rr.rail)
-					mp := result.MeshPair{Round: rr.rail*len(rounds) + rr.round, Client: rank, Server: p.Server, ClientHost: host, ServerHost: srv.Host}
-					on := ""
-					if len(me.RailDevices) > 0 {
-						on = fmt.Sprintf(" on rail %d (%s → %s)", rr.rail, me.onRail(rr.rail).Device, srv.Device)
-					}
-					logf("round %d/%d: %s(%d) → %s(%d)%s", rr.round+1, len(rounds), host, rank, srv.Host, p.Server, on)
-					runPair(ctx, cfg, me.onRail(rr.rail), srv, ServerSlot(round, i), authKey, &mp)
-					if mp.Status != result.StatusOK {
-						logf("pair %s%s failed: %s", mp.Name(), on, mp.Error)
-					}
-					pairs[k] = append(pairs[k], mp)
-				}
-			}
-			if len(st) == 1 {
-				run()
-				continue
-			}
-			wg.Add(1)
-			go func() { defer wg.Done(); run() }()
-		}
-		wg.Wait()
+		pairs := m.runStep(ctx, st)
 		if killed() {
-			return nil, errKilled
+			return -1, errKilled
 		}
 		for _, ps := range pairs {
 			for _, mp := range ps {
-				if rep.Env == nil && mp.Env != nil {
-					rep.Env = mp.Env
+				if m.rep.Env == nil && mp.Env != nil {
+					m.rep.Env = mp.Env
 				}
-				rep.Pairs = append(rep.Pairs, mp)
+				m.rep.Pairs = append(m.rep.Pairs, mp)
 			}
 		}
 	}
-	if interrupted < 0 && ctx.Err() != nil { // in the last round
-		interrupted = len(steps)
+	if ctx.Err() != nil { // in the last round
+		return len(m.steps), nil
 	}
-	if interrupted >= 0 {
-		w := fmt.Sprintf("interrupted (SIGINT or SIGTERM) in round %d of %d: the pairs not run are failed", max(interrupted, 1), len(steps))
-		rep.Warnings = append(rep.Warnings, w)
-		logf("%s", w)
-		rep.Pairs = append(rep.Pairs, notRun(rounds, steps[min(interrupted, len(steps)):], rank, host, all)...)
+	return -1, nil
+}
+
+// barrier is the barrier before step si: rank 0's coordinator's, or the
+// link's.
+func (m *rankRun) barrier(ctx context.Context, si int) error {
+	if m.co != nil {
+		return m.co.barrier(ctx, si, m.pairTime)
 	}
-	out := &Outcome{Own: rep.Pairs}
+	// rank 0 may still run its own pair, then wait for the others
+	return m.lk.barrier(ctx, si, 2*m.pairTime+5*time.Second)
+}
+
+// runStep runs this rank's pairs (as client) of one step: each rail's
+// round, at once where the step has more than one; pairs[k] are st[k]'s.
+func (m *rankRun) runStep(ctx context.Context, st []railRound) (pairs [][]result.MeshPair) {
+	pairs = make([][]result.MeshPair, len(st))
+	var wg sync.WaitGroup
+	for k, rr := range st {
+		run := func() { pairs[k] = m.runRound(ctx, rr) }
+		if len(st) == 1 {
+			run()
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); run() }()
+	}
+	wg.Wait()
+	return pairs
+}
+
+// runRound runs this rank's pairs (as client) of round rr.round on rail
+// rr.rail, in order.
+func (m *rankRun) runRound(ctx context.Context, rr railRound) []result.MeshPair {
+	var pairs []result.MeshPair
+	me, rank, host := m.me, m.rank, m.host
+	round := m.rounds[rr.round]
+	for i, p := range round {
+		if p.Client != rank {
+			continue
+		}
+		srv := m.all[p.Server].onRail(rr.rail)
+		mp := result.MeshPair{Round: rr.rail*len(m.rounds) + rr.round, Client: rank, Server: p.Server, ClientHost: host, ServerHost: srv.Host}
+		on := ""
+		if len(me.RailDevices) > 0 {
+			on = fmt.Sprintf(" on rail %d (%s → %s)", rr.rail, me.onRail(rr.rail).Device, srv.Device)
+		}
+		m.logf("round %d/%d: %s(%d) → %s(%d)%s", rr.round+1, len(m.rounds), host, rank, srv.Host, p.Server, on)
+		runPair(ctx, m.cfg, me.onRail(rr.rail), srv, ServerSlot(round, i), m.authKey, &mp)
+		if mp.Status != result.StatusOK {
+			m.logf("pair %s%s failed: %s", mp.Name(), on, mp.Error)
+		}
+		pairs = append(pairs, mp)
+	}
+	return pairs
+}
+
+// failNotRun, after a signal stopped the run at step interrupted (-1:
+// none), warns of it and fails the pairs not run.
+func (m *rankRun) failNotRun(interrupted int) {
+	if interrupted < 0 {
+		return
+	}
+	m.warn(fmt.Sprintf("interrupted (SIGINT or SIGTERM) in round %d of %d: the pairs not run are failed", max(interrupted, 1), len(m.steps)))
+	m.rep.Pairs = append(m.rep.Pairs, notRun(m.rounds, m.steps[min(interrupted, len(m.steps)):], m.rank, m.host, m.all)...)
+}
+
+// end is the run's end: a rank but 0 delivers its report to rank 0;
+// rank 0 waits for every report and builds the documents (one per rail
+// with rails).
+func (m *rankRun) end(ctx context.Context, interrupted int) (*Outcome, error) {
+	out := &Outcome{Own: m.rep.Pairs}
 	// The longest wait for rank 0 is a test of another rank still running;
 	// after a signal every rank stops at once, so a few seconds do.
-	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), pairTime)
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), m.pairTime)
 	defer wcancel()
 	if interrupted >= 0 {
 		wctx, wcancel = context.WithTimeout(wctx, interruptGrace)
@@ -353,17 +480,18 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		stop := context.AfterFunc(ctx, func() { time.AfterFunc(interruptGrace, wcancel) })
 		defer stop()
 	}
-	if rank != 0 {
+	if m.rank != 0 {
 		switch {
-		case lk == nil:
-			out.Error = linkErr
+		case m.lk == nil:
+			out.Error = m.linkErr
 		default:
-			if err := lk.deliver(wctx, rep); err != nil {
+			if err := m.lk.deliver(wctx, m.rep); err != nil {
 				out.Error = fmt.Errorf("mesh: report to rank 0: %w", err)
 			}
 		}
 		return out, nil
 	}
+	co, rep := m.co, m.rep
 	ws, unsynced := co.syncState()
 	rep.Warnings = append(rep.Warnings, ws...)
 	if unsynced >= 0 && (rep.UnsyncedFrom < 0 || unsynced < rep.UnsyncedFrom) {
@@ -371,16 +499,17 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	co.add(rep)
 	reports, lost := co.wait(wctx)
-	if len(me.RailDevices) == 0 {
-		out.Doc = assemble(cfg, start, b.Launcher(), rounds, all, reports, lost)
+	launcher := m.cfg.Boot.Launcher()
+	if len(m.me.RailDevices) == 0 {
+		out.Doc = assemble(m.cfg, m.start, launcher, m.rounds, m.all, reports, lost)
 		return out, nil
 	}
-	for r := range rails {
-		railAll := make([]rankInfo, len(all))
-		for i, o := range all {
+	for r := range m.rails {
+		railAll := make([]rankInfo, len(m.all))
+		for i, o := range m.all {
 			railAll[i] = o.onRail(r)
 		}
-		out.Rails = append(out.Rails, assemble(cfg, start, b.Launcher(), rounds, railAll, railReports(reports, r, len(rounds), cfg.RailsParallel), lost))
+		out.Rails = append(out.Rails, assemble(m.cfg, m.start, launcher, m.rounds, railAll, railReports(reports, r, len(m.rounds), m.cfg.RailsParallel), lost))
 	}
 	out.Doc = out.Rails[0]
 	return out, nil

@@ -3,8 +3,6 @@ package peer
 import (
 	"context"
 
-	"github.com/rdmabench/rdmabench/bench/kinds"
-	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
@@ -17,36 +15,45 @@ import (
 // iterations, peak, average, message rate) and each prints the sums, with
 // its own iteration count, as perftest's print_full_bw_report does.
 
+// bidirLoop is -b's loop kind (loopOf): one size on QP 0, with
+// perftest's BW peak.
+type bidirLoop struct{}
+
+func (bidirLoop) run(ctx context.Context, p *dropInSide, run *Outcome) error {
+	if err := p.eng.openPeak(true); err != nil {
+		return err
+	}
+	defer p.eng.closePeak()
+	r, err := dropInBidir(ctx, p, p.s)
+	if err != nil {
+		return err
+	}
+	run.Results = []result.Result{r}
+	return nil
+}
+
 // dropInBidir runs one size of a -b test on p's QP 0 and returns this
 // side's result: the sums of both sides' figures, Sides each side's.
-func dropInBidir(ctx context.Context, p *dropInSide, s spec.Spec, stamps *peakStamps) (result.Result, error) {
-	ep := p.eps.Probe
+func dropInBidir(ctx context.Context, p *dropInSide, s spec.Spec) (result.Result, error) {
 	if s.Op != result.OpSend { // perftest's WRITE and READ tools swap once more before a duplex loop
-		if _, err := p.wc.Dest(p.mine[0], p.withGID, "sync before the loops (-b)"); err != nil {
+		if _, err := p.ex.Dest(p.mine[0], p.withGID, "sync before the loops (-b)"); err != nil {
 			return result.Result{}, err
 		}
 	}
-	if s.Op == result.OpSend {
-		ep.Eng.SetStop(s.Iters) // the peer's -n messages arrive while this side sends its own
-	}
-	if err := stamps.arm(); err != nil {
-		return result.Result{}, err
-	}
-	br, err := kinds.BidirAlone(ctx, ep, s, p.cfg.Run)
+	br, peak, err := p.eng.bidir(ctx, s)
 	if err != nil {
 		return result.Result{}, err
 	}
-	peak := stamps.peak(s.Size)
 	mine := result.NewSideResult(s.Size, br.Ops, 0, br.Last-br.First)
 	rep := wire.BWReport{Size: uint64(s.Size), Iters: uint64(br.Ops), BWAvg: mine.Bandwidth.MiBPerSec, MsgRateAvg: mine.Bandwidth.Mpps}
 	if peak != nil {
 		rep.BWPeak = peak.MiBPerSec
 	}
-	got, err := p.wc.SwapBWReport(rep)
+	got, err := p.ex.SwapBWReport(rep)
 	if err != nil {
 		return result.Result{}, err
 	}
-	r := dropInBidirResult(measure.BaseResult(s, ep), mine, rep, got, p.cfg.Client)
+	r := dropInBidirResult(p.eng.base(s), mine, rep, got, p.cfg.Client)
 	if err := br.SetLatency(&r); err != nil {
 		return result.Result{}, err
 	}

@@ -2,26 +2,25 @@ package peer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"time"
 
 	"github.com/rdmabench/rdmabench/bench/device"
 	"github.com/rdmabench/rdmabench/bench/endpoint"
-	"github.com/rdmabench/rdmabench/bench/kinds"
-	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/perftest"
 	"github.com/rdmabench/rdmabench/bench/perftest/wire"
 	"github.com/rdmabench/rdmabench/bench/result"
 	"github.com/rdmabench/rdmabench/bench/spec"
-	"github.com/rdmabench/rdmabench/verbs"
 )
 
 // The loop part of the drop-in facing perftest (peer.go): what each
 // side does once its QPs are connected and the barrier after RTR is
-// done: each size's timed loop or the passive wait, the reports, the
-// closing handshake (finish).
+// done: its loop kind (loopOf: each size's timed loop, or the passive
+// wait, and the reports), then the closing handshake (finish). The kinds
+// swap through loopExchange and run their C loops through loopEngines
+// (exchange.go, engines.go), so that their sequencing is unit-tested
+// without RDMA and without sockets (loop_test.go).
 
 // dropInSide is one side of a test against perftest: what Run's
 // steps set up, in order (the device and channel, the exchange's
@@ -38,8 +37,36 @@ type dropInSide struct {
 	qps     []*endpoint.Endpoint // eps.measured()
 	mine    []wire.Dest          // this side's records, one per QP
 	withGID bool
-	all     bool  // perftest's -a (RUN_ALL): cfg.Sizes on the same QPs
-	sizes   []int // the message sizes in order: cfg.Sizes, or s.Size alone
+	all     bool         // perftest's -a (RUN_ALL): cfg.Sizes on the same QPs
+	sizes   []int        // the message sizes in order: cfg.Sizes, or s.Size alone
+	ex      loopExchange // the loop's swaps with the peer: wc
+	eng     loopEngines  // the loop's C loops: qpEngines on qps
+}
+
+// loopKind is one of the drop-in's perftest loops: this side's part of
+// each size (the timed loop, or the passive wait) and the reports, up to
+// the closing handshake, which finish does for every kind.
+type loopKind interface {
+	run(ctx context.Context, p *dropInSide, run *Outcome) error
+}
+
+// loopOf is the loop kind of a side of s: the client, or the server;
+// timed, the side that times the run (Run's Outcome.Timed).
+func loopOf(s spec.Spec, client, timed bool) loopKind {
+	switch {
+	case s.Mode == result.ModeLat && timed:
+		return latTimed{}
+	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
+		return latPassive{}
+	case s.Bidirectional: // -b: both sides send (bidir.go)
+		return bidirLoop{}
+	case client:
+		return bwClient{}
+	case s.Op == result.OpSend: // the receiver: perftest's client sends -n messages per QP
+		return sendReceiver{}
+	default: // WRITE, READ, atomics: passive; the table is the client's figures (of its last size with -a)
+		return bwPassive{}
+	}
 }
 
 // loop runs the loop part of Run: this side's part of each size
@@ -54,30 +81,18 @@ func (p *dropInSide) loop(ctx context.Context, run *Outcome) (*Outcome, error) {
 		}
 	})
 	defer abort()
-	p.all, p.sizes = len(p.cfg.Sizes) > 0, p.cfg.Sizes
-	if !p.all {
-		p.sizes = []int{p.s.Size}
+	p.all, p.sizes = runSizes(p.cfg.Sizes, p.s.Size)
+	p.ex = p.wc
+	p.eng = &qpEngines{cfg: p.cfg, s: p.s, all: p.all, dev: p.dev, cc: p.cc, eps: p.eps, qps: p.qps}
+	return run, p.runLoop(ctx, run)
+}
+
+// runLoop is this side's loop kind, then the closing handshake.
+func (p *dropInSide) runLoop(ctx context.Context, run *Outcome) error {
+	if err := loopOf(p.s, p.cfg.Client, run.Timed).run(ctx, p, run); err != nil {
+		return err
 	}
-	var err error
-	switch s := p.s; {
-	case s.Mode == result.ModeLat && run.Timed:
-		err = p.latTimed(run)
-	case s.Mode == result.ModeLat: // a passive side: the client's loop runs until its closing record
-		p.wc.Timeout = passiveTimeout(p.cfg.Timeout, s, p.sizes)
-		run.Results = []result.Result{measure.BaseResult(s, p.eps.Probe)}
-	case s.Bidirectional: // -b: both sides send (dropinbidir.go)
-		err = p.bidir(ctx, run)
-	case p.cfg.Client:
-		err = p.bwClient(run)
-	case s.Op == result.OpSend: // the receiver: perftest's client sends -n messages per QP
-		err = p.sendReceiver(run)
-	default: // WRITE, READ, atomics: passive; the table is the client's figures (of its last size with -a)
-		err = p.passiveBW(run)
-	}
-	if err != nil {
-		return run, err
-	}
-	return run, p.finish(run)
+	return p.finish(run)
 }
 
 // sized is s for message size n, its engines set to n (-a; one size: as
@@ -88,13 +103,7 @@ func (p *dropInSide) sized(n int) (spec.Spec, error) {
 	if !p.all {
 		return sz, nil
 	}
-	for _, e := range p.qps {
-		e.Eng.ResetCounters()
-		if err := e.Eng.SetPerftestSize(n, e.Inline > 0 && n <= e.Inline); err != nil {
-			return sz, err
-		}
-	}
-	return sz, nil
+	return sz, p.eng.resize(n)
 }
 
 // sync is perftest's record swap before or after a size of -a, where its
@@ -104,7 +113,7 @@ func (p *dropInSide) sync(what string, n int) error {
 	if (what == "sync before" && !before) || (what == "sync after" && !after) {
 		return nil
 	}
-	_, err := p.wc.Dest(p.mine[0], p.withGID, fmt.Sprintf("%s %d bytes", what, n))
+	_, err := p.ex.Dest(p.mine[0], p.withGID, fmt.Sprintf("%s %d bytes", what, n))
 	return err
 }
 
@@ -119,182 +128,41 @@ func (p *dropInSide) enter(i, n int) (spec.Spec, error) {
 	return p.sized(n)
 }
 
-// latTimed is a timed latency side: perftest's interval on both sides,
-// post to post (rb_pt_lat_reply, SetPerftestInterval), its two largest
-// samples dropped (-n runs).
-func (p *dropInSide) latTimed(run *Outcome) error {
-	s, ep := p.s, p.eps.Probe
-	var eng measure.LatEngine = ep.Eng
-	reply := (s.Op == result.OpSend && !p.cfg.Client) || (s.Op == result.OpWrite && p.cfg.Client) // the side that waits first (see rb_pt_lat_reply)
-	if reply {
-		eng = replyEngine{ep.Eng}
-	} else {
-		ep.Eng.SetPerftestInterval()
-	}
-	for i, n := range p.sizes {
-		sz, err := p.enter(i, n)
-		if err != nil {
-			return err
-		}
-		ep.Eng.ResetReply()
-		e := eng
-		if s.Duration <= 0 {
-			e = &perftest.DropTop2{LatLoop: eng}
-		}
-		r, err := dropInLat(e, ep, sz, p.cfg.Run)
-		if err != nil {
-			return sizeErr(p.all, n, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err))
-		}
-		run.Results = append(run.Results, r)
-	}
-	return nil
-}
-
-// bidir is -b's one size on QP 0, with perftest's BW peak (dropinbidir.go).
-func (p *dropInSide) bidir(ctx context.Context, run *Outcome) error {
-	stamps, err := newPeakStamps(p.qps[:1], p.s, p.cfg.Peak)
-	if err != nil {
-		return err
-	}
-	defer stamps.close()
-	r, err := dropInBidir(ctx, p, p.s, stamps)
-	if err != nil {
-		return err
-	}
-	run.Results = []result.Result{r}
-	return nil
-}
-
-// bwClient is the bandwidth client: each size's loop with perftest's BW
-// peak (and -D's window), then its figures to a passive server.
-func (p *dropInSide) bwClient(run *Outcome) error {
-	s, qps := p.s, p.qps
-	stamps, err := newPeakStamps(qps, s, p.cfg.Peak)
-	if err != nil {
-		return err
-	}
-	defer stamps.close()
-	for i, n := range p.sizes {
-		sz, err := p.enter(i, n)
-		if err != nil {
-			return err
-		}
-		if err := stamps.arm(); err != nil {
-			return err
-		}
-		var r result.Result
-		if len(qps) > 1 {
-			r, _, err = kinds.MeasureBWMulti(qps, sz, p.cfg.Run)
-		} else {
-			r, _, err = measure.BW(p.eps.Probe, sz, p.cfg.Run)
-		}
-		if err != nil {
-			return sizeErr(p.all, n, err)
-		}
-		r.PerftestPeak = stamps.peak(n)
-		if s.Duration > 0 { // -D: perftest's figures are the middle's
-			if w, ok := perftest.Window(r, s.Duration, perftest.Margin(s.Duration)); ok {
-				r = w
-			}
-		}
-		run.Results = append(run.Results, r)
-		if err := p.sync("sync after", n); err != nil {
-			return err
-		}
-	}
-	last := len(run.Results) - 1 // perftest's passive server gets the last size's report only
-	return sendPerftestReport(p.wc, p.mine[0], p.withGID, s, run.Results[last])
-}
-
-// sendReceiver is ib_send_bw's receiver: each size's -n messages per QP
-// (or -D's duration), timed on this side.
-func (p *dropInSide) sendReceiver(run *Outcome) error {
-	s, qps, ep := p.s, p.qps, p.eps.Probe
-	for i, n := range p.sizes {
-		sz, err := p.enter(i, n)
-		if err != nil {
-			return err
-		}
-		engs := make([]*verbs.Engine, len(qps))
-		for q, e := range qps {
-			if p.all {
-				e.Eng.ResetAbort()
-			}
-			e.Eng.SetStop(endpoint.QPIters(s.Iters, len(qps), q))
-			engs[q] = e.Eng
-		}
-		if s.Duration > 0 { // -D: receive for the duration, count the middle's messages
-			r, err := dropInReceiveFor(engs, sz, ep)
-			if err != nil {
-				return err
-			}
-			run.Results = append(run.Results, r)
-			continue
-		}
-		t0 := verbs.Now()
-		if _, err := verbs.BWServerMulti(engs); err != nil {
-			return sizeErr(p.all, n, perftest.Lost(s, errors.Is(err, verbs.ErrTimeout), err))
-		}
-		r := measure.BaseResult(sz, ep)
-		r.Iterations, r.DurationNS = s.Iters, verbs.Now()-t0
-		r.Bandwidth = result.NewBandwidth(n, s.Iters, r.DurationNS)
-		run.Results = append(run.Results, r)
-		if err := p.sync("sync after", n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// passiveBW is a passive bandwidth server (WRITE, READ, atomics): it waits
-// for the client's loop, and its result is the client's report.
-func (p *dropInSide) passiveBW(run *Outcome) error {
-	s, wc := p.s, p.wc
-	wc.Timeout = passiveTimeout(p.cfg.Timeout, s, p.sizes)
-	if _, err := wc.Dest(p.mine[0], p.withGID, "barrier after the loop"); err != nil {
-		return err
-	}
-	wc.Timeout = p.cfg.Timeout
-	rep, err := wc.SwapBWReport(wire.BWReport{Size: uint64(s.Size)})
-	if err != nil {
-		return err
-	}
-	r := measure.BaseResult(s, p.eps.Probe)
-	r.Iterations = int64(rep.Iters)
-	r.Bandwidth = mibBandwidth(rep.BWAvg, rep.MsgRateAvg)
-	if rep.BWPeak > 0 {
-		pk := mibBandwidth(rep.BWPeak, 0)
-		r.PerftestPeak = &pk
-	}
-	run.Results = []result.Result{r}
-	return nil
-}
-
 // finish ends the run: the timed side's connection setup on its results,
 // the closing handshake, and the bandwidth tools' "done".
 func (p *dropInSide) finish(run *Outcome) error {
-	s, wc, cc := p.s, p.wc, p.cc
+	s, ex, cc := p.s, p.ex, p.cc
 	run.Result = run.Results[len(run.Results)-1]
 	if run.Timed {
-		conn := dropInConnSetup(p.dev, p.eps, cc)
+		conn := p.eng.connSetup()
 		for i := range run.Results {
 			run.Results[i].Connection = conn
 		}
 		run.Result.Connection = conn
 	}
 	if perftest.CloseRecord(s, cc != nil) { // not ib_write_lat -R (bench/perftest/peerqp.go)
-		if _, err := wc.Dest(p.mine[0], p.withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
+		if _, err := ex.Dest(p.mine[0], p.withGID, "closing handshake"); err != nil && !wire.PeerClosed(err) {
 			return perftest.LostAtClose(s, p.cfg.Client, isTimeout(err), err)
 		}
 	}
 	run.End = time.Now()
 	if s.Mode == result.ModeBW && cc == nil { // perftest 6.06's bandwidth tools then swap "done", the server first (not with -R)
-		wc.Timeout, wc.Client = 5*time.Second, !p.cfg.Client
-		if _, err := wc.Swap("done", []byte("done\x00"), 5); err != nil && !wire.PeerClosed(err) {
+		ex.SetTimeout(5 * time.Second)
+		ex.SetClient(!p.cfg.Client)
+		if _, err := ex.Swap("done", []byte("done\x00"), 5); err != nil && !wire.PeerClosed(err) {
 			return err
 		}
 	}
 	return nil
+}
+
+// runSizes is the message sizes of a run in order, all telling -a: sizes
+// (Config.Sizes), or size alone where sizes is empty.
+func runSizes(sizes []int, size int) (all bool, _ []int) {
+	if len(sizes) > 0 {
+		return true, sizes
+	}
+	return false, []int{size}
 }
 
 // sizeErr names the size of -a (all) that err ended.
@@ -320,7 +188,7 @@ func perftestSizeSwaps(s spec.Spec, all bool) (before, after bool) {
 
 // sendPerftestReport gives a passive perftest server the client's figures
 // (not for SEND: perftest's ib_send_bw server measures its own).
-func sendPerftestReport(wc *wire.Conn, mine wire.Dest, withGID bool, s spec.Spec, r result.Result) error {
+func sendPerftestReport(wc loopExchange, mine wire.Dest, withGID bool, s spec.Spec, r result.Result) error {
 	if s.Op == result.OpSend {
 		return nil
 	}
@@ -346,8 +214,3 @@ func passiveTimeout(step time.Duration, s spec.Spec, sizes []int) time.Duration 
 	}
 	return t
 }
-
-// replyEngine runs the ping-pong's wait-first side through measure.Lat.
-type replyEngine struct{ *verbs.Engine }
-
-func (r replyEngine) LatClient(n int) error { return r.LatReply(n) }

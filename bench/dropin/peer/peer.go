@@ -129,7 +129,7 @@ func Run(ctx context.Context, nc net.Conn, cfg Config) (*Outcome, error) {
 		defer dev.Close()
 	}
 	p := &dropInSide{cfg: cfg, s: s, nc: nc, dev: dev, cc: cc, wc: dropInWire(nc, cfg, cc != nil)}
-	run := &Outcome{Start: time.Now(), Timed: cfg.Client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat) || s.Bidirectional}
+	run := &Outcome{Start: time.Now(), Timed: timedSide(s, cfg.Client)}
 	if err := p.negotiate(run); err != nil {
 		return run, err
 	}
@@ -141,6 +141,13 @@ func Run(ctx context.Context, nc net.Conn, cfg Config) (*Outcome, error) {
 		return run, err
 	}
 	return p.loop(ctx, run)
+}
+
+// timedSide is whether a side of s (the client, or the server) times the
+// run (Outcome.Timed): the client, and both sides of SEND, of
+// ib_write_lat's ping-pong and of -b.
+func timedSide(s spec.Spec, client bool) bool {
+	return client || s.Op == result.OpSend || (s.Op == result.OpWrite && s.Mode == result.ModeLat) || s.Bidirectional
 }
 
 // dropInSpec is cfg.Spec as the drop-in runs it against perftest: no

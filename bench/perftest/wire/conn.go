@@ -31,6 +31,13 @@ type Conn struct {
 	Binary bool
 }
 
+// SetTimeout sets Timeout, the bound of each later read and write (0:
+// DefaultTimeout).
+func (c *Conn) SetTimeout(d time.Duration) { c.Timeout = d }
+
+// SetClient sets Client, the side that writes first in each later swap.
+func (c *Conn) SetClient(client bool) { c.Client = client }
+
 func (c *Conn) timeout() time.Duration {
 	if c.Timeout > 0 {
 		return c.Timeout
