@@ -19,7 +19,6 @@ import (
 	"github.com/rdmabench/rdmabench/bench/measure"
 	"github.com/rdmabench/rdmabench/bench/mesh"
 	"github.com/rdmabench/rdmabench/bench/mesh/boot"
-	"github.com/rdmabench/rdmabench/bench/report"
 	"github.com/rdmabench/rdmabench/bench/result"
 )
 
@@ -169,38 +168,15 @@ func cmdMesh(fs *flag.FlagSet) action {
 			return err
 		}
 		if out.Doc != nil {
-			docs, paths := []*result.MeshDocument{out.Doc}, []string{*jsonPath}
-			if len(out.Rails) > 0 {
-				docs, paths = out.Rails, nil
-				for r := range out.Rails {
-					paths = append(paths, mesh.RailPath(*jsonPath, r))
-				}
-			}
-			failed, total := 0, 0
-			for r, doc := range docs {
-				if *jsonPath != "-" {
-					if len(out.Rails) > 0 {
-						if r > 0 {
-							fmt.Fprintln(stdout)
-						}
-						fmt.Fprintf(stdout, "== rail %d: %s ==\n", r, railNICs(doc))
-					}
-					if err := writeMeshReport(stdout, doc, *unit, *outlierK, r, len(out.Rails) > 0); err != nil {
-						return err
-					}
-				}
-				if *jsonPath != "" {
-					if err := result.WriteMeshJSON(paths[r], doc); err != nil {
-						return err
-					}
-				}
-				failed, total = failed+doc.Failed(), total+len(doc.Pairs)
+			failed, total, err := mesh.Output(out, mesh.OutputConfig{JSON: *jsonPath, Unit: *unit, OutlierK: *outlierK, W: stdout})
+			if err != nil {
+				return err
 			}
 			if out.Partial() {
 				return partialError{failed, total}
 			}
 			var vs []expect.Verdict // each pair of each rail judged
-			for _, doc := range docs {
+			for _, doc := range out.Docs() {
 				vs = append(vs, expect.JudgeMesh(doc, exp)...)
 			}
 			w := stdout
@@ -216,51 +192,10 @@ func cmdMesh(fs *flag.FlagSet) action {
 			fmt.Fprintf(stderr, "rdmabench: mesh rank %d: %v\n", b.Rank(), out.Error)
 		}
 		if out.Partial() {
-			failed := 0
-			for _, p := range out.Own {
-				if p.Status != result.StatusOK {
-					failed++
-				}
-			}
-			return partialError{failed, len(out.Own)}
+			return partialError{out.OwnFailed(), len(out.Own)}
 		}
 		return nil
 	}
-}
-
-// writeMeshReport writes one document's matrix, outliers (with rails, the
-// NIC that is an outlier on rail r), fairness and warnings.
-func writeMeshReport(w io.Writer, doc *result.MeshDocument, unit string, k float64, r int, rails bool) error {
-	if err := report.WriteMeshMatrix(w, doc, unit); err != nil {
-		return err
-	}
-	outs := report.MeshOutliers(doc, k)
-	if err := report.WriteMeshOutliers(w, outs, k); err != nil {
-		return err
-	}
-	what := "the fabric"
-	if rails {
-		what = fmt.Sprintf("rail %d", r)
-	}
-	if err := report.WriteMeshOutlierNICs(w, doc, outs, what); err != nil {
-		return err
-	}
-	if err := report.WriteMeshFairness(w, doc, unit); err != nil { // all-to-one only
-		return err
-	}
-	for _, warn := range doc.Warnings {
-		fmt.Fprintf(w, "WARNING: %s\n", warn)
-	}
-	return nil
-}
-
-// railNICs names each rank's device on a rail, e.g. "g1(0) rxe2, g2(1) rxe2".
-func railNICs(doc *result.MeshDocument) string {
-	var parts []string
-	for _, r := range doc.Ranks {
-		parts = append(parts, fmt.Sprintf("%s %s", report.RankLabel(doc, r.Rank), r.Device))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // clientConfig is the client side of every pair: the device comes from the
