@@ -188,18 +188,18 @@ func perftestSizeSwaps(s spec.Spec, all bool) (before, after bool) {
 
 // sendPerftestReport gives a passive perftest server the client's figures
 // (not for SEND: perftest's ib_send_bw server measures its own).
-func sendPerftestReport(wc loopExchange, mine wire.Dest, withGID bool, s spec.Spec, r result.Result) error {
+func sendPerftestReport(ex loopExchange, mine wire.Dest, withGID bool, s spec.Spec, r result.Result) error {
 	if s.Op == result.OpSend {
 		return nil
 	}
-	if _, err := wc.Dest(mine, withGID, "barrier after the loop"); err != nil {
+	if _, err := ex.Dest(mine, withGID, "barrier after the loop"); err != nil {
 		return err
 	}
 	peak := 0.0 // perftest's, where computed (as perftest sends 0 without one)
 	if r.PerftestPeak != nil {
 		peak = r.PerftestPeak.MiBPerSec
 	}
-	_, err := wc.SwapBWReport(wire.BWReport{Size: uint64(s.Size), Iters: uint64(r.Iterations), BWPeak: peak,
+	_, err := ex.SwapBWReport(wire.BWReport{Size: uint64(s.Size), Iters: uint64(r.Iterations), BWPeak: peak,
 		BWAvg: r.Bandwidth.MiBPerSec, MsgRateAvg: r.Bandwidth.Mpps})
 	return err
 }
