@@ -297,14 +297,16 @@ dropin-perftest: exp-test
 # server with the drop-in's client and the drop-in's server with perftest's client,
 # for one test of each of the eight tools (AGREE_TEST="ib_write_bw -n 2000 -s 4096" runs one instead); the
 # medians and ratios come from scripts/dropinagree on the host. PERFTEST_DIR as in dropin-perftest.
+# Each server runs on CPU 1 and each client on CPU 0; AGREE_PIN=S,C picks others, AGREE_PIN=off none.
 AGREE_ROUNDS ?= 5
 AGREE_TEST ?=
+AGREE_PIN ?=
 dropin-agree: exp-test
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/dropinagree ./scripts/dropinagree
 	rm -rf $(BUILD)/agree && mkdir -p $(BUILD)/agree
 	t=$$((300 + 60 * $(AGREE_ROUNDS))); $(VMEXEC) run --timeout $$t --outdir $(BUILD)/agree $(EXP_ENV) \
 		$(if $(PERFTEST_DIR),--env RDMABENCH_PERFTEST_DIR=$(abspath $(PERFTEST_DIR))) \
-		--env AGREE_ROUNDS=$(AGREE_ROUNDS) --env 'AGREE_TEST=$(AGREE_TEST)' -- $(EXP_TEST) '^TestDropinAgree$$' -test.timeout $$((t - 60))s || true
+		--env AGREE_ROUNDS=$(AGREE_ROUNDS) --env 'AGREE_TEST=$(AGREE_TEST)' --env AGREE_PIN=$(AGREE_PIN) -- $(EXP_TEST) '^TestDropinAgree$$' -test.timeout $$((t - 60))s || true
 	$(BUILD)/dropinagree -dir $(BUILD)/agree
 
 # soft-iWARP beside soft-RoCE in one guest (fails if siw.ko was not built).

@@ -1,7 +1,7 @@
 package compare
 
-// A bootstrap interval for the ratio of two tools' medians over repeated
-// runs (make bench's comparison with perftest, internal/vsperftest, and scripts/wirebw's ratios).
+// A bootstrap interval for the ratio of two tools' medians (or another
+// quantile) over repeated runs (make bench's comparison with perftest, internal/vsperftest, and scripts/wirebw's ratios).
 
 import (
 	"math/rand/v2"
@@ -28,6 +28,34 @@ func MedianOf(vals []float64) float64 {
 // the same runs give the same interval. ok is false when A or B has no
 // run, or B's median is 0.
 func MedianRatioInterval(groups []RatioGroup, reps int, conf float64) (lo, hi float64, ok bool) {
+	return ratioInterval(groups, reps, conf, median)
+}
+
+// QuantileOf is the q quantile (0..1) of vals (not modified), linear
+// between order statistics; 0 for none.
+func QuantileOf(vals []float64, q float64) float64 {
+	if len(vals) == 0 {
+		return 0
+	}
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	return sortedQuantile(s, q)
+}
+
+// QuantileRatioInterval is MedianRatioInterval for the q quantile (0..1)
+// of A's and of B's runs: with q = 0.25 for a time (0.75 for a rate), the
+// ratio of the two tools' better quartiles, which runs that a noisy host
+// slowed do not reach while they are fewer than three in four.
+func QuantileRatioInterval(groups []RatioGroup, q float64, reps int, conf float64) (lo, hi float64, ok bool) {
+	return ratioInterval(groups, reps, conf, func(v []float64) float64 {
+		slices.Sort(v)
+		return sortedQuantile(v, q)
+	})
+}
+
+// ratioInterval is the bootstrap of stat(A)/stat(B) (stat may reorder
+// its argument).
+func ratioInterval(groups []RatioGroup, reps int, conf float64, stat func([]float64) float64) (lo, hi float64, ok bool) {
 	var na, nb int
 	for _, g := range groups {
 		na, nb = na+len(g.A), nb+len(g.B)
@@ -48,8 +76,8 @@ func MedianRatioInterval(groups []RatioGroup, reps int, conf float64) (lo, hi fl
 				b = append(b, g.B[rng.IntN(len(g.B))])
 			}
 		}
-		if mb := median(b); mb != 0 { // median reorders a and b: they are refilled
-			ratios = append(ratios, median(a)/mb)
+		if sb := stat(b); sb != 0 { // stat reorders a and b: they are refilled
+			ratios = append(ratios, stat(a)/sb)
 		}
 	}
 	if len(ratios) == 0 {

@@ -6,7 +6,10 @@
 // average (bandwidth, MiB/s) per tool, and prints the medians, the ratio
 // of each mixed pairing to perftest against perftest, and a 95 % bootstrap
 // interval of that ratio (each pairing's runs resampled from all rounds,
-// bench/compare). A run that failed in the guest is listed, and a run
+// bench/compare), then the same for the better quartile (betterQ): the
+// guest's runs fall into a fast and a slow state, perftest's alone
+// included, and the share of slow runs moves the medians from batch to
+// batch; the better quartiles compare the tools within the fast state. A run that failed in the guest is listed, and a run
 // whose client printed no figure is left out of its pairing (perftest's
 // own clock calibration fails now and then under TCG: "Correlation
 // coefficient r^2 ... < 0.9"). Pure Go. Exit 1 when a pairing of a test
@@ -54,14 +57,18 @@ func main() {
 
 // run prints the table for the outputs in dir.
 func run(w io.Writer, dir string, resamples int) error {
-	tests, rounds, err := readList(filepath.Join(dir, "agree.list"))
+	tests, rounds, placement, err := readList(filepath.Join(dir, "agree.list"))
 	if err != nil {
 		return err
+	}
+	if placement != "" {
+		fmt.Fprintf(w, "placement: %s\n", placement)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "agree.fail")); err == nil && len(b) > 0 {
 		fmt.Fprintf(w, "runs that failed in the guest (a run whose client printed its figure still counts):\n%s\n", b)
 	}
-	fmt.Fprintf(w, "%d rounds; each cell: the median of the client's figure, and the ratio to perftest ↔ perftest [95 %% bootstrap interval]\n\n", rounds)
+	fmt.Fprintf(w, "%d rounds; each cell: the median of the client's figure, and the ratio to perftest ↔ perftest [95 %% bootstrap interval];\n"+
+		"then the better quartile's (the 25th percentile of a time, the 75th of a rate) and its ratio [interval]\n\n", rounds)
 	fmt.Fprintf(w, "| test | figure | %s | %s | %s |\n|---|---|---|---|---|\n", pairings[0].label, pairings[1].label, pairings[2].label)
 	var leftOut []string // runs without a figure
 	for _, t := range tests {
@@ -86,7 +93,7 @@ func run(w io.Writer, dir string, resamples int) error {
 			}
 		}
 		base := compare.MedianOf(all[0])
-		cells := []string{fmt.Sprintf("%.2f", base)}
+		cells := []string{fmt.Sprintf("%.2f; q%.0f %.2f", base, 100*betterQ(figure), compare.QuantileOf(all[0], betterQ(figure)))}
 		for p := 1; p < len(pairings); p++ {
 			m := compare.MedianOf(all[p])
 			// one run of each pairing a round: resampling within a round
@@ -97,6 +104,14 @@ func run(w io.Writer, dir string, resamples int) error {
 			if base > 0 {
 				cell += fmt.Sprintf(", ratio %.3f", m/base)
 				if lo, hi, ok := compare.MedianRatioInterval(groups, resamples, 0.95); ok {
+					cell += fmt.Sprintf(" [%.3f, %.3f]", lo, hi)
+				}
+			}
+			q := betterQ(figure)
+			cell += fmt.Sprintf("; q%.0f %.2f", 100*q, compare.QuantileOf(all[p], q))
+			if qb := compare.QuantileOf(all[0], q); qb > 0 {
+				cell += fmt.Sprintf(", ratio %.3f", compare.QuantileOf(all[p], q)/qb)
+				if lo, hi, ok := compare.QuantileRatioInterval(groups, q, resamples, 0.95); ok {
 					cell += fmt.Sprintf(" [%.3f, %.3f]", lo, hi)
 				}
 			}
@@ -125,38 +140,49 @@ func run(w io.Writer, dir string, resamples int) error {
 	return nil
 }
 
-// readList reads agree.list: "rounds N", then one KEY<TAB>TOOL ARGS line
-// per test.
-func readList(name string) ([]test, int, error) {
+// readList reads agree.list: "rounds N", an optional "placement TEXT"
+// (where the ends ran), then one KEY<TAB>TOOL ARGS line per test.
+func readList(name string) (tests []test, rounds int, placement string, err error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	defer f.Close()
-	var tests []test
-	rounds := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
 		if n, ok := strings.CutPrefix(line, "rounds "); ok {
 			if rounds, err = strconv.Atoi(n); err != nil || rounds < 1 {
-				return nil, 0, fmt.Errorf("%s: rounds %q: want a positive count", name, n)
+				return nil, 0, "", fmt.Errorf("%s: rounds %q: want a positive count", name, n)
 			}
+			continue
+		}
+		if p, ok := strings.CutPrefix(line, "placement "); ok {
+			placement = p
 			continue
 		}
 		key, cmd, ok := strings.Cut(line, "\t")
 		if !ok || key == "" || strings.ContainsAny(key, "/. ") {
-			return nil, 0, fmt.Errorf("%s: line %q: want KEY<TAB>TOOL ARGS", name, line)
+			return nil, 0, "", fmt.Errorf("%s: line %q: want KEY<TAB>TOOL ARGS", name, line)
 		}
 		tests = append(tests, test{key, cmd})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	if rounds == 0 || len(tests) == 0 {
-		return nil, 0, fmt.Errorf("%s: no rounds line or no test", name)
+		return nil, 0, "", fmt.Errorf("%s: no rounds line or no test", name)
 	}
-	return tests, rounds, nil
+	return tests, rounds, placement, nil
+}
+
+// betterQ is the quantile of a figure's better quartile: the 25th
+// percentile of a time (t_typical), the 75th of a rate (BW average).
+func betterQ(figure string) float64 {
+	if strings.HasPrefix(figure, "t_typical") {
+		return 0.25
+	}
+	return 0.75
 }
 
 // clientFigure is a client's t_typical (latency tables) or BW average

@@ -58,9 +58,11 @@ func TestAgreementTable(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"| `ib_send_lat -n 1000` | t_typical [µs] | 14.47 | 15.92, ratio 1.100 [",
+		"| `ib_send_lat -n 1000` | t_typical [µs] | 14.47; q25 14.40 | 15.92, ratio 1.100 [",
+		"; q25 15.84, ratio 1.100 [", // a time's better quartile: its 25th percentile
 		"| 14.47, ratio 1.000 [0.9",
-		"| `ib_write_bw` | BW average [MB/sec] | 63.45 | 69.80, ratio 1.100 [",
+		"| `ib_write_bw` | BW average [MB/sec] | 63.45; q75 63.77 | 69.80, ratio 1.100 [",
+		"; q75 70.14, ratio 1.100 [", // a rate's: its 75th
 		"ib_send_lat -n 1000, perftest server, drop-in client: 15.77 15.92 16.08",
 	} {
 		if !strings.Contains(s, want) {
@@ -88,6 +90,9 @@ func TestAgreementFails(t *testing.T) {
 			os.Remove(filepath.Join(dir, "ib_write_bw.rb-pt.2.txt"))
 		}, "ib_write_bw, drop-in server, perftest client: no run printed its figure", ""},
 		{"no list", func(dir string) { os.Remove(filepath.Join(dir, "agree.list")) }, "agree.list", ""},
+		{"placement", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "agree.list"), []byte("rounds 2\nplacement pinned: server on CPU 1\nib_write_bw\tib_write_bw\n"), 0o644)
+		}, "", "placement: pinned: server on CPU 1\n"},
 		{"bad rounds", func(dir string) {
 			os.WriteFile(filepath.Join(dir, "agree.list"), []byte("rounds x\nk\tib_write_bw\n"), 0o644)
 		}, `rounds "x"`, ""},

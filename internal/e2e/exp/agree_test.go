@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,15 +28,23 @@ var agreeTests = []string{
 // run's client output goes to $RDMABENCH_OUT/KEY.PAIRING.ROUND.txt, the tests
 // to agree.list, failures to agree.fail; scripts/dropinagree (on the host)
 // parses the tables and computes the medians and ratios. No parsing here.
+//
+// Each end runs on a CPU of its own, the same for every pairing: the
+// server on CPU 1 and the client on CPU 0 (AGREE_PIN="1,0", the default
+// where the guest has two CPUs or more; AGREE_PIN=off leaves placement to
+// the scheduler): on the guest's two vCPUs, two busy-polling ends that the
+// scheduler puts on one vCPU make that run's figure a multiple of the
+// others' (docs/perftest.md, "Agreement with perftest").
 func TestDropinAgree(t *testing.T) {
 	requireBed(t)
 	rounds := envInt(t, "AGREE_ROUNDS", 5)
+	srvCPU, cliCPU, placement := agreePin(t)
 	tests := agreeTests
 	if v := strings.Join(strings.Fields(os.Getenv("AGREE_TEST")), " "); v != "" {
 		tests = []string{v}
 	}
 	out := outDir(t)
-	list := fmt.Sprintf("rounds %d\n", rounds)
+	list := fmt.Sprintf("rounds %d\nplacement %s\n", rounds, placement)
 	var tools []string
 	for _, tc := range tests {
 		tools = append(tools, strings.Fields(tc)[0])
@@ -55,7 +65,8 @@ func TestDropinAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer so.Close()
-		sp, err := start(120*time.Second, so, so, nil, srv, a...)
+		sn, sa := pinned(srvCPU, srv, a)
+		sp, err := start(120*time.Second, so, so, nil, sn, sa...)
 		if err != nil {
 			fmt.Fprintf(&fails, "%s: no server: %v\n", outFile, err)
 			return
@@ -70,7 +81,8 @@ func TestDropinAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer co.Close()
-		if rc := run(120*time.Second, co, co, nil, cli, append(a, "127.0.0.1")...); rc != 0 {
+		cn, ca := pinned(cliCPU, cli, append(a, "127.0.0.1"))
+		if rc := run(120*time.Second, co, co, nil, cn, ca...); rc != 0 {
 			fmt.Fprintf(&fails, "%s: client failed (exit %d)\n%s%s", outFile, rc, readFile(outFile), readFile(srvOut))
 		}
 		if rc := sp.wait(); rc != 0 {
@@ -101,6 +113,36 @@ func TestDropinAgree(t *testing.T) {
 	if fails.Len() > 0 {
 		t.Errorf("runs failed:\n%s", fails.String())
 	}
+}
+
+// agreePin is AGREE_PIN: the server's and the client's CPU ("1,0" by
+// default; -1 each for "off"), and the placement as agree.list states it.
+func agreePin(t *testing.T) (srv, cli int, placement string) {
+	v := os.Getenv("AGREE_PIN")
+	switch v {
+	case "off":
+		return -1, -1, "unpinned (AGREE_PIN=off): the scheduler places both ends"
+	case "":
+		if runtime.NumCPU() < 2 {
+			return -1, -1, "unpinned: this guest has one CPU"
+		}
+		v = "1,0"
+	}
+	a, b, ok := strings.Cut(v, ",")
+	s, err1 := strconv.Atoi(a)
+	c, err2 := strconv.Atoi(b)
+	if n := runtime.NumCPU(); !ok || err1 != nil || err2 != nil || s < 0 || c < 0 || s == c || s >= n || c >= n {
+		t.Fatalf("AGREE_PIN=%q: want SERVER,CLIENT, two different CPUs below this guest's %d, or off", v, runtime.NumCPU())
+	}
+	return s, c, fmt.Sprintf("pinned (AGREE_PIN=%d,%d): every server on CPU %d, every client on CPU %d (taskset)", s, c, s, c)
+}
+
+// pinned is name with args run on cpu by taskset (cpu < 0: as it is).
+func pinned(cpu int, name string, args []string) (string, []string) {
+	if cpu < 0 {
+		return name, args
+	}
+	return "taskset", append([]string{"-c", strconv.Itoa(cpu), name}, args...)
 }
 
 // key is a test's name in the files: "ib_write_bw -n 2000" -> ib_write_bw_n_2000.
