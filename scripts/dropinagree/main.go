@@ -9,10 +9,11 @@
 // bench/compare), then the same for the better quartile (betterQ): the
 // guest's runs fall into a fast and a slow state, perftest's alone
 // included, and the share of slow runs moves the medians from batch to
-// batch; the better quartiles compare the tools within the fast state. A run that failed in the guest is listed, and a run
-// whose client printed no figure is left out of its pairing (perftest's
-// own clock calibration fails now and then under TCG: "Correlation
-// coefficient r^2 ... < 0.9"). Pure Go. Exit 1 when a pairing of a test
+// batch; the better quartiles compare the tools within the fast state.
+// A run that failed in the guest is listed, and a run whose client
+// printed no figure is left out of its pairing (perftest's own clock
+// calibration fails now and then under TCG: "Correlation coefficient r^2
+// ... < 0.9"). Pure Go. Exit 1 when a pairing of a test
 // has no run with a figure, 2 on bad usage.
 package main
 
@@ -92,30 +93,11 @@ func run(w io.Writer, dir string, resamples int) error {
 				return fmt.Errorf("%s, %s: no run printed its figure", t.cmd, pr.label)
 			}
 		}
-		base := compare.MedianOf(all[0])
-		cells := []string{fmt.Sprintf("%.2f; q%.0f %.2f", base, 100*betterQ(figure), compare.QuantileOf(all[0], betterQ(figure)))}
+		q := betterQ(figure)
+		cells := []string{fmt.Sprintf("%.2f; q%.0f %.2f", compare.MedianOf(all[0]), 100*q, compare.QuantileOf(all[0], q))}
 		for p := 1; p < len(pairings); p++ {
-			m := compare.MedianOf(all[p])
-			// one run of each pairing a round: resampling within a round
-			// would redraw that one run, so the runs are drawn from all
-			// rounds (the alternation already spreads drift over the pairings)
-			groups := []compare.RatioGroup{{A: all[p], B: all[0]}}
-			cell := fmt.Sprintf("%.2f", m)
-			if base > 0 {
-				cell += fmt.Sprintf(", ratio %.3f", m/base)
-				if lo, hi, ok := compare.MedianRatioInterval(groups, resamples, 0.95); ok {
-					cell += fmt.Sprintf(" [%.3f, %.3f]", lo, hi)
-				}
-			}
-			q := betterQ(figure)
-			cell += fmt.Sprintf("; q%.0f %.2f", 100*q, compare.QuantileOf(all[p], q))
-			if qb := compare.QuantileOf(all[0], q); qb > 0 {
-				cell += fmt.Sprintf(", ratio %.3f", compare.QuantileOf(all[p], q)/qb)
-				if lo, hi, ok := compare.QuantileRatioInterval(groups, q, resamples, 0.95); ok {
-					cell += fmt.Sprintf(" [%.3f, %.3f]", lo, hi)
-				}
-			}
-			cells = append(cells, cell)
+			cells = append(cells, quantileCell(all[p], all[0], 0.5, resamples)+
+				fmt.Sprintf("; q%.0f ", 100*q)+quantileCell(all[p], all[0], q, resamples))
 		}
 		fmt.Fprintf(w, "| `%s` | %s | %s |\n", t.cmd, figure, strings.Join(cells, " | "))
 	}
@@ -174,6 +156,23 @@ func readList(name string) (tests []test, rounds int, placement string, err erro
 		return nil, 0, "", fmt.Errorf("%s: no rounds line or no test", name)
 	}
 	return tests, rounds, placement, nil
+}
+
+// quantileCell is the q quantile of a pairing's runs a, its ratio to
+// perftest ↔ perftest's (b) and the bootstrap interval of that ratio:
+// "v, ratio r [lo, hi]". One run of each pairing a round: resampling
+// within a round would redraw that one run, so the runs are drawn from
+// all rounds (the alternation already spreads drift over the pairings).
+func quantileCell(a, b []float64, q float64, resamples int) string {
+	v, base := compare.QuantileOf(a, q), compare.QuantileOf(b, q)
+	cell := fmt.Sprintf("%.2f", v)
+	if base > 0 {
+		cell += fmt.Sprintf(", ratio %.3f", v/base)
+		if lo, hi, ok := compare.QuantileRatioInterval([]compare.RatioGroup{{A: a, B: b}}, q, resamples, 0.95); ok {
+			cell += fmt.Sprintf(" [%.3f, %.3f]", lo, hi)
+		}
+	}
+	return cell
 }
 
 // betterQ is the quantile of a figure's better quartile: the 25th

@@ -118,12 +118,12 @@ func TestDropinAgree(t *testing.T) {
 // agreePin is AGREE_PIN: the server's and the client's CPU ("1,0" by
 // default; -1 each for "off"), and the placement as agree.list states it.
 func agreePin(t *testing.T) (srv, cli int, placement string) {
-	v := os.Getenv("AGREE_PIN")
+	v, n := os.Getenv("AGREE_PIN"), runtime.NumCPU()
 	switch v {
 	case "off":
 		return -1, -1, "unpinned (AGREE_PIN=off): the scheduler places both ends"
 	case "":
-		if runtime.NumCPU() < 2 {
+		if n < 2 {
 			return -1, -1, "unpinned: this guest has one CPU"
 		}
 		v = "1,0"
@@ -131,8 +131,8 @@ func agreePin(t *testing.T) (srv, cli int, placement string) {
 	a, b, ok := strings.Cut(v, ",")
 	s, err1 := strconv.Atoi(a)
 	c, err2 := strconv.Atoi(b)
-	if n := runtime.NumCPU(); !ok || err1 != nil || err2 != nil || s < 0 || c < 0 || s == c || s >= n || c >= n {
-		t.Fatalf("AGREE_PIN=%q: want SERVER,CLIENT, two different CPUs below this guest's %d, or off", v, runtime.NumCPU())
+	if !ok || err1 != nil || err2 != nil || s < 0 || c < 0 || s == c || s >= n || c >= n {
+		t.Fatalf("AGREE_PIN=%q: want SERVER,CLIENT, two different CPUs below this guest's %d, or off", v, n)
 	}
 	return s, c, fmt.Sprintf("pinned (AGREE_PIN=%d,%d): every server on CPU %d, every client on CPU %d (taskset)", s, c, s, c)
 }
